@@ -1,0 +1,647 @@
+//===- NNOps.cpp - nn dialect ops -------------------------------*- C++ -*-===//
+//
+// Result-type inference of the nn ops. Inference is also the verifier: the
+// InferTypeOpInterface trait checks the written result types against it, so
+// every failure here is reported with the op's name, the operand types and
+// the attribute values that disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/nn/IR/NNOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace pp::nn;
+
+namespace {
+
+using Shape = SmallVector<int64_t>;
+
+/// Formats a shape as `[4, 8]`, with `?` for a dynamic dimension.
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os, [&](int64_t dim) {
+    if (ShapedType::isDynamic(dim))
+      os << '?';
+    else
+      os << dim;
+  });
+  os << ']';
+  return text;
+}
+
+/// Reports an inference (and so verification) failure of `opName`.
+template <typename... Args>
+LogicalResult emitInferError(std::optional<Location> loc, StringRef opName,
+                      Args &&...args) {
+  return emitOptionalError(loc, "'", opName, "' op ",
+                           std::forward<Args>(args)...);
+}
+
+/// Two dimensions agree when equal or when either is dynamic.
+bool dimsAgree(int64_t lhs, int64_t rhs) {
+  return lhs == rhs || ShapedType::isDynamic(lhs) ||
+         ShapedType::isDynamic(rhs);
+}
+
+bool shapesAgree(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+  return lhs.size() == rhs.size() &&
+         llvm::all_of(llvm::zip_equal(lhs, rhs), [](auto dims) {
+           return dimsAgree(std::get<0>(dims), std::get<1>(dims));
+         });
+}
+
+/// Maps `axis` in [-rank, rank) to [0, rank).
+FailureOr<int64_t> normalizeAxis(std::optional<Location> loc, StringRef opName,
+                                 StringRef what, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return emitInferError(loc, opName, what, " ", axis, " is out of range for rank ",
+                   rank, " (expected ", -rank, " <= ", what, " < ", rank, ")");
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Checks that `from` broadcasts to `to` (NumPy rules).
+bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t offset = to.size() - from.size();
+  for (auto [index, dim] : llvm::enumerate(from))
+    if (dim != 1 && !dimsAgree(dim, to[offset + index]))
+      return false;
+  return true;
+}
+
+/// Checks that every attribute of a strided slice has one entry per dimension
+/// and addresses elements inside `shape`; returns the slice's shape.
+FailureOr<Shape> inferSliceShape(std::optional<Location> loc, StringRef opName,
+                                 ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> starts,
+                                 ArrayRef<int64_t> limits,
+                                 ArrayRef<int64_t> strides) {
+  size_t rank = shape.size();
+  if (starts.size() != rank || limits.size() != rank || strides.size() != rank)
+    return emitInferError(loc, opName, "starts, limits and strides need one entry "
+                   "per dimension of ", formatShape(shape), ", got ",
+                   starts.size(), ", ", limits.size(), " and ", strides.size());
+  Shape result;
+  for (size_t d = 0; d < rank; ++d) {
+    if (strides[d] < 1)
+      return emitInferError(loc, opName, "stride ", strides[d], " of dimension ", d,
+                     " must be at least 1");
+    bool inBounds = 0 <= starts[d] && starts[d] <= limits[d] &&
+                    (ShapedType::isDynamic(shape[d]) || limits[d] <= shape[d]);
+    if (!inBounds)
+      return emitInferError(loc, opName, "slice [", starts[d], ", ", limits[d],
+                     ") of dimension ", d, " is not within [0, ",
+                     ShapedType::isDynamic(shape[d]) ? std::string("?")
+                                                     : std::to_string(shape[d]),
+                     "] with start <= limit");
+    result.push_back(llvm::divideCeil(limits[d] - starts[d], strides[d]));
+  }
+  return result;
+}
+
+/// Checks `labels` against `logits` (classes last) and `grad`, when given,
+/// against the loss shape; returns the loss type.
+FailureOr<RankedTensorType>
+inferCrossEntropyType(std::optional<Location> loc, StringRef opName,
+                      RankedTensorType logits, RankedTensorType labels,
+                      LossReduction reduction) {
+  if (logits.getRank() < 1)
+    return emitInferError(loc, opName, "logits must have a class dimension, got ",
+                   logits);
+  ArrayRef<int64_t> positions = logits.getShape().drop_back();
+  if (!shapesAgree(positions, labels.getShape()))
+    return emitInferError(loc, opName, "labels shape ",
+                   formatShape(labels.getShape()),
+                   " must equal the logits shape without the class dimension ",
+                   formatShape(positions));
+  if (reduction == LossReduction::none)
+    return RankedTensorType::get(positions, logits.getElementType());
+  return RankedTensorType::get({}, logits.getElementType());
+}
+
+RankedTensorType lossType(RankedTensorType input, LossReduction reduction) {
+  if (reduction == LossReduction::none)
+    return input;
+  return RankedTensorType::get({}, input.getElementType());
+}
+
+LogicalResult checkLossGrad(std::optional<Location> loc, StringRef opName,
+                            RankedTensorType grad, RankedTensorType loss) {
+  if (!shapesAgree(grad.getShape(), loss.getShape()))
+    return emitInferError(loc, opName, "grad shape ", formatShape(grad.getShape()),
+                   " must equal the loss shape ", formatShape(loss.getShape()));
+  return success();
+}
+
+/// Checks that an optional per-feature operand of layer_norm has the shape of
+/// the normalized dimensions.
+LogicalResult checkNormalizedOperand(std::optional<Location> loc,
+                                     StringRef opName, StringRef what,
+                                     Value operand,
+                                     ArrayRef<int64_t> normalized) {
+  if (!operand)
+    return success();
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (!shapesAgree(type.getShape(), normalized))
+    return emitInferError(loc, opName, what, " shape ", formatShape(type.getShape()),
+                   " must equal the normalized shape ",
+                   formatShape(normalized));
+  return success();
+}
+
+} // namespace
+
+/// Shared by the elementwise binary ops (see NN_BinaryOp in NNOps.td).
+static LogicalResult inferBroadcastResult(std::optional<Location> loc,
+                                          StringRef opName,
+                                          ValueRange operands,
+                                          SmallVectorImpl<Type> &types) {
+  auto lhs = cast<RankedTensorType>(operands[0].getType());
+  auto rhs = cast<RankedTensorType>(operands[1].getType());
+  Shape shape;
+  if (!OpTrait::util::getBroadcastedShape(lhs.getShape(), rhs.getShape(),
+                                          shape))
+    return emitInferError(loc, opName, "operand shapes ",
+                   formatShape(lhs.getShape()), " and ",
+                   formatShape(rhs.getShape()),
+                   " are not broadcast-compatible");
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+/// Shared by the reductions (see NN_ReduceOp in NNOps.td).
+static LogicalResult inferReduceResult(std::optional<Location> loc,
+                                       StringRef opName, Value input,
+                                       ArrayRef<int64_t> axes, bool keepDims,
+                                       SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(input.getType());
+  llvm::SmallSet<int64_t, 4> reduced;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> dim =
+        normalizeAxis(loc, opName, "axis", axis, type.getRank());
+    if (failed(dim))
+      return failure();
+    if (!reduced.insert(*dim).second)
+      return emitInferError(loc, opName, "axes ", formatShape(axes),
+                     " name dimension ", *dim, " twice");
+  }
+  Shape shape;
+  for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+    if (!reduced.contains(dim))
+      shape.push_back(size);
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/nn/IR/NNOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto condition = cast<RankedTensorType>(adaptor.getCondition().getType());
+  auto onTrue = cast<RankedTensorType>(adaptor.getOnTrue().getType());
+  auto onFalse = cast<RankedTensorType>(adaptor.getOnFalse().getType());
+  if (onTrue.getElementType() != onFalse.getElementType())
+    return emitInferError(loc, getOperationName(), "on_true element type ",
+                   onTrue.getElementType(), " differs from on_false element "
+                   "type ", onFalse.getElementType());
+  Shape values, shape;
+  if (!OpTrait::util::getBroadcastedShape(onTrue.getShape(),
+                                          onFalse.getShape(), values) ||
+      !OpTrait::util::getBroadcastedShape(condition.getShape(), values, shape))
+    return emitInferError(loc, getOperationName(), "operand shapes ",
+                   formatShape(condition.getShape()), ", ",
+                   formatShape(onTrue.getShape()), " and ",
+                   formatShape(onFalse.getShape()),
+                   " are not broadcast-compatible");
+  types.push_back(RankedTensorType::get(shape, onTrue.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitInferError(loc, getOperationName(),
+                   "operands must have rank 2 or more, got ", lhs, " and ",
+                   rhs);
+  ArrayRef<int64_t> lhsShape = lhs.getShape(), rhsShape = rhs.getShape();
+  int64_t lhsRows = lhsShape[lhs.getRank() - 2];
+  int64_t lhsCols = lhsShape[lhs.getRank() - 1];
+  int64_t rhsRows = rhsShape[rhs.getRank() - 2];
+  int64_t rhsCols = rhsShape[rhs.getRank() - 1];
+  if (adaptor.getTransposeLhs())
+    std::swap(lhsRows, lhsCols);
+  if (adaptor.getTransposeRhs())
+    std::swap(rhsRows, rhsCols);
+  if (!dimsAgree(lhsCols, rhsRows))
+    return emitInferError(loc, getOperationName(),
+                   "contracting dimensions differ: lhs ", lhs, " has K = ",
+                   lhsCols, ", rhs ", rhs, " has K = ", rhsRows);
+  Shape shape;
+  if (!OpTrait::util::getBroadcastedShape(lhsShape.drop_back(2),
+                                          rhsShape.drop_back(2), shape))
+    return emitInferError(loc, getOperationName(), "batch dimensions ",
+                   formatShape(lhsShape.drop_back(2)), " and ",
+                   formatShape(rhsShape.drop_back(2)),
+                   " are not broadcast-compatible");
+  shape.push_back(lhsRows);
+  shape.push_back(rhsCols);
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() < 1 || weight.getRank() != 2)
+    return emitInferError(loc, getOperationName(), "expects input [..., in] and "
+                   "weight [out, in], got ", input, " and ", weight);
+  int64_t in = input.getShape().back();
+  if (!dimsAgree(in, weight.getDimSize(1)))
+    return emitInferError(loc, getOperationName(), "input features ", in,
+                   " differ from weight input features ",
+                   weight.getDimSize(1), " (weight is [out, in])");
+  int64_t out = weight.getDimSize(0);
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getRank() != 1 || !dimsAgree(biasType.getDimSize(0), out))
+      return emitInferError(loc, getOperationName(), "bias ", biasType,
+                     " must be [", out, "], the weight's output features");
+  }
+  Shape shape(input.getShape().drop_back());
+  shape.push_back(out);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
+                                          adaptor.getAxis(), input.getRank());
+  if (failed(axis))
+    return failure();
+  if (adaptor.getBias() && !adaptor.getWeight())
+    return emitInferError(loc, getOperationName(), "a bias needs a weight");
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
+  if (failed(checkNormalizedOperand(loc, getOperationName(), "weight",
+                                    adaptor.getWeight(), normalized)) ||
+      failed(checkNormalizedOperand(loc, getOperationName(), "bias",
+                                    adaptor.getBias(), normalized)))
+    return failure();
+  if (adaptor.getEpsilon().convertToDouble() < 0)
+    return emitInferError(loc, getOperationName(), "epsilon ",
+                   adaptor.getEpsilon().convertToDouble(),
+                   " must not be negative");
+  types.push_back(input);
+  return success();
+}
+
+LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (grad != input)
+    return emitInferError(loc, getOperationName(), "grad ", grad,
+                   " must have the input type ", input);
+  FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
+                                          adaptor.getAxis(), input.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
+  if (failed(checkNormalizedOperand(loc, getOperationName(), "weight",
+                                    adaptor.getWeight(), normalized)))
+    return failure();
+  auto featureType =
+      RankedTensorType::get(normalized, input.getElementType());
+  types.append({input, featureType, featureType});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> permutation = adaptor.getPermutation();
+  SmallVector<bool> seen(input.getRank(), false);
+  bool valid = static_cast<int64_t>(permutation.size()) == input.getRank();
+  for (int64_t dim : permutation) {
+    if (!valid || dim < 0 || dim >= input.getRank() || seen[dim]) {
+      valid = false;
+      break;
+    }
+    seen[dim] = true;
+  }
+  if (!valid)
+    return emitInferError(loc, getOperationName(), "permutation ",
+                   formatShape(permutation),
+                   " is not a permutation of the dimensions of ", input);
+  Shape shape;
+  for (int64_t dim : permutation)
+    shape.push_back(input.getDimSize(dim));
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
+    return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
+                   " must have non-negative static dimensions");
+  if (input.hasStaticShape() &&
+      input.getNumElements() != ShapedType::getNumElements(shape))
+    return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
+                   " holds ", ShapedType::getNumElements(shape),
+                   " elements but the input ", input, " holds ",
+                   input.getNumElements());
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (!broadcastsTo(input.getShape(), adaptor.getShape()))
+    return emitInferError(loc, getOperationName(), "input shape ",
+                   formatShape(input.getShape()),
+                   " does not broadcast to ", formatShape(adaptor.getShape()));
+  types.push_back(
+      RankedTensorType::get(adaptor.getShape(), input.getElementType()));
+  return success();
+}
+
+LogicalResult SumToOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (!broadcastsTo(adaptor.getShape(), input.getShape()))
+    return emitInferError(loc, getOperationName(), "shape ",
+                   formatShape(adaptor.getShape()),
+                   " does not broadcast to the input shape ",
+                   formatShape(input.getShape()));
+  types.push_back(
+      RankedTensorType::get(adaptor.getShape(), input.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  FailureOr<Shape> shape = inferSliceShape(
+      loc, getOperationName(), input.getShape(), adaptor.getStarts(),
+      adaptor.getLimits(), adaptor.getStrides());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult SliceGradOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  ArrayRef<int64_t> inputShape = adaptor.getInputShape();
+  if (llvm::any_of(inputShape, [](int64_t dim) { return dim < 0; }))
+    return emitInferError(loc, getOperationName(), "input_shape ",
+                   formatShape(inputShape),
+                   " must have non-negative static dimensions");
+  FailureOr<Shape> sliced = inferSliceShape(
+      loc, getOperationName(), inputShape, adaptor.getStarts(),
+      adaptor.getLimits(), adaptor.getStrides());
+  if (failed(sliced))
+    return failure();
+  if (!shapesAgree(grad.getShape(), *sliced))
+    return emitInferError(loc, getOperationName(), "grad shape ",
+                   formatShape(grad.getShape()),
+                   " must equal the slice shape ", formatShape(*sliced));
+  types.push_back(RankedTensorType::get(inputShape, grad.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitInferError(loc, getOperationName(), "needs at least one input");
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
+                                          adaptor.getAxis(), first.getRank());
+  if (failed(axis))
+    return failure();
+  Shape shape(first.getShape());
+  for (auto [index, input] : llvm::enumerate(inputs.drop_front())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    bool agree = type.getRank() == first.getRank();
+    for (int64_t d = 0; agree && d < first.getRank(); ++d)
+      agree = d == *axis || dimsAgree(type.getDimSize(d), shape[d]);
+    if (!agree)
+      return emitInferError(loc, getOperationName(), "input ", index + 1, " ", type,
+                     " does not match input 0 ", first,
+                     " outside the concatenated axis ", *axis);
+    if (ShapedType::isDynamic(shape[*axis]) ||
+        type.isDynamicDim(*axis))
+      shape[*axis] = ShapedType::kDynamic;
+    else
+      shape[*axis] += type.getDimSize(*axis);
+  }
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
+                                          adaptor.getAxis(), input.getRank());
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  if (sizes.empty() || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return emitInferError(loc, getOperationName(), "sizes ", formatShape(sizes),
+                   " must be a non-empty list of non-negative sizes");
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size;
+  if (!dimsAgree(total, input.getDimSize(*axis)))
+    return emitInferError(loc, getOperationName(), "sizes ", formatShape(sizes),
+                   " add up to ", total, " but dimension ", *axis, " of ",
+                   input, " is ", input.getDimSize(*axis));
+  for (int64_t size : sizes) {
+    Shape shape(input.getShape());
+    shape[*axis] = size;
+    types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  }
+  return success();
+}
+
+/// The shape of gather's result: data[:axis] + indices + data[axis+1:].
+static Shape gatherShape(ArrayRef<int64_t> data, ArrayRef<int64_t> indices,
+                         int64_t axis) {
+  Shape shape(data.take_front(axis));
+  shape.append(indices.begin(), indices.end());
+  shape.append(data.begin() + axis + 1, data.end());
+  return shape;
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
+                                          adaptor.getAxis(), data.getRank());
+  if (failed(axis))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      gatherShape(data.getShape(), indices.getShape(), *axis),
+      data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherGradOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  ArrayRef<int64_t> dataShape = adaptor.getDataShape();
+  if (llvm::any_of(dataShape, [](int64_t dim) { return dim < 0; }))
+    return emitInferError(loc, getOperationName(), "data_shape ",
+                   formatShape(dataShape),
+                   " must have non-negative static dimensions");
+  FailureOr<int64_t> axis =
+      normalizeAxis(loc, getOperationName(), "axis", adaptor.getAxis(),
+                    static_cast<int64_t>(dataShape.size()));
+  if (failed(axis))
+    return failure();
+  Shape expected = gatherShape(dataShape, indices.getShape(), *axis);
+  if (!shapesAgree(grad.getShape(), expected))
+    return emitInferError(loc, getOperationName(), "grad shape ",
+                   formatShape(grad.getShape()),
+                   " must equal the gather result shape ",
+                   formatShape(expected));
+  types.push_back(RankedTensorType::get(dataShape, grad.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> loss = inferCrossEntropyType(
+      loc, getOperationName(),
+      cast<RankedTensorType>(adaptor.getLogits().getType()),
+      cast<RankedTensorType>(adaptor.getLabels().getType()),
+      adaptor.getReduction());
+  if (failed(loss))
+    return failure();
+  types.push_back(*loss);
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  FailureOr<RankedTensorType> loss = inferCrossEntropyType(
+      loc, getOperationName(), logits,
+      cast<RankedTensorType>(adaptor.getLabels().getType()),
+      adaptor.getReduction());
+  if (failed(loss) ||
+      failed(checkLossGrad(loc, getOperationName(),
+                           cast<RankedTensorType>(adaptor.getGrad().getType()),
+                           *loss)))
+    return failure();
+  types.push_back(logits);
+  return success();
+}
+
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (!shapesAgree(input.getShape(), target.getShape()))
+    return emitInferError(loc, getOperationName(), "input ", input,
+                   " and target ", target, " must have the same shape");
+  types.push_back(lossType(input, adaptor.getReduction()));
+  return success();
+}
+
+LogicalResult MseLossGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (input != target)
+    return emitInferError(loc, getOperationName(), "input ", input,
+                   " and target ", target, " must have the same type");
+  if (failed(checkLossGrad(loc, getOperationName(),
+                           cast<RankedTensorType>(adaptor.getGrad().getType()),
+                           lossType(input, adaptor.getReduction()))))
+    return failure();
+  types.push_back(input);
+  return success();
+}

@@ -1,0 +1,687 @@
+//===- NNOps.td - nn dialect ops ---------------------------*- tablegen -*-===//
+//
+// Every op is Pure and infers its result types (InferTypeOpAdaptor); the
+// inference doubles as the verifier, so its messages name the operands and
+// attributes that disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECTS_NN_IR_NNOPS_TD
+#define PP_DIALECTS_NN_IR_NNOPS_TD
+
+include "dialects/nn/IR/NNBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class NN_InferredOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor])>;
+
+/// An op whose result has the type of its operands; ODS derives the type
+/// inference from SameOperandsAndResultType.
+class NN_SameTypeOp<string mnemonic>
+    : NN_Op<mnemonic, [SameOperandsAndResultType, InferTypeOpInterface]>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class NN_UnaryOp<string mnemonic, string formula>
+    : NN_SameTypeOp<mnemonic> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` for every element of "
+      # "`input`. The result has the type of the input.\n\n"
+      # "Example:\n\n```mlir\n%y = nn." # mnemonic
+      # " %x : (tensor<4x8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_NegOp : NN_UnaryOp<"neg", "-x">;
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
+def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+
+def NN_GeluOp : NN_SameTypeOp<"gelu"> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)` with `Phi` the standard normal CDF, evaluated exactly with
+    erf (`approximate = none`, the default) or with the tanh formula of
+    PyTorch's `gelu(approximate="tanh")`.
+
+    Example:
+
+    ```mlir
+    %y = nn.gelu %x approximate = tanh : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DefaultValuedAttr<NN_GeluApproximationAttr,
+                        "::pp::nn::GeluApproximation::none">:$approximate);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`approximate` `=` $approximate^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with NumPy broadcasting
+//===----------------------------------------------------------------------===//
+
+class NN_BinaryOp<string mnemonic, string formula, Type operandType>
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = "Computes `" # formula # "` elementwise. The operand "
+      # "shapes are broadcast against each other as in NumPy: aligned from the "
+      # "trailing dimension, a dimension of size 1 stretches to the other.\n\n"
+      # "Example:\n\n```mlir\n%z = nn." # mnemonic
+      # " %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$result);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferBroadcastResult(loc, getOperationName(),
+                                  adaptor.getOperands(), types);
+    }
+  }];
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", NN_NumericTensor>;
+def NN_SubOp : NN_BinaryOp<"sub", "lhs - rhs", NN_NumericTensor>;
+def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", NN_NumericTensor>;
+def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs", NN_NumericTensor>;
+def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor>;
+def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor>;
+def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor>;
+
+def NN_WhereOp : NN_InferredOp<"where"> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    Takes `on_true` where `condition` is true and `on_false` elsewhere. The
+    three shapes broadcast as in NumPy; the values must share an element type.
+
+    Example:
+
+    ```mlir
+    %y = nn.where %mask, %x, %zero
+        : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_BoolTensor:$condition, NN_NumericTensor:$on_true,
+                   NN_NumericTensor:$on_false);
+  let results = (outs NN_NumericTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType]> {
+  let summary = "(batched) matrix product";
+  let description = [{
+    Multiplies the two trailing dimensions of `lhs` (`M x K`, or `K x M` with
+    `transpose_lhs`) and `rhs` (`K x N`, or `N x K` with `transpose_rhs`).
+    Leading batch dimensions broadcast as in NumPy; a rank-2 operand is shared
+    by every batch. Both operands have rank 2 or more.
+
+    Example:
+
+    ```mlir
+    %c = nn.matmul %a, %b transpose_rhs
+        : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+                   UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_LinearOp : NN_InferredOp<"linear", [SameOperandsAndResultElementType]> {
+  let summary = "affine map `input * weight^T + bias`";
+  let description = [{
+    PyTorch's `nn.Linear`: `input` is `[..., in]`, `weight` is `[out, in]` and
+    the optional `bias` is `[out]`; the result is `[..., out]`.
+
+    Example:
+
+    ```mlir
+    %y = nn.linear %x, %w, %b
+        : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                   Optional<NN_FloatTensor>:$bias);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+class NN_SoftmaxLikeOp<string mnemonic, string formula>
+    : NN_SameTypeOp<mnemonic> {
+  let summary = formula # " along one axis";
+  let description = "Computes `" # formula # "` along `axis` (negative "
+      # "values count from the end), subtracting the maximum first for "
+      # "numerical stability.\n\nExample:\n\n```mlir\n%y = nn." # mnemonic
+      # " %x axis = -1 : (tensor<4x8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))">;
+def NN_LogSoftmaxOp
+    : NN_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))">;
+
+def NN_LayerNormOp
+    : NN_InferredOp<"layer_norm", [AttrSizedOperandSegments]> {
+  let summary = "layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes `input` over dimensions `axis..rank-1` to zero mean and unit
+    variance (biased variance, `epsilon` added before the square root), then
+    scales by `weight` and shifts by `bias` when given. Both have the shape of
+    the normalized dimensions. ONNX `LayerNormalization` semantics.
+
+    Example:
+
+    ```mlir
+    %y = nn.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-05
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, Optional<NN_FloatTensor>:$weight,
+                   Optional<NN_FloatTensor>:$bias, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $weight^)? (`,` $bias^)? `axis` `=` $axis
+    `epsilon` `=` $epsilon attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class NN_ReduceOp<string mnemonic, string what>
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
+  let summary = what # " over the given axes";
+  let description = "Reduces `input` with " # what # " over `axes` (unique, "
+      # "negative values count from the end). The reduced dimensions are "
+      # "removed, or kept with size 1 under `keep_dims`.\n\nExample:\n\n"
+      # "```mlir\n%s = nn." # mnemonic # " %x axes = [1] keep_dims "
+      # ": (tensor<4x8xf32>) -> tensor<4x1xf32>\n```";
+  let arguments = (ins NN_NumericTensor:$input, DenseI64ArrayAttr:$axes,
+                   UnitAttr:$keep_dims);
+  let results = (outs NN_NumericTensor:$result);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferReduceResult(loc, getOperationName(), adaptor.getInput(),
+                               adaptor.getAxes(), adaptor.getKeepDims(),
+                               types);
+    }
+  }];
+  let assemblyFormat = [{
+    $input `axes` `=` $axes (`keep_dims` $keep_dims^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "the sum">;
+def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "the arithmetic mean">;
+def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+def NN_TransposeOp
+    : NN_InferredOp<"transpose", [SameOperandsAndResultElementType]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    Example:
+
+    ```mlir
+    %y = nn.transpose %x permutation = [0, 2, 1]
+        : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` `=` $permutation attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_ReshapeOp
+    : NN_InferredOp<"reshape", [SameOperandsAndResultElementType]> {
+  let summary = "reinterprets the elements under a new shape";
+  let description = [{
+    Row-major reshape to the static `shape`, which must hold as many elements
+    as the input.
+
+    Example:
+
+    ```mlir
+    %y = nn.reshape %x shape = [8, 4] : (tensor<2x4x4xf32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `shape` `=` $shape attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BroadcastToOp
+    : NN_InferredOp<"broadcast_to", [SameOperandsAndResultElementType]> {
+  let summary = "broadcasts to a larger shape";
+  let description = [{
+    Repeats `input` along dimensions where it has size 1 or that it lacks,
+    NumPy style, to `shape`. The gradient is `nn.sum_to`.
+
+    Example:
+
+    ```mlir
+    %y = nn.broadcast_to %b shape = [4, 8] : (tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `shape` `=` $shape attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SumToOp : NN_InferredOp<"sum_to", [SameOperandsAndResultElementType]> {
+  let summary = "sums a broadcast tensor back to its original shape";
+  let description = [{
+    The adjoint of broadcasting: sums `input` over the dimensions that
+    broadcasting `shape` to the input's shape would have created or stretched
+    (PyTorch's `sum_to_size`). `shape` must broadcast to the input's shape.
+
+    Example:
+
+    ```mlir
+    %db = nn.sum_to %dy shape = [8] : (tensor<4x8xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins NN_NumericTensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs NN_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `shape` `=` $shape attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType]> {
+  let summary = "strided slice";
+  let description = [{
+    Takes, in every dimension `d`, the elements `starts[d]`,
+    `starts[d] + strides[d]`, ... below `limits[d]`, with
+    `0 <= starts[d] <= limits[d] <= dim(d)` and `strides[d] >= 1`.
+
+    Example:
+
+    ```mlir
+    %y = nn.slice %x starts = [0, 2] limits = [4, 8] strides = [1, 2]
+        : (tensor<4x8xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$limits, DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `starts` `=` $starts `limits` `=` $limits `strides` `=` $strides
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    Concatenates one or more tensors of equal rank along `axis`; every other
+    dimension must agree.
+
+    Example:
+
+    ```mlir
+    %y = nn.concat %a, %b axis = 1
+        : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType]> {
+  let summary = "cuts a tensor into pieces along one axis";
+  let description = [{
+    Splits `input` along `axis` into pieces of the given `sizes`, which must
+    add up to the dimension. The inverse of `nn.concat`.
+
+    Example:
+
+    ```mlir
+    %a, %b = nn.split %x axis = 1 sizes = [3, 5]
+        : (tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x5xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis `sizes` `=` $sizes attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_GatherOp : NN_InferredOp<"gather"> {
+  let summary = "takes slices of `data` at integer `indices` (embedding)";
+  let description = [{
+    ONNX `Gather`: the result has shape
+    `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. An embedding
+    lookup is a gather on axis 0 of the table. Indices are checked at run time.
+
+    Example:
+
+    ```mlir
+    %e = nn.gather %table, %ids axis = 0
+        : (tensor<100x16xf32>, tensor<2x7xi64>) -> tensor<2x7x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$data, NN_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
+  let summary = "softmax cross-entropy with integer class labels";
+  let description = [{
+    `logits` is `[..., C]` with the classes last; `labels` has the leading
+    shape `[...]`. Each position contributes `-log_softmax(logits)[label]`,
+    except positions whose label equals `ignore_index`, which contribute
+    nothing and are not counted. `reduction = mean` divides the sum by the
+    number of counted positions, `sum` returns the sum (both rank 0), `none`
+    returns one value per position.
+
+    Example:
+
+    ```mlir
+    %l = nn.cross_entropy %logits, %labels reduction = sum ignore_index = -100
+        : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$logits, NN_IndexTensor:$labels,
+                   NN_LossReductionAttr:$reduction,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `reduction` `=` $reduction
+    (`ignore_index` `=` $ignore_index^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_MseLossOp : NN_InferredOp<"mse_loss", [SameOperandsElementType]> {
+  let summary = "squared error between `input` and `target`";
+  let description = [{
+    `(input - target)^2` elementwise for `reduction = none`, its sum (`sum`)
+    or its mean over all elements (`mean`) as a rank-0 tensor. The operands
+    have the same shape.
+
+    Example:
+
+    ```mlir
+    %l = nn.mse_loss %y, %t reduction = mean
+        : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$target,
+                   NN_LossReductionAttr:$reduction);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $target `reduction` `=` $reduction attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops (emitted by pp-autodiff)
+//===----------------------------------------------------------------------===//
+
+class NN_ActivationGradOp<string mnemonic, string forward, string saved,
+                          string formula>
+    : NN_SameTypeOp<mnemonic> {
+  let summary = "gradient of nn." # forward;
+  let description = "Given the result gradient `grad` and the forward "
+      # "op's " # saved # ", returns the input gradient `" # formula # "`."
+      # "\n\nExample:\n\n```mlir\n%dx = nn." # mnemonic # " %dy, %"
+      # saved # " : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins NN_FloatTensor:$grad,
+                   NN_FloatTensor:$forward_value);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $forward_value attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ReluGradOp
+    : NN_ActivationGradOp<"relu_grad", "relu", "input", "grad * (input > 0)">;
+def NN_SigmoidGradOp : NN_ActivationGradOp<"sigmoid_grad", "sigmoid", "result",
+                                           "grad * result * (1 - result)">;
+def NN_TanhGradOp : NN_ActivationGradOp<"tanh_grad", "tanh", "result",
+                                        "grad * (1 - result^2)">;
+
+def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad"> {
+  let summary = "gradient of nn.gelu";
+  let description = [{
+    Given the result gradient and the forward input, returns the input
+    gradient of `nn.gelu` under the same `approximate` mode.
+
+    Example:
+
+    ```mlir
+    %dx = nn.gelu_grad %dy, %x approximate = tanh
+        : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$input,
+      DefaultValuedAttr<NN_GeluApproximationAttr,
+                        "::pp::nn::GeluApproximation::none">:$approximate);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input (`approximate` `=` $approximate^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula>
+    : NN_SameTypeOp<mnemonic> {
+  let summary = "gradient of nn." # forward;
+  let description = "Given the result gradient `grad` and the forward "
+      # "result `result` of nn." # forward # " along `axis`, returns the input "
+      # "gradient `" # formula # "`.\n\nExample:\n\n```mlir\n%dx = nn."
+      # mnemonic # " %dy, %y axis = -1 "
+      # ": (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$result_value,
+                   I64Attr:$axis);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $result_value `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_SoftmaxGradOp : NN_SoftmaxLikeGradOp<"softmax_grad", "softmax",
+    "result * (grad - sum(grad * result, axis))">;
+def NN_LogSoftmaxGradOp : NN_SoftmaxLikeGradOp<"log_softmax_grad",
+    "log_softmax", "grad - exp(result) * sum(grad, axis)">;
+
+def NN_LayerNormGradOp : NN_InferredOp<"layer_norm_grad"> {
+  let summary = "gradient of nn.layer_norm";
+  let description = [{
+    Given the result gradient, the forward input and the optional weight,
+    returns the gradients of the input, the weight and the bias (the last two
+    shaped like the normalized dimensions `axis..rank-1`). The statistics are
+    recomputed from the input.
+
+    Example:
+
+    ```mlir
+    %dx, %dg, %db = nn.layer_norm_grad %dy, %x, %g axis = 1 epsilon = 1.0e-05
+        : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>)
+        -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$input,
+                   Optional<NN_FloatTensor>:$weight, I64Attr:$axis,
+                   F64Attr:$epsilon);
+  let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$weight_grad,
+                  NN_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $grad `,` $input (`,` $weight^)? `axis` `=` $axis `epsilon` `=` $epsilon
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_SliceGradOp
+    : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementType]> {
+  let summary = "gradient of nn.slice";
+  let description = [{
+    Scatters `grad`, shaped like the result of `nn.slice` with the same
+    `starts`, `limits` and `strides`, into zeros of `input_shape`.
+
+    Example:
+
+    ```mlir
+    %dx = nn.slice_grad %dy input_shape = [4, 8] starts = [0, 2]
+        limits = [4, 8] strides = [1, 2] : (tensor<4x3xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_NumericTensor:$grad, DenseI64ArrayAttr:$input_shape,
+                   DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$limits,
+                   DenseI64ArrayAttr:$strides);
+  let results = (outs NN_NumericTensor:$result);
+  let assemblyFormat = [{
+    $grad `input_shape` `=` $input_shape `starts` `=` $starts
+    `limits` `=` $limits `strides` `=` $strides attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_GatherGradOp : NN_InferredOp<"gather_grad"> {
+  let summary = "gradient of nn.gather (scatter-add)";
+  let description = [{
+    Adds every slice of `grad` (shaped like the result of `nn.gather` with the
+    same `indices` and `axis`) into the row of a zero tensor of `data_shape`
+    that its index selected. Repeated indices accumulate: this is the
+    embedding gradient.
+
+    Example:
+
+    ```mlir
+    %dt = nn.gather_grad %dy, %ids axis = 0 data_shape = [100, 16]
+        : (tensor<2x7x16xf32>, tensor<2x7xi64>) -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_NumericTensor:$grad, NN_IndexTensor:$indices,
+                   I64Attr:$axis, DenseI64ArrayAttr:$data_shape);
+  let results = (outs NN_NumericTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices `axis` `=` $axis `data_shape` `=` $data_shape attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def NN_CrossEntropyGradOp : NN_InferredOp<"cross_entropy_grad"> {
+  let summary = "gradient of nn.cross_entropy with respect to the logits";
+  let description = [{
+    Given the loss gradient `grad` (shaped like the loss), the logits and the
+    labels, returns `(softmax(logits) - onehot(labels)) * grad`, scaled as the
+    `reduction` requires and zero at ignored positions.
+
+    Example:
+
+    ```mlir
+    %dl = nn.cross_entropy_grad %g, %logits, %labels reduction = sum
+        : (tensor<f32>, tensor<8x10xf32>, tensor<8xi64>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$logits,
+                   NN_IndexTensor:$labels, NN_LossReductionAttr:$reduction,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $labels `reduction` `=` $reduction
+    (`ignore_index` `=` $ignore_index^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_MseLossGradOp : NN_InferredOp<"mse_loss_grad"> {
+  let summary = "gradient of nn.mse_loss with respect to the input";
+  let description = [{
+    Given the loss gradient `grad` (shaped like the loss), returns
+    `2 * (input - target) * grad`, divided by the element count for
+    `reduction = mean`.
+
+    Example:
+
+    ```mlir
+    %dy = nn.mse_loss_grad %g, %y, %t reduction = mean
+        : (tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$input,
+                   NN_FloatTensor:$target, NN_LossReductionAttr:$reduction);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $target `reduction` `=` $reduction attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+#endif // PP_DIALECTS_NN_IR_NNOPS_TD

@@ -1,0 +1,80 @@
+//===- PPDialect.cpp - pp dialect registration ------------------*- C++ -*-===//
+//
+// Registers the pp dialect and verifies the discardable pp.sharding and
+// pp.placement attributes where they annotate function arguments and results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/pp/IR/PPDialect.h"
+
+#include "dialects/pp/IR/PPOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace pp;
+
+#include "dialects/pp/IR/PPDialect.cpp.inc"
+#include "dialects/pp/IR/PPEnums.cpp.inc"
+
+void PPDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/pp/IR/PPOps.cpp.inc"
+      >();
+}
+
+/// Checks a pp.sharding or pp.placement attribute on a value of `type`.
+static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
+                                          Type type, NamedAttribute attr) {
+  if (attr.getName() == kPlacementAttrName) {
+    if (!isa<PlacementAttr>(attr.getValue()))
+      return op->emitError() << "'" << kPlacementAttrName << "' on " << where
+                             << " must be a #pp.placement, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (attr.getName() != kShardingAttrName)
+    return op->emitError() << "unknown pp attribute '" << attr.getName()
+                           << "' on " << where << " (expected '"
+                           << kShardingAttrName << "' or '"
+                           << kPlacementAttrName << "')";
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return op->emitError() << "'" << kShardingAttrName << "' on " << where
+                           << " must be a #pp.sharding, got "
+                           << attr.getValue();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return op->emitError() << "'" << kShardingAttrName << "' on " << where
+                           << " needs a ranked tensor, got " << type;
+  if (static_cast<int64_t>(sharding.getDims().size()) != tensor.getRank())
+    return op->emitError() << "'" << kShardingAttrName << "' on " << where
+                           << " lists " << sharding.getDims().size()
+                           << " dimensions but " << tensor << " has rank "
+                           << tensor.getRank();
+  return success();
+}
+
+LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned regionIndex,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attr) {
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  return verifyValueAttribute(op, "argument " + std::to_string(argIndex), type,
+                              attr);
+}
+
+LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned resultIndex,
+                                                     NamedAttribute attr) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitError() << "'" << attr.getName()
+                           << "' on a result needs a function";
+  return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
+                              function.getResultTypes()[resultIndex], attr);
+}

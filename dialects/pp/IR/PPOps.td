@@ -1,0 +1,252 @@
+//===- PPOps.td - pp dialect ops ---------------------------*- tablegen -*-===//
+
+#ifndef PP_DIALECTS_PP_IR_PPOPS_TD
+#define PP_DIALECTS_PP_IR_PPOPS_TD
+
+include "dialects/pp/IR/PPAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class PP_Op<string mnemonic, list<Trait> traits = []>
+    : Op<PP_Dialect, mnemonic, traits>;
+
+/// Point-to-point traffic between stages: ordered against each other and
+/// never removed as dead code.
+def PP_ChannelResource : Resource<"::pp::PipelineChannelResource">;
+defvar PP_ChannelEffects =
+    MemoryEffects<[MemRead<PP_ChannelResource>, MemWrite<PP_ChannelResource>]>;
+
+def PP_MeshOp : PP_Op<"mesh", [Symbol]> {
+  let summary = "a device mesh with named axes";
+  let description = [{
+    Declares the devices of a training job as a mesh: one axis per kind of
+    parallelism, ranks numbered row-major (the last axis varies fastest).
+    Axis names are unique, sizes positive, and at most one axis is the
+    pipeline axis.
+
+    Example:
+
+    ```mlir
+    pp.mesh @world [#pp.axis<"pp" = 4, pipeline>,
+                    #pp.axis<"dp" = 2, data_replicate>,
+                    #pp.axis<"tp" = 2, tensor>]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                   TypedArrayAttrBase<PP_MeshAxisAttr, "mesh axes">:$axes);
+  let assemblyFormat = "$sym_name $axes attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The axis named `name`, or null.
+    MeshAxisAttr lookupAxis(::llvm::StringRef name);
+    /// The pipeline axis, or null when the mesh has none.
+    MeshAxisAttr getPipelineAxis();
+    /// The number of devices in the mesh.
+    int64_t getNumDevices();
+  }];
+}
+
+def PP_StageOp : PP_Op<"stage", [
+    IsolatedFromAbove, SingleBlock, RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one pipeline stage's computation";
+  let description = [{
+    The computation of pipeline stage `stage` (a coordinate of the mesh's
+    pipeline axis) for one microbatch, in the given `phase` (forward by
+    default). The region is isolated from above: every value it uses enters
+    as an operand and becomes the matching block argument; `pp.yield` returns
+    the results. A stage runs on all devices of its pipeline coordinate and
+    may contain collectives over the other axes.
+
+    Example:
+
+    ```mlir
+    %h = pp.stage @world stage 0 (%x, %w)
+        : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>):
+      %y = nn.linear %a, %b : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+      pp.yield %y : tensor<4x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, I64Attr:$stage,
+                   DefaultValuedAttr<PP_StagePhaseAttr,
+                                     "::pp::StagePhase::forward">:$phase,
+                   Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $mesh `stage` $stage (`phase` $phase^)? `(` $inputs `)` attr-dict `:`
+    functional-type($inputs, results) $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def PP_YieldOp : PP_Op<"yield", [Pure, Terminator, HasParent<"StageOp">,
+                                 ReturnLike]> {
+  let summary = "returns the results of a pp.stage";
+  let description = [{
+    Ends a `pp.stage` body; its operands become the stage's results and must
+    match their types.
+
+    Example: `pp.yield %y, %z : tensor<4x16xf32>, tensor<4xf32>`
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+class PP_PointToPointOp<string mnemonic, list<Trait> traits = []>
+    : PP_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  let hasVerifier = 1;
+}
+
+def PP_TransferOp : PP_PointToPointOp<"transfer", [PP_ChannelEffects,
+    AllTypesMatch<["values", "results"]>]> {
+  let summary = "moves named tensors from one stage to another";
+  let description = [{
+    In the whole-program view, hands the results of stage `from` to stage
+    `to`. Any number of tensors travel together, each under a unique name (the
+    model's own value names) so that both sides and the manifest agree on what
+    crosses the boundary. `to` may be any stage after or before `from`: a skip
+    connection from stage 0 to stage 3 is one transfer, and gradients travel
+    back the same way. `pp-outline-stages` turns a transfer into a
+    `pp.send`/`pp.recv` pair.
+
+    Example:
+
+    ```mlir
+    %h, %x = pp.transfer @world %a, %b from 0 to 2 names ["hidden", "input"]
+        : tensor<4x16xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, Variadic<AnyType>:$values,
+                   I64Attr:$from, I64Attr:$to, StrArrayAttr:$names);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $mesh $values `from` $from `to` $to `names` $names attr-dict `:`
+    type($values)
+  }];
+}
+
+def PP_SendOp : PP_PointToPointOp<"send", [PP_ChannelEffects]> {
+  let summary = "sends named tensors to another stage";
+  let description = [{
+    In a stage's own program, sends the tensors to stage `to`, which receives
+    them with a `pp.recv` of the same names in the same order.
+
+    Example:
+
+    ```mlir
+    pp.send @world %h, %x to 2 names ["hidden", "input"]
+        : tensor<4x16xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, Variadic<AnyType>:$values,
+                   I64Attr:$to, StrArrayAttr:$names);
+  let assemblyFormat = [{
+    $mesh $values `to` $to `names` $names attr-dict `:` type($values)
+  }];
+}
+
+def PP_RecvOp : PP_PointToPointOp<"recv", [PP_ChannelEffects]> {
+  let summary = "receives named tensors from another stage";
+  let description = [{
+    In a stage's own program, receives the tensors that stage `from` sends
+    with a `pp.send` of the same names; the result types say their shapes.
+
+    Example:
+
+    ```mlir
+    %h, %x = pp.recv @world from 0 names ["hidden", "input"]
+        : tensor<4x16xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, I64Attr:$from,
+                   StrArrayAttr:$names);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $mesh `from` $from `names` $names attr-dict `:` type($results)
+  }];
+}
+
+class PP_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : PP_Op<mnemonic, !listconcat(traits, [PP_ChannelEffects,
+        SameOperandsAndResultElementType,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  let results = (outs AnyRankedTensor:$result);
+}
+
+def PP_AllReduceOp : PP_CollectiveOp<"all_reduce", [SameOperandsAndResultType,
+                                                    InferTypeOpInterface]> {
+  let summary = "reduces a tensor over mesh axes, result on every device";
+  let description = [{
+    Combines the tensor of every device that differs only in the coordinates
+    of `axes` with `reduction`; every device of the group gets the result.
+    The axes exist in the mesh, are unique and are not the pipeline axis
+    (stages exchange data with `pp.transfer`).
+
+    Example:
+
+    ```mlir
+    %g = pp.all_reduce @world %x over ["dp"] reduction = sum
+        : (tensor<16x8xf32>) -> tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
+                   StrArrayAttr:$axes, PP_ReductionKindAttr:$reduction);
+  let assemblyFormat = [{
+    $mesh $input `over` $axes `reduction` `=` $reduction attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def PP_AllGatherOp : PP_CollectiveOp<"all_gather"> {
+  let summary = "concatenates the shards of a tensor along one dimension";
+  let description = [{
+    Every device of the group formed by `axes` contributes its shard; the
+    result concatenates them along `dim` in group order, so that dimension
+    grows by the group size.
+
+    Example:
+
+    ```mlir
+    %y = pp.all_gather @world %x over ["tp"] dim = 1
+        : (tensor<4x8xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
+                   StrArrayAttr:$axes, I64Attr:$dim);
+  let assemblyFormat = [{
+    $mesh $input `over` $axes `dim` `=` $dim attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter"> {
+  let summary = "reduces a tensor and leaves each device one shard";
+  let description = [{
+    Reduces the tensors of the group formed by `axes` and splits the result
+    along `dim` into one equal shard per device. The dimension must divide
+    evenly by the group size: an odd sequence length under sequence
+    parallelism is rejected here, at compile time, instead of hanging.
+
+    Example:
+
+    ```mlir
+    %y = pp.reduce_scatter @world %x over ["tp"] dim = 0 reduction = sum
+        : (tensor<8x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   PP_ReductionKindAttr:$reduction);
+  let assemblyFormat = [{
+    $mesh $input `over` $axes `dim` `=` $dim `reduction` `=` $reduction
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+#endif // PP_DIALECTS_PP_IR_PPOPS_TD

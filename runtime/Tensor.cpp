@@ -1,0 +1,122 @@
+//===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
+
+#include "runtime/Error.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+using pp::runtime::failWith;
+
+struct pp_tensor {
+  pp_dtype dtype;
+  std::vector<int64_t> shape;
+  int64_t numel;
+  size_t nbytes;
+  void *data;
+};
+
+namespace {
+constexpr size_t kAlignment = 64;
+} // namespace
+
+extern "C" size_t pp_dtype_size(pp_dtype dtype) {
+  switch (dtype) {
+  case PP_DTYPE_F32:
+  case PP_DTYPE_I32:
+    return 4;
+  case PP_DTYPE_F64:
+  case PP_DTYPE_I64:
+    return 8;
+  case PP_DTYPE_BOOL:
+    return 1;
+  }
+  return 0;
+}
+
+extern "C" const char *pp_dtype_name(pp_dtype dtype) {
+  switch (dtype) {
+  case PP_DTYPE_F32:
+    return "f32";
+  case PP_DTYPE_F64:
+    return "f64";
+  case PP_DTYPE_I32:
+    return "i32";
+  case PP_DTYPE_I64:
+    return "i64";
+  case PP_DTYPE_BOOL:
+    return "bool";
+  }
+  return "unknown";
+}
+
+extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
+                                      const int64_t *shape, pp_tensor **out) {
+  if (!out)
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "pp_tensor_create: the output pointer is NULL");
+  *out = nullptr;
+  size_t elementSize = pp_dtype_size(dtype);
+  if (elementSize == 0)
+    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: unknown "
+                    "dtype ", static_cast<int>(dtype));
+  if (rank < 0 || (rank > 0 && !shape))
+    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: rank ", rank,
+                    " needs a shape of that many sizes");
+  int64_t numel = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (shape[d] < 0)
+      return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: dimension ",
+                      d, " has negative size ", shape[d]);
+    if (shape[d] != 0 && numel > std::numeric_limits<int64_t>::max() /
+                                     static_cast<int64_t>(elementSize) /
+                                     shape[d])
+      return failWith(PP_ERROR_INVALID_ARGUMENT,
+                      "pp_tensor_create: the shape holds more bytes than "
+                      "int64_t can count");
+    numel *= shape[d];
+  }
+  size_t nbytes = static_cast<size_t>(numel) * elementSize;
+  // aligned_alloc needs a size that is a multiple of the alignment.
+  size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  void *data = std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  if (!data)
+    return failWith(PP_ERROR_OUT_OF_MEMORY, "pp_tensor_create: cannot "
+                    "allocate ", nbytes, " bytes");
+  std::memset(data, 0, nbytes);
+  auto *tensor = new (std::nothrow) pp_tensor{
+      dtype, std::vector<int64_t>(shape, shape + rank), numel, nbytes, data};
+  if (!tensor) {
+    std::free(data);
+    return failWith(PP_ERROR_OUT_OF_MEMORY,
+                    "pp_tensor_create: cannot allocate the tensor header");
+  }
+  *out = tensor;
+  return PP_OK;
+}
+
+extern "C" void pp_tensor_destroy(pp_tensor *tensor) {
+  if (!tensor)
+    return;
+  std::free(tensor->data);
+  delete tensor;
+}
+
+extern "C" pp_dtype pp_tensor_dtype(const pp_tensor *tensor) {
+  return tensor->dtype;
+}
+extern "C" int64_t pp_tensor_rank(const pp_tensor *tensor) {
+  return static_cast<int64_t>(tensor->shape.size());
+}
+extern "C" const int64_t *pp_tensor_shape(const pp_tensor *tensor) {
+  return tensor->shape.data();
+}
+extern "C" int64_t pp_tensor_numel(const pp_tensor *tensor) {
+  return tensor->numel;
+}
+extern "C" size_t pp_tensor_nbytes(const pp_tensor *tensor) {
+  return tensor->nbytes;
+}
+extern "C" void *pp_tensor_data(pp_tensor *tensor) { return tensor->data; }

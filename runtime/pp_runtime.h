@@ -1,0 +1,76 @@
+/*===- pp_runtime.h - the pp runtime C ABI -------------------------*- C -*-===*
+ *
+ * The only interface that generated pipeline code and pp-run use. It has no
+ * MLIR dependency. Every fallible call returns a pp_status; on failure
+ * pp_last_error() describes what went wrong on the calling thread.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PP_RUNTIME_PP_RUNTIME_H
+#define PP_RUNTIME_PP_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result of a runtime call. */
+typedef enum pp_status {
+  PP_OK = 0,
+  PP_ERROR_INVALID_ARGUMENT = 1,
+  PP_ERROR_OUT_OF_MEMORY = 2,
+  PP_ERROR_INTERNAL = 3,
+} pp_status;
+
+/* Element types of runtime tensors. */
+typedef enum pp_dtype {
+  PP_DTYPE_F32 = 0,
+  PP_DTYPE_F64 = 1,
+  PP_DTYPE_I32 = 2,
+  PP_DTYPE_I64 = 3,
+  PP_DTYPE_BOOL = 4,
+} pp_dtype;
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *pp_last_error(void);
+
+/* Bytes per element of `dtype`; 0 for an unknown value. */
+size_t pp_dtype_size(pp_dtype dtype);
+/* "f32", "f64", "i32", "i64", "bool"; "unknown" for an unknown value. */
+const char *pp_dtype_name(pp_dtype dtype);
+
+/* A dense, row-major, 64-byte-aligned host tensor that owns its buffer. */
+typedef struct pp_tensor pp_tensor;
+
+/* Allocates a zero-filled tensor. `shape` holds `rank` non-negative sizes
+ * (it may be NULL when rank is 0). */
+pp_status pp_tensor_create(pp_dtype dtype, int64_t rank, const int64_t *shape,
+                           pp_tensor **out);
+/* Frees a tensor; NULL is ignored. */
+void pp_tensor_destroy(pp_tensor *tensor);
+
+pp_dtype pp_tensor_dtype(const pp_tensor *tensor);
+int64_t pp_tensor_rank(const pp_tensor *tensor);
+const int64_t *pp_tensor_shape(const pp_tensor *tensor);
+int64_t pp_tensor_numel(const pp_tensor *tensor);
+size_t pp_tensor_nbytes(const pp_tensor *tensor);
+void *pp_tensor_data(pp_tensor *tensor);
+
+/* Row-major single-precision GEMM through OpenBLAS:
+ *   C[m x n] = alpha * op(A) * op(B) + beta * C
+ * where op(A) is m x k (A stored k x m when trans_a) and op(B) is k x n
+ * (B stored n x k when trans_b); lda, ldb, ldc are row strides in elements.
+ * With beta == 0, C is overwritten and may hold anything. */
+pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t k, float alpha, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, float beta, float *c,
+                      int64_t ldc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PP_RUNTIME_PP_RUNTIME_H */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package pp needs to build, test and run.
+# Non-interactive and idempotent: run as root on a fresh Debian 12 machine.
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain.
+  build-essential cmake ninja-build ccache pkg-config git python3
+  # MLIR/LLVM 22: headers, shared libraries, mlir-tblgen, lit, FileCheck, not.
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  # Frontends: ONNX (+ protobuf) and TorchScript (LibTorch).
+  libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev
+  # Runtime: GEMM, CPU point-to-point and collectives, JSON, hashing.
+  libopenblas-dev libgloo-dev nlohmann-json3-dev libssl-dev
+  # Tests and benchmarks.
+  libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: installing ${missing[*]} needs root; rerun as root or with sudo" >&2
+  exit 1
+fi
+
+echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,25 @@
+# -*- Python -*-
+# lit configuration of the pp FileCheck tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "pp"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pp_obj_root, "test")
+config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+# Every FileCheck variable is local to its CHECK-LABEL block.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["pp-opt", "pp-run"], [config.pp_tools_dir])
+config.substitutions.append(("%pp_src_root", config.pp_src_root))
+if config.pp_have_cuda:
+    config.available_features.add("cuda")
