@@ -11,7 +11,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
-config.excludes = ["Unit", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
 
 # Every FileCheck variable is local to its CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
@@ -21,5 +22,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["pp-opt", "pp-run"], [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
+config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 if config.pp_have_cuda:
     config.available_features.add("cuda")

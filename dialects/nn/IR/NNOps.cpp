@@ -204,6 +204,13 @@ static LogicalResult inferReduceResult(std::optional<Location> loc,
   return success();
 }
 
+/// Shared by the softmax-like ops: `axis` indexes the first operand.
+static LogicalResult verifyAxisInRange(Operation *op, int64_t axis) {
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  return normalizeAxis(op->getLoc(), op->getName().getStringRef(), "axis",
+                       axis, type.getRank());
+}
+
 #define GET_OP_CLASSES
 #include "dialects/nn/IR/NNOps.cpp.inc"
 

@@ -57,7 +57,7 @@ def NN_GeluOp : NN_SameTypeOp<"gelu"> {
     Example:
 
     ```mlir
-    %y = nn.gelu %x approximate = tanh : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %y = nn.gelu %x approximate<tanh> : (tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input,
@@ -65,7 +65,7 @@ def NN_GeluOp : NN_SameTypeOp<"gelu"> {
                         "::pp::nn::GeluApproximation::none">:$approximate);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`approximate` `=` $approximate^)? attr-dict `:`
+    $input (`approximate` `` $approximate^)? attr-dict `:`
     functional-type(operands, results)
   }];
 }
@@ -191,6 +191,12 @@ class NN_SoftmaxLikeOp<string mnemonic, string formula>
       # " %x axis = -1 : (tensor<4x8xf32>) -> tensor<4x8xf32>\n```";
   let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis);
   let results = (outs NN_FloatTensor:$result);
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyAxisInRange(getOperation(), getAxis());
+    }
+  }];
   let assemblyFormat = [{
     $input `axis` `=` $axis attr-dict `:` functional-type(operands, results)
   }];
@@ -443,14 +449,14 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
     `logits` is `[..., C]` with the classes last; `labels` has the leading
     shape `[...]`. Each position contributes `-log_softmax(logits)[label]`,
     except positions whose label equals `ignore_index`, which contribute
-    nothing and are not counted. `reduction = mean` divides the sum by the
+    nothing and are not counted. `reduction<mean>` divides the sum by the
     number of counted positions, `sum` returns the sum (both rank 0), `none`
     returns one value per position.
 
     Example:
 
     ```mlir
-    %l = nn.cross_entropy %logits, %labels reduction = sum ignore_index = -100
+    %l = nn.cross_entropy %logits, %labels reduction<sum> ignore_index = -100
         : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
     ```
   }];
@@ -459,7 +465,7 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $labels `reduction` `=` $reduction
+    $logits `,` $labels `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -468,14 +474,14 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
 def NN_MseLossOp : NN_InferredOp<"mse_loss", [SameOperandsElementType]> {
   let summary = "squared error between `input` and `target`";
   let description = [{
-    `(input - target)^2` elementwise for `reduction = none`, its sum (`sum`)
+    `(input - target)^2` elementwise for `reduction<none>`, its sum (`sum`)
     or its mean over all elements (`mean`) as a rank-0 tensor. The operands
     have the same shape.
 
     Example:
 
     ```mlir
-    %l = nn.mse_loss %y, %t reduction = mean
+    %l = nn.mse_loss %y, %t reduction<mean>
         : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<f32>
     ```
   }];
@@ -483,7 +489,7 @@ def NN_MseLossOp : NN_InferredOp<"mse_loss", [SameOperandsElementType]> {
                    NN_LossReductionAttr:$reduction);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $target `reduction` `=` $reduction attr-dict `:`
+    $input `,` $target `reduction` `` $reduction attr-dict `:`
     functional-type(operands, results)
   }];
 }
@@ -524,7 +530,7 @@ def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad"> {
     Example:
 
     ```mlir
-    %dx = nn.gelu_grad %dy, %x approximate = tanh
+    %dx = nn.gelu_grad %dy, %x approximate<tanh>
         : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
   }];
@@ -533,7 +539,7 @@ def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad"> {
                         "::pp::nn::GeluApproximation::none">:$approximate);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $input (`approximate` `=` $approximate^)? attr-dict `:`
+    $grad `,` $input (`approximate` `` $approximate^)? attr-dict `:`
     functional-type(operands, results)
   }];
 }
@@ -549,6 +555,12 @@ class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula>
   let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$result_value,
                    I64Attr:$axis);
   let results = (outs NN_FloatTensor:$result);
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyAxisInRange(getOperation(), getAxis());
+    }
+  }];
   let assemblyFormat = [{
     $grad `,` $result_value `axis` `=` $axis attr-dict `:`
     functional-type(operands, results)
@@ -646,7 +658,7 @@ def NN_CrossEntropyGradOp : NN_InferredOp<"cross_entropy_grad"> {
     Example:
 
     ```mlir
-    %dl = nn.cross_entropy_grad %g, %logits, %labels reduction = sum
+    %dl = nn.cross_entropy_grad %g, %logits, %labels reduction<sum>
         : (tensor<f32>, tensor<8x10xf32>, tensor<8xi64>) -> tensor<8x10xf32>
     ```
   }];
@@ -655,7 +667,7 @@ def NN_CrossEntropyGradOp : NN_InferredOp<"cross_entropy_grad"> {
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $logits `,` $labels `reduction` `=` $reduction
+    $grad `,` $logits `,` $labels `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -666,12 +678,12 @@ def NN_MseLossGradOp : NN_InferredOp<"mse_loss_grad"> {
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), returns
     `2 * (input - target) * grad`, divided by the element count for
-    `reduction = mean`.
+    `reduction<mean>`.
 
     Example:
 
     ```mlir
-    %dy = nn.mse_loss_grad %g, %y, %t reduction = mean
+    %dy = nn.mse_loss_grad %g, %y, %t reduction<mean>
         : (tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
     ```
   }];
@@ -679,7 +691,7 @@ def NN_MseLossGradOp : NN_InferredOp<"mse_loss_grad"> {
                    NN_FloatTensor:$target, NN_LossReductionAttr:$reduction);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $input `,` $target `reduction` `=` $reduction attr-dict `:`
+    $grad `,` $input `,` $target `reduction` `` $reduction attr-dict `:`
     functional-type(operands, results)
   }];
 }

@@ -53,6 +53,26 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+Attribute PlacementAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<int64_t> stages;
+  if (parser.parseLess() || parser.parseKeyword("stages") ||
+      parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(stages.emplace_back());
+      }) ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), stages);
+}
+
+void PlacementAttr::print(AsmPrinter &printer) const {
+  printer << "<stages = [";
+  llvm::interleaveComma(getStages(), printer);
+  printer << "]>";
+}
+
 LogicalResult
 PlacementAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       ArrayRef<int64_t> stages) {

@@ -55,7 +55,8 @@ def PP_PlacementAttr : PP_Attr<"Placement", "placement"> {
     Example: `#pp.placement<stages = [0, 3]>`
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$stages);
-  let assemblyFormat = "`<` `stages` `=` `[` $stages `]` `>`";
+  // Custom so that an empty list parses and reaches the verifier.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -37,7 +37,8 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
     return success();
   }
   if (attr.getName() != kShardingAttrName)
-    return op->emitError() << "unknown pp attribute '" << attr.getName()
+    return op->emitError() << "unknown pp attribute '"
+                           << attr.getName().getValue()
                            << "' on " << where << " (expected '"
                            << kShardingAttrName << "' or '"
                            << kPlacementAttrName << "')";
@@ -73,7 +74,7 @@ LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
                                                      NamedAttribute attr) {
   auto function = dyn_cast<FunctionOpInterface>(op);
   if (!function)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' on a result needs a function";
   return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
                               function.getResultTypes()[resultIndex], attr);

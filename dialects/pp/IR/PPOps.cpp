@@ -173,9 +173,12 @@ LogicalResult StageOp::verifyRegions() {
     return emitOpError() << "block argument types " << body.getArgumentTypes()
                          << " must match the input types "
                          << getInputs().getTypes();
+  // Nested verification has already checked that the block ends in a
+  // terminator; any but pp.yield is foreign here.
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)
-    return emitOpError() << "body must end with pp.yield";
+    return emitOpError() << "body must end with pp.yield, found '"
+                         << body.getTerminator()->getName() << "'";
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "yields " << yield.getValues().getTypes()
                          << " but the stage returns " << getResultTypes();

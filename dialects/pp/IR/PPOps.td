@@ -63,7 +63,7 @@ def PP_StageOp : PP_Op<"stage", [
     Example:
 
     ```mlir
-    %h = pp.stage @world stage 0 (%x, %w)
+    %h = pp.stage @world stage 0 ins(%x, %w)
         : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32> {
     ^bb0(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>):
       %y = nn.linear %a, %b : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
@@ -78,7 +78,8 @@ def PP_StageOp : PP_Op<"stage", [
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $mesh `stage` $stage (`phase` $phase^)? `(` $inputs `)` attr-dict `:`
+    $mesh `stage` $stage (`phase` `` $phase^)? `ins` `(` $inputs `)` attr-dict
+    `:`
     functional-type($inputs, results) $body
   }];
   let hasRegionVerifier = 1;
@@ -191,14 +192,14 @@ def PP_AllReduceOp : PP_CollectiveOp<"all_reduce", [SameOperandsAndResultType,
     Example:
 
     ```mlir
-    %g = pp.all_reduce @world %x over ["dp"] reduction = sum
+    %g = pp.all_reduce @world %x over ["dp"] reduction<sum>
         : (tensor<16x8xf32>) -> tensor<16x8xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
                    StrArrayAttr:$axes, PP_ReductionKindAttr:$reduction);
   let assemblyFormat = [{
-    $mesh $input `over` $axes `reduction` `=` $reduction attr-dict `:`
+    $mesh $input `over` $axes `reduction` `` $reduction attr-dict `:`
     functional-type(operands, results)
   }];
 }
@@ -236,7 +237,7 @@ def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter"> {
     Example:
 
     ```mlir
-    %y = pp.reduce_scatter @world %x over ["tp"] dim = 0 reduction = sum
+    %y = pp.reduce_scatter @world %x over ["tp"] dim = 0 reduction<sum>
         : (tensor<8x16xf32>) -> tensor<4x16xf32>
     ```
   }];
@@ -244,7 +245,7 @@ def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter"> {
                    StrArrayAttr:$axes, I64Attr:$dim,
                    PP_ReductionKindAttr:$reduction);
   let assemblyFormat = [{
-    $mesh $input `over` $axes `dim` `=` $dim `reduction` `=` $reduction
+    $mesh $input `over` $axes `dim` `=` $dim `reduction` `` $reduction
     attr-dict `:` functional-type(operands, results)
   }];
 }

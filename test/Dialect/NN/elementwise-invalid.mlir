@@ -1,0 +1,75 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics
+
+func.func @not_broadcastable(%a: tensor<4x8xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.add' op operand shapes [4, 8] and [3] are not broadcast-compatible}}
+  %0 = nn.add %a, %b : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_shape(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.mul' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<8xf32>'}}
+  %0 = nn.mul %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @mixed_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'nn.sub' op requires the same element type for all operands and results}}
+  %0 = nn.sub %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @pow_on_integers(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.pow' op operand #0 must be ranked tensor of floating-point values}}
+  %0 = nn.pow %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @unary_type_change(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.exp' op requires the same type for all operands and results}}
+  %0 = nn.exp %a : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @unary_on_integers(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.relu' op operand #0 must be ranked tensor of floating-point values}}
+  %0 = nn.relu %a : (tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @where_value_types(%m: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.where' op on_true element type 'f32' differs from on_false element type 'f16'}}
+  %0 = nn.where %m, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_shapes(%m: tensor<3xi1>, %a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.where' op operand shapes [3], [4] and [4] are not broadcast-compatible}}
+  %0 = nn.where %m, %a, %b : (tensor<3xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition_type(%m: tensor<4xi32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.where' op operand #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = nn.where %m, %a, %a : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

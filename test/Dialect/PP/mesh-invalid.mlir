@@ -1,0 +1,108 @@
+// RUN: pp-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'pp.mesh' op has two axes named "dp"}}
+pp.mesh @m [#pp.axis<"dp" = 2, data_replicate>, #pp.axis<"dp" = 2, data_shard>]
+
+// -----
+
+// expected-error @+1 {{'pp.mesh' op has two pipeline axes, "a" and "b"}}
+pp.mesh @m [#pp.axis<"a" = 2, pipeline>, #pp.axis<"b" = 2, pipeline>]
+
+// -----
+
+// expected-error @+1 {{'pp.mesh' op needs at least one axis}}
+pp.mesh @m []
+
+// -----
+
+// expected-error @+1 {{mesh axis "pp" has size 0; sizes must be at least 1}}
+pp.mesh @m [#pp.axis<"pp" = 0, pipeline>]
+
+// -----
+
+// expected-error @+1 {{mesh axis name must not be empty}}
+pp.mesh @m [#pp.axis<"" = 2, tensor>]
+
+// -----
+
+// expected-error @+2 {{expected ::pp::AxisKind to be one of: pipeline, data_replicate, data_shard, tensor, context}}
+// expected-error @+1 {{failed to parse PP_MeshAxisAttr parameter 'kind'}}
+pp.mesh @m [#pp.axis<"x" = 2, expert>]
+
+// -----
+
+// expected-error @+1 {{mesh axis "tp" shards more than one dimension}}
+func.func @axis_twice(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], ["tp"]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding of dimension 0 must be a list of axis names, got "tp"}}
+func.func @not_a_list(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<["tp", []]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding of dimension 1 names axis 3 : i64; axis names are non-empty strings}}
+func.func @not_a_name(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[[], [3]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.sharding' on argument 0 lists 1 dimensions but 'tensor<16x8xf32>' has rank 2}}
+func.func @wrong_rank(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.sharding' on argument 0 must be a #pp.sharding, got "tp"}}
+func.func @wrong_kind(%w: tensor<16x8xf32> {pp.sharding = "tp"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.sharding' on argument 0 needs a ranked tensor, got 'f32'}}
+func.func @not_a_tensor(%w: f32 {pp.sharding = #pp.sharding<[]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.placement' on result 0 must be a #pp.placement, got 0 : i64}}
+func.func @placement_kind() -> (tensor<4xf32> {pp.placement = 0}) {
+  %0 = arith.constant dense<0.0> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown pp attribute 'pp.stage' on argument 0 (expected 'pp.sharding' or 'pp.placement')}}
+func.func @unknown_attr(%w: tensor<4xf32> {pp.stage = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{placement lists stage 1 twice}}
+func.func @placement_twice(%w: tensor<4xf32> {pp.placement = #pp.placement<stages = [1, 1]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{placement stage -1 must not be negative}}
+func.func @placement_negative(%w: tensor<4xf32> {pp.placement = #pp.placement<stages = [-1]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{placement needs at least one stage}}
+func.func @placement_empty(%w: tensor<4xf32> {pp.placement = #pp.placement<stages = []>}) {
+  return
+}
