@@ -11,7 +11,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Device", "Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
 # Every FileCheck variable is local to its CHECK-LABEL block.

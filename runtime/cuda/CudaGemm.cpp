@@ -1,0 +1,57 @@
+//===- CudaGemm.cpp - GPU GEMM through cuBLAS -------------------*- C++ -*-===//
+//
+// cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
+// C^T = op(B)^T op(A)^T, so the operands swap places and keep their
+// transposition flags.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/pp_runtime_cuda.h"
+
+#include "runtime/Error.h"
+#include "runtime/GemmArguments.h"
+
+#include <cublas_v2.h>
+#include <limits>
+
+using namespace pp::runtime;
+
+namespace {
+
+/// The calling thread's cuBLAS handle, created on first use.
+cublasStatus_t threadHandle(cublasHandle_t &handle) {
+  thread_local cublasHandle_t cached = nullptr;
+  thread_local cublasStatus_t status = cublasCreate(&cached);
+  handle = cached;
+  return status;
+}
+
+} // namespace
+
+extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
+                                      int64_t n, int64_t k, float alpha,
+                                      const float *a, int64_t lda,
+                                      const float *b, int64_t ldb, float beta,
+                                      float *c, int64_t ldc) {
+  GemmArguments args{transA, transB, m, n, k, a, lda, b, ldb, c, ldc};
+  if (pp_status status = checkGemmArguments("pp_cuda_gemm_f32", args,
+                                            std::numeric_limits<int>::max()))
+    return status;
+  if (m == 0 || n == 0)
+    return PP_OK;
+  cublasHandle_t handle;
+  if (cublasStatus_t status = threadHandle(handle);
+      status != CUBLAS_STATUS_SUCCESS)
+    return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cannot create a "
+                    "cuBLAS handle: ", cublasGetStatusString(status));
+  auto toInt = [](int64_t value) { return static_cast<int>(value); };
+  cublasStatus_t status = cublasSgemm(
+      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      transA ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(n), toInt(m), toInt(k), &alpha,
+      b, toInt(blasStride(ldb)), a, toInt(blasStride(lda)), &beta, c,
+      toInt(blasStride(ldc)));
+  if (status != CUBLAS_STATUS_SUCCESS)
+    return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cublasSgemm failed: ",
+                    cublasGetStatusString(status));
+  return PP_OK;
+}

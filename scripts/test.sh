@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (lit FileCheck tests and GoogleTest unit
+# tests), then prints "N passed, N failed". This is the README's test command
+# and what CI runs.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${PP_BUILD_DIR:-$root/build}"
+
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+cmake --build "$build" --target PPUnitTests mlir-doc
+
+results="$build/test/results.json"
+status=0
+/usr/lib/llvm-22/bin/lit -sv -o "$results" "$build/test" "$build/test/Unit" ||
+  status=$?
+
+/usr/bin/python3 - "$results" <<'PY'
+import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+passed = sum(t["code"] in ("PASS", "XFAIL") for t in tests)
+print(f"{passed} passed, {len(tests) - passed} failed")
+PY
+exit "$status"
