@@ -7,11 +7,10 @@
 
 using namespace pp::runtime;
 
-extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m,
-                                 int64_t n, int64_t k, float alpha,
-                                 const float *a, int64_t lda, const float *b,
-                                 int64_t ldb, float beta, float *c,
-                                 int64_t ldc) {
+extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
+                                 int64_t k, float alpha, const float *a,
+                                 int64_t lda, const float *b, int64_t ldb,
+                                 float beta, float *c, int64_t ldc) {
   GemmArguments args{transA, transB, m, n, k, a, lda, b, ldb, c, ldc};
   if (pp_status status = checkGemmArguments(
           "pp_gemm_f32", args, std::numeric_limits<blasint>::max()))

@@ -10,9 +10,8 @@ namespace {
 
 /// Checks that a row-major operand stored `rows x cols` with row stride `ld`
 /// is addressable. An empty operand accepts any non-negative stride.
-pp_status checkOperand(const char *function, const char *name,
-                       const void *data, int64_t rows, int64_t cols,
-                       int64_t ld) {
+pp_status checkOperand(const char *function, const char *name, const void *data,
+                       int64_t rows, int64_t cols, int64_t ld) {
   bool empty = rows == 0 || cols == 0;
   if (ld < 0 || (!empty && ld < cols))
     return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": ld", name, " = ",
@@ -31,15 +30,18 @@ pp_status pp::runtime::checkGemmArguments(const char *function,
                                           const GemmArguments &args,
                                           int64_t maxIndex) {
   if (args.m < 0 || args.n < 0 || args.k < 0)
-    return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": sizes m = ",
-                    args.m, ", n = ", args.n, ", k = ", args.k,
+    return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": sizes m = ", args.m,
+                    ", n = ", args.n, ", k = ", args.k,
                     " must not be negative");
-  for (int64_t value :
-       {args.m, args.n, args.k, args.lda, args.ldb, args.ldc})
+  for (int64_t value : {args.m, args.n, args.k, args.lda, args.ldb, args.ldc})
     if (value > maxIndex)
-      return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": size or "
-                      "stride ", value, " exceeds the library's integer "
-                      "range ", maxIndex);
+      return failWith(PP_ERROR_INVALID_ARGUMENT, function,
+                      ": size or "
+                      "stride ",
+                      value,
+                      " exceeds the library's integer "
+                      "range ",
+                      maxIndex);
   if (pp_status status =
           checkOperand(function, "a", args.a, args.transA ? args.k : args.m,
                        args.transA ? args.m : args.k, args.lda))

@@ -60,8 +60,10 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
   *out = nullptr;
   size_t elementSize = pp_dtype_size(dtype);
   if (elementSize == 0)
-    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: unknown "
-                    "dtype ", static_cast<int>(dtype));
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "pp_tensor_create: unknown "
+                    "dtype ",
+                    static_cast<int>(dtype));
   if (rank < 0 || (rank > 0 && !shape))
     return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: rank ", rank,
                     " needs a shape of that many sizes");
@@ -81,10 +83,13 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
   size_t nbytes = static_cast<size_t>(numel) * elementSize;
   // aligned_alloc needs a size that is a multiple of the alignment.
   size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  void *data = std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  void *data =
+      std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
   if (!data)
-    return failWith(PP_ERROR_OUT_OF_MEMORY, "pp_tensor_create: cannot "
-                    "allocate ", nbytes, " bytes");
+    return failWith(PP_ERROR_OUT_OF_MEMORY,
+                    "pp_tensor_create: cannot "
+                    "allocate ",
+                    nbytes, " bytes");
   std::memset(data, 0, nbytes);
   auto *tensor = new (std::nothrow) pp_tensor{
       dtype, std::vector<int64_t>(shape, shape + rank), numel, nbytes, data};

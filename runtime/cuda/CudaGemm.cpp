@@ -42,14 +42,16 @@ extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
   cublasHandle_t handle;
   if (cublasStatus_t status = threadHandle(handle);
       status != CUBLAS_STATUS_SUCCESS)
-    return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cannot create a "
-                    "cuBLAS handle: ", cublasGetStatusString(status));
+    return failWith(PP_ERROR_INTERNAL,
+                    "pp_cuda_gemm_f32: cannot create a "
+                    "cuBLAS handle: ",
+                    cublasGetStatusString(status));
   auto toInt = [](int64_t value) { return static_cast<int>(value); };
-  cublasStatus_t status = cublasSgemm(
-      handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-      transA ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(n), toInt(m), toInt(k), &alpha,
-      b, toInt(blasStride(ldb)), a, toInt(blasStride(lda)), &beta, c,
-      toInt(blasStride(ldc)));
+  cublasStatus_t status =
+      cublasSgemm(handle, transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                  transA ? CUBLAS_OP_T : CUBLAS_OP_N, toInt(n), toInt(m),
+                  toInt(k), &alpha, b, toInt(blasStride(ldb)), a,
+                  toInt(blasStride(lda)), &beta, c, toInt(blasStride(ldc)));
   if (status != CUBLAS_STATUS_SUCCESS)
     return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cublasSgemm failed: ",
                     cublasGetStatusString(status));

@@ -39,8 +39,8 @@ double compare(bool transA, bool transB, int64_t m, int64_t n, int64_t k) {
   cudaMemcpy(da, a.data(), bytesA, cudaMemcpyHostToDevice);
   cudaMemcpy(db, b.data(), bytesB, cudaMemcpyHostToDevice);
   cudaMemcpy(dc, c.data(), bytesC, cudaMemcpyHostToDevice);
-  pp_status gpuStatus = pp_cuda_gemm_f32(transA, transB, m, n, k, 1.5f, da,
-                                         lda, db, ldb, 0.5f, dc, n);
+  pp_status gpuStatus = pp_cuda_gemm_f32(transA, transB, m, n, k, 1.5f, da, lda,
+                                         db, ldb, 0.5f, dc, n);
   cudaMemcpy(gpu.data(), dc, bytesC, cudaMemcpyDeviceToHost);
   cudaFree(da);
   cudaFree(db);
@@ -64,8 +64,10 @@ int main() {
     bool transA, transB;
     int64_t m, n, k;
   };
-  const Case cases[] = {{false, false, 7, 5, 3},     {true, false, 33, 17, 65},
-                        {false, true, 64, 128, 256}, {true, true, 129, 31, 257},
+  const Case cases[] = {{false, false, 7, 5, 3},
+                        {true, false, 33, 17, 65},
+                        {false, true, 64, 128, 256},
+                        {true, true, 129, 31, 257},
                         {false, false, 1024, 1024, 1024}};
   int failures = 0;
   for (const Case &c : cases) {

@@ -39,15 +39,14 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// Reports an inference (and so verification) failure of `opName`.
 template <typename... Args>
 LogicalResult emitInferError(std::optional<Location> loc, StringRef opName,
-                      Args &&...args) {
+                             Args &&...args) {
   return emitOptionalError(loc, "'", opName, "' op ",
                            std::forward<Args>(args)...);
 }
 
 /// Two dimensions agree when equal or when either is dynamic.
 bool dimsAgree(int64_t lhs, int64_t rhs) {
-  return lhs == rhs || ShapedType::isDynamic(lhs) ||
-         ShapedType::isDynamic(rhs);
+  return lhs == rhs || ShapedType::isDynamic(lhs) || ShapedType::isDynamic(rhs);
 }
 
 bool shapesAgree(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
@@ -61,8 +60,9 @@ bool shapesAgree(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
 FailureOr<int64_t> normalizeAxis(std::optional<Location> loc, StringRef opName,
                                  StringRef what, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
-    return emitInferError(loc, opName, what, " ", axis, " is out of range for rank ",
-                   rank, " (expected ", -rank, " <= ", what, " < ", rank, ")");
+    return emitInferError(loc, opName, what, " ", axis,
+                          " is out of range for rank ", rank, " (expected ",
+                          -rank, " <= ", what, " < ", rank, ")");
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -86,22 +86,25 @@ FailureOr<Shape> inferSliceShape(std::optional<Location> loc, StringRef opName,
                                  ArrayRef<int64_t> strides) {
   size_t rank = shape.size();
   if (starts.size() != rank || limits.size() != rank || strides.size() != rank)
-    return emitInferError(loc, opName, "starts, limits and strides need one entry "
-                   "per dimension of ", formatShape(shape), ", got ",
-                   starts.size(), ", ", limits.size(), " and ", strides.size());
+    return emitInferError(loc, opName,
+                          "starts, limits and strides need one entry "
+                          "per dimension of ",
+                          formatShape(shape), ", got ", starts.size(), ", ",
+                          limits.size(), " and ", strides.size());
   Shape result;
   for (size_t d = 0; d < rank; ++d) {
     if (strides[d] < 1)
-      return emitInferError(loc, opName, "stride ", strides[d], " of dimension ", d,
-                     " must be at least 1");
+      return emitInferError(loc, opName, "stride ", strides[d],
+                            " of dimension ", d, " must be at least 1");
     bool inBounds = 0 <= starts[d] && starts[d] <= limits[d] &&
                     (ShapedType::isDynamic(shape[d]) || limits[d] <= shape[d]);
     if (!inBounds)
       return emitInferError(loc, opName, "slice [", starts[d], ", ", limits[d],
-                     ") of dimension ", d, " is not within [0, ",
-                     ShapedType::isDynamic(shape[d]) ? std::string("?")
-                                                     : std::to_string(shape[d]),
-                     "] with start <= limit");
+                            ") of dimension ", d, " is not within [0, ",
+                            ShapedType::isDynamic(shape[d])
+                                ? std::string("?")
+                                : std::to_string(shape[d]),
+                            "] with start <= limit");
     result.push_back(llvm::divideCeil(limits[d] - starts[d], strides[d]));
   }
   return result;
@@ -109,19 +112,20 @@ FailureOr<Shape> inferSliceShape(std::optional<Location> loc, StringRef opName,
 
 /// Checks `labels` against `logits` (classes last) and `grad`, when given,
 /// against the loss shape; returns the loss type.
-FailureOr<RankedTensorType>
-inferCrossEntropyType(std::optional<Location> loc, StringRef opName,
-                      RankedTensorType logits, RankedTensorType labels,
-                      LossReduction reduction) {
+FailureOr<RankedTensorType> inferCrossEntropyType(std::optional<Location> loc,
+                                                  StringRef opName,
+                                                  RankedTensorType logits,
+                                                  RankedTensorType labels,
+                                                  LossReduction reduction) {
   if (logits.getRank() < 1)
-    return emitInferError(loc, opName, "logits must have a class dimension, got ",
-                   logits);
+    return emitInferError(loc, opName,
+                          "logits must have a class dimension, got ", logits);
   ArrayRef<int64_t> positions = logits.getShape().drop_back();
   if (!shapesAgree(positions, labels.getShape()))
-    return emitInferError(loc, opName, "labels shape ",
-                   formatShape(labels.getShape()),
-                   " must equal the logits shape without the class dimension ",
-                   formatShape(positions));
+    return emitInferError(
+        loc, opName, "labels shape ", formatShape(labels.getShape()),
+        " must equal the logits shape without the class dimension ",
+        formatShape(positions));
   if (reduction == LossReduction::none)
     return RankedTensorType::get(positions, logits.getElementType());
   return RankedTensorType::get({}, logits.getElementType());
@@ -136,8 +140,9 @@ RankedTensorType lossType(RankedTensorType input, LossReduction reduction) {
 LogicalResult checkLossGrad(std::optional<Location> loc, StringRef opName,
                             RankedTensorType grad, RankedTensorType loss) {
   if (!shapesAgree(grad.getShape(), loss.getShape()))
-    return emitInferError(loc, opName, "grad shape ", formatShape(grad.getShape()),
-                   " must equal the loss shape ", formatShape(loss.getShape()));
+    return emitInferError(
+        loc, opName, "grad shape ", formatShape(grad.getShape()),
+        " must equal the loss shape ", formatShape(loss.getShape()));
   return success();
 }
 
@@ -151,9 +156,9 @@ LogicalResult checkNormalizedOperand(std::optional<Location> loc,
     return success();
   auto type = cast<RankedTensorType>(operand.getType());
   if (!shapesAgree(type.getShape(), normalized))
-    return emitInferError(loc, opName, what, " shape ", formatShape(type.getShape()),
-                   " must equal the normalized shape ",
-                   formatShape(normalized));
+    return emitInferError(
+        loc, opName, what, " shape ", formatShape(type.getShape()),
+        " must equal the normalized shape ", formatShape(normalized));
   return success();
 }
 
@@ -161,18 +166,16 @@ LogicalResult checkNormalizedOperand(std::optional<Location> loc,
 
 /// Shared by the elementwise binary ops (see NN_BinaryOp in NNOps.td).
 static LogicalResult inferBroadcastResult(std::optional<Location> loc,
-                                          StringRef opName,
-                                          ValueRange operands,
+                                          StringRef opName, ValueRange operands,
                                           SmallVectorImpl<Type> &types) {
   auto lhs = cast<RankedTensorType>(operands[0].getType());
   auto rhs = cast<RankedTensorType>(operands[1].getType());
   Shape shape;
   if (!OpTrait::util::getBroadcastedShape(lhs.getShape(), rhs.getShape(),
                                           shape))
-    return emitInferError(loc, opName, "operand shapes ",
-                   formatShape(lhs.getShape()), " and ",
-                   formatShape(rhs.getShape()),
-                   " are not broadcast-compatible");
+    return emitInferError(
+        loc, opName, "operand shapes ", formatShape(lhs.getShape()), " and ",
+        formatShape(rhs.getShape()), " are not broadcast-compatible");
   types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
   return success();
 }
@@ -191,7 +194,7 @@ static LogicalResult inferReduceResult(std::optional<Location> loc,
       return failure();
     if (!reduced.insert(*dim).second)
       return emitInferError(loc, opName, "axes ", formatShape(axes),
-                     " name dimension ", *dim, " twice");
+                            " name dimension ", *dim, " twice");
   }
   Shape shape;
   for (auto [dim, size] : llvm::enumerate(type.getShape())) {
@@ -207,8 +210,8 @@ static LogicalResult inferReduceResult(std::optional<Location> loc,
 /// Shared by the softmax-like ops: `axis` indexes the first operand.
 static LogicalResult verifyAxisInRange(Operation *op, int64_t axis) {
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-  return normalizeAxis(op->getLoc(), op->getName().getStringRef(), "axis",
-                       axis, type.getRank());
+  return normalizeAxis(op->getLoc(), op->getName().getStringRef(), "axis", axis,
+                       type.getRank());
 }
 
 #define GET_OP_CLASSES
@@ -227,17 +230,19 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
   auto onFalse = cast<RankedTensorType>(adaptor.getOnFalse().getType());
   if (onTrue.getElementType() != onFalse.getElementType())
     return emitInferError(loc, getOperationName(), "on_true element type ",
-                   onTrue.getElementType(), " differs from on_false element "
-                   "type ", onFalse.getElementType());
+                          onTrue.getElementType(),
+                          " differs from on_false element "
+                          "type ",
+                          onFalse.getElementType());
   Shape values, shape;
-  if (!OpTrait::util::getBroadcastedShape(onTrue.getShape(),
-                                          onFalse.getShape(), values) ||
+  if (!OpTrait::util::getBroadcastedShape(onTrue.getShape(), onFalse.getShape(),
+                                          values) ||
       !OpTrait::util::getBroadcastedShape(condition.getShape(), values, shape))
     return emitInferError(loc, getOperationName(), "operand shapes ",
-                   formatShape(condition.getShape()), ", ",
-                   formatShape(onTrue.getShape()), " and ",
-                   formatShape(onFalse.getShape()),
-                   " are not broadcast-compatible");
+                          formatShape(condition.getShape()), ", ",
+                          formatShape(onTrue.getShape()), " and ",
+                          formatShape(onFalse.getShape()),
+                          " are not broadcast-compatible");
   types.push_back(RankedTensorType::get(shape, onTrue.getElementType()));
   return success();
 }
@@ -254,8 +259,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
     return emitInferError(loc, getOperationName(),
-                   "operands must have rank 2 or more, got ", lhs, " and ",
-                   rhs);
+                          "operands must have rank 2 or more, got ", lhs,
+                          " and ", rhs);
   ArrayRef<int64_t> lhsShape = lhs.getShape(), rhsShape = rhs.getShape();
   int64_t lhsRows = lhsShape[lhs.getRank() - 2];
   int64_t lhsCols = lhsShape[lhs.getRank() - 1];
@@ -266,16 +271,16 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getTransposeRhs())
     std::swap(rhsRows, rhsCols);
   if (!dimsAgree(lhsCols, rhsRows))
-    return emitInferError(loc, getOperationName(),
-                   "contracting dimensions differ: lhs ", lhs, " has K = ",
-                   lhsCols, ", rhs ", rhs, " has K = ", rhsRows);
+    return emitInferError(
+        loc, getOperationName(), "contracting dimensions differ: lhs ", lhs,
+        " has K = ", lhsCols, ", rhs ", rhs, " has K = ", rhsRows);
   Shape shape;
   if (!OpTrait::util::getBroadcastedShape(lhsShape.drop_back(2),
                                           rhsShape.drop_back(2), shape))
     return emitInferError(loc, getOperationName(), "batch dimensions ",
-                   formatShape(lhsShape.drop_back(2)), " and ",
-                   formatShape(rhsShape.drop_back(2)),
-                   " are not broadcast-compatible");
+                          formatShape(lhsShape.drop_back(2)), " and ",
+                          formatShape(rhsShape.drop_back(2)),
+                          " are not broadcast-compatible");
   shape.push_back(lhsRows);
   shape.push_back(rhsCols);
   types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
@@ -289,19 +294,22 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   if (input.getRank() < 1 || weight.getRank() != 2)
-    return emitInferError(loc, getOperationName(), "expects input [..., in] and "
-                   "weight [out, in], got ", input, " and ", weight);
+    return emitInferError(loc, getOperationName(),
+                          "expects input [..., in] and "
+                          "weight [out, in], got ",
+                          input, " and ", weight);
   int64_t in = input.getShape().back();
   if (!dimsAgree(in, weight.getDimSize(1)))
     return emitInferError(loc, getOperationName(), "input features ", in,
-                   " differ from weight input features ",
-                   weight.getDimSize(1), " (weight is [out, in])");
+                          " differ from weight input features ",
+                          weight.getDimSize(1), " (weight is [out, in])");
   int64_t out = weight.getDimSize(0);
   if (Value bias = adaptor.getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 || !dimsAgree(biasType.getDimSize(0), out))
       return emitInferError(loc, getOperationName(), "bias ", biasType,
-                     " must be [", out, "], the weight's output features");
+                            " must be [", out,
+                            "], the weight's output features");
   }
   Shape shape(input.getShape().drop_back());
   shape.push_back(out);
@@ -332,8 +340,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (adaptor.getEpsilon().convertToDouble() < 0)
     return emitInferError(loc, getOperationName(), "epsilon ",
-                   adaptor.getEpsilon().convertToDouble(),
-                   " must not be negative");
+                          adaptor.getEpsilon().convertToDouble(),
+                          " must not be negative");
   types.push_back(input);
   return success();
 }
@@ -346,7 +354,7 @@ LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (grad != input)
     return emitInferError(loc, getOperationName(), "grad ", grad,
-                   " must have the input type ", input);
+                          " must have the input type ", input);
   FailureOr<int64_t> axis = normalizeAxis(loc, getOperationName(), "axis",
                                           adaptor.getAxis(), input.getRank());
   if (failed(axis))
@@ -355,8 +363,7 @@ LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
   if (failed(checkNormalizedOperand(loc, getOperationName(), "weight",
                                     adaptor.getWeight(), normalized)))
     return failure();
-  auto featureType =
-      RankedTensorType::get(normalized, input.getElementType());
+  auto featureType = RankedTensorType::get(normalized, input.getElementType());
   types.append({input, featureType, featureType});
   return success();
 }
@@ -382,8 +389,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   }
   if (!valid)
     return emitInferError(loc, getOperationName(), "permutation ",
-                   formatShape(permutation),
-                   " is not a permutation of the dimensions of ", input);
+                          formatShape(permutation),
+                          " is not a permutation of the dimensions of ", input);
   Shape shape;
   for (int64_t dim : permutation)
     shape.push_back(input.getDimSize(dim));
@@ -399,13 +406,13 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> shape = adaptor.getShape();
   if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
     return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
-                   " must have non-negative static dimensions");
+                          " must have non-negative static dimensions");
   if (input.hasStaticShape() &&
       input.getNumElements() != ShapedType::getNumElements(shape))
     return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
-                   " holds ", ShapedType::getNumElements(shape),
-                   " elements but the input ", input, " holds ",
-                   input.getNumElements());
+                          " holds ", ShapedType::getNumElements(shape),
+                          " elements but the input ", input, " holds ",
+                          input.getNumElements());
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
 }
@@ -416,9 +423,9 @@ LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *,
                                               SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (!broadcastsTo(input.getShape(), adaptor.getShape()))
-    return emitInferError(loc, getOperationName(), "input shape ",
-                   formatShape(input.getShape()),
-                   " does not broadcast to ", formatShape(adaptor.getShape()));
+    return emitInferError(
+        loc, getOperationName(), "input shape ", formatShape(input.getShape()),
+        " does not broadcast to ", formatShape(adaptor.getShape()));
   types.push_back(
       RankedTensorType::get(adaptor.getShape(), input.getElementType()));
   return success();
@@ -431,9 +438,9 @@ LogicalResult SumToOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (!broadcastsTo(adaptor.getShape(), input.getShape()))
     return emitInferError(loc, getOperationName(), "shape ",
-                   formatShape(adaptor.getShape()),
-                   " does not broadcast to the input shape ",
-                   formatShape(input.getShape()));
+                          formatShape(adaptor.getShape()),
+                          " does not broadcast to the input shape ",
+                          formatShape(input.getShape()));
   types.push_back(
       RankedTensorType::get(adaptor.getShape(), input.getElementType()));
   return success();
@@ -461,17 +468,17 @@ LogicalResult SliceGradOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> inputShape = adaptor.getInputShape();
   if (llvm::any_of(inputShape, [](int64_t dim) { return dim < 0; }))
     return emitInferError(loc, getOperationName(), "input_shape ",
-                   formatShape(inputShape),
-                   " must have non-negative static dimensions");
-  FailureOr<Shape> sliced = inferSliceShape(
-      loc, getOperationName(), inputShape, adaptor.getStarts(),
-      adaptor.getLimits(), adaptor.getStrides());
+                          formatShape(inputShape),
+                          " must have non-negative static dimensions");
+  FailureOr<Shape> sliced =
+      inferSliceShape(loc, getOperationName(), inputShape, adaptor.getStarts(),
+                      adaptor.getLimits(), adaptor.getStrides());
   if (failed(sliced))
     return failure();
   if (!shapesAgree(grad.getShape(), *sliced))
     return emitInferError(loc, getOperationName(), "grad shape ",
-                   formatShape(grad.getShape()),
-                   " must equal the slice shape ", formatShape(*sliced));
+                          formatShape(grad.getShape()),
+                          " must equal the slice shape ", formatShape(*sliced));
   types.push_back(RankedTensorType::get(inputShape, grad.getElementType()));
   return success();
 }
@@ -495,11 +502,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     for (int64_t d = 0; agree && d < first.getRank(); ++d)
       agree = d == *axis || dimsAgree(type.getDimSize(d), shape[d]);
     if (!agree)
-      return emitInferError(loc, getOperationName(), "input ", index + 1, " ", type,
-                     " does not match input 0 ", first,
-                     " outside the concatenated axis ", *axis);
-    if (ShapedType::isDynamic(shape[*axis]) ||
-        type.isDynamicDim(*axis))
+      return emitInferError(loc, getOperationName(), "input ", index + 1, " ",
+                            type, " does not match input 0 ", first,
+                            " outside the concatenated axis ", *axis);
+    if (ShapedType::isDynamic(shape[*axis]) || type.isDynamicDim(*axis))
       shape[*axis] = ShapedType::kDynamic;
     else
       shape[*axis] += type.getDimSize(*axis);
@@ -520,14 +526,14 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> sizes = adaptor.getSizes();
   if (sizes.empty() || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     return emitInferError(loc, getOperationName(), "sizes ", formatShape(sizes),
-                   " must be a non-empty list of non-negative sizes");
+                          " must be a non-empty list of non-negative sizes");
   int64_t total = 0;
   for (int64_t size : sizes)
     total += size;
   if (!dimsAgree(total, input.getDimSize(*axis)))
     return emitInferError(loc, getOperationName(), "sizes ", formatShape(sizes),
-                   " add up to ", total, " but dimension ", *axis, " of ",
-                   input, " is ", input.getDimSize(*axis));
+                          " add up to ", total, " but dimension ", *axis,
+                          " of ", input, " is ", input.getDimSize(*axis));
   for (int64_t size : sizes) {
     Shape shape(input.getShape());
     shape[*axis] = size;
@@ -570,8 +576,8 @@ LogicalResult GatherGradOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> dataShape = adaptor.getDataShape();
   if (llvm::any_of(dataShape, [](int64_t dim) { return dim < 0; }))
     return emitInferError(loc, getOperationName(), "data_shape ",
-                   formatShape(dataShape),
-                   " must have non-negative static dimensions");
+                          formatShape(dataShape),
+                          " must have non-negative static dimensions");
   FailureOr<int64_t> axis =
       normalizeAxis(loc, getOperationName(), "axis", adaptor.getAxis(),
                     static_cast<int64_t>(dataShape.size()));
@@ -579,10 +585,9 @@ LogicalResult GatherGradOp::inferReturnTypes(MLIRContext *,
     return failure();
   Shape expected = gatherShape(dataShape, indices.getShape(), *axis);
   if (!shapesAgree(grad.getShape(), expected))
-    return emitInferError(loc, getOperationName(), "grad shape ",
-                   formatShape(grad.getShape()),
-                   " must equal the gather result shape ",
-                   formatShape(expected));
+    return emitInferError(
+        loc, getOperationName(), "grad shape ", formatShape(grad.getShape()),
+        " must equal the gather result shape ", formatShape(expected));
   types.push_back(RankedTensorType::get(dataShape, grad.getElementType()));
   return success();
 }
@@ -606,9 +611,10 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult CrossEntropyGradOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &types) {
+LogicalResult
+CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                     Adaptor adaptor,
+                                     SmallVectorImpl<Type> &types) {
   auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
   FailureOr<RankedTensorType> loss = inferCrossEntropyType(
       loc, getOperationName(), logits,
@@ -631,7 +637,7 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
   auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
   if (!shapesAgree(input.getShape(), target.getShape()))
     return emitInferError(loc, getOperationName(), "input ", input,
-                   " and target ", target, " must have the same shape");
+                          " and target ", target, " must have the same shape");
   types.push_back(lossType(input, adaptor.getReduction()));
   return success();
 }
@@ -644,7 +650,7 @@ LogicalResult MseLossGradOp::inferReturnTypes(MLIRContext *,
   auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
   if (input != target)
     return emitInferError(loc, getOperationName(), "input ", input,
-                   " and target ", target, " must have the same type");
+                          " and target ", target, " must have the same type");
   if (failed(checkLossGrad(loc, getOperationName(),
                            cast<RankedTensorType>(adaptor.getGrad().getType()),
                            lossType(input, adaptor.getReduction()))))

@@ -20,9 +20,9 @@ void PPDialect::registerAttributes() {
       >();
 }
 
-LogicalResult
-MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringRef name, int64_t size, AxisKind kind) {
+LogicalResult MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef name, int64_t size,
+                                   AxisKind kind) {
   if (name.empty())
     return emitError() << "mesh axis name must not be empty";
   if (size < 1)
@@ -58,13 +58,13 @@ Attribute PlacementAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> stages;
   if (parser.parseLess() || parser.parseKeyword("stages") ||
       parser.parseEqual() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        return parser.parseInteger(stages.emplace_back());
-      }) ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parser.parseInteger(stages.emplace_back()); }) ||
       parser.parseGreater())
     return {};
-  return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), stages);
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    stages);
 }
 
 void PlacementAttr::print(AsmPrinter &printer) const {

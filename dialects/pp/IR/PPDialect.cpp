@@ -31,16 +31,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                                           Type type, NamedAttribute attr) {
   if (attr.getName() == kPlacementAttrName) {
     if (!isa<PlacementAttr>(attr.getValue()))
-      return op->emitError() << "'" << kPlacementAttrName << "' on " << where
-                             << " must be a #pp.placement, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << kPlacementAttrName << "' on " << where
+             << " must be a #pp.placement, got " << attr.getValue();
     return success();
   }
   if (attr.getName() != kShardingAttrName)
     return op->emitError() << "unknown pp attribute '"
-                           << attr.getName().getValue()
-                           << "' on " << where << " (expected '"
-                           << kShardingAttrName << "' or '"
+                           << attr.getName().getValue() << "' on " << where
+                           << " (expected '" << kShardingAttrName << "' or '"
                            << kPlacementAttrName << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
@@ -72,10 +71,8 @@ LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned resultIndex,
                                                      NamedAttribute attr) {
-  auto function = dyn_cast<FunctionOpInterface>(op);
-  if (!function)
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' on a result needs a function";
+  // Only function-like ops carry result attributes.
+  auto function = cast<FunctionOpInterface>(op);
   return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
                               function.getResultTypes()[resultIndex], attr);
 }

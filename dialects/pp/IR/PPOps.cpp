@@ -38,10 +38,10 @@ static LogicalResult verifyStageIndex(Operation *op, MeshOp mesh,
     return op->emitOpError() << "refers to pipeline stages but mesh @"
                              << mesh.getSymName() << " has no pipeline axis";
   if (stage < 0 || stage >= pipeline.getSize())
-    return op->emitOpError() << what << " " << stage
-                             << " is out of range: mesh @"
-                             << mesh.getSymName() << " has "
-                             << pipeline.getSize() << " pipeline stages";
+    return op->emitOpError()
+           << what << " " << stage << " is out of range: mesh @"
+           << mesh.getSymName() << " has " << pipeline.getSize()
+           << " pipeline stages";
   return success();
 }
 
@@ -51,8 +51,8 @@ static LogicalResult verifyTensorNames(Operation *op, ArrayAttr names,
   if (count == 0)
     return op->emitOpError() << "must carry at least one tensor";
   if (names.size() != count)
-    return op->emitOpError() << "carries " << count << " tensors but names "
-                             << names.size();
+    return op->emitOpError()
+           << "carries " << count << " tensors but names " << names.size();
   llvm::StringSet<> seen;
   for (Attribute name : names) {
     StringRef text = cast<StringAttr>(name).getValue();
@@ -85,9 +85,8 @@ static FailureOr<int64_t> verifyCollectiveGroup(Operation *op,
     if (!seen.insert(name).second)
       return op->emitOpError() << "names mesh axis \"" << name << "\" twice";
     if (axis.getKind() == AxisKind::pipeline)
-      return op->emitOpError()
-             << "cannot run over the pipeline axis \"" << name
-             << "\"; stages exchange values with pp.transfer";
+      return op->emitOpError() << "cannot run over the pipeline axis \"" << name
+                               << "\"; stages exchange values with pp.transfer";
     size *= axis.getSize();
   }
   return size;
@@ -99,8 +98,8 @@ static LogicalResult verifyScaledDim(Operation *op, RankedTensorType input,
                                      RankedTensorType result, int64_t dim,
                                      int64_t numerator, int64_t denominator) {
   if (dim < 0 || dim >= input.getRank())
-    return op->emitOpError() << "dim " << dim << " is out of range for "
-                             << input;
+    return op->emitOpError()
+           << "dim " << dim << " is out of range for " << input;
   int64_t size = input.getDimSize(dim);
   SmallVector<int64_t> shape(input.getShape());
   if (!ShapedType::isDynamic(size)) {
@@ -114,8 +113,8 @@ static LogicalResult verifyScaledDim(Operation *op, RankedTensorType input,
   }
   auto expected = RankedTensorType::get(shape, input.getElementType());
   if (result != expected)
-    return op->emitOpError() << "result type " << result << " should be "
-                             << expected;
+    return op->emitOpError()
+           << "result type " << result << " should be " << expected;
   return success();
 }
 
@@ -130,8 +129,7 @@ LogicalResult MeshOp::verify() {
   MeshAxisAttr pipeline;
   for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>()) {
     if (!names.insert(axis.getName()).second)
-      return emitOpError() << "has two axes named \"" << axis.getName()
-                           << "\"";
+      return emitOpError() << "has two axes named \"" << axis.getName() << "\"";
     if (axis.getKind() != AxisKind::pipeline)
       continue;
     if (pipeline)

@@ -39,8 +39,8 @@ std::vector<float> randomMatrix(size_t size, std::mt19937 &rng) {
 }
 
 /// (m, n, k, transA, transB, alpha, beta, padding of every row stride)
-using GemmCase = std::tuple<int64_t, int64_t, int64_t, bool, bool, float,
-                            float, int64_t>;
+using GemmCase =
+    std::tuple<int64_t, int64_t, int64_t, bool, bool, float, float, int64_t>;
 
 class GemmAgainstReference : public ::testing::TestWithParam<GemmCase> {};
 
@@ -55,14 +55,14 @@ TEST_P(GemmAgainstReference, MatchesDoublePrecisionReference) {
   std::vector<double> expected(c.begin(), c.end());
   referenceGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, expected,
                 ldc);
-  ASSERT_EQ(pp_gemm_f32(transA, transB, m, n, k, alpha, a.data(), lda,
-                        b.data(), ldb, beta, c.data(), ldc),
+  ASSERT_EQ(pp_gemm_f32(transA, transB, m, n, k, alpha, a.data(), lda, b.data(),
+                        ldb, beta, c.data(), ldc),
             PP_OK)
       << pp_last_error();
   // Each output sums k products of values in [-1, 1]; float accumulation
   // error grows at most like k * epsilon.
-  double tolerance = 4.0 * std::max<int64_t>(k, 1) *
-                     std::numeric_limits<float>::epsilon();
+  double tolerance =
+      4.0 * std::max<int64_t>(k, 1) * std::numeric_limits<float>::epsilon();
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       ASSERT_NEAR(c[i * ldc + j], expected[i * ldc + j], tolerance)
@@ -106,17 +106,17 @@ void expectInvalid(pp_status status, const char *fragment) {
 
 TEST(Gemm, RejectsBadArguments) {
   std::vector<float> a(16), b(16), c(16);
-  expectInvalid(pp_gemm_f32(false, false, -1, 2, 2, 1.0f, a.data(), 2,
-                            b.data(), 2, 0.0f, c.data(), 2),
+  expectInvalid(pp_gemm_f32(false, false, -1, 2, 2, 1.0f, a.data(), 2, b.data(),
+                            2, 0.0f, c.data(), 2),
                 "m = -1");
-  expectInvalid(pp_gemm_f32(false, false, 2, 2, 4, 1.0f, a.data(), 3,
-                            b.data(), 2, 0.0f, c.data(), 2),
+  expectInvalid(pp_gemm_f32(false, false, 2, 2, 4, 1.0f, a.data(), 3, b.data(),
+                            2, 0.0f, c.data(), 2),
                 "lda = 3 is smaller than the 4 columns");
   expectInvalid(pp_gemm_f32(false, true, 2, 4, 3, 1.0f, a.data(), 3, b.data(),
                             2, 0.0f, c.data(), 4),
                 "ldb = 2 is smaller than the 3 columns");
-  expectInvalid(pp_gemm_f32(false, false, 2, 4, 2, 1.0f, a.data(), 2,
-                            b.data(), 4, 0.0f, c.data(), 3),
+  expectInvalid(pp_gemm_f32(false, false, 2, 4, 2, 1.0f, a.data(), 2, b.data(),
+                            4, 0.0f, c.data(), 3),
                 "ldc = 3");
   expectInvalid(pp_gemm_f32(false, false, 2, 2, 2, 1.0f, nullptr, 2, b.data(),
                             2, 0.0f, c.data(), 2),
