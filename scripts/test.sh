@@ -19,7 +19,11 @@ status=0
 /usr/bin/python3 - "$results" <<'PY'
 import json, sys
 tests = json.load(open(sys.argv[1]))["tests"]
-passed = sum(t["code"] in ("PASS", "XFAIL") for t in tests)
-print(f"{passed} passed, {len(tests) - passed} failed")
+codes = [t["code"] for t in tests]
+passed = codes.count("PASS")
+skipped = codes.count("UNSUPPORTED")
+failed = len(codes) - passed - skipped
+print(f"{passed} passed, {failed} failed" +
+      (f", {skipped} skipped" if skipped else ""))
 PY
 exit "$status"
