@@ -18,6 +18,10 @@ if(NOT CMAKE_CUDA_COMPILER)
                  "on PATH (set PP_CUDA_ROOT to build them)")
   return()
 endif()
+# Hopper (H200) is the target; sm_80 keeps the build usable on A100.
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES 80 90)
+endif()
 enable_language(CUDA)
 find_package(CUDAToolkit REQUIRED)
 find_library(PP_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR}
@@ -30,11 +34,6 @@ if(NOT PP_NCCL_LIBRARY OR NOT PP_NCCL_INCLUDE_DIR)
   return()
 endif()
 set(CMAKE_CUDA_STANDARD 17)
-# Hopper (H200) is the target; sm_80 keeps the build usable on A100.
-if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR
-   CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-  set(CMAKE_CUDA_ARCHITECTURES 80 90)
-endif()
 set(PP_HAVE_CUDA ON)
 message(STATUS "pp: CUDA ${CUDAToolkit_VERSION} with cuBLAS and NCCL "
                "(${PP_NCCL_LIBRARY}); CUDA parts enabled")
