@@ -24,3 +24,7 @@ extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
               blasInt(blasStride(ldb)), beta, c, blasInt(blasStride(ldc)));
   return PP_OK;
 }
+
+extern "C" void pp_set_gemm_threads(int threads) {
+  openblas_set_num_threads(threads < 1 ? 1 : threads);
+}

@@ -16,6 +16,7 @@ struct pp_tensor {
   int64_t numel;
   size_t nbytes;
   void *data;
+  void (*release)(void *data);
 };
 
 namespace {
@@ -52,8 +53,34 @@ extern "C" const char *pp_dtype_name(pp_dtype dtype) {
   return "unknown";
 }
 
+namespace {
+
+/// Zero-filled, 64-byte-aligned host memory.
+void *allocateHost(size_t nbytes) {
+  // aligned_alloc needs a size that is a multiple of the alignment.
+  size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  void *data =
+      std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  if (data)
+    std::memset(data, 0, nbytes);
+  return data;
+}
+
+void releaseHost(void *data) { std::free(data); }
+
+const pp_allocator hostAllocator = {allocateHost, releaseHost};
+
+} // namespace
+
 extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
                                       const int64_t *shape, pp_tensor **out) {
+  return pp_tensor_create_in(&hostAllocator, dtype, rank, shape, out);
+}
+
+extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
+                                         pp_dtype dtype, int64_t rank,
+                                         const int64_t *shape,
+                                         pp_tensor **out) {
   if (!out)
     return failWith(PP_ERROR_INVALID_ARGUMENT,
                     "pp_tensor_create: the output pointer is NULL");
@@ -81,20 +108,18 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
     numel *= shape[d];
   }
   size_t nbytes = static_cast<size_t>(numel) * elementSize;
-  // aligned_alloc needs a size that is a multiple of the alignment.
-  size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  void *data =
-      std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  void *data = allocator->allocate(nbytes);
   if (!data)
     return failWith(PP_ERROR_OUT_OF_MEMORY,
                     "pp_tensor_create: cannot "
                     "allocate ",
                     nbytes, " bytes");
-  std::memset(data, 0, nbytes);
-  auto *tensor = new (std::nothrow) pp_tensor{
-      dtype, std::vector<int64_t>(shape, shape + rank), numel, nbytes, data};
+  auto *tensor = new (std::nothrow)
+      pp_tensor{dtype,  std::vector<int64_t>(shape, shape + rank),
+                numel,  nbytes,
+                data,   allocator->release};
   if (!tensor) {
-    std::free(data);
+    allocator->release(data);
     return failWith(PP_ERROR_OUT_OF_MEMORY,
                     "pp_tensor_create: cannot allocate the tensor header");
   }
@@ -105,7 +130,7 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
 extern "C" void pp_tensor_destroy(pp_tensor *tensor) {
   if (!tensor)
     return;
-  std::free(tensor->data);
+  tensor->release(tensor->data);
   delete tensor;
 }
 

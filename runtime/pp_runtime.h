@@ -49,6 +49,20 @@ typedef struct pp_tensor pp_tensor;
  * (it may be NULL when rank is 0). */
 pp_status pp_tensor_create(pp_dtype dtype, int64_t rank, const int64_t *shape,
                            pp_tensor **out);
+/* Where a tensor's buffer lives: pp_tensor_create uses zero-filled host
+ * memory; the CUDA runtime passes device memory functions. `allocate`
+ * returns NULL when it cannot. */
+typedef struct pp_allocator {
+  void *(*allocate)(size_t bytes);
+  void (*release)(void *data);
+} pp_allocator;
+
+/* Like pp_tensor_create, with the buffer from `allocator` (not zeroed
+ * unless the allocator zeroes it). */
+pp_status pp_tensor_create_in(const pp_allocator *allocator, pp_dtype dtype,
+                              int64_t rank, const int64_t *shape,
+                              pp_tensor **out);
+
 /* Frees a tensor; NULL is ignored. */
 void pp_tensor_destroy(pp_tensor *tensor);
 
@@ -68,6 +82,9 @@ pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t k, float alpha, const float *a, int64_t lda,
                       const float *b, int64_t ldb, float beta, float *c,
                       int64_t ldc);
+
+/* Threads each GEMM may use (OpenBLAS); at least 1. */
+void pp_set_gemm_threads(int threads);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,27 +1,111 @@
 //===- pp-opt.cpp - the pp compiler driver ----------------------*- C++ -*-===//
 //
 // An mlir-opt style driver with the nn and pp dialects, the upstream dialects
-// their programs use, and every pp pass registered.
+// their programs use, and every pp pass registered. Besides MLIR files it
+// reads ONNX models (`.onnx`, or `.onnxtxt` in ONNX's text syntax) directly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/pp/IR/PPDialect.h"
+#include "frontends/onnx/OnnxImporter.h"
+#include "passes/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+static llvm::cl::opt<int64_t> batchSize(
+    "batch-size",
+    llvm::cl::desc("Size of symbolic dimensions when importing an ONNX model"),
+    llvm::cl::init(0));
+
+static llvm::cl::opt<std::string> emitDirectory(
+    "pp-emit",
+    llvm::cl::desc("After the pass pipeline, write a pipeline package to this "
+                   "directory (pp-emit-package)"),
+    llvm::cl::value_desc("dir"), llvm::cl::init(""));
+
+/// Imports the ONNX model at `path` and returns it printed as MLIR, or null
+/// after printing why it cannot be imported.
+static std::unique_ptr<llvm::MemoryBuffer>
+importOnnxAsText(llvm::StringRef path, mlir::DialectRegistry &registry) {
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &message);
+  if (!file) {
+    llvm::errs() << "pp-opt: cannot read '" << path << "': " << message << "\n";
+    return nullptr;
+  }
+  mlir::MLIRContext context(registry);
+  pp::onnx_frontend::ImportOptions options;
+  options.batchSize = batchSize;
+  mlir::OwningOpRef<mlir::ModuleOp> module = pp::onnx_frontend::importOnnxModel(
+      file->getBuffer(), path, &context, options);
+  if (!module)
+    return nullptr;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<pp::nn::NNDialect, pp::PPDialect, mlir::arith::ArithDialect,
-                  mlir::func::FuncDialect, mlir::tensor::TensorDialect>();
+                  mlir::emitc::EmitCDialect, mlir::func::FuncDialect,
+                  mlir::tensor::TensorDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  pp::registerPasses();
+
+  auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "pp compiler driver: partitions models into pipelines\n",
-      registry));
+      registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (!emitDirectory.empty()) {
+    mlir::MlirOptMainConfig base = config;
+    config.setPassPipelineSetupFn([base](mlir::PassManager &pm) {
+      if (mlir::failed(base.setupPassPipeline(pm)))
+        return mlir::failure();
+      pp::EmitPackageOptions options;
+      options.dir = emitDirectory;
+      pm.addPass(pp::createEmitPackage(options));
+      return mlir::success();
+    });
+  }
+
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  std::string message;
+  if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
+    input = importOnnxAsText(inputPath, registry);
+    if (!input)
+      return EXIT_FAILURE;
+  } else {
+    input = mlir::openInputFile(inputPath, &message);
+    if (!input) {
+      llvm::errs() << "pp-opt: " << message << "\n";
+      return EXIT_FAILURE;
+    }
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputPath, &message);
+  if (!output) {
+    llvm::errs() << "pp-opt: " << message << "\n";
+    return EXIT_FAILURE;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
+                                     config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }

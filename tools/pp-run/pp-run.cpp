@@ -1,23 +1,38 @@
 //===- pp-run.cpp - runs compiled pipelines ---------------------*- C++ -*-===//
 //
-// Launches the ranks of a compiled pipeline package (or of a model it
-// compiles first) and trains it. This revision parses and checks the whole
-// command line and the package path; executing packages arrives with the
-// first end-to-end pipeline (see docs/tools/pp-run.md).
+// Trains a pipeline package (or a model it compiles first, cached by content
+// hash) with one process per rank. Without RANK in the environment it is the
+// launcher: it starts the ranks on this machine with torchrun's variables
+// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with RANK
+// set it is one rank of a job some launcher started.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/pp-run/ModelCache.h"
+
+#include "runtime/Communicator.h"
+#include "runtime/Package.h"
+#include "runtime/Trainer.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
 using namespace llvm;
+using namespace pp::runtime;
 
 namespace {
 
-enum class Schedule { GPipe, OneFOneB };
 enum class DataSource { Synthetic };
 
 cl::OptionCategory runCategory("pp-run options");
@@ -30,14 +45,11 @@ cl::opt<unsigned> numProcesses(
     cl::desc("Rank processes to launch on this machine (default: one per "
              "stage)"),
     cl::cat(runCategory));
-cl::opt<Schedule>
-    schedule("schedule", cl::init(Schedule::OneFOneB),
-             cl::desc("Pipeline schedule"),
-             cl::values(clEnumValN(Schedule::GPipe, "gpipe",
-                                   "all forwards, then all backwards"),
-                        clEnumValN(Schedule::OneFOneB, "1f1b",
-                                   "one forward, one backward (default)")),
-             cl::cat(runCategory));
+cl::opt<std::string> scheduleName(
+    "schedule", cl::init("1f1b"),
+    cl::desc("Pipeline schedule: gpipe (all forwards, then all backwards) or "
+             "1f1b (one forward, one backward; default)"),
+    cl::cat(runCategory));
 cl::opt<int> microbatches("microbatches", cl::init(1),
                           cl::desc("Microbatches per step (>= 1)"),
                           cl::cat(runCategory));
@@ -51,14 +63,35 @@ cl::opt<DataSource>
                                "(seed, sample index)")),
          cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
-                       cl::desc("Seed of data and initialization"),
+                       cl::desc("Seed of the synthetic data"),
                        cl::cat(runCategory));
 cl::opt<std::string>
     metricsPath("metrics",
                 cl::desc("Write one JSON object per step to this file"),
                 cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
+                                   cl::desc("sgd (default) or adamw"),
+                                   cl::cat(runCategory));
+cl::opt<float> learningRate("lr", cl::init(0.01f),
+                            cl::desc("Learning rate (default 0.01)"),
+                            cl::cat(runCategory));
+cl::opt<float> momentum("momentum", cl::init(0.0f),
+                        cl::desc("SGD momentum (default 0)"),
+                        cl::cat(runCategory));
+cl::opt<float> weightDecay("weight-decay", cl::init(0.0f),
+                           cl::desc("Weight decay (default 0)"),
+                           cl::cat(runCategory));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm", cl::init(0.0),
+    cl::desc("Clip the global gradient norm to this value (0: off)"),
+    cl::cat(runCategory));
+cl::opt<int> timeoutSeconds(
+    "timeout", cl::init(300),
+    cl::desc("Seconds a rank waits for another before failing"),
+    cl::cat(runCategory));
 cl::opt<int> stages("stages", cl::init(0),
-                    cl::desc("Pipeline stages when compiling a model"),
+                    cl::desc("Pipeline stages when compiling a model "
+                             "(default 1)"),
                     cl::cat(runCategory));
 cl::opt<int> microbatchSize("microbatch-size", cl::init(0),
                             cl::desc("Samples per microbatch when compiling "
@@ -69,11 +102,158 @@ cl::opt<std::string> loss("loss",
                                    "KIND:OUTPUT with KIND mse or "
                                    "cross_entropy"),
                           cl::value_desc("kind:output"), cl::cat(runCategory));
+cl::list<std::string> splitPoints(
+    "split-points", cl::CommaSeparated,
+    cl::desc("First node of every stage after the first, when compiling"),
+    cl::cat(runCategory));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Where compiled models are kept (default $PP_CACHE_DIR, else "
+             "~/.cache/pp)"),
+    cl::cat(runCategory));
 
 /// Prints `message` as an error and returns the failing exit code.
 int error(const Twine &message) {
   WithColor::error(errs(), "pp-run") << message << "\n";
   return 1;
+}
+
+/// A TCP port that is free right now.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
+          0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+/// Reads an integer environment variable; fails on garbage.
+std::optional<int> environmentInt(const char *name, std::string &problem) {
+  const char *value = std::getenv(name);
+  if (!value)
+    return std::nullopt;
+  char *end = nullptr;
+  long parsed = std::strtol(value, &end, 10);
+  if (*value == '\0' || *end != '\0' || parsed < 0) {
+    problem = std::string(name) + "='" + value + "' is not a non-negative "
+                                                 "integer";
+    return std::nullopt;
+  }
+  return static_cast<int>(parsed);
+}
+
+TrainerOptions trainerOptions() {
+  TrainerOptions options;
+  options.schedule = *parseScheduleKind(scheduleName);
+  options.microbatches = microbatches;
+  options.steps = steps;
+  options.seed = seed;
+  options.metricsPath = metricsPath;
+  options.maxGradNorm = clipGradNorm;
+  options.optimizer.kind = optimizerName;
+  options.optimizer.learningRate = learningRate;
+  options.optimizer.momentum = momentum;
+  options.optimizer.weightDecay = weightDecay;
+  return options;
+}
+
+/// Runs rank `info.rank` of the job on `packageDir`.
+int runRank(const std::string &packageDir, const RendezvousInfo &info) {
+  std::string prefix =
+      info.worldSize > 1 ? "rank " + std::to_string(info.rank) + ": " : "";
+  try {
+    pp_set_gemm_threads(1);
+    Package package = Package::load(packageDir);
+    package.loadCpuLibrary();
+    Communicator communicator(info);
+    train(package, communicator, trainerOptions(), std::cout);
+  } catch (const std::exception &failure) {
+    return error(prefix + failure.what());
+  }
+  return 0;
+}
+
+/// The rank options of this invocation, as arguments after a placeholder for the
+/// program and the package.
+std::vector<std::string> rankArguments() {
+  std::vector<std::string> args = {""};
+  auto add = [&](const std::string &flag, const std::string &value) {
+    args.push_back("--" + flag + "=" + value);
+  };
+  add("schedule", scheduleName);
+  add("microbatches", std::to_string(microbatches));
+  add("steps", std::to_string(steps));
+  add("seed", std::to_string(seed));
+  if (!metricsPath.empty()) {
+    SmallString<256> absolute(metricsPath.getValue());
+    sys::fs::make_absolute(absolute);
+    add("metrics", absolute.str().str());
+  }
+  add("optimizer", optimizerName);
+  add("lr", std::to_string(learningRate));
+  add("momentum", std::to_string(momentum));
+  add("weight-decay", std::to_string(weightDecay));
+  add("clip-grad-norm", std::to_string(clipGradNorm));
+  add("timeout", std::to_string(timeoutSeconds));
+  return args;
+}
+
+/// Starts `count` ranks of this program on `packageDir` and waits for them;
+/// when one fails the others are stopped.
+int launch(const std::string &packageDir, int count, const char *self) {
+  int port = freePort();
+  std::vector<std::string> args = rankArguments();
+  args[0] = packageDir;
+  args.insert(args.begin(), self);
+  std::vector<pid_t> children;
+  for (int rank = 0; rank < count; ++rank) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(count).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      std::vector<char *> argv;
+      for (std::string &arg : args)
+        argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv("/proc/self/exe", argv.data());
+      std::perror("pp-run: cannot start a rank");
+      ::_exit(127);
+    }
+    if (pid < 0)
+      return error("cannot start rank " + Twine(rank));
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (size_t done = 0; done < children.size(); ++done) {
+    int status = 0;
+    pid_t pid = ::wait(&status);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && !failed) {
+      failed = 1;
+      auto it = std::find(children.begin(), children.end(), pid);
+      int rank = it - children.begin();
+      errs() << "pp-run: rank " << rank << " failed ("
+             << (WIFSIGNALED(status)
+                     ? "signal " + std::to_string(WTERMSIG(status))
+                     : "exit code " + std::to_string(WEXITSTATUS(status)))
+             << "); stopping the other ranks\n";
+      for (pid_t child : children)
+        if (child != pid)
+          ::kill(child, SIGTERM);
+    }
+  }
+  return failed;
 }
 
 } // namespace
@@ -84,27 +264,83 @@ int main(int argc, char **argv) {
       argc, argv,
       "pp-run: trains a compiled pipeline, one process per rank\n\n"
       "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
-      "         --steps S --data synthetic --seed K --metrics FILE\n");
+      "         --steps S --data synthetic --seed K --metrics FILE\n"
+      "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT "
+      "...\n");
 
+  if (!parseScheduleKind(scheduleName))
+    return error("unknown schedule '" + scheduleName +
+                 "'; use gpipe or 1f1b");
   if (microbatches < 1)
     return error("--microbatches must be at least 1, got " +
                  Twine(microbatches.getValue()));
   if (steps < 1)
     return error("--steps must be at least 1, got " + Twine(steps.getValue()));
+  if (optimizerName != "sgd" && optimizerName != "adamw")
+    return error("unknown optimizer '" + optimizerName +
+                 "'; use sgd or adamw");
+  if (timeoutSeconds < 1)
+    return error("--timeout must be at least 1 second");
   if (!sys::fs::exists(input))
     return error("no such package directory or model file: '" + input + "'");
-  if (!sys::fs::is_directory(input))
-    return error("'" + input +
-                 "' is a model file; compiling models in "
-                 "pp-run is not available in this build, compile it with "
-                 "pp-opt first");
-  SmallString<256> manifest(input.getValue());
-  sys::path::append(manifest, "manifest.json");
-  if (!sys::fs::exists(manifest))
-    return error("'" + input +
-                 "' is not a pipeline package: it has no "
-                 "manifest.json (pp-opt --pp-emit=DIR writes packages)");
-  return error("cannot run package '" + input +
-               "': this build of pp-run "
-               "does not execute pipeline packages yet");
+
+  std::string packageDir = input;
+  if (!sys::fs::is_directory(input)) {
+    ModelCompileRequest request;
+    request.modelPath = input;
+    request.stages = stages == 0 ? 1 : stages;
+    request.microbatchSize = microbatchSize;
+    request.loss = loss;
+    request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
+    request.cacheDir = cacheDir;
+    std::string problem;
+    std::optional<std::string> compiled = compileModel(request, problem);
+    if (!compiled)
+      return error(problem);
+    packageDir = *compiled;
+  }
+
+  std::string problem;
+  std::optional<int> rank = environmentInt("RANK", problem);
+  std::optional<int> worldSize = environmentInt("WORLD_SIZE", problem);
+  std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
+  if (!problem.empty())
+    return error(problem);
+  if (rank) {
+    // One rank of a job an external launcher (or this one) started.
+    RendezvousInfo info;
+    info.rank = *rank;
+    info.worldSize = worldSize.value_or(1);
+    if (info.rank >= info.worldSize)
+      return error("RANK=" + Twine(info.rank) + " is not below WORLD_SIZE=" +
+                   Twine(info.worldSize));
+    if (const char *addr = std::getenv("MASTER_ADDR"))
+      info.masterAddr = addr;
+    if (info.worldSize > 1 && !masterPort)
+      return error("MASTER_PORT is not set; a job of " +
+                   Twine(info.worldSize) +
+                   " ranks needs MASTER_ADDR and MASTER_PORT");
+    info.masterPort = masterPort.value_or(29500);
+    info.timeout = std::chrono::seconds(timeoutSeconds);
+    return runRank(packageDir, info);
+  }
+
+  int numStages;
+  try {
+    numStages = static_cast<int>(Package::load(packageDir).numStages);
+  } catch (const std::exception &failure) {
+    return error(failure.what());
+  }
+  int count = numProcesses == 0 ? numStages : static_cast<int>(numProcesses);
+  if (count != numStages)
+    return error("--nproc " + Twine(count) + " does not match the " +
+                 Twine(numStages) +
+                 " stages of the package; run one rank per stage (data "
+                 "parallelism is not supported yet)");
+  if (count == 1) {
+    RendezvousInfo info;
+    info.timeout = std::chrono::seconds(timeoutSeconds);
+    return runRank(packageDir, info);
+  }
+  return launch(packageDir, count, argv[0]);
 }

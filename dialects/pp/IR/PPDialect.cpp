@@ -36,10 +36,33 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
              << " must be a #pp.placement, got " << attr.getValue();
     return success();
   }
-  if (attr.getName() != kShardingAttrName)
-    return op->emitError() << "unknown pp attribute '"
-                           << attr.getName().getValue() << "' on " << where
-                           << " (expected '" << kShardingAttrName << "' or '"
+  StringRef name = attr.getName().getValue();
+  if (name == kNameAttrName || name == kRoleAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on " << where
+                             << " must be a string, got " << attr.getValue();
+    return success();
+  }
+  if (name == kStageAttrName) {
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on " << where
+                             << " must be an integer, got " << attr.getValue();
+    return success();
+  }
+  if (name == kInitAttrName) {
+    auto value = dyn_cast<ElementsAttr>(attr.getValue());
+    if (!value || value.getType() != type)
+      return op->emitError() << "'" << name << "' on " << where
+                             << " must be an elements attribute of type "
+                             << type << ", got " << attr.getValue();
+    return success();
+  }
+  if (name != kShardingAttrName)
+    return op->emitError() << "unknown pp attribute '" << name << "' on "
+                           << where << " (expected one of '" << kNameAttrName
+                           << "', '" << kRoleAttrName << "', '"
+                           << kInitAttrName << "', '" << kStageAttrName
+                           << "', '" << kShardingAttrName << "', '"
                            << kPlacementAttrName << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)

@@ -31,6 +31,35 @@ struct PipelineChannelResource
 constexpr llvm::StringLiteral kShardingAttrName = "pp.sharding";
 constexpr llvm::StringLiteral kPlacementAttrName = "pp.placement";
 
+/// Names the compiler pipeline attaches to functions, arguments, results and
+/// ops (docs/architecture.md, "Attributes along the pipeline").
+/// The model's own name of a function argument or result.
+constexpr llvm::StringLiteral kNameAttrName = "pp.name";
+/// What a function argument is: one of the `kRole*` values.
+constexpr llvm::StringLiteral kRoleAttrName = "pp.role";
+constexpr llvm::StringLiteral kRoleInput = "input";
+constexpr llvm::StringLiteral kRoleParameter = "parameter";
+constexpr llvm::StringLiteral kRoleLabel = "label";
+constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
+constexpr llvm::StringLiteral kRoleLoss = "loss";
+constexpr llvm::StringLiteral kRoleGradient = "gradient";
+constexpr llvm::StringLiteral kRoleSaved = "saved";
+/// The loss of a training program: `{kind, output, ignore_index}` on @main.
+constexpr llvm::StringLiteral kLossAttrName = "pp.loss";
+/// A parameter's initial value (usually a `dense_resource` blob).
+constexpr llvm::StringLiteral kInitAttrName = "pp.init";
+/// The model node an op implements; forward and backward ops of one node
+/// share it and are placed on the same stage.
+constexpr llvm::StringLiteral kNodeAttrName = "pp.node";
+/// The pipeline stage an op runs on.
+constexpr llvm::StringLiteral kStageAttrName = "pp.stage";
+/// Per-stage cost summaries pp-partition records on @main.
+constexpr llvm::StringLiteral kStageCostsAttrName = "pp.stage_costs";
+/// The mesh pp-partition declares for the pipeline.
+constexpr llvm::StringLiteral kPipelineMeshName = "pipeline";
+/// `#pp.phase<...>` of an op: forward (absent) or backward.
+constexpr llvm::StringLiteral kPhaseAttrName = "pp.phase";
+
 } // namespace pp
 
 #endif // PP_DIALECTS_PP_IR_PPDIALECT_H

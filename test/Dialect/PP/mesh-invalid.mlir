@@ -81,8 +81,22 @@ func.func @placement_kind() -> (tensor<4xf32> {pp.placement = 0}) {
 
 // -----
 
-// expected-error @+1 {{unknown pp attribute 'pp.stage' on argument 0 (expected 'pp.sharding' or 'pp.placement')}}
-func.func @unknown_attr(%w: tensor<4xf32> {pp.stage = 1}) {
+// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.sharding', 'pp.placement')}}
+func.func @unknown_attr(%w: tensor<4xf32> {pp.stages = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.stage' on argument 0 must be an integer, got "one"}}
+func.func @stage_not_integer(%w: tensor<4xf32> {pp.stage = "one"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.init' on argument 0 must be an elements attribute of type tensor<4xf32>, got dense<1.000000e+00> : tensor<2xf32>}}
+func.func @init_wrong_type(%w: tensor<4xf32> {pp.init = dense<1.0> : tensor<2xf32>}) {
   return
 }
 

@@ -1,0 +1,44 @@
+//===- OnnxImporter.h - ONNX models into the nn dialect ---------*- C++ -*-===//
+//
+// Imports an ONNX model (opsets 13 to 17) into a module holding one
+// `func.func @main` in the nn dialect. Graph inputs become arguments with
+// role "input", initializers become arguments with role "parameter" whose
+// initial values travel as `dense_resource` blobs, graph outputs become
+// results; all keep their ONNX names (`pp.name`), and every op records the
+// ONNX node it came from (`pp.node`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_FRONTENDS_ONNX_ONNXIMPORTER_H
+#define PP_FRONTENDS_ONNX_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace pp::onnx_frontend {
+
+/// Options of the import.
+struct ImportOptions {
+  /// Size given to symbolic (named or unknown) input dimensions; 0 makes
+  /// them an error that says to set it.
+  int64_t batchSize = 0;
+};
+
+/// True when `path` names an ONNX model: `.onnx` (binary protobuf) or
+/// `.onnxtxt` (ONNX's text syntax).
+bool isOnnxModelPath(llvm::StringRef path);
+
+/// Imports the model in `contents` (binary protobuf, or the text syntax when
+/// `path` ends in `.onnxtxt`). `path` only names the model in diagnostics.
+/// Returns null after emitting diagnostics when the model cannot be imported.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxModel(llvm::StringRef contents, llvm::StringRef path,
+                mlir::MLIRContext *context, const ImportOptions &options = {});
+
+/// The ONNX op types the importer supports, sorted, comma-separated.
+std::string supportedOnnxOps();
+
+} // namespace pp::onnx_frontend
+
+#endif // PP_FRONTENDS_ONNX_ONNXIMPORTER_H

@@ -1,0 +1,59 @@
+//===- Compile.cpp - the pp-compile pipeline ------------------------------===//
+//
+// `--pp-compile="stages=N microbatch-size=B loss=KIND:OUTPUT"`: from an
+// imported model to outlined pipeline stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace {
+
+struct CompileOptions : public PassPipelineOptions<CompileOptions> {
+  Option<int64_t> stages{*this, "stages",
+                         llvm::cl::desc("number of pipeline stages"),
+                         llvm::cl::init(1)};
+  Option<int64_t> microbatchSize{
+      *this, "microbatch-size",
+      llvm::cl::desc("rows per microbatch (dimension 0 of every input)"),
+      llvm::cl::init(0)};
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("KIND:OUTPUT (mse, cross_entropy)")};
+  ListOption<std::string> splitPoints{
+      *this, "split-points",
+      llvm::cl::desc("first node of every stage after the first")};
+};
+
+void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
+  pp::AttachLossOptions loss;
+  loss.loss = options.loss;
+  loss.microbatchSize = options.microbatchSize;
+  pm.addPass(pp::createAttachLoss(loss));
+  pm.addPass(pp::createAutodiff());
+  pp::PartitionOptions partition;
+  partition.stages = options.stages;
+  partition.splitPoints.assign(options.splitPoints.begin(),
+                               options.splitPoints.end());
+  pm.addPass(pp::createPartition(partition));
+  pm.addPass(pp::createInsertSendRecv());
+  pm.addPass(pp::createOutlineStages());
+}
+
+} // namespace
+
+void pp::registerPasses() {
+  registerTrainingPasses();
+  registerPipelinePasses();
+  registerCodegenPasses();
+  PassPipelineRegistration<CompileOptions>(
+      "pp-compile",
+      "Compile an imported model into pipeline stages: pp-attach-loss, "
+      "pp-autodiff, pp-partition, pp-insert-send-recv, pp-outline-stages",
+      buildCompilePipeline);
+}

@@ -1,0 +1,49 @@
+//===- ProgramUtils.cpp - the program the passes transform ----------------===//
+
+#include "passes/ProgramUtils.h"
+
+#include "dialects/pp/IR/PPDialect.h"
+
+using namespace mlir;
+
+namespace pp {
+
+FailureOr<func::FuncOp> getProgram(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (main && !main.isExternal())
+    return main;
+  return module.emitError("expected the training program as func.func @main "
+                          "(import a model with `pp-opt MODEL.onnx`)");
+}
+
+StringRef argumentRole(func::FuncOp function, unsigned index) {
+  auto role = function.getArgAttrOfType<StringAttr>(index, kRoleAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
+StringRef argumentName(func::FuncOp function, unsigned index) {
+  auto name = function.getArgAttrOfType<StringAttr>(index, kNameAttrName);
+  return name ? name.getValue() : StringRef();
+}
+
+StringAttr getNode(Operation *op) {
+  return op->getAttrOfType<StringAttr>(kNodeAttrName);
+}
+
+bool isBackward(Operation *op) {
+  auto phase = op->getAttrOfType<StagePhaseAttr>(kPhaseAttrName);
+  return phase && phase.getValue() != StagePhase::forward;
+}
+
+void setBackward(Operation *op) {
+  op->setAttr(kPhaseAttrName,
+              StagePhaseAttr::get(op->getContext(), StagePhase::backward));
+}
+
+std::optional<int64_t> getStage(Operation *op) {
+  if (auto stage = op->getAttrOfType<IntegerAttr>(kStageAttrName))
+    return stage.getInt();
+  return std::nullopt;
+}
+
+} // namespace pp

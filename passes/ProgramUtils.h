@@ -1,0 +1,38 @@
+//===- ProgramUtils.h - the program the passes transform --------*- C++ -*-===//
+//
+// Accessors for the whole-program form the pipeline passes share: one
+// `func.func @main` whose arguments, results and ops carry the attributes
+// named in dialects/pp/IR/PPDialect.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PASSES_PROGRAMUTILS_H
+#define PP_PASSES_PROGRAMUTILS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace pp {
+
+/// The program `@main` of `module`, or failure after saying it is missing.
+mlir::FailureOr<mlir::func::FuncOp> getProgram(mlir::ModuleOp module);
+
+/// The `pp.role` of argument `index` of `function` ("" when it has none).
+llvm::StringRef argumentRole(mlir::func::FuncOp function, unsigned index);
+/// The `pp.name` of argument `index` of `function` ("" when it has none).
+llvm::StringRef argumentName(mlir::func::FuncOp function, unsigned index);
+
+/// The model node `op` implements, or null.
+mlir::StringAttr getNode(mlir::Operation *op);
+/// True when `op` belongs to the backward computation.
+bool isBackward(mlir::Operation *op);
+/// Marks `op` as part of the backward computation.
+void setBackward(mlir::Operation *op);
+/// The stage `op` runs on, when assigned.
+std::optional<int64_t> getStage(mlir::Operation *op);
+
+} // namespace pp
+
+#endif // PP_PASSES_PROGRAMUTILS_H

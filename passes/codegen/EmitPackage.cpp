@@ -1,0 +1,317 @@
+//===- EmitPackage.cpp - pp-emit-package ----------------------------------===//
+//
+// Writes a pipeline package: generated sources, the manifest pp-run reads,
+// the initial parameters, and the compiled stage libraries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/codegen/Passes.h"
+
+#include "dialects/nn/IR/NNOps.h"
+#include "dialects/pp/IR/PPDialect.h"
+#include "dialects/pp/IR/PPOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Target/Cpp/CppEmitter.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+namespace pp {
+#define GEN_PASS_DEF_EMITPACKAGE
+#include "passes/codegen/Passes.h.inc"
+} // namespace pp
+
+using namespace mlir;
+using namespace pp;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json describeType(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return {{"dtype", tensor.getElementType().isF32() ? "f32" : "i64"},
+          {"shape", tensor.getShape()}};
+}
+
+json describeValue(StringRef name, StringRef role, Type type) {
+  json value = {{"name", name.str()}, {"role", role.str()}};
+  value.update(describeType(type));
+  return value;
+}
+
+StringRef stringAttr(DictionaryAttr dict, StringRef name) {
+  auto attr = dict ? dict.getAs<StringAttr>(name) : StringAttr();
+  return attr ? attr.getValue() : StringRef();
+}
+
+/// The manifest's description of one stage function.
+json describeFunction(func::FuncOp function) {
+  json args = json::array(), results = json::array();
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    DictionaryAttr attrs = function.getArgAttrDict(i);
+    args.push_back(describeValue(stringAttr(attrs, kNameAttrName),
+                                 stringAttr(attrs, kRoleAttrName),
+                                 function.getArgumentTypes()[i]));
+  }
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    DictionaryAttr attrs = function.getResultAttrDict(i);
+    results.push_back(describeValue(stringAttr(attrs, kNameAttrName),
+                                    stringAttr(attrs, kRoleAttrName),
+                                    function.getResultTypes()[i]));
+  }
+  json messages = json::array();
+  function.walk([&](Operation *op) {
+    json message;
+    if (auto send = dyn_cast<SendOp>(op))
+      message = {{"kind", "send"}, {"peer", send.getTo()}};
+    else if (auto recv = dyn_cast<RecvOp>(op))
+      message = {{"kind", "recv"}, {"peer", recv.getFrom()}};
+    else
+      return;
+    json tensors = json::array();
+    ArrayAttr names = op->getAttrOfType<ArrayAttr>("names");
+    TypeRange types = isa<SendOp>(op) ? TypeRange(op->getOperandTypes())
+                                      : TypeRange(op->getResultTypes());
+    for (auto [name, type] : llvm::zip(names, types)) {
+      json tensor = {{"name", cast<StringAttr>(name).str()}};
+      tensor.update(describeType(type));
+      tensors.push_back(tensor);
+    }
+    message["tensors"] = tensors;
+    messages.push_back(message);
+  });
+  return {{"function", function.getSymName().str()},
+          {"args", args},
+          {"results", results},
+          {"messages", messages}};
+}
+
+struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(emit()))
+      signalPassFailure();
+  }
+
+  LogicalResult fail(const Twine &message) {
+    return getOperation().emitError(message);
+  }
+
+  LogicalResult emit() {
+    ModuleOp module = getOperation();
+    if (dir.empty())
+      return fail("pp-emit-package needs dir=DIRECTORY");
+    auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
+    auto loss = module->getAttrOfType<DictionaryAttr>(kLossAttrName);
+    if (!stageCosts || !loss)
+      return fail("nothing to package: run --pp-compile (or pp-attach-loss "
+                  "through pp-outline-stages) first");
+    int64_t numStages = stageCosts.size();
+    SmallString<256> absolute(dir);
+    llvm::sys::fs::make_absolute(absolute);
+    packageDir = absolute.str().str();
+    if (std::error_code error = llvm::sys::fs::create_directories(packageDir))
+      return fail("cannot create the package directory '" + dir +
+                  "': " + error.message());
+
+    json manifest;
+    manifest["format"] = "pp-pipeline-package";
+    manifest["version"] = 1;
+    manifest["num_stages"] = numStages;
+    json stages = json::array();
+    for (int64_t stage = 0; stage < numStages; ++stage) {
+      json entry = {{"stage", stage}};
+      for (StringRef phase : {"forward", "backward"}) {
+        std::string name =
+            "stage" + std::to_string(stage) + "_" + phase.str();
+        auto function = module.lookupSymbol<func::FuncOp>(name);
+        if (!function)
+          return fail("the program has no function @" + name);
+        entry[phase.str()] = describeFunction(function);
+      }
+      stages.push_back(entry);
+    }
+
+    // Parameters, inputs and labels, from the forward functions that take
+    // them; parameter values go to parameters.bin in this order.
+    json parameters = json::array(), inputs = json::array(), labels;
+    std::string blob;
+    llvm::StringSet<> seenInputs;
+    for (int64_t stage = 0; stage < numStages; ++stage) {
+      auto function = module.lookupSymbol<func::FuncOp>(
+          "stage" + std::to_string(stage) + "_forward");
+      for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+        DictionaryAttr attrs = function.getArgAttrDict(i);
+        StringRef role = stringAttr(attrs, kRoleAttrName);
+        StringRef name = stringAttr(attrs, kNameAttrName);
+        Type type = function.getArgumentTypes()[i];
+        if (role == kRoleInput && seenInputs.insert(name).second)
+          inputs.push_back(describeValue(name, role, type));
+        if (role == kRoleLabel)
+          labels = describeValue(name, role, type);
+        if (role != kRoleParameter)
+          continue;
+        json parameter = describeValue(name, role, type);
+        parameter["stage"] = stage;
+        auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName);
+        if (init) {
+          AsmResourceBlob *data = init.getRawHandle().getBlob();
+          if (!data)
+            return fail("the initial value of parameter '" + name +
+                        "' is missing (was the IR printed with elided "
+                        "resources?)");
+          parameter["init"] = "file";
+          parameter["offset"] = blob.size();
+          parameter["bytes"] = data->getData().size();
+          blob.append(data->getData().data(), data->getData().size());
+        } else {
+          parameter["init"] = "seeded_by_name";
+        }
+        parameters.push_back(parameter);
+      }
+    }
+    if (labels.is_null())
+      return fail("no stage takes the labels");
+    manifest["microbatch_size"] = labels["shape"].empty()
+                                      ? 1
+                                      : labels["shape"][0].get<int64_t>();
+    manifest["loss"] = {
+        {"kind", stringAttr(loss, "kind").str()},
+        {"output", stringAttr(loss, "output").str()},
+        {"ignore_index",
+         loss.getAs<IntegerAttr>("ignore_index").getInt()}};
+    module.walk([&](nn::CrossEntropyOp crossEntropy) {
+      auto logits = cast<RankedTensorType>(crossEntropy.getLogits().getType());
+      manifest["loss"]["classes"] = logits.getShape().back();
+    });
+    manifest["inputs"] = inputs;
+    manifest["labels"] = labels;
+    manifest["parameters"] = parameters;
+    manifest["stages"] = stages;
+    json costs = json::array();
+    for (Attribute cost : stageCosts) {
+      auto dict = cast<DictionaryAttr>(cost);
+      json entry;
+      for (NamedAttribute field : dict) {
+        if (auto text = dyn_cast<StringAttr>(field.getValue()))
+          entry[field.getName().str()] = text.str();
+        else if (auto number = dyn_cast<FloatAttr>(field.getValue()))
+          entry[field.getName().str()] = number.getValueAsDouble();
+      }
+      costs.push_back(entry);
+    }
+    manifest["stage_costs"] = costs;
+
+    json libraries;
+    for (StringRef target : {"cpu", "cuda"}) {
+      std::string source = target == "cpu" ? "stages.cpp" : "stages.cu";
+      if (failed(writeSource(target, source)))
+        return failure();
+      libraries[target.str()] = {{"source", source}};
+    }
+    if (compile) {
+      if (failed(compileLibrary("cpu", "stages.cpp", "libstages.so")))
+        return failure();
+      libraries["cpu"]["library"] = "libstages.so";
+#ifdef PP_NVCC
+      if (failed(compileLibrary("cuda", "stages.cu", "libstages_cuda.so")))
+        return failure();
+      libraries["cuda"]["library"] = "libstages_cuda.so";
+#endif
+    }
+    manifest["libraries"] = libraries;
+
+    if (failed(writeFile("parameters.bin", blob)) ||
+        failed(writeFile("manifest.json", manifest.dump(2) + "\n")))
+      return failure();
+    return success();
+  }
+
+  std::string pathOf(StringRef name) {
+    SmallString<256> path(packageDir);
+    llvm::sys::path::append(path, name);
+    return path.str().str();
+  }
+
+  LogicalResult writeFile(StringRef name, StringRef contents) {
+    std::string path = pathOf(name);
+    std::error_code error;
+    llvm::raw_fd_ostream os(path, error);
+    if (error)
+      return fail("cannot write '" + path + "': " + error.message());
+    os << contents;
+    return success();
+  }
+
+  /// Lowers a copy of the module for `target` and writes it as C++.
+  LogicalResult writeSource(StringRef target, StringRef name) {
+    OwningOpRef<ModuleOp> copy = cast<ModuleOp>(getOperation()->clone());
+    for (Operation &op : llvm::make_early_inc_range(copy->getOps()))
+      if (!isa<func::FuncOp>(op))
+        op.erase();
+    if (failed(lowerStagesToRuntime(*copy, target)))
+      return failure();
+    std::string code;
+    llvm::raw_string_ostream os(code);
+    os << "// Generated by pp-opt (pp-emit-package) for the " << target
+       << " runtime. Do not edit.\n"
+       << "#include <array>\n#include <cstdint>\n"
+       << "#include \"runtime/pp_kernels.h\"\n";
+    if (target == "cuda")
+      os << "#include \"runtime/cuda/pp_kernels_cuda.h\"\n";
+    os << "\nextern \"C\" {\n";
+    if (failed(emitc::translateToCpp(*copy, os)))
+      return failure();
+    os << "} // extern \"C\"\n";
+    return writeFile(name, code);
+  }
+
+  LogicalResult compileLibrary(StringRef target, StringRef source,
+                               StringRef library) {
+    std::string compiler;
+    SmallVector<std::string> args;
+    if (target == "cpu") {
+      llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName("c++");
+      if (!cxx)
+        return fail("no C++ compiler (c++) on PATH to compile the package");
+      compiler = *cxx;
+      args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared"};
+    } else {
+#ifdef PP_NVCC
+      compiler = PP_NVCC;
+#endif
+      args = {compiler, "-std=c++17", "-O2", "-Xcompiler", "-fPIC", "-shared"};
+    }
+    std::string runtimeLibrary = target == "cpu" ? "-lPPRuntime"
+                                                 : "-lPPRuntimeCuda";
+    args.insert(args.end(),
+                {"-I" PP_SOURCE_DIR, pathOf(source), "-o", pathOf(library),
+                 "-L" PP_LIBRARY_DIR, runtimeLibrary,
+                 target == "cpu" ? "-Wl,-rpath," PP_LIBRARY_DIR
+                                 : "-Xlinker=-rpath," PP_LIBRARY_DIR});
+    SmallVector<StringRef> argRefs(args.begin(), args.end());
+    std::string log = pathOf(("compile-" + target + ".log").str());
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                            StringRef(log)};
+    std::string message;
+    int status = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt,
+                                           redirects, 0, 0, &message);
+    if (status != 0)
+      return fail("compiling the generated " + target + " code failed (" +
+                  (message.empty() ? "exit " + std::to_string(status)
+                                   : message) +
+                  "); see " + log);
+    return success();
+  }
+
+  std::string packageDir;
+};
+
+} // namespace

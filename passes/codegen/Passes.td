@@ -1,0 +1,50 @@
+//===- Passes.td - code generation passes ------------------*- tablegen -*-===//
+//
+// Lower outlined stage functions to calls of the runtime's C ABI and write
+// them out as a pipeline package.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PASSES_CODEGEN_PASSES_TD
+#define PP_PASSES_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToRuntime : Pass<"pp-lower-to-runtime", "mlir::ModuleOp"> {
+  let summary = "lowers stage functions to EmitC calls of the runtime ABI";
+  let description = [{
+    Rewrites every `@stage<N>_<phase>` function into a function of one
+    `pp_frame*` argument: arguments come from `pp_frame_arg`, results go to
+    `pp_frame_result`, `pp.send`/`pp.recv` become `pp_frame_send` and
+    `pp_frame_recv`, and every nn op becomes a call of the target's kernel
+    (`pp_cpu_*` or `pp_cuda_*`, runtime/pp_kernels.h). Each tensor is
+    released after its last use. The result is EmitC that
+    `mlir::emitc::translateToCpp` prints as C++ (or CUDA C++).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "kernels to call: cpu or cuda">,
+  ];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
+def EmitPackage : Pass<"pp-emit-package", "mlir::ModuleOp"> {
+  let summary = "writes a pipeline package for pp-run";
+  let description = [{
+    Writes `dir`: `stages.cpp` and `stages.cu` (the stage functions lowered
+    for the CPU and CUDA kernels), `manifest.json` (stages, parameters with
+    shapes, inputs, labels, boundary tensors with names and shapes, the
+    loss), `parameters.bin` (initial parameter values) and `libstages.so`,
+    compiled with the host C++ compiler; where nvcc exists also
+    `libstages_cuda.so`. `pp-opt --pp-emit=DIR` runs it after the pipeline.
+    The module itself is left unchanged.
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", "", "the package directory">,
+    Option<"compile", "compile", "bool", "true",
+           "compile the sources into shared libraries">,
+  ];
+  let dependentDialects = ["::mlir::emitc::EmitCDialect"];
+}
+
+#endif // PP_PASSES_CODEGEN_PASSES_TD

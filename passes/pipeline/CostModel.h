@@ -1,0 +1,42 @@
+//===- CostModel.h - what an op costs to run --------------------*- C++ -*-===//
+//
+// A static estimate of an op's work: floating-point operations and bytes
+// read and written, turned into seconds at a machine's compute and memory
+// rates. The partitioner balances stages with it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PASSES_PIPELINE_COSTMODEL_H
+#define PP_PASSES_PIPELINE_COSTMODEL_H
+
+#include "mlir/IR/Operation.h"
+
+namespace pp {
+
+/// Work of one or more ops.
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;
+
+  OpCost &operator+=(const OpCost &other) {
+    flops += other.flops;
+    bytes += other.bytes;
+    return *this;
+  }
+  /// Estimated seconds on a machine with the given rates.
+  double seconds(double flopsPerSecond, double bytesPerSecond) const {
+    return flops / flopsPerSecond + bytes / bytesPerSecond;
+  }
+};
+
+/// Compute and memory rates of one CPU core, the default target.
+constexpr double kCpuFlopsPerSecond = 5e10;
+constexpr double kCpuBytesPerSecond = 1e10;
+
+/// The work of `op`: 2*M*N*K per matrix product, a few operations per
+/// element elsewhere, and the bytes of all operands and results.
+OpCost estimateCost(mlir::Operation *op);
+
+} // namespace pp
+
+#endif // PP_PASSES_PIPELINE_COSTMODEL_H

@@ -1,0 +1,58 @@
+//===- Passes.td - pipeline passes -------------------------*- tablegen -*-===//
+//
+// Split a training program into pipeline stages and outline them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PASSES_PIPELINE_PASSES_TD
+#define PP_PASSES_PIPELINE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
+  let summary = "assigns every op of the training program to a stage";
+  let description = [{
+    Splits the model's nodes, in program order, into `stages` contiguous
+    groups that minimize the most expensive stage (dynamic programming over
+    the node sequence). A node's cost sums its forward and backward ops:
+    FLOPs at the cost model's compute rate plus bytes read and written at its
+    memory rate. `split-points` names the first node of every stage after the
+    first instead. Sets `pp.stage` on every op, places each parameter on the
+    stage of its first user, declares the pipeline mesh `@pipeline`, orders
+    the ops stage by stage (forward ascending, backward descending), records
+    `pp.stage_costs` on `@main` and reports each stage's cost as a remark.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "0", "number of pipeline stages">,
+    ListOption<"splitPoints", "split-points", "std::string",
+               "first node of each stage after the first">,
+  ];
+  let dependentDialects = ["::pp::PPDialect"];
+}
+
+def InsertSendRecv : Pass<"pp-insert-send-recv", "mlir::ModuleOp"> {
+  let summary = "makes every value that crosses a stage boundary travel";
+  let description = [{
+    For every pair of stages and phase, one `pp.transfer` carries all values
+    defined on one stage and used on the other, each under a unique name. A
+    value that skips stages goes straight to the stage that uses it, and
+    gradients travel back the same way. Graph inputs and labels do not
+    travel: each stage loads the ones it uses.
+  }];
+  let dependentDialects = ["::pp::PPDialect"];
+}
+
+def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
+  let summary = "one function per stage for forward and one for backward";
+  let description = [{
+    Moves the ops of each stage into `@stage<N>_forward` and
+    `@stage<N>_backward`, turning each `pp.transfer` into a `pp.send` on the
+    sending stage and a `pp.recv` on the receiving one. Forward values the
+    backward needs are returned by the forward function and taken by the
+    backward one (`pp.role = "saved"`); constants are copied where used.
+    `@main` is removed.
+  }];
+  let dependentDialects = ["::pp::PPDialect", "::mlir::func::FuncDialect"];
+}
+
+#endif // PP_PASSES_PIPELINE_PASSES_TD

@@ -1,0 +1,54 @@
+//===- Passes.td - training passes -------------------------*- tablegen -*-===//
+//
+// Turn an imported model into a training program: attach a loss, then
+// differentiate it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_PASSES_TRAINING_PASSES_TD
+#define PP_PASSES_TRAINING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttachLoss : Pass<"pp-attach-loss", "mlir::ModuleOp"> {
+  let summary = "adds a loss on a named model output and a labels input";
+  let description = [{
+    `@main` gets a labels argument (`pp.role = "label"`, named `labels`) and
+    returns the loss summed over the microbatch instead of the model
+    outputs; `pp.loss` on the function records the kind and output. The
+    runtime divides by the step's element or token count (token-weighted
+    loss), so the logged loss and the gradients do not depend on how the step
+    is split into microbatches or stages.
+
+    `mse` compares the output with float labels of the same shape;
+    `cross_entropy` takes `[..., C]` logits and `[...]` int64 class labels.
+    Outputs the loss does not use are still computed but no longer returned.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "",
+           "KIND:OUTPUT, KIND one of mse, cross_entropy">,
+    Option<"microbatchSize", "microbatch-size", "int64_t", "0",
+           "when set, the batch dimension (dimension 0) every input and the "
+           "output must have">,
+  ];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
+def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
+  let summary = "reverse-mode differentiation of the loss";
+  let description = [{
+    Appends to `@main` the backward computation of the loss with respect to
+    every parameter. The seed is a new scalar argument (`pp.role =
+    "loss_scale"`), so that the runtime scales the summed loss by one over
+    the step's token count. Every backward op carries `pp.phase =
+    #pp.phase<backward>` and the `pp.node` of the forward op it
+    differentiates, so that partitioning keeps a node's forward and backward
+    on one stage. Gradients become results with `pp.role = "gradient"` and
+    the parameter's name, in parameter order; contributions to one value are
+    summed in a fixed order, independent of any later partitioning.
+  }];
+  let dependentDialects = ["::pp::nn::NNDialect", "::pp::PPDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // PP_PASSES_TRAINING_PASSES_TD

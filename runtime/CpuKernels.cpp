@@ -1,0 +1,397 @@
+//===- CpuKernels.cpp - host kernels for generated stage code -------------===//
+//
+// Every kernel is deterministic: its arithmetic order depends only on the
+// shapes, so a pipelined run matches the unpipelined one bit for bit.
+// Reductions accumulate in double precision.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Frame.h"
+#include "runtime/Shapes.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+using namespace pp::runtime;
+
+namespace {
+
+float *floats(pp_tensor *tensor) {
+  return static_cast<float *>(pp_tensor_data(tensor));
+}
+
+/// Checks that every operand exists and holds f32 values.
+bool checkInputs(pp_frame *frame, const char *kernel,
+                 std::initializer_list<pp_tensor *> inputs) {
+  for (pp_tensor *input : inputs) {
+    if (!input)
+      return false; // An earlier call failed and said why.
+    if (pp_tensor_dtype(input) != PP_DTYPE_F32) {
+      failFrame(frame, std::string(kernel) + " expects f32 tensors, got " +
+                           pp_dtype_name(pp_tensor_dtype(input)));
+      return false;
+    }
+  }
+  return true;
+}
+
+pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
+                 float (*function)(float)) {
+  if (!checkInputs(frame, kernel, {input}))
+    return nullptr;
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  const float *in = floats(input);
+  float *out = floats(result);
+  for (int64_t i = 0, n = pp_tensor_numel(input); i < n; ++i)
+    out[i] = function(in[i]);
+  return result;
+}
+
+/// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
+pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
+                  pp_tensor *rhs, float (*function)(float, float)) {
+  if (!checkInputs(frame, kernel, {lhs, rhs}))
+    return nullptr;
+  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
+  std::optional<Shape> shape = broadcastShapes(lhsShape, rhsShape);
+  if (!shape) {
+    failFrame(frame, std::string(kernel) + ": shapes " +
+                         formatShape(lhsShape) + " and " +
+                         formatShape(rhsShape) + " do not broadcast");
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, *shape);
+  if (!result)
+    return nullptr;
+  const float *a = floats(lhs), *b = floats(rhs);
+  float *out = floats(result);
+  int64_t count = numElements(*shape);
+  if (lhsShape == rhsShape) {
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = function(a[i], b[i]);
+    return result;
+  }
+  Shape aStrides = broadcastStrides(lhsShape, *shape);
+  Shape bStrides = broadcastStrides(rhsShape, *shape);
+  Shape index(shape->size(), 0);
+  int64_t aOffset = 0, bOffset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = function(a[aOffset], b[bOffset]);
+    // Advance the multi-index, last dimension fastest.
+    for (size_t d = shape->size(); d-- > 0;) {
+      ++index[d];
+      aOffset += aStrides[d];
+      bOffset += bStrides[d];
+      if (index[d] < (*shape)[d])
+        break;
+      aOffset -= aStrides[d] * index[d];
+      bOffset -= bStrides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  return result;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+} // namespace
+
+extern "C" {
+
+pp_tensor *pp_cpu_copy(pp_frame *frame, pp_tensor *input) {
+  if (!input)
+    return nullptr;
+  pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), shapeOf(input));
+  if (result)
+    std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
+                pp_tensor_nbytes(input));
+  return result;
+}
+
+pp_tensor *pp_cpu_fill_f32(pp_frame *frame, float value, int64_t rank,
+                           const int64_t *shape) {
+  pp_tensor *result =
+      newTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
+  if (result)
+    std::fill_n(floats(result), pp_tensor_numel(result), value);
+  return result;
+}
+
+pp_tensor *pp_cpu_constant_f32(pp_frame *frame, int64_t rank,
+                               const int64_t *shape, const float *values) {
+  pp_tensor *result =
+      newTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
+  if (result)
+    std::memcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result));
+  return result;
+}
+
+pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
+                         int transpose_lhs, int transpose_rhs) {
+  if (!checkInputs(frame, "matmul", {lhs, rhs}))
+    return nullptr;
+  std::string error;
+  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
+  std::optional<MatmulPlan> plan =
+      planMatmul(lhsShape, rhsShape, transpose_lhs, transpose_rhs, error);
+  if (!plan) {
+    failFrame(frame, error);
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, plan->result);
+  if (!result || plan->m * plan->n == 0)
+    return result;
+  int64_t lda = lhsShape.back(), ldb = rhsShape.back();
+  for (size_t batch = 0; batch < plan->lhsOffsets.size(); ++batch) {
+    float *out = floats(result) + batch * plan->m * plan->n;
+    if (plan->k == 0) {
+      std::fill_n(out, plan->m * plan->n, 0.0f);
+      continue;
+    }
+    if (pp_gemm_f32(transpose_lhs, transpose_rhs, plan->m, plan->n, plan->k,
+                    1.0f, floats(lhs) + plan->lhsOffsets[batch], lda,
+                    floats(rhs) + plan->rhsOffsets[batch], ldb, 0.0f, out,
+                    plan->n) != PP_OK) {
+      failFrame(frame, pp_last_error());
+      pp_tensor_destroy(result);
+      return nullptr;
+    }
+  }
+  return result;
+}
+
+pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "add", lhs, rhs, [](float a, float b) { return a + b; });
+}
+
+pp_tensor *pp_cpu_sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "sub", lhs, rhs, [](float a, float b) { return a - b; });
+}
+
+pp_tensor *pp_cpu_mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "mul", lhs, rhs, [](float a, float b) { return a * b; });
+}
+
+pp_tensor *pp_cpu_neg(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "neg", input, [](float x) { return -x; });
+}
+
+pp_tensor *pp_cpu_relu(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "relu", input, [](float x) { return x > 0 ? x : 0.0f; });
+}
+
+pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "sigmoid", input,
+               [](float x) { return static_cast<float>(sigmoid(x)); });
+}
+
+pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "tanh", input, [](float x) { return std::tanh(x); });
+}
+
+pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,
+                            pp_tensor *input) {
+  return binary(frame, "relu_grad", grad, input,
+                [](float g, float x) { return x > 0 ? g : 0.0f; });
+}
+
+pp_tensor *pp_cpu_sigmoid_grad(pp_frame *frame, pp_tensor *grad,
+                               pp_tensor *result) {
+  return binary(frame, "sigmoid_grad", grad, result,
+                [](float g, float y) { return g * y * (1.0f - y); });
+}
+
+pp_tensor *pp_cpu_tanh_grad(pp_frame *frame, pp_tensor *grad,
+                            pp_tensor *result) {
+  return binary(frame, "tanh_grad", grad, result,
+                [](float g, float y) { return g * (1.0f - y * y); });
+}
+
+pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
+                          const int64_t *shape) {
+  if (!input)
+    return nullptr;
+  Shape target(shape, shape + rank);
+  if (numElements(target) != pp_tensor_numel(input)) {
+    failFrame(frame, "reshape of " + formatShape(shapeOf(input)) + " to " +
+                         formatShape(target) + " changes the element count");
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), target);
+  if (result)
+    std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
+                pp_tensor_nbytes(input));
+  return result;
+}
+
+pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
+                         const int64_t *shape) {
+  if (!checkInputs(frame, "sum_to", {input}))
+    return nullptr;
+  Shape target(shape, shape + rank), inputShape = shapeOf(input);
+  std::optional<Shape> check = broadcastShapes(target, inputShape);
+  if (!check || *check != inputShape) {
+    failFrame(frame, "sum_to: " + formatShape(target) +
+                         " does not broadcast to " + formatShape(inputShape));
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
+  if (!result)
+    return nullptr;
+  // Accumulate in double, visiting the input in row-major order.
+  std::vector<double> sums(numElements(target), 0.0);
+  Shape strides = broadcastStrides(target, inputShape);
+  Shape index(inputShape.size(), 0);
+  int64_t offset = 0;
+  const float *in = floats(input);
+  for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
+    sums[offset] += in[i];
+    for (size_t d = inputShape.size(); d-- > 0;) {
+      ++index[d];
+      offset += strides[d];
+      if (index[d] < inputShape[d])
+        break;
+      offset -= strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  float *out = floats(result);
+  for (size_t i = 0; i < sums.size(); ++i)
+    out[i] = static_cast<float>(sums[i]);
+  return result;
+}
+
+pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input,
+                           pp_tensor *target, int reduction) {
+  if (!checkInputs(frame, "mse_loss", {input, target}))
+    return nullptr;
+  if (shapeOf(input) != shapeOf(target)) {
+    failFrame(frame, "mse_loss: input " + formatShape(shapeOf(input)) +
+                         " and target " + formatShape(shapeOf(target)) +
+                         " differ");
+    return nullptr;
+  }
+  int64_t n = pp_tensor_numel(input);
+  const float *x = floats(input), *t = floats(target);
+  if (reduction == 2) {
+    pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+    if (result)
+      for (int64_t i = 0; i < n; ++i)
+        floats(result)[i] = (x[i] - t[i]) * (x[i] - t[i]);
+    return result;
+  }
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double diff = static_cast<double>(x[i]) - t[i];
+    sum += diff * diff;
+  }
+  if (reduction == 0 && n > 0)
+    sum /= n;
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
+  if (result)
+    floats(result)[0] = static_cast<float>(sum);
+  return result;
+}
+
+pp_tensor *pp_cpu_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
+                                pp_tensor *input, pp_tensor *target,
+                                int reduction) {
+  if (!checkInputs(frame, "mse_loss_grad", {grad, input, target}))
+    return nullptr;
+  int64_t n = pp_tensor_numel(input);
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  const float *g = floats(grad), *x = floats(input), *t = floats(target);
+  bool perElement = reduction == 2;
+  float scale = reduction == 0 && n > 0 ? 2.0f / n : 2.0f;
+  for (int64_t i = 0; i < n; ++i)
+    floats(result)[i] = scale * (x[i] - t[i]) * g[perElement ? i : 0];
+  return result;
+}
+
+pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
+                                pp_tensor *labels, int reduction,
+                                int64_t ignore_index) {
+  if (!checkInputs(frame, "cross_entropy", {logits}) || !labels)
+    return nullptr;
+  Shape shape = shapeOf(logits);
+  int64_t classes = shape.empty() ? 1 : shape.back();
+  int64_t rows = pp_tensor_numel(labels);
+  const float *z = floats(logits);
+  const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
+  std::vector<float> perRow(rows, 0.0f);
+  double sum = 0;
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (y[r] == ignore_index)
+      continue;
+    if (y[r] < 0 || y[r] >= classes) {
+      failFrame(frame, "cross_entropy: label " + std::to_string(y[r]) +
+                           " is outside [0, " + std::to_string(classes) + ")");
+      return nullptr;
+    }
+    const float *row = z + r * classes;
+    double max = *std::max_element(row, row + classes), total = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      total += std::exp(row[c] - max);
+    double loss = std::log(total) + max - row[y[r]];
+    perRow[r] = static_cast<float>(loss);
+    sum += loss;
+    ++counted;
+  }
+  if (reduction == 2) {
+    Shape rowShape(shape.begin(), shape.end() - 1);
+    pp_tensor *result = newTensor(frame, PP_DTYPE_F32, rowShape);
+    if (result)
+      std::copy(perRow.begin(), perRow.end(), floats(result));
+    return result;
+  }
+  if (reduction == 0)
+    sum = counted ? sum / counted : 0.0;
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
+  if (result)
+    floats(result)[0] = static_cast<float>(sum);
+  return result;
+}
+
+pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
+                                     pp_tensor *logits, pp_tensor *labels,
+                                     int reduction, int64_t ignore_index) {
+  if (!checkInputs(frame, "cross_entropy_grad", {grad, logits}) || !labels)
+    return nullptr;
+  Shape shape = shapeOf(logits);
+  int64_t classes = shape.back();
+  int64_t rows = pp_tensor_numel(labels);
+  const float *z = floats(logits), *g = floats(grad);
+  const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    counted += y[r] != ignore_index;
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shape);
+  if (!result)
+    return nullptr;
+  float *out = floats(result);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (y[r] == ignore_index)
+      continue; // Already zero.
+    double scale = reduction == 2 ? g[r] : g[0];
+    if (reduction == 0)
+      scale /= counted;
+    const float *row = z + r * classes;
+    double max = *std::max_element(row, row + classes), total = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      total += std::exp(row[c] - max);
+    for (int64_t c = 0; c < classes; ++c) {
+      double softmax = std::exp(row[c] - max) / total;
+      out[r * classes + c] =
+          static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
+    }
+  }
+  return result;
+}
+
+} // extern "C"

@@ -1,0 +1,92 @@
+//===- Frame.cpp - one call of a generated stage function -----------------===//
+
+#include "runtime/Frame.h"
+
+#include <cstring>
+#include <sstream>
+
+using namespace pp::runtime;
+
+pp_frame::~pp_frame() {
+  for (pp_tensor *result : results)
+    pp_tensor_destroy(result);
+}
+
+namespace pp::runtime {
+
+void failFrame(pp_frame *frame, const std::string &message) {
+  if (frame->error.empty())
+    frame->error = message;
+}
+
+pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
+                     const std::vector<int64_t> &shape) {
+  pp_tensor *tensor = nullptr;
+  if (pp_tensor_create(dtype, static_cast<int64_t>(shape.size()),
+                       shape.data(), &tensor) != PP_OK) {
+    failFrame(frame, pp_last_error());
+    return nullptr;
+  }
+  return tensor;
+}
+
+std::vector<int64_t> shapeOf(const pp_tensor *tensor) {
+  const int64_t *shape = pp_tensor_shape(tensor);
+  return std::vector<int64_t>(shape, shape + pp_tensor_rank(tensor));
+}
+
+} // namespace pp::runtime
+
+extern "C" {
+
+pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index) {
+  if (index < 0 || index >= static_cast<int64_t>(frame->args.size())) {
+    failFrame(frame, "stage function asked for argument " +
+                         std::to_string(index) + " of " +
+                         std::to_string(frame->args.size()));
+    return nullptr;
+  }
+  return frame->args[index];
+}
+
+void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index) {
+  if (index < 0)
+    return failFrame(frame, "negative result index");
+  if (static_cast<int64_t>(frame->results.size()) <= index)
+    frame->results.resize(index + 1, nullptr);
+  pp_tensor_destroy(frame->results[index]);
+  frame->results[index] = tensor;
+}
+
+void pp_frame_release(pp_frame *, pp_tensor *tensor) {
+  pp_tensor_destroy(tensor);
+}
+
+void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
+                   const char *name) {
+  if (!tensor)
+    return;
+  if (!frame->channel)
+    return failFrame(frame, "this stage function sends but has no channel");
+  frame->channel->send(to_stage, name, *tensor);
+}
+
+pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
+                         pp_dtype dtype, int64_t rank, const int64_t *shape) {
+  pp_tensor *tensor =
+      newTensor(frame, dtype, std::vector<int64_t>(shape, shape + rank));
+  if (!tensor)
+    return nullptr;
+  if (!frame->channel) {
+    failFrame(frame, "this stage function receives but has no channel");
+  } else if (std::string error = frame->channel->recv(from_stage, name, *tensor);
+             !error.empty()) {
+    failFrame(frame, error);
+  } else {
+    return tensor;
+  }
+  pp_tensor_destroy(tensor);
+  return nullptr;
+}
+
+} // extern "C"

@@ -1,0 +1,54 @@
+//===- Frame.h - one call of a generated stage function ---------*- C++ -*-===//
+
+#ifndef PP_RUNTIME_FRAME_H
+#define PP_RUNTIME_FRAME_H
+
+#include "runtime/pp_kernels.h"
+
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// Moves named tensors between stages for pp_frame_send/pp_frame_recv.
+class MessageChannel {
+public:
+  virtual ~MessageChannel() = default;
+  /// Starts sending `tensor` (copied) to `stage`.
+  virtual void send(int64_t stage, const std::string &name,
+                    const pp_tensor &tensor) = 0;
+  /// Receives the tensor `name` from `stage` into `tensor`, whose shape says
+  /// how much to expect. Returns an error message, or "" on success.
+  virtual std::string recv(int64_t stage, const std::string &name,
+                           pp_tensor &tensor) = 0;
+};
+
+/// Creates a tensor for a kernel, recording any failure in `frame`; null on
+/// failure.
+pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
+                     const std::vector<int64_t> &shape);
+
+/// Records the first error of a call.
+void failFrame(pp_frame *frame, const std::string &message);
+
+/// The shape of a tensor.
+std::vector<int64_t> shapeOf(const pp_tensor *tensor);
+
+} // namespace pp::runtime
+
+/// The arguments a stage function borrows, the results it hands back, and
+/// where its messages go.
+struct pp_frame {
+  std::vector<pp_tensor *> args;
+  std::vector<pp_tensor *> results;
+  pp::runtime::MessageChannel *channel = nullptr;
+  std::string error;
+
+  pp_frame() = default;
+  pp_frame(const pp_frame &) = delete;
+  pp_frame &operator=(const pp_frame &) = delete;
+  /// Destroys results nobody took.
+  ~pp_frame();
+};
+
+#endif // PP_RUNTIME_FRAME_H

@@ -1,0 +1,43 @@
+//===- Optimizer.h - parameter updates --------------------------*- C++ -*-===//
+
+#ifndef PP_RUNTIME_OPTIMIZER_H
+#define PP_RUNTIME_OPTIMIZER_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+struct OptimizerOptions {
+  /// "sgd" or "adamw".
+  std::string kind = "sgd";
+  float learningRate = 0.01f;
+  float momentum = 0.0f;
+  float weightDecay = 0.0f;
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+};
+
+/// SGD (with optional momentum and decoupled weight decay) or AdamW
+/// (Loshchilov & Hutter), as torch.optim: element-wise and deterministic.
+class Optimizer {
+public:
+  explicit Optimizer(OptimizerOptions options) : options(std::move(options)) {}
+
+  /// Updates `parameter` (n floats) in place with its gradient.
+  void step(const std::string &name, float *parameter, const float *gradient,
+            int64_t n);
+
+private:
+  struct State {
+    int64_t steps = 0;
+    std::vector<float> first, second;
+  };
+  OptimizerOptions options;
+  std::map<std::string, State> states;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_OPTIMIZER_H

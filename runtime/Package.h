@@ -1,0 +1,82 @@
+//===- Package.h - a compiled pipeline package ------------------*- C++ -*-===//
+//
+// What pp-opt --pp-emit writes and pp-run runs: manifest.json,
+// parameters.bin and the stage libraries (see docs/runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_PACKAGE_H
+#define PP_RUNTIME_PACKAGE_H
+
+#include "runtime/Shapes.h"
+#include "runtime/pp_kernels.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// A tensor the manifest names: an argument, a result or a message part.
+struct TensorInfo {
+  std::string name;
+  std::string role;
+  pp_dtype dtype = PP_DTYPE_F32;
+  Shape shape;
+};
+
+/// A message a stage function sends or receives.
+struct MessageInfo {
+  bool send = false;
+  int64_t peer = 0;
+  std::vector<TensorInfo> tensors;
+};
+
+using StageFunctionPointer = void (*)(pp_frame *);
+
+/// One generated stage function.
+struct StageFunctionInfo {
+  std::string symbol;
+  std::vector<TensorInfo> args;
+  std::vector<TensorInfo> results;
+  std::vector<MessageInfo> messages;
+  StageFunctionPointer entry = nullptr;
+};
+
+struct ParameterInfo {
+  TensorInfo tensor;
+  int64_t stage = 0;
+  bool fromFile = false;
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+/// A loaded package. load() throws std::runtime_error with a message that
+/// says what is wrong with which file.
+struct Package {
+  std::string directory;
+  int64_t numStages = 0;
+  int64_t microbatchSize = 0;
+  std::string lossKind;
+  std::string lossOutput;
+  int64_t ignoreIndex = -100;
+  /// Classes of a cross_entropy loss (the logits' last dimension).
+  int64_t lossClasses = 0;
+  std::vector<TensorInfo> inputs;
+  TensorInfo labels;
+  std::vector<ParameterInfo> parameters;
+  std::vector<StageFunctionInfo> forward, backward;
+
+  static Package load(const std::string &directory);
+  /// Opens the CPU stage library and resolves every stage function.
+  void loadCpuLibrary();
+  /// The initial value of a parameter stored in parameters.bin.
+  std::vector<char> readParameter(const ParameterInfo &parameter) const;
+
+private:
+  void *library = nullptr;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_PACKAGE_H

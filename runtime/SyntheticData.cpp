@@ -1,0 +1,38 @@
+//===- SyntheticData.cpp - deterministic inputs and labels ----------------===//
+
+#include "runtime/SyntheticData.h"
+
+namespace pp::runtime {
+
+uint64_t mix64(uint64_t value) {
+  value += 0x9e3779b97f4a7c15ull;
+  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
+  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
+  return value ^ (value >> 31);
+}
+
+void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
+                   int64_t firstSample, int64_t classes) {
+  uint64_t base = mix64(seed);
+  for (unsigned char c : stream)
+    base = mix64(base ^ c);
+  int64_t count = pp_tensor_numel(tensor);
+  int64_t samples = pp_tensor_rank(tensor) ? pp_tensor_shape(tensor)[0] : 1;
+  int64_t perSample = samples ? count / samples : 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t sample = firstSample + (perSample ? i / perSample : 0);
+    int64_t element = perSample ? i % perSample : i;
+    uint64_t bits = mix64(base ^ mix64(static_cast<uint64_t>(sample) * 2 + 1) ^
+                          mix64(static_cast<uint64_t>(element) * 2));
+    if (pp_tensor_dtype(tensor) == PP_DTYPE_I64) {
+      static_cast<int64_t *>(pp_tensor_data(tensor))[i] =
+          static_cast<int64_t>(bits % static_cast<uint64_t>(classes));
+    } else {
+      // 24 random bits give every float in [-1, 1) on a 2^-23 grid.
+      float unit = static_cast<float>(bits >> 40) / 16777216.0f;
+      static_cast<float *>(pp_tensor_data(tensor))[i] = 2.0f * unit - 1.0f;
+    }
+  }
+}
+
+} // namespace pp::runtime

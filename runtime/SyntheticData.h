@@ -1,0 +1,25 @@
+//===- SyntheticData.h - deterministic inputs and labels --------*- C++ -*-===//
+
+#ifndef PP_RUNTIME_SYNTHETICDATA_H
+#define PP_RUNTIME_SYNTHETICDATA_H
+
+#include "runtime/pp_runtime.h"
+
+#include <string>
+
+namespace pp::runtime {
+
+/// Fills `tensor`, whose dimension 0 holds samples `firstSample`,
+/// `firstSample + 1`, ..., with the values of stream `stream` (an input or
+/// label name): each element depends only on (seed, stream, global sample
+/// index, element index), so every rank and every stage count sees the same
+/// data. f32 values are uniform in [-1, 1); i64 values in [0, classes).
+void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
+                   int64_t firstSample, int64_t classes);
+
+/// A well-mixed 64-bit hash of `value` (SplitMix64's finalizer).
+uint64_t mix64(uint64_t value);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_SYNTHETICDATA_H

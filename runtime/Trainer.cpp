@@ -1,0 +1,411 @@
+//===- Trainer.cpp - one rank's training loop -----------------------------===//
+
+#include "runtime/Trainer.h"
+
+#include "runtime/Frame.h"
+#include "runtime/SyntheticData.h"
+
+#include <nlohmann/json.hpp>
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+/// Owns a runtime tensor.
+struct TensorDeleter {
+  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
+};
+using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
+
+TensorPtr makeTensor(const TensorInfo &info) {
+  pp_tensor *tensor = nullptr;
+  if (pp_tensor_create(info.dtype, static_cast<int64_t>(info.shape.size()),
+                       info.shape.data(), &tensor) != PP_OK)
+    throw std::runtime_error(std::string("cannot allocate '") + info.name +
+                             "': " + pp_last_error());
+  return TensorPtr(tensor);
+}
+
+float *floatsOf(pp_tensor *tensor) {
+  return static_cast<float *>(pp_tensor_data(tensor));
+}
+
+/// Sends and receives a stage's messages for the current microbatch.
+class StageChannel : public MessageChannel {
+public:
+  StageChannel(Communicator &communicator) : communicator(communicator) {}
+
+  void setContext(int64_t step, int64_t microbatch) {
+    this->step = step;
+    this->microbatch = microbatch;
+  }
+
+  void send(int64_t stage, const std::string &name,
+            const pp_tensor &tensor) override {
+    communicator.send(static_cast<int>(stage),
+                      slot(communicator.rank(), stage, name),
+                      pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
+                      pp_tensor_nbytes(&tensor));
+  }
+
+  std::string recv(int64_t stage, const std::string &name,
+                   pp_tensor &tensor) override {
+    try {
+      communicator.recv(static_cast<int>(stage),
+                        slot(stage, communicator.rank(), name),
+                        pp_tensor_data(&tensor), pp_tensor_nbytes(&tensor));
+    } catch (const std::exception &error) {
+      return "receiving '" + name + "' from stage " + std::to_string(stage) +
+             ": " + error.what();
+    }
+    return "";
+  }
+
+private:
+  uint64_t slot(int64_t from, int64_t to, const std::string &name) const {
+    return messageSlot(std::to_string(step) + "/" +
+                       std::to_string(microbatch) + "/" +
+                       std::to_string(from) + ">" + std::to_string(to) + "/" +
+                       name);
+  }
+
+  Communicator &communicator;
+  int64_t step = 0, microbatch = 0;
+};
+
+/// The job of one rank: its stage's parameters, gradients and data.
+class StageTrainer {
+public:
+  StageTrainer(Package &package, Communicator &communicator,
+               const TrainerOptions &options, std::ostream &log)
+      : package(package), communicator(communicator), options(options),
+        log(log), stage(communicator.rank()), channel(communicator),
+        optimizer(options.optimizer) {}
+
+  void run() {
+    initializeParameters();
+    checkSchedule();
+    std::ofstream metrics;
+    if (stage == 0 && !options.metricsPath.empty()) {
+      metrics.open(options.metricsPath);
+      if (!metrics)
+        throw std::runtime_error("cannot write the metrics file '" +
+                                 options.metricsPath + "'");
+    }
+    for (int64_t step = 0; step < options.steps; ++step) {
+      StepMetrics result = trainStep(step);
+      if (stage != 0)
+        continue;
+      log << "step " << result.step << "  loss " << std::setprecision(8)
+          << result.loss << "  grad_norm " << result.gradNorm << "  "
+          << std::setprecision(4) << result.samplesPerSecond << " samples/s"
+          << std::endl;
+      if (metrics.is_open())
+        metrics << nlohmann::json{{"step", result.step},
+                                  {"loss", result.loss},
+                                  {"grad_norm", result.gradNorm},
+                                  {"samples_per_s", result.samplesPerSecond}}
+                       .dump()
+                << "\n";
+    }
+    std::string digest = parametersDigest();
+    if (stage == 0) {
+      log << "params_sha256 " << digest << std::endl;
+      if (metrics.is_open())
+        metrics << nlohmann::json{{"params_sha256", digest}}.dump() << "\n";
+    }
+  }
+
+private:
+  bool isLastStage() const { return stage == package.numStages - 1; }
+
+  void initializeParameters() {
+    for (size_t index = 0; index < package.parameters.size(); ++index) {
+      const ParameterInfo &parameter = package.parameters[index];
+      if (parameter.stage != stage)
+        continue;
+      TensorPtr tensor = makeTensor(parameter.tensor);
+      if (parameter.fromFile) {
+        std::vector<char> bytes = package.readParameter(parameter);
+        if (bytes.size() != pp_tensor_nbytes(tensor.get()))
+          throw std::runtime_error("parameters.bin holds " +
+                                   std::to_string(bytes.size()) +
+                                   " bytes for '" + parameter.tensor.name +
+                                   "', its shape needs " +
+                                   std::to_string(pp_tensor_nbytes(tensor.get())));
+        std::memcpy(pp_tensor_data(tensor.get()), bytes.data(), bytes.size());
+      } else {
+        // Seeded by the parameter's name, never by rank or stage, so that
+        // every partition starts from the same model.
+        fillSynthetic(tensor.get(), 0, "init/" + parameter.tensor.name, 0, 0);
+        const Shape &shape = parameter.tensor.shape;
+        float bound = 1.0f / std::sqrt(static_cast<float>(
+                                 shape.empty() ? 1 : std::max<int64_t>(1, shape.back())));
+        for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
+          floatsOf(tensor.get())[i] *= bound;
+      }
+      gradients[parameter.tensor.name] = makeTensor(parameter.tensor);
+      parameters[parameter.tensor.name] = std::move(tensor);
+    }
+  }
+
+  /// Proves, before the first step, that the schedule cannot deadlock on
+  /// this package's messages.
+  void checkSchedule() {
+    int64_t stages = package.numStages;
+    std::vector<std::vector<Action>> schedules;
+    std::vector<std::set<int64_t>> forwardSources(stages),
+        backwardSources(stages);
+    for (int64_t s = 0; s < stages; ++s) {
+      schedules.push_back(buildSchedule(options.schedule, stages, s,
+                                        options.microbatches));
+      for (const MessageInfo &message : package.forward[s].messages)
+        if (!message.send)
+          forwardSources[s].insert(message.peer);
+      for (const MessageInfo &message : package.backward[s].messages)
+        if (!message.send)
+          backwardSources[s].insert(message.peer);
+    }
+    std::string error =
+        checkDeadlockFree(schedules, forwardSources, backwardSources);
+    if (!error.empty())
+      throw std::runtime_error(error);
+  }
+
+  /// Runs one stage function over `args`; returns its results.
+  std::vector<TensorPtr> call(const StageFunctionInfo &function,
+                              std::vector<pp_tensor *> args) {
+    pp_frame frame;
+    frame.args = std::move(args);
+    frame.channel = &channel;
+    function.entry(&frame);
+    if (!frame.error.empty())
+      throw std::runtime_error("stage " + std::to_string(stage) + " (" +
+                               function.symbol + "): " + frame.error);
+    std::vector<TensorPtr> results;
+    for (pp_tensor *result : frame.results)
+      results.emplace_back(result);
+    frame.results.clear();
+    if (results.size() != function.results.size())
+      throw std::runtime_error(function.symbol + " returned " +
+                               std::to_string(results.size()) +
+                               " results, the manifest lists " +
+                               std::to_string(function.results.size()));
+    return results;
+  }
+
+  int64_t firstSample(int64_t step, int64_t microbatch) const {
+    return (step * options.microbatches + microbatch) * package.microbatchSize;
+  }
+
+  TensorPtr synthetic(const TensorInfo &info, int64_t step,
+                      int64_t microbatch) {
+    TensorPtr tensor = makeTensor(info);
+    fillSynthetic(tensor.get(), options.seed, info.name,
+                  firstSample(step, microbatch), package.lossClasses);
+    return tensor;
+  }
+
+  StepMetrics trainStep(int64_t step) {
+    auto start = std::chrono::steady_clock::now();
+    for (auto &[name, gradient] : gradients)
+      std::memset(pp_tensor_data(gradient.get()), 0,
+                  pp_tensor_nbytes(gradient.get()));
+
+    // The last stage draws every label of the step first: the loss is
+    // divided by the step's element (mse) or token (cross_entropy) count.
+    std::vector<TensorPtr> labels;
+    double count = 0;
+    if (isLastStage()) {
+      for (int64_t mb = 0; mb < options.microbatches; ++mb) {
+        labels.push_back(synthetic(package.labels, step, mb));
+        pp_tensor *label = labels.back().get();
+        if (package.lossKind == "mse") {
+          count += static_cast<double>(pp_tensor_numel(label));
+        } else {
+          const int64_t *values =
+              static_cast<const int64_t *>(pp_tensor_data(label));
+          for (int64_t i = 0, n = pp_tensor_numel(label); i < n; ++i)
+            count += values[i] != package.ignoreIndex;
+        }
+      }
+    }
+    TensorPtr lossScale = makeTensor({"loss_scale", "", PP_DTYPE_F32, {}});
+    floatsOf(lossScale.get())[0] =
+        count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
+
+    double lossSum = 0;
+    std::map<int64_t, std::vector<TensorPtr>> saved;
+    const StageFunctionInfo &forward = package.forward[stage];
+    const StageFunctionInfo &backward = package.backward[stage];
+    for (const Action &action : buildSchedule(options.schedule,
+                                              package.numStages, stage,
+                                              options.microbatches)) {
+      int64_t mb = action.microbatch;
+      channel.setContext(step, mb);
+      std::vector<TensorPtr> inputs;
+      std::vector<pp_tensor *> args;
+      const StageFunctionInfo &function = action.backward ? backward : forward;
+      size_t savedIndex = 0;
+      for (const TensorInfo &arg : function.args) {
+        if (arg.role == "parameter")
+          args.push_back(parameters.at(arg.name).get());
+        else if (arg.role == "input") {
+          inputs.push_back(synthetic(arg, step, mb));
+          args.push_back(inputs.back().get());
+        } else if (arg.role == "label")
+          args.push_back(labels.at(mb).get());
+        else if (arg.role == "loss_scale")
+          args.push_back(lossScale.get());
+        else if (arg.role == "saved")
+          args.push_back(saved.at(mb).at(savedIndex++).get());
+        else
+          throw std::runtime_error("argument '" + arg.name + "' of " +
+                                   function.symbol + " has unknown role '" +
+                                   arg.role + "'");
+      }
+      std::vector<TensorPtr> results = call(function, std::move(args));
+      if (action.backward)
+        saved.erase(mb);
+      for (size_t i = 0; i < results.size(); ++i) {
+        const TensorInfo &info = function.results[i];
+        if (info.role == "loss")
+          lossSum += floatsOf(results[i].get())[0];
+        else if (info.role == "saved")
+          saved[mb].push_back(std::move(results[i]));
+        else if (info.role == "gradient")
+          accumulate(info.name, results[i].get());
+      }
+    }
+    communicator.flushSends();
+
+    // Global gradient norm: one sum of squares per parameter (in double),
+    // summed in manifest order on every rank, so the norm is the same bits
+    // for every stage count.
+    std::vector<double> squares(package.parameters.size(), 0.0);
+    for (size_t i = 0; i < package.parameters.size(); ++i) {
+      auto it = gradients.find(package.parameters[i].tensor.name);
+      if (it == gradients.end())
+        continue;
+      const float *g = floatsOf(it->second.get());
+      for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
+        squares[i] += static_cast<double>(g[j]) * g[j];
+    }
+    communicator.allReduceSum(squares);
+    double total = 0;
+    for (double square : squares)
+      total += square;
+    double gradNorm = std::sqrt(total);
+    float clip = 1.0f;
+    if (options.maxGradNorm > 0)
+      clip = static_cast<float>(
+          std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
+
+    for (auto &[name, parameter] : parameters) {
+      float *g = floatsOf(gradients.at(name).get());
+      int64_t n = pp_tensor_numel(parameter.get());
+      if (clip < 1.0f)
+        for (int64_t j = 0; j < n; ++j)
+          g[j] *= clip;
+      optimizer.step(name, floatsOf(parameter.get()), g, n);
+    }
+
+    // The loss lives on the last stage; every rank reports the same value.
+    double loss = count > 0 ? lossSum / count : 0.0;
+    communicator.broadcast(&loss, sizeof(loss),
+                           static_cast<int>(package.numStages - 1));
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    double samples =
+        static_cast<double>(options.microbatches * package.microbatchSize);
+    communicator.broadcast(&seconds, sizeof(seconds),
+                           static_cast<int>(package.numStages - 1));
+    return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
+  }
+
+  /// Adds a microbatch's gradient; microbatches arrive in order.
+  void accumulate(const std::string &name, pp_tensor *gradient) {
+    float *sum = floatsOf(gradients.at(name).get());
+    const float *g = floatsOf(gradient);
+    for (int64_t j = 0, n = pp_tensor_numel(gradient); j < n; ++j)
+      sum[j] += g[j];
+  }
+
+  /// SHA-256 over every parameter in name order: the name, a NUL byte and
+  /// the raw little-endian f32 values. Rank 0 gathers the other stages'.
+  std::string parametersDigest() {
+    std::map<std::string, std::vector<char>> all;
+    for (const ParameterInfo &parameter : package.parameters) {
+      const std::string &name = parameter.tensor.name;
+      size_t bytes = numElements(parameter.tensor.shape) * sizeof(float);
+      uint64_t slot = messageSlot("params/" + name);
+      if (parameter.stage == stage) {
+        pp_tensor *tensor = parameters.at(name).get();
+        const char *data = static_cast<const char *>(pp_tensor_data(tensor));
+        if (stage == 0)
+          all[name].assign(data, data + bytes);
+        else
+          communicator.send(0, slot, data, bytes);
+      } else if (stage == 0) {
+        all[name].resize(bytes);
+        communicator.recv(static_cast<int>(parameter.stage), slot,
+                          all[name].data(), bytes);
+      }
+    }
+    communicator.flushSends();
+    if (stage != 0)
+      return "";
+    EVP_MD_CTX *context = EVP_MD_CTX_new();
+    EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
+    for (const auto &[name, bytes] : all) {
+      EVP_DigestUpdate(context, name.data(), name.size() + 1);
+      EVP_DigestUpdate(context, bytes.data(), bytes.size());
+    }
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(context, digest, &length);
+    EVP_MD_CTX_free(context);
+    std::ostringstream hex;
+    for (unsigned int i = 0; i < length; ++i)
+      hex << std::hex << std::setw(2) << std::setfill('0')
+          << static_cast<int>(digest[i]);
+    return hex.str();
+  }
+
+  Package &package;
+  Communicator &communicator;
+  const TrainerOptions &options;
+  std::ostream &log;
+  int64_t stage;
+  StageChannel channel;
+  Optimizer optimizer;
+  std::map<std::string, TensorPtr> parameters, gradients;
+};
+
+} // namespace
+
+void train(Package &package, Communicator &communicator,
+           const TrainerOptions &options, std::ostream &log) {
+  if (communicator.worldSize() != package.numStages)
+    throw std::runtime_error(
+        "the package has " + std::to_string(package.numStages) +
+        " stages but the job has " + std::to_string(communicator.worldSize()) +
+        " ranks; run one rank per stage (--nproc " +
+        std::to_string(package.numStages) +
+        "); data parallelism is not supported yet");
+  StageTrainer(package, communicator, options, log).run();
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,28 @@
+/*===- pp_kernels_cuda.h - device kernels for generated stage code -*- C -*-=*
+ *
+ * The pp_cuda_ twins of the host kernels in runtime/pp_kernels.h, on
+ * device tensors (pp_cuda_tensor_allocator): cuBLAS for matmul, one CUDA
+ * kernel per elementwise op, deterministic reductions (no atomics), all on
+ * the default stream.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PP_RUNTIME_CUDA_PP_KERNELS_CUDA_H
+#define PP_RUNTIME_CUDA_PP_KERNELS_CUDA_H
+
+#include "runtime/pp_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device memory for pp_tensor_create_in. */
+const pp_allocator *pp_cuda_tensor_allocator(void);
+
+PP_DECLARE_KERNELS(pp_cuda_)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PP_RUNTIME_CUDA_PP_KERNELS_CUDA_H */

@@ -1,0 +1,87 @@
+/*===- pp_kernels.h - the ABI generated stage code calls ----------*- C -*-===*
+ *
+ * Generated stage functions (`void stageN_forward(pp_frame *)`) take their
+ * arguments from a frame, call kernels, and hand results back to it:
+ *
+ * - pp_frame_arg borrows argument i; pp_frame_result takes ownership of
+ *   result i; pp_frame_release destroys a tensor the code owns.
+ * - pp_frame_send/pp_frame_recv move named tensors between stages.
+ * - pp_cpu_<op> computes one nn op on host tensors and returns a new tensor
+ *   the caller owns (runtime/cuda/pp_kernels_cuda.h has the pp_cuda_<op>
+ *   twins for device tensors).
+ *
+ * A failing call records its error in the frame and returns NULL; every
+ * call given a NULL tensor returns NULL, so the rest of the function runs
+ * through and the runtime reports the first error after the call.
+ * `reduction` is 0 (mean), 1 (sum) or 2 (none), as nn.LossReduction.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef PP_RUNTIME_PP_KERNELS_H
+#define PP_RUNTIME_PP_KERNELS_H
+
+#include "runtime/pp_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The arguments, results and messages of one call of a stage function. */
+typedef struct pp_frame pp_frame;
+
+pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index);
+void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index);
+void pp_frame_release(pp_frame *frame, pp_tensor *tensor);
+void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
+                   const char *name);
+pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage,
+                         const char *name, pp_dtype dtype, int64_t rank,
+                         const int64_t *shape);
+
+/* The kernels, declared once for every target prefix (pp_cpu_ here,
+ * pp_cuda_ in runtime/cuda/pp_kernels_cuda.h). */
+#define PP_DECLARE_KERNELS(prefix)                                            \
+  pp_tensor *prefix##copy(pp_frame *frame, pp_tensor *input);                 \
+  pp_tensor *prefix##fill_f32(pp_frame *frame, float value, int64_t rank,     \
+                              const int64_t *shape);                          \
+  pp_tensor *prefix##constant_f32(pp_frame *frame, int64_t rank,              \
+                                  const int64_t *shape, const float *values); \
+  pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,  \
+                            int transpose_lhs, int transpose_rhs);            \
+  pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
+  pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
+  pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
+  pp_tensor *prefix##neg(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##relu(pp_frame *frame, pp_tensor *input);                 \
+  pp_tensor *prefix##sigmoid(pp_frame *frame, pp_tensor *input);              \
+  pp_tensor *prefix##tanh(pp_frame *frame, pp_tensor *input);                 \
+  pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,              \
+                               pp_tensor *input);                             \
+  pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,           \
+                                  pp_tensor *result);                         \
+  pp_tensor *prefix##tanh_grad(pp_frame *frame, pp_tensor *grad,              \
+                               pp_tensor *result);                            \
+  pp_tensor *prefix##reshape(pp_frame *frame, pp_tensor *input, int64_t rank, \
+                             const int64_t *shape);                           \
+  pp_tensor *prefix##sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,  \
+                            const int64_t *shape);                            \
+  pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,              \
+                              pp_tensor *target, int reduction);              \
+  pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,          \
+                                   pp_tensor *input, pp_tensor *target,       \
+                                   int reduction);                            \
+  pp_tensor *prefix##cross_entropy(pp_frame *frame, pp_tensor *logits,        \
+                                   pp_tensor *labels, int reduction,          \
+                                   int64_t ignore_index);                     \
+  pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,     \
+                                        pp_tensor *logits, pp_tensor *labels, \
+                                        int reduction, int64_t ignore_index);
+
+/* Host kernels (OpenBLAS for matmul). */
+PP_DECLARE_KERNELS(pp_cpu_)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PP_RUNTIME_PP_KERNELS_H */

@@ -1,0 +1,28 @@
+//===- ModelCache.h - compile models for pp-run, cached ---------*- C++ -*-===//
+
+#ifndef PP_TOOLS_PP_RUN_MODELCACHE_H
+#define PP_TOOLS_PP_RUN_MODELCACHE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+/// What `pp-run MODEL.onnx ...` compiles.
+struct ModelCompileRequest {
+  std::string modelPath;
+  int64_t stages = 1;
+  int64_t microbatchSize = 0;
+  std::string loss;
+  std::vector<std::string> splitPoints;
+  /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
+  std::string cacheDir;
+};
+
+/// Compiles the model into a package in the cache, keyed by a SHA-256 of the
+/// model's bytes and the compile options, unless it is there already.
+/// Returns the package directory, or nullopt with `problem` set.
+std::optional<std::string> compileModel(const ModelCompileRequest &request,
+                                        std::string &problem);
+
+#endif // PP_TOOLS_PP_RUN_MODELCACHE_H
