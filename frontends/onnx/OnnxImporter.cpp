@@ -75,6 +75,12 @@ private:
   LogicalResult importIdentity(const onnx::NodeProto &node, Location loc,
                                SmallVectorImpl<Value> &results);
 
+  /// Creates an OpTy after checking that its result types infer (the
+  /// inference explains a failure), so that bad models never abort.
+  template <typename OpTy>
+  FailureOr<Value> createChecked(Location loc, ValueRange operands,
+                                 typename OpTy::Properties properties = {});
+
   LogicalResult expectArity(const onnx::NodeProto &node, Location loc,
                             int minInputs, int maxInputs);
   Value scalarConstant(Location loc, float value);
@@ -274,6 +280,33 @@ static int64_t intAttribute(const onnx::NodeProto &node, StringRef name,
   return attribute ? attribute->i() : fallback;
 }
 
+template <typename OpTy>
+FailureOr<Value>
+GraphImporter::createChecked(Location loc, ValueRange operands,
+                             typename OpTy::Properties properties) {
+  SmallVector<Type> types;
+  if (failed(OpTy::inferReturnTypes(context, loc, operands, nullptr,
+                                    OpaqueProperties(&properties), {}, types)))
+    return failure();
+  OperationState state(loc, OpTy::getOperationName());
+  state.addOperands(operands);
+  state.addTypes(types);
+  state.useProperties(properties);
+  return builder.create(state)->getResult(0);
+}
+
+/// Properties of an nn.matmul with the given transpositions.
+static nn::MatmulOp::Properties matmulProperties(Builder &builder,
+                                                 bool transposeLhs,
+                                                 bool transposeRhs) {
+  nn::MatmulOp::Properties properties;
+  if (transposeLhs)
+    properties.transpose_lhs = builder.getUnitAttr();
+  if (transposeRhs)
+    properties.transpose_rhs = builder.getUnitAttr();
+  return properties;
+}
+
 LogicalResult GraphImporter::importGemm(const onnx::NodeProto &node,
                                         Location loc,
                                         SmallVectorImpl<Value> &results) {
@@ -287,12 +320,16 @@ LogicalResult GraphImporter::importGemm(const onnx::NodeProto &node,
     if (cast<RankedTensorType>(operand.getType()).getRank() != 2)
       return emitError(loc) << "Gemm operands must have rank 2, found "
                             << operand.getType();
-  Value result = nn::MatmulOp::create(builder, loc, *a, *b,
-                                      intAttribute(node, "transA", 0) != 0,
-                                      intAttribute(node, "transB", 0) != 0);
+  FailureOr<Value> result = createChecked<nn::MatmulOp>(
+      loc, {*a, *b},
+      matmulProperties(builder, intAttribute(node, "transA", 0) != 0,
+                       intAttribute(node, "transB", 0) != 0));
+  if (failed(result))
+    return failure();
   float alpha = floatAttribute(node, "alpha", 1.0f);
   if (alpha != 1.0f)
-    result = nn::MulOp::create(builder, loc, result, scalarConstant(loc, alpha));
+    result = Value(
+        nn::MulOp::create(builder, loc, *result, scalarConstant(loc, alpha)));
   if (node.input_size() >= 3 && !node.input(2).empty()) {
     FailureOr<Value> c = lookup(node.input(2), loc);
     if (failed(c))
@@ -301,9 +338,11 @@ LogicalResult GraphImporter::importGemm(const onnx::NodeProto &node,
     float beta = floatAttribute(node, "beta", 1.0f);
     if (beta != 1.0f)
       bias = nn::MulOp::create(builder, loc, bias, scalarConstant(loc, beta));
-    result = nn::AddOp::create(builder, loc, result, bias);
+    result = createChecked<nn::AddOp>(loc, {*result, bias});
+    if (failed(result))
+      return failure();
   }
-  results.push_back(result);
+  results.push_back(*result);
   return success();
 }
 
@@ -321,7 +360,11 @@ LogicalResult GraphImporter::importMatMul(const onnx::NodeProto &node,
       return emitError(loc) << "MatMul with a rank-1 operand ("
                             << operand.getType()
                             << ") is not supported yet; reshape it to rank 2";
-  results.push_back(nn::MatmulOp::create(builder, loc, *a, *b, false, false));
+  FailureOr<Value> result = createChecked<nn::MatmulOp>(
+      loc, {*a, *b}, matmulProperties(builder, false, false));
+  if (failed(result))
+    return failure();
+  results.push_back(*result);
   return success();
 }
 
@@ -402,14 +445,10 @@ GraphImporter::importElementwise(const onnx::NodeProto &node, Location loc,
       return failure();
     operands.push_back(*operand);
   }
-  OperationState state(loc, OpTy::getOperationName());
-  state.addOperands(operands);
-  SmallVector<Type> types;
-  if (failed(OpTy::inferReturnTypes(context, loc, operands, nullptr,
-                                    state.getRawProperties(), {}, types)))
+  FailureOr<Value> result = createChecked<OpTy>(loc, operands);
+  if (failed(result))
     return failure();
-  state.addTypes(types);
-  results.push_back(builder.create(state)->getResult(0));
+  results.push_back(*result);
   return success();
 }
 

@@ -95,7 +95,7 @@ func.func @stage_not_integer(%w: tensor<4xf32> {pp.stage = "one"}) {
 
 // -----
 
-// expected-error @+1 {{'pp.init' on argument 0 must be an elements attribute of type tensor<4xf32>, got dense<1.000000e+00> : tensor<2xf32>}}
+// expected-error @+1 {{'pp.init' on argument 0 must be an elements attribute of type 'tensor<4xf32>', got dense<1.000000e+00> : tensor<2xf32>}}
 func.func @init_wrong_type(%w: tensor<4xf32> {pp.init = dense<1.0> : tensor<2xf32>}) {
   return
 }
