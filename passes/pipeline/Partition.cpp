@@ -191,7 +191,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         if (owner && stage != owner)
           return main.emitError("parameter '")
                  << argumentName(main, arg.getArgNumber())
-                 << "' is used on stages " << *owner << " and " << *stage
+                 << "' is used on stages " << std::min(*owner, *stage)
+                 << " and " << std::max(*owner, *stage)
                  << "; weights shared across stages are not supported yet: "
                     "place their users on one stage with split-points";
         owner = stage;

@@ -31,15 +31,16 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
   LogicalResult checkMicrobatchSize(func::FuncOp main, unsigned output) {
     if (microbatchSize == 0)
       return success();
+    int64_t size = microbatchSize;
     auto check = [&](Type type, StringRef what) -> LogicalResult {
       auto tensor = cast<RankedTensorType>(type);
-      if (tensor.getRank() >= 1 && tensor.getDimSize(0) == microbatchSize)
+      if (tensor.getRank() >= 1 && tensor.getDimSize(0) == size)
         return success();
       return main.emitError()
              << what << " has type " << tensor << ", but microbatch-size="
-             << microbatchSize << " needs dimension 0 of size "
-             << microbatchSize << "; export the model with batch size "
-             << microbatchSize << " or give it a symbolic batch dimension";
+             << size << " needs dimension 0 of size " << size
+             << "; export the model with batch size " << size
+             << " or give it a symbolic batch dimension";
     };
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (argumentRole(main, i) == kRoleInput &&

@@ -1,0 +1,19 @@
+// A small MLP with an mse loss attached (the form pp-autodiff takes): h
+// skips the tanh and fc2 nodes to join at "skip".
+func.func @main(%x: tensor<2x3xf32> {pp.name = "x", pp.role = "input"},
+                %w1: tensor<4x3xf32> {pp.name = "w1", pp.role = "parameter"},
+                %b1: tensor<4xf32> {pp.name = "b1", pp.role = "parameter"},
+                %w2: tensor<4x4xf32> {pp.name = "w2", pp.role = "parameter"},
+                %w3: tensor<3x4xf32> {pp.name = "w3", pp.role = "parameter"},
+                %t: tensor<2x3xf32> {pp.name = "labels", pp.role = "label"})
+    -> (tensor<f32> {pp.name = "loss", pp.role = "loss"})
+    attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}} {
+  %h0 = nn.matmul %x, %w1 transpose_rhs {pp.node = "fc1"} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %h = nn.add %h0, %b1 {pp.node = "fc1"} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %a = nn.tanh %h {pp.node = "act"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %z = nn.matmul %a, %w2 transpose_rhs {pp.node = "fc2"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %s = nn.add %z, %h {pp.node = "skip"} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = nn.matmul %s, %w3 transpose_rhs {pp.node = "out"} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  %l = nn.mse_loss %y, %t reduction<sum> {pp.node = "loss"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
