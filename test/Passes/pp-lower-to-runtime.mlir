@@ -1,0 +1,23 @@
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime 2>/dev/null | FileCheck %s
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime="target=cuda" 2>/dev/null | FileCheck %s --check-prefix=CUDA
+
+// Each stage function takes the frame; arguments, kernels, messages and
+// results are runtime calls; each tensor is released after its last use.
+// CHECK-LABEL: func.func @stage0_forward(
+// CHECK-SAME: %[[F:.*]]: !emitc.ptr<!emitc.opaque<"pp_frame">>)
+// CHECK: %[[X:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"0">]}
+// CHECK: %[[W:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"1">]}
+// CHECK: %[[M:.*]] = emitc.call_opaque "pp_cpu_matmul"(%[[F]], %[[X]], %[[W]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"0">, #emitc.opaque<"1">]}
+// CHECK: emitc.call_opaque "pp_cpu_add"
+// CHECK: emitc.call_opaque "pp_frame_release"(%[[F]], %[[M]])
+// CHECK: emitc.call_opaque "pp_frame_send"(%[[F]], %{{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"\22fc1\22">]}
+// CHECK: emitc.call_opaque "pp_frame_result"
+// CHECK: return
+// CHECK-LABEL: func.func @stage1_forward(
+// CHECK: emitc.call_opaque "pp_frame_recv"(%{{.*}}) {args = [0 : index, #emitc.opaque<"0">, #emitc.opaque<"\22fc1\22">, #emitc.opaque<"PP_DTYPE_F32">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{2, 4}.data()">]}
+// CHECK: emitc.call_opaque "pp_cpu_mse_loss"({{.*}}) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"1">]}
+// CHECK-LABEL: func.func @stage0_backward(
+// CHECK: emitc.call_opaque "pp_cpu_sum_to"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{4}.data()">]}
+
+// CUDA: emitc.call_opaque "pp_cuda_matmul"
+// CUDA-NOT: pp_cpu_
