@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Frame.h"
+#include "runtime/Matmul.h"
 #include "runtime/Shapes.h"
 
 #include <cmath>
@@ -95,7 +96,25 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   return result;
 }
 
+/// A rank-0 f32 tensor holding `value`.
+pp_tensor *scalar(pp_frame *frame, double value) {
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
+  if (result)
+    floats(result)[0] = static_cast<float>(value);
+  return result;
+}
+
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// The maximum of a row of logits and the sum of exp(logit - maximum):
+/// softmax(row)[c] = exp(row[c] - maximum) / sum.
+std::pair<double, double> softmaxNormalizer(const float *row,
+                                            int64_t classes) {
+  double max = *std::max_element(row, row + classes), total = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    total += std::exp(row[c] - max);
+  return {max, total};
+}
 
 } // namespace
 
@@ -133,34 +152,8 @@ pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          int transpose_lhs, int transpose_rhs) {
   if (!checkInputs(frame, "matmul", {lhs, rhs}))
     return nullptr;
-  std::string error;
-  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
-  std::optional<MatmulPlan> plan =
-      planMatmul(lhsShape, rhsShape, transpose_lhs, transpose_rhs, error);
-  if (!plan) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, plan->result);
-  if (!result || plan->m * plan->n == 0)
-    return result;
-  int64_t lda = lhsShape.back(), ldb = rhsShape.back();
-  for (size_t batch = 0; batch < plan->lhsOffsets.size(); ++batch) {
-    float *out = floats(result) + batch * plan->m * plan->n;
-    if (plan->k == 0) {
-      std::fill_n(out, plan->m * plan->n, 0.0f);
-      continue;
-    }
-    if (pp_gemm_f32(transpose_lhs, transpose_rhs, plan->m, plan->n, plan->k,
-                    1.0f, floats(lhs) + plan->lhsOffsets[batch], lda,
-                    floats(rhs) + plan->rhsOffsets[batch], ldb, 0.0f, out,
-                    plan->n) != PP_OK) {
-      failFrame(frame, pp_last_error());
-      pp_tensor_destroy(result);
-      return nullptr;
-    }
-  }
-  return result;
+  return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
+                       newTensor, pp_gemm_f32);
 }
 
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
@@ -215,9 +208,8 @@ pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!input)
     return nullptr;
   Shape target(shape, shape + rank);
-  if (numElements(target) != pp_tensor_numel(input)) {
-    failFrame(frame, "reshape of " + formatShape(shapeOf(input)) + " to " +
-                         formatShape(target) + " changes the element count");
+  if (std::string error = reshapeError(shapeOf(input), target); !error.empty()) {
+    failFrame(frame, error);
     return nullptr;
   }
   pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), target);
@@ -232,10 +224,8 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!checkInputs(frame, "sum_to", {input}))
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
-  std::optional<Shape> check = broadcastShapes(target, inputShape);
-  if (!check || *check != inputShape) {
-    failFrame(frame, "sum_to: " + formatShape(target) +
-                         " does not broadcast to " + formatShape(inputShape));
+  if (std::string error = sumToError(inputShape, target); !error.empty()) {
+    failFrame(frame, error);
     return nullptr;
   }
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
@@ -290,10 +280,7 @@ pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input,
   }
   if (reduction == 0 && n > 0)
     sum /= n;
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
-  if (result)
-    floats(result)[0] = static_cast<float>(sum);
-  return result;
+  return scalar(frame, sum);
 }
 
 pp_tensor *pp_cpu_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
@@ -335,9 +322,7 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
       return nullptr;
     }
     const float *row = z + r * classes;
-    double max = *std::max_element(row, row + classes), total = 0;
-    for (int64_t c = 0; c < classes; ++c)
-      total += std::exp(row[c] - max);
+    auto [max, total] = softmaxNormalizer(row, classes);
     double loss = std::log(total) + max - row[y[r]];
     perRow[r] = static_cast<float>(loss);
     sum += loss;
@@ -352,10 +337,7 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
   }
   if (reduction == 0)
     sum = counted ? sum / counted : 0.0;
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
-  if (result)
-    floats(result)[0] = static_cast<float>(sum);
-  return result;
+  return scalar(frame, sum);
 }
 
 pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
@@ -382,9 +364,7 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     if (reduction == 0)
       scale /= counted;
     const float *row = z + r * classes;
-    double max = *std::max_element(row, row + classes), total = 0;
-    for (int64_t c = 0; c < classes; ++c)
-      total += std::exp(row[c] - max);
+    auto [max, total] = softmaxNormalizer(row, classes);
     for (int64_t c = 0; c < classes; ++c) {
       double softmax = std::exp(row[c] - max) / total;
       out[r * classes + c] =

@@ -47,6 +47,21 @@ std::string formatShape(const Shape &shape) {
   return text;
 }
 
+std::string reshapeError(const Shape &input, const Shape &target) {
+  if (numElements(input) == numElements(target))
+    return "";
+  return "reshape of " + formatShape(input) + " to " + formatShape(target) +
+         " changes the element count";
+}
+
+std::string sumToError(const Shape &input, const Shape &target) {
+  std::optional<Shape> broadcast = broadcastShapes(target, input);
+  if (broadcast && *broadcast == input)
+    return "";
+  return "sum_to: " + formatShape(target) + " does not broadcast to " +
+         formatShape(input);
+}
+
 std::optional<MatmulPlan> planMatmul(const Shape &lhs, const Shape &rhs,
                                      bool transposeLhs, bool transposeRhs,
                                      std::string &error) {

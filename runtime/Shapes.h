@@ -25,6 +25,13 @@ int64_t numElements(const Shape &shape);
 /// "4x8" for {4, 8}; "scalar" for {}.
 std::string formatShape(const Shape &shape);
 
+/// Why `input` cannot be reshaped to `target` ("" when it can).
+std::string reshapeError(const Shape &input, const Shape &target);
+
+/// Why `input` cannot be summed to `target` ("" when it can: `target`
+/// broadcasts to `input`).
+std::string sumToError(const Shape &input, const Shape &target);
+
 /// How a (batched) matrix product maps onto GEMMs.
 struct MatmulPlan {
   Shape result;

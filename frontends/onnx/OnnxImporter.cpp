@@ -41,16 +41,18 @@ public:
 
   OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
 
-private:
-public:
-  using NodeImporter = LogicalResult (GraphImporter::*)(
-      const onnx::NodeProto &, Location, SmallVectorImpl<Value> &);
-  /// The importer of each supported op type.
-  static const std::map<std::string, NodeImporter, std::less<>> &
-  nodeImporters();
+  /// How one op type imports: its input count range and the member that
+  /// builds its (single) result from the looked-up inputs.
+  struct NodeRule {
+    FailureOr<Value> (GraphImporter::*import)(const onnx::NodeProto &,
+                                              Location, ValueRange);
+    int minInputs;
+    int maxInputs;
+  };
+  /// The rule of each supported op type.
+  static const std::map<std::string, NodeRule, std::less<>> &nodeRules();
 
 private:
-
   LogicalResult readOpset(const onnx::ModelProto &model);
   FailureOr<RankedTensorType> convertType(const onnx::TypeProto &type,
                                           StringRef what);
@@ -59,21 +61,25 @@ private:
                                              Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, StringRef nodeName);
   FailureOr<Value> lookup(StringRef name, Location loc);
+  /// The node's inputs, after checking their count against `rule`.
+  FailureOr<SmallVector<Value>> lookupInputs(const onnx::NodeProto &node,
+                                             Location loc,
+                                             const NodeRule &rule);
 
   // Op importers.
-  LogicalResult importGemm(const onnx::NodeProto &node, Location loc,
-                           SmallVectorImpl<Value> &results);
-  LogicalResult importMatMul(const onnx::NodeProto &node, Location loc,
-                             SmallVectorImpl<Value> &results);
-  LogicalResult importConstant(const onnx::NodeProto &node, Location loc,
-                               SmallVectorImpl<Value> &results);
-  LogicalResult importFlatten(const onnx::NodeProto &node, Location loc,
-                              SmallVectorImpl<Value> &results);
+  FailureOr<Value> importGemm(const onnx::NodeProto &node, Location loc,
+                              ValueRange inputs);
+  FailureOr<Value> importMatMul(const onnx::NodeProto &node, Location loc,
+                                ValueRange inputs);
+  FailureOr<Value> importConstant(const onnx::NodeProto &node, Location loc,
+                                  ValueRange inputs);
+  FailureOr<Value> importFlatten(const onnx::NodeProto &node, Location loc,
+                                 ValueRange inputs);
   template <typename OpTy>
-  LogicalResult importElementwise(const onnx::NodeProto &node, Location loc,
-                                  SmallVectorImpl<Value> &results);
-  LogicalResult importIdentity(const onnx::NodeProto &node, Location loc,
-                               SmallVectorImpl<Value> &results);
+  FailureOr<Value> importElementwise(const onnx::NodeProto &node,
+                                     Location loc, ValueRange inputs);
+  FailureOr<Value> importIdentity(const onnx::NodeProto &node, Location loc,
+                                  ValueRange inputs);
 
   /// Creates an OpTy after checking that its result types infer (the
   /// inference explains a failure), so that bad models never abort.
@@ -81,8 +87,6 @@ private:
   FailureOr<Value> createChecked(Location loc, ValueRange operands,
                                  typename OpTy::Properties properties = {});
 
-  LogicalResult expectArity(const onnx::NodeProto &node, Location loc,
-                            int minInputs, int maxInputs);
   Value scalarConstant(Location loc, float value);
 
   MLIRContext *context;
@@ -94,22 +98,23 @@ private:
   StringAttr currentNode;
 };
 
-const std::map<std::string, GraphImporter::NodeImporter, std::less<>> &
-GraphImporter::nodeImporters() {
-  static const std::map<std::string, NodeImporter, std::less<>> importers = {
-      {"Add", &GraphImporter::importElementwise<nn::AddOp>},
-      {"Constant", &GraphImporter::importConstant},
-      {"Flatten", &GraphImporter::importFlatten},
-      {"Gemm", &GraphImporter::importGemm},
-      {"Identity", &GraphImporter::importIdentity},
-      {"MatMul", &GraphImporter::importMatMul},
-      {"Mul", &GraphImporter::importElementwise<nn::MulOp>},
-      {"Relu", &GraphImporter::importElementwise<nn::ReluOp>},
-      {"Sigmoid", &GraphImporter::importElementwise<nn::SigmoidOp>},
-      {"Sub", &GraphImporter::importElementwise<nn::SubOp>},
-      {"Tanh", &GraphImporter::importElementwise<nn::TanhOp>},
+const std::map<std::string, GraphImporter::NodeRule, std::less<>> &
+GraphImporter::nodeRules() {
+  using G = GraphImporter;
+  static const std::map<std::string, NodeRule, std::less<>> rules = {
+      {"Add", {&G::importElementwise<nn::AddOp>, 2, 2}},
+      {"Constant", {&G::importConstant, 0, 0}},
+      {"Flatten", {&G::importFlatten, 1, 1}},
+      {"Gemm", {&G::importGemm, 2, 3}},
+      {"Identity", {&G::importIdentity, 1, 1}},
+      {"MatMul", {&G::importMatMul, 2, 2}},
+      {"Mul", {&G::importElementwise<nn::MulOp>, 2, 2}},
+      {"Relu", {&G::importElementwise<nn::ReluOp>, 1, 1}},
+      {"Sigmoid", {&G::importElementwise<nn::SigmoidOp>, 1, 1}},
+      {"Sub", {&G::importElementwise<nn::SubOp>, 2, 2}},
+      {"Tanh", {&G::importElementwise<nn::TanhOp>, 1, 1}},
   };
-  return importers;
+  return rules;
 }
 
 LogicalResult GraphImporter::readOpset(const onnx::ModelProto &model) {
@@ -175,6 +180,27 @@ GraphImporter::convertType(const onnx::TypeProto &type, StringRef what) {
   return RankedTensorType::get(shape, *elementType);
 }
 
+/// The `count` values of `tensor`, from its raw bytes or its typed `field`;
+/// nullopt when it holds another number of values.
+template <typename T, typename Field>
+static std::optional<std::vector<T>>
+readValues(const onnx::TensorProto &tensor, const Field &field,
+           int64_t count) {
+  std::vector<T> data;
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    if (raw.size() != static_cast<size_t>(count) * sizeof(T))
+      return std::nullopt;
+    data.resize(count);
+    std::memcpy(data.data(), raw.data(), raw.size());
+    return data;
+  }
+  if (field.size() != count)
+    return std::nullopt;
+  data.assign(field.begin(), field.end());
+  return data;
+}
+
 FailureOr<DenseElementsAttr>
 GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
   std::string what = "tensor '" + tensor.name() + "'";
@@ -188,43 +214,23 @@ GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   auto type = RankedTensorType::get(shape, *elementType);
   int64_t count = type.getNumElements();
-  auto checkCount = [&](int64_t found) -> LogicalResult {
-    if (found == count)
-      return success();
-    return emitError(loc) << what << " has " << found
-                          << " values but its shape holds " << count
-                          << "; the model file is damaged";
+  auto damaged = [&]() {
+    return emitError(loc) << what << " does not hold the " << count
+                          << " values its shape needs; the model file is "
+                             "damaged";
   };
   if (elementType->isF32()) {
-    std::vector<float> data;
-    if (tensor.has_raw_data()) {
-      const std::string &raw = tensor.raw_data();
-      if (failed(checkCount(raw.size() / sizeof(float))) ||
-          raw.size() % sizeof(float) != 0)
-        return failure();
-      data.resize(count);
-      std::memcpy(data.data(), raw.data(), raw.size());
-    } else {
-      if (failed(checkCount(tensor.float_data_size())))
-        return failure();
-      data.assign(tensor.float_data().begin(), tensor.float_data().end());
-    }
-    return DenseElementsAttr::get(type, ArrayRef<float>(data));
+    std::optional<std::vector<float>> data =
+        readValues<float>(tensor, tensor.float_data(), count);
+    if (!data)
+      return damaged();
+    return DenseElementsAttr::get(type, ArrayRef<float>(*data));
   }
-  std::vector<int64_t> data;
-  if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    if (failed(checkCount(raw.size() / sizeof(int64_t))) ||
-        raw.size() % sizeof(int64_t) != 0)
-      return failure();
-    data.resize(count);
-    std::memcpy(data.data(), raw.data(), raw.size());
-  } else {
-    if (failed(checkCount(tensor.int64_data_size())))
-      return failure();
-    data.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-  }
-  return DenseElementsAttr::get(type, ArrayRef<int64_t>(data));
+  std::optional<std::vector<int64_t>> data =
+      readValues<int64_t>(tensor, tensor.int64_data(), count);
+  if (!data)
+    return damaged();
+  return DenseElementsAttr::get(type, ArrayRef<int64_t>(*data));
 }
 
 FailureOr<Value> GraphImporter::lookup(StringRef name, Location loc) {
@@ -236,20 +242,32 @@ FailureOr<Value> GraphImporter::lookup(StringRef name, Location loc) {
                            "the output of an earlier node";
 }
 
-LogicalResult GraphImporter::expectArity(const onnx::NodeProto &node,
-                                         Location loc, int minInputs,
-                                         int maxInputs) {
+FailureOr<SmallVector<Value>>
+GraphImporter::lookupInputs(const onnx::NodeProto &node, Location loc,
+                            const NodeRule &rule) {
   int count = node.input_size();
   while (count > 0 && node.input(count - 1).empty())
     --count; // Trailing optional inputs may be given as "".
-  if (count >= minInputs && count <= maxInputs && node.output_size() >= 1)
-    return success();
-  InFlightDiagnostic diag = emitError(loc)
-                            << node.op_type() << " takes " << minInputs;
-  if (maxInputs != minInputs)
-    diag << " to " << maxInputs;
-  return diag << " inputs and one output, found " << count << " and "
-              << node.output_size();
+  if (count < rule.minInputs || count > rule.maxInputs ||
+      node.output_size() != 1) {
+    InFlightDiagnostic diag = emitError(loc) << node.op_type() << " takes "
+                                             << rule.minInputs;
+    if (rule.maxInputs != rule.minInputs)
+      diag << " to " << rule.maxInputs;
+    return diag << " inputs and one output, found " << count << " and "
+                << node.output_size();
+  }
+  SmallVector<Value> inputs;
+  for (int i = 0; i < count; ++i) {
+    if (node.input(i).empty())
+      return emitError(loc) << node.op_type() << " input " << i
+                            << " is missing";
+    FailureOr<Value> input = lookup(node.input(i), loc);
+    if (failed(input))
+      return failure();
+    inputs.push_back(*input);
+  }
+  return inputs;
 }
 
 Value GraphImporter::scalarConstant(Location loc, float value) {
@@ -307,21 +325,14 @@ static nn::MatmulOp::Properties matmulProperties(Builder &builder,
   return properties;
 }
 
-LogicalResult GraphImporter::importGemm(const onnx::NodeProto &node,
-                                        Location loc,
-                                        SmallVectorImpl<Value> &results) {
-  if (failed(expectArity(node, loc, 2, 3)))
-    return failure();
-  FailureOr<Value> a = lookup(node.input(0), loc);
-  FailureOr<Value> b = lookup(node.input(1), loc);
-  if (failed(a) || failed(b))
-    return failure();
-  for (Value operand : {*a, *b})
+FailureOr<Value> GraphImporter::importGemm(const onnx::NodeProto &node,
+                                           Location loc, ValueRange inputs) {
+  for (Value operand : inputs.take_front(2))
     if (cast<RankedTensorType>(operand.getType()).getRank() != 2)
       return emitError(loc) << "Gemm operands must have rank 2, found "
                             << operand.getType();
   FailureOr<Value> result = createChecked<nn::MatmulOp>(
-      loc, {*a, *b},
+      loc, inputs.take_front(2),
       matmulProperties(builder, intAttribute(node, "transA", 0) != 0,
                        intAttribute(node, "transB", 0) != 0));
   if (failed(result))
@@ -330,49 +341,28 @@ LogicalResult GraphImporter::importGemm(const onnx::NodeProto &node,
   if (alpha != 1.0f)
     result = Value(
         nn::MulOp::create(builder, loc, *result, scalarConstant(loc, alpha)));
-  if (node.input_size() >= 3 && !node.input(2).empty()) {
-    FailureOr<Value> c = lookup(node.input(2), loc);
-    if (failed(c))
-      return failure();
-    Value bias = *c;
-    float beta = floatAttribute(node, "beta", 1.0f);
-    if (beta != 1.0f)
-      bias = nn::MulOp::create(builder, loc, bias, scalarConstant(loc, beta));
-    result = createChecked<nn::AddOp>(loc, {*result, bias});
-    if (failed(result))
-      return failure();
-  }
-  results.push_back(*result);
-  return success();
+  if (inputs.size() < 3)
+    return result;
+  Value bias = inputs[2];
+  float beta = floatAttribute(node, "beta", 1.0f);
+  if (beta != 1.0f)
+    bias = nn::MulOp::create(builder, loc, bias, scalarConstant(loc, beta));
+  return createChecked<nn::AddOp>(loc, {*result, bias});
 }
 
-LogicalResult GraphImporter::importMatMul(const onnx::NodeProto &node,
-                                          Location loc,
-                                          SmallVectorImpl<Value> &results) {
-  if (failed(expectArity(node, loc, 2, 2)))
-    return failure();
-  FailureOr<Value> a = lookup(node.input(0), loc);
-  FailureOr<Value> b = lookup(node.input(1), loc);
-  if (failed(a) || failed(b))
-    return failure();
-  for (Value operand : {*a, *b})
+FailureOr<Value> GraphImporter::importMatMul(const onnx::NodeProto &node,
+                                             Location loc, ValueRange inputs) {
+  for (Value operand : inputs)
     if (cast<RankedTensorType>(operand.getType()).getRank() < 2)
       return emitError(loc) << "MatMul with a rank-1 operand ("
                             << operand.getType()
                             << ") is not supported yet; reshape it to rank 2";
-  FailureOr<Value> result = createChecked<nn::MatmulOp>(
-      loc, {*a, *b}, matmulProperties(builder, false, false));
-  if (failed(result))
-    return failure();
-  results.push_back(*result);
-  return success();
+  return createChecked<nn::MatmulOp>(loc, inputs,
+                                     matmulProperties(builder, false, false));
 }
 
-LogicalResult GraphImporter::importConstant(const onnx::NodeProto &node,
-                                            Location loc,
-                                            SmallVectorImpl<Value> &results) {
-  if (failed(expectArity(node, loc, 0, 0)))
-    return failure();
+FailureOr<Value> GraphImporter::importConstant(const onnx::NodeProto &node,
+                                               Location loc, ValueRange) {
   DenseElementsAttr value;
   if (const onnx::AttributeProto *tensor = findAttribute(node, "value")) {
     FailureOr<DenseElementsAttr> converted = convertTensor(tensor->t(), loc);
@@ -402,20 +392,12 @@ LogicalResult GraphImporter::importConstant(const onnx::NodeProto &node,
     return emitError(loc) << "Constant needs one of the attributes value, "
                              "value_float, value_floats, value_int, value_ints";
   }
-  auto constant = arith::ConstantOp::create(builder, loc, value);
-  results.push_back(constant);
-  return success();
+  return Value(arith::ConstantOp::create(builder, loc, value));
 }
 
-LogicalResult GraphImporter::importFlatten(const onnx::NodeProto &node,
-                                           Location loc,
-                                           SmallVectorImpl<Value> &results) {
-  if (failed(expectArity(node, loc, 1, 1)))
-    return failure();
-  FailureOr<Value> input = lookup(node.input(0), loc);
-  if (failed(input))
-    return failure();
-  auto type = cast<RankedTensorType>(input->getType());
+FailureOr<Value> GraphImporter::importFlatten(const onnx::NodeProto &node,
+                                              Location loc, ValueRange inputs) {
+  auto type = cast<RankedTensorType>(inputs[0].getType());
   int64_t rank = type.getRank();
   int64_t axis = intAttribute(node, "axis", 1);
   if (axis < -rank || axis > rank)
@@ -426,51 +408,29 @@ LogicalResult GraphImporter::importFlatten(const onnx::NodeProto &node,
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= type.getDimSize(d);
-  results.push_back(nn::ReshapeOp::create(builder, loc, *input,
-                                          ArrayRef<int64_t>{outer, inner}));
-  return success();
+  return Value(nn::ReshapeOp::create(builder, loc, inputs[0],
+                                    ArrayRef<int64_t>{outer, inner}));
 }
 
 template <typename OpTy>
-LogicalResult
-GraphImporter::importElementwise(const onnx::NodeProto &node, Location loc,
-                                 SmallVectorImpl<Value> &results) {
-  constexpr int arity = OpTy::template hasTrait<OpTrait::OneOperand>() ? 1 : 2;
-  if (failed(expectArity(node, loc, arity, arity)))
-    return failure();
-  SmallVector<Value> operands;
-  for (int i = 0; i < arity; ++i) {
-    FailureOr<Value> operand = lookup(node.input(i), loc);
-    if (failed(operand))
-      return failure();
-    operands.push_back(*operand);
-  }
-  FailureOr<Value> result = createChecked<OpTy>(loc, operands);
-  if (failed(result))
-    return failure();
-  results.push_back(*result);
-  return success();
+FailureOr<Value> GraphImporter::importElementwise(const onnx::NodeProto &,
+                                                  Location loc,
+                                                  ValueRange inputs) {
+  return createChecked<OpTy>(loc, inputs);
 }
 
-LogicalResult GraphImporter::importIdentity(const onnx::NodeProto &node,
-                                            Location loc,
-                                            SmallVectorImpl<Value> &results) {
-  if (failed(expectArity(node, loc, 1, 1)))
-    return failure();
-  FailureOr<Value> input = lookup(node.input(0), loc);
-  if (failed(input))
-    return failure();
-  results.push_back(*input);
-  return success();
+FailureOr<Value> GraphImporter::importIdentity(const onnx::NodeProto &,
+                                               Location, ValueRange inputs) {
+  return inputs[0];
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         StringRef nodeName) {
   Location loc = NameLoc::get(builder.getStringAttr(nodeName), fileLoc);
   bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-  const auto &importers = nodeImporters();
-  auto importer = importers.find(node.op_type());
-  if (!defaultDomain || importer == importers.end()) {
+  const auto &rules = nodeRules();
+  auto rule = rules.find(node.op_type());
+  if (!defaultDomain || rule == rules.end()) {
     InFlightDiagnostic diag = emitError(loc) << "unsupported ONNX op '";
     if (!defaultDomain)
       diag << node.domain() << ".";
@@ -481,18 +441,17 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   Block *block = builder.getInsertionBlock();
   auto firstNew = std::prev(block->end());
   bool wasEmpty = block->empty();
-  SmallVector<Value> results;
-  if (failed((this->*importer->second)(node, loc, results)))
+  FailureOr<SmallVector<Value>> inputs = lookupInputs(node, loc, rule->second);
+  if (failed(inputs))
+    return failure();
+  FailureOr<Value> result = (this->*rule->second.import)(node, loc, *inputs);
+  if (failed(result))
     return failure();
   // Tag every op the node produced with its name.
   for (Operation &op : llvm::make_range(
            wasEmpty ? block->begin() : std::next(firstNew), block->end()))
     op.setAttr(kNodeAttrName, currentNode);
-  if (node.output_size() != static_cast<int>(results.size()))
-    return emitError(loc) << node.op_type() << " has " << node.output_size()
-                          << " outputs; pp produces " << results.size();
-  for (auto [name, value] : llvm::zip(node.output(), results))
-    values[name] = value;
+  values[node.output(0)] = *result;
   return success();
 }
 
@@ -523,11 +482,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       return nullptr;
     argTypes.push_back(*type);
     argNames.push_back(input.name());
-    argAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(kNameAttrName,
-                              builder.getStringAttr(input.name())),
-         builder.getNamedAttr(kRoleAttrName,
-                              builder.getStringAttr(kRoleInput))}));
+    argAttrs.push_back(
+        getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
   for (const onnx::TensorProto &init : graph.initializer()) {
@@ -611,7 +567,7 @@ bool isOnnxModelPath(StringRef path) {
 
 std::string supportedOnnxOps() {
   std::string list;
-  for (const auto &entry : GraphImporter::nodeImporters()) {
+  for (const auto &entry : GraphImporter::nodeRules()) {
     if (!list.empty())
       list += ", ";
     list += entry.first;

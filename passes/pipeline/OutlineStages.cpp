@@ -200,10 +200,7 @@ struct OutlineStagesPass
   }
 
   DictionaryAttr savedAttrs(StringRef name) {
-    Builder builder(&getContext());
-    return builder.getDictionaryAttr(
-        {builder.getNamedAttr(kNameAttrName, builder.getStringAttr(name)),
-         builder.getNamedAttr(kRoleAttrName, builder.getStringAttr(kRoleSaved))});
+    return getNameAndRoleAttrs(&getContext(), name, kRoleSaved);
   }
 };
 

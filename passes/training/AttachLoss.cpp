@@ -95,11 +95,7 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
     unsigned labelIndex = main.getNumArguments();
     if (failed(main.insertArgument(
             labelIndex, labelType,
-            builder.getDictionaryAttr(
-                {builder.getNamedAttr(kNameAttrName,
-                                      builder.getStringAttr("labels")),
-                 builder.getNamedAttr(kRoleAttrName,
-                                      builder.getStringAttr(kRoleLabel))}),
+            getNameAndRoleAttrs(builder.getContext(), "labels", kRoleLabel),
             loc)))
       return failure();
     Value labels = main.getArgument(labelIndex);
@@ -120,11 +116,7 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
     main.setType(builder.getFunctionType(main.getArgumentTypes(),
                                          lossValue.getType()));
     main.setResultAttrs(
-        0, builder.getDictionaryAttr(
-               {builder.getNamedAttr(kNameAttrName,
-                                     builder.getStringAttr("loss")),
-                builder.getNamedAttr(kRoleAttrName,
-                                     builder.getStringAttr(kRoleLoss))}));
+        0, getNameAndRoleAttrs(builder.getContext(), "loss", kRoleLoss));
     main->setAttr(kLossAttrName,
                   builder.getDictionaryAttr(
                       {builder.getNamedAttr("kind", builder.getStringAttr(kind)),

@@ -201,11 +201,8 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
     unsigned scaleIndex = main.getNumArguments();
     if (failed(main.insertArgument(
             scaleIndex, scaleType,
-            builder.getDictionaryAttr(
-                {builder.getNamedAttr(kNameAttrName,
-                                      builder.getStringAttr("loss_scale")),
-                 builder.getNamedAttr(kRoleAttrName,
-                                      builder.getStringAttr(kRoleLossScale))}),
+            getNameAndRoleAttrs(builder.getContext(), "loss_scale",
+                                kRoleLossScale),
             main.getLoc())))
       return failure();
 
@@ -261,10 +258,8 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
                     getNode(*parameter.getUsers().begin()));
       }
       results.push_back(gradient);
-      resultAttrs.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr(kNameAttrName, builder.getStringAttr(name)),
-           builder.getNamedAttr(kRoleAttrName,
-                                builder.getStringAttr(kRoleGradient))}));
+      resultAttrs.push_back(
+          getNameAndRoleAttrs(builder.getContext(), name, kRoleGradient));
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();

@@ -9,6 +9,7 @@
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/Frame.h"
+#include "runtime/Matmul.h"
 #include "runtime/Shapes.h"
 
 #include <cuda_runtime.h>
@@ -389,32 +390,8 @@ pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                           int transpose_lhs, int transpose_rhs) {
   if (!present({lhs, rhs}))
     return nullptr;
-  std::string error;
-  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
-  std::optional<MatmulPlan> plan =
-      planMatmul(lhsShape, rhsShape, transpose_lhs, transpose_rhs, error);
-  if (!plan) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->result);
-  if (!result || plan->m * plan->n == 0)
-    return result;
-  for (size_t batch = 0; batch < plan->lhsOffsets.size(); ++batch) {
-    float *out = deviceFloats(result) + batch * plan->m * plan->n;
-    // beta = 0: cuBLAS writes C without reading it, zeros when k == 0.
-    if (pp_cuda_gemm_f32(transpose_lhs, transpose_rhs, plan->m, plan->n,
-                         plan->k, 1.0f,
-                         deviceFloats(lhs) + plan->lhsOffsets[batch],
-                         lhsShape.back(),
-                         deviceFloats(rhs) + plan->rhsOffsets[batch],
-                         rhsShape.back(), 0.0f, out, plan->n) != PP_OK) {
-      failFrame(frame, pp_last_error());
-      pp_tensor_destroy(result);
-      return nullptr;
-    }
-  }
-  return result;
+  return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
+                       newDeviceTensor, pp_cuda_gemm_f32);
 }
 
 pp_tensor *pp_cuda_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
@@ -465,9 +442,8 @@ pp_tensor *pp_cuda_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!input)
     return nullptr;
   Shape target(shape, shape + rank);
-  if (numElements(target) != pp_tensor_numel(input)) {
-    failFrame(frame, "reshape of " + formatShape(shapeOf(input)) + " to " +
-                         formatShape(target) + " changes the element count");
+  if (std::string error = reshapeError(shapeOf(input), target); !error.empty()) {
+    failFrame(frame, error);
     return nullptr;
   }
   return copyTo(frame, input, target);
@@ -478,10 +454,12 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!input)
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
-  std::optional<Shape> check = broadcastShapes(target, inputShape);
-  if (!check || *check != inputShape || inputShape.size() > kMaxRank) {
-    failFrame(frame, "sum_to: " + formatShape(target) +
-                         " does not broadcast to " + formatShape(inputShape));
+  std::string error = sumToError(inputShape, target);
+  if (error.empty() && inputShape.size() > kMaxRank)
+    error = "sum_to: rank " + std::to_string(inputShape.size()) +
+            " is above the CUDA kernels' limit of 8";
+  if (!error.empty()) {
+    failFrame(frame, error);
     return nullptr;
   }
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, target);

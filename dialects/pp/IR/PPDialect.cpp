@@ -99,3 +99,11 @@ LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
   return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
                               function.getResultTypes()[resultIndex], attr);
 }
+
+DictionaryAttr pp::getNameAndRoleAttrs(MLIRContext *context, StringRef name,
+                                       StringRef role) {
+  Builder builder(context);
+  return builder.getDictionaryAttr(
+      {builder.getNamedAttr(kNameAttrName, builder.getStringAttr(name)),
+       builder.getNamedAttr(kRoleAttrName, builder.getStringAttr(role))});
+}

@@ -60,6 +60,12 @@ constexpr llvm::StringLiteral kPipelineMeshName = "pipeline";
 /// `#pp.phase<...>` of an op: forward (absent) or backward.
 constexpr llvm::StringLiteral kPhaseAttrName = "pp.phase";
 
+/// `{pp.name = name, pp.role = role}`, the attributes of a named argument or
+/// result.
+mlir::DictionaryAttr getNameAndRoleAttrs(mlir::MLIRContext *context,
+                                         llvm::StringRef name,
+                                         llvm::StringRef role);
+
 } // namespace pp
 
 #endif // PP_DIALECTS_PP_IR_PPDIALECT_H
