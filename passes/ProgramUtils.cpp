@@ -26,6 +26,19 @@ StringRef argumentName(func::FuncOp function, unsigned index) {
   return name ? name.getValue() : StringRef();
 }
 
+std::string uniqueArgumentName(func::FuncOp function, StringRef base) {
+  auto taken = [&](StringRef name) {
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      if (argumentName(function, i) == name)
+        return true;
+    return false;
+  };
+  std::string name = base.str();
+  for (int suffix = 1; taken(name); ++suffix)
+    name = (base + "_" + Twine(suffix)).str();
+  return name;
+}
+
 StringAttr getNode(Operation *op) {
   return op->getAttrOfType<StringAttr>(kNodeAttrName);
 }

@@ -24,6 +24,11 @@ llvm::StringRef argumentRole(mlir::func::FuncOp function, unsigned index);
 /// The `pp.name` of argument `index` of `function` ("" when it has none).
 llvm::StringRef argumentName(mlir::func::FuncOp function, unsigned index);
 
+/// `base`, or `base_1`, `base_2`, ... when an argument of `function` already
+/// has that name.
+std::string uniqueArgumentName(mlir::func::FuncOp function,
+                               llvm::StringRef base);
+
 /// The model node `op` implements, or null.
 mlir::StringAttr getNode(mlir::Operation *op);
 /// True when `op` belongs to the backward computation.

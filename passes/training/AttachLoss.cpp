@@ -95,7 +95,8 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
     unsigned labelIndex = main.getNumArguments();
     if (failed(main.insertArgument(
             labelIndex, labelType,
-            getNameAndRoleAttrs(builder.getContext(), "labels", kRoleLabel),
+            getNameAndRoleAttrs(builder.getContext(),
+                                uniqueArgumentName(main, "labels"), kRoleLabel),
             loc)))
       return failure();
     Value labels = main.getArgument(labelIndex);

@@ -201,7 +201,8 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
     unsigned scaleIndex = main.getNumArguments();
     if (failed(main.insertArgument(
             scaleIndex, scaleType,
-            getNameAndRoleAttrs(builder.getContext(), "loss_scale",
+            getNameAndRoleAttrs(builder.getContext(),
+                                uniqueArgumentName(main, "loss_scale"),
                                 kRoleLossScale),
             main.getLoc())))
       return failure();

@@ -21,3 +21,4 @@ func.func @main(%x: tensor<2x3xf32> {pp.name = "x", pp.role = "input"},
   %y = nn.relu %h {pp.node = "act"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %y, %h : tensor<2x4xf32>, tensor<2x4xf32>
 }
+

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""An independent float64 reference for pp-run's first-step loss.
+
+Usage: onnx_reference.py MODEL.onnx LOSS_KIND OUTPUT MICROBATCH_SIZE
+                         MICROBATCHES SEED [METRICS]
+
+Evaluates the ONNX model with NumPy in float64 (its own implementation of
+the supported ops, not pp's), on the synthetic data pp-run draws for step 1
+(runtime/SyntheticData.cpp: SplitMix64 of seed, tensor name, global sample
+index and element index), and prints the step's token-weighted loss. With
+METRICS (a pp-run metrics file) it also checks that pp-run's step-1 loss
+agrees to a relative 1e-5 (pp computes in float32).
+"""
+import json
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+MASK = (1 << 64) - 1
+
+
+def mix64(value):
+    value = (value + 0x9E3779B97F4A7C15) & MASK
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & MASK
+    return value ^ (value >> 31)
+
+
+def synthetic(seed, name, shape, first_sample, classes=0):
+    base = mix64(seed)
+    for byte in name.encode():
+        base = mix64(base ^ byte)
+    count = int(np.prod(shape))
+    per_sample = count // shape[0]
+    values = []
+    for i in range(count):
+        sample, element = first_sample + i // per_sample, i % per_sample
+        bits = mix64(base ^ mix64(sample * 2 + 1) ^ mix64(element * 2))
+        if classes:
+            values.append(bits % classes)
+        else:
+            values.append(2.0 * float(np.float32((bits >> 40) / 16777216.0)) - 1.0)
+    return np.array(values, dtype=np.int64 if classes else np.float64).reshape(shape)
+
+
+def attribute(node, name, default):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def run(model, inputs):
+    values = dict(inputs)
+    for init in model.graph.initializer:
+        values[init.name] = numpy_helper.to_array(init).astype(np.float64)
+    for node in model.graph.node:
+        x = [values[name] for name in node.input if name]
+        op = node.op_type
+        if op == "Gemm":
+            a = x[0].T if attribute(node, "transA", 0) else x[0]
+            b = x[1].T if attribute(node, "transB", 0) else x[1]
+            y = attribute(node, "alpha", 1.0) * (a @ b)
+            if len(x) > 2:
+                y = y + attribute(node, "beta", 1.0) * x[2]
+        elif op == "MatMul":
+            y = x[0] @ x[1]
+        elif op in ("Add", "Sub", "Mul"):
+            y = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](x[0], x[1])
+        elif op == "Relu":
+            y = np.maximum(x[0], 0)
+        elif op == "Tanh":
+            y = np.tanh(x[0])
+        elif op == "Sigmoid":
+            y = 1 / (1 + np.exp(-x[0]))
+        elif op == "Identity":
+            y = x[0]
+        elif op == "Constant":
+            y = numpy_helper.to_array(attribute(node, "value", None)).astype(np.float64)
+        elif op == "Flatten":
+            axis = attribute(node, "axis", 1)
+            y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
+        else:
+            sys.exit(f"no reference for {op}")
+        values[node.output[0]] = y
+    return values
+
+
+def main():
+    path, kind, output, batch, microbatches, seed = sys.argv[1:7]
+    batch, microbatches, seed = int(batch), int(microbatches), int(seed)
+    model = onnx.load(path)
+    initializers = {i.name for i in model.graph.initializer}
+    total, count = 0.0, 0
+    for k in range(microbatches):
+        first = k * batch
+        inputs = {}
+        for info in model.graph.input:
+            if info.name in initializers:
+                continue
+            shape = [d.dim_value or batch for d in info.type.tensor_type.shape.dim]
+            inputs[info.name] = synthetic(seed, info.name, shape, first)
+        y = run(model, inputs)[output]
+        if kind == "mse":
+            labels = synthetic(seed, "labels", list(y.shape), first)
+            total += float(np.sum((y - labels) ** 2))
+            count += labels.size
+        else:
+            labels = synthetic(seed, "labels", list(y.shape[:-1]), first, y.shape[-1])
+            z = y.reshape(-1, y.shape[-1])
+            z = z - z.max(axis=1, keepdims=True)
+            logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+            total += float(-logp[np.arange(len(z)), labels.reshape(-1)].sum())
+            count += labels.size
+    reference = total / count
+    print(f"reference {reference:.10g}")
+    if len(sys.argv) > 7:
+        with open(sys.argv[7]) as f:
+            measured = json.loads(f.readline())["loss"]
+        agrees = abs(measured - reference) <= 1e-5 * abs(reference)
+        print(f"pp-run {measured:.10g} {'agrees' if agrees else 'DIFFERS'}")
+        sys.exit(0 if agrees else 1)
+
+
+main()
