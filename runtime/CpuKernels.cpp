@@ -10,9 +10,9 @@
 #include "runtime/Matmul.h"
 #include "runtime/Shapes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 
 using namespace pp::runtime;
 

@@ -181,10 +181,11 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   return 0;
 }
 
-/// The rank options of this invocation, as arguments after a placeholder for the
-/// program and the package.
-std::vector<std::string> rankArguments() {
-  std::vector<std::string> args = {""};
+/// The command line of one rank: `program packageDir` and this invocation's
+/// training options (metrics path made absolute).
+std::vector<std::string> rankArguments(const std::string &program,
+                                       const std::string &packageDir) {
+  std::vector<std::string> args = {program, packageDir};
   auto add = [&](const std::string &flag, const std::string &value) {
     args.push_back("--" + flag + "=" + value);
   };
@@ -210,9 +211,7 @@ std::vector<std::string> rankArguments() {
 /// when one fails the others are stopped.
 int launch(const std::string &packageDir, int count, const char *self) {
   int port = freePort();
-  std::vector<std::string> args = rankArguments();
-  args[0] = packageDir;
-  args.insert(args.begin(), self);
+  std::vector<std::string> args = rankArguments(self, packageDir);
   std::vector<pid_t> children;
   for (int rank = 0; rank < count; ++rank) {
     pid_t pid = ::fork();
