@@ -131,8 +131,7 @@ private:
   bool isLastStage() const { return stage == package.numStages - 1; }
 
   void initializeParameters() {
-    for (size_t index = 0; index < package.parameters.size(); ++index) {
-      const ParameterInfo &parameter = package.parameters[index];
+    for (const ParameterInfo &parameter : package.parameters) {
       if (parameter.stage != stage)
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
@@ -321,17 +320,17 @@ private:
       optimizer.step(name, floatsOf(parameter.get()), g, n);
     }
 
-    // The loss lives on the last stage; every rank reports the same value.
-    double loss = count > 0 ? lossSum / count : 0.0;
-    communicator.broadcast(&loss, sizeof(loss),
+    // The loss lives on the last stage, and its clock closes the step:
+    // every rank reports the same values.
+    double report[2] = {
+        count > 0 ? lossSum / count : 0.0,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count()};
+    communicator.broadcast(report, sizeof(report),
                            static_cast<int>(package.numStages - 1));
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    auto [loss, seconds] = report;
     double samples =
         static_cast<double>(options.microbatches * package.microbatchSize);
-    communicator.broadcast(&seconds, sizeof(seconds),
-                           static_cast<int>(package.numStages - 1));
     return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
   }
 
