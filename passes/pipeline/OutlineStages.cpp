@@ -27,6 +27,18 @@ struct StageFunction {
   IRMapping mapping;
   SmallVector<Value> results;
   SmallVector<Attribute> resultAttrs;
+
+  /// Makes `value` an argument of the function with `attrs`.
+  Value addArgument(Value value, DictionaryAttr attrs) {
+    Block &entry = function.getBody().front();
+    BlockArgument arg = entry.addArgument(value.getType(), value.getLoc());
+    function.setType(FunctionType::get(function.getContext(),
+                                       entry.getArgumentTypes(),
+                                       function.getResultTypes()));
+    function.setArgAttrs(arg.getArgNumber(), attrs);
+    mapping.map(value, arg);
+    return arg;
+  }
 };
 
 struct OutlineStagesPass
@@ -92,16 +104,8 @@ struct OutlineStagesPass
         return mapped;
       Block *entry = &fn.function.getBody().front();
       if (auto arg = dyn_cast<BlockArgument>(value);
-          arg && arg.getOwner() == &body) {
-        BlockArgument newArg = entry->addArgument(arg.getType(), arg.getLoc());
-        fn.function.setType(FunctionType::get(
-            context, entry->getArgumentTypes(),
-            fn.function.getFunctionType().getResults()));
-        fn.function.setArgAttrs(newArg.getArgNumber(),
-                                main.getArgAttrDict(arg.getArgNumber()));
-        fn.mapping.map(value, newArg);
-        return Value(newArg);
-      }
+          arg && arg.getOwner() == &body)
+        return fn.addArgument(value, main.getArgAttrDict(arg.getArgNumber()));
       Operation *def = value.getDefiningOp();
       if (auto constant = dyn_cast_or_null<arith::ConstantOp>(def)) {
         OpBuilder::InsertionGuard guard(fn.builder);
@@ -113,16 +117,8 @@ struct OutlineStagesPass
       }
       if (fn.backward && isForwardValueOf(value, fn.stage)) {
         saved[fn.stage].insert(value);
-        BlockArgument newArg = entry->addArgument(value.getType(),
-                                                  value.getLoc());
-        fn.function.setType(FunctionType::get(
-            context, entry->getArgumentTypes(),
-            fn.function.getFunctionType().getResults()));
-        fn.function.setArgAttrs(
-            newArg.getArgNumber(),
-            savedAttrs(savedName(value, saved[fn.stage].size() - 1)));
-        fn.mapping.map(value, newArg);
-        return Value(newArg);
+        return fn.addArgument(
+            value, savedAttrs(savedName(value, saved[fn.stage].size() - 1)));
       }
       return emitError(value.getLoc())
              << "stage " << fn.stage << " uses a value of another stage that "
