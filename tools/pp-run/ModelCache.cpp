@@ -71,7 +71,18 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   llvm::SHA256 hash;
   hash.update((*file)->getBuffer());
   hash.update(pipeline);
-  hash.update(PP_SOURCE_DIR); // Packages link this build's runtime.
+  // A rebuilt compiler or runtime makes new packages: the cache key covers
+  // this pp-run and the runtime library the packages link.
+  for (const std::string &file :
+       {llvm::sys::fs::getMainExecutable(nullptr, nullptr),
+        std::string(PP_LIBRARY_DIR "/libPPRuntime.so")}) {
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(file, status))
+      hash.update(file + ":" + std::to_string(status.getSize()) + ":" +
+                  std::to_string(status.getLastModificationTime()
+                                     .time_since_epoch()
+                                     .count()));
+  }
   std::string key = llvm::toHex(hash.final(), /*LowerCase=*/true).substr(0, 32);
   std::string root = cacheRoot(request);
   std::string packageDir = root + "/" + key;
