@@ -9,7 +9,7 @@ using namespace mlir;
 
 namespace pp {
 
-static double bytesOf(Type type) {
+double bytesOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;

@@ -33,6 +33,12 @@ struct OpCost {
 constexpr double kCpuFlopsPerSecond = 5e10;
 constexpr double kCpuBytesPerSecond = 1e10;
 
+/// Bytes per second between the ranks of two stages (Gloo over loopback).
+constexpr double kLinkBytesPerSecond = 5e9;
+
+/// The bytes of a tensor type (0 for anything else).
+double bytesOf(mlir::Type type);
+
 /// The work of `op`: 2*M*N*K per matrix product, a few operations per
 /// element elsewhere, and the bytes of all operands and results.
 OpCost estimateCost(mlir::Operation *op);

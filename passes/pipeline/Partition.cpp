@@ -10,7 +10,6 @@
 #include "passes/pipeline/Passes.h"
 
 #include "dialects/pp/IR/PPOps.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,14 +26,51 @@ using namespace pp;
 
 namespace {
 
-/// The stage where each of `costs.size()` nodes starts a new stage, chosen
-/// to minimize the most expensive of `stages` contiguous stages.
-SmallVector<size_t> balancedStageStarts(ArrayRef<double> costs,
+/// A result of a node that later nodes use: the index of its last user and
+/// its size.
+struct CrossingValue {
+  size_t lastUser;
+  double bytes;
+};
+
+/// The model's nodes in program order with what partitioning needs.
+struct NodeSequence {
+  SmallVector<StringAttr> names;
+  /// Forward and backward work of each node.
+  SmallVector<OpCost> work;
+  /// The results of each node used by later nodes.
+  SmallVector<SmallVector<CrossingValue>> crossing;
+
+  /// Bytes that leave the stage of nodes [begin, end) for later stages.
+  double bytesSentOnward(size_t begin, size_t end) const {
+    double bytes = 0;
+    for (size_t node = begin; node < end; ++node)
+      bytes += bytesSentFrom(node, end);
+    return bytes;
+  }
+  /// Bytes of `node`'s results used at or after node `end`.
+  double bytesSentFrom(size_t node, size_t end) const {
+    double bytes = 0;
+    for (const CrossingValue &value : crossing[node])
+      if (value.lastUser >= end)
+        bytes += value.bytes;
+    return bytes;
+  }
+  /// Estimated seconds of a stage of nodes [begin, end): its compute plus
+  /// sending its outgoing activations and receiving their gradients.
+  double stageSeconds(double work, double sentBytes) const {
+    return work + 2 * sentBytes / kLinkBytesPerSecond;
+  }
+};
+
+/// The index of the first node of each of `stages` contiguous stages that
+/// minimize the most expensive stage (compute plus boundary traffic).
+SmallVector<size_t> balancedStageStarts(const NodeSequence &nodes,
                                         int64_t stages) {
-  size_t n = costs.size();
-  SmallVector<double> prefix(n + 1, 0.0);
-  for (size_t i = 0; i < n; ++i)
-    prefix[i + 1] = prefix[i] + costs[i];
+  size_t n = nodes.names.size();
+  SmallVector<double> seconds;
+  for (const OpCost &work : nodes.work)
+    seconds.push_back(work.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond));
   constexpr double inf = std::numeric_limits<double>::infinity();
   // best[k][i]: the bottleneck of the first i nodes in k stages; from[k][i]
   // the start of the last of those stages.
@@ -44,14 +80,20 @@ SmallVector<size_t> balancedStageStarts(ArrayRef<double> costs,
                                         std::vector<size_t>(n + 1, 0));
   best[0][0] = 0;
   for (int64_t k = 1; k <= stages; ++k)
-    for (size_t i = k; i <= n; ++i)
-      for (size_t j = k - 1; j < i; ++j) {
-        double candidate = std::max(best[k - 1][j], prefix[i] - prefix[j]);
+    for (size_t i = k; i <= n; ++i) {
+      // Grow the last stage [j, i) leftwards.
+      double work = 0, sent = 0;
+      for (size_t j = i; j-- > static_cast<size_t>(k - 1);) {
+        work += seconds[j];
+        sent += nodes.bytesSentFrom(j, i);
+        double candidate =
+            std::max(best[k - 1][j], nodes.stageSeconds(work, sent));
         if (candidate < best[k][i]) {
           best[k][i] = candidate;
           from[k][i] = j;
         }
       }
+    }
   SmallVector<size_t> starts(stages);
   size_t end = n;
   for (int64_t k = stages; k >= 1; --k) {
@@ -75,16 +117,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (main->hasAttr(kStageCostsAttrName))
       return main.emitError("the program is already partitioned");
 
-    // The model's nodes in program order, with the cost of their forward
-    // and backward ops.
-    llvm::MapVector<StringAttr, OpCost> nodes;
-    for (Operation &op : body.without_terminator())
-      if (StringAttr node = getNode(&op); node && !isBackward(&op))
-        nodes[node];
-    for (Operation &op : body.without_terminator())
-      if (StringAttr node = getNode(&op); node && nodes.count(node))
-        nodes[node] += estimateCost(&op);
-    if (nodes.empty())
+    NodeSequence nodes = collectNodes(body);
+    if (nodes.names.empty())
       return main.emitError("the program has no model nodes to partition");
 
     int64_t numStages = stages;
@@ -92,22 +126,18 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       numStages = splitPoints.empty() ? 1 : splitPoints.size() + 1;
     if (numStages < 1)
       return main.emitError("stages must be at least 1, got ") << numStages;
-    if (numStages > static_cast<int64_t>(nodes.size()))
+    int64_t numNodes = nodes.names.size();
+    if (numStages > numNodes)
       return main.emitError("cannot split ")
-             << nodes.size() << " nodes into " << numStages
+             << numNodes << " nodes into " << numStages
              << " stages: every stage needs at least one node; use at most "
-             << nodes.size() << " stages";
+             << numNodes << " stages";
 
-    SmallVector<StringAttr> order;
-    SmallVector<double> costs;
-    for (auto &[node, cost] : nodes) {
-      order.push_back(node);
-      costs.push_back(cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond));
-    }
-    FailureOr<SmallVector<size_t>> starts = stageStarts(main, order, costs,
-                                                        numStages);
+    FailureOr<SmallVector<size_t>> starts =
+        stageStarts(main, nodes, numStages);
     if (failed(starts))
       return failure();
+    ArrayRef<StringAttr> order = nodes.names;
 
     llvm::DenseMap<StringAttr, int64_t> stageOfNode;
     for (size_t i = 0, stage = 0; i < order.size(); ++i) {
@@ -119,17 +149,51 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       return failure();
     orderByStage(body);
     declareMesh(numStages);
-    report(main, order, nodes, *starts);
+    report(main, nodes, *starts);
     return success();
+  }
+
+  /// The model's nodes in program order: the forward and backward work of
+  /// each, and which of its results later nodes use.
+  static NodeSequence collectNodes(Block &body) {
+    NodeSequence nodes;
+    llvm::DenseMap<StringAttr, size_t> index;
+    for (Operation &op : body.without_terminator())
+      if (StringAttr node = getNode(&op); node && !isBackward(&op) &&
+                                          index.try_emplace(node,
+                                                            index.size())
+                                              .second)
+        nodes.names.push_back(node);
+    nodes.work.resize(nodes.names.size());
+    nodes.crossing.resize(nodes.names.size());
+    for (Operation &op : body.without_terminator()) {
+      StringAttr node = getNode(&op);
+      if (!node || !index.count(node))
+        continue;
+      size_t at = index[node];
+      nodes.work[at] += estimateCost(&op);
+      if (isBackward(&op))
+        continue;
+      for (Value result : op.getResults()) {
+        size_t lastUser = at;
+        for (Operation *user : result.getUsers())
+          if (StringAttr userNode = getNode(user);
+              userNode && !isBackward(user) && index.count(userNode))
+            lastUser = std::max(lastUser, index[userNode]);
+        if (lastUser > at)
+          nodes.crossing[at].push_back({lastUser, bytesOf(result.getType())});
+      }
+    }
+    return nodes;
   }
 
   /// The index of the first node of each stage.
   FailureOr<SmallVector<size_t>> stageStarts(func::FuncOp main,
-                                             ArrayRef<StringAttr> order,
-                                             ArrayRef<double> costs,
+                                             const NodeSequence &nodes,
                                              int64_t numStages) {
+    ArrayRef<StringAttr> order = nodes.names;
     if (splitPoints.empty())
-      return balancedStageStarts(costs, numStages);
+      return balancedStageStarts(nodes, numStages);
     if (static_cast<int64_t>(splitPoints.size()) != numStages - 1)
       return main.emitError("split-points names ")
              << splitPoints.size() << " nodes, but " << numStages
@@ -235,9 +299,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                    builder.getArrayAttr({axis}));
   }
 
-  static void report(func::FuncOp main, ArrayRef<StringAttr> order,
-                     llvm::MapVector<StringAttr, OpCost> &nodes,
+  static void report(func::FuncOp main, const NodeSequence &nodes,
                      ArrayRef<size_t> starts) {
+    ArrayRef<StringAttr> order = nodes.names;
     Builder builder(main.getContext());
     SmallVector<Attribute> summaries;
     for (size_t stage = 0; stage < starts.size(); ++stage) {
@@ -245,22 +309,25 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       size_t end = stage + 1 < starts.size() ? starts[stage + 1] : order.size();
       OpCost cost;
       for (size_t i = begin; i < end; ++i)
-        cost += nodes[order[i]];
+        cost += nodes.work[i];
+      double sent = nodes.bytesSentOnward(begin, end);
       double micros =
-          1e6 * cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond);
+          1e6 * nodes.stageSeconds(
+                    cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond), sent);
       mlir::emitRemark(NameLoc::get(builder.getStringAttr("pp-partition")),
                        llvm::formatv(
           "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB moved, "
-          "estimated {6} us per microbatch",
+          "{7} MB sent on, estimated {6} us per microbatch",
           stage, order[begin].getValue(), order[end - 1].getValue(),
           end - begin, llvm::format("%.3f", cost.flops / 1e6),
           llvm::format("%.3f", cost.bytes / 1e6),
-          llvm::format("%.2f", micros)));
+          llvm::format("%.2f", micros), llvm::format("%.3f", sent / 1e6)));
       summaries.push_back(builder.getDictionaryAttr(
           {builder.getNamedAttr("first_node", order[begin]),
            builder.getNamedAttr("last_node", order[end - 1]),
            builder.getNamedAttr("flops", builder.getF64FloatAttr(cost.flops)),
            builder.getNamedAttr("bytes", builder.getF64FloatAttr(cost.bytes)),
+           builder.getNamedAttr("sent_bytes", builder.getF64FloatAttr(sent)),
            builder.getNamedAttr("estimated_us",
                                 builder.getF64FloatAttr(micros))}));
     }

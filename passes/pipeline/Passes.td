@@ -16,7 +16,9 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     groups that minimize the most expensive stage (dynamic programming over
     the node sequence). A node's cost sums its forward and backward ops:
     FLOPs at the cost model's compute rate plus bytes read and written at its
-    memory rate. `split-points` names the first node of every stage after the
+    memory rate; a stage also pays for sending the results later stages use
+    (and receiving their gradients) at the link rate, so cuts fall where
+    little data crosses. `split-points` names the first node of every stage after the
     first instead. Sets `pp.stage` on every op, places each parameter on the
     stage of its first user, declares the pipeline mesh `@pipeline`, orders
     the ops stage by stage (forward ascending, backward descending), records

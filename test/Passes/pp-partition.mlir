@@ -5,7 +5,7 @@
 // Balanced: each stage's cost is reported, the ops are grouped stage by
 // stage (forward ascending, backward descending), the pipeline mesh is
 // declared and each parameter lives with its first user.
-// CHECK: remark: {{.*}}stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, estimated {{.*}} us per microbatch
+// CHECK: remark: {{.*}}stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
 // CHECK: remark: {{.*}}stage 1: nodes {{.*}} .. loss
 // CHECK: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
 // CHECK: func.func @main(
@@ -19,6 +19,11 @@
 
 // Split points name the first node of each later stage.
 // SPLIT: pp.mesh @pipeline [#pp.axis<"pp" = 3, pipeline>]
+// Stage 0 sends h (2x4 f32, 32 bytes; counted once though two stages use it),
+// stage 1 sends z, the last stage nothing.
+// SPLIT: sent_bytes = 3.200000e+01
+// SPLIT-SAME: sent_bytes = 3.200000e+01
+// SPLIT-SAME: sent_bytes = 0.000000e+00
 // SPLIT: nn.matmul {{.*}} {pp.node = "fc1", pp.stage = 0 : i64}
 // SPLIT: nn.tanh {{.*}} {pp.node = "act", pp.stage = 1 : i64}
 // SPLIT: nn.matmul {{.*}} {pp.node = "fc2", pp.stage = 1 : i64}
