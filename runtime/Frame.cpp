@@ -22,8 +22,13 @@ void failFrame(pp_frame *frame, const std::string &message) {
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape) {
   pp_tensor *tensor = nullptr;
-  if (pp_tensor_create(dtype, static_cast<int64_t>(shape.size()),
-                       shape.data(), &tensor) != PP_OK) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  pp_status status =
+      frame->allocator
+          ? pp_tensor_create_in(frame->allocator, dtype, rank, shape.data(),
+                                &tensor)
+          : pp_tensor_create(dtype, rank, shape.data(), &tensor);
+  if (status != PP_OK) {
     failFrame(frame, pp_last_error());
     return nullptr;
   }

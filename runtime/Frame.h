@@ -42,6 +42,8 @@ struct pp_frame {
   std::vector<pp_tensor *> args;
   std::vector<pp_tensor *> results;
   pp::runtime::MessageChannel *channel = nullptr;
+  /// Where kernels and receives allocate; null for host memory.
+  const pp_allocator *allocator = nullptr;
   std::string error;
 
   pp_frame() = default;

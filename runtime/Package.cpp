@@ -123,20 +123,23 @@ Package Package::load(const std::string &directory) {
   return package;
 }
 
-void Package::loadCpuLibrary() {
-  std::string path = directory + "/libstages.so";
+void Package::loadStageLibrary(const std::string &fileName) {
+  std::string path = directory + "/" + fileName;
   if (!isFile(path))
-    invalid(directory, "libstages.so is missing; recompile the package with "
-                       "pp-opt --pp-emit");
+    invalid(directory, fileName + " is missing; recompile the package with "
+                                  "pp-opt --pp-emit" +
+                           (fileName == "libstages.so"
+                                ? ""
+                                : " on a machine where CMake found nvcc"));
   library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
-    invalid(directory, std::string("cannot load libstages.so: ") + ::dlerror());
+    invalid(directory, "cannot load " + fileName + ": " + ::dlerror());
   for (auto *functions : {&forward, &backward})
     for (StageFunctionInfo &function : *functions) {
       function.entry = reinterpret_cast<StageFunctionPointer>(
           ::dlsym(library, function.symbol.c_str()));
       if (!function.entry)
-        invalid(directory, "libstages.so has no function " + function.symbol);
+        invalid(directory, fileName + " has no function " + function.symbol);
     }
 }
 

@@ -68,8 +68,9 @@ struct Package {
   std::vector<StageFunctionInfo> forward, backward;
 
   static Package load(const std::string &directory);
-  /// Opens the CPU stage library and resolves every stage function.
-  void loadCpuLibrary();
+  /// Opens the stage library `fileName` (libstages.so for the CPU,
+  /// libstages_cuda.so for CUDA) and resolves every stage function.
+  void loadStageLibrary(const std::string &fileName);
   /// The initial value of a parameter stored in parameters.bin.
   std::vector<char> readParameter(const ParameterInfo &parameter) const;
 

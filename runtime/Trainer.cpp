@@ -22,12 +22,6 @@
 namespace pp::runtime {
 namespace {
 
-/// Owns a runtime tensor.
-struct TensorDeleter {
-  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
-};
-using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
-
 TensorPtr makeTensor(const TensorInfo &info) {
   pp_tensor *tensor = nullptr;
   if (pp_tensor_create(info.dtype, static_cast<int64_t>(info.shape.size()),
@@ -41,56 +35,13 @@ float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
-/// Sends and receives a stage's messages for the current microbatch.
-class StageChannel : public MessageChannel {
-public:
-  StageChannel(Communicator &communicator) : communicator(communicator) {}
-
-  void setContext(int64_t step, int64_t microbatch) {
-    this->step = step;
-    this->microbatch = microbatch;
-  }
-
-  void send(int64_t stage, const std::string &name,
-            const pp_tensor &tensor) override {
-    communicator.send(static_cast<int>(stage),
-                      slot(communicator.rank(), stage, name),
-                      pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
-                      pp_tensor_nbytes(&tensor));
-  }
-
-  std::string recv(int64_t stage, const std::string &name,
-                   pp_tensor &tensor) override {
-    try {
-      communicator.recv(static_cast<int>(stage),
-                        slot(stage, communicator.rank(), name),
-                        pp_tensor_data(&tensor), pp_tensor_nbytes(&tensor));
-    } catch (const std::exception &error) {
-      return "receiving '" + name + "' from stage " + std::to_string(stage) +
-             ": " + error.what();
-    }
-    return "";
-  }
-
-private:
-  uint64_t slot(int64_t from, int64_t to, const std::string &name) const {
-    return messageSlot(std::to_string(step) + "/" +
-                       std::to_string(microbatch) + "/" +
-                       std::to_string(from) + ">" + std::to_string(to) + "/" +
-                       name);
-  }
-
-  Communicator &communicator;
-  int64_t step = 0, microbatch = 0;
-};
-
 /// The job of one rank: its stage's parameters, gradients and data.
 class StageTrainer {
 public:
-  StageTrainer(Package &package, Communicator &communicator,
+  StageTrainer(Package &package, Communicator &communicator, Backend &backend,
                const TrainerOptions &options, std::ostream &log)
-      : package(package), communicator(communicator), options(options),
-        log(log), stage(communicator.rank()), channel(communicator),
+      : package(package), communicator(communicator), backend(backend),
+        options(options), log(log), stage(communicator.rank()),
         optimizer(options.optimizer) {}
 
   void run() {
@@ -154,8 +105,14 @@ private:
         for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
           floatsOf(tensor.get())[i] *= bound;
       }
-      gradients[parameter.tensor.name] = makeTensor(parameter.tensor);
-      parameters[parameter.tensor.name] = std::move(tensor);
+      const std::string &name = parameter.tensor.name;
+      Placed &placed = placedParameters[name];
+      placed.tensor = backend.place(tensor.get(), placed.copy);
+      parameters[name] = std::move(tensor);
+      TensorPtr gradient = makeTensor(parameter.tensor);
+      Placed &sum = placedGradients[name];
+      sum.tensor = backend.place(gradient.get(), sum.copy);
+      gradients[name] = std::move(gradient);
     }
   }
 
@@ -184,10 +141,11 @@ private:
 
   /// Runs one stage function over `args`; returns its results.
   std::vector<TensorPtr> call(const StageFunctionInfo &function,
-                              std::vector<pp_tensor *> args) {
+                              std::vector<pp_tensor *> args, int64_t step,
+                              int64_t microbatch) {
     pp_frame frame;
     frame.args = std::move(args);
-    frame.channel = &channel;
+    backend.configure(frame, step, microbatch);
     function.entry(&frame);
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
@@ -218,18 +176,19 @@ private:
 
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
-    for (auto &[name, gradient] : gradients)
-      std::memset(pp_tensor_data(gradient.get()), 0,
-                  pp_tensor_nbytes(gradient.get()));
+    for (auto &[name, sum] : placedGradients)
+      backend.zero(sum.tensor);
 
     // The last stage draws every label of the step first: the loss is
     // divided by the step's element (mse) or token (cross_entropy) count.
     std::vector<TensorPtr> labels;
+    std::vector<Placed> placedLabels(options.microbatches);
     double count = 0;
     if (isLastStage()) {
       for (int64_t mb = 0; mb < options.microbatches; ++mb) {
         labels.push_back(synthetic(package.labels, step, mb));
         pp_tensor *label = labels.back().get();
+        placedLabels[mb].tensor = backend.place(label, placedLabels[mb].copy);
         if (package.lossKind == "mse") {
           count += static_cast<double>(pp_tensor_numel(label));
         } else {
@@ -243,6 +202,9 @@ private:
     TensorPtr lossScale = makeTensor({"loss_scale", "", PP_DTYPE_F32, {}});
     floatsOf(lossScale.get())[0] =
         count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
+    Placed placedScale;
+    placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
+    TensorPtr hostLoss = makeTensor({"loss", "", PP_DTYPE_F32, {}});
 
     double lossSum = 0;
     std::map<int64_t, std::vector<TensorPtr>> saved;
@@ -251,22 +213,25 @@ private:
     for (const Action &action : buildSchedule(options.schedule,
                                               package.numStages, stage,
                                               options.microbatches)) {
-      int64_t mb = action.microbatch;
-      channel.setContext(step, mb);
-      std::vector<TensorPtr> inputs;
-      std::vector<pp_tensor *> args;
       const StageFunctionInfo &function = action.backward ? backward : forward;
+      int64_t mb = action.microbatch;
+      std::vector<TensorPtr> inputs;
+      std::vector<Placed> placedInputs;
+      placedInputs.reserve(function.args.size());
+      std::vector<pp_tensor *> args;
       size_t savedIndex = 0;
       for (const TensorInfo &arg : function.args) {
         if (arg.role == "parameter")
-          args.push_back(parameters.at(arg.name).get());
+          args.push_back(placedParameters.at(arg.name).tensor);
         else if (arg.role == "input") {
           inputs.push_back(synthetic(arg, step, mb));
-          args.push_back(inputs.back().get());
+          placedInputs.emplace_back();
+          args.push_back(backend.place(inputs.back().get(),
+                                       placedInputs.back().copy));
         } else if (arg.role == "label")
-          args.push_back(labels.at(mb).get());
+          args.push_back(placedLabels.at(mb).tensor);
         else if (arg.role == "loss_scale")
-          args.push_back(lossScale.get());
+          args.push_back(placedScale.tensor);
         else if (arg.role == "saved")
           args.push_back(saved.at(mb).at(savedIndex++).get());
         else
@@ -274,20 +239,24 @@ private:
                                    function.symbol + " has unknown role '" +
                                    arg.role + "'");
       }
-      std::vector<TensorPtr> results = call(function, std::move(args));
+      std::vector<TensorPtr> results = call(function, std::move(args), step, mb);
       if (action.backward)
         saved.erase(mb);
       for (size_t i = 0; i < results.size(); ++i) {
         const TensorInfo &info = function.results[i];
-        if (info.role == "loss")
-          lossSum += floatsOf(results[i].get())[0];
-        else if (info.role == "saved")
+        if (info.role == "loss") {
+          backend.fetch(results[i].get(), hostLoss.get());
+          lossSum += floatsOf(hostLoss.get())[0];
+        } else if (info.role == "saved") {
           saved[mb].push_back(std::move(results[i]));
-        else if (info.role == "gradient")
-          accumulate(info.name, results[i].get());
+        } else if (info.role == "gradient") {
+          // Microbatches arrive in order, so the sum's order is fixed.
+          backend.accumulate(placedGradients.at(info.name).tensor,
+                             results[i].get());
+        }
       }
     }
-    communicator.flushSends();
+    backend.finishStep();
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed in manifest order on every rank, so the norm is the same bits
@@ -297,6 +266,7 @@ private:
       auto it = gradients.find(package.parameters[i].tensor.name);
       if (it == gradients.end())
         continue;
+      backend.fetch(placedGradients.at(it->first).tensor, it->second.get());
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
         squares[i] += static_cast<double>(g[j]) * g[j];
@@ -318,6 +288,7 @@ private:
         for (int64_t j = 0; j < n; ++j)
           g[j] *= clip;
       optimizer.step(name, floatsOf(parameter.get()), g, n);
+      backend.refresh(placedParameters.at(name).tensor, parameter.get());
     }
 
     // The loss lives on the last stage, and its clock closes the step:
@@ -332,14 +303,6 @@ private:
     double samples =
         static_cast<double>(options.microbatches * package.microbatchSize);
     return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
-  }
-
-  /// Adds a microbatch's gradient; microbatches arrive in order.
-  void accumulate(const std::string &name, pp_tensor *gradient) {
-    float *sum = floatsOf(gradients.at(name).get());
-    const float *g = floatsOf(gradient);
-    for (int64_t j = 0, n = pp_tensor_numel(gradient); j < n; ++j)
-      sum[j] += g[j];
   }
 
   /// SHA-256 over every parameter in name order: the name, a NUL byte and
@@ -383,19 +346,27 @@ private:
     return hex.str();
   }
 
+  /// A host tensor as the stage functions see it (and its copy, if any).
+  struct Placed {
+    pp_tensor *tensor = nullptr;
+    TensorPtr copy;
+  };
+
   Package &package;
   Communicator &communicator;
+  Backend &backend;
   const TrainerOptions &options;
   std::ostream &log;
   int64_t stage;
-  StageChannel channel;
   Optimizer optimizer;
+  /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
+  std::map<std::string, Placed> placedParameters, placedGradients;
 };
 
 } // namespace
 
-void train(Package &package, Communicator &communicator,
+void train(Package &package, Communicator &communicator, Backend &backend,
            const TrainerOptions &options, std::ostream &log) {
   if (communicator.worldSize() != package.numStages)
     throw std::runtime_error(
@@ -404,7 +375,7 @@ void train(Package &package, Communicator &communicator,
         " ranks; run one rank per stage (--nproc " +
         std::to_string(package.numStages) +
         "); data parallelism is not supported yet");
-  StageTrainer(package, communicator, options, log).run();
+  StageTrainer(package, communicator, backend, options, log).run();
 }
 
 } // namespace pp::runtime

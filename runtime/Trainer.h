@@ -9,6 +9,7 @@
 #ifndef PP_RUNTIME_TRAINER_H
 #define PP_RUNTIME_TRAINER_H
 
+#include "runtime/Backend.h"
 #include "runtime/Communicator.h"
 #include "runtime/Optimizer.h"
 #include "runtime/Package.h"
@@ -39,10 +40,11 @@ struct StepMetrics {
   double samplesPerSecond = 0;
 };
 
-/// Trains `package` on this rank (one rank per stage). Rank 0 prints each
-/// step to `log` and writes the metrics file. Throws std::runtime_error with
-/// a clear message on any failure.
-void train(Package &package, Communicator &communicator,
+/// Trains `package` on this rank (one rank per stage), running its stage
+/// functions on `backend` (whose stage library the package has loaded).
+/// Rank 0 prints each step to `log` and writes the metrics file. Throws
+/// std::runtime_error with a clear message on any failure.
+void train(Package &package, Communicator &communicator, Backend &backend,
            const TrainerOptions &options, std::ostream &log);
 
 } // namespace pp::runtime

@@ -8,6 +8,7 @@
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
 
+#include "runtime/Error.h"
 #include "runtime/Frame.h"
 #include "runtime/Matmul.h"
 #include "runtime/Shapes.h"
@@ -24,14 +25,16 @@ namespace {
 constexpr int kMaxRank = 8;
 constexpr int kThreads = 256;
 
+// Stream-ordered on the default stream: freeing never waits for the whole
+// device, which could wait for a peer through a pending NCCL send.
 void *allocateDevice(size_t bytes) {
   void *data = nullptr;
-  if (cudaMalloc(&data, bytes == 0 ? 1 : bytes) != cudaSuccess)
+  if (cudaMallocAsync(&data, bytes == 0 ? 1 : bytes, 0) != cudaSuccess)
     return nullptr;
   return data;
 }
 
-void releaseDevice(void *data) { cudaFree(data); }
+void releaseDevice(void *data) { cudaFreeAsync(data, 0); }
 
 const pp_allocator deviceAllocator = {allocateDevice, releaseDevice};
 
@@ -130,6 +133,12 @@ __global__ void binaryKernel(const float *a, const float *b, float *out,
     bOffset += coordinate * map.rhs[d];
   }
   out[i] = f(a[aOffset], b[bOffset]);
+}
+
+__global__ void accumulateKernel(float *sum, const float *addend, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    sum[i] += addend[i];
 }
 
 __global__ void fillKernel(float *out, int64_t n, float value) {
@@ -354,6 +363,20 @@ pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
 extern "C" {
 
 const pp_allocator *pp_cuda_tensor_allocator(void) { return &deviceAllocator; }
+
+pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend) {
+  int64_t n = pp_tensor_numel(sum);
+  if (pp_tensor_numel(addend) != n)
+    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_cuda_accumulate_f32: ", n,
+                    " and ", pp_tensor_numel(addend), " elements");
+  if (n > 0)
+    accumulateKernel<<<blocksFor(n), kThreads>>>(deviceFloats(sum),
+                                                 deviceFloats(addend), n);
+  if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+    return failWith(PP_ERROR_INTERNAL, "pp_cuda_accumulate_f32: ",
+                    cudaGetErrorString(error));
+  return PP_OK;
+}
 
 pp_tensor *pp_cuda_copy(pp_frame *frame, pp_tensor *input) {
   return input ? copyTo(frame, input, shapeOf(input)) : nullptr;

@@ -16,8 +16,13 @@
 extern "C" {
 #endif
 
-/* Device memory for pp_tensor_create_in. */
+/* Device memory for pp_tensor_create_in, allocated and freed in order on
+ * the default stream. */
 const pp_allocator *pp_cuda_tensor_allocator(void);
+
+/* sum += addend on the device (same element counts); the runtime
+ * accumulates microbatch gradients with it. */
+pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend);
 
 PP_DECLARE_KERNELS(pp_cuda_)
 

@@ -10,9 +10,13 @@
 
 #include "tools/pp-run/ModelCache.h"
 
+#include "runtime/Backend.h"
 #include "runtime/Communicator.h"
 #include "runtime/Package.h"
 #include "runtime/Trainer.h"
+#ifdef PP_HAVE_CUDA
+#include "runtime/cuda/CudaBackend.h"
+#endif
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -84,6 +88,11 @@ cl::opt<float> weightDecay("weight-decay", cl::init(0.0f),
 cl::opt<double> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
+    cl::cat(runCategory));
+cl::opt<std::string> deviceName(
+    "device", cl::init("cpu"),
+    cl::desc("Where the stages run: cpu (default; Gloo between ranks) or "
+             "cuda (one GPU per rank, NCCL between them)"),
     cl::cat(runCategory));
 cl::opt<int> timeoutSeconds(
     "timeout", cl::init(300),
@@ -165,6 +174,22 @@ TrainerOptions trainerOptions() {
   return options;
 }
 
+/// The backend `--device` asks for.
+std::unique_ptr<Backend> createBackend(Communicator &communicator) {
+  if (deviceName == "cpu")
+    return createCpuBackend(communicator);
+#ifdef PP_HAVE_CUDA
+  std::string problem;
+  int localRank =
+      environmentInt("LOCAL_RANK", problem).value_or(communicator.rank());
+  return createCudaBackend(communicator, localRank);
+#else
+  throw std::runtime_error("this pp-run was built without CUDA; rebuild on "
+                           "a machine with the CUDA toolkit and NCCL, or use "
+                           "--device cpu");
+#endif
+}
+
 /// Runs rank `info.rank` of the job on `packageDir`.
 int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   std::string prefix =
@@ -172,9 +197,10 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   try {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
-    package.loadCpuLibrary();
     Communicator communicator(info);
-    train(package, communicator, trainerOptions(), std::cout);
+    std::unique_ptr<Backend> backend = createBackend(communicator);
+    package.loadStageLibrary(backend->stageLibrary());
+    train(package, communicator, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
     return error(prefix + failure.what());
   }
@@ -204,6 +230,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("weight-decay", std::to_string(weightDecay));
   add("clip-grad-norm", std::to_string(clipGradNorm));
   add("timeout", std::to_string(timeoutSeconds));
+  add("device", deviceName);
   return args;
 }
 
@@ -278,6 +305,8 @@ int main(int argc, char **argv) {
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName +
                  "'; use sgd or adamw");
+  if (deviceName != "cpu" && deviceName != "cuda")
+    return error("unknown device '" + deviceName + "'; use cpu or cuda");
   if (timeoutSeconds < 1)
     return error("--timeout must be at least 1 second");
   if (!sys::fs::exists(input))

@@ -1,0 +1,58 @@
+//===- Backend.h - where a rank's stage functions run -----------*- C++ -*-===//
+//
+// The trainer keeps parameters, optimizer state and metrics on the host. A
+// backend says where the stage functions run and how their messages
+// travel: host memory and Gloo (CpuBackend), or a GPU and NCCL
+// (runtime/cuda/CudaBackend).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_BACKEND_H
+#define PP_RUNTIME_BACKEND_H
+
+#include "runtime/Communicator.h"
+#include "runtime/Frame.h"
+
+#include <memory>
+#include <string>
+
+namespace pp::runtime {
+
+/// Owns a runtime tensor (host or device).
+struct TensorDeleter {
+  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
+};
+using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// The package library with this backend's stage functions.
+  virtual std::string stageLibrary() const = 0;
+  /// Where the stage functions see host tensor `host`: `host` itself on the
+  /// CPU; on a GPU a device copy, returned and owned by `copy`.
+  virtual pp_tensor *place(pp_tensor *host, TensorPtr &copy) = 0;
+  /// Copies `host` into `placed` again, after `host` changed (the optimizer
+  /// step); nothing to do where they are the same tensor.
+  virtual void refresh(pp_tensor *placed, pp_tensor *host) = 0;
+  /// Copies a stage function's result into the host tensor `host`.
+  virtual void fetch(pp_tensor *result, pp_tensor *host) = 0;
+  /// `sum += addend`, element by element, where the stage functions run.
+  virtual void accumulate(pp_tensor *sum, pp_tensor *addend) = 0;
+  /// Sets all bytes of a placed tensor to zero.
+  virtual void zero(pp_tensor *placed) = 0;
+  /// Prepares a frame for the stage functions of microbatch `microbatch` of
+  /// step `step`: its messages and where it allocates.
+  virtual void configure(pp_frame &frame, int64_t step,
+                         int64_t microbatch) = 0;
+  /// Waits until every message of the step has been delivered.
+  virtual void finishStep() = 0;
+};
+
+/// Host memory, the CPU kernels (libstages.so) and Gloo.
+std::unique_ptr<Backend> createCpuBackend(Communicator &communicator);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_BACKEND_H

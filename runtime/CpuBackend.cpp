@@ -1,0 +1,101 @@
+//===- CpuBackend.cpp - stage functions on the host, messages over Gloo ---===//
+
+#include "runtime/Backend.h"
+
+#include <cstring>
+
+namespace pp::runtime {
+namespace {
+
+/// Sends and receives a stage's messages over Gloo; both ends derive a
+/// message's slot from (step, microbatch, sender, receiver, name).
+class GlooChannel : public MessageChannel {
+public:
+  explicit GlooChannel(Communicator &communicator)
+      : communicator(communicator) {}
+
+  void setContext(int64_t step, int64_t microbatch) {
+    this->step = step;
+    this->microbatch = microbatch;
+  }
+
+  void send(int64_t stage, const std::string &name,
+            const pp_tensor &tensor) override {
+    communicator.send(static_cast<int>(stage),
+                      slot(communicator.rank(), stage, name),
+                      pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
+                      pp_tensor_nbytes(&tensor));
+  }
+
+  std::string recv(int64_t stage, const std::string &name,
+                   pp_tensor &tensor) override {
+    try {
+      communicator.recv(static_cast<int>(stage),
+                        slot(stage, communicator.rank(), name),
+                        pp_tensor_data(&tensor), pp_tensor_nbytes(&tensor));
+    } catch (const std::exception &error) {
+      return "receiving '" + name + "' from stage " + std::to_string(stage) +
+             ": " + error.what();
+    }
+    return "";
+  }
+
+private:
+  uint64_t slot(int64_t from, int64_t to, const std::string &name) const {
+    return messageSlot(std::to_string(step) + "/" +
+                       std::to_string(microbatch) + "/" +
+                       std::to_string(from) + ">" + std::to_string(to) + "/" +
+                       name);
+  }
+
+  Communicator &communicator;
+  int64_t step = 0, microbatch = 0;
+};
+
+class CpuBackend : public Backend {
+public:
+  explicit CpuBackend(Communicator &communicator)
+      : communicator(communicator), channel(communicator) {}
+
+  std::string stageLibrary() const override { return "libstages.so"; }
+
+  pp_tensor *place(pp_tensor *host, TensorPtr &) override { return host; }
+
+  void refresh(pp_tensor *, pp_tensor *) override {}
+
+  void fetch(pp_tensor *result, pp_tensor *host) override {
+    if (result != host)
+      std::memcpy(pp_tensor_data(host), pp_tensor_data(result),
+                  pp_tensor_nbytes(host));
+  }
+
+  void accumulate(pp_tensor *sum, pp_tensor *addend) override {
+    float *s = static_cast<float *>(pp_tensor_data(sum));
+    const float *a = static_cast<const float *>(pp_tensor_data(addend));
+    for (int64_t i = 0, n = pp_tensor_numel(sum); i < n; ++i)
+      s[i] += a[i];
+  }
+
+  void zero(pp_tensor *placed) override {
+    std::memset(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed));
+  }
+
+  void configure(pp_frame &frame, int64_t step, int64_t microbatch) override {
+    channel.setContext(step, microbatch);
+    frame.channel = &channel;
+  }
+
+  void finishStep() override { communicator.flushSends(); }
+
+private:
+  Communicator &communicator;
+  GlooChannel channel;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend(Communicator &communicator) {
+  return std::make_unique<CpuBackend>(communicator);
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,227 @@
+//===- CudaBackend.cpp - stage functions on a GPU, messages over NCCL -----===//
+//
+// Kernels run on the legacy default stream. A send waits for the kernels
+// before it, copies the tensor on a copy stream into a buffer the channel
+// owns (so the generated code may free the tensor at once) and sends that
+// buffer on the stream of its communicator; a receive is ordered after the
+// tensor's allocation and the kernels after it wait for the receive. The
+// communication streams are non-blocking, so kernels never wait for a peer
+// implicitly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CudaBackend.h"
+
+#include "runtime/cuda/pp_kernels_cuda.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace pp::runtime {
+namespace {
+
+void check(cudaError_t error, const char *what) {
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " +
+                             cudaGetErrorString(error));
+}
+
+void check(ncclResult_t result, const char *what) {
+  if (result != ncclSuccess)
+    throw std::runtime_error(std::string(what) + ": " +
+                             ncclGetErrorString(result));
+}
+
+/// One NCCL communicator over all ranks with its own stream.
+struct Link {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+class NcclChannel : public MessageChannel {
+public:
+  NcclChannel(int rank, Link &toLater, Link &toEarlier)
+      : rank(rank), toLater(toLater), toEarlier(toEarlier) {
+    check(cudaStreamCreateWithFlags(&copyStream, cudaStreamNonBlocking),
+          "cudaStreamCreate");
+  }
+
+  ~NcclChannel() override {
+    finish();
+    cudaStreamDestroy(copyStream);
+  }
+
+  void send(int64_t stage, const std::string &name,
+            const pp_tensor &tensor) override {
+    size_t bytes = pp_tensor_nbytes(&tensor);
+    if (bytes == 0)
+      return;
+    Link &link = stage > rank ? toLater : toEarlier;
+    void *buffer = nullptr;
+    check(cudaMalloc(&buffer, bytes), "cudaMalloc");
+    pending.push_back(buffer);
+    cudaEvent_t computed = newEvent(), copied = newEvent();
+    check(cudaEventRecord(computed, 0), "cudaEventRecord");
+    check(cudaStreamWaitEvent(copyStream, computed, 0), "cudaStreamWaitEvent");
+    check(cudaMemcpyAsync(buffer,
+                          pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
+                          bytes, cudaMemcpyDeviceToDevice, copyStream),
+          "cudaMemcpyAsync");
+    check(cudaEventRecord(copied, copyStream), "cudaEventRecord");
+    // The generated code may free the tensor after this call: later
+    // kernels (and the free) wait for the copy, which waits for no peer.
+    check(cudaStreamWaitEvent(0, copied, 0), "cudaStreamWaitEvent");
+    check(cudaStreamWaitEvent(link.stream, copied, 0), "cudaStreamWaitEvent");
+    check(ncclSend(buffer, bytes, ncclChar, static_cast<int>(stage), link.comm,
+                   link.stream),
+          ("sending '" + name + "'").c_str());
+  }
+
+  std::string recv(int64_t stage, const std::string &name,
+                   pp_tensor &tensor) override {
+    size_t bytes = pp_tensor_nbytes(&tensor);
+    if (bytes == 0)
+      return "";
+    // A message from an earlier stage went over its link to later stages.
+    Link &link = stage < rank ? toLater : toEarlier;
+    try {
+      cudaEvent_t allocated = newEvent(), received = newEvent();
+      check(cudaEventRecord(allocated, 0), "cudaEventRecord");
+      check(cudaStreamWaitEvent(link.stream, allocated, 0),
+            "cudaStreamWaitEvent");
+      check(ncclRecv(pp_tensor_data(&tensor), bytes, ncclChar,
+                     static_cast<int>(stage), link.comm, link.stream),
+            "ncclRecv");
+      check(cudaEventRecord(received, link.stream), "cudaEventRecord");
+      check(cudaStreamWaitEvent(0, received, 0), "cudaStreamWaitEvent");
+    } catch (const std::exception &error) {
+      return "receiving '" + name + "' from stage " + std::to_string(stage) +
+             ": " + error.what();
+    }
+    return "";
+  }
+
+  /// Waits for every message and frees the send buffers.
+  void finish() {
+    for (Link *link : {&toLater, &toEarlier})
+      cudaStreamSynchronize(link->stream);
+    cudaStreamSynchronize(copyStream);
+    for (void *buffer : pending)
+      cudaFree(buffer);
+    pending.clear();
+    for (cudaEvent_t event : events)
+      cudaEventDestroy(event);
+    events.clear();
+  }
+
+private:
+  cudaEvent_t newEvent() {
+    cudaEvent_t event;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+          "cudaEventCreate");
+    events.push_back(event);
+    return event;
+  }
+
+  int rank;
+  Link &toLater, &toEarlier;
+  cudaStream_t copyStream = nullptr;
+  std::vector<void *> pending;
+  std::vector<cudaEvent_t> events;
+};
+
+class CudaBackend : public Backend {
+public:
+  CudaBackend(Communicator &communicator, int localRank) {
+    int devices = 0;
+    check(cudaGetDeviceCount(&devices), "--device cuda needs a usable GPU");
+    if (devices == 0)
+      throw std::runtime_error("--device cuda needs a GPU, found none");
+    check(cudaSetDevice(localRank % devices), "cudaSetDevice");
+    for (Link *link : {&toLater, &toEarlier}) {
+      ncclUniqueId id;
+      if (communicator.rank() == 0)
+        check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      communicator.broadcast(&id, sizeof(id), 0);
+      check(ncclCommInitRank(&link->comm, communicator.worldSize(), id,
+                             communicator.rank()),
+            "ncclCommInitRank");
+      check(cudaStreamCreateWithFlags(&link->stream, cudaStreamNonBlocking),
+            "cudaStreamCreate");
+    }
+    channel = std::make_unique<NcclChannel>(communicator.rank(), toLater,
+                                            toEarlier);
+  }
+
+  ~CudaBackend() override {
+    channel.reset();
+    for (Link *link : {&toLater, &toEarlier}) {
+      ncclCommDestroy(link->comm);
+      cudaStreamDestroy(link->stream);
+    }
+  }
+
+  std::string stageLibrary() const override { return "libstages_cuda.so"; }
+
+  pp_tensor *place(pp_tensor *host, TensorPtr &copy) override {
+    pp_tensor *device = nullptr;
+    const int64_t *shape = pp_tensor_shape(host);
+    if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(host),
+                            pp_tensor_rank(host), shape,
+                            &device) != PP_OK)
+      throw std::runtime_error(std::string("cannot allocate GPU memory: ") +
+                               pp_last_error());
+    copy.reset(device);
+    refresh(device, host);
+    return device;
+  }
+
+  void refresh(pp_tensor *placed, pp_tensor *host) override {
+    check(cudaMemcpy(pp_tensor_data(placed), pp_tensor_data(host),
+                     pp_tensor_nbytes(host), cudaMemcpyHostToDevice),
+          "copying to the GPU");
+  }
+
+  void fetch(pp_tensor *result, pp_tensor *host) override {
+    check(cudaMemcpy(pp_tensor_data(host), pp_tensor_data(result),
+                     pp_tensor_nbytes(host), cudaMemcpyDeviceToHost),
+          "copying from the GPU");
+  }
+
+  void accumulate(pp_tensor *sum, pp_tensor *addend) override {
+    if (pp_cuda_accumulate_f32(sum, addend) != PP_OK)
+      throw std::runtime_error(pp_last_error());
+  }
+
+  void zero(pp_tensor *placed) override {
+    check(cudaMemsetAsync(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed),
+                          0),
+          "cudaMemsetAsync");
+  }
+
+  void configure(pp_frame &frame, int64_t, int64_t) override {
+    frame.channel = channel.get();
+    frame.allocator = pp_cuda_tensor_allocator();
+  }
+
+  void finishStep() override {
+    channel->finish();
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+
+private:
+  Link toLater, toEarlier;
+  std::unique_ptr<NcclChannel> channel;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCudaBackend(Communicator &communicator,
+                                           int localRank) {
+  return std::make_unique<CudaBackend>(communicator, localRank);
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The checks that need a GPU, for a machine with one (the `device` tool's
+# H200): cuBLAS GEMM against OpenBLAS, then the bundled model trained on GPU
+# ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
+# schedules. GPU runs must agree bit for bit with each other; against the
+# CPU run the first-step loss must agree to float32 rounding.
+# Usage: test/Device/run-gpu-checks.sh [BUILD_DIR]   (after scripts/build.sh)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-$root/build}"
+out="$(mktemp -d)"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+
+"$build/test/Device/PPCudaGemmCheck"
+
+model="$root/test/models/mlp6.onnx"
+common=(--cache-dir "$out/cache" --microbatch-size 4 --loss mse:y
+        --microbatches 4 --steps 5 --data synthetic --seed 7)
+# One GPU: every rank uses it (LOCAL_RANK modulo the visible devices).
+for s in 1 2 3; do
+  for k in gpipe 1f1b; do
+    "$build/bin/pp-run" "$model" "${common[@]}" --stages "$s" --schedule "$k" \
+      --device cuda --metrics "$out/gpu-$s-$k.jsonl" | tail -n 1
+  done
+done
+/usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/gpu-*.jsonl
+
+"$build/bin/pp-run" "$model" "${common[@]}" --stages 1 --metrics "$out/cpu.jsonl" \
+  > /dev/null
+/usr/bin/python3 - "$out/cpu.jsonl" "$out/gpu-3-1f1b.jsonl" <<'PY'
+import json, sys
+cpu, gpu = (json.loads(open(p).readline())["loss"] for p in sys.argv[1:])
+print(f"first-step loss: cpu {cpu:.8g} gpu {gpu:.8g}")
+sys.exit(0 if abs(cpu - gpu) <= 1e-5 * abs(cpu) else 1)
+PY
+echo "GPU checks passed"
