@@ -12,16 +12,19 @@ void Optimizer::step(const std::string &name, float *parameter,
   ++state.steps;
   float lr = options.learningRate;
   if (options.kind == "sgd") {
+    // As torch.optim.SGD: weight decay joins the gradient, the momentum
+    // buffer starts as the first (decayed) gradient.
     if (options.momentum != 0.0f && state.first.empty())
-      state.first.assign(gradient, gradient + n);
+      state.first.assign(n, 0.0f);
     for (int64_t i = 0; i < n; ++i) {
-      float direction = gradient[i];
+      float direction = gradient[i] + options.weightDecay * parameter[i];
       if (options.momentum != 0.0f) {
-        if (state.steps > 1)
-          state.first[i] = options.momentum * state.first[i] + gradient[i];
+        state.first[i] = state.steps == 1
+                             ? direction
+                             : options.momentum * state.first[i] + direction;
         direction = state.first[i];
       }
-      parameter[i] -= lr * (direction + options.weightDecay * parameter[i]);
+      parameter[i] -= lr * direction;
     }
     return;
   }

@@ -19,8 +19,9 @@ struct OptimizerOptions {
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
 };
 
-/// SGD (with optional momentum and decoupled weight decay) or AdamW
-/// (Loshchilov & Hutter), as torch.optim: element-wise and deterministic.
+/// SGD (momentum, weight decay added to the gradient) or AdamW (decoupled
+/// weight decay, Loshchilov & Hutter), with torch.optim's update rules;
+/// element-wise and deterministic.
 class Optimizer {
 public:
   explicit Optimizer(OptimizerOptions options) : options(std::move(options)) {}

@@ -3,10 +3,10 @@
 #include "runtime/Trainer.h"
 
 #include "runtime/Frame.h"
+#include "runtime/ParameterFile.h"
 #include "runtime/SyntheticData.h"
 
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <chrono>
 #include <cmath>
@@ -70,11 +70,14 @@ public:
                        .dump()
                 << "\n";
     }
-    std::string digest = parametersDigest();
+    std::map<std::string, ParameterValues> all = gatherParameters();
     if (stage == 0) {
+      std::string digest = parametersDigest(all);
       log << "params_sha256 " << digest << std::endl;
       if (metrics.is_open())
         metrics << nlohmann::json{{"params_sha256", digest}}.dump() << "\n";
+      if (!options.saveParamsPath.empty())
+        writeParameterFile(options.saveParamsPath, all);
     }
   }
 
@@ -305,45 +308,34 @@ private:
     return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
   }
 
-  /// SHA-256 over every parameter in name order: the name, a NUL byte and
-  /// the raw little-endian f32 values. Rank 0 gathers the other stages'.
-  std::string parametersDigest() {
-    std::map<std::string, std::vector<char>> all;
+  /// Every parameter of the model on rank 0 (empty elsewhere): the other
+  /// stages send theirs.
+  std::map<std::string, ParameterValues> gatherParameters() {
+    std::map<std::string, ParameterValues> all;
     for (const ParameterInfo &parameter : package.parameters) {
       const std::string &name = parameter.tensor.name;
-      size_t bytes = numElements(parameter.tensor.shape) * sizeof(float);
+      int64_t count = numElements(parameter.tensor.shape);
+      size_t bytes = count * sizeof(float);
       uint64_t slot = messageSlot("params/" + name);
-      if (parameter.stage == stage) {
-        pp_tensor *tensor = parameters.at(name).get();
-        const char *data = static_cast<const char *>(pp_tensor_data(tensor));
-        if (stage == 0)
-          all[name].assign(data, data + bytes);
-        else
-          communicator.send(0, slot, data, bytes);
-      } else if (stage == 0) {
-        all[name].resize(bytes);
-        communicator.recv(static_cast<int>(parameter.stage), slot,
-                          all[name].data(), bytes);
+      if (parameter.stage == stage && stage != 0) {
+        communicator.send(0, slot, pp_tensor_data(parameters.at(name).get()),
+                          bytes);
+        continue;
       }
+      if (stage != 0)
+        continue;
+      ParameterValues &values = all[name];
+      values.shape = parameter.tensor.shape;
+      values.values.resize(count);
+      if (parameter.stage == 0)
+        std::memcpy(values.values.data(),
+                    pp_tensor_data(parameters.at(name).get()), bytes);
+      else
+        communicator.recv(static_cast<int>(parameter.stage), slot,
+                          values.values.data(), bytes);
     }
     communicator.flushSends();
-    if (stage != 0)
-      return "";
-    EVP_MD_CTX *context = EVP_MD_CTX_new();
-    EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
-    for (const auto &[name, bytes] : all) {
-      EVP_DigestUpdate(context, name.data(), name.size() + 1);
-      EVP_DigestUpdate(context, bytes.data(), bytes.size());
-    }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(context, digest, &length);
-    EVP_MD_CTX_free(context);
-    std::ostringstream hex;
-    for (unsigned int i = 0; i < length; ++i)
-      hex << std::hex << std::setw(2) << std::setfill('0')
-          << static_cast<int>(digest[i]);
-    return hex.str();
+    return all;
   }
 
   /// A host tensor as the stage functions see it (and its copy, if any).

@@ -27,6 +27,9 @@ struct TrainerOptions {
   uint64_t seed = 0;
   /// One JSON object per step and a final params_sha256 line; "" for none.
   std::string metricsPath;
+  /// Where rank 0 writes the trained parameters (ParameterFile.h); "" for
+  /// nowhere.
+  std::string saveParamsPath;
   /// Clip the global gradient norm to this value; 0 disables clipping.
   double maxGradNorm = 0;
   OptimizerOptions optimizer;

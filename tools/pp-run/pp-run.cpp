@@ -73,6 +73,11 @@ cl::opt<std::string>
     metricsPath("metrics",
                 cl::desc("Write one JSON object per step to this file"),
                 cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> saveParamsPath(
+    "save-params",
+    cl::desc("Write the trained parameters to this file (name order; see "
+             "runtime/ParameterFile.h)"),
+    cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),
                                    cl::cat(runCategory));
@@ -166,6 +171,7 @@ TrainerOptions trainerOptions() {
   options.steps = steps;
   options.seed = seed;
   options.metricsPath = metricsPath;
+  options.saveParamsPath = saveParamsPath;
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
   options.optimizer.learningRate = learningRate;
@@ -208,7 +214,7 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
 }
 
 /// The command line of one rank: `program packageDir` and this invocation's
-/// training options (metrics path made absolute).
+/// training options (file paths made absolute).
 std::vector<std::string> rankArguments(const std::string &program,
                                        const std::string &packageDir) {
   std::vector<std::string> args = {program, packageDir};
@@ -219,10 +225,13 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("microbatches", std::to_string(microbatches));
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
-  if (!metricsPath.empty()) {
-    SmallString<256> absolute(metricsPath.getValue());
+  for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
+                             std::pair{"save-params", &saveParamsPath}}) {
+    if (path->empty())
+      continue;
+    SmallString<256> absolute(path->getValue());
     sys::fs::make_absolute(absolute);
-    add("metrics", absolute.str().str());
+    add(flag, absolute.str().str());
   }
   add("optimizer", optimizerName);
   add("lr", std::to_string(learningRate));

@@ -1,0 +1,38 @@
+//===- ParameterFile.h - parameters by name, in one file --------*- C++ -*-===//
+//
+// `pp-run --save-params` writes every parameter of a trained model in name
+// order: the line "pp-parameters 1", then per parameter a 32-bit name
+// length, the name, a 32-bit rank, 64-bit dimensions and the f32 values,
+// all little-endian. test/E2E compares such files from pp and LibTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_PARAMETERFILE_H
+#define PP_RUNTIME_PARAMETERFILE_H
+
+#include "runtime/Shapes.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// One parameter's shape and values.
+struct ParameterValues {
+  Shape shape;
+  std::vector<float> values;
+};
+
+/// Writes `parameters` to `path`; throws std::runtime_error on failure.
+void writeParameterFile(const std::string &path,
+                        const std::map<std::string, ParameterValues> &parameters);
+
+/// SHA-256 (hex) over every parameter in name order: the name, a NUL byte
+/// and the raw f32 values; what pp-run prints as params_sha256.
+std::string parametersDigest(
+    const std::map<std::string, ParameterValues> &parameters);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_PARAMETERFILE_H
