@@ -85,6 +85,9 @@ private:
   bool isLastStage() const { return stage == package.numStages - 1; }
 
   void initializeParameters() {
+    for (const TensorInfo &result : package.backward[stage].results)
+      if (result.role == "gradient")
+        withGradient.insert(result.name);
     for (const ParameterInfo &parameter : package.parameters) {
       if (parameter.stage != stage)
         continue;
@@ -285,6 +288,10 @@ private:
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
 
     for (auto &[name, parameter] : parameters) {
+      // A parameter the loss does not depend on has no gradient (PyTorch's
+      // None) and keeps its value.
+      if (!withGradient.count(name))
+        continue;
       float *g = floatsOf(gradients.at(name).get());
       int64_t n = pp_tensor_numel(parameter.get());
       if (clip < 1.0f)
@@ -354,6 +361,8 @@ private:
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
+  /// The parameters whose gradients this stage's backward returns.
+  std::set<std::string> withGradient;
 };
 
 } // namespace

@@ -11,7 +11,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
-config.excludes = ["Device", "Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Device", "Inputs", "Unit", "Reference", "models",
+                   "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
 # Every FileCheck variable is local to its CHECK-LABEL block.
@@ -20,7 +21,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["pp-opt", "pp-run"], [config.pp_tools_dir])
+    ["pp-opt", "pp-run", "pp-torch-reference"], [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 if config.pp_have_cuda:

@@ -239,25 +239,20 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
       tagBackward(before, returnOp, node);
     }
 
-    // Results: the loss, then each parameter's gradient.
+    // Results: the loss, then the gradient of each parameter the loss
+    // depends on. The others get none (PyTorch's None), so the optimizer
+    // leaves them alone.
     SmallVector<Value> results = {loss};
     SmallVector<Attribute> resultAttrs = {main.getResultAttrDict(0)};
     for (BlockArgument parameter : parameters) {
       StringRef name = argumentName(main, parameter.getArgNumber());
+      if (parameter.use_empty())
+        return main.emitError("parameter '")
+               << name << "' is used by no op of the model; remove it "
+               << "from the model file";
       Value gradient = gradients.lookup(parameter);
-      if (!gradient) {
-        if (parameter.use_empty())
-          return main.emitError("parameter '")
-                 << name << "' is used by no op of the model; remove it "
-                 << "from the model file";
-        Operation *before = returnOp->getPrevNode();
-        auto type = cast<RankedTensorType>(parameter.getType());
-        gradient = arith::ConstantOp::create(
-            builder, main.getLoc(),
-            DenseElementsAttr::get(type, builder.getF32FloatAttr(0.0f)));
-        tagBackward(before, returnOp,
-                    getNode(*parameter.getUsers().begin()));
-      }
+      if (!gradient)
+        continue;
       results.push_back(gradient);
       resultAttrs.push_back(
           getNameAndRoleAttrs(builder.getContext(), name, kRoleGradient));

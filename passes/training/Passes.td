@@ -44,7 +44,8 @@ def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
     #pp.phase<backward>` and the `pp.node` of the forward op it
     differentiates, so that partitioning keeps a node's forward and backward
     on one stage. Gradients become results with `pp.role = "gradient"` and
-    the parameter's name, in parameter order; contributions to one value are
+    the parameter's name, in parameter order; a parameter the loss does not
+    depend on gets none (PyTorch's `None`). Contributions to one value are
     summed in a fixed order, independent of any later partitioning.
   }];
   let dependentDialects = ["::pp::nn::NNDialect", "::pp::PPDialect",
