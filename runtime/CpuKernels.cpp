@@ -37,8 +37,10 @@ bool checkInputs(pp_frame *frame, const char *kernel,
   return true;
 }
 
+/// `function` is a template parameter so that the loop inlines it.
+template <typename Function>
 pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
-                 float (*function)(float)) {
+                 Function function) {
   if (!checkInputs(frame, kernel, {input}))
     return nullptr;
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
@@ -52,8 +54,9 @@ pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
 }
 
 /// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
+template <typename Function>
 pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
-                  pp_tensor *rhs, float (*function)(float, float)) {
+                  pp_tensor *rhs, Function function) {
   if (!checkInputs(frame, kernel, {lhs, rhs}))
     return nullptr;
   Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
@@ -75,14 +78,21 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
       out[i] = function(a[i], b[i]);
     return result;
   }
+  // Rows of the last dimension, where each operand's stride is 1 or 0.
   Shape aStrides = broadcastStrides(lhsShape, *shape);
   Shape bStrides = broadcastStrides(rhsShape, *shape);
-  Shape index(shape->size(), 0);
+  size_t rank = shape->size();
+  int64_t inner = shape->back(), aInner = aStrides.back(),
+          bInner = bStrides.back();
+  Shape index(rank, 0);
   int64_t aOffset = 0, bOffset = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    out[i] = function(a[aOffset], b[bOffset]);
-    // Advance the multi-index, last dimension fastest.
-    for (size_t d = shape->size(); d-- > 0;) {
+  for (int64_t row = 0; row < count / std::max<int64_t>(inner, 1); ++row) {
+    const float *pa = a + aOffset, *pb = b + bOffset;
+    float *po = out + row * inner;
+    for (int64_t j = 0; j < inner; ++j)
+      po[j] = function(pa[j * aInner], pb[j * bInner]);
+    // Advance the multi-index of the outer dimensions.
+    for (size_t d = rank - 1; d-- > 0;) {
       ++index[d];
       aOffset += aStrides[d];
       bOffset += bStrides[d];

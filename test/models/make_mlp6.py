@@ -7,13 +7,21 @@ Identity/Flatten/Constant nodes, a symbolic batch dimension "batch".
 Weights come from a fixed NumPy seed, so the file is reproducible:
 
     /usr/bin/python3 test/models/make_mlp6.py test/models/mlp6.onnx
+
+--width W makes the hidden layers W wide (default 32, the bundled model);
+scripts/bench.sh uses a wide one.
 """
-import sys
+import argparse
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+parser = argparse.ArgumentParser()
+parser.add_argument("output", nargs="?", default="mlp6.onnx")
+parser.add_argument("--width", type=int, default=32)
+args = parser.parse_args()
+W = args.width
 rng = np.random.default_rng(20261130)
 
 
@@ -24,16 +32,16 @@ def weight(name, *shape):
 
 
 initializers = [
-    weight("fc1.weight", 32, 16), weight("fc1.bias", 32),
-    weight("aux.weight", 32, 8), weight("aux.bias", 32),
-    weight("fc2.weight", 32, 32), weight("fc2.bias", 32),
-    weight("fc3.weight", 32, 32),  # used as x @ W, so [in, out]
-    weight("fc3.bias", 32),
-    weight("fc4.weight", 32, 32), weight("fc4.bias", 32),
-    weight("skip.weight", 32, 16),
-    weight("fc5.weight", 32, 32), weight("fc5.bias", 32),
-    weight("head.weight", 4, 32), weight("head.bias", 4),
-    weight("aux_head.weight", 3, 32), weight("aux_head.bias", 3),
+    weight("fc1.weight", W, 16), weight("fc1.bias", W),
+    weight("aux.weight", W, 8), weight("aux.bias", W),
+    weight("fc2.weight", W, W), weight("fc2.bias", W),
+    weight("fc3.weight", W, W),  # used as x @ W, so [in, out]
+    weight("fc3.bias", W),
+    weight("fc4.weight", W, W), weight("fc4.bias", W),
+    weight("skip.weight", W, 16),
+    weight("fc5.weight", W, W), weight("fc5.bias", W),
+    weight("head.weight", 4, W), weight("head.bias", 4),
+    weight("aux_head.weight", 3, W), weight("aux_head.bias", 3),
 ]
 
 nodes = [
@@ -87,4 +95,4 @@ model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                           producer_name="pp test/models/make_mlp6.py")
 model.ir_version = 8
 onnx.checker.check_model(model)
-onnx.save(model, sys.argv[1] if len(sys.argv) > 1 else "mlp6.onnx")
+onnx.save(model, args.output)
