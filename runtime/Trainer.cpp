@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -223,7 +222,6 @@ private:
       int64_t mb = action.microbatch;
       std::vector<TensorPtr> inputs;
       std::vector<Placed> placedInputs;
-      placedInputs.reserve(function.args.size());
       std::vector<pp_tensor *> args;
       size_t savedIndex = 0;
       for (const TensorInfo &arg : function.args) {
