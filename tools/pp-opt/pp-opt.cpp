@@ -20,13 +20,15 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 static llvm::cl::opt<int64_t> batchSize(
     "batch-size",
-    llvm::cl::desc("Size of symbolic dimensions when importing an ONNX model"),
+    llvm::cl::desc("Size of symbolic dimensions when importing an ONNX model "
+                   "(default: the microbatch-size of --pp-compile)"),
     llvm::cl::init(0));
 
 static llvm::cl::opt<std::string> emitDirectory(
@@ -35,10 +37,29 @@ static llvm::cl::opt<std::string> emitDirectory(
                    "directory (pp-emit-package)"),
     llvm::cl::value_desc("dir"), llvm::cl::init(""));
 
+/// The microbatch size a `pp-compile` pipeline on the command line names
+/// (`--pp-compile="... microbatch-size=B ..."`), or 0: the size symbolic
+/// dimensions of an imported model get when `--batch-size` is not given.
+static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    size_t at = arg.find("microbatch-size=");
+    if (!arg.contains("pp-compile") || at == llvm::StringRef::npos)
+      continue;
+    int64_t size = 0;
+    if (!arg.substr(at + llvm::StringRef("microbatch-size=").size())
+             .take_while(llvm::isDigit)
+             .getAsInteger(10, size))
+      return size;
+  }
+  return 0;
+}
+
 /// Imports the ONNX model at `path` and returns it printed as MLIR, or null
 /// after printing why it cannot be imported.
 static std::unique_ptr<llvm::MemoryBuffer>
-importOnnxAsText(llvm::StringRef path, mlir::DialectRegistry &registry) {
+importOnnxAsText(llvm::StringRef path, int64_t defaultBatchSize,
+                 mlir::DialectRegistry &registry) {
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &message);
   if (!file) {
@@ -47,7 +68,7 @@ importOnnxAsText(llvm::StringRef path, mlir::DialectRegistry &registry) {
   }
   mlir::MLIRContext context(registry);
   pp::onnx_frontend::ImportOptions options;
-  options.batchSize = batchSize;
+  options.batchSize = batchSize ? batchSize.getValue() : defaultBatchSize;
   mlir::OwningOpRef<mlir::ModuleOp> module = pp::onnx_frontend::importOnnxModel(
       file->getBuffer(), path, &context, options);
   if (!module)
@@ -87,7 +108,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input;
   std::string message;
   if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
-    input = importOnnxAsText(inputPath, registry);
+    input = importOnnxAsText(inputPath, microbatchSizeOfPipeline(argc, argv),
+                             registry);
     if (!input)
       return EXIT_FAILURE;
   } else {
