@@ -314,7 +314,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       double micros =
           1e6 * nodes.stageSeconds(
                     cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond), sent);
-      mlir::emitRemark(NameLoc::get(builder.getStringAttr("pp-partition")),
+      mlir::emitRemark(FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0),
                        llvm::formatv(
           "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB moved, "
           "{7} MB sent on, estimated {6} us per microbatch",

@@ -5,7 +5,7 @@
 // Balanced: each stage's cost is reported, the ops are grouped stage by
 // stage (forward ascending, backward descending), the pipeline mesh is
 // declared and each parameter lives with its first user.
-// CHECK: remark: {{.*}}stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
+// CHECK: pp-partition:0:0: remark: stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
 // CHECK: remark: {{.*}}stage 1: nodes {{.*}} .. loss
 // CHECK: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
 // CHECK: func.func @main(
