@@ -83,6 +83,7 @@ public:
   void configure(pp_frame &frame, int64_t step, int64_t microbatch) override {
     channel.setContext(step, microbatch);
     frame.channel = &channel;
+    frame.allocator = pp_host_cache_allocator();
   }
 
   void finishStep() override { communicator.flushSends(); }

@@ -368,8 +368,10 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     return nullptr;
   float *out = floats(result);
   for (int64_t r = 0; r < rows; ++r) {
-    if (y[r] == ignore_index)
-      continue; // Already zero.
+    if (y[r] == ignore_index) {
+      std::fill_n(out + r * classes, classes, 0.0f);
+      continue;
+    }
     double scale = reduction == 2 ? g[r] : g[0];
     if (reduction == 0)
       scale /= counted;

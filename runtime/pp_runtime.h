@@ -57,6 +57,10 @@ typedef struct pp_allocator {
   void (*release)(void *data);
 } pp_allocator;
 
+/* Uninitialized, 64-byte-aligned host memory that the calling thread
+ * reuses after it is freed: what kernels allocate their results from. */
+const pp_allocator *pp_host_cache_allocator(void);
+
 /* Like pp_tensor_create, with the buffer from `allocator` (not zeroed
  * unless the allocator zeroes it). */
 pp_status pp_tensor_create_in(const pp_allocator *allocator, pp_dtype dtype,

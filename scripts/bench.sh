@@ -20,7 +20,7 @@ batch=64 microbatches=8 steps=6
 common=(--microbatch-size "$batch" --loss mse:y --microbatches "$microbatches"
         --steps "$steps" --seed 1 --optimizer adamw --lr 0.001)
 
-"$build/bin/pp-torch-reference" "$model" "${common[@]}" --torch-threads 1 \
+OPENBLAS_NUM_THREADS=1 "$build/bin/pp-torch-reference" "$model" "${common[@]}" --torch-threads 1 \
   --metrics "$out/torch.jsonl" > /dev/null
 runs=(torch)
 for stages in 1 2 3; do
