@@ -215,14 +215,10 @@ pp_tensor *pp_cpu_tanh_grad(pp_frame *frame, pp_tensor *grad,
 
 pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
                           const int64_t *shape) {
-  if (!input)
+  std::optional<Shape> target = reshapeTarget(frame, input, rank, shape);
+  if (!target)
     return nullptr;
-  Shape target(shape, shape + rank);
-  if (std::string error = reshapeError(shapeOf(input), target); !error.empty()) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), target);
+  pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), *target);
   if (result)
     std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
                 pp_tensor_nbytes(input));

@@ -2,6 +2,8 @@
 
 #include "runtime/Frame.h"
 
+#include "runtime/Shapes.h"
+
 #include <cstring>
 #include <sstream>
 
@@ -38,6 +40,21 @@ pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
 std::vector<int64_t> shapeOf(const pp_tensor *tensor) {
   const int64_t *shape = pp_tensor_shape(tensor);
   return std::vector<int64_t>(shape, shape + pp_tensor_rank(tensor));
+}
+
+std::optional<std::vector<int64_t>> reshapeTarget(pp_frame *frame,
+                                                  pp_tensor *input,
+                                                  int64_t rank,
+                                                  const int64_t *shape) {
+  if (!input)
+    return std::nullopt;
+  std::vector<int64_t> target(shape, shape + rank);
+  if (std::string error = reshapeError(shapeOf(input), target);
+      !error.empty()) {
+    failFrame(frame, error);
+    return std::nullopt;
+  }
+  return target;
 }
 
 } // namespace pp::runtime

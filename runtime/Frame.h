@@ -5,6 +5,7 @@
 
 #include "runtime/pp_kernels.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,14 @@ void failFrame(pp_frame *frame, const std::string &message);
 
 /// The shape of a tensor.
 std::vector<int64_t> shapeOf(const pp_tensor *tensor);
+
+/// The shape a reshape of `input` to `shape[0..rank)` produces, or nullopt
+/// (with the error recorded in `frame`, or after an earlier failure when
+/// `input` is null).
+std::optional<std::vector<int64_t>> reshapeTarget(pp_frame *frame,
+                                                  pp_tensor *input,
+                                                  int64_t rank,
+                                                  const int64_t *shape);
 
 } // namespace pp::runtime
 

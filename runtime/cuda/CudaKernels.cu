@@ -462,14 +462,8 @@ pp_tensor *pp_cuda_tanh_grad(pp_frame *frame, pp_tensor *grad,
 
 pp_tensor *pp_cuda_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
                            const int64_t *shape) {
-  if (!input)
-    return nullptr;
-  Shape target(shape, shape + rank);
-  if (std::string error = reshapeError(shapeOf(input), target); !error.empty()) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  return copyTo(frame, input, target);
+  std::optional<Shape> target = reshapeTarget(frame, input, rank, shape);
+  return target ? copyTo(frame, input, *target) : nullptr;
 }
 
 pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
