@@ -31,13 +31,32 @@ namespace {
 constexpr int64_t kMinOpset = 13;
 constexpr int64_t kMaxOpset = 17;
 
+/// The version of the default ONNX opset the model imports, if pp imports
+/// it (13 to 17).
+FailureOr<int64_t> readOpset(const onnx::ModelProto &model, Location loc) {
+  int64_t opset = 0;
+  for (const onnx::OperatorSetIdProto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset == 0)
+    return emitError(loc) << "the model imports no version of the default "
+                             "ONNX opset; re-export it with opset 13 to 17";
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return emitError(loc)
+           << "the model uses ONNX opset " << opset << "; pp imports opsets "
+           << kMinOpset << " to " << kMaxOpset
+           << " (re-export it, e.g. torch.onnx.export(..., opset_version=17))";
+  return opset;
+}
+
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext *context, StringRef path,
+  GraphImporter(MLIRContext *context, StringRef path, int64_t opset,
                 const ImportOptions &options)
       : context(context), builder(context),
-        fileLoc(FileLineColLoc::get(context, path, 0, 0)), options(options) {}
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)), options(options),
+        opset(opset) {}
 
   OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
 
@@ -53,7 +72,6 @@ public:
   static const std::map<std::string, NodeRule, std::less<>> &nodeRules();
 
 private:
-  LogicalResult readOpset(const onnx::ModelProto &model);
   FailureOr<RankedTensorType> convertType(const onnx::TypeProto &type,
                                           StringRef what);
   FailureOr<Type> convertElementType(int32_t dataType, StringRef what);
@@ -93,7 +111,7 @@ private:
   OpBuilder builder;
   Location fileLoc;
   const ImportOptions &options;
-  int64_t opset = 0;
+  int64_t opset;
   llvm::StringMap<Value> values;
   StringAttr currentNode;
 };
@@ -115,22 +133,6 @@ GraphImporter::nodeRules() {
       {"Tanh", {&G::importElementwise<nn::TanhOp>, 1, 1}},
   };
   return rules;
-}
-
-LogicalResult GraphImporter::readOpset(const onnx::ModelProto &model) {
-  for (const onnx::OperatorSetIdProto &entry : model.opset_import()) {
-    if (entry.domain().empty() || entry.domain() == "ai.onnx")
-      opset = entry.version();
-  }
-  if (opset == 0)
-    return emitError(fileLoc) << "the model imports no version of the default "
-                                 "ONNX opset; re-export it with opset 13 to 17";
-  if (opset < kMinOpset || opset > kMaxOpset)
-    return emitError(fileLoc)
-           << "the model uses ONNX opset " << opset << "; pp imports opsets "
-           << kMinOpset << " to " << kMaxOpset
-           << " (re-export it, e.g. torch.onnx.export(..., opset_version=17))";
-  return success();
 }
 
 FailureOr<Type> GraphImporter::convertElementType(int32_t dataType,
@@ -456,8 +458,6 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
 }
 
 OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
-  if (failed(readOpset(model)))
-    return nullptr;
   if (!model.has_graph())
     return emitError(fileLoc) << "the model has no graph", nullptr;
   const onnx::GraphProto &graph = model.graph();
@@ -598,6 +598,14 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
                   "not an ONNX protobuf (ModelProto)",
            nullptr;
   }
+  FailureOr<int64_t> opset = readOpset(model, fileLoc);
+  if (failed(opset))
+    return nullptr;
+  // Newer exporters stamp newer IR versions (9, 10) on models that use
+  // nothing beyond this checker's IR: the opset decides whether pp knows
+  // the ops, so check the graph at the checker's IR version.
+  if (model.ir_version() > onnx::IR_VERSION)
+    model.set_ir_version(onnx::IR_VERSION);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &error) {
@@ -605,7 +613,7 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
                << "the ONNX checker rejects the model: " << error.what(),
            nullptr;
   }
-  GraphImporter importer(context, path, options);
+  GraphImporter importer(context, path, *opset, options);
   return importer.import(model);
 }
 
