@@ -46,6 +46,14 @@ public:
   void run() {
     initializeParameters();
     checkSchedule();
+    if (stage == 0) {
+      int64_t p = package.numStages, m = options.microbatches;
+      log << "pipeline: " << p << (p == 1 ? " stage, " : " stages, ")
+          << (options.schedule == ScheduleKind::GPipe ? "gpipe" : "1f1b")
+          << ", " << m << " microbatches of " << package.microbatchSize
+          << " samples per step; ideal bubble " << std::setprecision(3)
+          << 100.0 * (p - 1) / (m + p - 1) << "%" << std::endl;
+    }
     std::ofstream metrics;
     if (stage == 0 && !options.metricsPath.empty()) {
       metrics.open(options.metricsPath);
