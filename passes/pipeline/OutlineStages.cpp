@@ -104,8 +104,17 @@ struct OutlineStagesPass
         return mapped;
       Block *entry = &fn.function.getBody().front();
       if (auto arg = dyn_cast<BlockArgument>(value);
-          arg && arg.getOwner() == &body)
+          arg && arg.getOwner() == &body) {
+        // The backward takes the graph inputs it needs from its forward,
+        // like activations, so that each sample is loaded once.
+        if (fn.backward &&
+            argumentRole(main, arg.getArgNumber()) == kRoleInput) {
+          saved[fn.stage].insert(value);
+          return fn.addArgument(
+              value, savedAttrs(savedName(value, saved[fn.stage].size() - 1)));
+        }
         return fn.addArgument(value, main.getArgAttrDict(arg.getArgNumber()));
+      }
       Operation *def = value.getDefiningOp();
       if (auto constant = dyn_cast_or_null<arith::ConstantOp>(def)) {
         OpBuilder::InsertionGuard guard(fn.builder);
@@ -169,7 +178,10 @@ struct OutlineStagesPass
     for (int64_t stage = 0; stage < numStages; ++stage) {
       StageFunction &fn = functionOf(stage, /*backward=*/false);
       for (auto [index, value] : llvm::enumerate(saved[stage])) {
-        fn.results.push_back(fn.mapping.lookup(value));
+        FailureOr<Value> mapped = lookup(fn, value);
+        if (failed(mapped))
+          return failure();
+        fn.results.push_back(*mapped);
         fn.resultAttrs.push_back(savedAttrs(savedName(value, index)));
       }
     }
@@ -188,11 +200,17 @@ struct OutlineStagesPass
   }
 
   /// The name of the `index`th saved value of a stage.
+  /// "saved<index>:" and the producing node or the graph input's name.
   static std::string savedName(Value value, size_t index) {
-    Operation *def = value.getDefiningOp();
-    StringAttr node = def ? getNode(def) : StringAttr();
+    std::string origin;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      origin = argumentName(function, arg.getArgNumber()).str();
+    } else if (StringAttr node = getNode(value.getDefiningOp())) {
+      origin = node.str();
+    }
     return "saved" + std::to_string(index) +
-           (node ? ":" + node.str() : std::string());
+           (origin.empty() ? std::string() : ":" + origin);
   }
 
   DictionaryAttr savedAttrs(StringRef name) {

@@ -50,8 +50,9 @@ def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
     Moves the ops of each stage into `@stage<N>_forward` and
     `@stage<N>_backward`, turning each `pp.transfer` into a `pp.send` on the
     sending stage and a `pp.recv` on the receiving one. Forward values the
-    backward needs are returned by the forward function and taken by the
-    backward one (`pp.role = "saved"`); constants are copied where used.
+    backward needs, graph inputs included, are returned by the forward
+    function and taken by the backward one (`pp.role = "saved"`), so each
+    sample is loaded once; constants are copied where used.
     `@main` is removed.
   }];
   let dependentDialects = ["::pp::PPDialect", "::mlir::func::FuncDialect"];

@@ -6,6 +6,7 @@
 // CHECK: pp.mesh @pipeline
 // CHECK-LABEL: func.func @stage0_forward(
 // CHECK-SAME: {pp.name = "x", pp.role = "input"}
+// CHECK-SAME: -> (tensor<2x3xf32> {pp.name = "saved0:x", pp.role = "saved"})
 // CHECK-SAME: {pp.name = "w1", pp.role = "parameter", pp.stage = 0 : i64}
 // CHECK-SAME: attributes {pp.phase = #pp.phase<forward>, pp.stage = 0 : i64}
 // CHECK: pp.send @pipeline %[[H:.*]] to 1 names ["fc1"]
@@ -20,7 +21,9 @@
 // CHECK-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}
 // CHECK: pp.recv @pipeline from 0 names ["fc1"]
 // CHECK: pp.recv @pipeline from 1 names ["fc2"]
+// The backward takes the graph input x from its forward, like activations.
 // CHECK-LABEL: func.func @stage0_backward(
+// CHECK-SAME: %{{.*}}: tensor<2x3xf32> {pp.name = "saved0:x", pp.role = "saved"}
 // CHECK-SAME: -> (tensor<4x3xf32> {pp.name = "w1", pp.role = "gradient"}, tensor<4xf32> {pp.name = "b1", pp.role = "gradient"})
 // CHECK: pp.recv @pipeline from 2 names ["out.grad"]
 // CHECK: pp.recv @pipeline from 1 names ["act.grad"]
