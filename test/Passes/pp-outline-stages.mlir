@@ -6,8 +6,8 @@
 // CHECK: pp.mesh @pipeline
 // CHECK-LABEL: func.func @stage0_forward(
 // CHECK-SAME: {pp.name = "x", pp.role = "input"}
-// CHECK-SAME: -> (tensor<2x3xf32> {pp.name = "saved0:x", pp.role = "saved"})
 // CHECK-SAME: {pp.name = "w1", pp.role = "parameter", pp.stage = 0 : i64}
+// CHECK-SAME: -> (tensor<2x3xf32> {pp.name = "saved0:x", pp.role = "saved"})
 // CHECK-SAME: attributes {pp.phase = #pp.phase<forward>, pp.stage = 0 : i64}
 // CHECK: pp.send @pipeline %[[H:.*]] to 1 names ["fc1"]
 // CHECK-NEXT: pp.send @pipeline %[[H]] to 2 names ["fc1"]
