@@ -10,6 +10,7 @@
 #include "dialects/pp/IR/PPDialect.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/Passes.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,10 +56,10 @@ static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
   return 0;
 }
 
-/// Imports the ONNX model at `path` and returns it printed as MLIR, or null
+/// Imports the ONNX model at `path` and returns it as MLIR bytecode, or null
 /// after printing why it cannot be imported.
 static std::unique_ptr<llvm::MemoryBuffer>
-importOnnxAsText(llvm::StringRef path, int64_t defaultBatchSize,
+importOnnxAsBytecode(llvm::StringRef path, int64_t defaultBatchSize,
                  mlir::DialectRegistry &registry) {
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &message);
@@ -73,10 +74,15 @@ importOnnxAsText(llvm::StringRef path, int64_t defaultBatchSize,
       file->getBuffer(), path, &context, options);
   if (!module)
     return nullptr;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
-  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  // Bytecode keeps the ONNX node locations for the passes' diagnostics and
+  // carries the weights as binary blobs.
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(*module, os))) {
+    llvm::errs() << "pp-opt: cannot serialize the imported model\n";
+    return nullptr;
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
 }
 
 int main(int argc, char **argv) {
@@ -89,9 +95,18 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   pp::registerPasses();
 
+  // A diagnostic names its op's location, without printing the op: a
+  // model's whole function (weights included) would flood the terminal.
+  // --mlir-print-op-on-diagnostic brings the printout back.
+  std::vector<char *> args(argv, argv + argc);
+  std::string quiet = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(args, [](const char *arg) {
+        return llvm::StringRef(arg).contains("mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, quiet.data());
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
-      argc, argv, "pp compiler driver: partitions models into pipelines\n",
-      registry);
+      static_cast<int>(args.size()), args.data(),
+      "pp compiler driver: partitions models into pipelines\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (!emitDirectory.empty()) {
     mlir::MlirOptMainConfig base = config;
@@ -108,8 +123,10 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input;
   std::string message;
   if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
-    input = importOnnxAsText(inputPath, microbatchSizeOfPipeline(argc, argv),
-                             registry);
+    input = importOnnxAsBytecode(
+        inputPath,
+        microbatchSizeOfPipeline(static_cast<int>(args.size()), args.data()),
+        registry);
     if (!input)
       return EXIT_FAILURE;
   } else {
