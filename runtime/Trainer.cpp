@@ -75,7 +75,7 @@ public:
                                   {"grad_norm", result.gradNorm},
                                   {"samples_per_s", result.samplesPerSecond}}
                        .dump()
-                << "\n";
+                << std::endl; // A crash later keeps the steps so far.
     }
     std::map<std::string, ParameterValues> all = gatherParameters();
     if (stage == 0) {
