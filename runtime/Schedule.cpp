@@ -37,6 +37,15 @@ std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
   return actions;
 }
 
+std::string formatSchedule(const std::vector<Action> &actions) {
+  std::string text;
+  for (const Action &action : actions)
+    text += (text.empty() ? "" : " ") +
+            std::string(action.backward ? "B" : "F") +
+            std::to_string(action.microbatch);
+  return text;
+}
+
 std::string checkDeadlockFree(
     const std::vector<std::vector<Action>> &schedules,
     const std::vector<std::set<int64_t>> &forwardSources,

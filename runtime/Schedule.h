@@ -30,6 +30,10 @@ struct Action {
 std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
                                   int64_t stage, int64_t microbatches);
 
+/// "F0 F1 B0 ...": a stage's actions, forward (F) or backward (B) of each
+/// microbatch, in order.
+std::string formatSchedule(const std::vector<Action> &actions);
+
 /// Runs every stage's schedule against blocking receives: the forward of a
 /// microbatch waits for the forwards of the stages in `forwardSources`, a
 /// backward for the backwards of `backwardSources`. Returns "" when all

@@ -132,22 +132,8 @@ private:
   /// Proves, before the first step, that the schedule cannot deadlock on
   /// this package's messages.
   void checkSchedule() {
-    int64_t stages = package.numStages;
-    std::vector<std::vector<Action>> schedules;
-    std::vector<std::set<int64_t>> forwardSources(stages),
-        backwardSources(stages);
-    for (int64_t s = 0; s < stages; ++s) {
-      schedules.push_back(buildSchedule(options.schedule, stages, s,
-                                        options.microbatches));
-      for (const MessageInfo &message : package.forward[s].messages)
-        if (!message.send)
-          forwardSources[s].insert(message.peer);
-      for (const MessageInfo &message : package.backward[s].messages)
-        if (!message.send)
-          backwardSources[s].insert(message.peer);
-    }
     std::string error =
-        checkDeadlockFree(schedules, forwardSources, backwardSources);
+        checkPackageSchedule(package, options.schedule, options.microbatches);
     if (!error.empty())
       throw std::runtime_error(error);
   }
@@ -372,6 +358,24 @@ private:
 };
 
 } // namespace
+
+std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
+                                 int64_t microbatches) {
+  int64_t stages = package.numStages;
+  std::vector<std::vector<Action>> schedules;
+  std::vector<std::set<int64_t>> forwardSources(stages),
+      backwardSources(stages);
+  for (int64_t s = 0; s < stages; ++s) {
+    schedules.push_back(buildSchedule(kind, stages, s, microbatches));
+    for (const MessageInfo &message : package.forward[s].messages)
+      if (!message.send)
+        forwardSources[s].insert(message.peer);
+    for (const MessageInfo &message : package.backward[s].messages)
+      if (!message.send)
+        backwardSources[s].insert(message.peer);
+  }
+  return checkDeadlockFree(schedules, forwardSources, backwardSources);
+}
 
 void train(Package &package, Communicator &communicator, Backend &backend,
            const TrainerOptions &options, std::ostream &log) {

@@ -43,6 +43,11 @@ struct StepMetrics {
   double samplesPerSecond = 0;
 };
 
+/// Checks that `kind` with `microbatches` cannot deadlock on the messages
+/// between `package`'s stages; "" when it cannot, else why it would.
+std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
+                                 int64_t microbatches);
+
 /// Trains `package` on this rank (one rank per stage), running its stage
 /// functions on `backend` (whose stage library the package has loaded).
 /// Rank 0 prints each step to `log` and writes the metrics file. Throws

@@ -99,6 +99,11 @@ cl::opt<std::string> deviceName(
     cl::desc("Where the stages run: cpu (default; Gloo between ranks) or "
              "cuda (one GPU per rank, NCCL between them)"),
     cl::cat(runCategory));
+cl::opt<bool> printSchedule(
+    "print-schedule",
+    cl::desc("Print each stage's order of forwards and backwards and whether "
+             "it can deadlock, then exit without training"),
+    cl::cat(runCategory));
 cl::opt<int> timeoutSeconds(
     "timeout", cl::init(300),
     cl::desc("Seconds a rank waits for another before failing"),
@@ -194,6 +199,28 @@ std::unique_ptr<Backend> createBackend(Communicator &communicator) {
                            "a machine with the CUDA toolkit and NCCL, or use "
                            "--device cpu");
 #endif
+}
+
+/// Prints each stage's actions under `--schedule` and `--microbatches` and
+/// whether they can deadlock on the package's messages.
+int printScheduleOf(const std::string &packageDir) {
+  try {
+    Package package = Package::load(packageDir);
+    ScheduleKind kind = *parseScheduleKind(scheduleName);
+    for (int64_t stage = 0; stage < package.numStages; ++stage)
+      outs() << "stage " << stage << ": "
+             << formatSchedule(buildSchedule(kind, package.numStages, stage,
+                                             microbatches))
+             << "\n";
+    std::string deadlock = checkPackageSchedule(package, kind, microbatches);
+    if (!deadlock.empty())
+      return error(deadlock);
+  } catch (const std::exception &failure) {
+    return error(failure.what());
+  }
+  outs() << "no deadlock: every receive has its send earlier in the "
+            "sender's order\n";
+  return 0;
 }
 
 /// Runs rank `info.rank` of the job on `packageDir`.
@@ -336,6 +363,9 @@ int main(int argc, char **argv) {
       return error(problem);
     packageDir = *compiled;
   }
+
+  if (printSchedule)
+    return printScheduleOf(packageDir);
 
   std::string problem;
   std::optional<int> rank = environmentInt("RANK", problem);

@@ -8,14 +8,6 @@ using namespace pp::runtime;
 
 namespace {
 
-std::string describe(const std::vector<Action> &actions) {
-  std::string text;
-  for (const Action &action : actions)
-    text += (action.backward ? "B" : "F") + std::to_string(action.microbatch) +
-            " ";
-  return text;
-}
-
 /// Sources of a plain chain of `stages` stages: forward from the previous
 /// stage, backward from the next.
 void chain(int64_t stages, std::vector<std::set<int64_t>> &forward,
@@ -29,21 +21,21 @@ void chain(int64_t stages, std::vector<std::set<int64_t>> &forward,
 }
 
 TEST(Schedule, GPipeRunsAllForwardsThenAllBackwards) {
-  EXPECT_EQ(describe(buildSchedule(ScheduleKind::GPipe, 3, 1, 3)),
-            "F0 F1 F2 B0 B1 B2 ");
+  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::GPipe, 3, 1, 3)),
+            "F0 F1 F2 B0 B1 B2");
 }
 
 TEST(Schedule, OneForwardOneBackwardWarmsUpByDistanceToTheLastStage) {
-  EXPECT_EQ(describe(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 0,
+  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 0,
                                    4)),
-            "F0 F1 F2 B0 F3 B1 B2 B3 ");
-  EXPECT_EQ(describe(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 2,
+            "F0 F1 F2 B0 F3 B1 B2 B3");
+  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 2,
                                    4)),
-            "F0 B0 F1 B1 F2 B2 F3 B3 ");
+            "F0 B0 F1 B1 F2 B2 F3 B3");
   // Fewer microbatches than stages: the warm-up is cut short.
-  EXPECT_EQ(describe(buildSchedule(ScheduleKind::OneForwardOneBackward, 4, 0,
+  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 4, 0,
                                    2)),
-            "F0 F1 B0 B1 ");
+            "F0 F1 B0 B1");
 }
 
 TEST(Schedule, BothSchedulesAreDeadlockFreeOnChainsAndSkips) {
