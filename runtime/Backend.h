@@ -44,8 +44,7 @@ public:
   virtual void zero(pp_tensor *placed) = 0;
   /// Prepares a frame for the stage functions of microbatch `microbatch` of
   /// step `step`: its messages and where it allocates.
-  virtual void configure(pp_frame &frame, int64_t step,
-                         int64_t microbatch) = 0;
+  virtual void configure(pp_frame &frame, int64_t step, int64_t microbatch) = 0;
   /// Waits until every message of the step has been delivered.
   virtual void finishStep() = 0;
 };

@@ -11,8 +11,8 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <cstring>
-#include <unistd.h>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace pp::runtime {
 
@@ -39,8 +39,8 @@ Communicator::Communicator(const RendezvousInfo &info) : info(info) {
     attr.hostname = host;
   }
   auto device = gloo::transport::tcp::CreateDevice(attr);
-  context = std::make_shared<gloo::rendezvous::Context>(info.rank,
-                                                        info.worldSize);
+  context =
+      std::make_shared<gloo::rendezvous::Context>(info.rank, info.worldSize);
   context->setTimeout(info.timeout);
   try {
     context->connectFullMesh(*store, device);
@@ -73,10 +73,9 @@ void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size) {
   auto buffer = context->createUnboundBuffer(bytes, size);
   buffer->recv(peer, slot);
   if (!buffer->waitRecv(info.timeout))
-    throw std::runtime_error("timed out after " +
-                             std::to_string(info.timeout.count() / 1000) +
-                             " s waiting for a message from rank " +
-                             std::to_string(peer));
+    throw std::runtime_error(
+        "timed out after " + std::to_string(info.timeout.count() / 1000) +
+        " s waiting for a message from rank " + std::to_string(peer));
 }
 
 void Communicator::flushSends() {

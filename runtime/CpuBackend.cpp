@@ -42,10 +42,9 @@ public:
 
 private:
   uint64_t slot(int64_t from, int64_t to, const std::string &name) const {
-    return messageSlot(std::to_string(step) + "/" +
-                       std::to_string(microbatch) + "/" +
-                       std::to_string(from) + ">" + std::to_string(to) + "/" +
-                       name);
+    return messageSlot(std::to_string(step) + "/" + std::to_string(microbatch) +
+                       "/" + std::to_string(from) + ">" + std::to_string(to) +
+                       "/" + name);
   }
 
   Communicator &communicator;

@@ -62,9 +62,8 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
   std::optional<Shape> shape = broadcastShapes(lhsShape, rhsShape);
   if (!shape) {
-    failFrame(frame, std::string(kernel) + ": shapes " +
-                         formatShape(lhsShape) + " and " +
-                         formatShape(rhsShape) + " do not broadcast");
+    failFrame(frame, std::string(kernel) + ": shapes " + formatShape(lhsShape) +
+                         " and " + formatShape(rhsShape) + " do not broadcast");
     return nullptr;
   }
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, *shape);
@@ -118,8 +117,7 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 /// The maximum of a row of logits and the sum of exp(logit - maximum):
 /// softmax(row)[c] = exp(row[c] - maximum) / sum.
-std::pair<double, double> softmaxNormalizer(const float *row,
-                                            int64_t classes) {
+std::pair<double, double> softmaxNormalizer(const float *row, int64_t classes) {
   double max = *std::max_element(row, row + classes), total = 0;
   for (int64_t c = 0; c < classes; ++c)
     total += std::exp(row[c] - max);
@@ -162,8 +160,8 @@ pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          int transpose_lhs, int transpose_rhs) {
   if (!checkInputs(frame, "matmul", {lhs, rhs}))
     return nullptr;
-  return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
-                       newTensor, pp_gemm_f32);
+  return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs, newTensor,
+                       pp_gemm_f32);
 }
 
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
@@ -260,8 +258,8 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   return result;
 }
 
-pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input,
-                           pp_tensor *target, int reduction) {
+pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input, pp_tensor *target,
+                           int reduction) {
   if (!checkInputs(frame, "mse_loss", {input, target}))
     return nullptr;
   if (shapeOf(input) != shapeOf(target)) {

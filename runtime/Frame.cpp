@@ -25,11 +25,10 @@ pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape) {
   pp_tensor *tensor = nullptr;
   int64_t rank = static_cast<int64_t>(shape.size());
-  pp_status status =
-      frame->allocator
-          ? pp_tensor_create_in(frame->allocator, dtype, rank, shape.data(),
-                                &tensor)
-          : pp_tensor_create(dtype, rank, shape.data(), &tensor);
+  pp_status status = frame->allocator
+                         ? pp_tensor_create_in(frame->allocator, dtype, rank,
+                                               shape.data(), &tensor)
+                         : pp_tensor_create(dtype, rank, shape.data(), &tensor);
   if (status != PP_OK) {
     failFrame(frame, pp_last_error());
     return nullptr;
@@ -101,7 +100,8 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
     return nullptr;
   if (!frame->channel) {
     failFrame(frame, "this stage function receives but has no channel");
-  } else if (std::string error = frame->channel->recv(from_stage, name, *tensor);
+  } else if (std::string error =
+                 frame->channel->recv(from_stage, name, *tensor);
              !error.empty()) {
     failFrame(frame, error);
   } else {

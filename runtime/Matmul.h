@@ -9,10 +9,9 @@
 namespace pp::runtime {
 
 /// A row-major GEMM with pp_gemm_f32's contract (host or device pointers).
-using GemmFunction = pp_status (*)(bool, bool, int64_t, int64_t, int64_t,
-                                   float, const float *, int64_t,
-                                   const float *, int64_t, float, float *,
-                                   int64_t);
+using GemmFunction = pp_status (*)(bool, bool, int64_t, int64_t, int64_t, float,
+                                   const float *, int64_t, const float *,
+                                   int64_t, float, float *, int64_t);
 /// Allocates a kernel's result (host or device memory).
 using TensorFactory = pp_tensor *(*)(pp_frame *, pp_dtype, const Shape &);
 

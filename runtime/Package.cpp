@@ -73,8 +73,8 @@ Package Package::load(const std::string &directory) {
   try {
     manifest = json::parse(file);
   } catch (const std::exception &error) {
-    invalid(directory, std::string("manifest.json is not valid JSON: ") +
-                           error.what());
+    invalid(directory,
+            std::string("manifest.json is not valid JSON: ") + error.what());
   }
   Package package;
   package.directory = directory;
@@ -126,8 +126,9 @@ Package Package::load(const std::string &directory) {
 void Package::loadStageLibrary(const std::string &fileName) {
   std::string path = directory + "/" + fileName;
   if (!isFile(path))
-    invalid(directory, fileName + " is missing; recompile the package with "
-                                  "pp-opt --pp-emit" +
+    invalid(directory, fileName +
+                           " is missing; recompile the package with "
+                           "pp-opt --pp-emit" +
                            (fileName == "libstages.so"
                                 ? ""
                                 : " on a machine where CMake found nvcc"));

@@ -35,8 +35,8 @@ void writeParameterFile(
     throw std::runtime_error("cannot write the parameter file '" + path + "'");
 }
 
-std::string parametersDigest(
-    const std::map<std::string, ParameterValues> &parameters) {
+std::string
+parametersDigest(const std::map<std::string, ParameterValues> &parameters) {
   EVP_MD_CTX *context = EVP_MD_CTX_new();
   EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
   for (const auto &[name, parameter] : parameters) {

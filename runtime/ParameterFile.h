@@ -25,13 +25,14 @@ struct ParameterValues {
 };
 
 /// Writes `parameters` to `path`; throws std::runtime_error on failure.
-void writeParameterFile(const std::string &path,
-                        const std::map<std::string, ParameterValues> &parameters);
+void writeParameterFile(
+    const std::string &path,
+    const std::map<std::string, ParameterValues> &parameters);
 
 /// SHA-256 (hex) over every parameter in name order: the name, a NUL byte
 /// and the raw f32 values; what pp-run prints as params_sha256.
-std::string parametersDigest(
-    const std::map<std::string, ParameterValues> &parameters);
+std::string
+parametersDigest(const std::map<std::string, ParameterValues> &parameters);
 
 } // namespace pp::runtime
 

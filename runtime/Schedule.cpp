@@ -46,10 +46,10 @@ std::string formatSchedule(const std::vector<Action> &actions) {
   return text;
 }
 
-std::string checkDeadlockFree(
-    const std::vector<std::vector<Action>> &schedules,
-    const std::vector<std::set<int64_t>> &forwardSources,
-    const std::vector<std::set<int64_t>> &backwardSources) {
+std::string
+checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
+                  const std::vector<std::set<int64_t>> &forwardSources,
+                  const std::vector<std::set<int64_t>> &backwardSources) {
   size_t stages = schedules.size();
   std::vector<size_t> next(stages, 0);
   // done[phase][stage] = microbatches finished, in order.
@@ -62,9 +62,10 @@ std::string checkDeadlockFree(
         const auto &sources =
             action.backward ? backwardSources[s] : forwardSources[s];
         const auto &done = action.backward ? doneBackward : doneForward;
-        bool ready = std::all_of(sources.begin(), sources.end(), [&](int64_t t) {
-          return done[t].count(action.microbatch) != 0;
-        });
+        bool ready =
+            std::all_of(sources.begin(), sources.end(), [&](int64_t t) {
+              return done[t].count(action.microbatch) != 0;
+            });
         if (!ready)
           break;
         (action.backward ? doneBackward : doneForward)[s].insert(

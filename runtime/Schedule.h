@@ -38,10 +38,10 @@ std::string formatSchedule(const std::vector<Action> &actions);
 /// microbatch waits for the forwards of the stages in `forwardSources`, a
 /// backward for the backwards of `backwardSources`. Returns "" when all
 /// stages finish, else which actions wait on each other.
-std::string checkDeadlockFree(
-    const std::vector<std::vector<Action>> &schedules,
-    const std::vector<std::set<int64_t>> &forwardSources,
-    const std::vector<std::set<int64_t>> &backwardSources);
+std::string
+checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
+                  const std::vector<std::set<int64_t>> &forwardSources,
+                  const std::vector<std::set<int64_t>> &backwardSources);
 
 } // namespace pp::runtime
 

@@ -66,8 +66,8 @@ std::optional<MatmulPlan> planMatmul(const Shape &lhs, const Shape &rhs,
                                      bool transposeLhs, bool transposeRhs,
                                      std::string &error) {
   if (lhs.size() < 2 || rhs.size() < 2) {
-    error = "matmul needs operands of rank 2 or more, got " +
-            formatShape(lhs) + " and " + formatShape(rhs);
+    error = "matmul needs operands of rank 2 or more, got " + formatShape(lhs) +
+            " and " + formatShape(rhs);
     return std::nullopt;
   }
   MatmulPlan plan;
@@ -76,11 +76,12 @@ std::optional<MatmulPlan> planMatmul(const Shape &lhs, const Shape &rhs,
   plan.k = transposeLhs ? lhs[lr - 2] : lhs[lr - 1];
   int64_t rhsK = transposeRhs ? rhs[rr - 1] : rhs[rr - 2];
   plan.n = transposeRhs ? rhs[rr - 2] : rhs[rr - 1];
-  Shape lhsBatch(lhs.begin(), lhs.end() - 2), rhsBatch(rhs.begin(), rhs.end() - 2);
+  Shape lhsBatch(lhs.begin(), lhs.end() - 2),
+      rhsBatch(rhs.begin(), rhs.end() - 2);
   std::optional<Shape> batch = broadcastShapes(lhsBatch, rhsBatch);
   if (plan.k != rhsK || !batch) {
-    error = "matmul operands " + formatShape(lhs) + " and " +
-            formatShape(rhs) + " do not fit";
+    error = "matmul operands " + formatShape(lhs) + " and " + formatShape(rhs) +
+            " do not fit";
     return std::nullopt;
   }
   plan.result = *batch;

@@ -1,4 +1,5 @@
-//===- Shapes.h - shape rules shared by the CPU and CUDA kernels -*- C++ -*-===//
+//===- Shapes.h - shape rules shared by the CPU and CUDA kernels -*- C++
+//-*-===//
 
 #ifndef PP_RUNTIME_SHAPES_H
 #define PP_RUNTIME_SHAPES_H

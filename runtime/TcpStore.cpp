@@ -198,8 +198,8 @@ void TcpStore::set(const std::string &key, const std::vector<char> &data) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!writeAll(socket, "S", 1) || !writeBlob(socket, key) ||
       !writeBlob(socket, std::string(data.begin(), data.end())))
-    throw std::runtime_error("lost the rendezvous store while setting '" +
-                             key + "'");
+    throw std::runtime_error("lost the rendezvous store while setting '" + key +
+                             "'");
 }
 
 std::vector<char> TcpStore::get(const std::string &key) {

@@ -115,9 +115,9 @@ extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
                     "allocate ",
                     nbytes, " bytes");
   auto *tensor = new (std::nothrow)
-      pp_tensor{dtype,  std::vector<int64_t>(shape, shape + rank),
-                numel,  nbytes,
-                data,   allocator->release};
+      pp_tensor{dtype, std::vector<int64_t>(shape, shape + rank),
+                numel, nbytes,
+                data,  allocator->release};
   if (!tensor) {
     allocator->release(data);
     return failWith(PP_ERROR_OUT_OF_MEMORY,

@@ -102,19 +102,19 @@ private:
       if (parameter.fromFile) {
         std::vector<char> bytes = package.readParameter(parameter);
         if (bytes.size() != pp_tensor_nbytes(tensor.get()))
-          throw std::runtime_error("parameters.bin holds " +
-                                   std::to_string(bytes.size()) +
-                                   " bytes for '" + parameter.tensor.name +
-                                   "', its shape needs " +
-                                   std::to_string(pp_tensor_nbytes(tensor.get())));
+          throw std::runtime_error(
+              "parameters.bin holds " + std::to_string(bytes.size()) +
+              " bytes for '" + parameter.tensor.name + "', its shape needs " +
+              std::to_string(pp_tensor_nbytes(tensor.get())));
         std::memcpy(pp_tensor_data(tensor.get()), bytes.data(), bytes.size());
       } else {
         // Seeded by the parameter's name, never by rank or stage, so that
         // every partition starts from the same model.
         fillSynthetic(tensor.get(), 0, "init/" + parameter.tensor.name, 0, 0);
         const Shape &shape = parameter.tensor.shape;
-        float bound = 1.0f / std::sqrt(static_cast<float>(
-                                 shape.empty() ? 1 : std::max<int64_t>(1, shape.back())));
+        float bound =
+            1.0f / std::sqrt(static_cast<float>(
+                       shape.empty() ? 1 : std::max<int64_t>(1, shape.back())));
         for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
           floatsOf(tensor.get())[i] *= bound;
       }
@@ -209,9 +209,9 @@ private:
     std::map<int64_t, std::vector<TensorPtr>> saved;
     const StageFunctionInfo &forward = package.forward[stage];
     const StageFunctionInfo &backward = package.backward[stage];
-    for (const Action &action : buildSchedule(options.schedule,
-                                              package.numStages, stage,
-                                              options.microbatches)) {
+    for (const Action &action :
+         buildSchedule(options.schedule, package.numStages, stage,
+                       options.microbatches)) {
       const StageFunctionInfo &function = action.backward ? backward : forward;
       int64_t mb = action.microbatch;
       std::vector<TensorPtr> inputs;
@@ -224,8 +224,8 @@ private:
         else if (arg.role == "input") {
           inputs.push_back(synthetic(arg, step, mb));
           placedInputs.emplace_back();
-          args.push_back(backend.place(inputs.back().get(),
-                                       placedInputs.back().copy));
+          args.push_back(
+              backend.place(inputs.back().get(), placedInputs.back().copy));
         } else if (arg.role == "label")
           args.push_back(placedLabels.at(mb).tensor);
         else if (arg.role == "loss_scale")
@@ -237,7 +237,8 @@ private:
                                    function.symbol + " has unknown role '" +
                                    arg.role + "'");
       }
-      std::vector<TensorPtr> results = call(function, std::move(args), step, mb);
+      std::vector<TensorPtr> results =
+          call(function, std::move(args), step, mb);
       if (action.backward)
         saved.erase(mb);
       for (size_t i = 0; i < results.size(); ++i) {

@@ -34,47 +34,46 @@ void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index);
 void pp_frame_release(pp_frame *frame, pp_tensor *tensor);
 void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
                    const char *name);
-pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage,
-                         const char *name, pp_dtype dtype, int64_t rank,
-                         const int64_t *shape);
+pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
+                         pp_dtype dtype, int64_t rank, const int64_t *shape);
 
 /* The kernels, declared once for every target prefix (pp_cpu_ here,
  * pp_cuda_ in runtime/cuda/pp_kernels_cuda.h). */
-#define PP_DECLARE_KERNELS(prefix)                                            \
-  pp_tensor *prefix##copy(pp_frame *frame, pp_tensor *input);                 \
-  pp_tensor *prefix##fill_f32(pp_frame *frame, float value, int64_t rank,     \
-                              const int64_t *shape);                          \
-  pp_tensor *prefix##constant_f32(pp_frame *frame, int64_t rank,              \
-                                  const int64_t *shape, const float *values); \
-  pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,  \
-                            int transpose_lhs, int transpose_rhs);            \
-  pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
-  pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
-  pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);    \
-  pp_tensor *prefix##neg(pp_frame *frame, pp_tensor *input);                  \
-  pp_tensor *prefix##relu(pp_frame *frame, pp_tensor *input);                 \
-  pp_tensor *prefix##sigmoid(pp_frame *frame, pp_tensor *input);              \
-  pp_tensor *prefix##tanh(pp_frame *frame, pp_tensor *input);                 \
-  pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,              \
-                               pp_tensor *input);                             \
-  pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,           \
-                                  pp_tensor *result);                         \
-  pp_tensor *prefix##tanh_grad(pp_frame *frame, pp_tensor *grad,              \
-                               pp_tensor *result);                            \
-  pp_tensor *prefix##reshape(pp_frame *frame, pp_tensor *input, int64_t rank, \
-                             const int64_t *shape);                           \
-  pp_tensor *prefix##sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,  \
-                            const int64_t *shape);                            \
-  pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,              \
-                              pp_tensor *target, int reduction);              \
-  pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,          \
-                                   pp_tensor *input, pp_tensor *target,       \
-                                   int reduction);                            \
-  pp_tensor *prefix##cross_entropy(pp_frame *frame, pp_tensor *logits,        \
-                                   pp_tensor *labels, int reduction,          \
-                                   int64_t ignore_index);                     \
-  pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,     \
-                                        pp_tensor *logits, pp_tensor *labels, \
+#define PP_DECLARE_KERNELS(prefix)                                             \
+  pp_tensor *prefix##copy(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##fill_f32(pp_frame *frame, float value, int64_t rank,      \
+                              const int64_t *shape);                           \
+  pp_tensor *prefix##constant_f32(pp_frame *frame, int64_t rank,               \
+                                  const int64_t *shape, const float *values);  \
+  pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,   \
+                            int transpose_lhs, int transpose_rhs);             \
+  pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  pp_tensor *prefix##neg(pp_frame *frame, pp_tensor *input);                   \
+  pp_tensor *prefix##relu(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##sigmoid(pp_frame *frame, pp_tensor *input);               \
+  pp_tensor *prefix##tanh(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,               \
+                               pp_tensor *input);                              \
+  pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,            \
+                                  pp_tensor *result);                          \
+  pp_tensor *prefix##tanh_grad(pp_frame *frame, pp_tensor *grad,               \
+                               pp_tensor *result);                             \
+  pp_tensor *prefix##reshape(pp_frame *frame, pp_tensor *input, int64_t rank,  \
+                             const int64_t *shape);                            \
+  pp_tensor *prefix##sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,   \
+                            const int64_t *shape);                             \
+  pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
+                              pp_tensor *target, int reduction);               \
+  pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,           \
+                                   pp_tensor *input, pp_tensor *target,        \
+                                   int reduction);                             \
+  pp_tensor *prefix##cross_entropy(pp_frame *frame, pp_tensor *logits,         \
+                                   pp_tensor *labels, int reduction,           \
+                                   int64_t ignore_index);                      \
+  pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,      \
+                                        pp_tensor *logits, pp_tensor *labels,  \
                                         int reduction, int64_t ignore_index);
 
 /* Host kernels (OpenBLAS for matmul). */

@@ -63,8 +63,8 @@ public:
   /// How one op type imports: its input count range and the member that
   /// builds its (single) result from the looked-up inputs.
   struct NodeRule {
-    FailureOr<Value> (GraphImporter::*import)(const onnx::NodeProto &,
-                                              Location, ValueRange);
+    FailureOr<Value> (GraphImporter::*import)(const onnx::NodeProto &, Location,
+                                              ValueRange);
     int minInputs;
     int maxInputs;
   };
@@ -80,9 +80,8 @@ private:
   LogicalResult importNode(const onnx::NodeProto &node, StringRef nodeName);
   FailureOr<Value> lookup(StringRef name, Location loc);
   /// The node's inputs, after checking their count against `rule`.
-  FailureOr<SmallVector<Value>> lookupInputs(const onnx::NodeProto &node,
-                                             Location loc,
-                                             const NodeRule &rule);
+  FailureOr<SmallVector<Value>>
+  lookupInputs(const onnx::NodeProto &node, Location loc, const NodeRule &rule);
 
   // Op importers.
   FailureOr<Value> importGemm(const onnx::NodeProto &node, Location loc,
@@ -94,8 +93,8 @@ private:
   FailureOr<Value> importFlatten(const onnx::NodeProto &node, Location loc,
                                  ValueRange inputs);
   template <typename OpTy>
-  FailureOr<Value> importElementwise(const onnx::NodeProto &node,
-                                     Location loc, ValueRange inputs);
+  FailureOr<Value> importElementwise(const onnx::NodeProto &node, Location loc,
+                                     ValueRange inputs);
   FailureOr<Value> importIdentity(const onnx::NodeProto &node, Location loc,
                                   ValueRange inputs);
 
@@ -160,8 +159,9 @@ GraphImporter::convertType(const onnx::TypeProto &type, StringRef what) {
   if (failed(elementType))
     return failure();
   if (!tensor.has_shape())
-    return emitError(fileLoc) << what << " has no shape; pp needs static "
-                                         "shapes (run ONNX shape inference)";
+    return emitError(fileLoc) << what
+                              << " has no shape; pp needs static "
+                                 "shapes (run ONNX shape inference)";
   SmallVector<int64_t> shape;
   for (const auto &[index, dim] : llvm::enumerate(tensor.shape().dim())) {
     if (dim.has_dim_value() && dim.dim_value() > 0) {
@@ -186,8 +186,7 @@ GraphImporter::convertType(const onnx::TypeProto &type, StringRef what) {
 /// nullopt when it holds another number of values.
 template <typename T, typename Field>
 static std::optional<std::vector<T>>
-readValues(const onnx::TensorProto &tensor, const Field &field,
-           int64_t count) {
+readValues(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
   std::vector<T> data;
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
@@ -252,8 +251,8 @@ GraphImporter::lookupInputs(const onnx::NodeProto &node, Location loc,
     --count; // Trailing optional inputs may be given as "".
   if (count < rule.minInputs || count > rule.maxInputs ||
       node.output_size() != 1) {
-    InFlightDiagnostic diag = emitError(loc) << node.op_type() << " takes "
-                                             << rule.minInputs;
+    InFlightDiagnostic diag = emitError(loc)
+                              << node.op_type() << " takes " << rule.minInputs;
     if (rule.maxInputs != rule.minInputs)
       diag << " to " << rule.maxInputs;
     return diag << " inputs and one output, found " << count << " and "
@@ -262,8 +261,8 @@ GraphImporter::lookupInputs(const onnx::NodeProto &node, Location loc,
   SmallVector<Value> inputs;
   for (int i = 0; i < count; ++i) {
     if (node.input(i).empty())
-      return emitError(loc) << node.op_type() << " input " << i
-                            << " is missing";
+      return emitError(loc)
+             << node.op_type() << " input " << i << " is missing";
     FailureOr<Value> input = lookup(node.input(i), loc);
     if (failed(input))
       return failure();
@@ -316,9 +315,8 @@ GraphImporter::createChecked(Location loc, ValueRange operands,
 }
 
 /// Properties of an nn.matmul with the given transpositions.
-static nn::MatmulOp::Properties matmulProperties(Builder &builder,
-                                                 bool transposeLhs,
-                                                 bool transposeRhs) {
+static nn::MatmulOp::Properties
+matmulProperties(Builder &builder, bool transposeLhs, bool transposeRhs) {
   nn::MatmulOp::Properties properties;
   if (transposeLhs)
     properties.transpose_lhs = builder.getUnitAttr();
@@ -331,8 +329,8 @@ FailureOr<Value> GraphImporter::importGemm(const onnx::NodeProto &node,
                                            Location loc, ValueRange inputs) {
   for (Value operand : inputs.take_front(2))
     if (cast<RankedTensorType>(operand.getType()).getRank() != 2)
-      return emitError(loc) << "Gemm operands must have rank 2, found "
-                            << operand.getType();
+      return emitError(loc)
+             << "Gemm operands must have rank 2, found " << operand.getType();
   FailureOr<Value> result = createChecked<nn::MatmulOp>(
       loc, inputs.take_front(2),
       matmulProperties(builder, intAttribute(node, "transA", 0) != 0,
@@ -356,9 +354,9 @@ FailureOr<Value> GraphImporter::importMatMul(const onnx::NodeProto &node,
                                              Location loc, ValueRange inputs) {
   for (Value operand : inputs)
     if (cast<RankedTensorType>(operand.getType()).getRank() < 2)
-      return emitError(loc) << "MatMul with a rank-1 operand ("
-                            << operand.getType()
-                            << ") is not supported yet; reshape it to rank 2";
+      return emitError(loc)
+             << "MatMul with a rank-1 operand (" << operand.getType()
+             << ") is not supported yet; reshape it to rank 2";
   return createChecked<nn::MatmulOp>(loc, inputs,
                                      matmulProperties(builder, false, false));
 }
@@ -371,9 +369,11 @@ FailureOr<Value> GraphImporter::importConstant(const onnx::NodeProto &node,
     if (failed(converted))
       return failure();
     value = *converted;
-  } else if (const onnx::AttributeProto *f = findAttribute(node, "value_float")) {
-    value = DenseElementsAttr::get(
-        RankedTensorType::get({}, builder.getF32Type()), ArrayRef<float>(f->f()));
+  } else if (const onnx::AttributeProto *f =
+                 findAttribute(node, "value_float")) {
+    value =
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getF32Type()),
+                               ArrayRef<float>(f->f()));
   } else if (const onnx::AttributeProto *fs =
                  findAttribute(node, "value_floats")) {
     std::vector<float> data(fs->floats().begin(), fs->floats().end());
@@ -381,9 +381,9 @@ FailureOr<Value> GraphImporter::importConstant(const onnx::NodeProto &node,
         RankedTensorType::get({(int64_t)data.size()}, builder.getF32Type()),
         ArrayRef<float>(data));
   } else if (const onnx::AttributeProto *i = findAttribute(node, "value_int")) {
-    value = DenseElementsAttr::get(
-        RankedTensorType::get({}, builder.getI64Type()),
-        ArrayRef<int64_t>(static_cast<int64_t>(i->i())));
+    value =
+        DenseElementsAttr::get(RankedTensorType::get({}, builder.getI64Type()),
+                               ArrayRef<int64_t>(static_cast<int64_t>(i->i())));
   } else if (const onnx::AttributeProto *is =
                  findAttribute(node, "value_ints")) {
     std::vector<int64_t> data(is->ints().begin(), is->ints().end());
@@ -411,7 +411,7 @@ FailureOr<Value> GraphImporter::importFlatten(const onnx::NodeProto &node,
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= type.getDimSize(d);
   return Value(nn::ReshapeOp::create(builder, loc, inputs[0],
-                                    ArrayRef<int64_t>{outer, inner}));
+                                     ArrayRef<int64_t>{outer, inner}));
 }
 
 template <typename OpTy>
@@ -482,8 +482,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       return nullptr;
     argTypes.push_back(*type);
     argNames.push_back(input.name());
-    argAttrs.push_back(
-        getNameAndRoleAttrs(context, input.name(), kRoleInput));
+    argAttrs.push_back(getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
   for (const onnx::TensorProto &init : graph.initializer()) {
@@ -497,20 +496,21 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     auto type = cast<RankedTensorType>(value->getType());
     auto floats = llvm::to_vector(value->getValues<float>());
     auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(floats);
-    auto initialValue = DenseResourceElementsAttr::get(type, init.name(),
-                                                       std::move(blob));
+    auto initialValue =
+        DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);
     argNames.push_back(init.name());
     argAttrs.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr(kNameAttrName, builder.getStringAttr(init.name())),
+        {builder.getNamedAttr(kNameAttrName,
+                              builder.getStringAttr(init.name())),
          builder.getNamedAttr(kRoleAttrName,
                               builder.getStringAttr(kRoleParameter)),
          builder.getNamedAttr(kInitAttrName, initialValue)}));
   }
 
   SmallVector<Type> resultTypes;
-  auto function = func::FuncOp::create(
-      builder, fileLoc, "main", builder.getFunctionType(argTypes, {}));
+  auto function = func::FuncOp::create(builder, fileLoc, "main",
+                                       builder.getFunctionType(argTypes, {}));
   function.setAllArgAttrs(argAttrs);
   function->setAttr("pp.onnx_opset", builder.getI64IntegerAttr(opset));
   Block *body = function.addEntryBlock();
@@ -586,9 +586,8 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
     std::string text = contents.str();
     onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
     if (!status.IsOK())
-      return emitError(fileLoc)
-                 << "cannot parse the ONNX text syntax: "
-                 << status.ErrorMessage(),
+      return emitError(fileLoc) << "cannot parse the ONNX text syntax: "
+                                << status.ErrorMessage(),
              nullptr;
   } else if (contents.empty() ||
              !model.ParseFromArray(contents.data(),

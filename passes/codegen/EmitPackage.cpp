@@ -129,8 +129,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     for (int64_t stage = 0; stage < numStages; ++stage) {
       json entry = {{"stage", stage}};
       for (StringRef phase : {"forward", "backward"}) {
-        std::string name =
-            "stage" + std::to_string(stage) + "_" + phase.str();
+        std::string name = "stage" + std::to_string(stage) + "_" + phase.str();
         auto function = module.lookupSymbol<func::FuncOp>(name);
         if (!function)
           return fail("the program has no function @" + name);
@@ -179,14 +178,12 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     if (labels.is_null())
       return fail("no stage takes the labels");
-    manifest["microbatch_size"] = labels["shape"].empty()
-                                      ? 1
-                                      : labels["shape"][0].get<int64_t>();
+    manifest["microbatch_size"] =
+        labels["shape"].empty() ? 1 : labels["shape"][0].get<int64_t>();
     manifest["loss"] = {
         {"kind", stringAttr(loss, "kind").str()},
         {"output", stringAttr(loss, "output").str()},
-        {"ignore_index",
-         loss.getAs<IntegerAttr>("ignore_index").getInt()}};
+        {"ignore_index", loss.getAs<IntegerAttr>("ignore_index").getInt()}};
     module.walk([&](nn::CrossEntropyOp crossEntropy) {
       auto logits = cast<RankedTensorType>(crossEntropy.getLogits().getType());
       manifest["loss"]["classes"] = logits.getShape().back();
@@ -289,8 +286,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 #endif
       args = {compiler, "-std=c++17", "-O2", "-Xcompiler", "-fPIC", "-shared"};
     }
-    std::string runtimeLibrary = target == "cpu" ? "-lPPRuntime"
-                                                 : "-lPPRuntimeCuda";
+    std::string runtimeLibrary =
+        target == "cpu" ? "-lPPRuntime" : "-lPPRuntimeCuda";
     args.insert(args.end(),
                 {"-I" PP_SOURCE_DIR, pathOf(source), "-o", pathOf(library),
                  "-L" PP_LIBRARY_DIR, runtimeLibrary,
@@ -304,10 +301,10 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     int status = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt,
                                            redirects, 0, 0, &message);
     if (status != 0)
-      return fail("compiling the generated " + target + " code failed (" +
-                  (message.empty() ? "exit " + std::to_string(status)
-                                   : message) +
-                  "); see " + log);
+      return fail(
+          "compiling the generated " + target + " code failed (" +
+          (message.empty() ? "exit " + std::to_string(status) : message) +
+          "); see " + log);
     return success();
   }
 

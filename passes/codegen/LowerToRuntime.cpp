@@ -35,16 +35,16 @@ public:
   StageLowering(func::FuncOp source, StringRef kernelPrefix)
       : source(source), builder(source), prefix(kernelPrefix.str()) {
     MLIRContext *context = source.getContext();
-    framePtr = emitc::PointerType::get(
-        emitc::OpaqueType::get(context, "pp_frame"));
-    tensorPtr = emitc::PointerType::get(
-        emitc::OpaqueType::get(context, "pp_tensor"));
+    framePtr =
+        emitc::PointerType::get(emitc::OpaqueType::get(context, "pp_frame"));
+    tensorPtr =
+        emitc::PointerType::get(emitc::OpaqueType::get(context, "pp_tensor"));
   }
 
   LogicalResult lower() {
-    auto function = func::FuncOp::create(
-        builder, source.getLoc(), source.getSymName(),
-        builder.getFunctionType({framePtr}, {}));
+    auto function =
+        func::FuncOp::create(builder, source.getLoc(), source.getSymName(),
+                             builder.getFunctionType({framePtr}, {}));
     for (StringRef name : {kStageAttrName, kPhaseAttrName})
       if (Attribute attr = source->getAttr(name))
         function->setAttr(name, attr);
@@ -168,13 +168,12 @@ private:
           define(mul, "mul", mul->getOperands());
           return success();
         })
-        .Case<nn::NegOp, nn::ReluOp, nn::SigmoidOp, nn::TanhOp,
-              nn::ReluGradOp, nn::SigmoidGradOp, nn::TanhGradOp>(
-            [&](Operation *unary) {
-              StringRef name = unary->getName().stripDialect();
-              define(unary->getResult(0), name, unary->getOperands());
-              return success();
-            })
+        .Case<nn::NegOp, nn::ReluOp, nn::SigmoidOp, nn::TanhOp, nn::ReluGradOp,
+              nn::SigmoidGradOp, nn::TanhGradOp>([&](Operation *unary) {
+          StringRef name = unary->getName().stripDialect();
+          define(unary->getResult(0), name, unary->getOperands());
+          return success();
+        })
         .Case([&](nn::ReshapeOp reshape) {
           define(reshape, "reshape", reshape.getInput(),
                  shapeLiterals(reshape.getShape()));
@@ -197,15 +196,18 @@ private:
         })
         .Case([&](nn::CrossEntropyOp ce) {
           define(ce, "cross_entropy", ce->getOperands(),
-                 {reduction(ce.getReduction()), integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
+                 {reduction(ce.getReduction()),
+                  integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
           return success();
         })
         .Case([&](nn::CrossEntropyGradOp ce) {
           define(ce, "cross_entropy_grad", ce->getOperands(),
-                 {reduction(ce.getReduction()), integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
+                 {reduction(ce.getReduction()),
+                  integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
           return success();
         })
-        .Case([&](arith::ConstantOp constant) { return lowerConstant(constant); })
+        .Case(
+            [&](arith::ConstantOp constant) { return lowerConstant(constant); })
         .Case([&](SendOp send) {
           for (auto [value, name] :
                llvm::zip(send.getValues(), send.getNames()))
@@ -247,12 +249,11 @@ private:
       return success();
     }
     llvm::append_range(literals, shapeLiterals(type.getShape()));
-    std::string data = "std::array<float, " +
-                       std::to_string(type.getNumElements()) + ">{" +
-                       llvm::join(llvm::map_range(dense.getValues<float>(),
-                                                  floatLiteral),
-                                  ", ") +
-                       "}.data()";
+    std::string data =
+        "std::array<float, " + std::to_string(type.getNumElements()) + ">{" +
+        llvm::join(llvm::map_range(dense.getValues<float>(), floatLiteral),
+                   ", ") +
+        "}.data()";
     literals.push_back(literal(data));
     define(constant, "constant_f32", {}, literals);
     return success();

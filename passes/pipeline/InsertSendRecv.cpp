@@ -61,7 +61,8 @@ struct InsertSendRecvPass
           Route route{*from, to, isBackward(&op)};
           if (route.backward ? to > *from : to < *from)
             return op.emitOpError("sends a ")
-                   << (route.backward ? "gradient to later" : "value to earlier")
+                   << (route.backward ? "gradient to later"
+                                      : "value to earlier")
                    << " stage " << to << " from stage " << *from
                    << "; the partition is not in program order";
           if (!routes.count(route))
@@ -95,8 +96,7 @@ struct InsertSendRecvPass
           builder.getI64IntegerAttr(route.to), builder.getArrayAttr(names));
       if (route.backward)
         setBackward(transfer);
-      for (auto [value, received] :
-           llvm::zip(values, transfer.getResults()))
+      for (auto [value, received] : llvm::zip(values, transfer.getResults()))
         value.replaceUsesWithIf(received, [&](OpOperand &use) {
           return getStage(use.getOwner()) == route.to;
         });

@@ -82,13 +82,18 @@ struct OutlineStagesPass
                                  moduleBuilder.getFunctionType({}, {}));
         function->setAttr(kStageAttrName,
                           moduleBuilder.getI64IntegerAttr(stage));
-        function->setAttr(kPhaseAttrName,
-                          StagePhaseAttr::get(context, backward
-                                                           ? StagePhase::backward
-                                                           : StagePhase::forward));
+        function->setAttr(
+            kPhaseAttrName,
+            StagePhaseAttr::get(context, backward ? StagePhase::backward
+                                                  : StagePhase::forward));
         Block *entry = function.addEntryBlock();
-        functions.push_back({stage, backward, function,
-                             OpBuilder::atBlockEnd(entry), {}, {}, {}});
+        functions.push_back({stage,
+                             backward,
+                             function,
+                             OpBuilder::atBlockEnd(entry),
+                             {},
+                             {},
+                             {}});
       }
     auto functionOf = [&](int64_t stage, bool backward) -> StageFunction & {
       return functions[(backward ? numStages : 0) + stage];

@@ -133,8 +133,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
              << " stages: every stage needs at least one node; use at most "
              << numNodes << " stages";
 
-    FailureOr<SmallVector<size_t>> starts =
-        stageStarts(main, nodes, numStages);
+    FailureOr<SmallVector<size_t>> starts = stageStarts(main, nodes, numStages);
     if (failed(starts))
       return failure();
     ArrayRef<StringAttr> order = nodes.names;
@@ -159,10 +158,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     NodeSequence nodes;
     llvm::DenseMap<StringAttr, size_t> index;
     for (Operation &op : body.without_terminator())
-      if (StringAttr node = getNode(&op); node && !isBackward(&op) &&
-                                          index.try_emplace(node,
-                                                            index.size())
-                                              .second)
+      if (StringAttr node = getNode(&op);
+          node && !isBackward(&op) &&
+          index.try_emplace(node, index.size()).second)
         nodes.names.push_back(node);
     nodes.work.resize(nodes.names.size());
     nodes.crossing.resize(nodes.names.size());
@@ -188,9 +186,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   }
 
   /// The index of the first node of each stage.
-  FailureOr<SmallVector<size_t>> stageStarts(func::FuncOp main,
-                                             const NodeSequence &nodes,
-                                             int64_t numStages) {
+  FailureOr<SmallVector<size_t>>
+  stageStarts(func::FuncOp main, const NodeSequence &nodes, int64_t numStages) {
     ArrayRef<StringAttr> order = nodes.names;
     if (splitPoints.empty())
       return balancedStageStarts(nodes, numStages);
@@ -230,7 +227,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     for (Operation &op : body.without_terminator()) {
       StringAttr node = getNode(&op);
       if (node && stageOfNode.count(node))
-        op.setAttr(kStageAttrName, builder.getI64IntegerAttr(stageOfNode[node]));
+        op.setAttr(kStageAttrName,
+                   builder.getI64IntegerAttr(stageOfNode[node]));
       else
         unplaced.push_back(&op);
     }
@@ -280,9 +278,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       return isBackward(op) ? std::make_pair(1, -stage)
                             : std::make_pair(0, stage);
     };
-    llvm::stable_sort(ops, [&](Operation *a, Operation *b) {
-      return key(a) < key(b);
-    });
+    llvm::stable_sort(
+        ops, [&](Operation *a, Operation *b) { return key(a) < key(b); });
     Operation *terminator = body.getTerminator();
     for (Operation *op : ops)
       op->moveBefore(terminator);
@@ -314,14 +311,16 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       double micros =
           1e6 * nodes.stageSeconds(
                     cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond), sent);
-      mlir::emitRemark(FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0),
-                       llvm::formatv(
-          "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB moved, "
-          "{7} MB sent on, estimated {6} us per microbatch",
-          stage, order[begin].getValue(), order[end - 1].getValue(),
-          end - begin, llvm::format("%.3f", cost.flops / 1e6),
-          llvm::format("%.3f", cost.bytes / 1e6),
-          llvm::format("%.2f", micros), llvm::format("%.3f", sent / 1e6)));
+      mlir::emitRemark(
+          FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0),
+          llvm::formatv(
+              "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB "
+              "moved, "
+              "{7} MB sent on, estimated {6} us per microbatch",
+              stage, order[begin].getValue(), order[end - 1].getValue(),
+              end - begin, llvm::format("%.3f", cost.flops / 1e6),
+              llvm::format("%.3f", cost.bytes / 1e6),
+              llvm::format("%.2f", micros), llvm::format("%.3f", sent / 1e6)));
       summaries.push_back(builder.getDictionaryAttr(
           {builder.getNamedAttr("first_node", order[begin]),
            builder.getNamedAttr("last_node", order[end - 1]),

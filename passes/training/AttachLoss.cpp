@@ -36,11 +36,11 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
       auto tensor = cast<RankedTensorType>(type);
       if (tensor.getRank() >= 1 && tensor.getDimSize(0) == size)
         return success();
-      return main.emitError()
-             << what << " has type " << tensor << ", but microbatch-size="
-             << size << " needs dimension 0 of size " << size
-             << "; export the model with batch size " << size
-             << " or give it a symbolic batch dimension";
+      return main.emitError() << what << " has type " << tensor
+                              << ", but microbatch-size=" << size
+                              << " needs dimension 0 of size " << size
+                              << "; export the model with batch size " << size
+                              << " or give it a symbolic batch dimension";
     };
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (argumentRole(main, i) == kRoleInput &&
@@ -77,7 +77,8 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
 
     if (failed(checkMicrobatchSize(main, *index)))
       return failure();
-    auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    auto returnOp =
+        cast<func::ReturnOp>(main.getBody().front().getTerminator());
     Value prediction = returnOp.getOperand(*index);
     auto predictionType = cast<RankedTensorType>(prediction.getType());
     OpBuilder builder(returnOp);
@@ -89,8 +90,8 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
         return main.emitError("cross_entropy needs logits of rank 1 or more "
                               "(classes last); output '")
                << output << "' is " << predictionType;
-      labelType = RankedTensorType::get(
-          predictionType.getShape().drop_back(), builder.getI64Type());
+      labelType = RankedTensorType::get(predictionType.getShape().drop_back(),
+                                        builder.getI64Type());
     }
     unsigned labelIndex = main.getNumArguments();
     if (failed(main.insertArgument(
@@ -114,17 +115,17 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
 
     func::ReturnOp::create(builder, returnOp.getLoc(), lossValue);
     returnOp.erase();
-    main.setType(builder.getFunctionType(main.getArgumentTypes(),
-                                         lossValue.getType()));
+    main.setType(
+        builder.getFunctionType(main.getArgumentTypes(), lossValue.getType()));
     main.setResultAttrs(
         0, getNameAndRoleAttrs(builder.getContext(), "loss", kRoleLoss));
-    main->setAttr(kLossAttrName,
-                  builder.getDictionaryAttr(
-                      {builder.getNamedAttr("kind", builder.getStringAttr(kind)),
-                       builder.getNamedAttr("output",
-                                            builder.getStringAttr(output)),
-                       builder.getNamedAttr("ignore_index",
-                                            builder.getI64IntegerAttr(-100))}));
+    main->setAttr(
+        kLossAttrName,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("kind", builder.getStringAttr(kind)),
+             builder.getNamedAttr("output", builder.getStringAttr(output)),
+             builder.getNamedAttr("ignore_index",
+                                  builder.getI64IntegerAttr(-100))}));
     return success();
   }
 };

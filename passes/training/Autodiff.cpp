@@ -54,7 +54,8 @@ public:
         })
         .Case([&](nn::SubOp) {
           add(0, [&] { return grad; });
-          add(1, [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
+          add(1,
+              [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
           return success();
         })
         .Case([&](nn::MulOp mul) {
@@ -67,7 +68,8 @@ public:
           return success();
         })
         .Case([&](nn::NegOp) {
-          add(0, [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
+          add(0,
+              [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
           return success();
         })
         .Case([&](nn::MatmulOp matmul) {
@@ -107,9 +109,9 @@ public:
                                              mse.getReduction());
           });
           add(1, [&]() -> Value {
-            Value input = nn::MseLossGradOp::create(
-                builder, loc, grad, mse.getInput(), mse.getTarget(),
-                mse.getReduction());
+            Value input =
+                nn::MseLossGradOp::create(builder, loc, grad, mse.getInput(),
+                                          mse.getTarget(), mse.getReduction());
             return nn::NegOp::create(builder, loc, input);
           });
           return success();
@@ -173,8 +175,9 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     if (returnOp.getNumOperands() != 1 ||
         cast<RankedTensorType>(returnOp.getOperand(0).getType()).getRank() != 0)
-      return main.emitError("pp-autodiff differentiates a program that "
-                            "returns one scalar loss; run pp-attach-loss first");
+      return main.emitError(
+          "pp-autodiff differentiates a program that "
+          "returns one scalar loss; run pp-attach-loss first");
     for (unsigned i = 0; i < main.getNumArguments(); ++i)
       if (argumentRole(main, i) == kRoleLossScale)
         return main.emitError("the program is already differentiated");
@@ -229,8 +232,8 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
         }
         // Sum on the node that defines the value, so that partitioning
         // keeps the sum where the value lives.
-        auto sum = nn::AddOp::create(builder, op->getLoc(), it->second,
-                                     gradient);
+        auto sum =
+            nn::AddOp::create(builder, op->getLoc(), it->second, gradient);
         if (Operation *def = operand.getDefiningOp())
           if (StringAttr defNode = getNode(def))
             sum->setAttr(kNodeAttrName, defNode);

@@ -152,8 +152,8 @@ public:
       check(cudaStreamCreateWithFlags(&link->stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
     }
-    channel = std::make_unique<NcclChannel>(communicator.rank(), toLater,
-                                            toEarlier);
+    channel =
+        std::make_unique<NcclChannel>(communicator.rank(), toLater, toEarlier);
   }
 
   ~CudaBackend() override {
@@ -170,8 +170,7 @@ public:
     pp_tensor *device = nullptr;
     const int64_t *shape = pp_tensor_shape(host);
     if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(host),
-                            pp_tensor_rank(host), shape,
-                            &device) != PP_OK)
+                            pp_tensor_rank(host), shape, &device) != PP_OK)
       throw std::runtime_error(std::string("cannot allocate GPU memory: ") +
                                pp_last_error());
     copy.reset(device);
@@ -197,9 +196,9 @@ public:
   }
 
   void zero(pp_tensor *placed) override {
-    check(cudaMemsetAsync(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed),
-                          0),
-          "cudaMemsetAsync");
+    check(
+        cudaMemsetAsync(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed), 0),
+        "cudaMemsetAsync");
   }
 
   void configure(pp_frame &frame, int64_t, int64_t) override {

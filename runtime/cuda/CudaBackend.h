@@ -1,4 +1,5 @@
-//===- CudaBackend.h - stage functions on a GPU, messages over NCCL -*- C++ -*-===//
+//===- CudaBackend.h - stage functions on a GPU, messages over NCCL -*- C++
+//-*-===//
 
 #ifndef PP_RUNTIME_CUDA_CUDABACKEND_H
 #define PP_RUNTIME_CUDA_CUDABACKEND_H

@@ -242,10 +242,9 @@ __global__ void crossEntropyRowsKernel(const float *z, const int64_t *y,
   rowLoss[r] = static_cast<float>(log(total) + max - row[y[r]]);
 }
 
-__global__ void crossEntropyReduceKernel(const float *rowLoss,
-                                         const int64_t *y, float *out,
-                                         int64_t rows, int64_t ignore,
-                                         int reduction) {
+__global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
+                                         float *out, int64_t rows,
+                                         int64_t ignore, int reduction) {
   double local = 0, count = 0;
   for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
     local += rowLoss[r];
@@ -321,9 +320,8 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
   std::optional<Shape> shape = broadcastShapes(lhsShape, rhsShape);
   if (!shape || shape->size() > kMaxRank) {
-    failFrame(frame, std::string(kernel) + ": shapes " +
-                         formatShape(lhsShape) + " and " +
-                         formatShape(rhsShape) +
+    failFrame(frame, std::string(kernel) + ": shapes " + formatShape(lhsShape) +
+                         " and " + formatShape(rhsShape) +
                          " do not broadcast (or exceed rank 8)");
     return nullptr;
   }
@@ -340,17 +338,16 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
     map.lhs[d] = lhsStrides[d];
     map.rhs[d] = rhsStrides[d];
   }
-  binaryKernel<<<blocksFor(n), kThreads>>>(
-      deviceFloats(lhs), deviceFloats(rhs), deviceFloats(result), n, map, f);
+  binaryKernel<<<blocksFor(n), kThreads>>>(deviceFloats(lhs), deviceFloats(rhs),
+                                           deviceFloats(result), n, map, f);
   return checkLaunch(frame, kernel) ? result : nullptr;
 }
 
 pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
   pp_tensor *result = newDeviceTensor(frame, pp_tensor_dtype(input), shape);
-  if (result &&
-      cudaMemcpy(pp_tensor_data(result), pp_tensor_data(input),
-                 pp_tensor_nbytes(input), cudaMemcpyDeviceToDevice) !=
-          cudaSuccess) {
+  if (result && cudaMemcpy(pp_tensor_data(result), pp_tensor_data(input),
+                           pp_tensor_nbytes(input),
+                           cudaMemcpyDeviceToDevice) != cudaSuccess) {
     failFrame(frame, "copy: cudaMemcpy failed");
     pp_tensor_destroy(result);
     return nullptr;
@@ -373,8 +370,8 @@ pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend) {
     accumulateKernel<<<blocksFor(n), kThreads>>>(deviceFloats(sum),
                                                  deviceFloats(addend), n);
   if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
-    return failWith(PP_ERROR_INTERNAL, "pp_cuda_accumulate_f32: ",
-                    cudaGetErrorString(error));
+    return failWith(PP_ERROR_INTERNAL,
+                    "pp_cuda_accumulate_f32: ", cudaGetErrorString(error));
   return PP_OK;
 }
 
@@ -399,9 +396,9 @@ pp_tensor *pp_cuda_constant_f32(pp_frame *frame, int64_t rank,
                                 const int64_t *shape, const float *values) {
   pp_tensor *result =
       newDeviceTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
-  if (result && cudaMemcpy(pp_tensor_data(result), values,
-                           pp_tensor_nbytes(result),
-                           cudaMemcpyHostToDevice) != cudaSuccess) {
+  if (result &&
+      cudaMemcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result),
+                 cudaMemcpyHostToDevice) != cudaSuccess) {
     failFrame(frame, "constant_f32: cudaMemcpy failed");
     pp_tensor_destroy(result);
     return nullptr;
@@ -543,8 +540,8 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
   Shape shape = shapeOf(logits);
   int64_t rows = pp_tensor_numel(labels), classes = shape.back();
   const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
-  pp_tensor *perRow = newDeviceTensor(
-      frame, PP_DTYPE_F32, Shape(shape.begin(), shape.end() - 1));
+  pp_tensor *perRow = newDeviceTensor(frame, PP_DTYPE_F32,
+                                      Shape(shape.begin(), shape.end() - 1));
   if (!perRow)
     return nullptr;
   if (rows > 0)
@@ -574,8 +571,8 @@ pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   crossEntropyGradKernel<<<1, kThreads>>>(
       deviceFloats(grad), deviceFloats(logits),
       static_cast<const int64_t *>(pp_tensor_data(labels)),
-      deviceFloats(result), pp_tensor_numel(labels), shape.back(),
-      ignore_index, reduction);
+      deviceFloats(result), pp_tensor_numel(labels), shape.back(), ignore_index,
+      reduction);
   return checkLaunch(frame, "cross_entropy_grad") ? result : nullptr;
 }
 

@@ -48,11 +48,11 @@ cl::opt<int> threads("torch-threads", cl::init(1),
 torch::Tensor fromProto(const onnx::TensorProto &proto) {
   std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
   bool isFloat = proto.data_type() == onnx::TensorProto::FLOAT;
-  auto options = torch::TensorOptions().dtype(isFloat ? torch::kFloat32
-                                                      : torch::kInt64);
+  auto options =
+      torch::TensorOptions().dtype(isFloat ? torch::kFloat32 : torch::kInt64);
   if (proto.has_raw_data())
-    return torch::from_blob(const_cast<char *>(proto.raw_data().data()),
-                            shape, options)
+    return torch::from_blob(const_cast<char *>(proto.raw_data().data()), shape,
+                            options)
         .clone();
   if (isFloat)
     return torch::tensor(std::vector<float>(proto.float_data().begin(),
@@ -229,9 +229,9 @@ int run() {
     if (clipGradNorm > 0)
       torch::nn::utils::clip_grad_norm_(trainable, clipGradNorm);
     optimizer->step();
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     double samplesPerSecond = microbatches * microbatchSize / seconds;
     std::cout << "step " << step + 1 << "  loss " << lossSum / count
               << "  grad_norm " << norm << "  " << samplesPerSecond

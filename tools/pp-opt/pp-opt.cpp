@@ -9,7 +9,6 @@
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/pp/IR/PPDialect.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "passes/Passes.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -17,10 +16,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -60,9 +60,10 @@ static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
 /// after printing why it cannot be imported.
 static std::unique_ptr<llvm::MemoryBuffer>
 importOnnxAsBytecode(llvm::StringRef path, int64_t defaultBatchSize,
-                 mlir::DialectRegistry &registry) {
+                     mlir::DialectRegistry &registry) {
   std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(path, &message);
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(path, &message);
   if (!file) {
     llvm::errs() << "pp-opt: cannot read '" << path << "': " << message << "\n";
     return nullptr;
@@ -107,7 +108,8 @@ int main(int argc, char **argv) {
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       static_cast<int>(args.size()), args.data(),
       "pp compiler driver: partitions models into pipelines\n", registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   if (!emitDirectory.empty()) {
     mlir::MlirOptMainConfig base = config;
     config.setPassPipelineSetupFn([base](mlir::PassManager &pm) {
@@ -142,8 +144,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "pp-opt: " << message << "\n";
     return EXIT_FAILURE;
   }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
-                                     config)))
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
     return EXIT_FAILURE;
   output->keep();
   return EXIT_SUCCESS;

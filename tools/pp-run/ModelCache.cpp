@@ -47,14 +47,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     return std::nullopt;
   }
   if (request.stages < 1) {
-    problem = "--stages must be at least 1, got " +
-              std::to_string(request.stages);
+    problem =
+        "--stages must be at least 1, got " + std::to_string(request.stages);
     return std::nullopt;
   }
   auto file = llvm::MemoryBuffer::getFile(request.modelPath);
   if (!file) {
-    problem = "cannot read '" + request.modelPath +
-              "': " + file.getError().message();
+    problem =
+        "cannot read '" + request.modelPath + "': " + file.getError().message();
     return std::nullopt;
   }
 
@@ -78,10 +78,10 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
         std::string(PP_LIBRARY_DIR "/libPPRuntime.so")}) {
     llvm::sys::fs::file_status status;
     if (!llvm::sys::fs::status(file, status))
-      hash.update(file + ":" + std::to_string(status.getSize()) + ":" +
-                  std::to_string(status.getLastModificationTime()
-                                     .time_since_epoch()
-                                     .count()));
+      hash.update(
+          file + ":" + std::to_string(status.getSize()) + ":" +
+          std::to_string(
+              status.getLastModificationTime().time_since_epoch().count()));
   }
   std::string key = llvm::toHex(hash.final(), /*LowerCase=*/true).substr(0, 32);
   std::string root = cacheRoot(request);
@@ -116,8 +116,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       (*file)->getBuffer(), request.modelPath, &context, options);
   PassManager pm(&context);
   std::string emit = "pp-emit-package{dir=" + staging + "}";
-  bool ok = module &&
-            succeeded(parsePassPipeline(pipeline + "," + emit, pm)) &&
+  bool ok = module && succeeded(parsePassPipeline(pipeline + "," + emit, pm)) &&
             succeeded(pm.run(*module));
   if (!ok) {
     llvm::sys::fs::remove_directories(staging);

@@ -104,10 +104,10 @@ cl::opt<bool> printSchedule(
     cl::desc("Print each stage's order of forwards and backwards and whether "
              "it can deadlock, then exit without training"),
     cl::cat(runCategory));
-cl::opt<int> timeoutSeconds(
-    "timeout", cl::init(300),
-    cl::desc("Seconds a rank waits for another before failing"),
-    cl::cat(runCategory));
+cl::opt<int>
+    timeoutSeconds("timeout", cl::init(300),
+                   cl::desc("Seconds a rank waits for another before failing"),
+                   cl::cat(runCategory));
 cl::opt<int> stages("stages", cl::init(0),
                     cl::desc("Pipeline stages when compiling a model "
                              "(default 1)"),
@@ -162,8 +162,9 @@ std::optional<int> environmentInt(const char *name, std::string &problem) {
   char *end = nullptr;
   long parsed = std::strtol(value, &end, 10);
   if (*value == '\0' || *end != '\0' || parsed < 0) {
-    problem = std::string(name) + "='" + value + "' is not a non-negative "
-                                                 "integer";
+    problem = std::string(name) + "='" + value +
+              "' is not a non-negative "
+              "integer";
     return std::nullopt;
   }
   return static_cast<int>(parsed);
@@ -209,8 +210,8 @@ int printScheduleOf(const std::string &packageDir) {
     ScheduleKind kind = *parseScheduleKind(scheduleName);
     for (int64_t stage = 0; stage < package.numStages; ++stage)
       outs() << "stage " << stage << ": "
-             << formatSchedule(buildSchedule(kind, package.numStages, stage,
-                                             microbatches))
+             << formatSchedule(
+                    buildSchedule(kind, package.numStages, stage, microbatches))
              << "\n";
     std::string deadlock = checkPackageSchedule(package, kind, microbatches);
     if (!deadlock.empty())
@@ -253,7 +254,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
   for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
-                             std::pair{"save-params", &saveParamsPath}}) {
+                            std::pair{"save-params", &saveParamsPath}}) {
     if (path->empty())
       continue;
     SmallString<256> absolute(path->getValue());
@@ -331,16 +332,14 @@ int main(int argc, char **argv) {
       "...\n");
 
   if (!parseScheduleKind(scheduleName))
-    return error("unknown schedule '" + scheduleName +
-                 "'; use gpipe or 1f1b");
+    return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
   if (microbatches < 1)
     return error("--microbatches must be at least 1, got " +
                  Twine(microbatches.getValue()));
   if (steps < 1)
     return error("--steps must be at least 1, got " + Twine(steps.getValue()));
   if (optimizerName != "sgd" && optimizerName != "adamw")
-    return error("unknown optimizer '" + optimizerName +
-                 "'; use sgd or adamw");
+    return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
   if (timeoutSeconds < 1)
@@ -379,13 +378,12 @@ int main(int argc, char **argv) {
     info.rank = *rank;
     info.worldSize = worldSize.value_or(1);
     if (info.rank >= info.worldSize)
-      return error("RANK=" + Twine(info.rank) + " is not below WORLD_SIZE=" +
-                   Twine(info.worldSize));
+      return error("RANK=" + Twine(info.rank) +
+                   " is not below WORLD_SIZE=" + Twine(info.worldSize));
     if (const char *addr = std::getenv("MASTER_ADDR"))
       info.masterAddr = addr;
     if (info.worldSize > 1 && !masterPort)
-      return error("MASTER_PORT is not set; a job of " +
-                   Twine(info.worldSize) +
+      return error("MASTER_PORT is not set; a job of " + Twine(info.worldSize) +
                    " ranks needs MASTER_ADDR and MASTER_PORT");
     info.masterPort = masterPort.value_or(29500);
     info.timeout = std::chrono::seconds(timeoutSeconds);

@@ -60,10 +60,10 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
   if (name != kShardingAttrName)
     return op->emitError() << "unknown pp attribute '" << name << "' on "
                            << where << " (expected one of '" << kNameAttrName
-                           << "', '" << kRoleAttrName << "', '"
-                           << kInitAttrName << "', '" << kStageAttrName
-                           << "', '" << kShardingAttrName << "', '"
-                           << kPlacementAttrName << "')";
+                           << "', '" << kRoleAttrName << "', '" << kInitAttrName
+                           << "', '" << kStageAttrName << "', '"
+                           << kShardingAttrName << "', '" << kPlacementAttrName
+                           << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return op->emitError() << "'" << kShardingAttrName << "' on " << where

@@ -177,8 +177,7 @@ protected:
       else if (fill)
         fill(i, tensor);
       else
-        pp::runtime::fillSynthetic(tensor, 42, "arg" + std::to_string(i), 0,
-                                   0);
+        pp::runtime::fillSynthetic(tensor, 42, "arg" + std::to_string(i), 0, 0);
       if (role && role.getValue() == pp::kRoleParameter)
         parameters.push_back(i);
     }
@@ -244,8 +243,8 @@ TEST_F(GradientCheck, MatmulEveryTransposition) {
 
 TEST_F(GradientCheck, BatchedMatmulBroadcastsTheWeight) {
   check(withMseLoss(
-      std::string("%a: tensor<2x3x4xf32> ") + kParam + ", %b: tensor<4x5xf32> " +
-          kParam,
+      std::string("%a: tensor<2x3x4xf32> ") + kParam +
+          ", %b: tensor<4x5xf32> " + kParam,
       "  %y = nn.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> "
       "tensor<2x3x5xf32>",
       "tensor<2x3x5xf32>"));
@@ -285,14 +284,14 @@ TEST_F(GradientCheck, UnaryOps) {
 }
 
 TEST_F(GradientCheck, ReshapeAndConstants) {
-  check(withMseLoss(
-      std::string("%a: tensor<2x6xf32> ") + kParam,
-      "  %r = nn.reshape %a shape = [3, 4] : (tensor<2x6xf32>) -> "
-      "tensor<3x4xf32>\n"
-      "  %c = arith.constant dense<0.5> : tensor<f32>\n"
-      "  %y = nn.mul %r, %c : (tensor<3x4xf32>, tensor<f32>) -> "
-      "tensor<3x4xf32>",
-      "tensor<3x4xf32>"));
+  check(
+      withMseLoss(std::string("%a: tensor<2x6xf32> ") + kParam,
+                  "  %r = nn.reshape %a shape = [3, 4] : (tensor<2x6xf32>) -> "
+                  "tensor<3x4xf32>\n"
+                  "  %c = arith.constant dense<0.5> : tensor<f32>\n"
+                  "  %y = nn.mul %r, %c : (tensor<3x4xf32>, tensor<f32>) -> "
+                  "tensor<3x4xf32>",
+                  "tensor<3x4xf32>"));
 }
 
 TEST_F(GradientCheck, MseLossReductions) {

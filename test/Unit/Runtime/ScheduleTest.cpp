@@ -26,15 +26,15 @@ TEST(Schedule, GPipeRunsAllForwardsThenAllBackwards) {
 }
 
 TEST(Schedule, OneForwardOneBackwardWarmsUpByDistanceToTheLastStage) {
-  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 0,
-                                   4)),
+  EXPECT_EQ(formatSchedule(
+                buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 0, 4)),
             "F0 F1 F2 B0 F3 B1 B2 B3");
-  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 2,
-                                   4)),
+  EXPECT_EQ(formatSchedule(
+                buildSchedule(ScheduleKind::OneForwardOneBackward, 3, 2, 4)),
             "F0 B0 F1 B1 F2 B2 F3 B3");
   // Fewer microbatches than stages: the warm-up is cut short.
-  EXPECT_EQ(formatSchedule(buildSchedule(ScheduleKind::OneForwardOneBackward, 4, 0,
-                                   2)),
+  EXPECT_EQ(formatSchedule(
+                buildSchedule(ScheduleKind::OneForwardOneBackward, 4, 0, 2)),
             "F0 F1 B0 B1");
 }
 
