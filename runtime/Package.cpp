@@ -144,18 +144,25 @@ void Package::loadStageLibrary(const std::string &fileName) {
     }
 }
 
-std::vector<char> Package::readParameter(const ParameterInfo &parameter) const {
-  std::ifstream file(directory + "/parameters.bin", std::ios::binary);
-  if (!file)
-    invalid(directory, "parameters.bin is missing");
-  std::vector<char> bytes(parameter.bytes);
-  file.seekg(static_cast<std::streamoff>(parameter.offset));
-  if (!file.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+void Package::readParameter(const ParameterInfo &parameter,
+                            pp_tensor *tensor) const {
+  if (parameter.bytes != pp_tensor_nbytes(tensor))
+    invalid(directory, "parameters.bin holds " +
+                           std::to_string(parameter.bytes) + " bytes for '" +
+                           parameter.tensor.name + "', its shape needs " +
+                           std::to_string(pp_tensor_nbytes(tensor)));
+  if (!parameterFile.is_open()) {
+    parameterFile.open(directory + "/parameters.bin", std::ios::binary);
+    if (!parameterFile)
+      invalid(directory, "parameters.bin is missing");
+  }
+  parameterFile.seekg(static_cast<std::streamoff>(parameter.offset));
+  if (!parameterFile.read(static_cast<char *>(pp_tensor_data(tensor)),
+                          static_cast<std::streamsize>(parameter.bytes)))
     invalid(directory, "parameters.bin is truncated: parameter '" +
                            parameter.tensor.name + "' needs bytes " +
                            std::to_string(parameter.offset) + " to " +
                            std::to_string(parameter.offset + parameter.bytes));
-  return bytes;
 }
 
 } // namespace pp::runtime

@@ -11,6 +11,7 @@
 #include "runtime/Shapes.h"
 #include "runtime/pp_kernels.h"
 
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -71,11 +72,14 @@ struct Package {
   /// Opens the stage library `fileName` (libstages.so for the CPU,
   /// libstages_cuda.so for CUDA) and resolves every stage function.
   void loadStageLibrary(const std::string &fileName);
-  /// The initial value of a parameter stored in parameters.bin.
-  std::vector<char> readParameter(const ParameterInfo &parameter) const;
+  /// Reads the initial value of `parameter` from parameters.bin into
+  /// `tensor`, which has the parameter's shape. The file stays open for the
+  /// next parameter.
+  void readParameter(const ParameterInfo &parameter, pp_tensor *tensor) const;
 
 private:
   void *library = nullptr;
+  mutable std::ifstream parameterFile;
 };
 
 } // namespace pp::runtime

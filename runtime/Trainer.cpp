@@ -100,13 +100,7 @@ private:
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
       if (parameter.fromFile) {
-        std::vector<char> bytes = package.readParameter(parameter);
-        if (bytes.size() != pp_tensor_nbytes(tensor.get()))
-          throw std::runtime_error(
-              "parameters.bin holds " + std::to_string(bytes.size()) +
-              " bytes for '" + parameter.tensor.name + "', its shape needs " +
-              std::to_string(pp_tensor_nbytes(tensor.get())));
-        std::memcpy(pp_tensor_data(tensor.get()), bytes.data(), bytes.size());
+        package.readParameter(parameter, tensor.get());
       } else {
         // Seeded by the parameter's name, never by rank or stage, so that
         // every partition starts from the same model.
