@@ -28,12 +28,13 @@ Communicator::Communicator(const RendezvousInfo &info) : info(info) {
   // after rank 0 has connected.
   store = std::make_unique<TcpStore>(info.masterAddr, info.masterPort,
                                      info.rank == 0, info.timeout);
+  // Listen where the others can reach this rank: the master address on
+  // rank 0 or in a single-machine job, this machine's name elsewhere.
   gloo::transport::tcp::attr attr;
-  attr.hostname = info.rank == 0 || info.masterAddr == "127.0.0.1" ||
-                          info.masterAddr == "localhost"
-                      ? info.masterAddr
-                      : "";
-  if (attr.hostname.empty()) {
+  bool local = info.masterAddr == "127.0.0.1" || info.masterAddr == "localhost";
+  if (info.rank == 0 || local) {
+    attr.hostname = info.masterAddr;
+  } else {
     char host[256] = {0};
     ::gethostname(host, sizeof(host) - 1);
     attr.hostname = host;
