@@ -42,9 +42,9 @@ struct InsertSendRecvPass
              << kPipelineMeshName << "; run pp-partition first";
 
     // Every value with uses on another stage, grouped by route in program
-    // order; the last op of each route's sending stage and phase.
+    // order; the last op of each stage and phase, where its transfers go.
     std::map<Route, SmallVector<Value>> routes;
-    std::map<Route, Operation *> lastSender;
+    std::map<std::pair<int64_t, bool>, Operation *> lastOfStage;
     SmallVector<Route> routeOrder;
     for (Operation &op : body.without_terminator()) {
       if (isa<TransferOp>(op))
@@ -52,6 +52,7 @@ struct InsertSendRecvPass
       std::optional<int64_t> from = getStage(&op);
       if (!from)
         return op.emitOpError("has no pp.stage; run pp-partition first");
+      lastOfStage[{*from, isBackward(&op)}] = &op;
       for (Value result : op.getResults()) {
         llvm::SmallSetVector<int64_t, 4> targets;
         for (Operation *user : result.getUsers())
@@ -71,10 +72,6 @@ struct InsertSendRecvPass
         }
       }
     }
-    for (Operation &op : body.without_terminator())
-      for (auto &[route, values] : routes)
-        if (getStage(&op) == route.from && isBackward(&op) == route.backward)
-          lastSender[route] = &op;
 
     llvm::StringSet<> usedNames;
     llvm::DenseMap<Value, StringAttr> nameOf;
@@ -87,8 +84,9 @@ struct InsertSendRecvPass
           name = StringAttr::get(&getContext(), uniqueName(value, usedNames));
         names.push_back(name);
       }
-      OpBuilder builder(lastSender[route]->getContext());
-      builder.setInsertionPointAfter(lastSender[route]);
+      Operation *sender = lastOfStage[{route.from, route.backward}];
+      OpBuilder builder(sender->getContext());
+      builder.setInsertionPointAfter(sender);
       auto transfer = TransferOp::create(
           builder, values.front().getLoc(), TypeRange(ValueRange(values)),
           FlatSymbolRefAttr::get(mesh.getSymNameAttr()), values,
