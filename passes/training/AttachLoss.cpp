@@ -50,6 +50,16 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
     return check(main.getResultTypes()[output], "the loss output");
   }
 
+  /// Removes what no longer reaches a result: outputs the loss does not
+  /// use and everything computed only for them. Parameters stay arguments
+  /// (they keep their values and stay in the checkpoint, as in PyTorch).
+  static void eraseDeadOps(Block &body) {
+    for (Operation &op :
+         llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
+  }
+
   LogicalResult attach(func::FuncOp main) {
     auto [kind, output] = StringRef(loss).split(':');
     if (kind.empty() || output.empty())
@@ -115,6 +125,7 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
 
     func::ReturnOp::create(builder, returnOp.getLoc(), lossValue);
     returnOp.erase();
+    eraseDeadOps(main.getBody().front());
     main.setType(
         builder.getFunctionType(main.getArgumentTypes(), lossValue.getType()));
     main.setResultAttrs(

@@ -1,9 +1,10 @@
 //===- Autodiff.cpp - pp-autodiff -----------------------------------------===//
 //
 // Reverse-mode differentiation of @main's loss. Forward ops are visited in
-// reverse program order; each op's vector-Jacobian product (its gradient
-// rule) turns the gradients of its results into contributions to its
-// operands, which are summed in visiting order.
+// reverse program order; each op's rule (nn::GradientOpInterface) turns the
+// gradients of its results into contributions to its operands, which are
+// summed in visiting order. The pass names no op: adding an op with its rule
+// needs no change here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +12,10 @@
 #include "passes/training/Passes.h"
 
 #include "dialects/nn/IR/NNOps.h"
+#include "dialects/pp/IR/PPDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Regex.h"
 
 namespace pp {
 #define GEN_PASS_DEF_AUTODIFF
@@ -24,150 +27,75 @@ using namespace pp;
 
 namespace {
 
-/// A contribution to the gradient of operand `operand` of the op.
-struct Contribution {
-  unsigned operand;
-  Value gradient;
-};
-
-/// Builds the gradient rules of one forward op.
-class GradientBuilder {
-public:
-  GradientBuilder(OpBuilder &builder, Location loc,
-                  llvm::function_ref<bool(Value)> needsGradient)
-      : builder(builder), loc(loc), needsGradient(needsGradient) {}
-
-  /// Appends the contributions of `op` given the gradient `grad` of its
-  /// (single) result; fails when `op` has no rule.
-  LogicalResult build(Operation *op, Value grad,
-                      SmallVectorImpl<Contribution> &out) {
-    auto want = [&](unsigned i) { return needsGradient(op->getOperand(i)); };
-    auto add = [&](unsigned i, llvm::function_ref<Value()> make) {
-      if (want(i))
-        out.push_back({i, sumTo(make(), op->getOperand(i).getType())});
-    };
-    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](nn::AddOp) {
-          add(0, [&] { return grad; });
-          add(1, [&] { return grad; });
-          return success();
-        })
-        .Case([&](nn::SubOp) {
-          add(0, [&] { return grad; });
-          add(1,
-              [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
-          return success();
-        })
-        .Case([&](nn::MulOp mul) {
-          add(0, [&]() -> Value {
-            return nn::MulOp::create(builder, loc, grad, mul.getRhs());
-          });
-          add(1, [&]() -> Value {
-            return nn::MulOp::create(builder, loc, grad, mul.getLhs());
-          });
-          return success();
-        })
-        .Case([&](nn::NegOp) {
-          add(0,
-              [&]() -> Value { return nn::NegOp::create(builder, loc, grad); });
-          return success();
-        })
-        .Case([&](nn::MatmulOp matmul) {
-          buildMatmul(matmul, grad, add);
-          return success();
-        })
-        .Case([&](nn::ReluOp relu) {
-          add(0, [&]() -> Value {
-            return nn::ReluGradOp::create(builder, loc, grad, relu.getInput());
-          });
-          return success();
-        })
-        .Case([&](nn::SigmoidOp sigmoid) {
-          add(0, [&]() -> Value {
-            return nn::SigmoidGradOp::create(builder, loc, grad,
-                                             sigmoid.getResult());
-          });
-          return success();
-        })
-        .Case([&](nn::TanhOp tanh) {
-          add(0, [&]() -> Value {
-            return nn::TanhGradOp::create(builder, loc, grad, tanh.getResult());
-          });
-          return success();
-        })
-        .Case([&](nn::ReshapeOp reshape) {
-          add(0, [&]() -> Value {
-            auto type = cast<RankedTensorType>(reshape.getInput().getType());
-            return nn::ReshapeOp::create(builder, loc, grad, type.getShape());
-          });
-          return success();
-        })
-        .Case([&](nn::MseLossOp mse) {
-          add(0, [&]() -> Value {
-            return nn::MseLossGradOp::create(builder, loc, grad, mse.getInput(),
-                                             mse.getTarget(),
-                                             mse.getReduction());
-          });
-          add(1, [&]() -> Value {
-            Value input =
-                nn::MseLossGradOp::create(builder, loc, grad, mse.getInput(),
-                                          mse.getTarget(), mse.getReduction());
-            return nn::NegOp::create(builder, loc, input);
-          });
-          return success();
-        })
-        .Case([&](nn::CrossEntropyOp ce) {
-          add(0, [&]() -> Value {
-            return nn::CrossEntropyGradOp::create(
-                builder, loc, grad, ce.getLogits(), ce.getLabels(),
-                ce.getReduction(), ce.getIgnoreIndex());
-          });
-          return success();
-        })
-        .Default([&](Operation *) {
-          return op->emitOpError("has no gradient rule in pp-autodiff yet");
-        });
-  }
-
-private:
-  /// C = op(A) * op(B) with op = identity or transpose: each operand's
-  /// gradient is again a matmul of the result gradient with the other one.
-  template <typename AddFn>
-  void buildMatmul(nn::MatmulOp matmul, Value grad, AddFn &add) {
-    Value a = matmul.getLhs(), b = matmul.getRhs();
-    bool ta = matmul.getTransposeLhs(), tb = matmul.getTransposeRhs();
-    add(0, [&]() -> Value {
-      if (!ta) // dA = dC * op(B)^T
-        return nn::MatmulOp::create(builder, loc, grad, b, false, !tb);
-      // dA = op(B) * dC^T
-      return nn::MatmulOp::create(builder, loc, b, grad, tb, true);
-    });
-    add(1, [&]() -> Value {
-      if (!tb) // dB = op(A)^T * dC
-        return nn::MatmulOp::create(builder, loc, a, grad, !ta, false);
-      // dB = dC^T * op(A)
-      return nn::MatmulOp::create(builder, loc, grad, a, true, ta);
-    });
-  }
-
-  /// Sums a gradient back to the shape its operand had before broadcasting.
-  Value sumTo(Value gradient, Type operandType) {
-    auto type = cast<RankedTensorType>(operandType);
-    if (gradient.getType() == type)
-      return gradient;
-    return nn::SumToOp::create(builder, loc, gradient, type.getShape());
-  }
-
-  OpBuilder &builder;
-  Location loc;
-  llvm::function_ref<bool(Value)> needsGradient;
-};
+/// True when a gradient can flow from `op`'s result into operand `index`:
+/// the op's rule says so, or, for an op without a rule, the operand is a
+/// float (an op without a rule on such a path is an error when reached).
+bool carriesGradient(Operation *op, unsigned index) {
+  if (auto differentiable = dyn_cast<nn::GradientOpInterface>(op))
+    return differentiable.isDifferentiableOperand(index);
+  return isa<FloatType>(getElementTypeOrSelf(op->getOperand(index).getType()));
+}
 
 struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     FailureOr<func::FuncOp> main = getProgram(getOperation());
     if (failed(main) || failed(differentiate(*main)))
       signalPassFailure();
+  }
+
+  /// Arguments with role `parameter` whose name matches `freeze` become
+  /// `frozen`.
+  LogicalResult freezeParameters(func::FuncOp main) {
+    if (freeze.empty())
+      return success();
+    llvm::Regex pattern("^(" + freeze + ")$");
+    std::string problem;
+    if (!pattern.isValid(problem))
+      return main.emitError("freeze='")
+             << freeze << "' is not a valid regular expression: " << problem;
+    SmallVector<StringRef> names;
+    bool matched = false;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      if (argumentRole(main, i) != kRoleParameter)
+        continue;
+      names.push_back(argumentName(main, i));
+      if (!pattern.match(names.back()))
+        continue;
+      main.setArgAttr(i, kRoleAttrName,
+                      StringAttr::get(main.getContext(), kRoleFrozen));
+      matched = true;
+    }
+    if (!matched)
+      return main.emitError("freeze='")
+             << freeze << "' matches no parameter (the whole name must "
+             << "match); parameters are: " << llvm::join(names, ", ");
+    return success();
+  }
+
+  /// Parameters that reach the loss only through operands that carry no
+  /// gradient (a mask, an index table) become `constant`.
+  void classifyConstants(func::FuncOp main, Value loss) {
+    Block &body = main.getBody().front();
+    llvm::DenseSet<Value> reaches = {loss}, flows = {loss};
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      bool reached = llvm::any_of(op.getResults(),
+                                  [&](Value v) { return reaches.contains(v); });
+      bool flowed = llvm::any_of(op.getResults(),
+                                 [&](Value v) { return flows.contains(v); });
+      for (auto [index, operand] : llvm::enumerate(op.getOperands())) {
+        if (reached)
+          reaches.insert(operand);
+        if (flowed && carriesGradient(&op, index))
+          flows.insert(operand);
+      }
+    }
+    for (BlockArgument arg : body.getArguments())
+      if (argumentRole(main, arg.getArgNumber()) == kRoleParameter &&
+          reaches.contains(arg) && !flows.contains(arg))
+        main.setArgAttr(arg.getArgNumber(), kRoleAttrName,
+                        StringAttr::get(main.getContext(), kRoleConstant));
   }
 
   LogicalResult differentiate(func::FuncOp main) {
@@ -182,8 +110,12 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
       if (argumentRole(main, i) == kRoleLossScale)
         return main.emitError("the program is already differentiated");
     Value loss = returnOp.getOperand(0);
+    if (failed(freezeParameters(main)))
+      return failure();
+    classifyConstants(main, loss);
 
-    // Values that depend on a parameter need gradients.
+    // Values that depend on a trainable parameter through operands that
+    // carry gradients.
     llvm::DenseSet<Value> active;
     SmallVector<BlockArgument> parameters;
     for (BlockArgument arg : body.getArguments())
@@ -194,9 +126,9 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
     SmallVector<Operation *> forwardOps;
     for (Operation &op : body.without_terminator()) {
       forwardOps.push_back(&op);
-      if (llvm::any_of(op.getOperands(),
-                       [&](Value v) { return active.contains(v); }))
-        active.insert(op.getResults().begin(), op.getResults().end());
+      for (auto [index, operand] : llvm::enumerate(op.getOperands()))
+        if (active.contains(operand) && carriesGradient(&op, index))
+          active.insert(op.getResults().begin(), op.getResults().end());
     }
 
     OpBuilder builder(returnOp);
@@ -212,53 +144,23 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
 
     llvm::DenseMap<Value, Value> gradients;
     gradients[loss] = main.getArgument(scaleIndex);
-    auto needsGradient = [&](Value v) { return active.contains(v); };
-
-    for (Operation *op : llvm::reverse(forwardOps)) {
-      if (op->getNumResults() != 1 || !gradients.count(op->getResult(0)))
-        continue;
-      StringAttr node = getNode(op);
-      Operation *before = returnOp->getPrevNode();
-      GradientBuilder rules(builder, op->getLoc(), needsGradient);
-      SmallVector<Contribution> contributions;
-      if (failed(rules.build(op, gradients[op->getResult(0)], contributions)))
+    for (Operation *op : llvm::reverse(forwardOps))
+      if (failed(differentiateOp(op, builder, returnOp, active, gradients)))
         return failure();
-      for (auto [operandIndex, gradient] : contributions) {
-        Value operand = op->getOperand(operandIndex);
-        auto it = gradients.find(operand);
-        if (it == gradients.end()) {
-          gradients[operand] = gradient;
-          continue;
-        }
-        // Sum on the node that defines the value, so that partitioning
-        // keeps the sum where the value lives.
-        auto sum =
-            nn::AddOp::create(builder, op->getLoc(), it->second, gradient);
-        if (Operation *def = operand.getDefiningOp())
-          if (StringAttr defNode = getNode(def))
-            sum->setAttr(kNodeAttrName, defNode);
-        it->second = sum;
-      }
-      tagBackward(before, returnOp, node);
-    }
 
-    // Results: the loss, then the gradient of each parameter the loss
-    // depends on. The others get none (PyTorch's None), so the optimizer
-    // leaves them alone.
+    // Results: the loss, then the gradient of each trainable parameter the
+    // loss depends on. The others get none (PyTorch's None), so the
+    // optimizer leaves them alone.
     SmallVector<Value> results = {loss};
     SmallVector<Attribute> resultAttrs = {main.getResultAttrDict(0)};
     for (BlockArgument parameter : parameters) {
-      StringRef name = argumentName(main, parameter.getArgNumber());
-      if (parameter.use_empty())
-        return main.emitError("parameter '")
-               << name << "' is used by no op of the model; remove it "
-               << "from the model file";
       Value gradient = gradients.lookup(parameter);
       if (!gradient)
         continue;
       results.push_back(gradient);
-      resultAttrs.push_back(
-          getNameAndRoleAttrs(builder.getContext(), name, kRoleGradient));
+      resultAttrs.push_back(getNameAndRoleAttrs(
+          builder.getContext(), argumentName(main, parameter.getArgNumber()),
+          kRoleGradient));
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();
@@ -266,6 +168,65 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
                                          TypeRange(ValueRange(results))));
     main.setAllResultAttrs(resultAttrs);
     return success();
+  }
+
+  /// Adds the backward ops of `op` before `end` and sums its contributions
+  /// into `gradients`.
+  LogicalResult differentiateOp(Operation *op, OpBuilder &builder,
+                                Operation *end,
+                                const llvm::DenseSet<Value> &active,
+                                llvm::DenseMap<Value, Value> &gradients) {
+    SmallVector<Value> resultGradients;
+    for (Value result : op->getResults())
+      resultGradients.push_back(gradients.lookup(result));
+    SmallVector<bool> wanted;
+    for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+      wanted.push_back(active.contains(operand) &&
+                       carriesGradient(op, index));
+    if (llvm::all_of(resultGradients, [](Value v) { return !v; }) ||
+        llvm::none_of(wanted, [](bool w) { return w; }))
+      return success();
+    auto differentiable = dyn_cast<nn::GradientOpInterface>(op);
+    if (!differentiable)
+      return op->emitOpError("has no gradient rule, but the loss depends on ")
+             << "a parameter through it; add its GradientOpInterface rule in "
+             << "dialects/nn/IR/NNGradients.cpp, or freeze the parameters "
+             << "that reach it (--freeze)";
+
+    Operation *before = end->getPrevNode();
+    SmallVector<Value> contributions;
+    if (failed(differentiable.buildGradients(builder, resultGradients, wanted,
+                                             contributions)))
+      return failure();
+    for (auto [operand, gradient] :
+         llvm::zip(op->getOperands(), contributions)) {
+      if (!gradient)
+        continue;
+      gradient = sumTo(builder, op->getLoc(), gradient, operand.getType());
+      auto it = gradients.find(operand);
+      if (it == gradients.end()) {
+        gradients[operand] = gradient;
+        continue;
+      }
+      // Sum on the node that defines the value, so that partitioning keeps
+      // the sum where the value lives.
+      auto sum = nn::AddOp::create(builder, op->getLoc(), it->second, gradient);
+      if (Operation *def = operand.getDefiningOp())
+        if (StringAttr defNode = getNode(def))
+          sum->setAttr(kNodeAttrName, defNode);
+      it->second = sum;
+    }
+    tagBackward(before, end, getNode(op));
+    return success();
+  }
+
+  /// Sums a gradient back to the shape its operand had before broadcasting.
+  static Value sumTo(OpBuilder &builder, Location loc, Value gradient,
+                     Type operandType) {
+    auto type = cast<RankedTensorType>(operandType);
+    if (gradient.getType() == type)
+      return gradient;
+    return nn::SumToOp::create(builder, loc, gradient, type.getShape());
   }
 
   /// Marks the ops between `after` (exclusive; null: block start) and `end`

@@ -22,7 +22,9 @@ def AttachLoss : Pass<"pp-attach-loss", "mlir::ModuleOp"> {
 
     `mse` compares the output with float labels of the same shape;
     `cross_entropy` takes `[..., C]` logits and `[...]` int64 class labels.
-    Outputs the loss does not use are still computed but no longer returned.
+    Outputs the loss does not use, and every op computed only for them, are
+    removed; parameters that fed only them stay arguments (untrained, as
+    PyTorch leaves parameters without a gradient).
   }];
   let options = [
     Option<"loss", "loss", "std::string", "",
@@ -47,7 +49,18 @@ def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
     the parameter's name, in parameter order; a parameter the loss does not
     depend on gets none (PyTorch's `None`). Contributions to one value are
     summed in a fixed order, independent of any later partitioning.
+
+    Each op's rule comes from its `nn::GradientOpInterface`; an op without
+    one on the path from a trainable parameter to the loss is an error that
+    names it. Parameters matching `freeze` become `frozen`; parameters that
+    reach the loss only through operands that carry no gradient (masks,
+    index tables) become `constant`. Neither is trained.
   }];
+  let options = [
+    Option<"freeze", "freeze", "std::string", "",
+           "parameters whose whole name matches this regular expression "
+           "become frozen: loaded, never differentiated or updated">,
+  ];
   let dependentDialects = ["::pp::nn::NNDialect", "::pp::PPDialect",
                            "::mlir::arith::ArithDialect"];
 }

@@ -214,6 +214,8 @@ static LogicalResult verifyAxisInRange(Operation *op, int64_t axis) {
                        type.getRank());
 }
 
+#include "dialects/nn/IR/NNInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/nn/IR/NNOps.cpp.inc"
 

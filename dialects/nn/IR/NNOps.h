@@ -8,6 +8,7 @@
 #define PP_DIALECTS_NN_IR_NNOPS_H
 
 #include "dialects/nn/IR/NNDialect.h"
+#include "dialects/nn/IR/NNInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -10,6 +10,7 @@
 #define PP_DIALECTS_NN_IR_NNOPS_TD
 
 include "dialects/nn/IR/NNBase.td"
+include "dialects/nn/IR/NNInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -18,15 +19,16 @@ class NN_InferredOp<string mnemonic, list<Trait> traits = []>
 
 /// An op whose result has the type of its operands; ODS derives the type
 /// inference from SameOperandsAndResultType.
-class NN_SameTypeOp<string mnemonic>
-    : NN_Op<mnemonic, [SameOperandsAndResultType, InferTypeOpInterface]>;
+class NN_SameTypeOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType,
+                                           InferTypeOpInterface])>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise unary ops
 //===----------------------------------------------------------------------===//
 
-class NN_UnaryOp<string mnemonic, string formula>
-    : NN_SameTypeOp<mnemonic> {
+class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : NN_SameTypeOp<mnemonic, traits> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element of "
       # "`input`. The result has the type of the input.\n\n"
@@ -37,15 +39,16 @@ class NN_UnaryOp<string mnemonic, string formula>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def NN_NegOp : NN_UnaryOp<"neg", "-x">;
-def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_NegOp : NN_UnaryOp<"neg", "-x", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
 def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
 def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
-def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
-def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
-def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_SigmoidOp
+    : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [NN_Differentiable, NN_HasRuntimeKernel]>;
 
 def NN_GeluOp : NN_SameTypeOp<"gelu"> {
   let summary = "Gaussian error linear unit";
@@ -74,8 +77,10 @@ def NN_GeluOp : NN_SameTypeOp<"gelu"> {
 // Elementwise binary ops with NumPy broadcasting
 //===----------------------------------------------------------------------===//
 
-class NN_BinaryOp<string mnemonic, string formula, Type operandType>
-    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
+class NN_BinaryOp<string mnemonic, string formula, Type operandType,
+                  list<Trait> traits = []>
+    : NN_InferredOp<mnemonic,
+                    !listconcat(traits, [SameOperandsAndResultElementType])> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = "Computes `" # formula # "` elementwise. The operand "
       # "shapes are broadcast against each other as in NumPy: aligned from the "
@@ -97,10 +102,14 @@ class NN_BinaryOp<string mnemonic, string formula, Type operandType>
   }];
 }
 
-def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", NN_NumericTensor>;
-def NN_SubOp : NN_BinaryOp<"sub", "lhs - rhs", NN_NumericTensor>;
-def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", NN_NumericTensor>;
-def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs", NN_NumericTensor>;
+def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", NN_NumericTensor,
+                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_SubOp : NN_BinaryOp<"sub", "lhs - rhs", NN_NumericTensor,
+                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", NN_NumericTensor,
+                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs", NN_NumericTensor,
+                             [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor>;
 def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor>;
 def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor>;
@@ -131,7 +140,8 @@ def NN_WhereOp : NN_InferredOp<"where"> {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType]> {
+def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType,
+                                          NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "(batched) matrix product";
   let description = [{
     Multiplies the two trailing dimensions of `lhs` (`M x K`, or `K x M` with
@@ -182,8 +192,9 @@ def NN_LinearOp : NN_InferredOp<"linear", [SameOperandsAndResultElementType]> {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-class NN_SoftmaxLikeOp<string mnemonic, string formula>
-    : NN_SameTypeOp<mnemonic> {
+class NN_SoftmaxLikeOp<string mnemonic, string formula,
+                       list<Trait> traits = []>
+    : NN_SameTypeOp<mnemonic, traits> {
   let summary = formula # " along one axis";
   let description = "Computes `" # formula # "` along `axis` (negative "
       # "values count from the end), subtracting the maximum first for "
@@ -202,7 +213,8 @@ class NN_SoftmaxLikeOp<string mnemonic, string formula>
   }];
 }
 
-def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))">;
+def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))",
+                                   [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_LogSoftmaxOp
     : NN_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))">;
 
@@ -291,8 +303,8 @@ def NN_TransposeOp
   }];
 }
 
-def NN_ReshapeOp
-    : NN_InferredOp<"reshape", [SameOperandsAndResultElementType]> {
+def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
+                                            NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "reinterprets the elements under a new shape";
   let description = [{
     Row-major reshape to the static `shape`, which must hold as many elements
@@ -331,7 +343,8 @@ def NN_BroadcastToOp
   }];
 }
 
-def NN_SumToOp : NN_InferredOp<"sum_to", [SameOperandsAndResultElementType]> {
+def NN_SumToOp
+    : NN_InferredOp<"sum_to", [SameOperandsAndResultElementType, NN_HasRuntimeKernel]> {
   let summary = "sums a broadcast tensor back to its original shape";
   let description = [{
     The adjoint of broadcasting: sums `input` over the dimensions that
@@ -394,7 +407,8 @@ def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType]> {
   }];
 }
 
-def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType]> {
+def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
+                                        NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "cuts a tensor into pieces along one axis";
   let description = [{
     Splits `input` along `axis` into pieces of the given `sizes`, which must
@@ -443,7 +457,7 @@ def NN_GatherOp : NN_InferredOp<"gather"> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
+def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     `logits` is `[..., C]` with the classes last; `labels` has the leading
@@ -471,7 +485,8 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy"> {
   }];
 }
 
-def NN_MseLossOp : NN_InferredOp<"mse_loss", [SameOperandsElementType]> {
+def NN_MseLossOp
+    : NN_InferredOp<"mse_loss", [SameOperandsElementType, NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "squared error between `input` and `target`";
   let description = [{
     `(input - target)^2` elementwise for `reduction<none>`, its sum (`sum`)
@@ -500,7 +515,7 @@ def NN_MseLossOp : NN_InferredOp<"mse_loss", [SameOperandsElementType]> {
 
 class NN_ActivationGradOp<string mnemonic, string forward, string saved,
                           string formula>
-    : NN_SameTypeOp<mnemonic> {
+    : NN_SameTypeOp<mnemonic, [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn." # forward;
   let description = "Given the result gradient `grad` and the forward "
       # "op's " # saved # ", returns the input gradient `" # formula # "`."
@@ -544,8 +559,9 @@ def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad"> {
   }];
 }
 
-class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula>
-    : NN_SameTypeOp<mnemonic> {
+class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula,
+                           list<Trait> traits = []>
+    : NN_SameTypeOp<mnemonic, traits> {
   let summary = "gradient of nn." # forward;
   let description = "Given the result gradient `grad` and the forward "
       # "result `result` of nn." # forward # " along `axis`, returns the input "
@@ -568,7 +584,7 @@ class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula>
 }
 
 def NN_SoftmaxGradOp : NN_SoftmaxLikeGradOp<"softmax_grad", "softmax",
-    "result * (grad - sum(grad * result, axis))">;
+    "result * (grad - sum(grad * result, axis))", [NN_HasRuntimeKernel]>;
 def NN_LogSoftmaxGradOp : NN_SoftmaxLikeGradOp<"log_softmax_grad",
     "log_softmax", "grad - exp(result) * sum(grad, axis)">;
 
@@ -599,8 +615,8 @@ def NN_LayerNormGradOp : NN_InferredOp<"layer_norm_grad"> {
   }];
 }
 
-def NN_SliceGradOp
-    : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementType]> {
+def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementType,
+                                                 NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.slice";
   let description = [{
     Scatters `grad`, shaped like the result of `nn.slice` with the same
@@ -648,7 +664,8 @@ def NN_GatherGradOp : NN_InferredOp<"gather_grad"> {
   }];
 }
 
-def NN_CrossEntropyGradOp : NN_InferredOp<"cross_entropy_grad"> {
+def NN_CrossEntropyGradOp
+    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.cross_entropy with respect to the logits";
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), the logits and the
@@ -673,7 +690,8 @@ def NN_CrossEntropyGradOp : NN_InferredOp<"cross_entropy_grad"> {
   }];
 }
 
-def NN_MseLossGradOp : NN_InferredOp<"mse_loss_grad"> {
+def NN_MseLossGradOp
+    : NN_InferredOp<"mse_loss_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.mse_loss with respect to the input";
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), returns

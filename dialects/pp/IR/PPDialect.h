@@ -39,6 +39,12 @@ constexpr llvm::StringLiteral kNameAttrName = "pp.name";
 constexpr llvm::StringLiteral kRoleAttrName = "pp.role";
 constexpr llvm::StringLiteral kRoleInput = "input";
 constexpr llvm::StringLiteral kRoleParameter = "parameter";
+/// A parameter the user froze (pp-autodiff freeze=REGEX): loaded and passed
+/// like a parameter, never differentiated or updated.
+constexpr llvm::StringLiteral kRoleFrozen = "frozen";
+/// A model value that reaches the loss only through non-differentiable
+/// operands (a mask, an index table): loaded like a parameter, never trained.
+constexpr llvm::StringLiteral kRoleConstant = "constant";
 constexpr llvm::StringLiteral kRoleLabel = "label";
 constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 constexpr llvm::StringLiteral kRoleLoss = "loss";

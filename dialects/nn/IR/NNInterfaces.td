@@ -1,0 +1,63 @@
+//===- NNInterfaces.td - what an nn op says about itself ---*- tablegen -*-===//
+//
+// The two facts the compiler needs of every op beyond its definition: how to
+// differentiate it (GradientOpInterface, implemented in NNGradients.cpp) and
+// whether the runtime has a kernel for it (HasRuntimeKernel). Adding an op
+// touches its ODS definition, its gradient rule and its kernel; nothing in
+// the passes names individual ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_DIALECTS_NN_IR_NNINTERFACES_TD
+#define PP_DIALECTS_NN_IR_NNINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def NN_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::pp::nn";
+  let description = [{
+    The reverse-mode rule of an op (its vector-Jacobian product), as
+    Enzyme-MLIR's reverse-mode interface: given the gradients of the op's
+    results, build the contributions to the gradients of its operands.
+    `pp-autodiff` visits ops in reverse, calls this rule, sums the
+    contributions to each value in a fixed order, and reduces a
+    contribution with a broadcast shape back to its operand's shape
+    (`nn.sum_to`), so rules return gradients in the op's broadcast shape.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        True when a gradient can flow into operand `index`. Integer operands
+        (labels, indices, masks) never carry one.
+      }],
+      "bool", "isDifferentiableOperand", (ins "unsigned":$index), "",
+      [{
+        return ::llvm::isa<::mlir::FloatType>(
+            ::mlir::getElementTypeOrSelf($_op->getOperand(index).getType()));
+      }]>,
+    InterfaceMethod<[{
+        Builds at the builder's insertion point the gradients of the operands
+        for which `wanted` is true. `resultGradients` has one value per
+        result, null for a result nothing downstream differentiates (at least
+        one is set). `operandGradients` gets one value per operand: the
+        contribution, or null where none is wanted.
+      }],
+      "::llvm::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGradients,
+           "::llvm::ArrayRef<bool>":$wanted,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients)>
+  ];
+}
+
+/// The differentiable ops declare the interface's rule.
+defvar NN_Differentiable = DeclareOpInterfaceMethods<NN_GradientOpInterface>;
+
+/// The runtime has `pp_<target>_<mnemonic>` for this op. Its signature comes
+/// from the op's definition (docs/development.md, "Adding an op"):
+/// operands in order, then inherent attributes in order; an op with several
+/// results is called once per result with its index.
+def NN_HasRuntimeKernel : NativeOpTrait<"HasRuntimeKernel"> {
+  let cppNamespace = "::pp::nn";
+}
+
+#endif // PP_DIALECTS_NN_IR_NNINTERFACES_TD
