@@ -305,8 +305,8 @@ pp_tensor *pp_cpu_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
 }
 
 pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
-                                pp_tensor *labels, int reduction,
-                                int64_t ignore_index) {
+                                pp_tensor *labels, int64_t ignore_index,
+                                int reduction) {
   if (!checkInputs(frame, "cross_entropy", {logits}) || !labels)
     return nullptr;
   Shape shape = shapeOf(logits);
@@ -346,7 +346,7 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
 
 pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                      pp_tensor *logits, pp_tensor *labels,
-                                     int reduction, int64_t ignore_index) {
+                                     int64_t ignore_index, int reduction) {
   if (!checkInputs(frame, "cross_entropy_grad", {grad, logits}) || !labels)
     return nullptr;
   Shape shape = shapeOf(logits);

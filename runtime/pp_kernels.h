@@ -70,11 +70,11 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                                    pp_tensor *input, pp_tensor *target,        \
                                    int reduction);                             \
   pp_tensor *prefix##cross_entropy(pp_frame *frame, pp_tensor *logits,         \
-                                   pp_tensor *labels, int reduction,           \
-                                   int64_t ignore_index);                      \
+                                   pp_tensor *labels, int64_t ignore_index,    \
+                                   int reduction);                             \
   pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,      \
                                         pp_tensor *logits, pp_tensor *labels,  \
-                                        int reduction, int64_t ignore_index);
+                                        int64_t ignore_index, int reduction);
 
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/Passes.h"
+#include "passes/codegen/RuntimeDtype.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -33,9 +34,13 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
+/// The manifest's dtype and shape of a tensor type; the dtype is checked by
+/// pp-lower-to-runtime before packaging.
 json describeType(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return {{"dtype", tensor.getElementType().isF32() ? "f32" : "i64"},
+  std::optional<RuntimeDtype> dtype =
+      getRuntimeDtype(tensor.getElementType());
+  return {{"dtype", dtype ? dtype->manifestName.str() : "unsupported"},
           {"shape", tensor.getShape()}};
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/Passes.h"
+#include "passes/codegen/RuntimeDtype.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -28,6 +29,12 @@ using namespace mlir;
 using namespace pp;
 
 namespace {
+
+/// An argument of a runtime call: a tensor value or a literal.
+using KernelArgument = llvm::PointerUnion<Value, Attribute>;
+
+/// The inherent attribute of ops with optional operands.
+constexpr llvm::StringLiteral kOperandSegments = "operandSegmentSizes";
 
 /// Lowers one stage function.
 class StageLowering {
@@ -103,28 +110,51 @@ private:
              "}.data()";
     return {integer(static_cast<int64_t>(shape.size())), literal(dims)};
   }
-  Attribute dtypeLiteral(Type elementType) {
-    return literal(elementType.isF32() ? "PP_DTYPE_F32" : "PP_DTYPE_I64");
+  /// The pp_dtype of a tensor the runtime receives; an error for element
+  /// types the runtime has no dtype for.
+  FailureOr<Attribute> dtypeLiteral(Operation *op, RankedTensorType type) {
+    std::optional<RuntimeDtype> dtype = getRuntimeDtype(type.getElementType());
+    if (!dtype) {
+      op->emitOpError("moves a tensor of type ")
+          << type << ", whose element type the runtime has no dtype for ("
+          << runtimeDtypeNames() << ")";
+      return failure();
+    }
+    return literal(dtype->enumerator);
   }
-  static std::string floatLiteral(float value) {
+  static std::string hexLiteral(double value) {
     // Hexadecimal floats are exact.
     char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%af", static_cast<double>(value));
+    std::snprintf(buffer, sizeof(buffer), "%a", value);
     return buffer;
   }
+  static std::string floatLiteral(float value) {
+    return hexLiteral(static_cast<double>(value)) + "f";
+  }
 
+  /// Calls `callee(frame, arguments...)`.
+  Operation *emitCall(StringRef callee, ArrayRef<KernelArgument> arguments,
+                      TypeRange results) {
+    SmallVector<Value> operands = {frame};
+    SmallVector<Attribute> args = {builder.getIndexAttr(0)};
+    for (const KernelArgument &argument : arguments) {
+      if (auto value = dyn_cast<Value>(argument)) {
+        args.push_back(builder.getIndexAttr(operands.size()));
+        operands.push_back(value);
+      } else {
+        args.push_back(cast<Attribute>(argument));
+      }
+    }
+    return emitc::CallOpaqueOp::create(builder, source.getLoc(), results,
+                                       callee, operands,
+                                       builder.getArrayAttr(args));
+  }
   /// Calls `callee(frame, operands..., literals...)`.
   Operation *emitCall(StringRef callee, ValueRange operands,
                       ArrayRef<Attribute> literals, TypeRange results) {
-    SmallVector<Value> allOperands = {frame};
-    llvm::append_range(allOperands, operands);
-    SmallVector<Attribute> args;
-    for (size_t i = 0; i < allOperands.size(); ++i)
-      args.push_back(builder.getIndexAttr(i));
-    llvm::append_range(args, literals);
-    return emitc::CallOpaqueOp::create(builder, source.getLoc(), results,
-                                       callee, allOperands,
-                                       builder.getArrayAttr(args));
+    SmallVector<KernelArgument> arguments(operands.begin(), operands.end());
+    arguments.append(literals.begin(), literals.end());
+    return emitCall(callee, arguments, results);
   }
   Value call(StringRef callee, ValueRange operands,
              ArrayRef<Attribute> literals) {
@@ -146,66 +176,9 @@ private:
   }
 
   LogicalResult lowerOp(Operation *op) {
-    auto reduction = [&](nn::LossReduction kind) {
-      return literal(Twine(static_cast<int>(kind)));
-    };
+    if (op->hasTrait<nn::HasRuntimeKernel>())
+      return lowerKernelCall(op);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](nn::MatmulOp matmul) {
-          define(matmul, "matmul", {matmul.getLhs(), matmul.getRhs()},
-                 {boolean(matmul.getTransposeLhs()),
-                  boolean(matmul.getTransposeRhs())});
-          return success();
-        })
-        .Case([&](nn::AddOp add) {
-          define(add, "add", add->getOperands());
-          return success();
-        })
-        .Case([&](nn::SubOp sub) {
-          define(sub, "sub", sub->getOperands());
-          return success();
-        })
-        .Case([&](nn::MulOp mul) {
-          define(mul, "mul", mul->getOperands());
-          return success();
-        })
-        .Case<nn::NegOp, nn::ReluOp, nn::SigmoidOp, nn::TanhOp, nn::ReluGradOp,
-              nn::SigmoidGradOp, nn::TanhGradOp>([&](Operation *unary) {
-          StringRef name = unary->getName().stripDialect();
-          define(unary->getResult(0), name, unary->getOperands());
-          return success();
-        })
-        .Case([&](nn::ReshapeOp reshape) {
-          define(reshape, "reshape", reshape.getInput(),
-                 shapeLiterals(reshape.getShape()));
-          return success();
-        })
-        .Case([&](nn::SumToOp sumTo) {
-          define(sumTo, "sum_to", sumTo.getInput(),
-                 shapeLiterals(sumTo.getShape()));
-          return success();
-        })
-        .Case([&](nn::MseLossOp mse) {
-          define(mse, "mse_loss", mse->getOperands(),
-                 {reduction(mse.getReduction())});
-          return success();
-        })
-        .Case([&](nn::MseLossGradOp mse) {
-          define(mse, "mse_loss_grad", mse->getOperands(),
-                 {reduction(mse.getReduction())});
-          return success();
-        })
-        .Case([&](nn::CrossEntropyOp ce) {
-          define(ce, "cross_entropy", ce->getOperands(),
-                 {reduction(ce.getReduction()),
-                  integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
-          return success();
-        })
-        .Case([&](nn::CrossEntropyGradOp ce) {
-          define(ce, "cross_entropy_grad", ce->getOperands(),
-                 {reduction(ce.getReduction()),
-                  integer(static_cast<int64_t>(ce.getIgnoreIndex()))});
-          return success();
-        })
         .Case(
             [&](arith::ConstantOp constant) { return lowerConstant(constant); })
         .Case([&](SendOp send) {
@@ -216,14 +189,16 @@ private:
                       stringLiteral(cast<StringAttr>(name).getValue())});
           return success();
         })
-        .Case([&](RecvOp recv) {
+        .Case([&](RecvOp recv) -> LogicalResult {
           for (auto [result, name] :
                llvm::zip(recv.getResults(), recv.getNames())) {
             auto type = cast<RankedTensorType>(result.getType());
+            FailureOr<Attribute> dtype = dtypeLiteral(recv, type);
+            if (failed(dtype))
+              return failure();
             SmallVector<Attribute> literals = {
                 integer(static_cast<int64_t>(recv.getFrom())),
-                stringLiteral(cast<StringAttr>(name).getValue()),
-                dtypeLiteral(type.getElementType())};
+                stringLiteral(cast<StringAttr>(name).getValue()), *dtype};
             llvm::append_range(literals, shapeLiterals(type.getShape()));
             values[result] = call("pp_frame_recv", {}, literals);
             owned.insert(result);
@@ -231,8 +206,87 @@ private:
           return success();
         })
         .Default([&](Operation *) {
-          return op->emitOpError("has no runtime kernel yet");
+          return op->emitOpError(
+              "has no runtime kernel: give it the NN_HasRuntimeKernel trait "
+              "in its ODS definition and write pp_cpu_/pp_cuda_ kernels "
+              "(docs/development.md, \"Adding an op\")");
         });
+  }
+
+  /// `pp_<target>_<mnemonic>(frame, operands..., attributes...)`, the call
+  /// an op's definition implies: operands in order (an absent optional one
+  /// is NULL), then its inherent attributes in order, then, for an op with
+  /// several results, the index of the result the call computes.
+  LogicalResult lowerKernelCall(Operation *op) {
+    SmallVector<KernelArgument> arguments;
+    SmallVector<int32_t> segments(op->getNumOperands(), 1);
+    if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments))
+      segments.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
+    unsigned next = 0;
+    for (int32_t size : segments) {
+      if (size > 1)
+        return op->emitOpError("has a variadic operand; kernels take a fixed "
+                               "number of tensors");
+      if (size == 0)
+        arguments.push_back(literal("nullptr"));
+      else
+        arguments.push_back(values.lookup(op->getOperand(next++)));
+    }
+    for (StringAttr name : op->getName().getAttributeNames()) {
+      if (name.getValue() == kOperandSegments)
+        continue;
+      Attribute attr = op->getAttr(name);
+      if (failed(appendAttributeArguments(op, name, attr, arguments)))
+        return failure();
+    }
+    std::string callee = prefix + op->getName().stripDialect().str();
+    for (OpResult result : op->getResults()) {
+      SmallVector<KernelArgument> resultArguments = arguments;
+      if (op->getNumResults() > 1)
+        resultArguments.push_back(integer(result.getResultNumber()));
+      values[result] = emitCall(callee, resultArguments, tensorPtr)
+                           ->getResult(0);
+      owned.insert(result);
+    }
+    return success();
+  }
+
+  /// The kernel arguments of attribute `name` (`attr`, null when absent).
+  LogicalResult appendAttributeArguments(Operation *op, StringAttr name,
+                                         Attribute attr,
+                                         SmallVectorImpl<KernelArgument> &out) {
+    if (!attr || isa<UnitAttr>(attr)) {
+      out.push_back(boolean(attr != nullptr));
+      return success();
+    }
+    if (auto array = dyn_cast<DenseI64ArrayAttr>(attr)) {
+      for (Attribute part : shapeLiterals(array.asArrayRef()))
+        out.push_back(part);
+      return success();
+    }
+    std::optional<std::string> text =
+        llvm::TypeSwitch<Attribute, std::optional<std::string>>(attr)
+            .Case([](BoolAttr flag) { return flag.getValue() ? "1" : "0"; })
+            .Case([](IntegerAttr value) {
+              return std::to_string(value.getInt());
+            })
+            .Case([](FloatAttr value) {
+              return hexLiteral(value.getValueAsDouble());
+            })
+            .Case([](nn::LossReductionAttr kind) {
+              return std::to_string(static_cast<int>(kind.getValue()));
+            })
+            .Case([](nn::GeluApproximationAttr kind) {
+              return std::to_string(static_cast<int>(kind.getValue()));
+            })
+            .Default([](Attribute) { return std::nullopt; });
+    if (!text)
+      return op->emitOpError("attribute '")
+             << name.getValue() << "' (" << attr
+             << ") has no kernel argument form; kernels take integers, "
+             << "floats, enums, unit flags and i64 arrays";
+    out.push_back(literal(*text));
+    return success();
   }
 
   LogicalResult lowerConstant(arith::ConstantOp constant) {

@@ -54,10 +54,12 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
   /// use and everything computed only for them. Parameters stay arguments
   /// (they keep their values and stay in the checkpoint, as in PyTorch).
   static void eraseDeadOps(Block &body) {
-    for (Operation &op :
-         llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op))
+        op->erase();
   }
 
   LogicalResult attach(func::FuncOp main) {

@@ -533,8 +533,8 @@ pp_tensor *pp_cuda_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
 }
 
 pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
-                                 pp_tensor *labels, int reduction,
-                                 int64_t ignore_index) {
+                                 pp_tensor *labels, int64_t ignore_index,
+                                 int reduction) {
   if (!present({logits, labels}))
     return nullptr;
   Shape shape = shapeOf(logits);
@@ -561,7 +561,7 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
 
 pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                       pp_tensor *logits, pp_tensor *labels,
-                                      int reduction, int64_t ignore_index) {
+                                      int64_t ignore_index, int reduction) {
   if (!present({grad, logits, labels}))
     return nullptr;
   Shape shape = shapeOf(logits);

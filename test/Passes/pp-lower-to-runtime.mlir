@@ -21,3 +21,17 @@
 
 // CUDA: emitc.call_opaque "pp_cuda_matmul"
 // CUDA-NOT: pp_cpu_
+
+// The call comes from the op's definition: operands in order, then the
+// inherent attributes sorted by name; an op with several results is called
+// once per result with the result's index.
+// RUN: pp-opt %s --pp-lower-to-runtime | FileCheck %s --check-prefix=GENERIC
+// GENERIC-LABEL: func.func @stage0_forward(
+// GENERIC: emitc.call_opaque "pp_cpu_split"(%{{.*}}, %[[X:.*]]) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{1, 2}.data()">, #emitc.opaque<"0">]}
+// GENERIC: emitc.call_opaque "pp_cpu_split"(%{{.*}}, %[[X]]) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{1, 2}.data()">, #emitc.opaque<"1">]}
+// GENERIC: emitc.call_opaque "pp_cpu_cross_entropy"({{.*}}) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"-100">, #emitc.opaque<"1">]}
+func.func @stage0_forward(%x: tensor<2x3xf32>, %y: tensor<2xi64>) -> tensor<f32> attributes {pp.stage = 0 : i64} {
+  %a, %b = nn.split %x axis = 1 sizes = [1, 2] : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+  %l = nn.cross_entropy %b, %y reduction<sum> : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}

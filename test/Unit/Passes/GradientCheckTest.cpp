@@ -105,13 +105,13 @@ public:
               })
               .Case([&](nn::CrossEntropyOp c) {
                 return pp_cpu_cross_entropy(&frame, in(c, 0), in(c, 1),
-                                            static_cast<int>(c.getReduction()),
-                                            c.getIgnoreIndex());
+                                            c.getIgnoreIndex(),
+                                            static_cast<int>(c.getReduction()));
               })
               .Case([&](nn::CrossEntropyGradOp c) {
                 return pp_cpu_cross_entropy_grad(
                     &frame, in(c, 0), in(c, 1), in(c, 2),
-                    static_cast<int>(c.getReduction()), c.getIgnoreIndex());
+                    c.getIgnoreIndex(), static_cast<int>(c.getReduction()));
               })
               .Case([&](arith::ConstantOp c) {
                 auto dense = cast<DenseElementsAttr>(c.getValue());

@@ -92,7 +92,7 @@ TEST(CpuKernels, CrossEntropySkipsIgnoredLabelsInSumAndCount) {
   Tensor labelsOwner(labels);
   int64_t classes[] = {1, -100, 3};
   std::memcpy(pp_tensor_data(labels), classes, sizeof(classes));
-  Tensor mean(pp_cpu_cross_entropy(&frame, logits.get(), labels, 0, -100));
+  Tensor mean(pp_cpu_cross_entropy(&frame, logits.get(), labels, -100, 0));
   ASSERT_TRUE(frame.error.empty()) << frame.error;
   double expected = 0;
   std::vector<float> z = values(logits);
