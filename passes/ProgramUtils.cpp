@@ -26,6 +26,17 @@ StringRef argumentName(func::FuncOp function, unsigned index) {
   return name ? name.getValue() : StringRef();
 }
 
+bool isModelParameter(func::FuncOp function, unsigned index) {
+  StringRef role = argumentRole(function, index);
+  return role == kRoleParameter || role == kRoleFrozen ||
+         role == kRoleConstant;
+}
+
+int64_t getParameterStage(func::FuncOp function, unsigned index) {
+  auto stage = function.getArgAttrOfType<IntegerAttr>(index, kStageAttrName);
+  return stage ? stage.getInt() : 0;
+}
+
 std::string uniqueArgumentName(func::FuncOp function, StringRef base) {
   auto taken = [&](StringRef name) {
     for (unsigned i = 0; i < function.getNumArguments(); ++i)

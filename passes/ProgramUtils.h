@@ -24,6 +24,12 @@ llvm::StringRef argumentRole(mlir::func::FuncOp function, unsigned index);
 /// The `pp.name` of argument `index` of `function` ("" when it has none).
 llvm::StringRef argumentName(mlir::func::FuncOp function, unsigned index);
 
+/// True when argument `index` of `function` is one of the model's weights:
+/// a trainable, frozen or constant parameter.
+bool isModelParameter(mlir::func::FuncOp function, unsigned index);
+/// The stage pp-partition placed parameter argument `index` on (0 before).
+int64_t getParameterStage(mlir::func::FuncOp function, unsigned index);
+
 /// `base`, or `base_1`, `base_2`, ... when an argument of `function` already
 /// has that name.
 std::string uniqueArgumentName(mlir::func::FuncOp function,

@@ -34,13 +34,11 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-/// The manifest's dtype and shape of a tensor type; the dtype is checked by
-/// pp-lower-to-runtime before packaging.
+/// The manifest's dtype and shape of a tensor type (whose dtype
+/// EmitPackagePass::checkDtypes has checked).
 json describeType(Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  std::optional<RuntimeDtype> dtype =
-      getRuntimeDtype(tensor.getElementType());
-  return {{"dtype", dtype ? dtype->manifestName.str() : "unsupported"},
+  return {{"dtype", getRuntimeDtype(tensor.getElementType())->manifestName.str()},
           {"shape", tensor.getShape()}};
 }
 
@@ -91,7 +89,9 @@ json describeFunction(func::FuncOp function) {
     message["tensors"] = tensors;
     messages.push_back(message);
   });
+  auto phase = function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName);
   return {{"function", function.getSymName().str()},
+          {"phase", stringifyStagePhase(phase.getValue()).str()},
           {"args", args},
           {"results", results},
           {"messages", messages}};
@@ -126,22 +126,42 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       return fail("cannot create the package directory '" + dir +
                   "': " + error.message());
 
+    auto mesh = module.lookupSymbol<MeshOp>(kPipelineMeshName);
+    if (!mesh)
+      return fail("nothing to package: the program has no pipeline mesh @" +
+                  kPipelineMeshName.str());
+    if (failed(checkDtypes(module)))
+      return failure();
+
     json manifest;
     manifest["format"] = "pp-pipeline-package";
-    manifest["version"] = 1;
+    manifest["version"] = 2;
     manifest["num_stages"] = numStages;
+    json axes = json::array();
+    for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
+      axes.push_back({{"name", axis.getName().str()},
+                      {"size", axis.getSize()},
+                      {"kind", stringifyAxisKind(axis.getKind()).str()}});
+    manifest["mesh"] = {{"axes", axes}};
+    // Each stage's functions in the order their phases run.
     json stages = json::array();
-    for (int64_t stage = 0; stage < numStages; ++stage) {
-      json entry = {{"stage", stage}};
-      for (StringRef phase : {"forward", "backward"}) {
-        std::string name = "stage" + std::to_string(stage) + "_" + phase.str();
-        auto function = module.lookupSymbol<func::FuncOp>(name);
-        if (!function)
-          return fail("the program has no function @" + name);
-        entry[phase.str()] = describeFunction(function);
-      }
-      stages.push_back(entry);
+    for (int64_t stage = 0; stage < numStages; ++stage)
+      stages.push_back({{"stage", stage}, {"functions", json::array()}});
+    for (auto function : module.getOps<func::FuncOp>()) {
+      auto stage = function->getAttrOfType<IntegerAttr>(kStageAttrName);
+      if (!stage || !function->hasAttr(kPhaseAttrName))
+        continue;
+      if (stage.getInt() < 0 || stage.getInt() >= numStages)
+        return fail("function @" + function.getSymName() + " is on stage " +
+                    Twine(stage.getInt()) + ", outside the " +
+                    Twine(numStages) + " stages");
+      stages[stage.getInt()]["functions"].push_back(
+          describeFunction(function));
     }
+    for (int64_t stage = 0; stage < numStages; ++stage)
+      if (stages[stage]["functions"].empty())
+        return fail("stage " + Twine(stage) + " has no functions; run "
+                    "pp-outline-stages first");
 
     // Parameters, inputs and labels, from the forward functions that take
     // them; parameter values go to parameters.bin in this order.
@@ -160,7 +180,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
           inputs.push_back(describeValue(name, role, type));
         if (role == kRoleLabel)
           labels = describeValue(name, role, type);
-        if (role != kRoleParameter)
+        if (role != kRoleParameter && role != kRoleFrozen &&
+            role != kRoleConstant)
           continue;
         json parameter = describeValue(name, role, type);
         parameter["stage"] = stage;
@@ -233,6 +254,19 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     if (failed(writeFile("parameters.bin", blob)) ||
         failed(writeFile("manifest.json", manifest.dump(2) + "\n")))
       return failure();
+    return success();
+  }
+
+  /// Every tensor a stage function takes or returns has a runtime dtype.
+  LogicalResult checkDtypes(ModuleOp module) {
+    for (auto function : module.getOps<func::FuncOp>())
+      for (Type type : llvm::concat<const Type>(function.getArgumentTypes(),
+                                                function.getResultTypes()))
+        if (auto tensor = dyn_cast<RankedTensorType>(type);
+            tensor && !getRuntimeDtype(tensor.getElementType()))
+          return function.emitError("takes or returns ")
+                 << tensor << ", whose element type the runtime has no "
+                 << "dtype for (" << runtimeDtypeNames() << ")";
     return success();
   }
 

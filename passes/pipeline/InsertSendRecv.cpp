@@ -1,10 +1,18 @@
 //===- InsertSendRecv.cpp - pp-insert-send-recv ---------------------------===//
+//
+// Every value one `pp.stage` op hands to a stage op of another stage becomes
+// an explicit `pp.transfer`: one per (from stage, to stage, phase), right
+// after the stage op that computes its values, carrying all of them under
+// the names of the nodes that compute them.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/ProgramUtils.h"
 #include "passes/pipeline/Passes.h"
 
 #include "dialects/pp/IR/PPOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace pp {
@@ -17,15 +25,6 @@ using namespace pp;
 
 namespace {
 
-/// Values that travel from one stage to another in one phase.
-struct Route {
-  int64_t from;
-  int64_t to;
-  bool backward;
-  auto key() const { return std::make_tuple(from, to, backward); }
-  bool operator<(const Route &other) const { return key() < other.key(); }
-};
-
 struct InsertSendRecvPass
     : public pp::impl::InsertSendRecvBase<InsertSendRecvPass> {
   void runOnOperation() override {
@@ -36,79 +35,74 @@ struct InsertSendRecvPass
 
   LogicalResult insert(func::FuncOp main) {
     Block &body = main.getBody().front();
-    auto mesh = getOperation().lookupSymbol<MeshOp>(kPipelineMeshName);
-    if (!mesh)
-      return main.emitError("no pipeline mesh @")
-             << kPipelineMeshName << "; run pp-partition first";
+    if (body.getOps<StageOp>().empty())
+      return main.emitError("the program has no pp.stage ops; run "
+                            "pp-partition first");
 
-    // Every value with uses on another stage, grouped by route in program
-    // order; the last op of each stage and phase, where its transfers go.
-    std::map<Route, SmallVector<Value>> routes;
-    std::map<std::pair<int64_t, bool>, Operation *> lastOfStage;
-    SmallVector<Route> routeOrder;
+    // The values each producing stage op sends to each other stage, in
+    // program order.
+    using Route = std::pair<StageOp, int64_t>;
+    llvm::MapVector<Route, llvm::SetVector<Value>> routes;
     for (Operation &op : body.without_terminator()) {
       if (isa<TransferOp>(op))
         return main.emitError("the program already has pp.transfer ops");
-      std::optional<int64_t> from = getStage(&op);
-      if (!from)
-        return op.emitOpError("has no pp.stage; run pp-partition first");
-      lastOfStage[{*from, isBackward(&op)}] = &op;
-      for (Value result : op.getResults()) {
-        llvm::SmallSetVector<int64_t, 4> targets;
-        for (Operation *user : result.getUsers())
-          if (std::optional<int64_t> to = getStage(user); to && *to != *from)
-            targets.insert(*to);
-        for (int64_t to : targets) {
-          Route route{*from, to, isBackward(&op)};
-          if (route.backward ? to > *from : to < *from)
-            return op.emitOpError("sends a ")
-                   << (route.backward ? "gradient to later"
-                                      : "value to earlier")
-                   << " stage " << to << " from stage " << *from
-                   << "; the partition is not in program order";
-          if (!routes.count(route))
-            routeOrder.push_back(route);
-          routes[route].push_back(result);
-        }
+      auto consumer = dyn_cast<StageOp>(op);
+      if (!consumer)
+        return op.emitOpError("is outside every pp.stage; run pp-partition "
+                              "on the whole program");
+      for (Value operand : consumer.getInputs()) {
+        auto producer = operand.getDefiningOp<StageOp>();
+        if (!producer || producer.getStage() == consumer.getStage())
+          continue;
+        if (producer.getPhase() == StagePhase::forward
+                ? producer.getStage() > consumer.getStage()
+                : producer.getStage() < consumer.getStage())
+          return consumer.emitOpError("takes a value from stage ")
+                 << producer.getStage() << " in phase "
+                 << stringifyStagePhase(producer.getPhase())
+                 << ", against the pipeline's direction; the partition is "
+                 << "not in program order";
+        routes[{producer, static_cast<int64_t>(consumer.getStage())}].insert(
+            operand);
       }
     }
 
     llvm::StringSet<> usedNames;
-    llvm::DenseMap<Value, StringAttr> nameOf;
-    for (const Route &route : routeOrder) {
-      SmallVector<Value> &values = routes[route];
+    for (auto &[route, values] : routes) {
+      auto [producer, to] = route;
       SmallVector<Attribute> names;
-      for (Value value : values) {
-        StringAttr &name = nameOf[value];
-        if (!name)
-          name = StringAttr::get(&getContext(), uniqueName(value, usedNames));
-        names.push_back(name);
-      }
-      Operation *sender = lastOfStage[{route.from, route.backward}];
-      OpBuilder builder(sender->getContext());
-      builder.setInsertionPointAfter(sender);
+      for (Value value : values)
+        names.push_back(StringAttr::get(
+            &getContext(),
+            uniqueName(producer, cast<OpResult>(value), usedNames)));
+      OpBuilder builder = OpBuilder::atBlockEnd(&body);
+      builder.setInsertionPointAfter(producer);
       auto transfer = TransferOp::create(
-          builder, values.front().getLoc(), TypeRange(ValueRange(values)),
-          FlatSymbolRefAttr::get(mesh.getSymNameAttr()), values,
-          builder.getI64IntegerAttr(route.from),
-          builder.getI64IntegerAttr(route.to), builder.getArrayAttr(names));
-      if (route.backward)
-        setBackward(transfer);
+          builder, producer.getLoc(),
+          TypeRange(ValueRange(values.getArrayRef())), producer.getMesh(),
+          values.getArrayRef(), producer.getStage(), to,
+          builder.getArrayAttr(names));
       for (auto [value, received] : llvm::zip(values, transfer.getResults()))
-        value.replaceUsesWithIf(received, [&](OpOperand &use) {
-          return getStage(use.getOwner()) == route.to;
+        Value(value).replaceUsesWithIf(received, [&](OpOperand &use) {
+          auto consumer = dyn_cast<StageOp>(use.getOwner());
+          return consumer && static_cast<int64_t>(consumer.getStage()) == to;
         });
     }
     return success();
   }
 
-  /// A name for `value` on the wire, unique in the program: the node that
-  /// produces it (with a `.grad` suffix for gradients).
-  static std::string uniqueName(Value value, llvm::StringSet<> &used) {
-    Operation *def = value.getDefiningOp();
-    StringAttr node = getNode(def);
-    std::string base = node ? node.str() : def->getName().getStringRef().str();
-    if (isBackward(def))
+  /// A name for `result` on the wire, unique in the program: the node that
+  /// computes it (with a `.grad` suffix in the backward phases).
+  static std::string uniqueName(StageOp producer, OpResult result,
+                                llvm::StringSet<> &used) {
+    Value yielded =
+        producer.getBody().front().getTerminator()->getOperand(
+            result.getResultNumber());
+    std::string base = "stage" + std::to_string(producer.getStage());
+    if (Operation *def = yielded.getDefiningOp())
+      base = getNode(def) ? getNode(def).str()
+                          : def->getName().getStringRef().str();
+    if (producer.getPhase() != StagePhase::forward)
       base += ".grad";
     std::string name = base;
     for (int suffix = 1; used.contains(name); ++suffix)

@@ -1,12 +1,21 @@
 //===- OutlineStages.cpp - pp-outline-stages ------------------------------===//
+//
+// Each `pp.stage` op of @main becomes a function `@stage<N>_<phase>`; each
+// `pp.transfer` becomes a `pp.send` at the end of the producing function and
+// a `pp.recv` in the receiving stage's function of the same phase. Values a
+// later phase of a stage takes from an earlier one (activations, graph
+// inputs, values received in the forward) are returned by the earlier
+// function and taken by the later one as `saved` values, matched by name.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/ProgramUtils.h"
 #include "passes/pipeline/Passes.h"
 
 #include "dialects/pp/IR/PPOps.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace pp {
 #define GEN_PASS_DEF_OUTLINESTAGES
@@ -18,17 +27,21 @@ using namespace pp;
 
 namespace {
 
-/// One function being outlined: a stage in one phase.
+/// The function of one stage in one phase, as it is being built.
 struct StageFunction {
   int64_t stage;
-  bool backward;
+  StagePhase phase;
   func::FuncOp function;
+  /// Where the next op goes: the end of the entry block.
   OpBuilder builder;
+  /// Values of @main (arguments, stage op results, received values) to
+  /// their counterparts in the function.
   IRMapping mapping;
   SmallVector<Value> results;
   SmallVector<Attribute> resultAttrs;
+  /// The names of the saved values a forward function returns.
+  llvm::StringSet<> savedNames;
 
-  /// Makes `value` an argument of the function with `attrs`.
   Value addArgument(Value value, DictionaryAttr attrs) {
     Block &entry = function.getBody().front();
     BlockArgument arg = entry.addArgument(value.getType(), value.getLoc());
@@ -41,154 +54,64 @@ struct StageFunction {
   }
 };
 
-struct OutlineStagesPass
-    : public pp::impl::OutlineStagesBase<OutlineStagesPass> {
-  void runOnOperation() override {
-    FailureOr<func::FuncOp> main = getProgram(getOperation());
-    if (failed(main) || failed(outline(*main)))
-      signalPassFailure();
-  }
+/// The phase of the values a transfer carries: its producer's.
+StagePhase phaseOf(TransferOp transfer) {
+  return transfer.getValues().front().getDefiningOp<StageOp>().getPhase();
+}
 
-  /// True when `value` is computed by the forward phase of `stage`.
-  static bool isForwardValueOf(Value value, int64_t stage) {
-    Operation *def = value.getDefiningOp();
-    if (!def || isBackward(def))
-      return false;
-    if (auto transfer = dyn_cast<TransferOp>(def))
-      return static_cast<int64_t>(transfer.getTo()) == stage;
-    return getStage(def) == stage;
-  }
+class Outliner {
+public:
+  Outliner(func::FuncOp main, int64_t numStages)
+      : main(main), context(main.getContext()), numStages(numStages) {}
 
-  LogicalResult outline(func::FuncOp main) {
-    auto stageCosts = main->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
-    if (!stageCosts)
-      return main.emitError("the program is not partitioned; run "
-                            "pp-partition and pp-insert-send-recv first");
-    int64_t numStages = stageCosts.size();
-    Block &body = main.getBody().front();
-    ModuleOp module = getOperation();
-    MLIRContext *context = &getContext();
-
-    // Create the functions, forward ones first.
-    std::vector<StageFunction> functions;
-    functions.reserve(2 * numStages);
+  LogicalResult outline() {
     OpBuilder moduleBuilder(main);
-    for (bool backward : {false, true})
+    for (StagePhase phase : {StagePhase::forward, StagePhase::backward})
       for (int64_t stage = 0; stage < numStages; ++stage) {
-        std::string name = "stage" + std::to_string(stage) +
-                           (backward ? "_backward" : "_forward");
+        std::string name = ("stage" + Twine(stage) + "_" +
+                            stringifyStagePhase(phase))
+                               .str();
         auto function =
             func::FuncOp::create(moduleBuilder, main.getLoc(), name,
                                  moduleBuilder.getFunctionType({}, {}));
         function->setAttr(kStageAttrName,
                           moduleBuilder.getI64IntegerAttr(stage));
-        function->setAttr(
-            kPhaseAttrName,
-            StagePhaseAttr::get(context, backward ? StagePhase::backward
-                                                  : StagePhase::forward));
+        function->setAttr(kPhaseAttrName, StagePhaseAttr::get(context, phase));
         Block *entry = function.addEntryBlock();
         functions.push_back({stage,
-                             backward,
+                             phase,
                              function,
                              OpBuilder::atBlockEnd(entry),
                              {},
                              {},
+                             {},
                              {}});
       }
-    auto functionOf = [&](int64_t stage, bool backward) -> StageFunction & {
-      return functions[(backward ? numStages : 0) + stage];
-    };
 
-    // Forward values each backward function takes from its forward one.
-    std::vector<llvm::SetVector<Value>> saved(numStages);
-
-    // Maps `value` into `fn`, adding an argument or a copy when it is
-    // defined elsewhere.
-    auto lookup = [&](StageFunction &fn, Value value) -> FailureOr<Value> {
-      if (Value mapped = fn.mapping.lookupOrNull(value))
-        return mapped;
-      Block *entry = &fn.function.getBody().front();
-      if (auto arg = dyn_cast<BlockArgument>(value);
-          arg && arg.getOwner() == &body) {
-        // The backward takes the graph inputs it needs from its forward,
-        // like activations, so that each sample is loaded once.
-        if (fn.backward &&
-            argumentRole(main, arg.getArgNumber()) == kRoleInput) {
-          saved[fn.stage].insert(value);
-          return fn.addArgument(
-              value, savedAttrs(savedName(value, saved[fn.stage].size() - 1)));
-        }
-        return fn.addArgument(value, main.getArgAttrDict(arg.getArgNumber()));
-      }
-      Operation *def = value.getDefiningOp();
-      if (auto constant = dyn_cast_or_null<arith::ConstantOp>(def)) {
-        OpBuilder::InsertionGuard guard(fn.builder);
-        fn.builder.setInsertionPointToStart(entry);
-        Operation *copy = fn.builder.clone(*constant);
-        copy->removeAttr(kPhaseAttrName);
-        fn.mapping.map(value, copy->getResult(0));
-        return copy->getResult(0);
-      }
-      if (fn.backward && isForwardValueOf(value, fn.stage)) {
-        saved[fn.stage].insert(value);
-        return fn.addArgument(
-            value, savedAttrs(savedName(value, saved[fn.stage].size() - 1)));
-      }
-      return emitError(value.getLoc())
-             << "stage " << fn.stage << " uses a value of another stage that "
-             << "does not travel; run pp-insert-send-recv first";
-    };
-
+    Block &body = main.getBody().front();
     for (Operation &op : body.without_terminator()) {
       if (auto transfer = dyn_cast<TransferOp>(op)) {
-        bool backward = isBackward(transfer);
-        StageFunction &sender = functionOf(transfer.getFrom(), backward);
-        SmallVector<Value> values;
-        for (Value value : transfer.getValues()) {
-          FailureOr<Value> mapped = lookup(sender, value);
-          if (failed(mapped))
-            return failure();
-          values.push_back(*mapped);
-        }
-        SendOp::create(sender.builder, transfer.getLoc(), transfer.getMesh(),
-                       values, transfer.getTo(), transfer.getNames());
-        StageFunction &receiver = functionOf(transfer.getTo(), backward);
-        auto recv = RecvOp::create(
-            receiver.builder, transfer.getLoc(), transfer.getResultTypes(),
-            transfer.getMesh(), transfer.getFrom(), transfer.getNames());
-        receiver.mapping.map(transfer.getResults(), recv.getResults());
-        continue;
-      }
-      StageFunction &fn = functionOf(*getStage(&op), isBackward(&op));
-      for (Value operand : op.getOperands())
-        if (failed(lookup(fn, operand)))
+        if (failed(outlineSend(transfer)))
           return failure();
-      Operation *copy = fn.builder.clone(op, fn.mapping);
-      copy->removeAttr(kStageAttrName);
-      copy->removeAttr(kPhaseAttrName);
+      } else if (auto stageOp = dyn_cast<StageOp>(op)) {
+        if (failed(outlineStage(stageOp)))
+          return failure();
+      } else {
+        return op.emitOpError("is outside every pp.stage; run pp-partition "
+                              "and pp-insert-send-recv first");
+      }
     }
 
-    // Results of @main (the loss, the gradients) come from the function
-    // that computes them.
+    // The loss and the gradients come from the functions that compute them.
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
-      Operation *def = value.getDefiningOp();
-      if (!def)
+      auto producer = value.getDefiningOp<StageOp>();
+      if (!producer)
         return main.emitError("result ")
-               << index << " of the program is an argument";
-      StageFunction &fn = functionOf(*getStage(def), isBackward(def));
+               << index << " of the program is not computed by a stage";
+      StageFunction &fn = functionOf(producer.getStage(), producer.getPhase());
       fn.results.push_back(fn.mapping.lookup(value));
       fn.resultAttrs.push_back(main.getResultAttrDict(index));
-    }
-    for (int64_t stage = 0; stage < numStages; ++stage) {
-      StageFunction &fn = functionOf(stage, /*backward=*/false);
-      for (auto [index, value] : llvm::enumerate(saved[stage])) {
-        FailureOr<Value> mapped = lookup(fn, value);
-        if (failed(mapped))
-          return failure();
-        fn.results.push_back(*mapped);
-        fn.resultAttrs.push_back(savedAttrs(savedName(value, index)));
-      }
     }
     for (StageFunction &fn : functions) {
       func::ReturnOp::create(fn.builder, fn.function.getLoc(), fn.results);
@@ -197,29 +120,159 @@ struct OutlineStagesPass
           TypeRange(ValueRange(fn.results))));
       fn.function.setAllResultAttrs(fn.resultAttrs);
     }
-    if (Attribute loss = main->getAttr(kLossAttrName))
-      module->setAttr(kLossAttrName, loss);
-    module->setAttr(kStageCostsAttrName, stageCosts);
-    main.erase();
     return success();
   }
 
-  /// The name of the `index`th saved value of a stage.
-  /// "saved<index>:" and the producing node or the graph input's name.
-  static std::string savedName(Value value, size_t index) {
-    std::string origin;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      origin = argumentName(function, arg.getArgNumber()).str();
-    } else if (StringAttr node = getNode(value.getDefiningOp())) {
-      origin = node.str();
-    }
-    return "saved" + std::to_string(index) +
-           (origin.empty() ? std::string() : ":" + origin);
+private:
+  StageFunction &functionOf(int64_t stage, StagePhase phase) {
+    return functions[(phase == StagePhase::forward ? 0 : numStages) + stage];
   }
 
-  DictionaryAttr savedAttrs(StringRef name) {
-    return getNameAndRoleAttrs(&getContext(), name, kRoleSaved);
+  /// Copies the body of `stageOp` into its function.
+  LogicalResult outlineStage(StageOp stageOp) {
+    if (stageOp.getPhase() != StagePhase::forward &&
+        stageOp.getPhase() != StagePhase::backward)
+      return stageOp.emitOpError("phase ")
+             << stringifyStagePhase(stageOp.getPhase())
+             << " has no schedule yet; the runtime runs forward and backward";
+    StageFunction &fn = functionOf(stageOp.getStage(), stageOp.getPhase());
+    Block &block = stageOp.getBody().front();
+    for (auto [operand, arg] :
+         llvm::zip(stageOp.getInputs(), block.getArguments())) {
+      FailureOr<Value> mapped = lookup(fn, operand);
+      if (failed(mapped))
+        return failure();
+      fn.mapping.map(arg, *mapped);
+    }
+    for (Operation &op : block.without_terminator())
+      fn.builder.clone(op, fn.mapping);
+    for (auto [result, yielded] :
+         llvm::zip(stageOp.getResults(),
+                   block.getTerminator()->getOperands()))
+      fn.mapping.map(result, fn.mapping.lookupOrDefault(yielded));
+    return success();
+  }
+
+  /// Adds the `pp.send` of `transfer` to the end of its producer's function.
+  LogicalResult outlineSend(TransferOp transfer) {
+    StageFunction &sender = functionOf(transfer.getFrom(), phaseOf(transfer));
+    SmallVector<Value> values;
+    for (Value value : transfer.getValues()) {
+      FailureOr<Value> mapped = lookup(sender, value);
+      if (failed(mapped))
+        return failure();
+      values.push_back(*mapped);
+    }
+    SendOp::create(sender.builder, transfer.getLoc(), transfer.getMesh(),
+                   values, transfer.getTo(), transfer.getNames());
+    return success();
+  }
+
+  /// The counterpart in `fn` of `value` of @main: an argument, a received
+  /// value, or a value saved by the stage's forward.
+  FailureOr<Value> lookup(StageFunction &fn, Value value) {
+    if (Value mapped = fn.mapping.lookupOrNull(value))
+      return mapped;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      // The backward takes the graph inputs it needs from its forward, like
+      // activations, so that each sample is loaded once per stage.
+      if (fn.phase != StagePhase::forward &&
+          argumentRole(main, arg.getArgNumber()) == kRoleInput)
+        return saved(fn, value);
+      return fn.addArgument(value, main.getArgAttrDict(arg.getArgNumber()));
+    }
+    if (auto transfer = value.getDefiningOp<TransferOp>()) {
+      if (static_cast<int64_t>(transfer.getTo()) != fn.stage)
+        return emitError(value.getLoc())
+               << "stage " << fn.stage << " uses a value sent to stage "
+               << transfer.getTo();
+      if (phaseOf(transfer) != fn.phase)
+        return saved(fn, value);
+      auto recv = RecvOp::create(fn.builder, transfer.getLoc(),
+                                 transfer.getResultTypes(), transfer.getMesh(),
+                                 transfer.getFrom(), transfer.getNames());
+      fn.mapping.map(transfer.getResults(), recv.getResults());
+      return fn.mapping.lookup(value);
+    }
+    if (auto producer = value.getDefiningOp<StageOp>()) {
+      if (static_cast<int64_t>(producer.getStage()) == fn.stage &&
+          producer.getPhase() == StagePhase::forward &&
+          fn.phase != StagePhase::forward)
+        return saved(fn, value);
+      return emitError(value.getLoc())
+             << "stage " << fn.stage << " uses a value of stage "
+             << producer.getStage() << " that does not travel; run "
+             << "pp-insert-send-recv first";
+    }
+    return emitError(value.getLoc())
+           << "stage " << fn.stage << " uses a value computed outside every "
+           << "stage; run pp-partition first";
+  }
+
+  /// `value` in the later-phase function `fn`, handed over by the stage's
+  /// forward function under a name both sides agree on.
+  FailureOr<Value> saved(StageFunction &fn, Value value) {
+    StageFunction &forward = functionOf(fn.stage, StagePhase::forward);
+    FailureOr<Value> produced = lookup(forward, value);
+    if (failed(produced))
+      return failure();
+    std::string name = savedName(forward, value);
+    forward.results.push_back(*produced);
+    forward.resultAttrs.push_back(
+        getNameAndRoleAttrs(context, name, kRoleSaved));
+    return fn.addArgument(value,
+                          getNameAndRoleAttrs(context, name, kRoleSaved));
+  }
+
+  /// A name for a saved value, unique among the forward's saved values: the
+  /// graph input's name or the node that computes it.
+  std::string savedName(StageFunction &forward, Value value) {
+    std::string origin;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      origin = argumentName(main, arg.getArgNumber()).str();
+    } else if (auto transfer = value.getDefiningOp<TransferOp>()) {
+      unsigned index = cast<OpResult>(value).getResultNumber();
+      origin = cast<StringAttr>(transfer.getNames()[index]).str();
+    } else if (auto producer = value.getDefiningOp<StageOp>()) {
+      Value yielded = producer.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(value).getResultNumber());
+      if (Operation *def = yielded.getDefiningOp())
+        if (StringAttr node = getNode(def))
+          origin = node.str();
+    }
+    std::string base = "saved:" + (origin.empty() ? "value" : origin);
+    std::string name = base;
+    for (int suffix = 1; forward.savedNames.contains(name); ++suffix)
+      name = base + "." + std::to_string(suffix);
+    forward.savedNames.insert(name);
+    return name;
+  }
+
+  func::FuncOp main;
+  MLIRContext *context;
+  int64_t numStages;
+  std::vector<StageFunction> functions;
+};
+
+struct OutlineStagesPass
+    : public pp::impl::OutlineStagesBase<OutlineStagesPass> {
+  void runOnOperation() override {
+    FailureOr<func::FuncOp> main = getProgram(getOperation());
+    if (failed(main))
+      return signalPassFailure();
+    auto stageCosts = (*main)->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
+    if (!stageCosts) {
+      (*main).emitError("the program is not partitioned; run pp-partition "
+                        "and pp-insert-send-recv first");
+      return signalPassFailure();
+    }
+    if (failed(Outliner(*main, stageCosts.size()).outline()))
+      return signalPassFailure();
+    ModuleOp module = getOperation();
+    if (Attribute loss = (*main)->getAttr(kLossAttrName))
+      module->setAttr(kLossAttrName, loss);
+    module->setAttr(kStageCostsAttrName, stageCosts);
+    main->erase();
   }
 };
 

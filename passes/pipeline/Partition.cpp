@@ -10,6 +10,8 @@
 #include "passes/pipeline/Passes.h"
 
 #include "dialects/pp/IR/PPOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,6 +27,12 @@ using namespace mlir;
 using namespace pp;
 
 namespace {
+
+/// True for constants: they belong to no node and are copied into every
+/// stage that uses them.
+bool isConstant(Operation *op) {
+  return op && op->hasTrait<OpTrait::ConstantLike>();
+}
 
 /// A result of a node that later nodes use: the index of its last user and
 /// its size.
@@ -147,7 +155,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (failed(assignStages(main, stageOfNode)))
       return failure();
     orderByStage(body);
-    declareMesh(numStages);
+    MeshOp mesh = declareMesh(numStages);
+    formStages(main, mesh);
     report(main, nodes, *starts);
     return success();
   }
@@ -157,16 +166,18 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   static NodeSequence collectNodes(Block &body) {
     NodeSequence nodes;
     llvm::DenseMap<StringAttr, size_t> index;
+    // Constants belong to no node: upstream canonicalization hoists and
+    // merges them, and each stage gets its own copy (formStages).
     for (Operation &op : body.without_terminator())
       if (StringAttr node = getNode(&op);
-          node && !isBackward(&op) &&
+          node && !isBackward(&op) && !isConstant(&op) &&
           index.try_emplace(node, index.size()).second)
         nodes.names.push_back(node);
     nodes.work.resize(nodes.names.size());
     nodes.crossing.resize(nodes.names.size());
     for (Operation &op : body.without_terminator()) {
       StringAttr node = getNode(&op);
-      if (!node || !index.count(node))
+      if (!node || !index.count(node) || isConstant(&op))
         continue;
       size_t at = index[node];
       nodes.work[at] += estimateCost(&op);
@@ -226,7 +237,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     SmallVector<Operation *> unplaced;
     for (Operation &op : body.without_terminator()) {
       StringAttr node = getNode(&op);
-      if (node && stageOfNode.count(node))
+      if (node && stageOfNode.count(node) && !isConstant(&op))
         op.setAttr(kStageAttrName,
                    builder.getI64IntegerAttr(stageOfNode[node]));
       else
@@ -243,7 +254,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       op->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
     }
     for (BlockArgument arg : body.getArguments()) {
-      if (argumentRole(main, arg.getArgNumber()) != kRoleParameter)
+      if (!isModelParameter(main, arg.getArgNumber()))
         continue;
       std::optional<int64_t> owner;
       for (Operation *user : arg.getUsers()) {
@@ -285,15 +296,111 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       op->moveBefore(terminator);
   }
 
-  void declareMesh(int64_t numStages) {
+  MeshOp declareMesh(int64_t numStages) {
     ModuleOp module = getOperation();
-    if (module.lookupSymbol(kPipelineMeshName))
-      return;
+    if (auto mesh = module.lookupSymbol<MeshOp>(kPipelineMeshName))
+      return mesh;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     auto axis = MeshAxisAttr::get(builder.getContext(), "pp", numStages,
                                   AxisKind::pipeline);
-    MeshOp::create(builder, module.getLoc(), kPipelineMeshName,
-                   builder.getArrayAttr({axis}));
+    return MeshOp::create(builder, module.getLoc(), kPipelineMeshName,
+                          builder.getArrayAttr({axis}));
+  }
+
+  /// Moves the ops of each (stage, phase) into one `pp.stage` op, in
+  /// schedule order. The regions are isolated from above, so membership is
+  /// structural: upstream passes cannot move a value or merge a constant
+  /// across stages. Values cross only as the stage ops' operands and
+  /// results; constants are copied into every stage that uses them; a
+  /// parameter no op uses enters its stage's forward, so that it stays a
+  /// parameter of the package.
+  void formStages(func::FuncOp main, MeshOp mesh) {
+    Block &body = main.getBody().front();
+    using Group = std::pair<int64_t, unsigned>; // (stage, is backward)
+    llvm::MapVector<Group, SmallVector<Operation *>> groups;
+    SmallVector<Operation *> constants;
+    for (Operation &op : body.without_terminator()) {
+      if (isConstant(&op)) {
+        constants.push_back(&op);
+        continue;
+      }
+      groups[{*getStage(&op), isBackward(&op) ? 1u : 0u}].push_back(&op);
+    }
+    llvm::DenseMap<int64_t, SmallVector<Value>> unusedParameters;
+    for (BlockArgument arg : body.getArguments())
+      if (arg.use_empty() && isModelParameter(main, arg.getArgNumber()))
+        unusedParameters[getParameterStage(main, arg.getArgNumber())]
+            .push_back(arg);
+    for (int64_t stage = 0; stage < mesh.getPipelineAxis().getSize(); ++stage)
+      if (unusedParameters.count(stage) && !groups.count({stage, 0u}))
+        groups[{stage, 0u}] = {};
+
+    OpBuilder builder(body.getTerminator());
+    for (auto &[group, ops] : groups) {
+      int64_t stage = group.first;
+      bool backward = group.second != 0;
+      llvm::SetVector<Value> inputs;
+      llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+      for (Operation *op : ops)
+        for (Value operand : op->getOperands())
+          if (!members.contains(operand.getDefiningOp()) &&
+              !isConstant(operand.getDefiningOp()))
+            inputs.insert(operand);
+      if (!backward)
+        inputs.insert(unusedParameters[stage].begin(),
+                      unusedParameters[stage].end());
+      SmallVector<Value> outputs;
+      for (Operation *op : ops)
+        for (Value result : op->getResults())
+          if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+                return !members.contains(user);
+              }))
+            outputs.push_back(result);
+
+      auto stageOp = StageOp::create(
+          builder, ops.empty() ? main.getLoc() : ops.front()->getLoc(),
+          TypeRange(ValueRange(outputs)),
+          FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+          builder.getI64IntegerAttr(stage),
+          StagePhaseAttr::get(&getContext(), backward ? StagePhase::backward
+                                                      : StagePhase::forward),
+          inputs.getArrayRef());
+      Block *block = builder.createBlock(&stageOp.getBody());
+      for (Value input : inputs)
+        block->addArgument(input.getType(), input.getLoc());
+      OpBuilder inner = OpBuilder::atBlockEnd(block);
+      // Each constant a member uses, copied once into the stage.
+      IRMapping copies;
+      for (Operation *op : ops) {
+        for (Value operand : op->getOperands())
+          if (isConstant(operand.getDefiningOp()) &&
+              !copies.contains(operand)) {
+            OpBuilder::InsertionGuard guard(inner);
+            inner.setInsertionPointToStart(block);
+            inner.clone(*operand.getDefiningOp(), copies);
+          }
+        op->moveBefore(block, block->end());
+        op->removeAttr(kStageAttrName);
+        op->removeAttr(kPhaseAttrName);
+      }
+      for (Operation &op : *block)
+        for (OpOperand &use : op.getOpOperands())
+          if (Value copy = copies.lookupOrNull(use.get()))
+            use.set(copy);
+      for (auto [input, arg] : llvm::zip(inputs, block->getArguments()))
+        Value(input).replaceUsesWithIf(arg, [&](OpOperand &use) {
+          return use.getOwner()->getBlock() == block;
+        });
+      inner.setInsertionPointToEnd(block);
+      YieldOp::create(inner, stageOp.getLoc(), outputs);
+      for (auto [output, result] : llvm::zip(outputs, stageOp.getResults()))
+        output.replaceUsesWithIf(result, [&](OpOperand &use) {
+          return use.getOwner()->getBlock() != block;
+        });
+      builder.setInsertionPointAfter(stageOp);
+    }
+    for (Operation *constant : constants)
+      constant->erase();
   }
 
   static void report(func::FuncOp main, const NodeSequence &nodes,
