@@ -67,21 +67,33 @@ struct InsertSendRecvPass
       }
     }
 
+    // One name per value, whichever stages it goes to; each producer's
+    // transfers follow it in route order.
     llvm::StringSet<> usedNames;
+    llvm::DenseMap<Value, StringAttr> nameOf;
+    llvm::DenseMap<Operation *, Operation *> lastAfter;
     for (auto &[route, values] : routes) {
       auto [producer, to] = route;
       SmallVector<Attribute> names;
-      for (Value value : values)
-        names.push_back(StringAttr::get(
-            &getContext(),
-            uniqueName(producer, cast<OpResult>(value), usedNames)));
+      for (Value value : values) {
+        StringAttr &name = nameOf[value];
+        if (!name)
+          name = StringAttr::get(
+              &getContext(),
+              uniqueName(producer, cast<OpResult>(value), usedNames));
+        names.push_back(name);
+      }
+      Operation *&after = lastAfter[producer];
+      if (!after)
+        after = producer;
       OpBuilder builder = OpBuilder::atBlockEnd(&body);
-      builder.setInsertionPointAfter(producer);
+      builder.setInsertionPointAfter(after);
       auto transfer = TransferOp::create(
           builder, producer.getLoc(),
           TypeRange(ValueRange(values.getArrayRef())), producer.getMesh(),
           values.getArrayRef(), producer.getStage(), to,
           builder.getArrayAttr(names));
+      after = transfer;
       for (auto [value, received] : llvm::zip(values, transfer.getResults()))
         Value(value).replaceUsesWithIf(received, [&](OpOperand &use) {
           auto consumer = dyn_cast<StageOp>(use.getOwner());

@@ -377,7 +377,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
               !copies.contains(operand)) {
             OpBuilder::InsertionGuard guard(inner);
             inner.setInsertionPointToStart(block);
-            inner.clone(*operand.getDefiningOp(), copies);
+            Operation *copy = inner.clone(*operand.getDefiningOp(), copies);
+            copy->removeAttr(kStageAttrName);
+            copy->removeAttr(kPhaseAttrName);
           }
         op->moveBefore(block, block->end());
         op->removeAttr(kStageAttrName);

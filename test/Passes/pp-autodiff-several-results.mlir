@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<2x6xf32> {pp.name = "w1", pp.role = "gradient"}, tensor<2x2xf32> {pp.name = "w2", pp.role = "gradient"})
 // CHECK: %[[A:[0-9]+]]:3 = nn.split
-// CHECK: %[[DA:[0-9]+]] = nn.mul %{{.*}}, %arg1 {pp.node = "scale"
+// CHECK: %[[DA:[0-9]+]] = nn.mul %{{.*}}, %arg1 {pp.node = "scale", pp.phase
 // CHECK: %[[DP:[0-9]+]] = nn.mul %{{.*}}, %[[A]]#0 {pp.node = "scale"
 // CHECK: %[[DA0:[0-9]+]] = nn.slice_grad %[[DA]] input_shape = [2, 6] starts = [0, 0] limits = [2, 2] strides = [1, 1] {pp.node = "split"
 // CHECK: %[[DA2:[0-9]+]] = nn.slice_grad %{{.*}} input_shape = [2, 6] starts = [0, 4] limits = [2, 6] strides = [1, 1] {pp.node = "split"

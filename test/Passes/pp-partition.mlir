@@ -2,9 +2,10 @@
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="split-points=act,skip" 2>%t.remarks | FileCheck %s --check-prefix=SPLIT
 // RUN: FileCheck %s --check-prefix=REMARK < %t.remarks
 
-// Balanced: each stage's cost is reported, the ops are grouped stage by
-// stage (forward ascending, backward descending), the pipeline mesh is
-// declared and each parameter lives with its first user.
+// Balanced: each stage's cost is reported, the pipeline mesh is declared,
+// each parameter lives with its first user, and the ops of each stage and
+// phase move into one isolated pp.stage op, in schedule order (forward
+// ascending, backward descending).
 // CHECK: pp-partition:0:0: remark: stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
 // CHECK: remark: {{.*}}stage 1: nodes {{.*}} .. loss
 // CHECK: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
@@ -12,10 +13,16 @@
 // CHECK-SAME: {pp.name = "w1", pp.role = "parameter", pp.stage = 0 : i64}
 // CHECK-SAME: {pp.name = "w3", pp.role = "parameter", pp.stage = 1 : i64}
 // CHECK-SAME: pp.stage_costs = [{bytes = {{.*}}, first_node = "fc1"
-// CHECK: nn.matmul {{.*}} {pp.node = "fc1", pp.stage = 0 : i64}
-// CHECK: nn.mse_loss {{.*}} {pp.node = "loss", pp.stage = 1 : i64}
-// CHECK: nn.mse_loss_grad {{.*}} pp.stage = 1 : i64
-// CHECK: nn.sum_to {{.*}} {pp.node = "fc1", pp.phase = #pp.phase<backward>, pp.stage = 0 : i64}
+// CHECK: %[[S0:.*]]:2 = pp.stage @pipeline stage 0 ins(
+// CHECK: nn.matmul {{.*}} {pp.node = "fc1"}
+// CHECK: pp.yield
+// CHECK: %[[S1:.*]]:{{[0-9]+}} = pp.stage @pipeline stage 1 ins(
+// CHECK: nn.mse_loss {{.*}} {pp.node = "loss"}
+// CHECK: pp.stage @pipeline stage 1 phase<backward> ins(
+// CHECK: nn.mse_loss_grad {{.*}} {pp.node = "loss"}
+// CHECK: pp.stage @pipeline stage 0 phase<backward> ins(
+// CHECK: nn.sum_to {{.*}} {pp.node = "fc1"}
+// CHECK: return %[[S1]]#
 
 // Split points name the first node of each later stage.
 // SPLIT: pp.mesh @pipeline [#pp.axis<"pp" = 3, pipeline>]
@@ -24,10 +31,37 @@
 // SPLIT: sent_bytes = 3.200000e+01
 // SPLIT-SAME: sent_bytes = 3.200000e+01
 // SPLIT-SAME: sent_bytes = 0.000000e+00
-// SPLIT: nn.matmul {{.*}} {pp.node = "fc1", pp.stage = 0 : i64}
-// SPLIT: nn.tanh {{.*}} {pp.node = "act", pp.stage = 1 : i64}
-// SPLIT: nn.matmul {{.*}} {pp.node = "fc2", pp.stage = 1 : i64}
-// SPLIT: nn.add {{.*}} {pp.node = "skip", pp.stage = 2 : i64}
+// SPLIT: pp.stage @pipeline stage 0 ins
+// SPLIT: nn.matmul {{.*}} {pp.node = "fc1"}
+// SPLIT: pp.stage @pipeline stage 1 ins
+// SPLIT: nn.tanh {{.*}} {pp.node = "act"}
+// SPLIT: nn.matmul {{.*}} {pp.node = "fc2"}
+// SPLIT: pp.stage @pipeline stage 2 ins
+// SPLIT: nn.add {{.*}} {pp.node = "skip"}
 // REMARK: stage 0: nodes fc1 .. fc1 (1 nodes)
 // REMARK: stage 1: nodes act .. fc2 (2 nodes)
 // REMARK: stage 2: nodes skip .. loss (3 nodes)
+
+// RUN: pp-opt %s --pp-partition="stages=2" 2>/dev/null | FileCheck %s --check-prefix=CONST
+// A constant is no node: each stage that uses it gets its own copy, so no
+// constant ever travels between stages; a parameter no op uses enters its
+// stage's forward and stays a parameter of the package.
+// CONST-LABEL: func.func @main(
+// CONST: pp.stage @pipeline stage 0 ins(%arg0, %arg1, %arg2)
+// CONST-NEXT: ^bb0
+// CONST-NEXT: %[[C0:.*]] = arith.constant {{.*}}dense<2.000000e+00>
+// CONST-NEXT: nn.mul %{{.*}}, %[[C0]] {pp.node = "first"}
+// CONST: pp.stage @pipeline stage 1 ins(
+// CONST-NEXT: ^bb0
+// CONST-NEXT: %[[C1:.*]] = arith.constant {{.*}}dense<2.000000e+00>
+// CONST-NEXT: nn.mul %{{.*}}, %[[C1]] {pp.node = "second"}
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %w: tensor<2xf32> {pp.name = "w", pp.role = "parameter"},
+                %unused: tensor<2xf32> {pp.name = "unused", pp.role = "parameter"})
+    -> (tensor<2xf32> {pp.name = "y"}) {
+  %c = arith.constant {pp.node = "first"} dense<2.0> : tensor<2xf32>
+  %a = nn.mul %x, %c {pp.node = "first"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %b = nn.mul %a, %w {pp.node = "first"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %d = nn.mul %b, %c {pp.node = "second"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %d : tensor<2xf32>
+}
