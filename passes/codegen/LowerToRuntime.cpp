@@ -68,13 +68,15 @@ public:
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     llvm::DenseSet<Value> given;
     for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
-      Value tensor = values[value];
+      Value tensor = tensorOf(value);
+      if (!tensor)
+        return failure();
       // A result owns its tensor: hand over a copy of borrowed or repeated
       // ones.
-      if (isa<BlockArgument>(value) || !given.insert(value).second)
+      if (!owned.contains(tensor) || !given.insert(tensor).second)
         tensor = call(prefix + "copy", {tensor}, {});
       else
-        owned.remove(value);
+        owned.remove(tensor);
       callVoid("pp_frame_result", {tensor},
                {integer(static_cast<int64_t>(index))});
     }
@@ -165,28 +167,42 @@ private:
     emitCall(callee, operands, literals, {});
   }
 
-  /// Maps `result` to a new tensor from `callee`, owned by the code.
-  void define(Value result, StringRef callee, ValueRange operands,
-              ArrayRef<Attribute> literals = {}) {
-    SmallVector<Value> mapped;
-    for (Value operand : operands)
-      mapped.push_back(values.lookup(operand));
-    values[result] = call(prefix + callee.str(), mapped, literals);
-    owned.insert(result);
+  /// The tensor of `value`. Constants become tensors at their first use,
+  /// one per distinct value, so that the code does not depend on where
+  /// upstream passes put or merge constants. Null after an error.
+  Value tensorOf(Value value) {
+    if (Value tensor = values.lookup(value))
+      return tensor;
+    auto constant = value.getDefiningOp<arith::ConstantOp>();
+    if (!constant)
+      return Value();
+    Value &tensor = constantTensors[constant.getValue()];
+    if (!tensor) {
+      FailureOr<Value> made = lowerConstant(constant);
+      if (failed(made))
+        return Value();
+      tensor = *made;
+      owned.insert(tensor);
+    }
+    values[value] = tensor;
+    return tensor;
   }
 
   LogicalResult lowerOp(Operation *op) {
     if (op->hasTrait<nn::HasRuntimeKernel>())
       return lowerKernelCall(op);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case(
-            [&](arith::ConstantOp constant) { return lowerConstant(constant); })
-        .Case([&](SendOp send) {
+        .Case([&](arith::ConstantOp) { return success(); }) // See tensorOf.
+        .Case([&](SendOp send) -> LogicalResult {
           for (auto [value, name] :
-               llvm::zip(send.getValues(), send.getNames()))
-            callVoid("pp_frame_send", values.lookup(value),
+               llvm::zip(send.getValues(), send.getNames())) {
+            Value tensor = tensorOf(value);
+            if (!tensor)
+              return failure();
+            callVoid("pp_frame_send", tensor,
                      {integer(static_cast<int64_t>(send.getTo())),
                       stringLiteral(cast<StringAttr>(name).getValue())});
+          }
           return success();
         })
         .Case([&](RecvOp recv) -> LogicalResult {
@@ -201,7 +217,7 @@ private:
                 stringLiteral(cast<StringAttr>(name).getValue()), *dtype};
             llvm::append_range(literals, shapeLiterals(type.getShape()));
             values[result] = call("pp_frame_recv", {}, literals);
-            owned.insert(result);
+            owned.insert(values[result]);
           }
           return success();
         })
@@ -229,8 +245,10 @@ private:
                                "number of tensors");
       if (size == 0)
         arguments.push_back(literal("nullptr"));
+      else if (Value tensor = tensorOf(op->getOperand(next++)))
+        arguments.push_back(tensor);
       else
-        arguments.push_back(values.lookup(op->getOperand(next++)));
+        return failure();
     }
     for (StringAttr name : op->getName().getAttributeNames()) {
       if (name.getValue() == kOperandSegments)
@@ -246,7 +264,7 @@ private:
         resultArguments.push_back(integer(result.getResultNumber()));
       values[result] = emitCall(callee, resultArguments, tensorPtr)
                            ->getResult(0);
-      owned.insert(result);
+      owned.insert(values[result]);
     }
     return success();
   }
@@ -289,7 +307,8 @@ private:
     return success();
   }
 
-  LogicalResult lowerConstant(arith::ConstantOp constant) {
+  /// A new tensor holding `constant`.
+  FailureOr<Value> lowerConstant(arith::ConstantOp constant) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     auto type = cast<RankedTensorType>(constant.getType());
     if (!dense || !type.getElementType().isF32())
@@ -299,8 +318,7 @@ private:
     if (dense.isSplat()) {
       literals.push_back(literal(floatLiteral(dense.getSplatValue<float>())));
       llvm::append_range(literals, shapeLiterals(type.getShape()));
-      define(constant, "fill_f32", {}, literals);
-      return success();
+      return call(prefix + "fill_f32", {}, literals);
     }
     llvm::append_range(literals, shapeLiterals(type.getShape()));
     std::string data =
@@ -309,15 +327,13 @@ private:
                    ", ") +
         "}.data()";
     literals.push_back(literal(data));
-    define(constant, "constant_f32", {}, literals);
-    return success();
+    return call(prefix + "constant_f32", {}, literals);
   }
 
   /// Destroys each owned tensor after the call that uses it last (right
   /// after its definition when nothing uses it).
   void releaseAfterLastUse() {
-    for (Value value : owned) {
-      Value tensor = values[value];
+    for (Value tensor : owned) {
       Operation *last = tensor.getDefiningOp();
       for (Operation *user : tensor.getUsers())
         if (last->isBeforeInBlock(user))
@@ -332,7 +348,11 @@ private:
   std::string prefix;
   Type framePtr, tensorPtr;
   Value frame;
+  /// Values of the stage function to the tensors of the generated code.
   llvm::DenseMap<Value, Value> values;
+  /// Each constant value's tensor.
+  llvm::DenseMap<Attribute, Value> constantTensors;
+  /// The tensors the code creates and must release.
   llvm::SetVector<Value> owned;
 };
 

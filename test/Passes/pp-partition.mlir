@@ -65,3 +65,10 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
   %d = nn.mul %b, %c {pp.node = "second"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %d : tensor<2xf32>
 }
+
+// Upstream canonicalization between the passes merges equal constants only
+// inside a stage: no transfer ever carries a constant.
+// RUN: pp-opt %s --canonicalize --pp-partition="stages=2" --canonicalize --cse --pp-insert-send-recv 2>/dev/null | FileCheck %s --check-prefix=UPSTREAM
+// UPSTREAM: %[[S0:.*]] = pp.stage @pipeline stage 0
+// UPSTREAM: pp.transfer @pipeline %[[S0]] from 0 to 1 names ["first"] : tensor<2xf32>
+// UPSTREAM-NOT: pp.transfer
