@@ -121,12 +121,13 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   return result;
 }
 
-/// Moves the elements `copy` describes from `source` to `dest`, each
-/// `elementSize` bytes (any dtype).
-void runStridedCopy(const StridedCopy &copy, const void *source, void *dest,
-                    size_t elementSize) {
-  const char *from = static_cast<const char *>(source);
-  char *to = static_cast<char *>(dest);
+/// Moves the elements `copy` describes from `source` to `dest`, which have
+/// the same dtype (any).
+void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
+                    pp_tensor *dest) {
+  const char *from = static_cast<const char *>(pp_tensor_data(source));
+  char *to = static_cast<char *>(pp_tensor_data(dest));
+  size_t elementSize = pp_dtype_size(pp_tensor_dtype(source));
   int64_t inner = copy.shape.empty() ? 1 : copy.shape.back();
   int64_t fromInner = copy.shape.empty() ? 1 : copy.sourceStrides.back();
   int64_t toInner = copy.shape.empty() ? 1 : copy.destStrides.back();
@@ -145,24 +146,29 @@ void runStridedCopy(const StridedCopy &copy, const void *source, void *dest,
       });
 }
 
-/// The layout of `input` around `axis`, or nullopt with the error recorded
-/// in `frame`.
-std::optional<AxisLayout> layoutOrFail(pp_frame *frame, const char *kernel,
-                                       pp_tensor *input, int64_t axis) {
+/// A new f32 tensor shaped like `input`, computed line by line along `axis`:
+/// `line(out, start, stride, size)` writes the `size` elements at `start +
+/// k * stride` of `out`. Null, with the error recorded in `frame`, when
+/// `input` has no such axis.
+template <typename Line>
+pp_tensor *alongAxis(pp_frame *frame, const char *kernel, pp_tensor *input,
+                     int64_t axis, Line line) {
   std::string error;
   std::optional<AxisLayout> layout =
       axisLayout(shapeOf(input), axis, kernel, error);
-  if (!layout)
+  if (!layout) {
     failFrame(frame, error);
-  return layout;
-}
-
-/// Calls `line(start)` for every line along the axis of `layout`: its
-/// elements lie at `start + k * layout.inner` for k < layout.size.
-template <typename Line> void forEachLine(const AxisLayout &layout, Line line) {
-  for (int64_t o = 0; o < layout.outer; ++o)
-    for (int64_t i = 0; i < layout.inner; ++i)
-      line(o * layout.size * layout.inner + i);
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  float *out = floats(result);
+  for (int64_t o = 0; o < layout->outer; ++o)
+    for (int64_t i = 0; i < layout->inner; ++i)
+      line(out, o * layout->size * layout->inner + i, layout->inner,
+           layout->size);
+  return result;
 }
 
 /// A rank-0 f32 tensor holding `value`.
@@ -267,23 +273,14 @@ pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   if (!checkInputs(frame, "softmax", {input}))
     return nullptr;
-  std::optional<AxisLayout> layout =
-      layoutOrFail(frame, "softmax", input, axis);
-  pp_tensor *result =
-      layout ? newTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
-  if (!result)
-    return nullptr;
   const float *in = floats(input);
-  float *out = floats(result);
-  int64_t size = layout->size, stride = layout->inner;
-  forEachLine(*layout, [&](int64_t start) {
-    auto [max, total] = softmaxNormalizer(in + start, size, stride);
-    for (int64_t k = 0; k < size; ++k) {
-      int64_t at = start + k * stride;
-      out[at] = static_cast<float>(std::exp(in[at] - max) / total);
-    }
-  });
-  return result;
+  return alongAxis(
+      frame, "softmax", input, axis,
+      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+        auto [max, total] = softmaxNormalizer(in + start, size, stride);
+        for (int64_t at = start; at < start + size * stride; at += stride)
+          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
+      });
 }
 
 pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
@@ -296,25 +293,17 @@ pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
                          " differ");
     return nullptr;
   }
-  std::optional<AxisLayout> layout =
-      layoutOrFail(frame, "softmax_grad", grad, axis);
-  pp_tensor *result =
-      layout ? newTensor(frame, PP_DTYPE_F32, shapeOf(grad)) : nullptr;
-  if (!result)
-    return nullptr;
   const float *g = floats(grad), *y = floats(result_value);
-  float *out = floats(result);
-  int64_t size = layout->size, stride = layout->inner;
-  forEachLine(*layout, [&](int64_t start) {
-    double dot = 0;
-    for (int64_t k = 0; k < size; ++k)
-      dot += static_cast<double>(g[start + k * stride]) * y[start + k * stride];
-    for (int64_t k = 0; k < size; ++k) {
-      int64_t at = start + k * stride;
-      out[at] = static_cast<float>(y[at] * (g[at] - dot));
-    }
-  });
-  return result;
+  return alongAxis(
+      frame, "softmax_grad", grad, axis,
+      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+        int64_t end = start + size * stride;
+        double dot = 0;
+        for (int64_t at = start; at < end; at += stride)
+          dot += static_cast<double>(g[at]) * y[at];
+        for (int64_t at = start; at < end; at += stride)
+          out[at] = static_cast<float>(y[at] * (g[at] - dot));
+      });
 }
 
 pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,
@@ -385,20 +374,12 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
 pp_tensor *pp_cpu_split(pp_frame *frame, pp_tensor *input, int64_t axis,
                         int64_t num_sizes, const int64_t *sizes,
                         int64_t result_index) {
-  if (!input)
-    return nullptr;
-  std::string error;
   std::optional<StridedCopy> copy =
-      planSplit(shapeOf(input), axis, num_sizes, sizes, result_index, error);
-  if (!copy) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  pp_dtype dtype = pp_tensor_dtype(input);
-  pp_tensor *result = newTensor(frame, dtype, copy->shape);
+      splitCopy(frame, input, axis, num_sizes, sizes, result_index);
+  pp_tensor *result =
+      copy ? newTensor(frame, pp_tensor_dtype(input), copy->shape) : nullptr;
   if (result)
-    runStridedCopy(*copy, pp_tensor_data(input), pp_tensor_data(result),
-                   pp_dtype_size(dtype));
+    runStridedCopy(*copy, input, result);
   return result;
 }
 
@@ -408,24 +389,18 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
                              const int64_t *starts, int64_t limits_count,
                              const int64_t *limits, int64_t strides_count,
                              const int64_t *strides) {
-  if (!grad)
+  std::optional<StridedCopy> copy =
+      sliceGradCopy(frame, grad, input_shape_count, input_shape, starts_count,
+                    starts, limits_count, limits, strides_count, strides);
+  if (!copy)
     return nullptr;
-  std::string error;
-  std::optional<StridedCopy> copy = planSliceGrad(
-      shapeOf(grad), input_shape_count, input_shape, starts_count, starts,
-      limits_count, limits, strides_count, strides, error);
-  if (!copy) {
-    failFrame(frame, error);
-    return nullptr;
-  }
-  pp_dtype dtype = pp_tensor_dtype(grad);
-  pp_tensor *result = newTensor(
-      frame, dtype, Shape(input_shape, input_shape + input_shape_count));
+  pp_tensor *result =
+      newTensor(frame, pp_tensor_dtype(grad),
+                Shape(input_shape, input_shape + input_shape_count));
   if (!result)
     return nullptr;
   std::memset(pp_tensor_data(result), 0, pp_tensor_nbytes(result));
-  runStridedCopy(*copy, pp_tensor_data(grad), pp_tensor_data(result),
-                 pp_dtype_size(dtype));
+  runStridedCopy(*copy, grad, result);
   return result;
 }
 

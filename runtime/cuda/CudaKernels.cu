@@ -675,17 +675,11 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
 pp_tensor *pp_cuda_split(pp_frame *frame, pp_tensor *input, int64_t axis,
                          int64_t num_sizes, const int64_t *sizes,
                          int64_t result_index) {
-  if (!input)
-    return nullptr;
-  std::string error;
   std::optional<StridedCopy> copy =
-      planSplit(shapeOf(input), axis, num_sizes, sizes, result_index, error);
-  if (!copy) {
-    failFrame(frame, error);
-    return nullptr;
-  }
+      splitCopy(frame, input, axis, num_sizes, sizes, result_index);
   pp_tensor *result =
-      newDeviceTensor(frame, pp_tensor_dtype(input), copy->shape);
+      copy ? newDeviceTensor(frame, pp_tensor_dtype(input), copy->shape)
+           : nullptr;
   return result ? stridedCopy(frame, "split", *copy, input, result) : nullptr;
 }
 
@@ -695,16 +689,11 @@ pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
                               const int64_t *starts, int64_t limits_count,
                               const int64_t *limits, int64_t strides_count,
                               const int64_t *strides) {
-  if (!grad)
+  std::optional<StridedCopy> copy =
+      sliceGradCopy(frame, grad, input_shape_count, input_shape, starts_count,
+                    starts, limits_count, limits, strides_count, strides);
+  if (!copy)
     return nullptr;
-  std::string error;
-  std::optional<StridedCopy> copy = planSliceGrad(
-      shapeOf(grad), input_shape_count, input_shape, starts_count, starts,
-      limits_count, limits, strides_count, strides, error);
-  if (!copy) {
-    failFrame(frame, error);
-    return nullptr;
-  }
   pp_tensor *result =
       newDeviceTensor(frame, pp_tensor_dtype(grad),
                       Shape(input_shape, input_shape + input_shape_count));
