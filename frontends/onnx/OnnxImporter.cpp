@@ -838,6 +838,24 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
 
 } // namespace
 
+std::string addDimSize(StringRef option,
+                       std::map<std::string, int64_t> &sizes) {
+  auto [name, sizeText] = option.split('=');
+  int64_t size = 0;
+  if (name.empty() || !option.contains('=') || sizeText.getAsInteger(10, size))
+    return ("--dim '" + option +
+            "' is not NAME=SIZE with an integer SIZE (e.g. --dim seq=32)")
+        .str();
+  if (size <= 0)
+    return ("--dim " + option + ": the size must be positive").str();
+  auto [it, inserted] = sizes.emplace(name.str(), size);
+  if (!inserted && it->second != size)
+    return ("--dim gives '" + name + "' two sizes, " + Twine(it->second) +
+            " and " + Twine(size))
+        .str();
+  return "";
+}
+
 bool isOnnxModelPath(StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtxt");
 }

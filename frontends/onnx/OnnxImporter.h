@@ -36,6 +36,12 @@ struct ImportOptions {
   std::map<std::string, int64_t> dimSizes;
 };
 
+/// Adds the size that `option`, the value of one `--dim NAME=SIZE` option,
+/// gives to `sizes`. Returns what is wrong with it (bad syntax, a size that
+/// is not positive, a second size for a name), or "" when it fits.
+std::string addDimSize(llvm::StringRef option,
+                       std::map<std::string, int64_t> &sizes);
+
 /// True when `path` names an ONNX model: `.onnx` (binary protobuf) or
 /// `.onnxtxt` (ONNX's text syntax).
 bool isOnnxModelPath(llvm::StringRef path);

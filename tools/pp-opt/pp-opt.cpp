@@ -70,28 +70,12 @@ static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
 /// what is wrong with one.
 static std::optional<std::map<std::string, int64_t>> parseDimSizes() {
   std::map<std::string, int64_t> sizes;
-  for (llvm::StringRef option : dimSizes) {
-    auto [name, sizeText] = option.split('=');
-    int64_t size = 0;
-    if (name.empty() || !option.contains('=') ||
-        sizeText.getAsInteger(10, size)) {
-      llvm::errs() << "pp-opt: --dim '" << option
-                   << "' is not NAME=SIZE with an integer SIZE (e.g. --dim "
-                      "seq=32)\n";
+  for (const std::string &option : dimSizes)
+    if (std::string error = pp::onnx_frontend::addDimSize(option, sizes);
+        !error.empty()) {
+      llvm::errs() << "pp-opt: " << error << "\n";
       return std::nullopt;
     }
-    if (size <= 0) {
-      llvm::errs() << "pp-opt: --dim " << option
-                   << ": the size must be positive\n";
-      return std::nullopt;
-    }
-    auto [it, inserted] = sizes.emplace(name.str(), size);
-    if (!inserted && it->second != size) {
-      llvm::errs() << "pp-opt: --dim gives '" << name << "' two sizes, "
-                   << it->second << " and " << size << "\n";
-      return std::nullopt;
-    }
-  }
   return sizes;
 }
 
