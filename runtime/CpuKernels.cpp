@@ -11,8 +11,10 @@
 #include "runtime/Shapes.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace pp::runtime;
 
@@ -53,6 +55,33 @@ pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
   return result;
 }
 
+/// Walks the rows (last dimension) of `shape` in row-major order, calling
+/// `row(offsets)` with the element offset of the row's start in each of N
+/// tensors, which move by `strides[t][d]` elements per step in dimension d
+/// and start at `offsets`.
+template <size_t N, typename Row>
+void forEachRow(const Shape &shape, const std::array<Shape, N> &strides,
+                std::array<int64_t, N> offsets, Row row) {
+  size_t rank = shape.size();
+  int64_t inner = rank ? shape.back() : 1;
+  int64_t rows = inner ? numElements(shape) / inner : 0;
+  Shape index(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    row(offsets);
+    // Advance the multi-index of the outer dimensions.
+    for (size_t d = rank > 1 ? rank - 1 : 0; d-- > 0;) {
+      ++index[d];
+      for (size_t t = 0; t < N; ++t)
+        offsets[t] += strides[t][d];
+      if (index[d] < shape[d])
+        break;
+      for (size_t t = 0; t < N; ++t)
+        offsets[t] -= strides[t][d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
 /// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
 template <typename Function>
 pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
@@ -78,30 +107,67 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
     return result;
   }
   // Rows of the last dimension, where each operand's stride is 1 or 0.
-  Shape aStrides = broadcastStrides(lhsShape, *shape);
-  Shape bStrides = broadcastStrides(rhsShape, *shape);
-  size_t rank = shape->size();
-  int64_t inner = shape->back(), aInner = aStrides.back(),
-          bInner = bStrides.back();
-  Shape index(rank, 0);
-  int64_t aOffset = 0, bOffset = 0;
-  for (int64_t row = 0; row < count / std::max<int64_t>(inner, 1); ++row) {
-    const float *pa = a + aOffset, *pb = b + bOffset;
-    float *po = out + row * inner;
+  std::array<Shape, 3> strides = {broadcastStrides(lhsShape, *shape),
+                                  broadcastStrides(rhsShape, *shape),
+                                  rowMajorStrides(*shape)};
+  int64_t inner = shape->back(), aInner = strides[0].back(),
+          bInner = strides[1].back();
+  forEachRow(*shape, strides, {0, 0, 0}, [&](std::array<int64_t, 3> at) {
+    const float *pa = a + at[0], *pb = b + at[1];
+    float *po = out + at[2];
     for (int64_t j = 0; j < inner; ++j)
       po[j] = function(pa[j * aInner], pb[j * bInner]);
-    // Advance the multi-index of the outer dimensions.
-    for (size_t d = rank - 1; d-- > 0;) {
-      ++index[d];
-      aOffset += aStrides[d];
-      bOffset += bStrides[d];
-      if (index[d] < (*shape)[d])
-        break;
-      aOffset -= aStrides[d] * index[d];
-      bOffset -= bStrides[d] * index[d];
-      index[d] = 0;
-    }
+  });
+  return result;
+}
+
+/// Moves the elements `copy` describes from `source` to `dest`, which have
+/// the same dtype (any).
+void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
+                    pp_tensor *dest) {
+  const char *from = static_cast<const char *>(pp_tensor_data(source));
+  char *to = static_cast<char *>(pp_tensor_data(dest));
+  size_t elementSize = pp_dtype_size(pp_tensor_dtype(source));
+  int64_t inner = copy.shape.empty() ? 1 : copy.shape.back();
+  int64_t fromInner = copy.shape.empty() ? 1 : copy.sourceStrides.back();
+  int64_t toInner = copy.shape.empty() ? 1 : copy.destStrides.back();
+  forEachRow<2>(
+      copy.shape, {copy.sourceStrides, copy.destStrides},
+      {copy.sourceOffset, copy.destOffset}, [&](std::array<int64_t, 2> at) {
+        if (fromInner == 1 && toInner == 1) {
+          std::memcpy(to + at[1] * elementSize, from + at[0] * elementSize,
+                      inner * elementSize);
+          return;
+        }
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(to + (at[1] + j * toInner) * elementSize,
+                      from + (at[0] + j * fromInner) * elementSize,
+                      elementSize);
+      });
+}
+
+/// A new f32 tensor shaped like `input`, computed line by line along `axis`:
+/// `line(out, start, stride, size)` writes the `size` elements at `start +
+/// k * stride` of `out`. Null, with the error recorded in `frame`, when
+/// `input` has no such axis.
+template <typename Line>
+pp_tensor *alongAxis(pp_frame *frame, const char *kernel, pp_tensor *input,
+                     int64_t axis, Line line) {
+  std::string error;
+  std::optional<AxisLayout> layout =
+      axisLayout(shapeOf(input), axis, kernel, error);
+  if (!layout) {
+    failFrame(frame, error);
+    return nullptr;
   }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  float *out = floats(result);
+  for (int64_t o = 0; o < layout->outer; ++o)
+    for (int64_t i = 0; i < layout->inner; ++i)
+      line(out, o * layout->size * layout->inner + i, layout->inner,
+           layout->size);
   return result;
 }
 
@@ -115,12 +181,15 @@ pp_tensor *scalar(pp_frame *frame, double value) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-/// The maximum of a row of logits and the sum of exp(logit - maximum):
-/// softmax(row)[c] = exp(row[c] - maximum) / sum.
-std::pair<double, double> softmaxNormalizer(const float *row, int64_t classes) {
-  double max = *std::max_element(row, row + classes), total = 0;
+/// The maximum of a row of logits (`classes` values `stride` apart) and the
+/// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
+std::pair<double, double> softmaxNormalizer(const float *row, int64_t classes,
+                                            int64_t stride = 1) {
+  double max = -std::numeric_limits<double>::infinity(), total = 0;
   for (int64_t c = 0; c < classes; ++c)
-    total += std::exp(row[c] - max);
+    max = std::max<double>(max, row[c * stride]);
+  for (int64_t c = 0; c < classes; ++c)
+    total += std::exp(row[c * stride] - max);
   return {max, total};
 }
 
@@ -176,6 +245,10 @@ pp_tensor *pp_cpu_mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
   return binary(frame, "mul", lhs, rhs, [](float a, float b) { return a * b; });
 }
 
+pp_tensor *pp_cpu_div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "div", lhs, rhs, [](float a, float b) { return a / b; });
+}
+
 pp_tensor *pp_cpu_neg(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "neg", input, [](float x) { return -x; });
 }
@@ -191,6 +264,46 @@ pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
 
 pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "tanh", input, [](float x) { return std::tanh(x); });
+}
+
+pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "exp", input, [](float x) { return std::exp(x); });
+}
+
+pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
+  if (!checkInputs(frame, "softmax", {input}))
+    return nullptr;
+  const float *in = floats(input);
+  return alongAxis(
+      frame, "softmax", input, axis,
+      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+        auto [max, total] = softmaxNormalizer(in + start, size, stride);
+        for (int64_t at = start; at < start + size * stride; at += stride)
+          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
+      });
+}
+
+pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
+                               pp_tensor *result_value, int64_t axis) {
+  if (!checkInputs(frame, "softmax_grad", {grad, result_value}))
+    return nullptr;
+  if (shapeOf(grad) != shapeOf(result_value)) {
+    failFrame(frame, "softmax_grad: grad " + formatShape(shapeOf(grad)) +
+                         " and result " + formatShape(shapeOf(result_value)) +
+                         " differ");
+    return nullptr;
+  }
+  const float *g = floats(grad), *y = floats(result_value);
+  return alongAxis(
+      frame, "softmax_grad", grad, axis,
+      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+        int64_t end = start + size * stride;
+        double dot = 0;
+        for (int64_t at = start; at < end; at += stride)
+          dot += static_cast<double>(g[at]) * y[at];
+        for (int64_t at = start; at < end; at += stride)
+          out[at] = static_cast<float>(y[at] * (g[at] - dot));
+      });
 }
 
 pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,
@@ -255,6 +368,39 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   float *out = floats(result);
   for (size_t i = 0; i < sums.size(); ++i)
     out[i] = static_cast<float>(sums[i]);
+  return result;
+}
+
+pp_tensor *pp_cpu_split(pp_frame *frame, pp_tensor *input, int64_t axis,
+                        int64_t num_sizes, const int64_t *sizes,
+                        int64_t result_index) {
+  std::optional<StridedCopy> copy =
+      splitCopy(frame, input, axis, num_sizes, sizes, result_index);
+  pp_tensor *result =
+      copy ? newTensor(frame, pp_tensor_dtype(input), copy->shape) : nullptr;
+  if (result)
+    runStridedCopy(*copy, input, result);
+  return result;
+}
+
+pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
+                             int64_t input_shape_count,
+                             const int64_t *input_shape, int64_t starts_count,
+                             const int64_t *starts, int64_t limits_count,
+                             const int64_t *limits, int64_t strides_count,
+                             const int64_t *strides) {
+  std::optional<StridedCopy> copy =
+      sliceGradCopy(frame, grad, input_shape_count, input_shape, starts_count,
+                    starts, limits_count, limits, strides_count, strides);
+  if (!copy)
+    return nullptr;
+  pp_tensor *result =
+      newTensor(frame, pp_tensor_dtype(grad),
+                Shape(input_shape, input_shape + input_shape_count));
+  if (!result)
+    return nullptr;
+  std::memset(pp_tensor_data(result), 0, pp_tensor_nbytes(result));
+  runStridedCopy(*copy, grad, result);
   return result;
 }
 

@@ -56,6 +56,40 @@ std::optional<std::vector<int64_t>> reshapeTarget(pp_frame *frame,
   return target;
 }
 
+/// `copy`, or nullopt with `error` recorded in `frame`.
+static std::optional<StridedCopy> recordFailure(pp_frame *frame,
+                                                std::optional<StridedCopy> copy,
+                                                const std::string &error) {
+  if (!copy)
+    failFrame(frame, error);
+  return copy;
+}
+
+std::optional<StridedCopy> splitCopy(pp_frame *frame, pp_tensor *input,
+                                     int64_t axis, int64_t count,
+                                     const int64_t *sizes, int64_t index) {
+  if (!input)
+    return std::nullopt;
+  std::string error;
+  std::optional<StridedCopy> copy =
+      planSplit(shapeOf(input), axis, count, sizes, index, error);
+  return recordFailure(frame, std::move(copy), error);
+}
+
+std::optional<StridedCopy>
+sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
+              const int64_t *inputShape, int64_t startCount,
+              const int64_t *starts, int64_t limitCount, const int64_t *limits,
+              int64_t strideCount, const int64_t *strides) {
+  if (!grad)
+    return std::nullopt;
+  std::string error;
+  std::optional<StridedCopy> copy =
+      planSliceGrad(shapeOf(grad), inputRank, inputShape, startCount, starts,
+                    limitCount, limits, strideCount, strides, error);
+  return recordFailure(frame, std::move(copy), error);
+}
+
 } // namespace pp::runtime
 
 extern "C" {

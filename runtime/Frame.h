@@ -3,6 +3,7 @@
 #ifndef PP_RUNTIME_FRAME_H
 #define PP_RUNTIME_FRAME_H
 
+#include "runtime/Shapes.h"
 #include "runtime/pp_kernels.h"
 
 #include <optional>
@@ -42,6 +43,22 @@ std::optional<std::vector<int64_t>> reshapeTarget(pp_frame *frame,
                                                   pp_tensor *input,
                                                   int64_t rank,
                                                   const int64_t *shape);
+
+/// The copy that makes result `index` of split on `input` (planSplit), or
+/// nullopt (with the error recorded in `frame`, or after an earlier failure
+/// when `input` is null).
+std::optional<StridedCopy> splitCopy(pp_frame *frame, pp_tensor *input,
+                                     int64_t axis, int64_t count,
+                                     const int64_t *sizes, int64_t index);
+
+/// The copy that scatters `grad` for slice_grad (planSliceGrad), or nullopt
+/// (with the error recorded in `frame`, or after an earlier failure when
+/// `grad` is null).
+std::optional<StridedCopy>
+sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
+              const int64_t *inputShape, int64_t startCount,
+              const int64_t *starts, int64_t limitCount, const int64_t *limits,
+              int64_t strideCount, const int64_t *strides);
 
 } // namespace pp::runtime
 

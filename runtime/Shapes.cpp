@@ -106,4 +106,109 @@ std::optional<MatmulPlan> planMatmul(const Shape &lhs, const Shape &rhs,
   return plan;
 }
 
+std::optional<AxisLayout> axisLayout(const Shape &shape, int64_t axis,
+                                     const char *kernel, std::string &error) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank) {
+    error = std::string(kernel) + ": axis " + std::to_string(axis) +
+            " is out of range for shape " + formatShape(shape);
+    return std::nullopt;
+  }
+  if (axis < 0)
+    axis += rank;
+  AxisLayout layout;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis    ? layout.outer
+     : d == axis ? layout.size
+                 : layout.inner) *= shape[d];
+  return layout;
+}
+
+Shape rowMajorStrides(const Shape &shape) {
+  Shape strides(shape.size());
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  return strides;
+}
+
+std::optional<StridedCopy> planSplit(const Shape &input, int64_t axis,
+                                     int64_t count, const int64_t *sizes,
+                                     int64_t index, std::string &error) {
+  std::optional<AxisLayout> layout = axisLayout(input, axis, "split", error);
+  if (!layout)
+    return std::nullopt;
+  if (count < 1 || index < 0 || index >= count) {
+    error = "split: result " + std::to_string(index) + " of " +
+            std::to_string(count) + " pieces does not exist";
+    return std::nullopt;
+  }
+  Shape pieces(sizes, sizes + count);
+  int64_t total = 0, before = 0;
+  bool negative = false;
+  for (int64_t i = 0; i < count; ++i) {
+    negative |= pieces[i] < 0;
+    total += pieces[i];
+    if (i < index)
+      before += pieces[i];
+  }
+  if (negative || total != layout->size) {
+    error = "split: sizes " + formatShape(pieces) +
+            " are not non-negative sizes adding up to " +
+            std::to_string(layout->size) + ", the axis of " +
+            formatShape(input);
+    return std::nullopt;
+  }
+  StridedCopy copy;
+  copy.shape = input;
+  copy.shape[axis < 0 ? axis + static_cast<int64_t>(input.size()) : axis] =
+      pieces[index];
+  copy.sourceStrides = rowMajorStrides(input);
+  copy.destStrides = rowMajorStrides(copy.shape);
+  copy.sourceOffset = before * layout->inner;
+  return copy;
+}
+
+std::optional<StridedCopy>
+planSliceGrad(const Shape &grad, int64_t inputRank, const int64_t *inputShape,
+              int64_t startCount, const int64_t *starts, int64_t limitCount,
+              const int64_t *limits, int64_t strideCount,
+              const int64_t *strides, std::string &error) {
+  int64_t rank = static_cast<int64_t>(grad.size());
+  if (inputRank != rank || startCount != rank || limitCount != rank ||
+      strideCount != rank) {
+    error = "slice_grad: grad " + formatShape(grad) + " has rank " +
+            std::to_string(rank) +
+            " but input_shape, starts, limits and "
+            "strides have " +
+            std::to_string(inputRank) + ", " + std::to_string(startCount) +
+            ", " + std::to_string(limitCount) + " and " +
+            std::to_string(strideCount) + " entries";
+    return std::nullopt;
+  }
+  Shape input(inputShape, inputShape + rank);
+  Shape inputStrides = rowMajorStrides(input);
+  StridedCopy copy;
+  copy.shape = grad;
+  copy.sourceStrides = rowMajorStrides(grad);
+  copy.destStrides.resize(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = starts[d], limit = limits[d], stride = strides[d];
+    bool fits = 0 <= start && start <= limit && limit <= input[d] &&
+                stride >= 1 && grad[d] == (limit - start + stride - 1) / stride;
+    if (!fits) {
+      error = "slice_grad: dimension " + std::to_string(d) + " of grad " +
+              formatShape(grad) + " is not the slice " + std::to_string(start) +
+              ":" + std::to_string(limit) + ":" + std::to_string(stride) +
+              " of input_shape " + formatShape(input);
+      return std::nullopt;
+    }
+    copy.destOffset += start * inputStrides[d];
+    copy.destStrides[d] = stride * inputStrides[d];
+  }
+  return copy;
+}
+
 } // namespace pp::runtime

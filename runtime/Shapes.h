@@ -47,6 +47,46 @@ std::optional<MatmulPlan> planMatmul(const Shape &lhs, const Shape &rhs,
                                      bool transposeLhs, bool transposeRhs,
                                      std::string &error);
 
+/// A tensor seen as [outer, size, inner] around one axis: the `size`
+/// elements of line (o, i) lie at `(o * size + k) * inner + i`.
+struct AxisLayout {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+/// The layout of `shape` around `axis` (negative values count from the
+/// end); nullopt and `error` set, naming `kernel`, when there is no such
+/// axis.
+std::optional<AxisLayout> axisLayout(const Shape &shape, int64_t axis,
+                                     const char *kernel, std::string &error);
+
+/// Row-major element strides of `shape`.
+Shape rowMajorStrides(const Shape &shape);
+
+/// Moves the elements of `shape` between two tensors: the element at
+/// row-major index `index` goes from `sourceOffset + sum(index[d] *
+/// sourceStrides[d])` to `destOffset + sum(index[d] * destStrides[d])`.
+struct StridedCopy {
+  Shape shape, sourceStrides, destStrides;
+  int64_t sourceOffset = 0, destOffset = 0;
+};
+
+/// Piece `index` (of `count`, sized `sizes`) of `input` cut along `axis`:
+/// the copy fills a row-major tensor of the copy's shape. nullopt and
+/// `error` set when the arguments do not fit.
+std::optional<StridedCopy> planSplit(const Shape &input, int64_t axis,
+                                     int64_t count, const int64_t *sizes,
+                                     int64_t index, std::string &error);
+
+/// The gradient of a slice (`starts`, `limits`, `strides`, each with
+/// `count` entries) of a tensor of `inputShape`: the copy scatters `grad`
+/// into a row-major tensor of `inputShape` that holds zeros elsewhere.
+/// nullopt and `error` set when the arguments do not fit.
+std::optional<StridedCopy>
+planSliceGrad(const Shape &grad, int64_t inputRank, const int64_t *inputShape,
+              int64_t startCount, const int64_t *starts, int64_t limitCount,
+              const int64_t *limits, int64_t strideCount,
+              const int64_t *strides, std::string &error);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_SHAPES_H

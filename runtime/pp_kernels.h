@@ -15,6 +15,12 @@
  * through and the runtime reports the first error after the call.
  * `reduction` is 0 (mean), 1 (sum) or 2 (none), as nn.LossReduction.
  *
+ * Signatures follow the nn op's ODS definition: the operands in order, then
+ * the inherent attributes in order (I64Attr: int64_t, F64Attr: double,
+ * UnitAttr and enums: int, DenseI64ArrayAttr: a count and a pointer); an op
+ * with several results takes a trailing result_index and returns that
+ * result. An `axis` may be negative (counted from the end).
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef PP_RUNTIME_PP_KERNELS_H
@@ -50,10 +56,15 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  pp_tensor *prefix##div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##neg(pp_frame *frame, pp_tensor *input);                   \
   pp_tensor *prefix##relu(pp_frame *frame, pp_tensor *input);                  \
   pp_tensor *prefix##sigmoid(pp_frame *frame, pp_tensor *input);               \
   pp_tensor *prefix##tanh(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##exp(pp_frame *frame, pp_tensor *input);                   \
+  pp_tensor *prefix##softmax(pp_frame *frame, pp_tensor *input, int64_t axis); \
+  pp_tensor *prefix##softmax_grad(pp_frame *frame, pp_tensor *grad,            \
+                                  pp_tensor *result_value, int64_t axis);      \
   pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,               \
                                pp_tensor *input);                              \
   pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,            \
@@ -64,6 +75,14 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                              const int64_t *shape);                            \
   pp_tensor *prefix##sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,   \
                             const int64_t *shape);                             \
+  pp_tensor *prefix##split(pp_frame *frame, pp_tensor *input, int64_t axis,    \
+                           int64_t num_sizes, const int64_t *sizes,            \
+                           int64_t result_index);                              \
+  pp_tensor *prefix##slice_grad(                                               \
+      pp_frame *frame, pp_tensor *grad, int64_t input_shape_count,             \
+      const int64_t *input_shape, int64_t starts_count, const int64_t *starts, \
+      int64_t limits_count, const int64_t *limits, int64_t strides_count,      \
+      const int64_t *strides);                                                 \
   pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
                               pp_tensor *target, int reduction);               \
   pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,           \

@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -22,6 +23,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -49,6 +51,54 @@ FailureOr<int64_t> readOpset(const onnx::ModelProto &model, Location loc) {
   return opset;
 }
 
+/// The MLIR element type of an ONNX tensor element type, or null when pp
+/// does not import it (kSupportedElementTypes lists those it does).
+Type convertElementType(int32_t dataType, Builder &builder) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return builder.getF32Type();
+  case onnx::TensorProto::FLOAT16:
+    return builder.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return builder.getBF16Type();
+  case onnx::TensorProto::DOUBLE:
+    return builder.getF64Type();
+  case onnx::TensorProto::INT64:
+    return builder.getI64Type();
+  case onnx::TensorProto::INT32:
+    return builder.getI32Type();
+  case onnx::TensorProto::BOOL:
+    return builder.getI1Type();
+  default:
+    return nullptr;
+  }
+}
+constexpr llvm::StringLiteral kSupportedElementTypes =
+    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32 and BOOL";
+
+/// "FLOAT16" for ONNX's TensorProto::FLOAT16.
+std::string onnxTypeName(int32_t dataType) {
+  if (!onnx::TensorProto::DataType_IsValid(dataType))
+    return "unknown (" + std::to_string(dataType) + ")";
+  return onnx::TensorProto::DataType_Name(
+      static_cast<onnx::TensorProto::DataType>(dataType));
+}
+
+/// The values of an ONNX tensor: its type and its elements as the
+/// little-endian bytes of that type (one byte per bool).
+struct TensorValues {
+  RankedTensorType type;
+  std::vector<char> bytes;
+};
+
+/// `values` as an attribute.
+DenseElementsAttr toElementsAttr(const TensorValues &values) {
+  if (!values.type.getElementType().isInteger(1))
+    return DenseElementsAttr::getFromRawBuffer(values.type, values.bytes);
+  SmallVector<bool> bools(values.bytes.begin(), values.bytes.end());
+  return DenseElementsAttr::get(values.type, ArrayRef<bool>(bools));
+}
+
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:
@@ -60,23 +110,38 @@ public:
 
   OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
 
-  /// How one op type imports: its input count range and the member that
-  /// builds its (single) result from the looked-up inputs.
+  /// The values a node computes, one per ONNX output.
+  using NodeOutputs = SmallVector<Value, 1>;
+  /// How one op type imports: its input count range, whether it has one
+  /// output or one or more, and the member that builds its outputs from the
+  /// looked-up inputs.
   struct NodeRule {
-    FailureOr<Value> (GraphImporter::*import)(const onnx::NodeProto &, Location,
-                                              ValueRange);
+    FailureOr<NodeOutputs> (GraphImporter::*import)(const onnx::NodeProto &,
+                                                    Location, ValueRange);
     int minInputs;
     int maxInputs;
+    bool variadicOutputs = false;
   };
   /// The rule of each supported op type.
   static const std::map<std::string, NodeRule, std::less<>> &nodeRules();
 
 private:
-  FailureOr<RankedTensorType> convertType(const onnx::TypeProto &type,
-                                          StringRef what);
-  FailureOr<Type> convertElementType(int32_t dataType, StringRef what);
-  FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
-                                             Location loc);
+  /// The element type of a tensor called `what` (for messages).
+  FailureOr<Type> elementTypeOf(int32_t dataType, StringRef what, Location loc);
+  /// The type of graph input `input`, each symbolic dimension sized as
+  /// ImportOptions says.
+  FailureOr<RankedTensorType>
+  convertInputType(const onnx::ValueInfoProto &input);
+  /// Checks the declared type of graph output `output` against `value`, the
+  /// value pp computes for it, where the declaration gives a size: static,
+  /// or named by `--dim`.
+  LogicalResult checkOutputType(const onnx::ValueInfoProto &output,
+                                Value value);
+  /// Checks that every name of ImportOptions::dimSizes is a symbolic
+  /// dimension of a graph input or output.
+  LogicalResult checkDimNames(const onnx::GraphProto &graph);
+  FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
+                                     Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, StringRef nodeName);
   FailureOr<Value> lookup(StringRef name, Location loc);
   /// The node's inputs, after checking their count against `rule`.
@@ -84,27 +149,37 @@ private:
   lookupInputs(const onnx::NodeProto &node, Location loc, const NodeRule &rule);
 
   // Op importers.
-  FailureOr<Value> importGemm(const onnx::NodeProto &node, Location loc,
-                              ValueRange inputs);
-  FailureOr<Value> importMatMul(const onnx::NodeProto &node, Location loc,
-                                ValueRange inputs);
-  FailureOr<Value> importConstant(const onnx::NodeProto &node, Location loc,
-                                  ValueRange inputs);
-  FailureOr<Value> importFlatten(const onnx::NodeProto &node, Location loc,
-                                 ValueRange inputs);
+  FailureOr<NodeOutputs> importGemm(const onnx::NodeProto &node, Location loc,
+                                    ValueRange inputs);
+  FailureOr<NodeOutputs> importMatMul(const onnx::NodeProto &node, Location loc,
+                                      ValueRange inputs);
+  FailureOr<NodeOutputs> importConstant(const onnx::NodeProto &node,
+                                        Location loc, ValueRange inputs);
+  FailureOr<NodeOutputs> importFlatten(const onnx::NodeProto &node,
+                                       Location loc, ValueRange inputs);
   template <typename OpTy>
-  FailureOr<Value> importElementwise(const onnx::NodeProto &node, Location loc,
+  FailureOr<NodeOutputs> importElementwise(const onnx::NodeProto &node,
+                                           Location loc, ValueRange inputs);
+  FailureOr<NodeOutputs> importIdentity(const onnx::NodeProto &node,
+                                        Location loc, ValueRange inputs);
+  FailureOr<NodeOutputs> importSoftmax(const onnx::NodeProto &node,
+                                       Location loc, ValueRange inputs);
+  FailureOr<NodeOutputs> importSplit(const onnx::NodeProto &node, Location loc,
                                      ValueRange inputs);
-  FailureOr<Value> importIdentity(const onnx::NodeProto &node, Location loc,
-                                  ValueRange inputs);
 
   /// Creates an OpTy after checking that its result types infer (the
   /// inference explains a failure), so that bad models never abort.
   template <typename OpTy>
+  FailureOr<Operation *>
+  createCheckedOp(Location loc, ValueRange operands,
+                  typename OpTy::Properties properties = {});
+  /// createCheckedOp for an op with one result; returns that result.
+  template <typename OpTy>
   FailureOr<Value> createChecked(Location loc, ValueRange operands,
                                  typename OpTy::Properties properties = {});
 
-  Value scalarConstant(Location loc, float value);
+  /// A rank-0 constant of `elementType` (a float type) holding `value`.
+  Value scalarConstant(Location loc, double value, Type elementType);
 
   MLIRContext *context;
   OpBuilder builder;
@@ -121,6 +196,8 @@ GraphImporter::nodeRules() {
   static const std::map<std::string, NodeRule, std::less<>> rules = {
       {"Add", {&G::importElementwise<nn::AddOp>, 2, 2}},
       {"Constant", {&G::importConstant, 0, 0}},
+      {"Div", {&G::importElementwise<nn::DivOp>, 2, 2}},
+      {"Exp", {&G::importElementwise<nn::ExpOp>, 1, 1}},
       {"Flatten", {&G::importFlatten, 1, 1}},
       {"Gemm", {&G::importGemm, 2, 3}},
       {"Identity", {&G::importIdentity, 1, 1}},
@@ -128,34 +205,49 @@ GraphImporter::nodeRules() {
       {"Mul", {&G::importElementwise<nn::MulOp>, 2, 2}},
       {"Relu", {&G::importElementwise<nn::ReluOp>, 1, 1}},
       {"Sigmoid", {&G::importElementwise<nn::SigmoidOp>, 1, 1}},
+      {"Softmax", {&G::importSoftmax, 1, 1}},
+      {"Split", {&G::importSplit, 1, 2, /*variadicOutputs=*/true}},
       {"Sub", {&G::importElementwise<nn::SubOp>, 2, 2}},
       {"Tanh", {&G::importElementwise<nn::TanhOp>, 1, 1}},
   };
   return rules;
 }
 
-FailureOr<Type> GraphImporter::convertElementType(int32_t dataType,
-                                                  StringRef what) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-    return Type(builder.getF32Type());
-  case onnx::TensorProto::INT64:
-    return Type(builder.getI64Type());
-  default:
-    return emitError(fileLoc)
-           << what << " has ONNX element type "
-           << onnx::TensorProto::DataType_Name(
-                  static_cast<onnx::TensorProto::DataType>(dataType))
-           << "; pp supports FLOAT and INT64";
+FailureOr<Type> GraphImporter::elementTypeOf(int32_t dataType, StringRef what,
+                                             Location loc) {
+  if (Type type = convertElementType(dataType, builder))
+    return type;
+  return emitError(loc) << what << " has ONNX element type "
+                        << onnxTypeName(dataType) << "; pp supports "
+                        << kSupportedElementTypes;
+}
+
+/// The size of dimension `index` of a graph input or output as `options`
+/// give it: static, named by --dim, or (`batchAtZero`) the batch size at
+/// position 0. nullopt when none of these applies.
+static std::optional<int64_t>
+dimSize(const onnx::TensorShapeProto::Dimension &dim, int64_t index,
+        const ImportOptions &options, bool batchAtZero) {
+  if (dim.has_dim_value() && dim.dim_value() > 0)
+    return dim.dim_value();
+  if (dim.has_dim_param()) {
+    auto it = options.dimSizes.find(dim.dim_param());
+    if (it != options.dimSizes.end())
+      return it->second;
   }
+  if (batchAtZero && index == 0 && options.batchSize > 0)
+    return options.batchSize;
+  return std::nullopt;
 }
 
 FailureOr<RankedTensorType>
-GraphImporter::convertType(const onnx::TypeProto &type, StringRef what) {
-  if (!type.has_tensor_type())
+GraphImporter::convertInputType(const onnx::ValueInfoProto &input) {
+  std::string what = "graph input '" + input.name() + "'";
+  if (!input.type().has_tensor_type())
     return emitError(fileLoc) << what << " is not a tensor";
-  const onnx::TypeProto::Tensor &tensor = type.tensor_type();
-  FailureOr<Type> elementType = convertElementType(tensor.elem_type(), what);
+  const onnx::TypeProto::Tensor &tensor = input.type().tensor_type();
+  FailureOr<Type> elementType =
+      elementTypeOf(tensor.elem_type(), what, fileLoc);
   if (failed(elementType))
     return failure();
   if (!tensor.has_shape())
@@ -164,74 +256,153 @@ GraphImporter::convertType(const onnx::TypeProto &type, StringRef what) {
                                  "shapes (run ONNX shape inference)";
   SmallVector<int64_t> shape;
   for (const auto &[index, dim] : llvm::enumerate(tensor.shape().dim())) {
-    if (dim.has_dim_value() && dim.dim_value() > 0) {
-      shape.push_back(dim.dim_value());
+    if (std::optional<int64_t> size =
+            dimSize(dim, index, options, /*batchAtZero=*/true)) {
+      shape.push_back(*size);
       continue;
     }
-    if (options.batchSize > 0) {
-      shape.push_back(options.batchSize);
-      continue;
-    }
-    std::string symbol =
-        dim.has_dim_param() ? "'" + dim.dim_param() + "'" : "unknown";
-    return emitError(fileLoc)
-           << what << " has a symbolic dimension " << index << " (" << symbol
-           << "); pp compiles static shapes: give its size with "
-              "--batch-size=B (pp-opt) or --microbatch-size=B (pp-run)";
+    InFlightDiagnostic diag = emitError(fileLoc)
+                              << what << " dimension " << index << " is ";
+    if (dim.has_dim_param())
+      diag << "symbolic ('" << dim.dim_param() << "'); ";
+    else
+      diag << "unknown (no size, no name); ";
+    if (index == 0)
+      return diag << "give the batch size with --batch-size=B"
+                  << (dim.has_dim_param()
+                          ? " or --dim " + dim.dim_param() + "=B"
+                          : std::string())
+                  << " (pp-opt), or --microbatch-size=B (pp-run)";
+    if (dim.has_dim_param())
+      return diag << "give its size with --dim " << dim.dim_param() << "=N";
+    return diag << "pp compiles static shapes: give it a size, or a name "
+                   "(dim_param) to size with --dim NAME=N, in the model";
   }
   return RankedTensorType::get(shape, *elementType);
 }
 
-/// The `count` values of `tensor`, from its raw bytes or its typed `field`;
-/// nullopt when it holds another number of values.
+LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output,
+                                             Value value) {
+  if (!output.type().has_tensor_type())
+    return success(); // ONNX lets outputs leave their type to inference.
+  std::string what = "graph output '" + output.name() + "'";
+  const onnx::TypeProto::Tensor &tensor = output.type().tensor_type();
+  auto computed = cast<RankedTensorType>(value.getType());
+  auto mismatch = [&]() {
+    return emitError(fileLoc) << what << " is declared as ";
+  };
+  if (tensor.elem_type() != onnx::TensorProto::UNDEFINED) {
+    FailureOr<Type> elementType =
+        elementTypeOf(tensor.elem_type(), what, fileLoc);
+    if (failed(elementType))
+      return failure();
+    if (*elementType != computed.getElementType())
+      return mismatch() << onnxTypeName(tensor.elem_type())
+                        << " but the model computes " << computed;
+  }
+  if (!tensor.has_shape())
+    return success();
+  const auto &dims = tensor.shape().dim();
+  if (dims.size() != computed.getRank())
+    return mismatch() << "rank " << dims.size() << " but the model computes "
+                      << computed;
+  // Only sizes the declaration fixes are checked: exporters name the output
+  // dimensions they cannot size (a flattened batch, say) arbitrarily.
+  for (const auto &[index, dim] : llvm::enumerate(dims)) {
+    std::optional<int64_t> size =
+        dimSize(dim, index, options, /*batchAtZero=*/false);
+    if (size && *size != computed.getDimSize(index))
+      return mismatch() << "having size " << *size << " in dimension " << index
+                        << " but the model computes " << computed;
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::checkDimNames(const onnx::GraphProto &graph) {
+  std::set<std::string> names;
+  for (const auto *infos : {&graph.input(), &graph.output()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      for (const auto &dim : info.type().tensor_type().shape().dim())
+        if (dim.has_dim_param())
+          names.insert(dim.dim_param());
+  for (const auto &[name, size] : options.dimSizes) {
+    if (names.count(name))
+      continue;
+    InFlightDiagnostic diag = emitError(fileLoc)
+                              << "--dim " << name << "=" << size
+                              << ": the model has no symbolic dimension '"
+                              << name << "'; ";
+    if (names.empty())
+      return diag << "its graph inputs and outputs have none";
+    return diag << "those of its graph inputs and outputs are: "
+                << llvm::join(names, ", ");
+  }
+  return success();
+}
+
+/// The `count` values of `tensor` as the bytes of T, from its raw bytes or
+/// its typed `field`; nullopt when it holds another number of values.
 template <typename T, typename Field>
-static std::optional<std::vector<T>>
-readValues(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
-  std::vector<T> data;
+static std::optional<std::vector<char>>
+readBytes(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
+  size_t size = static_cast<size_t>(count) * sizeof(T);
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
-    if (raw.size() != static_cast<size_t>(count) * sizeof(T))
+    if (raw.size() != size)
       return std::nullopt;
-    data.resize(count);
-    std::memcpy(data.data(), raw.data(), raw.size());
-    return data;
+    return std::vector<char>(raw.begin(), raw.end());
   }
   if (field.size() != count)
     return std::nullopt;
-  data.assign(field.begin(), field.end());
-  return data;
+  std::vector<char> bytes(size);
+  for (int64_t i = 0; i < count; ++i) {
+    T value = static_cast<T>(field.Get(i));
+    std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
+  }
+  return bytes;
 }
 
-FailureOr<DenseElementsAttr>
-GraphImporter::convertTensor(const onnx::TensorProto &tensor, Location loc) {
+FailureOr<TensorValues>
+GraphImporter::readTensor(const onnx::TensorProto &tensor, Location loc) {
   std::string what = "tensor '" + tensor.name() + "'";
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return emitError(loc) << what
                           << " keeps its data in an external file; save the "
                              "model with the weights inside it";
-  FailureOr<Type> elementType = convertElementType(tensor.data_type(), what);
+  FailureOr<Type> elementType = elementTypeOf(tensor.data_type(), what, loc);
   if (failed(elementType))
     return failure();
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   auto type = RankedTensorType::get(shape, *elementType);
   int64_t count = type.getNumElements();
-  auto damaged = [&]() {
+  // ONNX keeps 16-bit floats and bools in int32_data, one value each.
+  std::optional<std::vector<char>> bytes;
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    bytes = readBytes<float>(tensor, tensor.float_data(), count);
+    break;
+  case onnx::TensorProto::DOUBLE:
+    bytes = readBytes<double>(tensor, tensor.double_data(), count);
+    break;
+  case onnx::TensorProto::INT64:
+    bytes = readBytes<int64_t>(tensor, tensor.int64_data(), count);
+    break;
+  case onnx::TensorProto::INT32:
+    bytes = readBytes<int32_t>(tensor, tensor.int32_data(), count);
+    break;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    bytes = readBytes<uint16_t>(tensor, tensor.int32_data(), count);
+    break;
+  case onnx::TensorProto::BOOL:
+    bytes = readBytes<uint8_t>(tensor, tensor.int32_data(), count);
+    break;
+  }
+  if (!bytes)
     return emitError(loc) << what << " does not hold the " << count
                           << " values its shape needs; the model file is "
                              "damaged";
-  };
-  if (elementType->isF32()) {
-    std::optional<std::vector<float>> data =
-        readValues<float>(tensor, tensor.float_data(), count);
-    if (!data)
-      return damaged();
-    return DenseElementsAttr::get(type, ArrayRef<float>(*data));
-  }
-  std::optional<std::vector<int64_t>> data =
-      readValues<int64_t>(tensor, tensor.int64_data(), count);
-  if (!data)
-    return damaged();
-  return DenseElementsAttr::get(type, ArrayRef<int64_t>(*data));
+  return TensorValues{type, std::move(*bytes)};
 }
 
 FailureOr<Value> GraphImporter::lookup(StringRef name, Location loc) {
@@ -249,14 +420,16 @@ GraphImporter::lookupInputs(const onnx::NodeProto &node, Location loc,
   int count = node.input_size();
   while (count > 0 && node.input(count - 1).empty())
     --count; // Trailing optional inputs may be given as "".
+  int outputs = node.output_size();
   if (count < rule.minInputs || count > rule.maxInputs ||
-      node.output_size() != 1) {
+      (rule.variadicOutputs ? outputs < 1 : outputs != 1)) {
     InFlightDiagnostic diag = emitError(loc)
                               << node.op_type() << " takes " << rule.minInputs;
     if (rule.maxInputs != rule.minInputs)
       diag << " to " << rule.maxInputs;
-    return diag << " inputs and one output, found " << count << " and "
-                << node.output_size();
+    return diag << " inputs and "
+                << (rule.variadicOutputs ? "one or more outputs" : "one output")
+                << ", found " << count << " and " << outputs;
   }
   SmallVector<Value> inputs;
   for (int i = 0; i < count; ++i) {
@@ -271,10 +444,12 @@ GraphImporter::lookupInputs(const onnx::NodeProto &node, Location loc,
   return inputs;
 }
 
-Value GraphImporter::scalarConstant(Location loc, float value) {
-  auto type = RankedTensorType::get({}, builder.getF32Type());
+Value GraphImporter::scalarConstant(Location loc, double value,
+                                    Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
   auto constant = arith::ConstantOp::create(
-      builder, loc, DenseElementsAttr::get(type, ArrayRef<float>(value)));
+      builder, loc,
+      DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value)));
   constant->setAttr(kNodeAttrName, currentNode);
   return constant;
 }
@@ -300,9 +475,9 @@ static int64_t intAttribute(const onnx::NodeProto &node, StringRef name,
 }
 
 template <typename OpTy>
-FailureOr<Value>
-GraphImporter::createChecked(Location loc, ValueRange operands,
-                             typename OpTy::Properties properties) {
+FailureOr<Operation *>
+GraphImporter::createCheckedOp(Location loc, ValueRange operands,
+                               typename OpTy::Properties properties) {
   SmallVector<Type> types;
   if (failed(OpTy::inferReturnTypes(context, loc, operands, nullptr,
                                     OpaqueProperties(&properties), {}, types)))
@@ -311,7 +486,36 @@ GraphImporter::createChecked(Location loc, ValueRange operands,
   state.addOperands(operands);
   state.addTypes(types);
   state.useProperties(properties);
-  return builder.create(state)->getResult(0);
+  return builder.create(state);
+}
+
+template <typename OpTy>
+FailureOr<Value>
+GraphImporter::createChecked(Location loc, ValueRange operands,
+                             typename OpTy::Properties properties) {
+  FailureOr<Operation *> op =
+      createCheckedOp<OpTy>(loc, operands, std::move(properties));
+  if (failed(op))
+    return failure();
+  return (*op)->getResult(0);
+}
+
+/// The outputs of a node with the one output `value`.
+static FailureOr<GraphImporter::NodeOutputs> single(FailureOr<Value> value) {
+  if (failed(value))
+    return failure();
+  return GraphImporter::NodeOutputs{*value};
+}
+
+/// `axis` counted from the front (ONNX lets it count from the back when
+/// negative), or an error at `loc` naming `op` when `type` has no such axis.
+static FailureOr<int64_t> normalizedAxis(Location loc, StringRef op,
+                                         int64_t axis, RankedTensorType type) {
+  int64_t rank = type.getRank();
+  if (axis < -rank || axis >= rank)
+    return emitError(loc) << op << " axis " << axis << " is out of range for "
+                          << type << " (rank " << rank << ")";
+  return axis < 0 ? axis + rank : axis;
 }
 
 /// Properties of an nn.matmul with the given transpositions.
@@ -325,8 +529,9 @@ matmulProperties(Builder &builder, bool transposeLhs, bool transposeRhs) {
   return properties;
 }
 
-FailureOr<Value> GraphImporter::importGemm(const onnx::NodeProto &node,
-                                           Location loc, ValueRange inputs) {
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importGemm(const onnx::NodeProto &node, Location loc,
+                          ValueRange inputs) {
   for (Value operand : inputs.take_front(2))
     if (cast<RankedTensorType>(operand.getType()).getRank() != 2)
       return emitError(loc)
@@ -337,38 +542,42 @@ FailureOr<Value> GraphImporter::importGemm(const onnx::NodeProto &node,
                        intAttribute(node, "transB", 0) != 0));
   if (failed(result))
     return failure();
+  Type elementType = getElementTypeOrSelf(*result);
   float alpha = floatAttribute(node, "alpha", 1.0f);
   if (alpha != 1.0f)
-    result = Value(
-        nn::MulOp::create(builder, loc, *result, scalarConstant(loc, alpha)));
+    result = Value(nn::MulOp::create(builder, loc, *result,
+                                     scalarConstant(loc, alpha, elementType)));
   if (inputs.size() < 3)
-    return result;
+    return single(result);
   Value bias = inputs[2];
   float beta = floatAttribute(node, "beta", 1.0f);
   if (beta != 1.0f)
-    bias = nn::MulOp::create(builder, loc, bias, scalarConstant(loc, beta));
-  return createChecked<nn::AddOp>(loc, {*result, bias});
+    bias = nn::MulOp::create(builder, loc, bias,
+                             scalarConstant(loc, beta, elementType));
+  return single(createChecked<nn::AddOp>(loc, {*result, bias}));
 }
 
-FailureOr<Value> GraphImporter::importMatMul(const onnx::NodeProto &node,
-                                             Location loc, ValueRange inputs) {
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importMatMul(const onnx::NodeProto &node, Location loc,
+                            ValueRange inputs) {
   for (Value operand : inputs)
     if (cast<RankedTensorType>(operand.getType()).getRank() < 2)
       return emitError(loc)
              << "MatMul with a rank-1 operand (" << operand.getType()
              << ") is not supported yet; reshape it to rank 2";
-  return createChecked<nn::MatmulOp>(loc, inputs,
-                                     matmulProperties(builder, false, false));
+  return single(createChecked<nn::MatmulOp>(
+      loc, inputs, matmulProperties(builder, false, false)));
 }
 
-FailureOr<Value> GraphImporter::importConstant(const onnx::NodeProto &node,
-                                               Location loc, ValueRange) {
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importConstant(const onnx::NodeProto &node, Location loc,
+                              ValueRange) {
   DenseElementsAttr value;
   if (const onnx::AttributeProto *tensor = findAttribute(node, "value")) {
-    FailureOr<DenseElementsAttr> converted = convertTensor(tensor->t(), loc);
+    FailureOr<TensorValues> converted = readTensor(tensor->t(), loc);
     if (failed(converted))
       return failure();
-    value = *converted;
+    value = toElementsAttr(*converted);
   } else if (const onnx::AttributeProto *f =
                  findAttribute(node, "value_float")) {
     value =
@@ -394,11 +603,12 @@ FailureOr<Value> GraphImporter::importConstant(const onnx::NodeProto &node,
     return emitError(loc) << "Constant needs one of the attributes value, "
                              "value_float, value_floats, value_int, value_ints";
   }
-  return Value(arith::ConstantOp::create(builder, loc, value));
+  return NodeOutputs{arith::ConstantOp::create(builder, loc, value)};
 }
 
-FailureOr<Value> GraphImporter::importFlatten(const onnx::NodeProto &node,
-                                              Location loc, ValueRange inputs) {
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importFlatten(const onnx::NodeProto &node, Location loc,
+                             ValueRange inputs) {
   auto type = cast<RankedTensorType>(inputs[0].getType());
   int64_t rank = type.getRank();
   int64_t axis = intAttribute(node, "axis", 1);
@@ -410,20 +620,75 @@ FailureOr<Value> GraphImporter::importFlatten(const onnx::NodeProto &node,
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= type.getDimSize(d);
-  return Value(nn::ReshapeOp::create(builder, loc, inputs[0],
-                                     ArrayRef<int64_t>{outer, inner}));
+  return NodeOutputs{nn::ReshapeOp::create(builder, loc, inputs[0],
+                                           ArrayRef<int64_t>{outer, inner})};
 }
 
 template <typename OpTy>
-FailureOr<Value> GraphImporter::importElementwise(const onnx::NodeProto &,
-                                                  Location loc,
-                                                  ValueRange inputs) {
-  return createChecked<OpTy>(loc, inputs);
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importElementwise(const onnx::NodeProto &, Location loc,
+                                 ValueRange inputs) {
+  return single(createChecked<OpTy>(loc, inputs));
 }
 
-FailureOr<Value> GraphImporter::importIdentity(const onnx::NodeProto &,
-                                               Location, ValueRange inputs) {
-  return inputs[0];
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importIdentity(const onnx::NodeProto &, Location,
+                              ValueRange inputs) {
+  return NodeOutputs{inputs[0]};
+}
+
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importSoftmax(const onnx::NodeProto &node, Location loc,
+                             ValueRange inputs) {
+  // Opset 13 made Softmax a single-axis op (it used to flatten from `axis`).
+  int64_t axis = intAttribute(node, "axis", -1);
+  if (failed(normalizedAxis(loc, "Softmax", axis,
+                            cast<RankedTensorType>(inputs[0].getType()))))
+    return failure();
+  nn::SoftmaxOp::Properties properties;
+  properties.axis = builder.getI64IntegerAttr(axis);
+  return single(createChecked<nn::SoftmaxOp>(loc, inputs, properties));
+}
+
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importSplit(const onnx::NodeProto &node, Location loc,
+                           ValueRange inputs) {
+  auto type = cast<RankedTensorType>(inputs[0].getType());
+  int64_t axis = intAttribute(node, "axis", 0);
+  FailureOr<int64_t> dim = normalizedAxis(loc, "Split", axis, type);
+  if (failed(dim))
+    return failure();
+  int64_t pieces = node.output_size();
+  SmallVector<int64_t> sizes;
+  if (inputs.size() > 1) {
+    DenseIntElementsAttr given;
+    if (!matchPattern(inputs[1], m_Constant(&given)))
+      return emitError(loc)
+             << "Split sizes '" << node.input(1)
+             << "' must be an initializer or the output of a Constant node: "
+                "pp compiles static shapes";
+    for (const APInt &size : given.getValues<APInt>())
+      sizes.push_back(size.getSExtValue());
+    if (static_cast<int64_t>(sizes.size()) != pieces)
+      return emitError(loc) << "Split gives " << sizes.size() << " sizes for "
+                            << pieces << " outputs";
+  } else {
+    int64_t size = type.getDimSize(*dim);
+    if (size % pieces != 0)
+      return emitError(loc)
+             << "Split cannot cut dimension " << *dim << " of " << type
+             << " into " << pieces
+             << " equal parts; give the sizes as its second input";
+    sizes.assign(pieces, size / pieces);
+  }
+  nn::SplitOp::Properties properties;
+  properties.axis = builder.getI64IntegerAttr(axis);
+  properties.sizes = builder.getDenseI64ArrayAttr(sizes);
+  FailureOr<Operation *> split =
+      createCheckedOp<nn::SplitOp>(loc, inputs[0], properties);
+  if (failed(split))
+    return failure();
+  return NodeOutputs((*split)->getResults());
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
@@ -446,14 +711,17 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   FailureOr<SmallVector<Value>> inputs = lookupInputs(node, loc, rule->second);
   if (failed(inputs))
     return failure();
-  FailureOr<Value> result = (this->*rule->second.import)(node, loc, *inputs);
-  if (failed(result))
+  FailureOr<NodeOutputs> outputs =
+      (this->*rule->second.import)(node, loc, *inputs);
+  if (failed(outputs))
     return failure();
   // Tag every op the node produced with its name.
   for (Operation &op : llvm::make_range(
            wasEmpty ? block->begin() : std::next(firstNew), block->end()))
     op.setAttr(kNodeAttrName, currentNode);
-  values[node.output(0)] = *result;
+  for (auto [name, value] : llvm::zip_equal(node.output(), *outputs))
+    if (!name.empty()) // An optional output the model does not use.
+      values[name] = value;
   return success();
 }
 
@@ -461,12 +729,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   if (!model.has_graph())
     return emitError(fileLoc) << "the model has no graph", nullptr;
   const onnx::GraphProto &graph = model.graph();
+  if (failed(checkDimNames(graph)))
+    return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
 
   // Arguments: graph inputs (minus initializers listed as inputs, as old
-  // exporters do), then float initializers as parameters.
+  // exporters do), then floating-point initializers as parameters; the
+  // other initializers become constants.
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer())
     initializerNames.insert(init.name());
@@ -476,8 +747,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
-    FailureOr<RankedTensorType> type =
-        convertType(input.type(), "graph input '" + input.name() + "'");
+    FailureOr<RankedTensorType> type = convertInputType(input);
     if (failed(type))
       return nullptr;
     argTypes.push_back(*type);
@@ -486,16 +756,16 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
   for (const onnx::TensorProto &init : graph.initializer()) {
-    FailureOr<DenseElementsAttr> value = convertTensor(init, fileLoc);
+    FailureOr<TensorValues> value = readTensor(init, fileLoc);
     if (failed(value))
       return nullptr;
-    if (!value->getElementType().isF32()) {
-      constants.emplace_back(init.name(), *value);
+    RankedTensorType type = value->type;
+    if (!isa<FloatType>(type.getElementType())) {
+      constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
-    auto type = cast<RankedTensorType>(value->getType());
-    auto floats = llvm::to_vector(value->getValues<float>());
-    auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign<float>(floats);
+    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        value->bytes, type.getElementTypeBitWidth() / 8);
     auto initialValue =
         DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);
@@ -546,11 +816,18 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       return emitError(fileLoc) << "graph output '" << output.name()
                                 << "' is produced by no node",
              nullptr;
+    if (failed(checkOutputType(output, it->second)))
+      return nullptr;
     results.push_back(it->second);
     resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
         kNameAttrName, builder.getStringAttr(output.name()))));
   }
   func::ReturnOp::create(builder, fileLoc, results);
+  // Constants that no op uses, a Split's sizes say, were only read at
+  // import: they are not part of the computation.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isa<arith::ConstantOp>(op) && op.use_empty())
+      op.erase();
   function.setType(
       builder.getFunctionType(argTypes, TypeRange(ValueRange(results))));
   function.setAllResultAttrs(resultAttrs);
@@ -560,6 +837,24 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
 }
 
 } // namespace
+
+std::string addDimSize(StringRef option,
+                       std::map<std::string, int64_t> &sizes) {
+  auto [name, sizeText] = option.split('=');
+  int64_t size = 0;
+  if (name.empty() || !option.contains('=') || sizeText.getAsInteger(10, size))
+    return ("--dim '" + option +
+            "' is not NAME=SIZE with an integer SIZE (e.g. --dim seq=32)")
+        .str();
+  if (size <= 0)
+    return ("--dim " + option + ": the size must be positive").str();
+  auto [it, inserted] = sizes.emplace(name.str(), size);
+  if (!inserted && it->second != size)
+    return ("--dim gives '" + name + "' two sizes, " + Twine(it->second) +
+            " and " + Twine(size))
+        .str();
+  return "";
+}
 
 bool isOnnxModelPath(StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtxt");

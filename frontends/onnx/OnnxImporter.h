@@ -16,14 +16,31 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <map>
+#include <string>
+
 namespace pp::onnx_frontend {
 
-/// Options of the import.
+/// Options of the import. pp compiles static shapes, so every symbolic
+/// dimension of a graph input gets a size: the one `dimSizes` gives its
+/// name, or else, at position 0, the batch size. Any other symbolic input
+/// dimension is an error that says how to size it.
 struct ImportOptions {
-  /// Size given to symbolic (named or unknown) input dimensions; 0 makes
-  /// them an error that says to set it.
+  /// Size of the batch dimension: a symbolic dimension at position 0 of a
+  /// graph input that `dimSizes` does not name. 0: such a dimension is an
+  /// error that says to set it.
   int64_t batchSize = 0;
+  /// Sizes of symbolic dimensions by their ONNX name (`dim_param`), as
+  /// `pp-opt --dim NAME=SIZE` gives them; all positive. A name that no graph
+  /// input or output of the model has is an error (it catches typos).
+  std::map<std::string, int64_t> dimSizes;
 };
+
+/// Adds the size that `option`, the value of one `--dim NAME=SIZE` option,
+/// gives to `sizes`. Returns what is wrong with it (bad syntax, a size that
+/// is not positive, a second size for a name), or "" when it fits.
+std::string addDimSize(llvm::StringRef option,
+                       std::map<std::string, int64_t> &sizes);
 
 /// True when `path` names an ONNX model: `.onnx` (binary protobuf) or
 /// `.onnxtxt` (ONNX's text syntax).

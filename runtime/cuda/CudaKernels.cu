@@ -84,6 +84,9 @@ struct Sub {
 struct Mul {
   __device__ float operator()(float a, float b) const { return a * b; }
 };
+struct Div {
+  __device__ float operator()(float a, float b) const { return a / b; }
+};
 struct ReluGrad {
   __device__ float operator()(float g, float x) const { return x > 0 ? g : 0; }
 };
@@ -110,6 +113,9 @@ struct Sigmoid {
 };
 struct Tanh {
   __device__ float operator()(float x) const { return tanhf(x); }
+};
+struct Exp {
+  __device__ float operator()(float x) const { return expf(x); }
 };
 
 template <typename F>
@@ -181,6 +187,82 @@ __global__ void sumToKernel(const float *in, float *out, int64_t outputs,
   out[o] = static_cast<float>(sum);
 }
 
+/// The maximum of `n` logits `stride` apart and the sum of exp(logit -
+/// maximum): softmax[c] = exp(line[c * stride] - max) / total.
+__device__ void softmaxNormalizer(const float *line, int64_t n, int64_t stride,
+                                  double &max, double &total) {
+  max = -INFINITY;
+  total = 0;
+  for (int64_t c = 0; c < n; ++c)
+    max = fmax(max, static_cast<double>(line[c * stride]));
+  for (int64_t c = 0; c < n; ++c)
+    total += exp(line[c * stride] - max);
+}
+
+/// The element offset where line `l` along the axis of `layout` starts;
+/// its elements are `layout.inner` apart.
+__device__ int64_t lineStart(AxisLayout layout, int64_t l) {
+  return (l / layout.inner) * layout.size * layout.inner + l % layout.inner;
+}
+
+/// One thread per line along the axis.
+__global__ void softmaxKernel(const float *in, float *out, int64_t lines,
+                              AxisLayout layout) {
+  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (l >= lines)
+    return;
+  int64_t start = lineStart(layout, l);
+  double max, total;
+  softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
+  for (int64_t k = 0; k < layout.size; ++k) {
+    int64_t at = start + k * layout.inner;
+    out[at] = static_cast<float>(exp(in[at] - max) / total);
+  }
+}
+
+__global__ void softmaxGradKernel(const float *g, const float *y, float *out,
+                                  int64_t lines, AxisLayout layout) {
+  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (l >= lines)
+    return;
+  int64_t start = lineStart(layout, l);
+  double dot = 0;
+  for (int64_t k = 0; k < layout.size; ++k) {
+    int64_t at = start + k * layout.inner;
+    dot += static_cast<double>(g[at]) * y[at];
+  }
+  for (int64_t k = 0; k < layout.size; ++k) {
+    int64_t at = start + k * layout.inner;
+    out[at] = static_cast<float>(y[at] * (g[at] - dot));
+  }
+}
+
+/// A StridedCopy for the device.
+struct StridedCopyMap {
+  int rank;
+  int64_t shape[kMaxRank];
+  int64_t source[kMaxRank];
+  int64_t dest[kMaxRank];
+  int64_t sourceOffset, destOffset;
+};
+
+/// One thread per element; moves `elementSize` bytes.
+__global__ void stridedCopyKernel(const char *from, char *to, int64_t n,
+                                  StridedCopyMap map, int elementSize) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t rest = i, fromOffset = map.sourceOffset, toOffset = map.destOffset;
+  for (int d = map.rank - 1; d >= 0; --d) {
+    int64_t coordinate = rest % map.shape[d];
+    rest /= map.shape[d];
+    fromOffset += coordinate * map.source[d];
+    toOffset += coordinate * map.dest[d];
+  }
+  for (int b = 0; b < elementSize; ++b)
+    to[toOffset * elementSize + b] = from[fromOffset * elementSize + b];
+}
+
 /// One block sums `values` (double) in a fixed order.
 __device__ double blockSum(double value) {
   __shared__ double partial[kThreads];
@@ -234,11 +316,8 @@ __global__ void crossEntropyRowsKernel(const float *z, const int64_t *y,
     return;
   }
   const float *row = z + r * classes;
-  double max = row[0], total = 0;
-  for (int64_t c = 1; c < classes; ++c)
-    max = row[c] > max ? row[c] : max;
-  for (int64_t c = 0; c < classes; ++c)
-    total += exp(row[c] - max);
+  double max, total;
+  softmaxNormalizer(row, classes, 1, max, total);
   rowLoss[r] = static_cast<float>(log(total) + max - row[y[r]]);
 }
 
@@ -281,11 +360,8 @@ __global__ void crossEntropyGradKernel(const float *g, const float *z,
     double scale = reduction == 2 ? g[r] : g[0];
     if (reduction == 0)
       scale /= counted;
-    double max = row[0], sum = 0;
-    for (int64_t c = 1; c < classes; ++c)
-      max = row[c] > max ? row[c] : max;
-    for (int64_t c = 0; c < classes; ++c)
-      sum += exp(row[c] - max);
+    double max, sum;
+    softmaxNormalizer(row, classes, 1, max, sum);
     for (int64_t c = 0; c < classes; ++c)
       grad[c] = static_cast<float>(
           (exp(row[c] - max) / sum - (c == y[r] ? 1.0 : 0.0)) * scale);
@@ -341,6 +417,59 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   binaryKernel<<<blocksFor(n), kThreads>>>(deviceFloats(lhs), deviceFloats(rhs),
                                            deviceFloats(result), n, map, f);
   return checkLaunch(frame, kernel) ? result : nullptr;
+}
+
+/// A new f32 device tensor of `shape` for a kernel over the lines along
+/// `axis`, with their `layout`; null (the error recorded) on failure.
+pp_tensor *newLinesResult(pp_frame *frame, const char *kernel,
+                          const Shape &shape, int64_t axis,
+                          AxisLayout &layout) {
+  std::string error;
+  std::optional<AxisLayout> found = axisLayout(shape, axis, kernel, error);
+  if (!found) {
+    failFrame(frame, error);
+    return nullptr;
+  }
+  layout = *found;
+  return newDeviceTensor(frame, PP_DTYPE_F32, shape);
+}
+
+/// `result` when the last launch succeeded; else null, `result` destroyed.
+pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
+  if (checkLaunch(frame, kernel))
+    return result;
+  pp_tensor_destroy(result);
+  return nullptr;
+}
+
+/// Runs `copy` from `source` into `result` (already shaped and, where the
+/// copy does not reach, filled); destroys `result` on failure.
+pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
+                       const StridedCopy &copy, pp_tensor *source,
+                       pp_tensor *result) {
+  if (copy.shape.size() > kMaxRank) {
+    failFrame(frame, std::string(kernel) + ": rank " +
+                         std::to_string(copy.shape.size()) +
+                         " is above the CUDA kernels' limit of 8");
+    pp_tensor_destroy(result);
+    return nullptr;
+  }
+  StridedCopyMap map{};
+  map.rank = static_cast<int>(copy.shape.size());
+  for (int d = 0; d < map.rank; ++d) {
+    map.shape[d] = copy.shape[d];
+    map.source[d] = copy.sourceStrides[d];
+    map.dest[d] = copy.destStrides[d];
+  }
+  map.sourceOffset = copy.sourceOffset;
+  map.destOffset = copy.destOffset;
+  int64_t n = numElements(copy.shape);
+  if (n > 0)
+    stridedCopyKernel<<<blocksFor(n), kThreads>>>(
+        static_cast<const char *>(pp_tensor_data(source)),
+        static_cast<char *>(pp_tensor_data(result)), n, map,
+        static_cast<int>(pp_dtype_size(pp_tensor_dtype(source))));
+  return launched(frame, kernel, result);
 }
 
 pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
@@ -426,6 +555,10 @@ pp_tensor *pp_cuda_mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
   return binary(frame, "mul", lhs, rhs, Mul());
 }
 
+pp_tensor *pp_cuda_div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "div", lhs, rhs, Div());
+}
+
 pp_tensor *pp_cuda_neg(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "neg", input, Neg());
 }
@@ -440,6 +573,47 @@ pp_tensor *pp_cuda_sigmoid(pp_frame *frame, pp_tensor *input) {
 
 pp_tensor *pp_cuda_tanh(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "tanh", input, Tanh());
+}
+
+pp_tensor *pp_cuda_exp(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "exp", input, Exp());
+}
+
+pp_tensor *pp_cuda_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
+  if (!present({input}))
+    return nullptr;
+  AxisLayout layout;
+  pp_tensor *result =
+      newLinesResult(frame, "softmax", shapeOf(input), axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  softmaxKernel<<<blocksFor(lines), kThreads>>>(
+      deviceFloats(input), deviceFloats(result), lines, layout);
+  return launched(frame, "softmax", result);
+}
+
+pp_tensor *pp_cuda_softmax_grad(pp_frame *frame, pp_tensor *grad,
+                                pp_tensor *result_value, int64_t axis) {
+  if (!present({grad, result_value}))
+    return nullptr;
+  Shape shape = shapeOf(grad);
+  if (shapeOf(result_value) != shape) {
+    failFrame(frame, "softmax_grad: grad " + formatShape(shape) +
+                         " and result " + formatShape(shapeOf(result_value)) +
+                         " differ");
+    return nullptr;
+  }
+  AxisLayout layout;
+  pp_tensor *result =
+      newLinesResult(frame, "softmax_grad", shape, axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  softmaxGradKernel<<<blocksFor(lines), kThreads>>>(
+      deviceFloats(grad), deviceFloats(result_value), deviceFloats(result),
+      lines, layout);
+  return launched(frame, "softmax_grad", result);
 }
 
 pp_tensor *pp_cuda_relu_grad(pp_frame *frame, pp_tensor *grad,
@@ -496,6 +670,42 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   sumToKernel<<<blocksFor(outputs), kThreads>>>(
       deviceFloats(input), deviceFloats(result), outputs, map);
   return checkLaunch(frame, "sum_to") ? result : nullptr;
+}
+
+pp_tensor *pp_cuda_split(pp_frame *frame, pp_tensor *input, int64_t axis,
+                         int64_t num_sizes, const int64_t *sizes,
+                         int64_t result_index) {
+  std::optional<StridedCopy> copy =
+      splitCopy(frame, input, axis, num_sizes, sizes, result_index);
+  pp_tensor *result =
+      copy ? newDeviceTensor(frame, pp_tensor_dtype(input), copy->shape)
+           : nullptr;
+  return result ? stridedCopy(frame, "split", *copy, input, result) : nullptr;
+}
+
+pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
+                              int64_t input_shape_count,
+                              const int64_t *input_shape, int64_t starts_count,
+                              const int64_t *starts, int64_t limits_count,
+                              const int64_t *limits, int64_t strides_count,
+                              const int64_t *strides) {
+  std::optional<StridedCopy> copy =
+      sliceGradCopy(frame, grad, input_shape_count, input_shape, starts_count,
+                    starts, limits_count, limits, strides_count, strides);
+  if (!copy)
+    return nullptr;
+  pp_tensor *result =
+      newDeviceTensor(frame, pp_tensor_dtype(grad),
+                      Shape(input_shape, input_shape + input_shape_count));
+  if (!result)
+    return nullptr;
+  if (cudaMemsetAsync(pp_tensor_data(result), 0, pp_tensor_nbytes(result), 0) !=
+      cudaSuccess) {
+    failFrame(frame, "slice_grad: cudaMemsetAsync failed");
+    pp_tensor_destroy(result);
+    return nullptr;
+  }
+  return stridedCopy(frame, "slice_grad", *copy, grad, result);
 }
 
 pp_tensor *pp_cuda_mse_loss(pp_frame *frame, pp_tensor *input,

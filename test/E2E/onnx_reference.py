@@ -52,39 +52,67 @@ def attribute(node, name, default):
     return default
 
 
+def gemm(node, x):
+    a = x[0].T if attribute(node, "transA", 0) else x[0]
+    b = x[1].T if attribute(node, "transB", 0) else x[1]
+    y = attribute(node, "alpha", 1.0) * (a @ b)
+    if len(x) > 2:
+        y = y + attribute(node, "beta", 1.0) * x[2]
+    return y
+
+
+def flatten(node, x):
+    axis = attribute(node, "axis", 1)
+    return x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
+
+
+def softmax(node, x):
+    axis = attribute(node, "axis", -1)
+    z = np.exp(x[0] - x[0].max(axis=axis, keepdims=True))
+    return z / z.sum(axis=axis, keepdims=True)
+
+
+def split(node, x):
+    axis = attribute(node, "axis", 0)
+    if len(x) > 1:
+        sizes = x[1].astype(np.int64)
+    else:
+        sizes = [x[0].shape[axis] // len(node.output)] * len(node.output)
+    return np.split(x[0], np.cumsum(sizes)[:-1], axis=axis)
+
+
+# Each op's evaluation: (node, input values) -> its output, or a list of
+# outputs for ops with several.
+OPS = {
+    "Add": lambda node, x: x[0] + x[1],
+    "Constant": lambda node, x: numpy_helper.to_array(
+        attribute(node, "value", None)).astype(np.float64),
+    "Div": lambda node, x: x[0] / x[1],
+    "Exp": lambda node, x: np.exp(x[0]),
+    "Flatten": flatten,
+    "Gemm": gemm,
+    "Identity": lambda node, x: x[0],
+    "MatMul": lambda node, x: x[0] @ x[1],
+    "Mul": lambda node, x: x[0] * x[1],
+    "Relu": lambda node, x: np.maximum(x[0], 0),
+    "Sigmoid": lambda node, x: 1 / (1 + np.exp(-x[0])),
+    "Softmax": softmax,
+    "Split": split,
+    "Sub": lambda node, x: x[0] - x[1],
+    "Tanh": lambda node, x: np.tanh(x[0]),
+}
+
+
 def run(model, inputs):
     values = dict(inputs)
     for init in model.graph.initializer:
         values[init.name] = numpy_helper.to_array(init).astype(np.float64)
     for node in model.graph.node:
-        x = [values[name] for name in node.input if name]
-        op = node.op_type
-        if op == "Gemm":
-            a = x[0].T if attribute(node, "transA", 0) else x[0]
-            b = x[1].T if attribute(node, "transB", 0) else x[1]
-            y = attribute(node, "alpha", 1.0) * (a @ b)
-            if len(x) > 2:
-                y = y + attribute(node, "beta", 1.0) * x[2]
-        elif op == "MatMul":
-            y = x[0] @ x[1]
-        elif op in ("Add", "Sub", "Mul"):
-            y = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op](x[0], x[1])
-        elif op == "Relu":
-            y = np.maximum(x[0], 0)
-        elif op == "Tanh":
-            y = np.tanh(x[0])
-        elif op == "Sigmoid":
-            y = 1 / (1 + np.exp(-x[0]))
-        elif op == "Identity":
-            y = x[0]
-        elif op == "Constant":
-            y = numpy_helper.to_array(attribute(node, "value", None)).astype(np.float64)
-        elif op == "Flatten":
-            axis = attribute(node, "axis", 1)
-            y = x[0].reshape(int(np.prod(x[0].shape[:axis])), -1)
-        else:
-            sys.exit(f"no reference for {op}")
-        values[node.output[0]] = y
+        if node.op_type not in OPS:
+            sys.exit(f"no reference for {node.op_type}")
+        y = OPS[node.op_type](node, [values[name] for name in node.input if name])
+        outputs = y if isinstance(y, list) else [y]
+        values.update((name, value) for name, value in zip(node.output, outputs) if name)
     return values
 
 

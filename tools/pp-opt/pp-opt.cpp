@@ -26,11 +26,21 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <map>
+#include <optional>
+
 static llvm::cl::opt<int64_t> batchSize(
     "batch-size",
-    llvm::cl::desc("Size of symbolic dimensions when importing an ONNX model "
-                   "(default: the microbatch-size of --pp-compile)"),
+    llvm::cl::desc("Size of the batch dimension (a symbolic dimension 0 of a "
+                   "graph input that --dim does not size) when importing an "
+                   "ONNX model (default: the microbatch-size of --pp-compile)"),
     llvm::cl::init(0));
+
+static llvm::cl::list<std::string> dimSizes(
+    "dim",
+    llvm::cl::desc("Size of the symbolic dimension NAME (ONNX dim_param) when "
+                   "importing an ONNX model; repeatable"),
+    llvm::cl::value_desc("NAME=SIZE"));
 
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
@@ -56,11 +66,27 @@ static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
   return 0;
 }
 
+/// The sizes of the `--dim NAME=SIZE` options, or nullopt after printing
+/// what is wrong with one.
+static std::optional<std::map<std::string, int64_t>> parseDimSizes() {
+  std::map<std::string, int64_t> sizes;
+  for (const std::string &option : dimSizes)
+    if (std::string error = pp::onnx_frontend::addDimSize(option, sizes);
+        !error.empty()) {
+      llvm::errs() << "pp-opt: " << error << "\n";
+      return std::nullopt;
+    }
+  return sizes;
+}
+
 /// Imports the ONNX model at `path` and returns it as MLIR bytecode, or null
 /// after printing why it cannot be imported.
 static std::unique_ptr<llvm::MemoryBuffer>
 importOnnxAsBytecode(llvm::StringRef path, int64_t defaultBatchSize,
                      mlir::DialectRegistry &registry) {
+  std::optional<std::map<std::string, int64_t>> sizes = parseDimSizes();
+  if (!sizes)
+    return nullptr;
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file =
       mlir::openInputFile(path, &message);
@@ -71,6 +97,7 @@ importOnnxAsBytecode(llvm::StringRef path, int64_t defaultBatchSize,
   mlir::MLIRContext context(registry);
   pp::onnx_frontend::ImportOptions options;
   options.batchSize = batchSize ? batchSize.getValue() : defaultBatchSize;
+  options.dimSizes = std::move(*sizes);
   mlir::OwningOpRef<mlir::ModuleOp> module = pp::onnx_frontend::importOnnxModel(
       file->getBuffer(), path, &context, options);
   if (!module)
@@ -131,6 +158,10 @@ int main(int argc, char **argv) {
         registry);
     if (!input)
       return EXIT_FAILURE;
+  } else if (!dimSizes.empty()) {
+    llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
+                 << inputPath << "' is not one (.onnx, .onnxtxt)\n";
+    return EXIT_FAILURE;
   } else {
     input = mlir::openInputFile(inputPath, &message);
     if (!input) {

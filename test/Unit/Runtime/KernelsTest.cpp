@@ -27,6 +27,23 @@ Tensor iota(std::vector<int64_t> shape, float scale = 1.0f) {
   return Tensor(tensor);
 }
 
+/// A host f32 tensor holding `data`.
+Tensor tensorOf(std::vector<int64_t> shape, const std::vector<float> &data) {
+  Tensor tensor = iota(shape);
+  EXPECT_EQ(static_cast<size_t>(pp_tensor_numel(tensor.get())), data.size());
+  std::memcpy(pp_tensor_data(tensor.get()), data.data(),
+              data.size() * sizeof(float));
+  return tensor;
+}
+
+/// `count` values spread over about [-3, 3] in no particular order.
+std::vector<float> wiggly(int64_t count, float phase = 0.0f) {
+  std::vector<float> data(count);
+  for (int64_t i = 0; i < count; ++i)
+    data[i] = 3.0f * std::sin(1.7f * static_cast<float>(i) + phase);
+  return data;
+}
+
 std::vector<float> values(const Tensor &tensor) {
   const float *data = static_cast<const float *>(pp_tensor_data(tensor.get()));
   return std::vector<float>(data, data + pp_tensor_numel(tensor.get()));
@@ -113,6 +130,245 @@ TEST(CpuKernels, BadShapesAreReportedInTheFrame) {
   // Later calls given the failed result pass the NULL on.
   EXPECT_EQ(pp_cpu_relu(&frame, nullptr), nullptr);
   EXPECT_EQ(frame.error, "add: shapes 2x3 and 4 do not broadcast");
+}
+
+TEST(CpuKernels, DivBroadcastsLikeAdd) {
+  pp_frame frame;
+  Tensor a = tensorOf({2, 1, 3}, wiggly(6));
+  Tensor b = tensorOf({4, 1}, {0.5f, -1.25f, 3.0f, 7.0f});
+  Tensor quotient(pp_cpu_div(&frame, a.get(), b.get()));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(quotient), (std::vector<int64_t>{2, 4, 3}));
+  std::vector<float> av = values(a), bv = values(b), got = values(quotient);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_FLOAT_EQ(got[(i * 4 + j) * 3 + k],
+                        static_cast<double>(av[i * 3 + k]) / bv[j]);
+}
+
+TEST(CpuKernels, ExpIsElementwise) {
+  pp_frame frame;
+  Tensor x = tensorOf({2, 3}, wiggly(6));
+  Tensor y(pp_cpu_exp(&frame, x.get()));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), shape(x));
+  for (int i = 0; i < 6; ++i)
+    EXPECT_FLOAT_EQ(values(y)[i], std::exp(static_cast<double>(values(x)[i])));
+}
+
+/// softmax of `x` (shape [outer, size, inner]) along the middle dimension,
+/// in double precision.
+std::vector<double> softmaxReference(const std::vector<double> &x,
+                                     int64_t outer, int64_t size,
+                                     int64_t inner) {
+  std::vector<double> y(x.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double total = 0;
+      for (int64_t k = 0; k < size; ++k)
+        total += std::exp(x[(o * size + k) * inner + i]);
+      for (int64_t k = 0; k < size; ++k)
+        y[(o * size + k) * inner + i] =
+            std::exp(x[(o * size + k) * inner + i]) / total;
+    }
+  return y;
+}
+
+TEST(CpuKernels, SoftmaxAlongANegativeAxis) {
+  pp_frame frame;
+  Tensor x = tensorOf({2, 3, 4}, wiggly(24));
+  Tensor negative(pp_cpu_softmax(&frame, x.get(), -2));
+  Tensor positive(pp_cpu_softmax(&frame, x.get(), 1));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(negative), shape(x));
+  std::vector<float> xv = values(x);
+  std::vector<double> expected =
+      softmaxReference(std::vector<double>(xv.begin(), xv.end()), 2, 3, 4);
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(values(negative)[i], expected[i], 1e-7) << "element " << i;
+  EXPECT_EQ(values(negative), values(positive));
+}
+
+TEST(CpuKernels, SoftmaxIsStableForLargeLogits) {
+  pp_frame frame;
+  Tensor x = tensorOf({1, 3}, {1000.0f, 1000.0f, -1000.0f});
+  Tensor y(pp_cpu_softmax(&frame, x.get(), -1));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(values(y), (std::vector<float>{0.5f, 0.5f, 0.0f}));
+}
+
+TEST(CpuKernels, SoftmaxGradMatchesFiniteDifferences) {
+  // The gradient of L(x) = sum(g * softmax(x, axis 0)) by central
+  // differences of the double-precision softmax.
+  pp_frame frame;
+  Tensor x = tensorOf({3, 2}, wiggly(6));
+  Tensor g = tensorOf({3, 2}, wiggly(6, 0.5f));
+  Tensor y(pp_cpu_softmax(&frame, x.get(), 0));
+  Tensor dx(pp_cpu_softmax_grad(&frame, g.get(), y.get(), -2));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(dx), shape(x));
+  std::vector<float> xv = values(x), gv = values(g);
+  auto loss = [&](std::vector<double> point) {
+    std::vector<double> softmax = softmaxReference(point, 1, 3, 2);
+    double sum = 0;
+    for (size_t i = 0; i < softmax.size(); ++i)
+      sum += gv[i] * softmax[i];
+    return sum;
+  };
+  const double h = 1e-6;
+  for (size_t j = 0; j < xv.size(); ++j) {
+    std::vector<double> up(xv.begin(), xv.end()), down = up;
+    up[j] += h;
+    down[j] -= h;
+    EXPECT_NEAR(values(dx)[j], (loss(up) - loss(down)) / (2 * h), 1e-6)
+        << "element " << j;
+  }
+}
+
+TEST(CpuKernels, SplitCutsEachPieceAlongTheAxis) {
+  pp_frame frame;
+  Tensor x = iota({2, 5, 3});
+  const int64_t sizes[] = {2, 0, 3};
+  int64_t start = 0;
+  for (int64_t piece = 0; piece < 3; ++piece) {
+    Tensor part(pp_cpu_split(&frame, x.get(), -2, 3, sizes, piece));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    EXPECT_EQ(shape(part), (std::vector<int64_t>{2, sizes[piece], 3}));
+    std::vector<float> got = values(part);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < sizes[piece]; ++j)
+        for (int k = 0; k < 3; ++k)
+          EXPECT_EQ(got[(i * sizes[piece] + j) * 3 + k],
+                    (i * 5 + start + j) * 3 + k);
+    start += sizes[piece];
+  }
+}
+
+TEST(CpuKernels, SplitMovesAnyElementType) {
+  pp_frame frame;
+  int64_t dims[] = {2, 2};
+  pp_tensor *ids = nullptr;
+  ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 2, dims, &ids), PP_OK);
+  Tensor owner(ids);
+  const int64_t data[] = {10, 11, 12, 13};
+  std::memcpy(pp_tensor_data(ids), data, sizeof(data));
+  const int64_t sizes[] = {1, 1};
+  Tensor column(pp_cpu_split(&frame, ids, 1, 2, sizes, 1));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  ASSERT_EQ(pp_tensor_dtype(column.get()), PP_DTYPE_I64);
+  const int64_t *got =
+      static_cast<const int64_t *>(pp_tensor_data(column.get()));
+  EXPECT_EQ(got[0], 11);
+  EXPECT_EQ(got[1], 13);
+}
+
+/// Scatters `grad` into zeros of `input` along the slice starts:limits:
+/// strides, element by element.
+std::vector<float> sliceGradReference(const std::vector<float> &grad,
+                                      std::vector<int64_t> gradShape,
+                                      std::vector<int64_t> input,
+                                      std::vector<int64_t> starts,
+                                      std::vector<int64_t> strides) {
+  int64_t total = 1;
+  for (int64_t dim : input)
+    total *= dim;
+  std::vector<float> result(total, 0.0f);
+  std::vector<int64_t> index(gradShape.size(), 0);
+  for (float value : grad) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < input.size(); ++d)
+      offset = offset * input[d] + starts[d] + index[d] * strides[d];
+    result[offset] = value;
+    for (size_t d = gradShape.size(); d-- > 0 && ++index[d] == gradShape[d];)
+      index[d] = 0;
+  }
+  return result;
+}
+
+TEST(CpuKernels, SliceGradScattersIntoZeros) {
+  struct Case {
+    std::vector<int64_t> grad, input, starts, limits, strides;
+  };
+  const Case cases[] = {
+      {{4, 3}, {4, 8}, {0, 2}, {4, 8}, {1, 2}},
+      {{2, 2, 2}, {5, 3, 4}, {1, 0, 1}, {5, 3, 3}, {2, 2, 1}},
+      {{}, {}, {}, {}, {}},
+  };
+  for (const Case &c : cases) {
+    pp_frame frame;
+    int64_t count = 1;
+    for (int64_t dim : c.grad)
+      count *= dim;
+    Tensor grad = tensorOf(c.grad, wiggly(count));
+    int64_t rank = static_cast<int64_t>(c.grad.size());
+    Tensor dx(pp_cpu_slice_grad(&frame, grad.get(), rank, c.input.data(), rank,
+                                c.starts.data(), rank, c.limits.data(), rank,
+                                c.strides.data()));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    EXPECT_EQ(shape(dx), c.input);
+    EXPECT_EQ(values(dx), sliceGradReference(values(grad), c.grad, c.input,
+                                             c.starts, c.strides));
+  }
+}
+
+TEST(CpuKernels, BadAxesSizesAndSlicesAreReported) {
+  Tensor x = iota({2, 6});
+  const int64_t sizes[] = {2, 3};
+  {
+    pp_frame frame;
+    EXPECT_EQ(pp_cpu_softmax(&frame, x.get(), 2), nullptr);
+    EXPECT_EQ(frame.error, "softmax: axis 2 is out of range for shape 2x6");
+  }
+  {
+    pp_frame frame;
+    EXPECT_EQ(pp_cpu_split(&frame, x.get(), 1, 2, sizes, 0), nullptr);
+    EXPECT_EQ(frame.error, "split: sizes 2x3 are not non-negative sizes adding "
+                           "up to 6, the axis of 2x6");
+  }
+  {
+    pp_frame frame;
+    EXPECT_EQ(pp_cpu_split(&frame, x.get(), 0, 2, sizes, 2), nullptr);
+    EXPECT_EQ(frame.error, "split: result 2 of 2 pieces does not exist");
+  }
+  {
+    pp_frame frame;
+    Tensor y = iota({2, 3});
+    EXPECT_EQ(pp_cpu_softmax_grad(&frame, x.get(), y.get(), 1), nullptr);
+    EXPECT_EQ(frame.error, "softmax_grad: grad 2x6 and result 2x3 differ");
+  }
+  {
+    pp_frame frame;
+    const int64_t input[] = {4, 8}, starts[] = {0, 2}, limits[] = {4, 8},
+                  strides[] = {1, 2};
+    EXPECT_EQ(pp_cpu_slice_grad(&frame, x.get(), 2, input, 2, starts, 2, limits,
+                                2, strides),
+              nullptr);
+    EXPECT_EQ(frame.error, "slice_grad: dimension 0 of grad 2x6 is not the "
+                           "slice 0:4:1 of input_shape 4x8");
+    pp_frame counts;
+    EXPECT_EQ(pp_cpu_slice_grad(&counts, x.get(), 2, input, 1, starts, 2,
+                                limits, 2, strides),
+              nullptr);
+    EXPECT_EQ(counts.error, "slice_grad: grad 2x6 has rank 2 but input_shape, "
+                            "starts, limits and strides have 2, 1, 2 and 2 "
+                            "entries");
+  }
+}
+
+TEST(CpuKernels, NewKernelsPassANullInputOn) {
+  pp_frame frame;
+  Tensor x = iota({2, 2});
+  const int64_t sizes[] = {1, 1}, two[] = {2, 2}, zero[] = {0, 0},
+                one[] = {1, 1};
+  EXPECT_EQ(pp_cpu_div(&frame, nullptr, x.get()), nullptr);
+  EXPECT_EQ(pp_cpu_exp(&frame, nullptr), nullptr);
+  EXPECT_EQ(pp_cpu_softmax(&frame, nullptr, 0), nullptr);
+  EXPECT_EQ(pp_cpu_softmax_grad(&frame, x.get(), nullptr, 0), nullptr);
+  EXPECT_EQ(pp_cpu_split(&frame, nullptr, 0, 2, sizes, 0), nullptr);
+  EXPECT_EQ(pp_cpu_slice_grad(&frame, nullptr, 2, two, 2, zero, 2, two, 2, one),
+            nullptr);
+  EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
 
 } // namespace
