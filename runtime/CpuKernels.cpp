@@ -385,9 +385,9 @@ pp_tensor *pp_cpu_split(pp_frame *frame, pp_tensor *input, int64_t axis,
 
 pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
                              int64_t input_shape_count,
-                             const int64_t *input_shape, int64_t starts_count,
-                             const int64_t *starts, int64_t limits_count,
-                             const int64_t *limits, int64_t strides_count,
+                             const int64_t *input_shape, int64_t limits_count,
+                             const int64_t *limits, int64_t starts_count,
+                             const int64_t *starts, int64_t strides_count,
                              const int64_t *strides) {
   std::optional<StridedCopy> copy =
       sliceGradCopy(frame, grad, input_shape_count, input_shape, starts_count,

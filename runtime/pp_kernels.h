@@ -15,11 +15,13 @@
  * through and the runtime reports the first error after the call.
  * `reduction` is 0 (mean), 1 (sum) or 2 (none), as nn.LossReduction.
  *
- * Signatures follow the nn op's ODS definition: the operands in order, then
- * the inherent attributes in order (I64Attr: int64_t, F64Attr: double,
- * UnitAttr and enums: int, DenseI64ArrayAttr: a count and a pointer); an op
- * with several results takes a trailing result_index and returns that
- * result. An `axis` may be negative (counted from the end).
+ * Signatures follow the nn op's ODS definition (pp-lower-to-runtime derives
+ * every call from it): the operands in order (an absent optional one is
+ * NULL), then the inherent attributes sorted by name, as MLIR lists them
+ * (I64Attr: int64_t, F64Attr: double, UnitAttr and enums: int,
+ * DenseI64ArrayAttr: a count and a pointer); an op with several results
+ * takes a trailing result_index and returns that result. An `axis` may be
+ * negative (counted from the end).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -80,8 +82,8 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                            int64_t result_index);                              \
   pp_tensor *prefix##slice_grad(                                               \
       pp_frame *frame, pp_tensor *grad, int64_t input_shape_count,             \
-      const int64_t *input_shape, int64_t starts_count, const int64_t *starts, \
-      int64_t limits_count, const int64_t *limits, int64_t strides_count,      \
+      const int64_t *input_shape, int64_t limits_count, const int64_t *limits, \
+      int64_t starts_count, const int64_t *starts, int64_t strides_count,      \
       const int64_t *strides);                                                 \
   pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
                               pp_tensor *target, int reduction);               \

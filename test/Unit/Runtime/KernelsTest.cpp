@@ -303,7 +303,7 @@ TEST(CpuKernels, SliceGradScattersIntoZeros) {
     Tensor grad = tensorOf(c.grad, wiggly(count));
     int64_t rank = static_cast<int64_t>(c.grad.size());
     Tensor dx(pp_cpu_slice_grad(&frame, grad.get(), rank, c.input.data(), rank,
-                                c.starts.data(), rank, c.limits.data(), rank,
+                                c.limits.data(), rank, c.starts.data(), rank,
                                 c.strides.data()));
     ASSERT_TRUE(frame.error.empty()) << frame.error;
     EXPECT_EQ(shape(dx), c.input);
@@ -341,14 +341,14 @@ TEST(CpuKernels, BadAxesSizesAndSlicesAreReported) {
     pp_frame frame;
     const int64_t input[] = {4, 8}, starts[] = {0, 2}, limits[] = {4, 8},
                   strides[] = {1, 2};
-    EXPECT_EQ(pp_cpu_slice_grad(&frame, x.get(), 2, input, 2, starts, 2, limits,
+    EXPECT_EQ(pp_cpu_slice_grad(&frame, x.get(), 2, input, 2, limits, 2, starts,
                                 2, strides),
               nullptr);
     EXPECT_EQ(frame.error, "slice_grad: dimension 0 of grad 2x6 is not the "
                            "slice 0:4:1 of input_shape 4x8");
     pp_frame counts;
-    EXPECT_EQ(pp_cpu_slice_grad(&counts, x.get(), 2, input, 1, starts, 2,
-                                limits, 2, strides),
+    EXPECT_EQ(pp_cpu_slice_grad(&counts, x.get(), 2, input, 2, limits, 1,
+                                starts, 2, strides),
               nullptr);
     EXPECT_EQ(counts.error, "slice_grad: grad 2x6 has rank 2 but input_shape, "
                             "starts, limits and strides have 2, 1, 2 and 2 "
@@ -366,7 +366,7 @@ TEST(CpuKernels, NewKernelsPassANullInputOn) {
   EXPECT_EQ(pp_cpu_softmax(&frame, nullptr, 0), nullptr);
   EXPECT_EQ(pp_cpu_softmax_grad(&frame, x.get(), nullptr, 0), nullptr);
   EXPECT_EQ(pp_cpu_split(&frame, nullptr, 0, 2, sizes, 0), nullptr);
-  EXPECT_EQ(pp_cpu_slice_grad(&frame, nullptr, 2, two, 2, zero, 2, two, 2, one),
+  EXPECT_EQ(pp_cpu_slice_grad(&frame, nullptr, 2, two, 2, two, 2, zero, 2, one),
             nullptr);
   EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
