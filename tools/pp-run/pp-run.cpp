@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 
@@ -81,15 +82,15 @@ cl::opt<std::string> saveParamsPath(
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),
                                    cl::cat(runCategory));
-cl::opt<float> learningRate("lr", cl::init(0.01f),
-                            cl::desc("Learning rate (default 0.01)"),
+cl::opt<double> learningRate("lr", cl::init(0.01),
+                             cl::desc("Learning rate (default 0.01)"),
+                             cl::cat(runCategory));
+cl::opt<double> momentum("momentum", cl::init(0.0),
+                         cl::desc("SGD momentum (default 0)"),
+                         cl::cat(runCategory));
+cl::opt<double> weightDecay("weight-decay", cl::init(0.0),
+                            cl::desc("Weight decay (default 0)"),
                             cl::cat(runCategory));
-cl::opt<float> momentum("momentum", cl::init(0.0f),
-                        cl::desc("SGD momentum (default 0)"),
-                        cl::cat(runCategory));
-cl::opt<float> weightDecay("weight-decay", cl::init(0.0f),
-                           cl::desc("Weight decay (default 0)"),
-                           cl::cat(runCategory));
 cl::opt<double> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
@@ -180,9 +181,10 @@ TrainerOptions trainerOptions() {
   options.saveParamsPath = saveParamsPath;
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
-  options.optimizer.learningRate = learningRate;
-  options.optimizer.momentum = momentum;
-  options.optimizer.weightDecay = weightDecay;
+  // The optimizer computes in float: every rank rounds the same double.
+  options.optimizer.learningRate = static_cast<float>(learningRate);
+  options.optimizer.momentum = static_cast<float>(momentum);
+  options.optimizer.weightDecay = static_cast<float>(weightDecay);
   return options;
 }
 
@@ -241,6 +243,15 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   return 0;
 }
 
+/// The shortest decimal that parses back to exactly `value`, so that every
+/// rank sees the bits the launcher parsed (std::to_string keeps 6 decimals:
+/// 1e-7 would become 0).
+std::string exactDecimal(double value) {
+  char text[32];
+  std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, end.ptr);
+}
+
 /// The command line of one rank: `program packageDir` and this invocation's
 /// training options (file paths made absolute).
 std::vector<std::string> rankArguments(const std::string &program,
@@ -262,10 +273,10 @@ std::vector<std::string> rankArguments(const std::string &program,
     add(flag, absolute.str().str());
   }
   add("optimizer", optimizerName);
-  add("lr", std::to_string(learningRate));
-  add("momentum", std::to_string(momentum));
-  add("weight-decay", std::to_string(weightDecay));
-  add("clip-grad-norm", std::to_string(clipGradNorm));
+  add("lr", exactDecimal(learningRate));
+  add("momentum", exactDecimal(momentum));
+  add("weight-decay", exactDecimal(weightDecay));
+  add("clip-grad-norm", exactDecimal(clipGradNorm));
   add("timeout", std::to_string(timeoutSeconds));
   add("device", deviceName);
   return args;
