@@ -188,15 +188,16 @@ TrainerOptions trainerOptions() {
   return options;
 }
 
-/// The backend `--device` asks for.
-std::unique_ptr<Backend> createBackend(Communicator &communicator) {
+/// The backend `--device` asks for; its messages go over `pipeline` (whose
+/// ranks are the stages).
+std::unique_ptr<Backend> createBackend(Communicator &pipeline) {
   if (deviceName == "cpu")
-    return createCpuBackend(communicator);
+    return createCpuBackend(pipeline);
 #ifdef PP_HAVE_CUDA
   std::string problem;
   int localRank =
-      environmentInt("LOCAL_RANK", problem).value_or(communicator.rank());
-  return createCudaBackend(communicator, localRank);
+      environmentInt("LOCAL_RANK", problem).value_or(pipeline.rank());
+  return createCudaBackend(pipeline, localRank);
 #else
   throw std::runtime_error("this pp-run was built without CUDA; rebuild on "
                            "a machine with the CUDA toolkit and NCCL, or use "
@@ -233,10 +234,12 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   try {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
-    Communicator communicator(info);
-    std::unique_ptr<Backend> backend = createBackend(communicator);
+    Communicator world(info);
+    std::unique_ptr<Communicator> pipeline =
+        connectPipelineGroup(package, world);
+    std::unique_ptr<Backend> backend = createBackend(*pipeline);
     package.loadStageLibrary(backend->stageLibrary());
-    train(package, communicator, *backend, trainerOptions(), std::cout);
+    train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
     return error(prefix + failure.what());
   }
@@ -401,18 +404,19 @@ int main(int argc, char **argv) {
     return runRank(packageDir, info);
   }
 
-  int numStages;
+  DeviceMesh mesh;
   try {
-    numStages = static_cast<int>(Package::load(packageDir).numStages);
+    mesh = Package::load(packageDir).mesh;
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
-  int count = numProcesses == 0 ? numStages : static_cast<int>(numProcesses);
-  if (count != numStages)
-    return error("--nproc " + Twine(count) + " does not match the " +
-                 Twine(numStages) +
-                 " stages of the package; run one rank per stage (data "
-                 "parallelism is not supported yet)");
+  int devices = static_cast<int>(mesh.deviceCount());
+  int count = numProcesses == 0 ? devices : static_cast<int>(numProcesses);
+  if (count != devices)
+    return error("--nproc " + Twine(count) +
+                 " does not match the package's device mesh " +
+                 mesh.describe() + ", whose device count is " + Twine(devices) +
+                 "; run --nproc " + Twine(devices));
   if (count == 1) {
     RendezvousInfo info;
     info.timeout = std::chrono::seconds(timeoutSeconds);
