@@ -130,6 +130,42 @@ void checkSavedValues(const std::string &directory, int64_t stage,
   }
 }
 
+/// Checks that the parameter-like arguments of a stage's functions and
+/// their gradients name entries of the manifest's parameters on that stage,
+/// and that only trainable ones get gradients.
+void checkParameterUses(const Package &package, int64_t stage) {
+  std::map<std::string, Role> roles;
+  for (const ParameterInfo &parameter : package.parameters)
+    if (parameter.stage == stage)
+      roles[parameter.tensor.name] = parameter.tensor.role;
+  auto fail = [&](const StageFunctionInfo &function, const TensorInfo &tensor,
+                  const std::string &problem) {
+    invalid(package.directory,
+            function.symbol + " (stage " + std::to_string(stage) + ") has " +
+                roleName(tensor.role) + " '" + tensor.name + "', " + problem);
+  };
+  for (const StageFunctionInfo &function : package.stages[stage].functions) {
+    for (const TensorInfo &arg : function.args) {
+      if (!isParameterRole(arg.role))
+        continue;
+      auto it = roles.find(arg.name);
+      if (it == roles.end())
+        fail(function, arg, "which \"parameters\" does not list on this stage");
+      else if (it->second != arg.role)
+        fail(function, arg,
+             std::string("which \"parameters\" lists as ") +
+                 roleName(it->second));
+    }
+    for (const TensorInfo &result : function.results)
+      if (result.role == Role::Gradient &&
+          (!roles.count(result.name) ||
+           roles.at(result.name) != Role::Parameter))
+        fail(function, result,
+             "but \"parameters\" lists no trainable parameter of that name "
+             "on this stage");
+  }
+}
+
 /// Checks what the trainer relies on: stages match the mesh, each stage
 /// has a forward, saved values have producers, labels fit the loss.
 void checkPackage(const Package &package) {
@@ -154,6 +190,7 @@ void checkPackage(const Package &package) {
       invalid(directory, "stage " + std::to_string(stage) +
                              " does not start with a forward function");
     checkSavedValues(directory, stage, info);
+    checkParameterUses(package, stage);
   }
   bool crossEntropy = package.lossKind == "cross_entropy";
   pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;

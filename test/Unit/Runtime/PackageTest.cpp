@@ -189,6 +189,25 @@ TEST(Package, BadFieldsNameWhatIsAllowed) {
             "data_replicate, data_shard, tensor or context)");
 }
 
+TEST(Package, ParametersAndGradientsMatchTheParameterList) {
+  json value = manifest();
+  value["parameters"][0]["stage"] = 1;
+  EXPECT_EQ(loadError(value),
+            "stage0_forward (stage 0) has parameter 'w', which \"parameters\" "
+            "does not list on this stage");
+  value = manifest();
+  value["stages"][1]["functions"][0]["args"][0]["role"] = "parameter";
+  EXPECT_EQ(loadError(value), "stage1_forward (stage 1) has parameter 'c', "
+                              "which \"parameters\" lists as frozen");
+  value = manifest();
+  value["stages"][1]["functions"][2]["results"].push_back(
+      tensor("c", "gradient", "f32", {4}));
+  EXPECT_EQ(loadError(value),
+            "stage1_backward_weight (stage 1) has gradient 'c', but "
+            "\"parameters\" lists no trainable parameter of that name on "
+            "this stage");
+}
+
 TEST(Package, StagesLabelsAndMeshMustAgree) {
   json value = manifest();
   value["mesh"]["axes"][0]["size"] = 3;
