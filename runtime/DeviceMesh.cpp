@@ -2,13 +2,15 @@
 
 #include "runtime/DeviceMesh.h"
 
+#include "runtime/EnumNames.h"
+
 #include <set>
 #include <stdexcept>
 
 namespace pp::runtime {
 namespace {
 
-constexpr std::pair<AxisKind, const char *> kAxisKinds[] = {
+constexpr EnumNames<AxisKind, 5> kAxisKinds = {
     {AxisKind::Pipeline, "pipeline"},
     {AxisKind::DataReplicate, "data_replicate"},
     {AxisKind::DataShard, "data_shard"},
@@ -19,17 +21,11 @@ constexpr std::pair<AxisKind, const char *> kAxisKinds[] = {
 } // namespace
 
 std::optional<AxisKind> parseAxisKind(const std::string &name) {
-  for (auto [kind, spelling] : kAxisKinds)
-    if (name == spelling)
-      return kind;
-  return std::nullopt;
+  return parseEnum(kAxisKinds, name);
 }
 
 const char *axisKindName(AxisKind kind) {
-  for (auto [candidate, spelling] : kAxisKinds)
-    if (candidate == kind)
-      return spelling;
-  return "unknown";
+  return enumName(kAxisKinds, kind, "unknown");
 }
 
 DeviceMesh::DeviceMesh(std::vector<MeshAxis> axes) : meshAxes(std::move(axes)) {

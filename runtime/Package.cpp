@@ -2,6 +2,8 @@
 
 #include "runtime/Package.h"
 
+#include "runtime/EnumNames.h"
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
@@ -22,7 +24,7 @@ using json = nlohmann::json;
                            "': " + message);
 }
 
-constexpr std::pair<Role, const char *> kRoles[] = {
+constexpr EnumNames<Role, 9> kRoles = {
     {Role::Input, "input"},   {Role::Parameter, "parameter"},
     {Role::Frozen, "frozen"}, {Role::Constant, "constant"},
     {Role::Label, "label"},   {Role::LossScale, "loss_scale"},
@@ -210,18 +212,10 @@ bool isFile(const std::string &path) {
 } // namespace
 
 std::optional<Role> parseRole(const std::string &name) {
-  for (auto [role, spelling] : kRoles)
-    if (name == spelling)
-      return role;
-  return std::nullopt;
+  return parseEnum(kRoles, name);
 }
 
-const char *roleName(Role role) {
-  for (auto [candidate, spelling] : kRoles)
-    if (candidate == role)
-      return spelling;
-  return "";
-}
+const char *roleName(Role role) { return enumName(kRoles, role, ""); }
 
 bool isParameterRole(Role role) {
   return role == Role::Parameter || role == Role::Frozen ||

@@ -2,12 +2,12 @@
 
 #include "runtime/Phase.h"
 
-#include <utility>
+#include "runtime/EnumNames.h"
 
 namespace pp::runtime {
 namespace {
 
-constexpr std::pair<Phase, const char *> kPhases[] = {
+constexpr EnumNames<Phase, 4> kPhases = {
     {Phase::Forward, "forward"},
     {Phase::Backward, "backward"},
     {Phase::BackwardInput, "backward_input"},
@@ -17,17 +17,11 @@ constexpr std::pair<Phase, const char *> kPhases[] = {
 } // namespace
 
 std::optional<Phase> parsePhase(const std::string &name) {
-  for (auto [phase, spelling] : kPhases)
-    if (name == spelling)
-      return phase;
-  return std::nullopt;
+  return parseEnum(kPhases, name);
 }
 
 const char *phaseName(Phase phase) {
-  for (auto [candidate, spelling] : kPhases)
-    if (candidate == phase)
-      return spelling;
-  return "unknown";
+  return enumName(kPhases, phase, "unknown");
 }
 
 bool actionRuns(Phase action, Phase function) {

@@ -47,8 +47,8 @@ cl::opt<std::string> input(cl::Positional, cl::Required,
                            cl::cat(runCategory));
 cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
-    cl::desc("Rank processes to launch on this machine (default: one per "
-             "stage)"),
+    cl::desc("Rank processes to launch on this machine (default and "
+             "required: the device count of the package's mesh)"),
     cl::cat(runCategory));
 cl::opt<std::string> scheduleName(
     "schedule", cl::init("1f1b"),
