@@ -49,8 +49,9 @@ public:
   virtual void finishStep() = 0;
 };
 
-/// Host memory, the CPU kernels (libstages.so) and Gloo.
-std::unique_ptr<Backend> createCpuBackend(Communicator &communicator);
+/// Host memory, the CPU kernels (libstages.so) and Gloo messages over
+/// `pipeline`, the rank's pipeline group (its ranks are the stages).
+std::unique_ptr<Backend> createCpuBackend(Communicator &pipeline);
 
 } // namespace pp::runtime
 

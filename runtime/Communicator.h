@@ -13,7 +13,7 @@ namespace gloo::rendezvous {
 class Context;
 }
 namespace gloo::transport {
-class UnboundBuffer;
+class Device;
 }
 
 namespace pp::runtime {
@@ -27,23 +27,40 @@ struct RendezvousInfo {
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
 };
 
-/// Point-to-point messages and collectives between the CPU ranks of a job,
-/// over Gloo. Throws std::runtime_error on failures and timeouts.
+/// Point-to-point messages and collectives between the CPU ranks of a job
+/// (or of a group of them, see split()), over Gloo. Throws
+/// std::runtime_error on failures and timeouts.
 class Communicator {
 public:
   /// Connects all ranks; a world of one needs no network.
   explicit Communicator(const RendezvousInfo &info);
   ~Communicator();
+  Communicator(const Communicator &) = delete;
+  Communicator &operator=(const Communicator &) = delete;
 
-  int rank() const { return info.rank; }
-  int worldSize() const { return info.worldSize; }
+  /// This rank's number among the communicator's ranks.
+  int rank() const { return myRank; }
+  /// How many ranks the communicator connects.
+  int worldSize() const { return size; }
 
-  /// Starts sending a copy of `bytes` to `peer`; completes by flushSends().
+  /// A communicator over `ranks` (ranks of this communicator, increasing,
+  /// this rank among them) in which rank i is `ranks[i]`. Every rank in
+  /// `ranks` calls it with the same `label` and `ranks`; `label` tells
+  /// apart groups made for different purposes. The groups connect through
+  /// the job's rendezvous store under a key made of the label and the
+  /// members' job ranks.
+  std::unique_ptr<Communicator> split(const std::string &label,
+                                      const std::vector<int64_t> &ranks);
+
+  /// Starts sending a copy of `bytes` to `peer`. The copy is freed as soon
+  /// as it has been delivered.
   void send(int peer, uint64_t slot, const void *bytes, size_t size);
   /// Receives exactly `size` bytes sent to this rank by `peer` on `slot`.
   void recv(int peer, uint64_t slot, void *bytes, size_t size);
   /// Waits until every send has been delivered.
   void flushSends();
+  /// Sends not yet known to be delivered (their copies are still held).
+  size_t pendingSendCount() const;
 
   /// Element-wise sum over all ranks, result on every rank.
   void allReduceSum(std::vector<double> &values);
@@ -51,11 +68,20 @@ public:
   void broadcast(void *bytes, size_t size, int root);
 
 private:
-  struct PendingSend;
-  RendezvousInfo info;
-  std::unique_ptr<class TcpStore> store;
+  class SendQueue;
+  Communicator(const Communicator &parent, int rank,
+               std::vector<int64_t> jobRanks);
+  /// Starts delivering sends once the context is connected.
+  void startSends();
+
+  int myRank = 0, size = 1;
+  std::chrono::milliseconds timeout;
+  /// The job rank of each of this communicator's ranks.
+  std::vector<int64_t> jobRanks;
+  std::shared_ptr<class TcpStore> store;
+  std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
-  std::vector<std::unique_ptr<PendingSend>> pending;
+  std::unique_ptr<SendQueue> sends;
 };
 
 /// A message slot both ends derive from the same description.

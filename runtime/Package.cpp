@@ -2,10 +2,13 @@
 
 #include "runtime/Package.h"
 
+#include "runtime/EnumNames.h"
+
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -21,14 +24,46 @@ using json = nlohmann::json;
                            "': " + message);
 }
 
-TensorInfo readTensor(const json &value) {
+constexpr EnumNames<Role, 9> kRoles = {
+    {Role::Input, "input"},   {Role::Parameter, "parameter"},
+    {Role::Frozen, "frozen"}, {Role::Constant, "constant"},
+    {Role::Label, "label"},   {Role::LossScale, "loss_scale"},
+    {Role::Loss, "loss"},     {Role::Gradient, "gradient"},
+    {Role::Saved, "saved"},
+};
+
+/// `value`'s string field `field`, parsed by `parse`; an error names the
+/// field, the value and the spellings allowed.
+template <typename T>
+T readEnum(const json &value, const char *field,
+           std::optional<T> (*parse)(const std::string &),
+           const char *allowed) {
+  std::string text = value.at(field).get<std::string>();
+  std::optional<T> parsed = parse(text);
+  if (!parsed)
+    throw std::runtime_error("unknown " + std::string(field) + " '" + text +
+                             "' (expected " + allowed + ")");
+  return *parsed;
+}
+
+std::optional<pp_dtype> parseDtype(const std::string &name) {
+  pp_dtype dtype;
+  if (pp_dtype_from_name(name.c_str(), &dtype) != PP_OK)
+    return std::nullopt;
+  return dtype;
+}
+
+/// A tensor; `withRole` when the manifest gives it a role.
+TensorInfo readTensor(const json &value, bool withRole) {
   TensorInfo tensor;
   tensor.name = value.value("name", "");
-  tensor.role = value.value("role", "");
-  std::string dtype = value.at("dtype").get<std::string>();
-  if (dtype != "f32" && dtype != "i64")
-    throw std::runtime_error("unsupported dtype '" + dtype + "'");
-  tensor.dtype = dtype == "f32" ? PP_DTYPE_F32 : PP_DTYPE_I64;
+  if (withRole)
+    tensor.role =
+        readEnum(value, "role", parseRole,
+                 "input, parameter, frozen, constant, label, loss_scale, "
+                 "loss, gradient or saved");
+  tensor.dtype = readEnum(value, "dtype", parseDtype,
+                          "f32, f16, bf16, f64, i64, i32 or i1");
   tensor.shape = value.at("shape").get<Shape>();
   return tensor;
 }
@@ -36,19 +71,137 @@ TensorInfo readTensor(const json &value) {
 StageFunctionInfo readFunction(const json &value) {
   StageFunctionInfo function;
   function.symbol = value.at("function").get<std::string>();
+  function.phase = readEnum(value, "phase", parsePhase,
+                            "forward, backward, backward_input or "
+                            "backward_weight");
   for (const json &arg : value.at("args"))
-    function.args.push_back(readTensor(arg));
+    function.args.push_back(readTensor(arg, /*withRole=*/true));
   for (const json &result : value.at("results"))
-    function.results.push_back(readTensor(result));
+    function.results.push_back(readTensor(result, /*withRole=*/true));
   for (const json &message : value.at("messages")) {
     MessageInfo info;
     info.send = message.at("kind").get<std::string>() == "send";
     info.peer = message.at("peer").get<int64_t>();
     for (const json &tensor : message.at("tensors"))
-      info.tensors.push_back(readTensor(tensor));
+      info.tensors.push_back(readTensor(tensor, /*withRole=*/false));
     function.messages.push_back(info);
   }
   return function;
+}
+
+DeviceMesh readMesh(const json &value) {
+  std::vector<MeshAxis> axes;
+  for (const json &axis : value.at("axes"))
+    axes.push_back({axis.at("name").get<std::string>(),
+                    axis.at("size").get<int64_t>(),
+                    readEnum(axis, "kind", parseAxisKind,
+                             "pipeline, data_replicate, data_shard, tensor "
+                             "or context")});
+  return DeviceMesh(std::move(axes));
+}
+
+/// Checks that every saved argument of a stage's functions is a saved
+/// result of an earlier function of the stage, with the same name.
+void checkSavedValues(const std::string &directory, int64_t stage,
+                      const StageInfo &info) {
+  std::map<std::string, const StageFunctionInfo *> producers;
+  std::string earlier;
+  for (const StageFunctionInfo &function : info.functions) {
+    for (const TensorInfo &arg : function.args) {
+      if (arg.role != Role::Saved || producers.count(arg.name))
+        continue;
+      invalid(directory,
+              "stage " + std::to_string(stage) + ": " + function.symbol +
+                  " takes the saved value '" + arg.name + "', but " +
+                  (earlier.empty() ? "no function runs before it"
+                                   : "no earlier function (" + earlier +
+                                         ") returns a saved value of that "
+                                         "name"));
+    }
+    for (const TensorInfo &result : function.results) {
+      if (result.role != Role::Saved)
+        continue;
+      auto [it, added] = producers.emplace(result.name, &function);
+      if (!added)
+        invalid(directory, "stage " + std::to_string(stage) + ": " +
+                               it->second->symbol + " and " + function.symbol +
+                               " both return a saved value named '" +
+                               result.name + "'");
+    }
+    earlier += (earlier.empty() ? "" : ", ") + function.symbol;
+  }
+}
+
+/// Checks that the parameter-like arguments of a stage's functions and
+/// their gradients name entries of the manifest's parameters on that stage,
+/// and that only trainable ones get gradients.
+void checkParameterUses(const Package &package, int64_t stage) {
+  std::map<std::string, Role> roles;
+  for (const ParameterInfo &parameter : package.parameters)
+    if (parameter.stage == stage)
+      roles[parameter.tensor.name] = parameter.tensor.role;
+  auto fail = [&](const StageFunctionInfo &function, const TensorInfo &tensor,
+                  const std::string &problem) {
+    invalid(package.directory,
+            function.symbol + " (stage " + std::to_string(stage) + ") has " +
+                roleName(tensor.role) + " '" + tensor.name + "', " + problem);
+  };
+  for (const StageFunctionInfo &function : package.stages[stage].functions) {
+    for (const TensorInfo &arg : function.args) {
+      if (!isParameterRole(arg.role))
+        continue;
+      auto it = roles.find(arg.name);
+      if (it == roles.end())
+        fail(function, arg, "which \"parameters\" does not list on this stage");
+      else if (it->second != arg.role)
+        fail(function, arg,
+             std::string("which \"parameters\" lists as ") +
+                 roleName(it->second));
+    }
+    for (const TensorInfo &result : function.results)
+      if (result.role == Role::Gradient &&
+          (!roles.count(result.name) ||
+           roles.at(result.name) != Role::Parameter))
+        fail(function, result,
+             "but \"parameters\" lists no trainable parameter of that name "
+             "on this stage");
+  }
+}
+
+/// Checks what the trainer relies on: stages match the mesh, each stage
+/// has a forward, saved values have producers, labels fit the loss.
+void checkPackage(const Package &package) {
+  const std::string &directory = package.directory;
+  const MeshAxis *pipeline = package.mesh.pipelineAxis();
+  int64_t meshStages = pipeline ? pipeline->size : 1;
+  if (package.numStages < 1 ||
+      static_cast<int64_t>(package.stages.size()) != package.numStages)
+    invalid(directory, "manifest.json lists " +
+                           std::to_string(package.stages.size()) +
+                           " stages but num_stages is " +
+                           std::to_string(package.numStages));
+  if (meshStages != package.numStages)
+    invalid(directory, "the mesh (" + package.mesh.describe() + ") has " +
+                           std::to_string(meshStages) +
+                           " pipeline stages but num_stages is " +
+                           std::to_string(package.numStages));
+  for (int64_t stage = 0; stage < package.numStages; ++stage) {
+    const StageInfo &info = package.stages[stage];
+    if (info.functions.empty() ||
+        info.functions.front().phase != Phase::Forward)
+      invalid(directory, "stage " + std::to_string(stage) +
+                             " does not start with a forward function");
+    checkSavedValues(directory, stage, info);
+    checkParameterUses(package, stage);
+  }
+  bool crossEntropy = package.lossKind == "cross_entropy";
+  pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;
+  if (package.labels.dtype != expected)
+    invalid(directory, "the labels '" + package.labels.name + "' are " +
+                           pp_dtype_name(package.labels.dtype) + ", but a " +
+                           package.lossKind + " loss needs " +
+                           pp_dtype_name(expected) +
+                           (crossEntropy ? " class indices" : " targets"));
 }
 
 bool isFile(const std::string &path) {
@@ -57,6 +210,17 @@ bool isFile(const std::string &path) {
 }
 
 } // namespace
+
+std::optional<Role> parseRole(const std::string &name) {
+  return parseEnum(kRoles, name);
+}
+
+const char *roleName(Role role) { return enumName(kRoles, role, ""); }
+
+bool isParameterRole(Role role) {
+  return role == Role::Parameter || role == Role::Frozen ||
+         role == Role::Constant;
+}
 
 Package Package::load(const std::string &directory) {
   struct stat info;
@@ -80,12 +244,14 @@ Package Package::load(const std::string &directory) {
   package.directory = directory;
   try {
     if (manifest.value("format", "") != "pp-pipeline-package")
-      invalid(directory, "manifest.json is not a pp pipeline manifest");
-    if (manifest.value("version", 0) != 1)
-      invalid(directory, "manifest version " +
-                             std::to_string(manifest.value("version", 0)) +
-                             " is not supported (this pp-run reads 1); "
-                             "recompile the package");
+      throw std::runtime_error("not a pp pipeline manifest");
+    int version = manifest.value("version", 0);
+    if (version != 2)
+      throw std::runtime_error(
+          "package format version " + std::to_string(version) + " is from " +
+          (version < 2 ? "an older" : "a newer") +
+          " pp (this pp-run reads version 2); recompile the model");
+    package.mesh = readMesh(manifest.at("mesh"));
     package.numStages = manifest.at("num_stages").get<int64_t>();
     package.microbatchSize = manifest.at("microbatch_size").get<int64_t>();
     const json &loss = manifest.at("loss");
@@ -94,11 +260,16 @@ Package Package::load(const std::string &directory) {
     package.ignoreIndex = loss.value("ignore_index", -100);
     package.lossClasses = loss.value("classes", 0);
     for (const json &input : manifest.at("inputs"))
-      package.inputs.push_back(readTensor(input));
-    package.labels = readTensor(manifest.at("labels"));
+      package.inputs.push_back(readTensor(input, /*withRole=*/true));
+    package.labels = readTensor(manifest.at("labels"), /*withRole=*/true);
     for (const json &value : manifest.at("parameters")) {
       ParameterInfo parameter;
-      parameter.tensor = readTensor(value);
+      parameter.tensor = readTensor(value, /*withRole=*/true);
+      if (!isParameterRole(parameter.tensor.role))
+        throw std::runtime_error("parameter '" + parameter.tensor.name +
+                                 "' has role '" +
+                                 roleName(parameter.tensor.role) +
+                                 "' (expected parameter, frozen or constant)");
       parameter.stage = value.at("stage").get<int64_t>();
       parameter.fromFile = value.value("init", "") == "file";
       parameter.offset = value.value("offset", size_t(0));
@@ -106,20 +277,20 @@ Package Package::load(const std::string &directory) {
       package.parameters.push_back(parameter);
     }
     for (const json &stage : manifest.at("stages")) {
-      package.forward.push_back(readFunction(stage.at("forward")));
-      package.backward.push_back(readFunction(stage.at("backward")));
+      int64_t index = stage.at("stage").get<int64_t>();
+      if (index != static_cast<int64_t>(package.stages.size()))
+        throw std::runtime_error("stage " + std::to_string(index) +
+                                 " is listed in position " +
+                                 std::to_string(package.stages.size()) +
+                                 "; list the stages in order from 0");
+      StageInfo &info = package.stages.emplace_back();
+      for (const json &function : stage.at("functions"))
+        info.functions.push_back(readFunction(function));
     }
-  } catch (const std::runtime_error &) {
-    throw;
   } catch (const std::exception &error) {
     invalid(directory, std::string("manifest.json: ") + error.what());
   }
-  if (package.numStages < 1 ||
-      static_cast<int64_t>(package.forward.size()) != package.numStages)
-    invalid(directory, "manifest.json lists " +
-                           std::to_string(package.forward.size()) +
-                           " stages but num_stages is " +
-                           std::to_string(package.numStages));
+  checkPackage(package);
   return package;
 }
 
@@ -135,8 +306,8 @@ void Package::loadStageLibrary(const std::string &fileName) {
   library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
     invalid(directory, "cannot load " + fileName + ": " + ::dlerror());
-  for (auto *functions : {&forward, &backward})
-    for (StageFunctionInfo &function : *functions) {
+  for (StageInfo &stage : stages)
+    for (StageFunctionInfo &function : stage.functions) {
       function.entry = reinterpret_cast<StageFunctionPointer>(
           ::dlsym(library, function.symbol.c_str()));
       if (!function.entry)

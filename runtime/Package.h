@@ -8,20 +8,49 @@
 #ifndef PP_RUNTIME_PACKAGE_H
 #define PP_RUNTIME_PACKAGE_H
 
+#include "runtime/DeviceMesh.h"
+#include "runtime/Phase.h"
 #include "runtime/Shapes.h"
 #include "runtime/pp_kernels.h"
 
 #include <fstream>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace pp::runtime {
 
+/// What a stage function's argument or result is. Parameter, Frozen and
+/// Constant tensors are the entries of the manifest's "parameters"; only
+/// Parameter ones get gradients and optimizer steps.
+enum class Role {
+  /// Message parts and the runtime's own tensors.
+  None,
+  Input,
+  Parameter,
+  Frozen,
+  Constant,
+  Label,
+  LossScale,
+  Loss,
+  Gradient,
+  /// A value an earlier phase hands to a later one, matched by name.
+  Saved,
+};
+
+/// The role spelled `name` ("input", "parameter", "frozen", "constant",
+/// "label", "loss_scale", "loss", "gradient", "saved"), or nullopt.
+std::optional<Role> parseRole(const std::string &name);
+/// The manifest's spelling of `role` ("" for None).
+const char *roleName(Role role);
+/// Parameter, Frozen or Constant: loaded from parameters.bin or seeded by
+/// name and passed to the stage functions like parameters.
+bool isParameterRole(Role role);
+
 /// A tensor the manifest names: an argument, a result or a message part.
 struct TensorInfo {
   std::string name;
-  std::string role;
+  Role role = Role::None;
   pp_dtype dtype = PP_DTYPE_F32;
   Shape shape;
 };
@@ -38,12 +67,20 @@ using StageFunctionPointer = void (*)(pp_frame *);
 /// One generated stage function.
 struct StageFunctionInfo {
   std::string symbol;
+  Phase phase = Phase::Forward;
   std::vector<TensorInfo> args;
   std::vector<TensorInfo> results;
   std::vector<MessageInfo> messages;
   StageFunctionPointer entry = nullptr;
 };
 
+/// A stage's functions in execution order of their phases.
+struct StageInfo {
+  std::vector<StageFunctionInfo> functions;
+};
+
+/// An entry of the manifest's "parameters" (role Parameter, Frozen or
+/// Constant).
 struct ParameterInfo {
   TensorInfo tensor;
   int64_t stage = 0;
@@ -52,10 +89,13 @@ struct ParameterInfo {
   size_t bytes = 0;
 };
 
-/// A loaded package. load() throws std::runtime_error with a message that
-/// says what is wrong with which file.
+/// A loaded package (manifest format version 2). load() throws
+/// std::runtime_error with a message that says what is wrong with which
+/// file.
 struct Package {
   std::string directory;
+  /// The devices the package runs on; its pipeline axis has numStages.
+  DeviceMesh mesh;
   int64_t numStages = 0;
   int64_t microbatchSize = 0;
   std::string lossKind;
@@ -65,8 +105,10 @@ struct Package {
   int64_t lossClasses = 0;
   std::vector<TensorInfo> inputs;
   TensorInfo labels;
+  /// Every parameter, frozen or constant tensor, in manifest order.
   std::vector<ParameterInfo> parameters;
-  std::vector<StageFunctionInfo> forward, backward;
+  /// Indexed by stage.
+  std::vector<StageInfo> stages;
 
   static Package load(const std::string &directory);
   /// Opens the stage library `fileName` (libstages.so for the CPU,

@@ -18,8 +18,8 @@ std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
                                   int64_t stage, int64_t microbatches) {
   std::vector<Action> actions;
   int64_t forwards = 0, backwards = 0;
-  auto forward = [&] { actions.push_back({false, forwards++}); };
-  auto backward = [&] { actions.push_back({true, backwards++}); };
+  auto forward = [&] { actions.push_back({Phase::Forward, forwards++}); };
+  auto backward = [&] { actions.push_back({Phase::Backward, backwards++}); };
   if (kind == ScheduleKind::GPipe) {
     while (forwards < microbatches)
       forward();
@@ -39,37 +39,41 @@ std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
 
 std::string formatSchedule(const std::vector<Action> &actions) {
   std::string text;
-  for (const Action &action : actions)
-    text += (text.empty() ? "" : " ") +
-            std::string(action.backward ? "B" : "F") +
+  for (const Action &action : actions) {
+    const char *letter = "F";
+    if (action.phase == Phase::Backward)
+      letter = "B";
+    else if (action.phase == Phase::BackwardInput)
+      letter = "I";
+    else if (action.phase == Phase::BackwardWeight)
+      letter = "W";
+    text += (text.empty() ? "" : " ") + std::string(letter) +
             std::to_string(action.microbatch);
+  }
   return text;
 }
 
-std::string
-checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
-                  const std::vector<std::set<int64_t>> &forwardSources,
-                  const std::vector<std::set<int64_t>> &backwardSources) {
+std::string checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
+                              const MessageSources &sources) {
   size_t stages = schedules.size();
   std::vector<size_t> next(stages, 0);
-  // done[phase][stage] = microbatches finished, in order.
-  std::vector<std::set<int64_t>> doneForward(stages), doneBackward(stages);
+  // done[stage][phase] = microbatches finished.
+  std::vector<std::map<Phase, std::set<int64_t>>> done(stages);
   for (bool progress = true; progress;) {
     progress = false;
     for (size_t s = 0; s < stages; ++s) {
       while (next[s] < schedules[s].size()) {
         const Action &action = schedules[s][next[s]];
-        const auto &sources =
-            action.backward ? backwardSources[s] : forwardSources[s];
-        const auto &done = action.backward ? doneBackward : doneForward;
+        auto from = sources[s].find(action.phase);
         bool ready =
-            std::all_of(sources.begin(), sources.end(), [&](int64_t t) {
-              return done[t].count(action.microbatch) != 0;
-            });
+            from == sources[s].end() ||
+            std::all_of(
+                from->second.begin(), from->second.end(), [&](int64_t t) {
+                  return done[t][action.phase].count(action.microbatch) != 0;
+                });
         if (!ready)
           break;
-        (action.backward ? doneBackward : doneForward)[s].insert(
-            action.microbatch);
+        done[s][action.phase].insert(action.microbatch);
         ++next[s];
         progress = true;
       }
@@ -80,9 +84,8 @@ checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
     if (next[s] < schedules[s].size()) {
       const Action &action = schedules[s][next[s]];
       stuck += (stuck.empty() ? "" : ", ") + std::string("stage ") +
-               std::to_string(s) + " waits in " +
-               (action.backward ? "backward" : "forward") + " of microbatch " +
-               std::to_string(action.microbatch);
+               std::to_string(s) + " waits in " + phaseName(action.phase) +
+               " of microbatch " + std::to_string(action.microbatch);
     }
   return stuck.empty() ? "" : "the schedule deadlocks: " + stuck;
 }

@@ -3,7 +3,10 @@
 #ifndef PP_RUNTIME_SCHEDULE_H
 #define PP_RUNTIME_SCHEDULE_H
 
+#include "runtime/Phase.h"
+
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,9 +19,10 @@ enum class ScheduleKind { GPipe, OneForwardOneBackward };
 /// "gpipe" or "1f1b".
 std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
 
-/// One step of a stage's schedule: the forward or backward of a microbatch.
+/// One step of a stage's schedule: a phase of a microbatch (it runs the
+/// stage functions actionRuns() matches).
 struct Action {
-  bool backward = false;
+  Phase phase = Phase::Forward;
   int64_t microbatch = 0;
 };
 
@@ -30,18 +34,20 @@ struct Action {
 std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
                                   int64_t stage, int64_t microbatches);
 
-/// "F0 F1 B0 ...": a stage's actions, forward (F) or backward (B) of each
-/// microbatch, in order.
+/// "F0 F1 B0 ...": a stage's actions in order, each a phase (F forward, B
+/// backward, I backward_input, W backward_weight) and a microbatch.
 std::string formatSchedule(const std::vector<Action> &actions);
 
-/// Runs every stage's schedule against blocking receives: the forward of a
-/// microbatch waits for the forwards of the stages in `forwardSources`, a
-/// backward for the backwards of `backwardSources`. Returns "" when all
-/// stages finish, else which actions wait on each other.
-std::string
-checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
-                  const std::vector<std::set<int64_t>> &forwardSources,
-                  const std::vector<std::set<int64_t>> &backwardSources);
+/// The stages each stage receives from, per action phase: an action of
+/// phase P on stage s waits for the actions of phase P (same microbatch) of
+/// the stages in sources[s][P].
+using MessageSources = std::vector<std::map<Phase, std::set<int64_t>>>;
+
+/// Runs every stage's schedule against blocking receives (sends never
+/// block). Returns "" when all stages finish, else which actions wait on
+/// each other.
+std::string checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
+                              const MessageSources &sources);
 
 } // namespace pp::runtime
 

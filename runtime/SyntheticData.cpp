@@ -2,7 +2,20 @@
 
 #include "runtime/SyntheticData.h"
 
+#include <stdexcept>
+
 namespace pp::runtime {
+
+void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
+                         bool isLabel) {
+  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64))
+    return;
+  throw std::runtime_error(
+      std::string(isLabel ? "labels '" : "input '") + name + "' " +
+      (isLabel ? "have" : "has") + " dtype " + pp_dtype_name(dtype) +
+      "; pp-run's synthetic data supports f32 inputs and f32 or i64 labels "
+      "so far");
+}
 
 uint64_t mix64(uint64_t value) {
   value += 0x9e3779b97f4a7c15ull;
@@ -13,6 +26,11 @@ uint64_t mix64(uint64_t value) {
 
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                    int64_t firstSample, int64_t classes) {
+  pp_dtype dtype = pp_tensor_dtype(tensor);
+  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64)
+    throw std::runtime_error("synthetic data for '" + stream +
+                             "' cannot be of dtype " + pp_dtype_name(dtype) +
+                             " (only f32 and i64)");
   uint64_t base = mix64(seed);
   for (unsigned char c : stream)
     base = mix64(base ^ c);
@@ -24,7 +42,7 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
     int64_t element = perSample ? i % perSample : i;
     uint64_t bits = mix64(base ^ mix64(static_cast<uint64_t>(sample) * 2 + 1) ^
                           mix64(static_cast<uint64_t>(element) * 2));
-    if (pp_tensor_dtype(tensor) == PP_DTYPE_I64) {
+    if (dtype == PP_DTYPE_I64) {
       static_cast<int64_t *>(pp_tensor_data(tensor))[i] =
           static_cast<int64_t>(bits % static_cast<uint64_t>(classes));
     } else {

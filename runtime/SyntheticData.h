@@ -14,8 +14,14 @@ namespace pp::runtime {
 /// label name): each element depends only on (seed, stream, global sample
 /// index, element index), so every rank and every stage count sees the same
 /// data. f32 values are uniform in [-1, 1); i64 values in [0, classes).
+/// Throws std::runtime_error for other dtypes.
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                    int64_t firstSample, int64_t classes);
+
+/// Throws std::runtime_error, naming the tensor and its dtype, unless
+/// synthetic data can fill it: f32 for an input, f32 (mse targets) or i64
+/// (class indices) for the labels (`isLabel`).
+void checkSyntheticDtype(const std::string &name, pp_dtype dtype, bool isLabel);
 
 /// A well-mixed 64-bit hash of `value` (SplitMix64's finalizer).
 uint64_t mix64(uint64_t value);

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -64,7 +65,11 @@ bool readBlob(int fd, std::string &blob) {
 
 } // namespace
 
-/// The server rank 0 runs: one thread per client connection.
+/// The server rank 0 runs: one thread per client connection. Shutdown
+/// wakes every thread (blocked accepts, reads and waits for keys) and joins
+/// them before any member they use is destroyed; a client's socket is
+/// closed only by its own thread, under the lock, so the destructor never
+/// touches a descriptor that was closed and reused.
 class TcpStoreServer {
 public:
   explicit TcpStoreServer(int port) {
@@ -88,27 +93,34 @@ public:
   }
 
   ~TcpStoreServer() {
-    stopping = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      changed.notify_all();
+      for (int fd : clients)
+        ::shutdown(fd, SHUT_RDWR);
+    }
+    // Wakes the blocked accept; the acceptor adds no client after
+    // `stopping`, so `workers` is final once it has returned.
     ::shutdown(listener, SHUT_RDWR);
-    ::close(listener);
     acceptor.join();
-    std::lock_guard<std::mutex> lock(mutex);
-    changed.notify_all();
-    for (int fd : clients)
-      ::shutdown(fd, SHUT_RDWR);
-    for (std::thread &thread : workers)
-      if (thread.joinable())
-        thread.detach();
+    ::close(listener);
+    for (std::thread &worker : workers)
+      worker.join();
   }
 
 private:
   void acceptLoop() {
-    while (!stopping) {
+    while (true) {
       int fd = ::accept(listener, nullptr, nullptr);
       if (fd < 0)
         return;
       std::lock_guard<std::mutex> lock(mutex);
-      clients.push_back(fd);
+      if (stopping) {
+        ::close(fd);
+        return;
+      }
+      clients.insert(fd);
       workers.emplace_back([this, fd] { serve(fd); });
     }
   }
@@ -134,16 +146,19 @@ private:
       if (!writeBlob(fd, answer))
         break;
     }
+    std::lock_guard<std::mutex> lock(mutex);
+    clients.erase(fd);
     ::close(fd);
   }
 
   int listener = -1;
-  bool stopping = false;
   std::thread acceptor;
-  std::vector<std::thread> workers;
-  std::vector<int> clients;
+  /// Guards everything below.
   std::mutex mutex;
   std::condition_variable changed;
+  bool stopping = false;
+  std::vector<std::thread> workers;
+  std::set<int> clients;
   std::map<std::string, std::string> data;
 };
 

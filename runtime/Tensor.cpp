@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <string>
 #include <vector>
 
 using pp::runtime::failWith;
@@ -23,34 +24,51 @@ namespace {
 constexpr size_t kAlignment = 64;
 } // namespace
 
+namespace {
+
+/// Every dtype with its size and name: the one place that spells them.
+struct DtypeInfo {
+  pp_dtype dtype;
+  size_t size;
+  const char *name;
+};
+constexpr DtypeInfo kDtypes[] = {
+    {PP_DTYPE_F32, 4, "f32"},   {PP_DTYPE_F16, 2, "f16"},
+    {PP_DTYPE_BF16, 2, "bf16"}, {PP_DTYPE_F64, 8, "f64"},
+    {PP_DTYPE_I32, 4, "i32"},   {PP_DTYPE_I64, 8, "i64"},
+    {PP_DTYPE_BOOL, 1, "i1"},
+};
+
+const DtypeInfo *findDtype(pp_dtype dtype) {
+  for (const DtypeInfo &info : kDtypes)
+    if (info.dtype == dtype)
+      return &info;
+  return nullptr;
+}
+
+} // namespace
+
 extern "C" size_t pp_dtype_size(pp_dtype dtype) {
-  switch (dtype) {
-  case PP_DTYPE_F32:
-  case PP_DTYPE_I32:
-    return 4;
-  case PP_DTYPE_F64:
-  case PP_DTYPE_I64:
-    return 8;
-  case PP_DTYPE_BOOL:
-    return 1;
-  }
-  return 0;
+  const DtypeInfo *info = findDtype(dtype);
+  return info ? info->size : 0;
 }
 
 extern "C" const char *pp_dtype_name(pp_dtype dtype) {
-  switch (dtype) {
-  case PP_DTYPE_F32:
-    return "f32";
-  case PP_DTYPE_F64:
-    return "f64";
-  case PP_DTYPE_I32:
-    return "i32";
-  case PP_DTYPE_I64:
-    return "i64";
-  case PP_DTYPE_BOOL:
-    return "bool";
+  const DtypeInfo *info = findDtype(dtype);
+  return info ? info->name : "unknown";
+}
+
+extern "C" pp_status pp_dtype_from_name(const char *name, pp_dtype *out) {
+  std::string known;
+  for (const DtypeInfo &info : kDtypes) {
+    if (name && std::strcmp(name, info.name) == 0) {
+      *out = info.dtype;
+      return PP_OK;
+    }
+    known += std::string(known.empty() ? "" : ", ") + info.name;
   }
-  return "unknown";
+  return failWith(PP_ERROR_INVALID_ARGUMENT, "unknown dtype '",
+                  name ? name : "(null)", "'; known dtypes: ", known);
 }
 
 namespace {

@@ -37,16 +37,32 @@ float *floatsOf(pp_tensor *tensor) {
 /// The job of one rank: its stage's parameters, gradients and data.
 class StageTrainer {
 public:
-  StageTrainer(Package &package, Communicator &communicator, Backend &backend,
-               const TrainerOptions &options, std::ostream &log)
-      : package(package), communicator(communicator), backend(backend),
-        options(options), log(log), stage(communicator.rank()),
-        optimizer(options.optimizer) {}
+  /// A host tensor as the stage functions see it (and its copy, if any).
+  struct Placed {
+    pp_tensor *tensor = nullptr;
+    TensorPtr copy;
+  };
+
+  StageTrainer(Package &package, Communicator &pipeline, bool reports,
+               Backend &backend, const TrainerOptions &options,
+               std::ostream &log)
+      : package(package), pipeline(pipeline), backend(backend),
+        options(options), log(log), stage(pipeline.rank()), reports(reports),
+        functions(package.stages[stage].functions),
+        optimizer(options.optimizer) {
+    // Each saved value lives until the last function of the stage that
+    // takes it (Package::load checked that an earlier one returns it).
+    for (size_t f = 0; f < functions.size(); ++f)
+      for (const TensorInfo &arg : functions[f].args)
+        if (arg.role == Role::Saved)
+          lastUse[arg.name] = f;
+  }
 
   void run() {
+    checkDtypes();
     initializeParameters();
     checkSchedule();
-    if (stage == 0) {
+    if (reports) {
       int64_t p = package.numStages, m = options.microbatches;
       log << "pipeline: " << p << (p == 1 ? " stage, " : " stages, ")
           << (options.schedule == ScheduleKind::GPipe ? "gpipe" : "1f1b")
@@ -55,7 +71,7 @@ public:
           << 100.0 * (p - 1) / (m + p - 1) << "%" << std::endl;
     }
     std::ofstream metrics;
-    if (stage == 0 && !options.metricsPath.empty()) {
+    if (reports && !options.metricsPath.empty()) {
       metrics.open(options.metricsPath);
       if (!metrics)
         throw std::runtime_error("cannot write the metrics file '" +
@@ -63,7 +79,7 @@ public:
     }
     for (int64_t step = 0; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
-      if (stage != 0)
+      if (!reports)
         continue;
       log << "step " << result.step << "  loss " << std::setprecision(8)
           << result.loss << "  grad_norm " << result.gradNorm << "  "
@@ -78,7 +94,7 @@ public:
                 << std::endl; // A crash later keeps the steps so far.
     }
     std::map<std::string, ParameterValues> all = gatherParameters();
-    if (stage == 0) {
+    if (reports) {
       std::string digest = parametersDigest(all);
       log << "params_sha256 " << digest << std::endl;
       if (metrics.is_open())
@@ -91,10 +107,26 @@ public:
 private:
   bool isLastStage() const { return stage == package.numStages - 1; }
 
+  /// Fails before the first step, on every rank alike, for tensors whose
+  /// dtype the trainer cannot handle yet.
+  void checkDtypes() {
+    for (const TensorInfo &input : package.inputs)
+      checkSyntheticDtype(input.name, input.dtype, /*isLabel=*/false);
+    checkSyntheticDtype(package.labels.name, package.labels.dtype,
+                        /*isLabel=*/true);
+    for (const ParameterInfo &parameter : package.parameters)
+      if (parameter.tensor.dtype != PP_DTYPE_F32)
+        throw std::runtime_error(std::string(roleName(parameter.tensor.role)) +
+                                 " '" + parameter.tensor.name + "' has dtype " +
+                                 pp_dtype_name(parameter.tensor.dtype) +
+                                 "; pp-run supports f32 parameters so far");
+  }
+
   void initializeParameters() {
-    for (const TensorInfo &result : package.backward[stage].results)
-      if (result.role == "gradient")
-        withGradient.insert(result.name);
+    for (const StageFunctionInfo &function : functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          withGradient.insert(result.name);
     for (const ParameterInfo &parameter : package.parameters) {
       if (parameter.stage != stage)
         continue;
@@ -116,6 +148,9 @@ private:
       Placed &placed = placedParameters[name];
       placed.tensor = backend.place(tensor.get(), placed.copy);
       parameters[name] = std::move(tensor);
+      // Frozen and constant tensors get no gradient and no updates.
+      if (parameter.tensor.role != Role::Parameter)
+        continue;
       TensorPtr gradient = makeTensor(parameter.tensor);
       Placed &sum = placedGradients[name];
       sum.tensor = backend.place(gradient.get(), sum.copy);
@@ -167,6 +202,79 @@ private:
     return tensor;
   }
 
+  /// What the stage functions of a step share: the step, its labels and
+  /// loss scale (as the functions see them), the loss so far and, per
+  /// microbatch, the saved values later phases take by name.
+  struct MicrobatchData {
+    int64_t step;
+    const std::vector<Placed> &labels;
+    pp_tensor *lossScale;
+    double lossSum;
+    std::map<int64_t, std::map<std::string, TensorPtr>> saved;
+  };
+
+  /// Runs functions[f] on microbatch `mb`: feeds its arguments by role,
+  /// keeps its saved results for the functions after it and accumulates
+  /// its gradients.
+  void runFunction(size_t f, int64_t mb, MicrobatchData &data) {
+    const StageFunctionInfo &function = functions[f];
+    std::map<std::string, TensorPtr> &saved = data.saved[mb];
+    std::vector<TensorPtr> inputs;
+    std::vector<Placed> placedInputs;
+    placedInputs.reserve(function.args.size());
+    std::vector<pp_tensor *> args;
+    for (const TensorInfo &arg : function.args) {
+      switch (arg.role) {
+      case Role::Parameter:
+      case Role::Frozen:
+      case Role::Constant:
+        args.push_back(placedParameters.at(arg.name).tensor);
+        break;
+      case Role::Input:
+        inputs.push_back(synthetic(arg, data.step, mb));
+        placedInputs.emplace_back();
+        args.push_back(
+            backend.place(inputs.back().get(), placedInputs.back().copy));
+        break;
+      case Role::Label:
+        args.push_back(data.labels.at(mb).tensor);
+        break;
+      case Role::LossScale:
+        args.push_back(data.lossScale);
+        break;
+      case Role::Saved:
+        args.push_back(saved.at(arg.name).get());
+        break;
+      default:
+        throw std::runtime_error("argument '" + arg.name + "' of " +
+                                 function.symbol + " has role '" +
+                                 roleName(arg.role) +
+                                 "', which no argument can have");
+      }
+    }
+    std::vector<TensorPtr> results =
+        call(function, std::move(args), data.step, mb);
+    for (const TensorInfo &arg : function.args)
+      if (arg.role == Role::Saved && lastUse.at(arg.name) == f)
+        saved.erase(arg.name);
+    for (size_t i = 0; i < results.size(); ++i) {
+      const TensorInfo &info = function.results[i];
+      if (info.role == Role::Loss) {
+        TensorPtr hostLoss = makeTensor({"loss", Role::None, PP_DTYPE_F32, {}});
+        backend.fetch(results[i].get(), hostLoss.get());
+        data.lossSum += floatsOf(hostLoss.get())[0];
+      } else if (info.role == Role::Saved && lastUse.count(info.name)) {
+        saved[info.name] = std::move(results[i]);
+      } else if (info.role == Role::Gradient) {
+        // Microbatches arrive in order, so the sum's order is fixed.
+        backend.accumulate(placedGradients.at(info.name).tensor,
+                           results[i].get());
+      }
+    }
+    if (saved.empty())
+      data.saved.erase(mb);
+  }
+
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
     for (auto &[name, sum] : placedGradients)
@@ -192,63 +300,18 @@ private:
         }
       }
     }
-    TensorPtr lossScale = makeTensor({"loss_scale", "", PP_DTYPE_F32, {}});
+    TensorPtr lossScale =
+        makeTensor({"loss_scale", Role::None, PP_DTYPE_F32, {}});
     floatsOf(lossScale.get())[0] =
         count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
-    TensorPtr hostLoss = makeTensor({"loss", "", PP_DTYPE_F32, {}});
-
-    double lossSum = 0;
-    std::map<int64_t, std::vector<TensorPtr>> saved;
-    const StageFunctionInfo &forward = package.forward[stage];
-    const StageFunctionInfo &backward = package.backward[stage];
-    for (const Action &action :
-         buildSchedule(options.schedule, package.numStages, stage,
-                       options.microbatches)) {
-      const StageFunctionInfo &function = action.backward ? backward : forward;
-      int64_t mb = action.microbatch;
-      std::vector<TensorPtr> inputs;
-      std::vector<Placed> placedInputs;
-      std::vector<pp_tensor *> args;
-      size_t savedIndex = 0;
-      for (const TensorInfo &arg : function.args) {
-        if (arg.role == "parameter")
-          args.push_back(placedParameters.at(arg.name).tensor);
-        else if (arg.role == "input") {
-          inputs.push_back(synthetic(arg, step, mb));
-          placedInputs.emplace_back();
-          args.push_back(
-              backend.place(inputs.back().get(), placedInputs.back().copy));
-        } else if (arg.role == "label")
-          args.push_back(placedLabels.at(mb).tensor);
-        else if (arg.role == "loss_scale")
-          args.push_back(placedScale.tensor);
-        else if (arg.role == "saved")
-          args.push_back(saved.at(mb).at(savedIndex++).get());
-        else
-          throw std::runtime_error("argument '" + arg.name + "' of " +
-                                   function.symbol + " has unknown role '" +
-                                   arg.role + "'");
-      }
-      std::vector<TensorPtr> results =
-          call(function, std::move(args), step, mb);
-      if (action.backward)
-        saved.erase(mb);
-      for (size_t i = 0; i < results.size(); ++i) {
-        const TensorInfo &info = function.results[i];
-        if (info.role == "loss") {
-          backend.fetch(results[i].get(), hostLoss.get());
-          lossSum += floatsOf(hostLoss.get())[0];
-        } else if (info.role == "saved") {
-          saved[mb].push_back(std::move(results[i]));
-        } else if (info.role == "gradient") {
-          // Microbatches arrive in order, so the sum's order is fixed.
-          backend.accumulate(placedGradients.at(info.name).tensor,
-                             results[i].get());
-        }
-      }
-    }
+    MicrobatchData data{step, placedLabels, placedScale.tensor, 0.0, {}};
+    for (const Action &action : buildSchedule(
+             options.schedule, package.numStages, stage, options.microbatches))
+      for (size_t f = 0; f < functions.size(); ++f)
+        if (actionRuns(action.phase, functions[f].phase))
+          runFunction(f, action.microbatch, data);
     backend.finishStep();
 
     // Global gradient norm: one sum of squares per parameter (in double),
@@ -264,7 +327,7 @@ private:
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
         squares[i] += static_cast<double>(g[j]) * g[j];
     }
-    communicator.allReduceSum(squares);
+    pipeline.allReduceSum(squares);
     double total = 0;
     for (double square : squares)
       total += square;
@@ -291,19 +354,19 @@ private:
     // The loss lives on the last stage, and its clock closes the step:
     // every rank reports the same values.
     double report[2] = {
-        count > 0 ? lossSum / count : 0.0,
+        count > 0 ? data.lossSum / count : 0.0,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count()};
-    communicator.broadcast(report, sizeof(report),
-                           static_cast<int>(package.numStages - 1));
+    pipeline.broadcast(report, sizeof(report),
+                       static_cast<int>(package.numStages - 1));
     auto [loss, seconds] = report;
     double samples =
         static_cast<double>(options.microbatches * package.microbatchSize);
     return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
   }
 
-  /// Every parameter of the model on rank 0 (empty elsewhere): the other
-  /// stages send theirs.
+  /// Every parameter, frozen and constant tensor of the model on stage 0
+  /// (empty elsewhere): the other stages send theirs.
   std::map<std::string, ParameterValues> gatherParameters() {
     std::map<std::string, ParameterValues> all;
     for (const ParameterInfo &parameter : package.parameters) {
@@ -312,8 +375,8 @@ private:
       size_t bytes = count * sizeof(float);
       uint64_t slot = messageSlot("params/" + name);
       if (parameter.stage == stage && stage != 0) {
-        communicator.send(0, slot, pp_tensor_data(parameters.at(name).get()),
-                          bytes);
+        pipeline.send(0, slot, pp_tensor_data(parameters.at(name).get()),
+                      bytes);
         continue;
       }
       if (stage != 0)
@@ -325,25 +388,26 @@ private:
         std::memcpy(values.values.data(),
                     pp_tensor_data(parameters.at(name).get()), bytes);
       else
-        communicator.recv(static_cast<int>(parameter.stage), slot,
-                          values.values.data(), bytes);
+        pipeline.recv(static_cast<int>(parameter.stage), slot,
+                      values.values.data(), bytes);
     }
-    communicator.flushSends();
+    pipeline.flushSends();
     return all;
   }
 
-  /// A host tensor as the stage functions see it (and its copy, if any).
-  struct Placed {
-    pp_tensor *tensor = nullptr;
-    TensorPtr copy;
-  };
-
   Package &package;
-  Communicator &communicator;
+  /// This rank's pipeline group; its rank is the stage.
+  Communicator &pipeline;
   Backend &backend;
   const TrainerOptions &options;
   std::ostream &log;
   int64_t stage;
+  /// Whether this rank prints and writes the metrics (job rank 0).
+  bool reports;
+  /// This stage's functions, in execution order of their phases.
+  const std::vector<StageFunctionInfo> &functions;
+  /// Per saved value, the index of the last function that takes it.
+  std::map<std::string, size_t> lastUse;
   Optimizer optimizer;
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
@@ -358,30 +422,52 @@ std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
                                  int64_t microbatches) {
   int64_t stages = package.numStages;
   std::vector<std::vector<Action>> schedules;
-  std::vector<std::set<int64_t>> forwardSources(stages),
-      backwardSources(stages);
+  MessageSources sources(stages);
   for (int64_t s = 0; s < stages; ++s) {
     schedules.push_back(buildSchedule(kind, stages, s, microbatches));
-    for (const MessageInfo &message : package.forward[s].messages)
-      if (!message.send)
-        forwardSources[s].insert(message.peer);
-    for (const MessageInfo &message : package.backward[s].messages)
-      if (!message.send)
-        backwardSources[s].insert(message.peer);
+    for (const Action &action : schedules.back())
+      for (const StageFunctionInfo &function : package.stages[s].functions)
+        if (actionRuns(action.phase, function.phase))
+          for (const MessageInfo &message : function.messages)
+            if (!message.send)
+              sources[s][action.phase].insert(message.peer);
   }
-  return checkDeadlockFree(schedules, forwardSources, backwardSources);
+  return checkDeadlockFree(schedules, sources);
 }
 
-void train(Package &package, Communicator &communicator, Backend &backend,
-           const TrainerOptions &options, std::ostream &log) {
-  if (communicator.worldSize() != package.numStages)
+std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
+                                                   Communicator &world) {
+  const DeviceMesh &mesh = package.mesh;
+  if (world.worldSize() != mesh.deviceCount())
     throw std::runtime_error(
-        "the package has " + std::to_string(package.numStages) +
-        " stages but the job has " + std::to_string(communicator.worldSize()) +
-        " ranks; run one rank per stage (--nproc " +
-        std::to_string(package.numStages) +
-        "); data parallelism is not supported yet");
-  StageTrainer(package, communicator, backend, options, log).run();
+        "the package's device mesh " + mesh.describe() + " has device count " +
+        std::to_string(mesh.deviceCount()) + ", but the job's WORLD_SIZE is " +
+        std::to_string(world.worldSize()) +
+        "; start one rank per device (--nproc " +
+        std::to_string(mesh.deviceCount()) + ")");
+  const MeshAxis *axis = mesh.pipelineAxis();
+  std::vector<std::string> axes;
+  if (axis)
+    axes.push_back(axis->name);
+  return world.split("pipeline", mesh.group(world.rank(), axes));
+}
+
+void train(Package &package, Communicator &world, Communicator &pipeline,
+           Backend &backend, const TrainerOptions &options, std::ostream &log) {
+  for (const MeshAxis &axis : package.mesh.axes())
+    if (axis.kind != AxisKind::Pipeline && axis.size > 1)
+      throw std::runtime_error(
+          "the package's mesh has a " + std::string(axisKindName(axis.kind)) +
+          " axis '" + axis.name + "' of size " + std::to_string(axis.size) +
+          "; pp-run trains pipeline meshes only so far (data, tensor and "
+          "context parallelism are not supported yet)");
+  if (pipeline.worldSize() != package.numStages)
+    throw std::runtime_error("the pipeline group has " +
+                             std::to_string(pipeline.worldSize()) +
+                             " ranks but the package has " +
+                             std::to_string(package.numStages) + " stages");
+  StageTrainer(package, pipeline, world.rank() == 0, backend, options, log)
+      .run();
 }
 
 } // namespace pp::runtime

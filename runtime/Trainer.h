@@ -48,12 +48,21 @@ struct StepMetrics {
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
                                  int64_t microbatches);
 
-/// Trains `package` on this rank (one rank per stage), running its stage
-/// functions on `backend` (whose stage library the package has loaded).
-/// Rank 0 prints each step to `log` and writes the metrics file. Throws
-/// std::runtime_error with a clear message on any failure.
-void train(Package &package, Communicator &communicator, Backend &backend,
-           const TrainerOptions &options, std::ostream &log);
+/// Connects this rank's pipeline group: the ranks of `package.mesh` that
+/// differ from `world.rank()` only in the pipeline coordinate. Its rank is
+/// this rank's stage. Throws when the job's size is not the mesh's.
+std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
+                                                   Communicator &world);
+
+/// Trains `package` on this rank of the job (`world`): the stage is its
+/// pipeline coordinate in the package's mesh, and stages talk over
+/// `pipeline` (from connectPipelineGroup). The stage functions run on
+/// `backend` (whose stage library the package has loaded; its messages go
+/// over `pipeline` too). Rank 0 prints each step to `log` and writes the
+/// metrics file. Throws std::runtime_error with a clear message on any
+/// failure.
+void train(Package &package, Communicator &world, Communicator &pipeline,
+           Backend &backend, const TrainerOptions &options, std::ostream &log);
 
 } // namespace pp::runtime
 

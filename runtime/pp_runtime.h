@@ -25,13 +25,16 @@ typedef enum pp_status {
   PP_ERROR_INTERNAL = 3,
 } pp_status;
 
-/* Element types of runtime tensors. */
+/* Element types of runtime tensors. F16 is IEEE half precision, BF16
+ * bfloat16 (2 bytes each); BOOL is one byte per element. */
 typedef enum pp_dtype {
   PP_DTYPE_F32 = 0,
   PP_DTYPE_F64 = 1,
   PP_DTYPE_I32 = 2,
   PP_DTYPE_I64 = 3,
   PP_DTYPE_BOOL = 4,
+  PP_DTYPE_F16 = 5,
+  PP_DTYPE_BF16 = 6,
 } pp_dtype;
 
 /* The message of the last failed call on this thread ("" if none). */
@@ -39,8 +42,12 @@ const char *pp_last_error(void);
 
 /* Bytes per element of `dtype`; 0 for an unknown value. */
 size_t pp_dtype_size(pp_dtype dtype);
-/* "f32", "f64", "i32", "i64", "bool"; "unknown" for an unknown value. */
+/* The manifest's spelling of `dtype`: "f32", "f16", "bf16", "f64", "i32",
+ * "i64", "i1" (bool); "unknown" for an unknown value. */
 const char *pp_dtype_name(pp_dtype dtype);
+/* The dtype spelled `name` (as pp_dtype_name spells it) in `out`;
+ * PP_ERROR_INVALID_ARGUMENT for another name. */
+pp_status pp_dtype_from_name(const char *name, pp_dtype *out);
 
 /* A dense, row-major, 64-byte-aligned host tensor that owns its buffer. */
 typedef struct pp_tensor pp_tensor;

@@ -12,8 +12,9 @@ namespace pp::runtime {
 /// the visible devices, with NCCL between the ranks' GPUs (two
 /// communicators: messages to later stages and messages to earlier ones,
 /// each in schedule order on its own stream, so that they never wait on
-/// each other). The NCCL ids travel over `communicator`.
-std::unique_ptr<Backend> createCudaBackend(Communicator &communicator,
+/// each other). `pipeline` is the rank's pipeline group (its ranks are the
+/// stages): the NCCL communicators span it and its ids travel over it.
+std::unique_ptr<Backend> createCudaBackend(Communicator &pipeline,
                                            int localRank);
 
 } // namespace pp::runtime

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 
@@ -46,8 +47,8 @@ cl::opt<std::string> input(cl::Positional, cl::Required,
                            cl::cat(runCategory));
 cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
-    cl::desc("Rank processes to launch on this machine (default: one per "
-             "stage)"),
+    cl::desc("Rank processes to launch on this machine (default and "
+             "required: the device count of the package's mesh)"),
     cl::cat(runCategory));
 cl::opt<std::string> scheduleName(
     "schedule", cl::init("1f1b"),
@@ -81,15 +82,15 @@ cl::opt<std::string> saveParamsPath(
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),
                                    cl::cat(runCategory));
-cl::opt<float> learningRate("lr", cl::init(0.01f),
-                            cl::desc("Learning rate (default 0.01)"),
+cl::opt<double> learningRate("lr", cl::init(0.01),
+                             cl::desc("Learning rate (default 0.01)"),
+                             cl::cat(runCategory));
+cl::opt<double> momentum("momentum", cl::init(0.0),
+                         cl::desc("SGD momentum (default 0)"),
+                         cl::cat(runCategory));
+cl::opt<double> weightDecay("weight-decay", cl::init(0.0),
+                            cl::desc("Weight decay (default 0)"),
                             cl::cat(runCategory));
-cl::opt<float> momentum("momentum", cl::init(0.0f),
-                        cl::desc("SGD momentum (default 0)"),
-                        cl::cat(runCategory));
-cl::opt<float> weightDecay("weight-decay", cl::init(0.0f),
-                           cl::desc("Weight decay (default 0)"),
-                           cl::cat(runCategory));
 cl::opt<double> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
@@ -180,21 +181,23 @@ TrainerOptions trainerOptions() {
   options.saveParamsPath = saveParamsPath;
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
-  options.optimizer.learningRate = learningRate;
-  options.optimizer.momentum = momentum;
-  options.optimizer.weightDecay = weightDecay;
+  // The optimizer computes in float: every rank rounds the same double.
+  options.optimizer.learningRate = static_cast<float>(learningRate);
+  options.optimizer.momentum = static_cast<float>(momentum);
+  options.optimizer.weightDecay = static_cast<float>(weightDecay);
   return options;
 }
 
-/// The backend `--device` asks for.
-std::unique_ptr<Backend> createBackend(Communicator &communicator) {
+/// The backend `--device` asks for; its messages go over `pipeline` (whose
+/// ranks are the stages).
+std::unique_ptr<Backend> createBackend(Communicator &pipeline) {
   if (deviceName == "cpu")
-    return createCpuBackend(communicator);
+    return createCpuBackend(pipeline);
 #ifdef PP_HAVE_CUDA
   std::string problem;
   int localRank =
-      environmentInt("LOCAL_RANK", problem).value_or(communicator.rank());
-  return createCudaBackend(communicator, localRank);
+      environmentInt("LOCAL_RANK", problem).value_or(pipeline.rank());
+  return createCudaBackend(pipeline, localRank);
 #else
   throw std::runtime_error("this pp-run was built without CUDA; rebuild on "
                            "a machine with the CUDA toolkit and NCCL, or use "
@@ -231,14 +234,25 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   try {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
-    Communicator communicator(info);
-    std::unique_ptr<Backend> backend = createBackend(communicator);
+    Communicator world(info);
+    std::unique_ptr<Communicator> pipeline =
+        connectPipelineGroup(package, world);
+    std::unique_ptr<Backend> backend = createBackend(*pipeline);
     package.loadStageLibrary(backend->stageLibrary());
-    train(package, communicator, *backend, trainerOptions(), std::cout);
+    train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
     return error(prefix + failure.what());
   }
   return 0;
+}
+
+/// The shortest decimal that parses back to exactly `value`, so that every
+/// rank sees the bits the launcher parsed (std::to_string keeps 6 decimals:
+/// 1e-7 would become 0).
+std::string exactDecimal(double value) {
+  char text[32];
+  std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, end.ptr);
 }
 
 /// The command line of one rank: `program packageDir` and this invocation's
@@ -262,10 +276,10 @@ std::vector<std::string> rankArguments(const std::string &program,
     add(flag, absolute.str().str());
   }
   add("optimizer", optimizerName);
-  add("lr", std::to_string(learningRate));
-  add("momentum", std::to_string(momentum));
-  add("weight-decay", std::to_string(weightDecay));
-  add("clip-grad-norm", std::to_string(clipGradNorm));
+  add("lr", exactDecimal(learningRate));
+  add("momentum", exactDecimal(momentum));
+  add("weight-decay", exactDecimal(weightDecay));
+  add("clip-grad-norm", exactDecimal(clipGradNorm));
   add("timeout", std::to_string(timeoutSeconds));
   add("device", deviceName);
   return args;
@@ -390,18 +404,19 @@ int main(int argc, char **argv) {
     return runRank(packageDir, info);
   }
 
-  int numStages;
+  DeviceMesh mesh;
   try {
-    numStages = static_cast<int>(Package::load(packageDir).numStages);
+    mesh = Package::load(packageDir).mesh;
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
-  int count = numProcesses == 0 ? numStages : static_cast<int>(numProcesses);
-  if (count != numStages)
-    return error("--nproc " + Twine(count) + " does not match the " +
-                 Twine(numStages) +
-                 " stages of the package; run one rank per stage (data "
-                 "parallelism is not supported yet)");
+  int devices = static_cast<int>(mesh.deviceCount());
+  int count = numProcesses == 0 ? devices : static_cast<int>(numProcesses);
+  if (count != devices)
+    return error("--nproc " + Twine(count) +
+                 " does not match the package's device mesh " +
+                 mesh.describe() + ", whose device count is " + Twine(devices) +
+                 "; run --nproc " + Twine(devices));
   if (count == 1) {
     RendezvousInfo info;
     info.timeout = std::chrono::seconds(timeoutSeconds);

@@ -10,14 +10,13 @@ namespace {
 
 /// Sources of a plain chain of `stages` stages: forward from the previous
 /// stage, backward from the next.
-void chain(int64_t stages, std::vector<std::set<int64_t>> &forward,
-           std::vector<std::set<int64_t>> &backward) {
-  forward.assign(stages, {});
-  backward.assign(stages, {});
+MessageSources chain(int64_t stages) {
+  MessageSources sources(stages);
   for (int64_t s = 1; s < stages; ++s) {
-    forward[s].insert(s - 1);
-    backward[s - 1].insert(s);
+    sources[s][Phase::Forward].insert(s - 1);
+    sources[s - 1][Phase::Backward].insert(s);
   }
+  return sources;
 }
 
 TEST(Schedule, GPipeRunsAllForwardsThenAllBackwards) {
@@ -46,13 +45,12 @@ TEST(Schedule, BothSchedulesAreDeadlockFreeOnChainsAndSkips) {
         std::vector<std::vector<Action>> schedules;
         for (int64_t s = 0; s < stages; ++s)
           schedules.push_back(buildSchedule(kind, stages, s, microbatches));
-        std::vector<std::set<int64_t>> forward, backward;
-        chain(stages, forward, backward);
+        MessageSources sources = chain(stages);
         if (stages >= 3) { // A skip connection from stage 0 to the last.
-          forward[stages - 1].insert(0);
-          backward[0].insert(stages - 1);
+          sources[stages - 1][Phase::Forward].insert(0);
+          sources[0][Phase::Backward].insert(stages - 1);
         }
-        EXPECT_EQ(checkDeadlockFree(schedules, forward, backward), "")
+        EXPECT_EQ(checkDeadlockFree(schedules, sources), "")
             << stages << " stages, " << microbatches << " microbatches";
       }
 }
@@ -61,14 +59,33 @@ TEST(Schedule, TheCheckFindsADeadlock) {
   // Stage 1 wants microbatch 1's forward first, but stage 0 sends it only
   // after the backward of microbatch 0, which needs stage 1's backward of
   // microbatch 0, which comes after stage 1's forward of microbatch 1.
-  std::vector<std::vector<Action>> schedules = {
-      {{false, 0}, {true, 0}, {false, 1}, {true, 1}},
-      {{false, 1}, {false, 0}, {true, 0}, {true, 1}}};
-  std::vector<std::set<int64_t>> forward, backward;
-  chain(2, forward, backward);
-  EXPECT_EQ(checkDeadlockFree(schedules, forward, backward),
+  std::vector<std::vector<Action>> schedules = {{{Phase::Forward, 0},
+                                                 {Phase::Backward, 0},
+                                                 {Phase::Forward, 1},
+                                                 {Phase::Backward, 1}},
+                                                {{Phase::Forward, 1},
+                                                 {Phase::Forward, 0},
+                                                 {Phase::Backward, 0},
+                                                 {Phase::Backward, 1}}};
+  EXPECT_EQ(checkDeadlockFree(schedules, chain(2)),
             "the schedule deadlocks: stage 0 waits in backward of microbatch "
             "0, stage 1 waits in forward of microbatch 1");
+}
+
+TEST(Schedule, PhasesAndWhatTheirActionsRun) {
+  for (Phase phase : {Phase::Forward, Phase::Backward, Phase::BackwardInput,
+                      Phase::BackwardWeight})
+    EXPECT_EQ(parsePhase(phaseName(phase)), phase);
+  EXPECT_FALSE(parsePhase("sideways"));
+  // A backward action runs a backward, or both halves of a split one.
+  EXPECT_TRUE(actionRuns(Phase::Backward, Phase::Backward));
+  EXPECT_TRUE(actionRuns(Phase::Backward, Phase::BackwardInput));
+  EXPECT_TRUE(actionRuns(Phase::Backward, Phase::BackwardWeight));
+  EXPECT_FALSE(actionRuns(Phase::Forward, Phase::Backward));
+  EXPECT_FALSE(actionRuns(Phase::BackwardWeight, Phase::BackwardInput));
+  EXPECT_EQ(
+      formatSchedule({{Phase::BackwardInput, 0}, {Phase::BackwardWeight, 0}}),
+      "I0 W0");
 }
 
 TEST(Schedule, Names) {

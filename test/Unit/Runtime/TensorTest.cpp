@@ -49,9 +49,36 @@ TEST(Tensor, DtypeSizesAndNames) {
   EXPECT_EQ(pp_dtype_size(PP_DTYPE_I32), 4u);
   EXPECT_EQ(pp_dtype_size(PP_DTYPE_I64), 8u);
   EXPECT_EQ(pp_dtype_size(PP_DTYPE_BOOL), 1u);
-  EXPECT_STREQ(pp_dtype_name(PP_DTYPE_BOOL), "bool");
+  EXPECT_EQ(pp_dtype_size(PP_DTYPE_F16), 2u);
+  EXPECT_EQ(pp_dtype_size(PP_DTYPE_BF16), 2u);
+  EXPECT_STREQ(pp_dtype_name(PP_DTYPE_BOOL), "i1");
+  EXPECT_STREQ(pp_dtype_name(PP_DTYPE_BF16), "bf16");
   EXPECT_EQ(pp_dtype_size(static_cast<pp_dtype>(99)), 0u);
   EXPECT_STREQ(pp_dtype_name(static_cast<pp_dtype>(99)), "unknown");
+}
+
+TEST(Tensor, DtypesParseFromTheirManifestNames) {
+  for (pp_dtype dtype :
+       {PP_DTYPE_F32, PP_DTYPE_F16, PP_DTYPE_BF16, PP_DTYPE_F64, PP_DTYPE_I32,
+        PP_DTYPE_I64, PP_DTYPE_BOOL}) {
+    pp_dtype parsed = PP_DTYPE_F32;
+    EXPECT_EQ(pp_dtype_from_name(pp_dtype_name(dtype), &parsed), PP_OK);
+    EXPECT_EQ(parsed, dtype);
+  }
+  pp_dtype parsed;
+  EXPECT_EQ(pp_dtype_from_name("f8", &parsed), PP_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(pp_last_error(), "unknown dtype 'f8'; known dtypes: f32, f16, "
+                                "bf16, f64, i32, i64, i1");
+}
+
+TEST(Tensor, HalfPrecisionTensorsTakeTwoBytesPerElement) {
+  for (pp_dtype dtype : {PP_DTYPE_F16, PP_DTYPE_BF16}) {
+    int64_t shape[] = {3, 5};
+    pp_tensor *tensor = nullptr;
+    ASSERT_EQ(pp_tensor_create(dtype, 2, shape, &tensor), PP_OK);
+    EXPECT_EQ(pp_tensor_nbytes(tensor), 30u);
+    pp_tensor_destroy(tensor);
+  }
 }
 
 /// Expects `status` to fail with a message containing `fragment`.

@@ -1,0 +1,33 @@
+//===- Phase.cpp - the phases of a stage's work ---------------------------===//
+
+#include "runtime/Phase.h"
+
+#include "runtime/EnumNames.h"
+
+namespace pp::runtime {
+namespace {
+
+constexpr EnumNames<Phase, 4> kPhases = {
+    {Phase::Forward, "forward"},
+    {Phase::Backward, "backward"},
+    {Phase::BackwardInput, "backward_input"},
+    {Phase::BackwardWeight, "backward_weight"},
+};
+
+} // namespace
+
+std::optional<Phase> parsePhase(const std::string &name) {
+  return parseEnum(kPhases, name);
+}
+
+const char *phaseName(Phase phase) {
+  return enumName(kPhases, phase, "unknown");
+}
+
+bool actionRuns(Phase action, Phase function) {
+  return action == function ||
+         (action == Phase::Backward && (function == Phase::BackwardInput ||
+                                        function == Phase::BackwardWeight));
+}
+
+} // namespace pp::runtime

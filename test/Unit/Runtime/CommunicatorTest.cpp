@@ -1,0 +1,163 @@
+//===- CommunicatorTest.cpp - Gloo groups and sends between thread ranks --===//
+//
+// Each test runs the ranks of one job as threads of this process; rank 0
+// serves the rendezvous store on a free local port.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Communicator.h"
+#include "runtime/DeviceMesh.h"
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+#include <thread>
+
+using namespace pp::runtime;
+
+namespace {
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address), length), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length),
+            0);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+/// Runs `body` on `size` threads, each one rank of a job; expects that no
+/// rank throws.
+void runRanks(int size, const std::function<void(Communicator &)> &body) {
+  int port = freePort();
+  std::vector<std::string> errors(size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        RendezvousInfo info;
+        info.rank = rank;
+        info.worldSize = size;
+        info.masterPort = port;
+        info.timeout = std::chrono::seconds(30);
+        Communicator world(info);
+        body(world);
+      } catch (const std::exception &error) {
+        errors[rank] = error.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int rank = 0; rank < size; ++rank)
+    EXPECT_EQ(errors[rank], "") << "rank " << rank;
+}
+
+TEST(Communicator, GroupsOfA2x2x2MeshTalkAmongThemselves) {
+  DeviceMesh mesh({{"pp", 2, AxisKind::Pipeline},
+                   {"dp", 2, AxisKind::DataReplicate},
+                   {"tp", 2, AxisKind::Tensor}});
+  std::vector<std::vector<std::string>> axesSets = {
+      {"pp"}, {"dp"}, {"tp"}, {"pp", "tp"}};
+  runRanks(8, [&](Communicator &world) {
+    int64_t rank = world.rank();
+    for (const std::vector<std::string> &axes : axesSets) {
+      std::vector<int64_t> members = mesh.group(rank, axes);
+      std::string label = axes[0] + (axes.size() > 1 ? "+" + axes[1] : "");
+      std::unique_ptr<Communicator> group = world.split(label, members);
+      ASSERT_EQ(group->worldSize(), static_cast<int>(members.size()));
+      ASSERT_EQ(members[group->rank()], rank);
+      // A sum over the group only.
+      std::vector<double> sum = {static_cast<double>(rank), 1.0};
+      group->allReduceSum(sum);
+      double expected = 0;
+      for (int64_t member : members)
+        expected += static_cast<double>(member);
+      EXPECT_EQ(sum[0], expected) << label << " on rank " << rank;
+      EXPECT_EQ(sum[1], static_cast<double>(members.size()));
+      // The last member's job rank reaches every member.
+      int64_t root = rank;
+      group->broadcast(&root, sizeof(root), group->worldSize() - 1);
+      EXPECT_EQ(root, members.back());
+      // Point to point by group rank: each member sends its job rank to the
+      // next member.
+      int next = (group->rank() + 1) % group->worldSize();
+      int previous =
+          (group->rank() + group->worldSize() - 1) % group->worldSize();
+      uint64_t slot = messageSlot(label);
+      group->send(next, slot, &rank, sizeof(rank));
+      int64_t received = -1;
+      group->recv(previous, slot, &received, sizeof(received));
+      EXPECT_EQ(received, members[previous]);
+      group->flushSends();
+    }
+  });
+}
+
+TEST(Communicator, AGroupMustContainTheRankAndBeOrdered) {
+  runRanks(2, [](Communicator &world) {
+    std::vector<int64_t> others = {1 - world.rank()};
+    EXPECT_THROW(world.split("other", others), std::runtime_error);
+    EXPECT_THROW(world.split("unordered", {1, 0}), std::runtime_error);
+    EXPECT_EQ(world.split("alone", {world.rank()})->worldSize(), 1);
+  });
+}
+
+/// Waits up to 10 s for `done`.
+bool eventually(const std::function<bool()> &done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+TEST(Communicator, DeliveredSendsAreReleasedBeforeTheFlush) {
+  // Rank 0 sends 40 messages of 256 KiB; rank 1 takes each and answers.
+  // Once the answer is in, rank 0 holds no copy: the copies do not pile up
+  // until flushSends().
+  constexpr int kMessages = 40;
+  std::vector<char> payload(256 << 10, 'x');
+  runRanks(2, [&](Communicator &world) {
+    for (int i = 0; i < kMessages; ++i) {
+      uint64_t slot = messageSlot("message " + std::to_string(i));
+      uint64_t answer = messageSlot("answer " + std::to_string(i));
+      int64_t acknowledged = -1;
+      if (world.rank() == 0) {
+        world.send(1, slot, payload.data(), payload.size());
+        world.recv(1, answer, &acknowledged, sizeof(acknowledged));
+        EXPECT_EQ(acknowledged, i);
+        EXPECT_TRUE(eventually([&] { return world.pendingSendCount() == 0; }))
+            << world.pendingSendCount() << " sends held after message " << i;
+      } else {
+        std::vector<char> received(payload.size());
+        world.recv(0, slot, received.data(), received.size());
+        EXPECT_EQ(received, payload);
+        int64_t index = i;
+        world.send(0, answer, &index, sizeof(index));
+      }
+    }
+    world.flushSends();
+    EXPECT_EQ(world.pendingSendCount(), 0u);
+  });
+}
+
+TEST(Communicator, AWorldOfOneNeedsNoNetwork) {
+  Communicator world(RendezvousInfo{});
+  std::vector<double> values = {1.5};
+  world.allReduceSum(values);
+  EXPECT_EQ(values[0], 1.5);
+  EXPECT_EQ(world.split("alone", {0})->worldSize(), 1);
+}
+
+} // namespace

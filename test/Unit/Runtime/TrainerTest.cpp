@@ -1,0 +1,156 @@
+//===- TrainerTest.cpp - phases and saved values through the trainer ------===//
+//
+// A one-stage package whose stage functions are written here: a forward
+// and a backward split into backward_input and backward_weight, with saved
+// values that the later phases take in another order than the forward
+// returns them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Trainer.h"
+#include "runtime/Backend.h"
+#include "runtime/ParameterFile.h"
+#include "runtime/SyntheticData.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace pp::runtime;
+
+namespace {
+
+int forwards = 0, inputGradients = 0, weightGradients = 0;
+
+/// A new f32 tensor of shape [1] holding `value`.
+pp_tensor *scalar(float value) {
+  int64_t shape[] = {1};
+  pp_tensor *tensor = nullptr;
+  pp_tensor_create(PP_DTYPE_F32, 1, shape, &tensor);
+  *static_cast<float *>(pp_tensor_data(tensor)) = value;
+  return tensor;
+}
+
+float valueOf(pp_frame *frame, int64_t arg) {
+  return *static_cast<float *>(pp_tensor_data(pp_frame_arg(frame, arg)));
+}
+
+/// (x, w, c, labels) -> (loss, saved b = 2, saved a = 1, saved unused).
+void forward(pp_frame *frame) {
+  ++forwards;
+  int64_t none[] = {0};
+  pp_tensor *loss = nullptr;
+  pp_tensor_create(PP_DTYPE_F32, 0, none, &loss);
+  *static_cast<float *>(pp_tensor_data(loss)) = 1.0f;
+  pp_frame_result(frame, loss, 0);
+  pp_frame_result(frame, scalar(2.0f), 1);
+  pp_frame_result(frame, scalar(1.0f), 2);
+  pp_frame_result(frame, scalar(9.0f), 3);
+}
+
+/// (saved a, saved b, loss_scale) -> (): checks it got each by name.
+void backwardInput(pp_frame *frame) {
+  ++inputGradients;
+  if (valueOf(frame, 0) != 1.0f || valueOf(frame, 1) != 2.0f)
+    failFrame(frame, "saved values arrived by position, not by name");
+}
+
+/// (c, saved b) -> (gradient of w = b).
+void backwardWeight(pp_frame *frame) {
+  ++weightGradients;
+  pp_frame_result(frame, scalar(valueOf(frame, 1)), 0);
+}
+
+TensorInfo tensor(const std::string &name, Role role, Shape shape) {
+  return {name, role, PP_DTYPE_F32, std::move(shape)};
+}
+
+Package package() {
+  Package package;
+  package.directory = "(in memory)";
+  package.mesh = DeviceMesh({{"pp", 1, AxisKind::Pipeline}});
+  package.numStages = 1;
+  package.microbatchSize = 2;
+  package.lossKind = "mse";
+  package.inputs = {tensor("x", Role::Input, {2, 1})};
+  package.labels = tensor("labels", Role::Label, {2, 1});
+  package.parameters = {{tensor("c", Role::Frozen, {1}), 0},
+                        {tensor("w", Role::Parameter, {1}), 0}};
+  StageFunctionInfo f{
+      "forward",
+      Phase::Forward,
+      {tensor("x", Role::Input, {2, 1}), tensor("w", Role::Parameter, {1}),
+       tensor("c", Role::Frozen, {1}), tensor("labels", Role::Label, {2, 1})},
+      {tensor("loss", Role::Loss, {}), tensor("b", Role::Saved, {1}),
+       tensor("a", Role::Saved, {1}), tensor("unused", Role::Saved, {1})},
+      {},
+      &forward};
+  StageFunctionInfo bi{"backward_input",
+                       Phase::BackwardInput,
+                       {tensor("a", Role::Saved, {1}),
+                        tensor("b", Role::Saved, {1}),
+                        tensor("loss_scale", Role::LossScale, {})},
+                       {},
+                       {},
+                       &backwardInput};
+  StageFunctionInfo bw{
+      "backward_weight",
+      Phase::BackwardWeight,
+      {tensor("c", Role::Frozen, {1}), tensor("b", Role::Saved, {1})},
+      {tensor("w", Role::Gradient, {1})},
+      {},
+      &backwardWeight};
+  package.stages = {StageInfo{{f, bi, bw}}};
+  return package;
+}
+
+/// A parameter's first value: seeded by its name (shape [1]: bound 1).
+float seeded(const std::string &name) {
+  pp_tensor *tensor = scalar(0.0f);
+  fillSynthetic(tensor, 0, "init/" + name, 0, 0);
+  float value = *static_cast<float *>(pp_tensor_data(tensor));
+  pp_tensor_destroy(tensor);
+  return value;
+}
+
+TEST(Trainer, ASplitBackwardRunsBothHalvesAndTakesSavedValuesByName) {
+  Package model = package();
+  Communicator world(RendezvousInfo{});
+  std::unique_ptr<Communicator> pipeline = connectPipelineGroup(model, world);
+  std::unique_ptr<Backend> backend = createCpuBackend(*pipeline);
+  TrainerOptions options;
+  options.microbatches = 2;
+  options.optimizer.learningRate = 0.5f;
+  std::ostringstream log;
+  train(model, world, *pipeline, *backend, options, log);
+  EXPECT_EQ(forwards, 2);
+  EXPECT_EQ(inputGradients, 2);
+  EXPECT_EQ(weightGradients, 2);
+  // Loss: 1 per microbatch over 4 label elements. The gradient of w is b
+  // (2) per microbatch; the frozen c keeps its value.
+  EXPECT_NE(log.str().find("step 1  loss 0.5  grad_norm 4 "), std::string::npos)
+      << log.str();
+  float w = seeded("w") - 0.5f * (2.0f + 2.0f);
+  std::string digest =
+      parametersDigest({{"c", {{1}, {seeded("c")}}}, {"w", {{1}, {w}}}});
+  EXPECT_NE(log.str().find("params_sha256 " + digest), std::string::npos)
+      << log.str();
+}
+
+TEST(Trainer, TheJobMustHaveTheMeshsDeviceCount) {
+  Package model = package();
+  model.mesh = DeviceMesh(
+      {{"pp", 1, AxisKind::Pipeline}, {"dp", 2, AxisKind::DataReplicate}});
+  Communicator world(RendezvousInfo{});
+  try {
+    connectPipelineGroup(model, world);
+    FAIL() << "a 2-device mesh ran on one rank";
+  } catch (const std::runtime_error &error) {
+    EXPECT_STREQ(error.what(),
+                 "the package's device mesh pp=1 x dp=2 has device count 2, "
+                 "but the job's WORLD_SIZE is 1; start one rank per device "
+                 "(--nproc 2)");
+  }
+}
+
+} // namespace
