@@ -11,10 +11,11 @@ different kernels and summation orders, so equality is not bitwise; the
 tests' runs (up to 5 SGD or AdamW steps) stay below 3e-6.
 """
 import json
-import struct
 import sys
 
 import numpy as np
+
+from parameter_file import read_parameters
 
 TOLERANCE = 1e-5
 
@@ -22,26 +23,6 @@ TOLERANCE = 1e-5
 def steps(path):
     with open(path) as f:
         return [r for r in map(json.loads, f) if "step" in r]
-
-
-def parameters(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    header = b"pp-parameters 1\n"
-    if not data.startswith(header):
-        sys.exit(f"{path}: not a pp parameter file")
-    at, result = len(header), {}
-    while at < len(data):
-        (length,) = struct.unpack_from("<I", data, at)
-        name = data[at + 4:at + 4 + length].decode()
-        at += 4 + length
-        (rank,) = struct.unpack_from("<I", data, at)
-        shape = struct.unpack_from(f"<{rank}q", data, at + 4)
-        at += 4 + 8 * rank
-        count = int(np.prod(shape))
-        result[name] = np.frombuffer(data, "<f4", count, at).reshape(shape)
-        at += 4 * count
-    return result
 
 
 pp_steps, torch_steps = steps(sys.argv[1]), steps(sys.argv[3])
@@ -56,7 +37,8 @@ for mine, theirs in zip(pp_steps, torch_steps):
                      f"{theirs[key]} (relative difference {difference:.3g} "
                      f"above {TOLERANCE:g})")
         worst_step = max(worst_step, difference)
-pp_params, torch_params = parameters(sys.argv[2]), parameters(sys.argv[4])
+pp_params = read_parameters(sys.argv[2])
+torch_params = read_parameters(sys.argv[4])
 if pp_params.keys() != torch_params.keys():
     sys.exit(f"different parameters: {sorted(pp_params)} vs {sorted(torch_params)}")
 worst = 0.0
