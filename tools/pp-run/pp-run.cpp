@@ -378,12 +378,10 @@ int main(int argc, char **argv) {
                                                     : nullptr;
     if (flag)
       return error(Twine(flag) +
-                   " applies when pp-run compiles a model, "
-                   "but '" +
-                   input +
-                   "' is a compiled package; recompile it with pp-opt "
-                   "(--dim NAME=SIZE, --pp-compile=\"... freeze=REGEX\") "
-                   "or run the model file");
+                   " applies when pp-run compiles a model, but '" + input +
+                   "' is a compiled package; recompile it with " +
+                   "pp-opt (--dim NAME=SIZE, --pp-compile=\"... " +
+                   "freeze=REGEX\") or run the model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;
