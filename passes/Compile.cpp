@@ -1,7 +1,8 @@
 //===- Compile.cpp - the pp-compile pipeline ------------------------------===//
 //
 // `--pp-compile="stages=N microbatch-size=B loss=KIND:OUTPUT"`: from an
-// imported model to outlined pipeline stages.
+// imported model to outlined pipeline stages (optionally `split-points=a,b`
+// and `freeze=REGEX`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   ListOption<std::string> splitPoints{
       *this, "split-points",
       llvm::cl::desc("first node of every stage after the first")};
+  Option<std::string> freeze{
+      *this, "freeze",
+      llvm::cl::desc("parameters whose whole name matches this regular "
+                     "expression are frozen: loaded, never trained "
+                     "(pp-autodiff's freeze)")};
 };
 
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
@@ -35,7 +41,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   loss.loss = options.loss;
   loss.microbatchSize = options.microbatchSize;
   pm.addPass(pp::createAttachLoss(loss));
-  pm.addPass(pp::createAutodiff());
+  pp::AutodiffOptions autodiff;
+  autodiff.freeze = options.freeze;
+  pm.addPass(pp::createAutodiff(autodiff));
   pp::PartitionOptions partition;
   partition.stages = options.stages;
   partition.splitPoints.assign(options.splitPoints.begin(),

@@ -103,6 +103,12 @@ void evaluate(const onnx::GraphProto &graph,
       y = in[0] - in[1];
     } else if (op == "Mul") {
       y = in[0] * in[1];
+    } else if (op == "Div") {
+      y = in[0] / in[1];
+    } else if (op == "Exp") {
+      y = torch::exp(in[0]);
+    } else if (op == "Softmax") {
+      y = torch::softmax(in[0], i("axis", -1));
     } else if (op == "Relu") {
       y = torch::relu(in[0]);
     } else if (op == "Tanh") {
@@ -118,6 +124,19 @@ void evaluate(const onnx::GraphProto &graph,
       for (int64_t d = 0; d < axis; ++d)
         outer *= in[0].size(d);
       y = in[0].reshape({outer, -1});
+    } else if (op == "Split") {
+      // Sizes from the second input, else equal parts; one per output.
+      int64_t axis = i("axis", 0);
+      std::vector<int64_t> sizes(node.output_size(),
+                                 in[0].size(axis) / node.output_size());
+      if (in.size() > 1)
+        sizes.assign(in[1].data_ptr<int64_t>(),
+                     in[1].data_ptr<int64_t>() + in[1].numel());
+      std::vector<torch::Tensor> pieces =
+          torch::split_with_sizes(in[0], sizes, axis);
+      for (int k = 0; k < node.output_size(); ++k)
+        values[node.output(k)] = pieces[k];
+      continue;
     } else {
       throw std::runtime_error("no reference for ONNX op " + op);
     }

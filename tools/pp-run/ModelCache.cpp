@@ -29,6 +29,35 @@ static std::string cacheRoot(const ModelCompileRequest &request) {
   return "/tmp/pp-cache";
 }
 
+/// `value` quoted for the textual pass pipeline, so that spaces stay in it,
+/// or nullopt with `problem` set where the pipeline syntax cannot carry it
+/// (`flag` names the option in the message).
+static std::optional<std::string> quotedOptionValue(llvm::StringRef flag,
+                                                    llvm::StringRef value,
+                                                    std::string &problem) {
+  int depth = 0;
+  for (char c : value) {
+    depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+    if (depth < 0)
+      break;
+  }
+  if (depth != 0) {
+    problem = (flag + " '" + value +
+               "' has unbalanced braces, which a pass pipeline cannot carry; "
+               "match a literal brace with '.'")
+                  .str();
+    return std::nullopt;
+  }
+  for (char quote : {'"', '\''})
+    if (!value.contains(quote))
+      return quote + value.str() + quote;
+  problem = (flag + " '" + value +
+             "' contains both quote characters, which a pass pipeline cannot "
+             "carry; match one of them with '.'")
+                .str();
+  return std::nullopt;
+}
+
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem) {
   if (!pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
@@ -51,6 +80,13 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
         "--stages must be at least 1, got " + std::to_string(request.stages);
     return std::nullopt;
   }
+  pp::onnx_frontend::ImportOptions options;
+  options.batchSize = request.microbatchSize;
+  for (const std::string &dim : request.dims) {
+    problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
+    if (!problem.empty())
+      return std::nullopt;
+  }
   auto file = llvm::MemoryBuffer::getFile(request.modelPath);
   if (!file) {
     problem =
@@ -64,6 +100,13 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       " loss=" + request.loss;
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
+  if (!request.freeze.empty()) {
+    std::optional<std::string> freeze =
+        quotedOptionValue("--freeze", request.freeze, problem);
+    if (!freeze)
+      return std::nullopt;
+    pipeline += " freeze=" + *freeze;
+  }
   pipeline += "}";
 
   static const bool registered = (pp::registerPasses(), true);
@@ -71,6 +114,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   llvm::SHA256 hash;
   hash.update((*file)->getBuffer());
   hash.update(pipeline);
+  for (const std::string &dim : request.dims)
+    hash.update(std::string("\0--dim=", 7) + dim);
   // A rebuilt compiler or runtime makes new packages: the cache key covers
   // this pp-run and the runtime library the packages link.
   for (const std::string &file :
@@ -110,8 +155,6 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     }
     return success();
   });
-  pp::onnx_frontend::ImportOptions options;
-  options.batchSize = request.microbatchSize;
   OwningOpRef<ModuleOp> module = pp::onnx_frontend::importOnnxModel(
       (*file)->getBuffer(), request.modelPath, &context, options);
   PassManager pm(&context);

@@ -15,12 +15,17 @@ struct ModelCompileRequest {
   int64_t microbatchSize = 0;
   std::string loss;
   std::vector<std::string> splitPoints;
+  /// `--dim NAME=SIZE` options, as given: sizes of symbolic dimensions.
+  std::vector<std::string> dims;
+  /// Regular expression of parameter names to freeze; "" freezes none.
+  std::string freeze;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
   std::string cacheDir;
 };
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
-/// model's bytes and the compile options, unless it is there already.
+/// model's bytes and the compile options (`dims` and `freeze` as given),
+/// unless it is there already.
 /// Returns the package directory, or nullopt with `problem` set.
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem);

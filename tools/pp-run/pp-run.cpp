@@ -126,6 +126,16 @@ cl::list<std::string> splitPoints(
     "split-points", cl::CommaSeparated,
     cl::desc("First node of every stage after the first, when compiling"),
     cl::cat(runCategory));
+cl::list<std::string>
+    dims("dim",
+         cl::desc("Size of the symbolic dimension NAME (ONNX dim_param) when "
+                  "compiling a model; repeatable"),
+         cl::value_desc("NAME=SIZE"), cl::cat(runCategory));
+cl::opt<std::string> freeze(
+    "freeze",
+    cl::desc("When compiling a model, freeze the parameters whose whole name "
+             "matches this regular expression (loaded, never trained)"),
+    cl::value_desc("regex"), cl::cat(runCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Where compiled models are kept (default $PP_CACHE_DIR, else "
@@ -342,8 +352,8 @@ int main(int argc, char **argv) {
       "pp-run: trains a compiled pipeline, one process per rank\n\n"
       "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
       "         --steps S --data synthetic --seed K --metrics FILE\n"
-      "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT "
-      "...\n");
+      "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
+      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n");
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
@@ -362,13 +372,25 @@ int main(int argc, char **argv) {
     return error("no such package directory or model file: '" + input + "'");
 
   std::string packageDir = input;
-  if (!sys::fs::is_directory(input)) {
+  if (sys::fs::is_directory(input)) {
+    const char *flag = dims.getNumOccurrences()     ? "--dim"
+                       : freeze.getNumOccurrences() ? "--freeze"
+                                                    : nullptr;
+    if (flag)
+      return error(Twine(flag) +
+                   " applies when pp-run compiles a model, but '" + input +
+                   "' is a compiled package; recompile it with " +
+                   "pp-opt (--dim NAME=SIZE, --pp-compile=\"... " +
+                   "freeze=REGEX\") or run the model file");
+  } else {
     ModelCompileRequest request;
     request.modelPath = input;
     request.stages = stages == 0 ? 1 : stages;
     request.microbatchSize = microbatchSize;
     request.loss = loss;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
+    request.dims.assign(dims.begin(), dims.end());
+    request.freeze = freeze;
     request.cacheDir = cacheDir;
     std::string problem;
     std::optional<std::string> compiled = compileModel(request, problem);
