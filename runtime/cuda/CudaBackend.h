@@ -4,7 +4,7 @@
 #ifndef PP_RUNTIME_CUDA_CUDABACKEND_H
 #define PP_RUNTIME_CUDA_CUDABACKEND_H
 
-#include "runtime/Backend.h"
+#include "runtime/training/Backend.h"
 
 namespace pp::runtime {
 

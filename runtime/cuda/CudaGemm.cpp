@@ -8,8 +8,8 @@
 
 #include "runtime/cuda/pp_runtime_cuda.h"
 
-#include "runtime/Error.h"
-#include "runtime/GemmArguments.h"
+#include "runtime/core/Error.h"
+#include "runtime/kernels/GemmArguments.h"
 
 #include <cublas_v2.h>
 #include <limits>

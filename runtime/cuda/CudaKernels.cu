@@ -8,10 +8,10 @@
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
 
-#include "runtime/Error.h"
-#include "runtime/Frame.h"
-#include "runtime/Matmul.h"
-#include "runtime/Shapes.h"
+#include "runtime/core/Error.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/kernels/Matmul.h"
+#include "runtime/core/Shapes.h"
 
 #include <cuda_runtime.h>
 

@@ -4,7 +4,7 @@
 Usage: compare_with_reference.py PP_METRICS PP_PARAMS TORCH_METRICS TORCH_PARAMS
 
 The tolerance README.md states: per step, loss and grad_norm agree to a
-relative TOLERANCE (1e-5); the trained parameters (runtime/ParameterFile.h
+relative TOLERANCE (1e-5); the trained parameters (runtime/checkpoints/ParameterFile.h
 format) have the same names and shapes and agree to TOLERANCE times the
 tensor's largest magnitude (at least 1). Both compute in float32 with
 different kernels and summation orders, so equality is not bitwise; the

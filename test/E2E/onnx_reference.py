@@ -6,7 +6,7 @@ Usage: onnx_reference.py MODEL.onnx LOSS_KIND OUTPUT MICROBATCH_SIZE
 
 Evaluates the ONNX model with NumPy in float64 (its own implementation of
 the supported ops, not pp's), on the synthetic data pp-run draws for step 1
-(runtime/SyntheticData.cpp: SplitMix64 of seed, tensor name, global sample
+(runtime/data/SyntheticData.cpp: SplitMix64 of seed, tensor name, global sample
 index and element index), and prints the step's token-weighted loss. With
 METRICS (a pp-run metrics file) it also checks that pp-run's step-1 loss
 agrees to a relative 1e-5 (pp computes in float32).

@@ -1,4 +1,4 @@
-"""Reads the parameter files of pp-run --save-params (runtime/ParameterFile.h).
+"""Reads the parameter files of pp-run --save-params (runtime/checkpoints/ParameterFile.h).
 
 The line "pp-parameters 1", then per parameter in name order a 32-bit name
 length, the name, a 32-bit rank, 64-bit dimensions and the f32 values, all

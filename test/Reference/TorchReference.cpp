@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/ParameterFile.h"
-#include "runtime/SyntheticData.h"
+#include "runtime/checkpoints/ParameterFile.h"
+#include "runtime/data/SyntheticData.h"
 
 #include "llvm/Support/CommandLine.h"
 

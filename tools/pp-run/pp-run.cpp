@@ -10,10 +10,10 @@
 
 #include "tools/pp-run/ModelCache.h"
 
-#include "runtime/Backend.h"
-#include "runtime/Communicator.h"
-#include "runtime/Package.h"
-#include "runtime/Trainer.h"
+#include "runtime/training/Backend.h"
+#include "runtime/communication/Communicator.h"
+#include "runtime/package/Package.h"
+#include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
 #endif
@@ -77,7 +77,7 @@ cl::opt<std::string>
 cl::opt<std::string> saveParamsPath(
     "save-params",
     cl::desc("Write the trained parameters to this file (name order; see "
-             "runtime/ParameterFile.h)"),
+             "runtime/checkpoints/ParameterFile.h)"),
     cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),

@@ -14,8 +14,8 @@
 #include "passes/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/codegen/StageLibrary.h"
-#include "runtime/Frame.h"
-#include "runtime/SyntheticData.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/data/SyntheticData.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"

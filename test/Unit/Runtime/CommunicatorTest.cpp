@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Communicator.h"
-#include "runtime/DeviceMesh.h"
+#include "runtime/communication/Communicator.h"
+#include "runtime/communication/DeviceMesh.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- DeviceMeshTest.cpp - ranks on named axes
 //----------------------------===//
 
-#include "runtime/DeviceMesh.h"
+#include "runtime/communication/DeviceMesh.h"
 
 #include <gtest/gtest.h>
 

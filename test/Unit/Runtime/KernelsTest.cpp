@@ -1,6 +1,6 @@
 //===- KernelsTest.cpp - CPU kernels against direct definitions -----------===//
 
-#include "runtime/Frame.h"
+#include "runtime/kernels/Frame.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- PackageTest.cpp - reading version-2 manifests
 //-----------------------===//
 
-#include "runtime/Package.h"
+#include "runtime/package/Package.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 //===- ScheduleTest.cpp - pipeline schedules and the deadlock check -------===//
 
-#include "runtime/Schedule.h"
+#include "runtime/schedules/Schedule.h"
 
 #include <gtest/gtest.h>
 

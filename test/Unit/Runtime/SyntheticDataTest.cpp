@@ -1,6 +1,6 @@
 //===- SyntheticDataTest.cpp - which dtypes synthetic data fills ----------===//
 
-#include "runtime/SyntheticData.h"
+#include "runtime/data/SyntheticData.h"
 
 #include <gtest/gtest.h>
 

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Trainer.h"
-#include "runtime/Backend.h"
-#include "runtime/ParameterFile.h"
-#include "runtime/SyntheticData.h"
+#include "runtime/training/Trainer.h"
+#include "runtime/training/Backend.h"
+#include "runtime/checkpoints/ParameterFile.h"
+#include "runtime/data/SyntheticData.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 //===- Phase.cpp - the phases of a stage's work ---------------------------===//
 
-#include "runtime/Phase.h"
+#include "runtime/schedules/Phase.h"
 
-#include "runtime/EnumNames.h"
+#include "runtime/core/EnumNames.h"
 
 namespace pp::runtime {
 namespace {

@@ -9,11 +9,11 @@
 #ifndef PP_RUNTIME_TRAINER_H
 #define PP_RUNTIME_TRAINER_H
 
-#include "runtime/Backend.h"
-#include "runtime/Communicator.h"
-#include "runtime/Optimizer.h"
-#include "runtime/Package.h"
-#include "runtime/Schedule.h"
+#include "runtime/training/Backend.h"
+#include "runtime/communication/Communicator.h"
+#include "runtime/training/Optimizer.h"
+#include "runtime/package/Package.h"
+#include "runtime/schedules/Schedule.h"
 
 #include <ostream>
 #include <string>

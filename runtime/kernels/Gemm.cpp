@@ -1,6 +1,6 @@
 //===- Gemm.cpp - CPU GEMM through OpenBLAS ---------------------*- C++ -*-===//
 
-#include "runtime/GemmArguments.h"
+#include "runtime/kernels/GemmArguments.h"
 
 #include <cblas.h>
 #include <limits>

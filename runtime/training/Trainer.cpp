@@ -1,10 +1,10 @@
 //===- Trainer.cpp - one rank's training loop -----------------------------===//
 
-#include "runtime/Trainer.h"
+#include "runtime/training/Trainer.h"
 
-#include "runtime/Frame.h"
-#include "runtime/ParameterFile.h"
-#include "runtime/SyntheticData.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/checkpoints/ParameterFile.h"
+#include "runtime/data/SyntheticData.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,9 +8,9 @@
 #ifndef PP_RUNTIME_PACKAGE_H
 #define PP_RUNTIME_PACKAGE_H
 
-#include "runtime/DeviceMesh.h"
-#include "runtime/Phase.h"
-#include "runtime/Shapes.h"
+#include "runtime/communication/DeviceMesh.h"
+#include "runtime/schedules/Phase.h"
+#include "runtime/core/Shapes.h"
 #include "runtime/pp_kernels.h"
 
 #include <fstream>

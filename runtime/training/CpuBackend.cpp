@@ -1,6 +1,6 @@
 //===- CpuBackend.cpp - stage functions on the host, messages over Gloo ---===//
 
-#include "runtime/Backend.h"
+#include "runtime/training/Backend.h"
 
 #include <cstring>
 

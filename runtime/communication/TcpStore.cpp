@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/TcpStore.h"
+#include "runtime/communication/TcpStore.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,8 +1,8 @@
 //===- Frame.cpp - one call of a generated stage function -----------------===//
 
-#include "runtime/Frame.h"
+#include "runtime/kernels/Frame.h"
 
-#include "runtime/Shapes.h"
+#include "runtime/core/Shapes.h"
 
 #include <cstring>
 #include <sstream>

@@ -1,6 +1,6 @@
 //===- Matmul.cpp - batched matrix products over a GEMM -------------------===//
 
-#include "runtime/Matmul.h"
+#include "runtime/kernels/Matmul.h"
 
 namespace pp::runtime {
 

@@ -1,6 +1,6 @@
 //===- Optimizer.cpp - parameter updates ----------------------------------===//
 
-#include "runtime/Optimizer.h"
+#include "runtime/training/Optimizer.h"
 
 #include <cmath>
 

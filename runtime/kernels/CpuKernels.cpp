@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Frame.h"
-#include "runtime/Matmul.h"
-#include "runtime/Shapes.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/kernels/Matmul.h"
+#include "runtime/core/Shapes.h"
 
 #include <algorithm>
 #include <array>

@@ -1,8 +1,8 @@
 //===- GemmArguments.cpp - GEMM argument checks -----------------*- C++ -*-===//
 
-#include "runtime/GemmArguments.h"
+#include "runtime/kernels/GemmArguments.h"
 
-#include "runtime/Error.h"
+#include "runtime/core/Error.h"
 
 using namespace pp::runtime;
 

@@ -1,6 +1,6 @@
 //===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
 
-#include "runtime/Error.h"
+#include "runtime/core/Error.h"
 
 #include <cstdlib>
 #include <cstring>

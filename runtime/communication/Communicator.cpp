@@ -1,7 +1,7 @@
 //===- Communicator.cpp - messages and collectives between ranks ----------===//
 
-#include "runtime/Communicator.h"
-#include "runtime/TcpStore.h"
+#include "runtime/communication/Communicator.h"
+#include "runtime/communication/TcpStore.h"
 
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>

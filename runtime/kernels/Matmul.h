@@ -3,8 +3,8 @@
 #ifndef PP_RUNTIME_MATMUL_H
 #define PP_RUNTIME_MATMUL_H
 
-#include "runtime/Frame.h"
-#include "runtime/Shapes.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/core/Shapes.h"
 
 namespace pp::runtime {
 

@@ -1,6 +1,6 @@
 //===- Schedule.cpp - pipeline schedules and their deadlock check ---------===//
 
-#include "runtime/Schedule.h"
+#include "runtime/schedules/Schedule.h"
 
 #include <algorithm>
 

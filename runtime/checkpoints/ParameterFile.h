@@ -10,7 +10,7 @@
 #ifndef PP_RUNTIME_PARAMETERFILE_H
 #define PP_RUNTIME_PARAMETERFILE_H
 
-#include "runtime/Shapes.h"
+#include "runtime/core/Shapes.h"
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
 //===- ParameterFile.cpp - parameters by name, in one file ----------------===//
 
-#include "runtime/ParameterFile.h"
+#include "runtime/checkpoints/ParameterFile.h"
 
 #include <openssl/evp.h>
 

@@ -1,6 +1,6 @@
 //===- Error.cpp - runtime error reporting ----------------------*- C++ -*-===//
 
-#include "runtime/Error.h"
+#include "runtime/core/Error.h"
 
 namespace {
 thread_local std::string lastError;

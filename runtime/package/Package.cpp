@@ -1,8 +1,8 @@
 //===- Package.cpp - a compiled pipeline package --------------------------===//
 
-#include "runtime/Package.h"
+#include "runtime/package/Package.h"
 
-#include "runtime/EnumNames.h"
+#include "runtime/core/EnumNames.h"
 
 #include <nlohmann/json.hpp>
 

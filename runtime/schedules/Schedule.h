@@ -3,7 +3,7 @@
 #ifndef PP_RUNTIME_SCHEDULE_H
 #define PP_RUNTIME_SCHEDULE_H
 
-#include "runtime/Phase.h"
+#include "runtime/schedules/Phase.h"
 
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 //===- SyntheticData.cpp - deterministic inputs and labels ----------------===//
 
-#include "runtime/SyntheticData.h"
+#include "runtime/data/SyntheticData.h"
 
 #include <stdexcept>
 

@@ -10,8 +10,8 @@
 #ifndef PP_RUNTIME_BACKEND_H
 #define PP_RUNTIME_BACKEND_H
 
-#include "runtime/Communicator.h"
-#include "runtime/Frame.h"
+#include "runtime/communication/Communicator.h"
+#include "runtime/kernels/Frame.h"
 
 #include <memory>
 #include <string>

@@ -1,8 +1,8 @@
 //===- DeviceMesh.cpp - ranks arranged on named axes ----------------------===//
 
-#include "runtime/DeviceMesh.h"
+#include "runtime/communication/DeviceMesh.h"
 
-#include "runtime/EnumNames.h"
+#include "runtime/core/EnumNames.h"
 
 #include <set>
 #include <stdexcept>

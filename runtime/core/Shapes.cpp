@@ -1,6 +1,6 @@
 //===- Shapes.cpp - shape rules shared by the CPU and CUDA kernels --------===//
 
-#include "runtime/Shapes.h"
+#include "runtime/core/Shapes.h"
 
 #include <algorithm>
 

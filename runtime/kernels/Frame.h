@@ -3,7 +3,7 @@
 #ifndef PP_RUNTIME_FRAME_H
 #define PP_RUNTIME_FRAME_H
 
-#include "runtime/Shapes.h"
+#include "runtime/core/Shapes.h"
 #include "runtime/pp_kernels.h"
 
 #include <optional>
