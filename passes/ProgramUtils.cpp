@@ -16,6 +16,17 @@ FailureOr<func::FuncOp> getProgram(ModuleOp module) {
                           "(import a model with `pp-opt MODEL.onnx`)");
 }
 
+LogicalResult checkFlatProgram(func::FuncOp function) {
+  if (!llvm::hasSingleElement(function.getBody()))
+    return function.emitError("the program has several blocks; pp handles a "
+                              "model as one block of ops");
+  for (Operation &op : function.getBody().front())
+    if (op.getNumRegions() != 0)
+        return op.emitOpError("has regions; pp handles a model as one flat "
+                            "block of ops");
+  return success();
+}
+
 StringRef argumentRole(func::FuncOp function, unsigned index) {
   auto role = function.getArgAttrOfType<StringAttr>(index, kRoleAttrName);
   return role ? role.getValue() : StringRef();

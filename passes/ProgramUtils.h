@@ -19,6 +19,10 @@ namespace pp {
 /// The program `@main` of `module`, or failure after saying it is missing.
 mlir::FailureOr<mlir::func::FuncOp> getProgram(mlir::ModuleOp module);
 
+/// Fails, saying why, when an op of `function`'s body has regions: the
+/// passes before pp-partition treat the program as one flat block of ops.
+mlir::LogicalResult checkFlatProgram(mlir::func::FuncOp function);
+
 /// The `pp.role` of argument `index` of `function` ("" when it has none).
 llvm::StringRef argumentRole(mlir::func::FuncOp function, unsigned index);
 /// The `pp.name` of argument `index` of `function` ("" when it has none).

@@ -52,6 +52,11 @@ StringRef stringAttr(DictionaryAttr dict, StringRef name) {
   return attr ? attr.getValue() : StringRef();
 }
 
+/// The phase of a stage function.
+StagePhase phaseOf(func::FuncOp function) {
+  return function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName).getValue();
+}
+
 /// The manifest's description of one stage function.
 json describeFunction(func::FuncOp function) {
   json args = json::array(), results = json::array();
@@ -88,9 +93,8 @@ json describeFunction(func::FuncOp function) {
     message["tensors"] = tensors;
     messages.push_back(message);
   });
-  auto phase = function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName);
   return {{"function", function.getSymName().str()},
-          {"phase", stringifyStagePhase(phase.getValue()).str()},
+          {"phase", stringifyStagePhase(phaseOf(function)).str()},
           {"args", args},
           {"results", results},
           {"messages", messages}};
@@ -143,24 +147,31 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                       {"kind", stringifyAxisKind(axis.getKind()).str()}});
     manifest["mesh"] = {{"axes", axes}};
     // Each stage's functions in the order their phases run.
-    json stages = json::array();
-    for (int64_t stage = 0; stage < numStages; ++stage)
-      stages.push_back({{"stage", stage}, {"functions", json::array()}});
+    std::vector<SmallVector<func::FuncOp>> functionsOf(numStages);
     for (auto function : module.getOps<func::FuncOp>()) {
       auto stage = function->getAttrOfType<IntegerAttr>(kStageAttrName);
-      if (!stage || !function->hasAttr(kPhaseAttrName))
+      if (!stage || !function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName))
         continue;
       if (stage.getInt() < 0 || stage.getInt() >= numStages)
         return fail("function @" + function.getSymName() + " is on stage " +
                     Twine(stage.getInt()) + ", outside the " +
                     Twine(numStages) + " stages");
-      stages[stage.getInt()]["functions"].push_back(
-          describeFunction(function));
+      functionsOf[stage.getInt()].push_back(function);
     }
-    for (int64_t stage = 0; stage < numStages; ++stage)
-      if (stages[stage]["functions"].empty())
-        return fail("stage " + Twine(stage) + " has no functions; run "
+    json stages = json::array();
+    for (int64_t stage = 0; stage < numStages; ++stage) {
+      SmallVector<func::FuncOp> &functions = functionsOf[stage];
+      llvm::stable_sort(functions, [](func::FuncOp a, func::FuncOp b) {
+        return phaseOf(a) < phaseOf(b);
+      });
+      if (functions.empty() || phaseOf(functions.front()) != StagePhase::forward)
+        return fail("stage " + Twine(stage) + " has no forward function; run "
                     "pp-outline-stages first");
+      json described = json::array();
+      for (func::FuncOp function : functions)
+        described.push_back(describeFunction(function));
+      stages.push_back({{"stage", stage}, {"functions", described}});
+    }
 
     // Parameters, inputs and labels, from the forward functions that take
     // them; parameter values go to parameters.bin in this order.
@@ -168,8 +179,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     std::string blob;
     llvm::StringSet<> seenInputs;
     for (int64_t stage = 0; stage < numStages; ++stage) {
-      auto function = module.lookupSymbol<func::FuncOp>(
-          "stage" + std::to_string(stage) + "_forward");
+      func::FuncOp function = functionsOf[stage].front();
       for (unsigned i = 0; i < function.getNumArguments(); ++i) {
         DictionaryAttr attrs = function.getArgAttrDict(i);
         StringRef role = stringAttr(attrs, kRoleAttrName);
@@ -209,10 +219,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         {"kind", stringAttr(loss, "kind").str()},
         {"output", stringAttr(loss, "output").str()},
         {"ignore_index", loss.getAs<IntegerAttr>("ignore_index").getInt()}};
-    module.walk([&](nn::CrossEntropyOp crossEntropy) {
-      auto logits = cast<RankedTensorType>(crossEntropy.getLogits().getType());
-      manifest["loss"]["classes"] = logits.getShape().back();
-    });
+    if (auto classes = loss.getAs<IntegerAttr>("classes"))
+      manifest["loss"]["classes"] = classes.getInt();
     manifest["inputs"] = inputs;
     manifest["labels"] = labels;
     manifest["parameters"] = parameters;
@@ -256,16 +264,34 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return success();
   }
 
-  /// Every tensor a stage function takes or returns has a runtime dtype.
+  /// Every tensor a stage function takes, returns, sends or receives is a
+  /// ranked tensor with a runtime dtype.
   LogicalResult checkDtypes(ModuleOp module) {
-    for (auto function : module.getOps<func::FuncOp>())
+    auto check = [](Operation *where, Type type) -> LogicalResult {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (tensor && getRuntimeDtype(tensor.getElementType()))
+        return success();
+      return where->emitError("passes ")
+             << type << " to or from the runtime, which takes ranked tensors "
+             << "of " << runtimeDtypeNames();
+    };
+    for (auto function : module.getOps<func::FuncOp>()) {
       for (Type type : llvm::concat<const Type>(function.getArgumentTypes(),
                                                 function.getResultTypes()))
-        if (auto tensor = dyn_cast<RankedTensorType>(type);
-            tensor && !getRuntimeDtype(tensor.getElementType()))
-          return function.emitError("takes or returns ")
-                 << tensor << ", whose element type the runtime has no "
-                 << "dtype for (" << runtimeDtypeNames() << ")";
+        if (failed(check(function, type)))
+          return failure();
+      WalkResult walk = function.walk([&](Operation *op) {
+        TypeRange types = isa<SendOp>(op)   ? TypeRange(op->getOperandTypes())
+                          : isa<RecvOp>(op) ? TypeRange(op->getResultTypes())
+                                            : TypeRange();
+        for (Type type : types)
+          if (failed(check(op, type)))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (walk.wasInterrupted())
+        return failure();
+    }
     return success();
   }
 

@@ -208,7 +208,10 @@ private:
         .Case([&](RecvOp recv) -> LogicalResult {
           for (auto [result, name] :
                llvm::zip(recv.getResults(), recv.getNames())) {
-            auto type = cast<RankedTensorType>(result.getType());
+            auto type = dyn_cast<RankedTensorType>(result.getType());
+            if (!type)
+              return recv.emitOpError("receives ")
+                     << result.getType() << "; messages are ranked tensors";
             FailureOr<Attribute> dtype = dtypeLiteral(recv, type);
             if (failed(dtype))
               return failure();
@@ -231,13 +234,18 @@ private:
 
   /// `pp_<target>_<mnemonic>(frame, operands..., attributes...)`, the call
   /// an op's definition implies: operands in order (an absent optional one
-  /// is NULL), then its inherent attributes in order, then, for an op with
-  /// several results, the index of the result the call computes.
+  /// is NULL), then its inherent attributes sorted by name (an absent one is
+  /// a unit flag: 0), then, for an op with several results, the index of the
+  /// result the call computes.
   LogicalResult lowerKernelCall(Operation *op) {
     SmallVector<KernelArgument> arguments;
     SmallVector<int32_t> segments(op->getNumOperands(), 1);
     if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments))
       segments.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
+    else if (op->hasTrait<OpTrait::VariadicOperands>())
+      // Without segment sizes the number of tensors would vary by call.
+      return op->emitOpError("has a variadic operand; kernels take a fixed "
+                             "number of tensors");
     unsigned next = 0;
     for (int32_t size : segments) {
       if (size > 1)
@@ -310,8 +318,8 @@ private:
   /// A new tensor holding `constant`.
   FailureOr<Value> lowerConstant(arith::ConstantOp constant) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    auto type = cast<RankedTensorType>(constant.getType());
-    if (!dense || !type.getElementType().isF32())
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!dense || !type || !type.getElementType().isF32())
       return constant.emitOpError(
           "only f32 tensor constants have a runtime kernel yet");
     SmallVector<Attribute> literals;
@@ -380,6 +388,11 @@ LogicalResult pp::lowerStagesToRuntime(ModuleOp module, StringRef target) {
     return module.emitError("no stage functions to lower; run "
                             "pp-outline-stages first");
   std::string prefix = ("pp_" + target + "_").str();
+  for (func::FuncOp function : stages)
+    if (function.isExternal() || !llvm::hasSingleElement(function.getBody()))
+      return function.emitError("stage function @")
+             << function.getSymName()
+             << " must have a body of one block to be lowered";
   for (func::FuncOp function : stages)
     if (failed(StageLowering(function, prefix).lower()))
       return failure();

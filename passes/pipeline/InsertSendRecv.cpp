@@ -47,16 +47,26 @@ struct InsertSendRecvPass
       if (isa<TransferOp>(op))
         return main.emitError("the program already has pp.transfer ops");
       auto consumer = dyn_cast<StageOp>(op);
+      // A constant the program returns stays outside the stages.
+      if (!consumer && op.hasTrait<OpTrait::ConstantLike>())
+        continue;
       if (!consumer)
         return op.emitOpError("is outside every pp.stage; run pp-partition "
                               "on the whole program");
       for (Value operand : consumer.getInputs()) {
         auto producer = operand.getDefiningOp<StageOp>();
-        if (!producer || producer.getStage() == consumer.getStage())
+        if (!producer)
           continue;
-        if (producer.getPhase() == StagePhase::forward
-                ? producer.getStage() > consumer.getStage()
-                : producer.getStage() < consumer.getStage())
+        bool forward = producer.getPhase() == StagePhase::forward;
+        if (!forward && consumer.getPhase() == StagePhase::forward)
+          return consumer.emitOpError("is a forward stage but takes a value ")
+                 << "of stage " << producer.getStage() << " in phase "
+                 << stringifyStagePhase(producer.getPhase())
+                 << "; forward stages run before every backward one";
+        if (producer.getStage() == consumer.getStage())
+          continue;
+        if (forward ? producer.getStage() > consumer.getStage()
+                    : producer.getStage() < consumer.getStage())
           return consumer.emitOpError("takes a value from stage ")
                  << producer.getStage() << " in phase "
                  << stringifyStagePhase(producer.getPhase())

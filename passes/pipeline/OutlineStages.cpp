@@ -54,6 +54,24 @@ struct StageFunction {
   }
 };
 
+/// The stage op whose results a transfer carries, or null (after an error)
+/// when they do not all come from one stage op of stage `from`.
+StageOp producerOf(TransferOp transfer) {
+  StageOp producer;
+  for (Value value : transfer.getValues()) {
+    auto stageOp = value.getDefiningOp<StageOp>();
+    if (!stageOp || (producer && stageOp != producer) ||
+        stageOp.getStage() != transfer.getFrom()) {
+      transfer.emitOpError("must carry results of one pp.stage op of stage ")
+          << transfer.getFrom() << "; run pp-insert-send-recv to create "
+          << "transfers";
+      return StageOp();
+    }
+    producer = stageOp;
+  }
+  return producer;
+}
+
 /// The phase of the values a transfer carries: its producer's.
 StagePhase phaseOf(TransferOp transfer) {
   return transfer.getValues().front().getDefiningOp<StageOp>().getPhase();
@@ -91,10 +109,13 @@ public:
     Block &body = main.getBody().front();
     for (Operation &op : body.without_terminator()) {
       if (auto transfer = dyn_cast<TransferOp>(op)) {
-        if (failed(outlineSend(transfer)))
+        if (!producerOf(transfer) ||
+            failed(checkStage(transfer, transfer.getTo())) ||
+            failed(outlineSend(transfer)))
           return failure();
       } else if (auto stageOp = dyn_cast<StageOp>(op)) {
-        if (failed(outlineStage(stageOp)))
+        if (failed(checkStage(stageOp, stageOp.getStage())) ||
+            failed(outlineStage(stageOp)))
           return failure();
       } else {
         return op.emitOpError("is outside every pp.stage; run pp-partition "
@@ -124,6 +145,15 @@ public:
   }
 
 private:
+  /// `stage` is one of the partition's stages.
+  LogicalResult checkStage(Operation *op, int64_t stage) {
+    if (stage >= 0 && stage < numStages)
+      return success();
+    return op->emitOpError("names stage ")
+           << stage << ", but the program was partitioned into " << numStages
+           << " stages (pp.stage_costs)";
+  }
+
   StageFunction &functionOf(int64_t stage, StagePhase phase) {
     return functions[(phase == StagePhase::forward ? 0 : numStages) + stage];
   }
@@ -212,6 +242,10 @@ private:
   /// `value` in the later-phase function `fn`, handed over by the stage's
   /// forward function under a name both sides agree on.
   FailureOr<Value> saved(StageFunction &fn, Value value) {
+    if (fn.phase == StagePhase::forward)
+      return emitError(value.getLoc())
+             << "the forward of stage " << fn.stage
+             << " uses a value of a later phase";
     StageFunction &forward = functionOf(fn.stage, StagePhase::forward);
     FailureOr<Value> produced = lookup(forward, value);
     if (failed(produced))

@@ -124,6 +124,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     Block &body = main.getBody().front();
     if (main->hasAttr(kStageCostsAttrName))
       return main.emitError("the program is already partitioned");
+    if (failed(checkFlatProgram(main)))
+      return failure();
 
     NodeSequence nodes = collectNodes(body);
     if (nodes.names.empty())
@@ -152,11 +154,14 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         ++stage;
       stageOfNode[order[i]] = stage;
     }
-    if (failed(assignStages(main, stageOfNode)))
+    if (failed(assignStages(main, stageOfNode)) ||
+        failed(checkScheduleOrder(body)))
+      return failure();
+    FailureOr<MeshOp> mesh = declareMesh(numStages);
+    if (failed(mesh))
       return failure();
     orderByStage(body);
-    MeshOp mesh = declareMesh(numStages);
-    formStages(main, mesh);
+    formStages(main, *mesh);
     report(main, nodes, *starts);
     return success();
   }
@@ -243,22 +248,26 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       else
         unplaced.push_back(&op);
     }
-    // Ops outside every node (constants) run on their first user's stage.
-    for (Operation *op : llvm::reverse(unplaced)) {
+    // Ops outside every node run on the latest stage their operands come
+    // from (in their own phase). Constants are copied into every stage that
+    // uses them (formStages); their stage only keeps the order below.
+    for (Operation *op : unplaced) {
       int64_t stage = 0;
-      for (Operation *user : op->getUsers())
-        if (std::optional<int64_t> userStage = getStage(user)) {
-          stage = *userStage;
-          break;
-        }
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && !isConstant(def))
+          stage = std::max(stage, getStage(def).value_or(0));
       op->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
     }
     for (BlockArgument arg : body.getArguments()) {
       if (!isModelParameter(main, arg.getArgNumber()))
         continue;
+      // A parameter lives where its forward users are, or, when only
+      // backward ops use it, where they are.
+      bool forwardUse = llvm::any_of(
+          arg.getUsers(), [](Operation *user) { return !isBackward(user); });
       std::optional<int64_t> owner;
       for (Operation *user : arg.getUsers()) {
-        if (isBackward(user))
+        if (forwardUse && isBackward(user))
           continue;
         std::optional<int64_t> stage = getStage(user);
         if (owner && stage != owner)
@@ -276,30 +285,74 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     return success();
   }
 
-  /// Orders the ops stage by stage in schedule order: forward ops by
-  /// ascending stage, then backward ops by descending stage. Data only flows
-  /// forward to later stages and backward to earlier ones, so this stable
-  /// order keeps every def before its uses.
+  /// Where an op runs in a step: forward ops by ascending stage, then
+  /// backward ops by descending stage.
+  static std::pair<int, int64_t> scheduleKey(Operation *op) {
+    int64_t stage = *getStage(op);
+    return isBackward(op) ? std::make_pair(1, -stage)
+                          : std::make_pair(0, stage);
+  }
+
+  /// Every value is computed no later in the schedule than its users: a
+  /// node whose ops are not contiguous in program order, or a backward value
+  /// feeding a forward op, cannot be pipelined.
+  static LogicalResult checkScheduleOrder(Block &body) {
+    for (Operation &op : body.without_terminator())
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || isConstant(def) || scheduleKey(def) <= scheduleKey(&op))
+          continue;
+        auto describe = [](Operation *at) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          os << "'" << at->getName() << "'";
+          if (StringAttr node = getNode(at))
+            os << " of node '" << node.getValue() << "'";
+          os << " (stage " << *getStage(at) << ", "
+             << (isBackward(at) ? "backward" : "forward") << ")";
+          return text;
+        };
+        return op.emitOpError()
+               << "uses the result of " << describe(def) << ", which runs "
+               << "later in the pipeline than " << describe(&op)
+               << "; a node's ops must be contiguous in program order and "
+               << "forward ops may not use backward values";
+      }
+    return success();
+  }
+
+  /// Orders the ops stage by stage in schedule order. checkScheduleOrder
+  /// has made sure that this stable order keeps every def before its uses.
   static void orderByStage(Block &body) {
     SmallVector<Operation *> ops;
     for (Operation &op : body.without_terminator())
       ops.push_back(&op);
-    auto key = [](Operation *op) {
-      int64_t stage = *getStage(op);
-      return isBackward(op) ? std::make_pair(1, -stage)
-                            : std::make_pair(0, stage);
-    };
-    llvm::stable_sort(
-        ops, [&](Operation *a, Operation *b) { return key(a) < key(b); });
+    llvm::stable_sort(ops, [&](Operation *a, Operation *b) {
+      return scheduleKey(a) < scheduleKey(b);
+    });
     Operation *terminator = body.getTerminator();
     for (Operation *op : ops)
       op->moveBefore(terminator);
   }
 
-  MeshOp declareMesh(int64_t numStages) {
+  /// The pipeline mesh: declared here, or an existing one whose pipeline
+  /// axis has `numStages` devices.
+  FailureOr<MeshOp> declareMesh(int64_t numStages) {
     ModuleOp module = getOperation();
-    if (auto mesh = module.lookupSymbol<MeshOp>(kPipelineMeshName))
-      return mesh;
+    if (auto mesh = module.lookupSymbol<MeshOp>(kPipelineMeshName)) {
+      MeshAxisAttr axis = mesh.getPipelineAxis();
+      if (axis && axis.getSize() == numStages)
+        return mesh;
+      if (!axis)
+        return mesh.emitError("the module already declares @")
+               << kPipelineMeshName << " without a pipeline axis; remove it "
+               << "or give it one of " << numStages << " stages";
+      return mesh.emitError("the module already declares @")
+             << kPipelineMeshName << " with a pipeline axis of "
+             << axis.getSize() << ", but the partition has " << numStages
+             << " stages; remove the mesh or partition into "
+             << axis.getSize() << " stages";
+    }
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     auto axis = MeshAxisAttr::get(builder.getContext(), "pp", numStages,
                                   AxisKind::pipeline);
@@ -312,8 +365,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   /// structural: upstream passes cannot move a value or merge a constant
   /// across stages. Values cross only as the stage ops' operands and
   /// results; constants are copied into every stage that uses them; a
-  /// parameter no op uses enters its stage's forward, so that it stays a
-  /// parameter of the package.
+  /// parameter no forward op uses enters its stage's forward, so that it
+  /// stays a parameter of the package.
   void formStages(func::FuncOp main, MeshOp mesh) {
     Block &body = main.getBody().front();
     using Group = std::pair<int64_t, unsigned>; // (stage, is backward)
@@ -326,14 +379,14 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       }
       groups[{*getStage(&op), isBackward(&op) ? 1u : 0u}].push_back(&op);
     }
-    llvm::DenseMap<int64_t, SmallVector<Value>> unusedParameters;
+    // Parameters no forward op uses enter their stage's forward anyway, so
+    // that every parameter is an argument of a forward function.
+    llvm::DenseMap<int64_t, SmallVector<Value>> forwardless;
     for (BlockArgument arg : body.getArguments())
-      if (arg.use_empty() && isModelParameter(main, arg.getArgNumber()))
-        unusedParameters[getParameterStage(main, arg.getArgNumber())]
-            .push_back(arg);
-    for (int64_t stage = 0; stage < mesh.getPipelineAxis().getSize(); ++stage)
-      if (unusedParameters.count(stage) && !groups.count({stage, 0u}))
-        groups[{stage, 0u}] = {};
+      if (isModelParameter(main, arg.getArgNumber()) &&
+          llvm::all_of(arg.getUsers(), isBackward))
+        forwardless[getParameterStage(main, arg.getArgNumber())].push_back(
+            arg);
 
     OpBuilder builder(body.getTerminator());
     for (auto &[group, ops] : groups) {
@@ -347,8 +400,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
               !isConstant(operand.getDefiningOp()))
             inputs.insert(operand);
       if (!backward)
-        inputs.insert(unusedParameters[stage].begin(),
-                      unusedParameters[stage].end());
+        inputs.insert(forwardless[stage].begin(), forwardless[stage].end());
       SmallVector<Value> outputs;
       for (Operation *op : ops)
         for (Value result : op->getResults())
@@ -401,8 +453,13 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         });
       builder.setInsertionPointAfter(stageOp);
     }
+    // Copies took the uses inside stages; one outside (a constant the
+    // program returns) keeps the original.
     for (Operation *constant : constants)
-      constant->erase();
+      if (constant->use_empty())
+        constant->erase();
+      else
+        constant->removeAttr(kStageAttrName);
   }
 
   static void report(func::FuncOp main, const NodeSequence &nodes,

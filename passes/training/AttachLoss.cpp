@@ -132,13 +132,15 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
         builder.getFunctionType(main.getArgumentTypes(), lossValue.getType()));
     main.setResultAttrs(
         0, getNameAndRoleAttrs(builder.getContext(), "loss", kRoleLoss));
-    main->setAttr(
-        kLossAttrName,
-        builder.getDictionaryAttr(
-            {builder.getNamedAttr("kind", builder.getStringAttr(kind)),
-             builder.getNamedAttr("output", builder.getStringAttr(output)),
-             builder.getNamedAttr("ignore_index",
-                                  builder.getI64IntegerAttr(-100))}));
+    SmallVector<NamedAttribute> lossFields = {
+        builder.getNamedAttr("kind", builder.getStringAttr(kind)),
+        builder.getNamedAttr("output", builder.getStringAttr(output)),
+        builder.getNamedAttr("ignore_index", builder.getI64IntegerAttr(-100))};
+    if (kind == "cross_entropy")
+      lossFields.push_back(builder.getNamedAttr(
+          "classes",
+          builder.getI64IntegerAttr(predictionType.getShape().back())));
+    main->setAttr(kLossAttrName, builder.getDictionaryAttr(lossFields));
     return success();
   }
 };

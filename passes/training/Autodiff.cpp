@@ -41,7 +41,8 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
 
   void runOnOperation() override {
     FailureOr<func::FuncOp> main = getProgram(getOperation());
-    if (failed(main) || failed(differentiate(*main)))
+    if (failed(main) || failed(checkFlatProgram(*main)) ||
+        failed(differentiate(*main)))
       signalPassFailure();
   }
 
@@ -101,8 +102,10 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
   LogicalResult differentiate(func::FuncOp main) {
     Block &body = main.getBody().front();
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-    if (returnOp.getNumOperands() != 1 ||
-        cast<RankedTensorType>(returnOp.getOperand(0).getType()).getRank() != 0)
+    auto lossType = returnOp.getNumOperands() == 1
+                        ? dyn_cast<RankedTensorType>(returnOp.getOperand(0).getType())
+                        : RankedTensorType();
+    if (!lossType || lossType.getRank() != 0)
       return main.emitError(
           "pp-autodiff differentiates a program that "
           "returns one scalar loss; run pp-attach-loss first");

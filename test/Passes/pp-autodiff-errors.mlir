@@ -32,3 +32,36 @@ func.func @main(%x: tensor<2x4xf32> {pp.name = "x", pp.role = "input"},
   return %l : tensor<f32>
 }
 
+
+// -----
+
+// expected-error @+1 {{pp-autodiff differentiates a program that returns one scalar loss; run pp-attach-loss first}}
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}, %s: f32) -> f32 {
+  return %s : f32
+}
+
+// -----
+
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %w: tensor<2xf32> {pp.name = "w", pp.role = "parameter"},
+                %t: tensor<2xf32> {pp.name = "labels", pp.role = "label"}) -> tensor<f32> {
+  %a = nn.mul %x, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // expected-error @+1 {{'tensor.generate' op has regions; pp handles a model as one flat block of ops}}
+  %g = tensor.generate {
+  ^bb0(%i: index):
+    %v = tensor.extract %a[%i] : tensor<2xf32>
+    tensor.yield %v : f32
+  } : tensor<2xf32>
+  %l = nn.mse_loss %g, %t reduction<sum> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %t: tensor<2xf32> {pp.name = "labels", pp.role = "label"},
+                %s: tensor<f32> {pp.name = "loss_scale", pp.role = "loss_scale"}) -> tensor<f32> {
+  // expected-error @-3 {{the program is already differentiated}}
+  %l = nn.mse_loss %x, %t reduction<sum> : (tensor<2xf32>, tensor<2xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

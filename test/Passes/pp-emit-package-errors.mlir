@@ -8,3 +8,32 @@ module {
     return %x : tensor<2xf32>
   }
 }
+
+// -----
+
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{}, {}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
+  func.func @stage0_forward(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    %c = arith.constant dense<1> : tensor<2xi8>
+    // expected-error @+1 {{passes 'tensor<2xi8>' to or from the runtime, which takes ranked tensors of f32, f16, bf16, f64, i64, i32, i1}}
+    pp.send @pipeline %c to 1 names ["c"] : tensor<2xi8>
+    return
+  }
+  func.func @stage1_forward() attributes {pp.stage = 1 : i64, pp.phase = #pp.phase<forward>} {
+    %0 = pp.recv @pipeline from 0 names ["c"] : tensor<2xi8>
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{stage 1 has no forward function; run pp-outline-stages first}}
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{}, {}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
+  func.func @stage0_forward(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+  func.func @stage1_backward(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) attributes {pp.stage = 1 : i64, pp.phase = #pp.phase<backward>} {
+    return
+  }
+}

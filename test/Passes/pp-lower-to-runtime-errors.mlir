@@ -1,4 +1,6 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-lower-to-runtime
+// RUN: not pp-opt %s -split-input-file --pp-lower-to-runtime="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: error: unknown target 'tpu'; use cpu or cuda
 
 // expected-error @+1 {{no stage functions to lower; run pp-outline-stages first}}
 module {
@@ -13,4 +15,18 @@ func.func @stage0_forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {pp
   // expected-error @+1 {{'nn.gelu' op has no runtime kernel: give it the NN_HasRuntimeKernel trait in its ODS definition and write pp_cpu_/pp_cuda_ kernels (docs/development.md, "Adding an op")}}
   %y = nn.gelu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{stage function @stage0_forward must have a body of one block to be lowered}}
+func.func private @stage0_forward(tensor<2xf32>) -> tensor<2xf32> attributes {pp.stage = 0 : i64}
+
+// -----
+
+func.func @stage0_forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {pp.stage = 0 : i64} {
+  // expected-error @+1 {{'arith.constant' op only f32 tensor constants have a runtime kernel yet}}
+  %c = arith.constant dense<1> : tensor<2x3xi32>
+  %y = nn.add %c, %c : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+  return %x : tensor<2x3xf32>
 }

@@ -42,7 +42,7 @@
 // REMARK: stage 1: nodes act .. fc2 (2 nodes)
 // REMARK: stage 2: nodes skip .. loss (3 nodes)
 
-// RUN: pp-opt %s --pp-partition="stages=2" 2>/dev/null | FileCheck %s --check-prefix=CONST
+// RUN: pp-opt %s --split-input-file --pp-partition="stages=2" 2>/dev/null | FileCheck %s --check-prefix=CONST
 // A constant is no node: each stage that uses it gets its own copy, so no
 // constant ever travels between stages; a parameter no op uses enters its
 // stage's forward and stays a parameter of the package.
@@ -68,7 +68,47 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 
 // Upstream canonicalization between the passes merges equal constants only
 // inside a stage: no transfer ever carries a constant.
-// RUN: pp-opt %s --canonicalize --pp-partition="stages=2" --canonicalize --cse --pp-insert-send-recv 2>/dev/null | FileCheck %s --check-prefix=UPSTREAM
+// RUN: pp-opt %s --split-input-file --canonicalize --pp-partition="stages=2" --canonicalize --cse --pp-insert-send-recv 2>/dev/null | FileCheck %s --check-prefix=UPSTREAM
 // UPSTREAM: %[[S0:.*]] = pp.stage @pipeline stage 0
 // UPSTREAM: pp.transfer @pipeline %[[S0]] from 0 to 1 names ["first"] : tensor<2xf32>
 // UPSTREAM-NOT: pp.transfer
+// UPSTREAM: return
+
+// An op outside every node runs after its operands; a constant the program
+// returns stays outside the stages; a parameter only a backward op uses
+// enters its stage's forward, so that every parameter reaches the package.
+// RUN: pp-opt %s --split-input-file --pp-partition="stages=2" 2>/dev/null | FileCheck %s --check-prefix=PLACE
+// PLACE: {pp.name = "v", pp.role = "parameter", pp.stage = 1 : i64}
+// PLACE-NEXT: %[[C:.*]] = arith.constant dense
+// PLACE: %[[S1:.*]] = pp.stage @pipeline stage 1 ins(
+// PLACE: nn.neg
+// PLACE: return %[[S1]], %[[C]]
+
+// -----
+
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %w: tensor<2xf32> {pp.name = "w", pp.role = "parameter"},
+                %v: tensor<2xf32> {pp.name = "v", pp.role = "parameter"})
+    -> (tensor<2xf32>, tensor<2xf32>) {
+  %c = arith.constant dense<2.0> : tensor<2xf32>
+  %a = nn.mul %x, %w {pp.node = "first"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %b = nn.mul %a, %v {pp.node = "second"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %u = nn.neg %b : (tensor<2xf32>) -> tensor<2xf32>
+  return %u, %c : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// PLACE: {pp.name = "w2", pp.role = "frozen", pp.stage = 1 : i64}
+// PLACE: pp.stage @pipeline stage 1 ins(%{{.*}}, %arg2)
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %w: tensor<2xf32> {pp.name = "w", pp.role = "parameter"},
+                %w2: tensor<2xf32> {pp.name = "w2", pp.role = "frozen"},
+                %s: tensor<2xf32> {pp.name = "s", pp.role = "loss_scale"})
+    -> (tensor<2xf32>, tensor<2xf32>) {
+  %a = nn.mul %x, %w {pp.node = "a"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %b = nn.neg %a {pp.node = "b"} : (tensor<2xf32>) -> tensor<2xf32>
+  %g = nn.mul %s, %w2 {pp.node = "b", pp.phase = #pp.phase<backward>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %h = nn.mul %g, %x {pp.node = "a", pp.phase = #pp.phase<backward>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %b, %h : tensor<2xf32>, tensor<2xf32>
+}

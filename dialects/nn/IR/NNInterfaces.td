@@ -54,8 +54,10 @@ defvar NN_Differentiable = DeclareOpInterfaceMethods<NN_GradientOpInterface>;
 
 /// The runtime has `pp_<target>_<mnemonic>` for this op. Its signature comes
 /// from the op's definition (docs/development.md, "Adding an op"):
-/// operands in order, then inherent attributes in order; an op with several
-/// results is called once per result with its index.
+/// operands in order, then inherent attributes sorted by name; an op with
+/// several results is called once per result with its index. Optional
+/// operands need AttrSizedOperandSegments, and the only optional attributes
+/// are unit flags.
 def NN_HasRuntimeKernel : NativeOpTrait<"HasRuntimeKernel"> {
   let cppNamespace = "::pp::nn";
 }
