@@ -113,8 +113,7 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   if (!checkInputs(frame, kernel, {lhs, rhs}))
     return nullptr;
   std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
-  pp_tensor *result =
-      shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
+  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
   if (!result)
     return nullptr;
   const float *a = floats(lhs), *b = floats(rhs);
@@ -458,9 +457,8 @@ pp_tensor *pp_cpu_where(pp_frame *frame, pp_tensor *condition,
         {shapeOf(condition), shapeOf(on_true), shapeOf(on_false)}, *shape,
         [&](const auto &at, const auto &steps) {
           for (int64_t j = 0; j < inner; ++j)
-            out[at[3] + j] = c[at[0] + j * steps[0]]
-                                 ? a[at[1] + j * steps[1]]
-                                 : b[at[2] + j * steps[2]];
+            out[at[3] + j] = c[at[0] + j * steps[0]] ? a[at[1] + j * steps[1]]
+                                                     : b[at[2] + j * steps[2]];
         });
   });
   return result;

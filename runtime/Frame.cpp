@@ -90,9 +90,9 @@ sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
   return recordFailure(frame, std::move(copy), error);
 }
 
-std::optional<Shape> broadcastOperands(pp_frame *frame, const char *kernel,
-                                       std::initializer_list<pp_tensor *>
-                                           operands) {
+std::optional<Shape>
+broadcastOperands(pp_frame *frame, const char *kernel,
+                  std::initializer_list<pp_tensor *> operands) {
   std::vector<Shape> shapes;
   for (pp_tensor *operand : operands) {
     if (!operand)
@@ -107,10 +107,12 @@ std::optional<Shape> broadcastOperands(pp_frame *frame, const char *kernel,
     return shape;
   std::string listed;
   for (size_t i = 0; i < shapes.size(); ++i)
-    listed += (i == 0 ? "" : i + 1 == shapes.size() ? " and " : ", ") +
+    listed += (i == 0                   ? ""
+               : i + 1 == shapes.size() ? " and "
+                                        : ", ") +
               formatShape(shapes[i]);
-  failFrame(frame, std::string(kernel) + ": shapes " + listed +
-                       " do not broadcast");
+  failFrame(frame,
+            std::string(kernel) + ": shapes " + listed + " do not broadcast");
   return std::nullopt;
 }
 
@@ -145,9 +147,8 @@ readIndices(pp_frame *frame, const char *kernel, const void *data,
       failFrame(frame, std::string(kernel) + ": index " +
                            std::to_string(index) + " (element " +
                            std::to_string(j) + ") is outside [" +
-                           std::to_string(-size) + ", " +
-                           std::to_string(size) + ") for an axis of size " +
-                           std::to_string(size));
+                           std::to_string(-size) + ", " + std::to_string(size) +
+                           ") for an axis of size " + std::to_string(size));
       return std::nullopt;
     }
     rows[j] = index < 0 ? index + size : index;
@@ -160,7 +161,8 @@ std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
                                      int64_t axis, const void *hostIndices) {
   pp_dtype dtype = pp_tensor_dtype(indices);
   if (dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32) {
-    failFrame(frame, std::string(kernel) + ": indices must be i64 or i32, got " +
+    failFrame(frame, std::string(kernel) +
+                         ": indices must be i64 or i32, got " +
                          pp_dtype_name(dtype));
     return std::nullopt;
   }
@@ -191,8 +193,8 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                          pp_dtype_name(pp_tensor_dtype(grad)));
     return std::nullopt;
   }
-  std::optional<GatherPlan> plan = gatherPlan(frame, "gather_grad", dataShape,
-                                              indices, axis, hostIndices);
+  std::optional<GatherPlan> plan =
+      gatherPlan(frame, "gather_grad", dataShape, indices, axis, hostIndices);
   if (plan && plan->result != shapeOf(grad)) {
     failFrame(frame, "gather_grad: grad " + formatShape(shapeOf(grad)) +
                          " is not the gather result shape " +

@@ -73,9 +73,9 @@ sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
 /// The NumPy broadcast of the shapes of `operands`, or nullopt (with the
 /// error recorded in `frame`, naming `kernel`, or after an earlier failure
 /// when an operand is null).
-std::optional<Shape> broadcastOperands(pp_frame *frame, const char *kernel,
-                                       std::initializer_list<pp_tensor *>
-                                           operands);
+std::optional<Shape>
+broadcastOperands(pp_frame *frame, const char *kernel,
+                  std::initializer_list<pp_tensor *> operands);
 
 /// The result shape of where: the operands are present, the condition is
 /// bool, the values share a dtype, and the three shapes broadcast; else

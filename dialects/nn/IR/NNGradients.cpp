@@ -147,10 +147,10 @@ LogicalResult CastOp::buildGradients(OpBuilder &builder,
   });
 }
 
-LogicalResult WhereOp::buildGradients(OpBuilder &builder,
-                                      ValueRange resultGradients,
-                                      ArrayRef<bool> wanted,
-                                      SmallVectorImpl<Value> &operandGradients) {
+LogicalResult
+WhereOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
   // The gradient where the operand was taken, zero elsewhere; the condition
   // is i1 and carries none (isDifferentiableOperand).
   Value grad = resultGradients[0];
