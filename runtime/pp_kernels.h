@@ -21,7 +21,9 @@
  * (I64Attr: int64_t, F64Attr: double, UnitAttr and enums: int,
  * DenseI64ArrayAttr: a count and a pointer); an op with several results
  * takes a trailing result_index and returns that result. An `axis` may be
- * negative (counted from the end).
+ * negative (counted from the end). cast's `to` is a pp_dtype (nn.Dtype has
+ * its values); gather's indices are i64 or i32, negative ones counting
+ * from the end of the axis.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -85,6 +87,14 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
       const int64_t *input_shape, int64_t limits_count, const int64_t *limits, \
       int64_t starts_count, const int64_t *starts, int64_t strides_count,      \
       const int64_t *strides);                                                 \
+  pp_tensor *prefix##cast(pp_frame *frame, pp_tensor *input, int to);          \
+  pp_tensor *prefix##where(pp_frame *frame, pp_tensor *condition,              \
+                           pp_tensor *on_true, pp_tensor *on_false);           \
+  pp_tensor *prefix##gather(pp_frame *frame, pp_tensor *data,                  \
+                            pp_tensor *indices, int64_t axis);                 \
+  pp_tensor *prefix##gather_grad(                                              \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
+      int64_t data_shape_count, const int64_t *data_shape);                    \
   pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
                               pp_tensor *target, int reduction);               \
   pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,           \

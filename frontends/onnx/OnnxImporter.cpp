@@ -153,6 +153,10 @@ private:
                                     ValueRange inputs);
   FailureOr<NodeOutputs> importMatMul(const onnx::NodeProto &node, Location loc,
                                       ValueRange inputs);
+  FailureOr<NodeOutputs> importCast(const onnx::NodeProto &node, Location loc,
+                                    ValueRange inputs);
+  FailureOr<NodeOutputs> importGather(const onnx::NodeProto &node,
+                                      Location loc, ValueRange inputs);
   FailureOr<NodeOutputs> importConstant(const onnx::NodeProto &node,
                                         Location loc, ValueRange inputs);
   FailureOr<NodeOutputs> importFlatten(const onnx::NodeProto &node,
@@ -195,10 +199,12 @@ GraphImporter::nodeRules() {
   using G = GraphImporter;
   static const std::map<std::string, NodeRule, std::less<>> rules = {
       {"Add", {&G::importElementwise<nn::AddOp>, 2, 2}},
+      {"Cast", {&G::importCast, 1, 1}},
       {"Constant", {&G::importConstant, 0, 0}},
       {"Div", {&G::importElementwise<nn::DivOp>, 2, 2}},
       {"Exp", {&G::importElementwise<nn::ExpOp>, 1, 1}},
       {"Flatten", {&G::importFlatten, 1, 1}},
+      {"Gather", {&G::importGather, 2, 2}},
       {"Gemm", {&G::importGemm, 2, 3}},
       {"Identity", {&G::importIdentity, 1, 1}},
       {"MatMul", {&G::importMatMul, 2, 2}},
@@ -209,6 +215,7 @@ GraphImporter::nodeRules() {
       {"Split", {&G::importSplit, 1, 2, /*variadicOutputs=*/true}},
       {"Sub", {&G::importElementwise<nn::SubOp>, 2, 2}},
       {"Tanh", {&G::importElementwise<nn::TanhOp>, 1, 1}},
+      {"Where", {&G::importElementwise<nn::WhereOp>, 3, 3}},
   };
   return rules;
 }
@@ -567,6 +574,40 @@ GraphImporter::importMatMul(const onnx::NodeProto &node, Location loc,
              << ") is not supported yet; reshape it to rank 2";
   return single(createChecked<nn::MatmulOp>(
       loc, inputs, matmulProperties(builder, false, false)));
+}
+
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importCast(const onnx::NodeProto &node, Location loc,
+                          ValueRange inputs) {
+  // The ONNX checker has made sure that `to` is there.
+  int64_t to = intAttribute(node, "to", onnx::TensorProto::UNDEFINED);
+  FailureOr<Type> elementType =
+      elementTypeOf(static_cast<int32_t>(to), "Cast's 'to'", loc);
+  if (failed(elementType))
+    return failure();
+  auto type = cast<RankedTensorType>(inputs[0].getType());
+  if (type.getElementType() == *elementType)
+    return NodeOutputs{inputs[0]}; // A cast to the same type is the identity.
+  return NodeOutputs{nn::CastOp::create(builder, loc, type.clone(*elementType),
+                                        inputs[0])
+                         .getResult()};
+}
+
+FailureOr<GraphImporter::NodeOutputs>
+GraphImporter::importGather(const onnx::NodeProto &node, Location loc,
+                            ValueRange inputs) {
+  int64_t axis = intAttribute(node, "axis", 0);
+  if (failed(normalizedAxis(loc, "Gather", axis,
+                            cast<RankedTensorType>(inputs[0].getType()))))
+    return failure();
+  Type indexType = getElementTypeOrSelf(inputs[1]);
+  if (!indexType.isInteger(64) && !indexType.isInteger(32))
+    return emitError(loc) << "Gather indices '" << node.input(1)
+                          << "' must be INT64 or INT32, found "
+                          << inputs[1].getType();
+  nn::GatherOp::Properties properties;
+  properties.axis = builder.getI64IntegerAttr(axis);
+  return single(createChecked<nn::GatherOp>(loc, inputs, properties));
 }
 
 FailureOr<GraphImporter::NodeOutputs>

@@ -211,4 +211,35 @@ planSliceGrad(const Shape &grad, int64_t inputRank, const int64_t *inputShape,
   return copy;
 }
 
+std::optional<GatherPlan> planGather(const Shape &data, const Shape &indices,
+                                     int64_t axis, const char *kernel,
+                                     std::string &error) {
+  std::optional<AxisLayout> layout = axisLayout(data, axis, kernel, error);
+  if (!layout)
+    return std::nullopt;
+  int64_t rank = static_cast<int64_t>(data.size());
+  auto at = data.begin() + (axis < 0 ? axis + rank : axis);
+  GatherPlan plan;
+  plan.layout = *layout;
+  plan.result.assign(data.begin(), at);
+  plan.result.insert(plan.result.end(), indices.begin(), indices.end());
+  plan.result.insert(plan.result.end(), at + 1, data.end());
+  return plan;
+}
+
+IndexGroups groupIndices(const std::vector<int64_t> &rows, int64_t size) {
+  // A counting sort, stable: positions stay ascending within a row.
+  IndexGroups groups;
+  groups.offsets.assign(size + 1, 0);
+  for (int64_t row : rows)
+    ++groups.offsets[row + 1];
+  for (int64_t r = 0; r < size; ++r)
+    groups.offsets[r + 1] += groups.offsets[r];
+  std::vector<int64_t> next(groups.offsets.begin(), groups.offsets.end() - 1);
+  groups.positions.resize(rows.size());
+  for (size_t j = 0; j < rows.size(); ++j)
+    groups.positions[next[rows[j]]++] = static_cast<int64_t>(j);
+  return groups;
+}
+
 } // namespace pp::runtime

@@ -87,6 +87,32 @@ planSliceGrad(const Shape &grad, int64_t inputRank, const int64_t *inputShape,
               const int64_t *limits, int64_t strideCount,
               const int64_t *strides, std::string &error);
 
+/// How gather moves data: `data` seen as [outer, size, inner] around the
+/// axis (`layout`), the result as [outer, count, inner] with `count` the
+/// number of indices; row `rows[j]` of the data goes to row j.
+struct GatherPlan {
+  AxisLayout layout;
+  Shape result;
+  /// The indices, each in [0, size) (negative ones counted from the end).
+  std::vector<int64_t> rows;
+};
+
+/// The plan of a gather of `data` at `count` indices of shape `indices`
+/// along `axis` (negative values count from the end), with `rows` still
+/// empty; nullopt and `error` set, naming `kernel`, when there is no such
+/// axis.
+std::optional<GatherPlan> planGather(const Shape &data, const Shape &indices,
+                                     int64_t axis, const char *kernel,
+                                     std::string &error);
+
+/// The positions j of `rows` (each in [0, size)) grouped by row: those of
+/// row r are `positions[offsets[r]]` to `positions[offsets[r + 1] - 1]`, in
+/// ascending order, the order in which gather_grad sums them.
+struct IndexGroups {
+  std::vector<int64_t> offsets, positions;
+};
+IndexGroups groupIndices(const std::vector<int64_t> &rows, int64_t size);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_SHAPES_H

@@ -16,7 +16,9 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 using namespace pp::runtime;
 
@@ -67,12 +69,24 @@ float *deviceFloats(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
-/// Output shape and per-operand strides of a broadcast elementwise op.
-struct BroadcastMap {
+/// Output shape and the strides of each of N operands of a broadcast
+/// elementwise op.
+template <int N> struct BroadcastMap {
   int rank;
   int64_t shape[kMaxRank];
-  int64_t lhs[kMaxRank];
-  int64_t rhs[kMaxRank];
+  int64_t strides[N][kMaxRank];
+
+  /// The element offsets in each operand of output element `i`.
+  __device__ void offsetsOf(int64_t i, int64_t (&offsets)[N]) const {
+    for (int t = 0; t < N; ++t)
+      offsets[t] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t coordinate = i % shape[d];
+      i /= shape[d];
+      for (int t = 0; t < N; ++t)
+        offsets[t] += coordinate * strides[t][d];
+    }
+  }
 };
 
 struct Add {
@@ -127,18 +141,63 @@ __global__ void unaryKernel(const float *in, float *out, int64_t n, F f) {
 
 template <typename F>
 __global__ void binaryKernel(const float *a, const float *b, float *out,
-                             int64_t n, BroadcastMap map, F f) {
+                             int64_t n, BroadcastMap<2> map, F f) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
-  int64_t rest = i, aOffset = 0, bOffset = 0;
-  for (int d = map.rank - 1; d >= 0; --d) {
-    int64_t coordinate = rest % map.shape[d];
-    rest /= map.shape[d];
-    aOffset += coordinate * map.lhs[d];
-    bOffset += coordinate * map.rhs[d];
-  }
-  out[i] = f(a[aOffset], b[bOffset]);
+  int64_t at[2];
+  map.offsetsOf(i, at);
+  out[i] = f(a[at[0]], b[at[1]]);
+}
+
+/// `T` moves elements of the values' size (visitBits).
+template <typename T>
+__global__ void whereKernel(const uint8_t *condition, const T *onTrue,
+                            const T *onFalse, T *out, int64_t n,
+                            BroadcastMap<3> map) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t at[3];
+  map.offsetsOf(i, at);
+  out[i] = condition[at[0]] ? onTrue[at[1]] : onFalse[at[2]];
+}
+
+template <typename From, typename To>
+__global__ void castKernel(const From *in, To *out, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = castElement<To>(in[i]);
+}
+
+/// One thread per element of the [outer, count, inner] result, `T` of the
+/// data's element size; `rows` holds the checked, non-negative indices.
+template <typename T>
+__global__ void gatherKernel(const T *data, const int64_t *rows, T *out,
+                             int64_t n, AxisLayout layout, int64_t count) {
+  int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n)
+    return;
+  int64_t i = e % layout.inner, j = (e / layout.inner) % count;
+  int64_t o = e / (layout.inner * count);
+  out[e] = data[(o * layout.size + rows[j]) * layout.inner + i];
+}
+
+/// One thread per element of the [outer, size, inner] result: it sums, in
+/// double and in index order, the grad slices whose index chose its row
+/// (IndexGroups), so the result needs no atomics and is deterministic.
+__global__ void gatherGradKernel(const float *grad, const int64_t *offsets,
+                                 const int64_t *positions, float *out,
+                                 int64_t n, AxisLayout layout, int64_t count) {
+  int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n)
+    return;
+  int64_t i = e % layout.inner, r = (e / layout.inner) % layout.size;
+  int64_t o = e / (layout.inner * layout.size);
+  double sum = 0;
+  for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k)
+    sum += grad[(o * count + positions[k]) * layout.inner + i];
+  out[e] = static_cast<float>(sum);
 }
 
 __global__ void accumulateKernel(float *sum, const float *addend, int64_t n) {
@@ -388,34 +447,49 @@ pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input, F f) {
   return checkLaunch(frame, kernel) ? result : nullptr;
 }
 
+/// True when `shape` is within the CUDA kernels' rank limit; else false,
+/// with the error recorded.
+bool checkRank(pp_frame *frame, const char *kernel, const Shape &shape) {
+  if (shape.size() <= kMaxRank)
+    return true;
+  failFrame(frame, std::string(kernel) + ": rank " +
+                       std::to_string(shape.size()) +
+                       " is above the CUDA kernels' limit of 8");
+  return false;
+}
+
+/// The BroadcastMap of `operands` onto `shape`, their broadcast (at most
+/// kMaxRank dimensions).
+template <int N>
+BroadcastMap<N> broadcastMap(std::initializer_list<pp_tensor *> operands,
+                             const Shape &shape) {
+  BroadcastMap<N> map{};
+  map.rank = static_cast<int>(shape.size());
+  for (int d = 0; d < map.rank; ++d)
+    map.shape[d] = shape[d];
+  int t = 0;
+  for (pp_tensor *operand : operands) {
+    Shape strides = broadcastStrides(shapeOf(operand), shape);
+    for (int d = 0; d < map.rank; ++d)
+      map.strides[t][d] = strides[d];
+    ++t;
+  }
+  return map;
+}
+
 template <typename F>
 pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
                   pp_tensor *rhs, F f) {
-  if (!present({lhs, rhs}))
+  std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
+  if (!shape || !checkRank(frame, kernel, *shape))
     return nullptr;
-  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
-  std::optional<Shape> shape = broadcastShapes(lhsShape, rhsShape);
-  if (!shape || shape->size() > kMaxRank) {
-    failFrame(frame, std::string(kernel) + ": shapes " + formatShape(lhsShape) +
-                         " and " + formatShape(rhsShape) +
-                         " do not broadcast (or exceed rank 8)");
-    return nullptr;
-  }
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, *shape);
   int64_t n = numElements(*shape);
   if (!result || n == 0)
     return result;
-  BroadcastMap map{};
-  map.rank = static_cast<int>(shape->size());
-  Shape lhsStrides = broadcastStrides(lhsShape, *shape);
-  Shape rhsStrides = broadcastStrides(rhsShape, *shape);
-  for (int d = 0; d < map.rank; ++d) {
-    map.shape[d] = (*shape)[d];
-    map.lhs[d] = lhsStrides[d];
-    map.rhs[d] = rhsStrides[d];
-  }
-  binaryKernel<<<blocksFor(n), kThreads>>>(deviceFloats(lhs), deviceFloats(rhs),
-                                           deviceFloats(result), n, map, f);
+  binaryKernel<<<blocksFor(n), kThreads>>>(
+      deviceFloats(lhs), deviceFloats(rhs), deviceFloats(result), n,
+      broadcastMap<2>({lhs, rhs}, *shape), f);
   return checkLaunch(frame, kernel) ? result : nullptr;
 }
 
@@ -447,10 +521,7 @@ pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
 pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
                        const StridedCopy &copy, pp_tensor *source,
                        pp_tensor *result) {
-  if (copy.shape.size() > kMaxRank) {
-    failFrame(frame, std::string(kernel) + ": rank " +
-                         std::to_string(copy.shape.size()) +
-                         " is above the CUDA kernels' limit of 8");
+  if (!checkRank(frame, kernel, copy.shape)) {
     pp_tensor_destroy(result);
     return nullptr;
   }
@@ -482,6 +553,37 @@ pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
     return nullptr;
   }
   return result;
+}
+
+/// The bytes of device tensor `tensor` in host memory, or nullopt with the
+/// error recorded.
+std::optional<std::vector<char>> toHost(pp_frame *frame, const char *kernel,
+                                        pp_tensor *tensor) {
+  std::vector<char> bytes(pp_tensor_nbytes(tensor));
+  if (!bytes.empty() &&
+      cudaMemcpy(bytes.data(), pp_tensor_data(tensor), bytes.size(),
+                 cudaMemcpyDeviceToHost) != cudaSuccess) {
+    failFrame(frame, std::string(kernel) + ": cudaMemcpy to the host failed");
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+/// A new i64 device tensor holding `values`; null, the error recorded, on
+/// failure.
+pp_tensor *toDevice(pp_frame *frame, const char *kernel,
+                    const std::vector<int64_t> &values) {
+  int64_t count = static_cast<int64_t>(values.size());
+  pp_tensor *tensor = newDeviceTensor(frame, PP_DTYPE_I64, {count});
+  if (tensor && count > 0 &&
+      cudaMemcpy(pp_tensor_data(tensor), values.data(),
+                 count * sizeof(int64_t),
+                 cudaMemcpyHostToDevice) != cudaSuccess) {
+    failFrame(frame, std::string(kernel) + ": cudaMemcpy to the device failed");
+    pp_tensor_destroy(tensor);
+    return nullptr;
+  }
+  return tensor;
 }
 
 } // namespace
@@ -642,14 +744,12 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!input)
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
-  std::string error = sumToError(inputShape, target);
-  if (error.empty() && inputShape.size() > kMaxRank)
-    error = "sum_to: rank " + std::to_string(inputShape.size()) +
-            " is above the CUDA kernels' limit of 8";
-  if (!error.empty()) {
+  if (std::string error = sumToError(inputShape, target); !error.empty()) {
     failFrame(frame, error);
     return nullptr;
   }
+  if (!checkRank(frame, "sum_to", inputShape))
+    return nullptr;
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, target);
   int64_t outputs = numElements(target);
   if (!result || outputs == 0)
@@ -706,6 +806,121 @@ pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
     return nullptr;
   }
   return stridedCopy(frame, "slice_grad", *copy, grad, result);
+}
+
+pp_tensor *pp_cuda_cast(pp_frame *frame, pp_tensor *input, int to) {
+  auto target = static_cast<pp_dtype>(to);
+  if (!input || !checkCast(frame, pp_tensor_dtype(input), target))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, target, shapeOf(input));
+  int64_t n = pp_tensor_numel(input);
+  if (!result || n == 0)
+    return result;
+  visitCastType(pp_tensor_dtype(input), [&](auto from) {
+    visitCastType(target, [&](auto into) {
+      using From = decltype(from);
+      using To = decltype(into);
+      castKernel<<<blocksFor(n), kThreads>>>(
+          static_cast<const From *>(pp_tensor_data(input)),
+          static_cast<To *>(pp_tensor_data(result)), n);
+    });
+  });
+  return launched(frame, "cast", result);
+}
+
+pp_tensor *pp_cuda_where(pp_frame *frame, pp_tensor *condition,
+                         pp_tensor *on_true, pp_tensor *on_false) {
+  std::optional<Shape> shape = whereShape(frame, condition, on_true, on_false);
+  if (!shape || !checkRank(frame, "where", *shape))
+    return nullptr;
+  pp_tensor *result =
+      newDeviceTensor(frame, pp_tensor_dtype(on_true), *shape);
+  int64_t n = numElements(*shape);
+  if (!result || n == 0)
+    return result;
+  BroadcastMap<3> map =
+      broadcastMap<3>({condition, on_true, on_false}, *shape);
+  visitBits(pp_dtype_size(pp_tensor_dtype(on_true)), [&](auto bits) {
+    using T = decltype(bits);
+    whereKernel<<<blocksFor(n), kThreads>>>(
+        static_cast<const uint8_t *>(pp_tensor_data(condition)),
+        static_cast<const T *>(pp_tensor_data(on_true)),
+        static_cast<const T *>(pp_tensor_data(on_false)),
+        static_cast<T *>(pp_tensor_data(result)), n, map);
+  });
+  return launched(frame, "where", result);
+}
+
+pp_tensor *pp_cuda_gather(pp_frame *frame, pp_tensor *data, pp_tensor *indices,
+                          int64_t axis) {
+  if (!present({data, indices}))
+    return nullptr;
+  // The indices are checked, and negative ones resolved, on the host.
+  std::optional<std::vector<char>> host = toHost(frame, "gather", indices);
+  std::optional<GatherPlan> plan =
+      host ? gatherPlan(frame, "gather", shapeOf(data), indices, axis,
+                        host->data())
+           : std::nullopt;
+  if (!plan)
+    return nullptr;
+  pp_tensor *result =
+      newDeviceTensor(frame, pp_tensor_dtype(data), plan->result);
+  int64_t n = numElements(plan->result);
+  if (!result || n == 0)
+    return result;
+  pp_tensor *rows = toDevice(frame, "gather", plan->rows);
+  if (!rows) {
+    pp_tensor_destroy(result);
+    return nullptr;
+  }
+  int64_t count = static_cast<int64_t>(plan->rows.size());
+  visitBits(pp_dtype_size(pp_tensor_dtype(data)), [&](auto bits) {
+    using T = decltype(bits);
+    gatherKernel<<<blocksFor(n), kThreads>>>(
+        static_cast<const T *>(pp_tensor_data(data)),
+        static_cast<const int64_t *>(pp_tensor_data(rows)),
+        static_cast<T *>(pp_tensor_data(result)), n, plan->layout, count);
+  });
+  pp_tensor_destroy(rows); // Freed in stream order, after the kernel.
+  return launched(frame, "gather", result);
+}
+
+pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
+                               pp_tensor *indices, int64_t axis,
+                               int64_t data_shape_count,
+                               const int64_t *data_shape) {
+  if (!present({grad, indices}))
+    return nullptr;
+  Shape dataShape(data_shape, data_shape + data_shape_count);
+  std::optional<std::vector<char>> host =
+      toHost(frame, "gather_grad", indices);
+  std::optional<GatherPlan> plan =
+      host ? gatherGradPlan(frame, grad, dataShape, indices, axis,
+                            host->data())
+           : std::nullopt;
+  if (!plan)
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, dataShape);
+  int64_t n = numElements(dataShape);
+  if (!result || n == 0)
+    return result;
+  IndexGroups groups = groupIndices(plan->rows, plan->layout.size);
+  pp_tensor *offsets = toDevice(frame, "gather_grad", groups.offsets);
+  pp_tensor *positions =
+      offsets ? toDevice(frame, "gather_grad", groups.positions) : nullptr;
+  if (positions)
+    gatherGradKernel<<<blocksFor(n), kThreads>>>(
+        deviceFloats(grad), static_cast<const int64_t *>(pp_tensor_data(offsets)),
+        static_cast<const int64_t *>(pp_tensor_data(positions)),
+        deviceFloats(result), n, plan->layout,
+        static_cast<int64_t>(plan->rows.size()));
+  pp_tensor_destroy(offsets); // Freed in stream order, after the kernel.
+  pp_tensor_destroy(positions);
+  if (!positions) {
+    pp_tensor_destroy(result);
+    return nullptr;
+  }
+  return launched(frame, "gather_grad", result);
 }
 
 pp_tensor *pp_cuda_mse_loss(pp_frame *frame, pp_tensor *input,

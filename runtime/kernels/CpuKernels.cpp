@@ -82,42 +82,56 @@ void forEachRow(const Shape &shape, const std::array<Shape, N> &strides,
   }
 }
 
+/// Walks the rows (last dimension) of `shape`, the NumPy broadcast of the
+/// N operand shapes `operands`, calling `row(at, steps)` with the element
+/// offset of the row's start in each operand and, last, in the row-major
+/// result (`at`), and each one's stride along the row (`steps`: 1, or 0
+/// for an operand broadcast along it).
+template <size_t N, typename Row>
+void forEachBroadcastRow(const std::array<Shape, N> &operands,
+                         const Shape &shape, Row row) {
+  std::array<Shape, N + 1> strides;
+  std::array<int64_t, N + 1> steps;
+  for (size_t t = 0; t < N; ++t)
+    strides[t] = broadcastStrides(operands[t], shape);
+  strides[N] = rowMajorStrides(shape);
+  for (size_t t = 0; t <= N; ++t)
+    steps[t] = shape.empty() ? 1 : strides[t].back();
+  forEachRow(shape, strides, {},
+             [&](const std::array<int64_t, N + 1> &at) { row(at, steps); });
+}
+
+/// The length of the rows forEachBroadcastRow walks.
+int64_t rowLength(const Shape &shape) {
+  return shape.empty() ? 1 : shape.back();
+}
+
 /// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
 template <typename Function>
 pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
                   pp_tensor *rhs, Function function) {
   if (!checkInputs(frame, kernel, {lhs, rhs}))
     return nullptr;
-  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
-  std::optional<Shape> shape = broadcastShapes(lhsShape, rhsShape);
-  if (!shape) {
-    failFrame(frame, std::string(kernel) + ": shapes " + formatShape(lhsShape) +
-                         " and " + formatShape(rhsShape) + " do not broadcast");
-    return nullptr;
-  }
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, *shape);
+  std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
+  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
   if (!result)
     return nullptr;
   const float *a = floats(lhs), *b = floats(rhs);
   float *out = floats(result);
-  int64_t count = numElements(*shape);
+  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
   if (lhsShape == rhsShape) {
-    for (int64_t i = 0; i < count; ++i)
+    for (int64_t i = 0, n = numElements(*shape); i < n; ++i)
       out[i] = function(a[i], b[i]);
     return result;
   }
-  // Rows of the last dimension, where each operand's stride is 1 or 0.
-  std::array<Shape, 3> strides = {broadcastStrides(lhsShape, *shape),
-                                  broadcastStrides(rhsShape, *shape),
-                                  rowMajorStrides(*shape)};
-  int64_t inner = shape->back(), aInner = strides[0].back(),
-          bInner = strides[1].back();
-  forEachRow(*shape, strides, {0, 0, 0}, [&](std::array<int64_t, 3> at) {
-    const float *pa = a + at[0], *pb = b + at[1];
-    float *po = out + at[2];
-    for (int64_t j = 0; j < inner; ++j)
-      po[j] = function(pa[j * aInner], pb[j * bInner]);
-  });
+  int64_t inner = rowLength(*shape);
+  forEachBroadcastRow<2>(
+      {lhsShape, rhsShape}, *shape, [&](const auto &at, const auto &steps) {
+        const float *pa = a + at[0], *pb = b + at[1];
+        float *po = out + at[2];
+        for (int64_t j = 0; j < inner; ++j)
+          po[j] = function(pa[j * steps[0]], pb[j * steps[1]]);
+      });
   return result;
 }
 
@@ -401,6 +415,111 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
     return nullptr;
   std::memset(pp_tensor_data(result), 0, pp_tensor_nbytes(result));
   runStridedCopy(*copy, grad, result);
+  return result;
+}
+
+pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
+  auto target = static_cast<pp_dtype>(to);
+  if (!input || !checkCast(frame, pp_tensor_dtype(input), target))
+    return nullptr;
+  pp_tensor *result = newTensor(frame, target, shapeOf(input));
+  if (!result)
+    return nullptr;
+  int64_t n = pp_tensor_numel(input);
+  visitCastType(pp_tensor_dtype(input), [&](auto from) {
+    visitCastType(target, [&](auto into) {
+      using From = decltype(from);
+      using To = decltype(into);
+      const From *in = static_cast<const From *>(pp_tensor_data(input));
+      To *out = static_cast<To *>(pp_tensor_data(result));
+      for (int64_t i = 0; i < n; ++i)
+        out[i] = castElement<To>(in[i]);
+    });
+  });
+  return result;
+}
+
+pp_tensor *pp_cpu_where(pp_frame *frame, pp_tensor *condition,
+                        pp_tensor *on_true, pp_tensor *on_false) {
+  std::optional<Shape> shape = whereShape(frame, condition, on_true, on_false);
+  pp_tensor *result =
+      shape ? newTensor(frame, pp_tensor_dtype(on_true), *shape) : nullptr;
+  if (!result)
+    return nullptr;
+  int64_t inner = rowLength(*shape);
+  const auto *c = static_cast<const uint8_t *>(pp_tensor_data(condition));
+  visitBits(pp_dtype_size(pp_tensor_dtype(on_true)), [&](auto bits) {
+    using T = decltype(bits);
+    const T *a = static_cast<const T *>(pp_tensor_data(on_true));
+    const T *b = static_cast<const T *>(pp_tensor_data(on_false));
+    T *out = static_cast<T *>(pp_tensor_data(result));
+    forEachBroadcastRow<3>(
+        {shapeOf(condition), shapeOf(on_true), shapeOf(on_false)}, *shape,
+        [&](const auto &at, const auto &steps) {
+          for (int64_t j = 0; j < inner; ++j)
+            out[at[3] + j] = c[at[0] + j * steps[0]] ? a[at[1] + j * steps[1]]
+                                                     : b[at[2] + j * steps[2]];
+        });
+  });
+  return result;
+}
+
+pp_tensor *pp_cpu_gather(pp_frame *frame, pp_tensor *data, pp_tensor *indices,
+                         int64_t axis) {
+  if (!data || !indices)
+    return nullptr;
+  std::optional<GatherPlan> plan = gatherPlan(
+      frame, "gather", shapeOf(data), indices, axis, pp_tensor_data(indices));
+  pp_tensor *result =
+      plan ? newTensor(frame, pp_tensor_dtype(data), plan->result) : nullptr;
+  if (!result)
+    return nullptr;
+  const AxisLayout &layout = plan->layout;
+  int64_t count = static_cast<int64_t>(plan->rows.size());
+  size_t bytes = layout.inner * pp_dtype_size(pp_tensor_dtype(data));
+  const char *in = static_cast<const char *>(pp_tensor_data(data));
+  char *out = static_cast<char *>(pp_tensor_data(result));
+  for (int64_t o = 0; o < layout.outer; ++o)
+    for (int64_t j = 0; j < count; ++j)
+      std::memcpy(out + (o * count + j) * bytes,
+                  in + (o * layout.size + plan->rows[j]) * bytes, bytes);
+  return result;
+}
+
+pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
+                              pp_tensor *indices, int64_t axis,
+                              int64_t data_shape_count,
+                              const int64_t *data_shape) {
+  if (!grad || !indices)
+    return nullptr;
+  Shape dataShape(data_shape, data_shape + data_shape_count);
+  std::optional<GatherPlan> plan = gatherGradPlan(
+      frame, grad, dataShape, indices, axis, pp_tensor_data(indices));
+  pp_tensor *result =
+      plan ? newTensor(frame, PP_DTYPE_F32, dataShape) : nullptr;
+  if (!result)
+    return nullptr;
+  // Each element sums the slices that gathered it, in index order, in
+  // double: the CUDA kernel's order and precision.
+  const AxisLayout &layout = plan->layout;
+  IndexGroups groups = groupIndices(plan->rows, layout.size);
+  int64_t count = static_cast<int64_t>(plan->rows.size());
+  const float *g = floats(grad);
+  float *out = floats(result);
+  std::vector<double> sums(layout.inner);
+  for (int64_t o = 0; o < layout.outer; ++o)
+    for (int64_t r = 0; r < layout.size; ++r) {
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t k = groups.offsets[r]; k < groups.offsets[r + 1]; ++k) {
+        const float *slice =
+            g + (o * count + groups.positions[k]) * layout.inner;
+        for (int64_t i = 0; i < layout.inner; ++i)
+          sums[i] += slice[i];
+      }
+      float *row = out + (o * layout.size + r) * layout.inner;
+      for (int64_t i = 0; i < layout.inner; ++i)
+        row[i] = static_cast<float>(sums[i]);
+    }
   return result;
 }
 

@@ -90,6 +90,131 @@ sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
   return recordFailure(frame, std::move(copy), error);
 }
 
+std::optional<Shape>
+broadcastOperands(pp_frame *frame, const char *kernel,
+                  std::initializer_list<pp_tensor *> operands) {
+  std::vector<Shape> shapes;
+  for (pp_tensor *operand : operands) {
+    if (!operand)
+      return std::nullopt;
+    shapes.push_back(shapeOf(operand));
+  }
+  std::optional<Shape> shape = Shape();
+  for (const Shape &operand : shapes)
+    if (shape)
+      shape = broadcastShapes(*shape, operand);
+  if (shape)
+    return shape;
+  std::string listed;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    listed += (i == 0                   ? ""
+               : i + 1 == shapes.size() ? " and "
+                                        : ", ") +
+              formatShape(shapes[i]);
+  failFrame(frame,
+            std::string(kernel) + ": shapes " + listed + " do not broadcast");
+  return std::nullopt;
+}
+
+std::optional<Shape> whereShape(pp_frame *frame, pp_tensor *condition,
+                                pp_tensor *onTrue, pp_tensor *onFalse) {
+  if (!condition || !onTrue || !onFalse)
+    return std::nullopt;
+  pp_dtype values = pp_tensor_dtype(onTrue);
+  if (pp_tensor_dtype(condition) != PP_DTYPE_BOOL ||
+      pp_tensor_dtype(onFalse) != values) {
+    failFrame(frame, std::string("where: expects an i1 condition and values "
+                                 "of one dtype, got ") +
+                         pp_dtype_name(pp_tensor_dtype(condition)) + ", " +
+                         pp_dtype_name(values) + " and " +
+                         pp_dtype_name(pp_tensor_dtype(onFalse)));
+    return std::nullopt;
+  }
+  return broadcastOperands(frame, "where", {condition, onTrue, onFalse});
+}
+
+/// The values of `count` indices of type T at `data`, each checked against
+/// [-size, size) and counted from the end when negative; nullopt with the
+/// error recorded in `frame` for one out of range.
+template <typename T>
+static std::optional<std::vector<int64_t>>
+readIndices(pp_frame *frame, const char *kernel, const void *data,
+            int64_t count, int64_t size) {
+  std::vector<int64_t> rows(count);
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t index = static_cast<const T *>(data)[j];
+    if (index < -size || index >= size) {
+      failFrame(frame, std::string(kernel) + ": index " +
+                           std::to_string(index) + " (element " +
+                           std::to_string(j) + ") is outside [" +
+                           std::to_string(-size) + ", " + std::to_string(size) +
+                           ") for an axis of size " + std::to_string(size));
+      return std::nullopt;
+    }
+    rows[j] = index < 0 ? index + size : index;
+  }
+  return rows;
+}
+
+std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
+                                     const Shape &dataShape, pp_tensor *indices,
+                                     int64_t axis, const void *hostIndices) {
+  pp_dtype dtype = pp_tensor_dtype(indices);
+  if (dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32) {
+    failFrame(frame, std::string(kernel) +
+                         ": indices must be i64 or i32, got " +
+                         pp_dtype_name(dtype));
+    return std::nullopt;
+  }
+  std::string error;
+  std::optional<GatherPlan> plan =
+      planGather(dataShape, shapeOf(indices), axis, kernel, error);
+  if (!plan) {
+    failFrame(frame, error);
+    return std::nullopt;
+  }
+  int64_t count = pp_tensor_numel(indices), size = plan->layout.size;
+  std::optional<std::vector<int64_t>> rows =
+      dtype == PP_DTYPE_I64
+          ? readIndices<int64_t>(frame, kernel, hostIndices, count, size)
+          : readIndices<int32_t>(frame, kernel, hostIndices, count, size);
+  if (!rows)
+    return std::nullopt;
+  plan->rows = std::move(*rows);
+  return plan;
+}
+
+std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
+                                         const Shape &dataShape,
+                                         pp_tensor *indices, int64_t axis,
+                                         const void *hostIndices) {
+  if (pp_tensor_dtype(grad) != PP_DTYPE_F32) {
+    failFrame(frame, std::string("gather_grad expects an f32 grad, got ") +
+                         pp_dtype_name(pp_tensor_dtype(grad)));
+    return std::nullopt;
+  }
+  std::optional<GatherPlan> plan =
+      gatherPlan(frame, "gather_grad", dataShape, indices, axis, hostIndices);
+  if (plan && plan->result != shapeOf(grad)) {
+    failFrame(frame, "gather_grad: grad " + formatShape(shapeOf(grad)) +
+                         " is not the gather result shape " +
+                         formatShape(plan->result));
+    return std::nullopt;
+  }
+  return plan;
+}
+
+bool checkCast(pp_frame *frame, pp_dtype from, pp_dtype to) {
+  auto none = [](auto) {};
+  if (visitCastType(from, none) && visitCastType(to, none))
+    return true;
+  failFrame(frame, std::string("cast: no kernel converts ") +
+                       pp_dtype_name(from) + " to " + pp_dtype_name(to) +
+                       "; the cast kernels convert between f32, f64, i32, "
+                       "i64 and i1");
+  return false;
+}
+
 } // namespace pp::runtime
 
 extern "C" {

@@ -6,9 +6,19 @@
 #include "runtime/core/Shapes.h"
 #include "runtime/pp_kernels.h"
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+/// Marks the element helpers below for the host and, under nvcc, the device.
+#ifdef __CUDACC__
+#define PP_HOST_DEVICE __host__ __device__
+#else
+#define PP_HOST_DEVICE
+#endif
 
 namespace pp::runtime {
 
@@ -59,6 +69,94 @@ sliceGradCopy(pp_frame *frame, pp_tensor *grad, int64_t inputRank,
               const int64_t *inputShape, int64_t startCount,
               const int64_t *starts, int64_t limitCount, const int64_t *limits,
               int64_t strideCount, const int64_t *strides);
+
+/// The NumPy broadcast of the shapes of `operands`, or nullopt (with the
+/// error recorded in `frame`, naming `kernel`, or after an earlier failure
+/// when an operand is null).
+std::optional<Shape>
+broadcastOperands(pp_frame *frame, const char *kernel,
+                  std::initializer_list<pp_tensor *> operands);
+
+/// The result shape of where: the operands are present, the condition is
+/// bool, the values share a dtype, and the three shapes broadcast; else
+/// nullopt, as broadcastOperands.
+std::optional<Shape> whereShape(pp_frame *frame, pp_tensor *condition,
+                                pp_tensor *onTrue, pp_tensor *onFalse);
+
+/// The plan of a gather (planGather) of data of `dataShape` at `indices`
+/// along `axis`, its rows read from `hostIndices` (the indices' values in
+/// host memory), or nullopt with the error recorded in `frame`: indices
+/// that are not i64 or i32, no such axis, an index outside [-size, size).
+std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
+                                     const Shape &dataShape, pp_tensor *indices,
+                                     int64_t axis, const void *hostIndices);
+
+/// gatherPlan for gather_grad, which scatters `grad` back into data of
+/// `dataShape`: also checks that `grad` holds f32 values shaped like the
+/// gather's result.
+std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
+                                         const Shape &dataShape,
+                                         pp_tensor *indices, int64_t axis,
+                                         const void *hostIndices);
+
+/// Calls `visit(T())` with the C++ type of the elements of `dtype` that the
+/// cast kernels convert (uint8_t holds a bool) and returns true; false for
+/// the dtypes they do not convert (f16, bf16).
+template <typename Visit> bool visitCastType(pp_dtype dtype, Visit &&visit) {
+  switch (dtype) {
+  case PP_DTYPE_F32:
+    visit(float());
+    return true;
+  case PP_DTYPE_F64:
+    visit(double());
+    return true;
+  case PP_DTYPE_I32:
+    visit(int32_t());
+    return true;
+  case PP_DTYPE_I64:
+    visit(int64_t());
+    return true;
+  case PP_DTYPE_BOOL:
+    visit(uint8_t());
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// True when the cast kernels convert `from` to `to`; else false, with the
+/// error naming both dtypes recorded in `frame`.
+bool checkCast(pp_frame *frame, pp_dtype from, pp_dtype to);
+
+/// `value` converted as nn.cast converts: a bool (uint8_t) is "nonzero",
+/// a float becomes an integer by truncation toward zero.
+template <typename To, typename From>
+PP_HOST_DEVICE To castElement(From value) {
+  if constexpr (std::is_same_v<To, uint8_t>)
+    return value != From(0);
+  else
+    return static_cast<To>(value);
+}
+
+/// Calls `visit(T())` with an unsigned integer type of `size` bytes (1, 2,
+/// 4 or 8), for kernels that move elements of any dtype without reading
+/// them.
+template <typename Visit> void visitBits(size_t size, Visit &&visit) {
+  switch (size) {
+  case 1:
+    visit(uint8_t());
+    break;
+  case 2:
+    visit(uint16_t());
+    break;
+  case 4:
+    visit(uint32_t());
+    break;
+  default:
+    visit(uint64_t());
+    break;
+  }
+}
 
 } // namespace pp::runtime
 

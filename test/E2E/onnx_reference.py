@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """An independent float64 reference for pp-run's first-step loss.
 
-Usage: onnx_reference.py MODEL.onnx LOSS_KIND OUTPUT MICROBATCH_SIZE
+Usage: onnx_reference.py MODEL LOSS_KIND OUTPUT MICROBATCH_SIZE
                          MICROBATCHES SEED [METRICS]
+
+MODEL is a binary .onnx file or a model in ONNX's text syntax (.onnxtxt).
 
 Evaluates the ONNX model with NumPy in float64 (its own implementation of
 the supported ops, not pp's), on the synthetic data pp-run draws for step 1
@@ -16,6 +18,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.parser
 from onnx import numpy_helper
 
 MASK = (1 << 64) - 1
@@ -72,6 +75,20 @@ def softmax(node, x):
     return z / z.sum(axis=axis, keepdims=True)
 
 
+def cast(node, x):
+    to = attribute(node, "to", None)
+    if to == onnx.TensorProto.BOOL:
+        return x[0] != 0
+    if to in (onnx.TensorProto.INT32, onnx.TensorProto.INT64):
+        return np.trunc(x[0]).astype(np.int64)
+    return x[0].astype(np.float64)
+
+
+def gather(node, x):
+    # np.take counts negative indices from the end, as ONNX does.
+    return np.take(x[0], x[1].astype(np.int64), axis=attribute(node, "axis", 0))
+
+
 def split(node, x):
     axis = attribute(node, "axis", 0)
     if len(x) > 1:
@@ -85,11 +102,13 @@ def split(node, x):
 # outputs for ops with several.
 OPS = {
     "Add": lambda node, x: x[0] + x[1],
+    "Cast": cast,
     "Constant": lambda node, x: numpy_helper.to_array(
         attribute(node, "value", None)).astype(np.float64),
     "Div": lambda node, x: x[0] / x[1],
     "Exp": lambda node, x: np.exp(x[0]),
     "Flatten": flatten,
+    "Gather": gather,
     "Gemm": gemm,
     "Identity": lambda node, x: x[0],
     "MatMul": lambda node, x: x[0] @ x[1],
@@ -100,6 +119,7 @@ OPS = {
     "Split": split,
     "Sub": lambda node, x: x[0] - x[1],
     "Tanh": lambda node, x: np.tanh(x[0]),
+    "Where": lambda node, x: np.where(x[0], x[1], x[2]),
 }
 
 
@@ -119,7 +139,11 @@ def run(model, inputs):
 def main():
     path, kind, output, batch, microbatches, seed = sys.argv[1:7]
     batch, microbatches, seed = int(batch), int(microbatches), int(seed)
-    model = onnx.load(path)
+    if path.endswith(".onnxtxt"):
+        with open(path) as f:
+            model = onnx.parser.parse_model(f.read())
+    else:
+        model = onnx.load(path)
     initializers = {i.name for i in model.graph.initializer}
     total, count = 0.0, 0
     for k in range(microbatches):

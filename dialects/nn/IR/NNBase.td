@@ -28,6 +28,8 @@ def NN_Dialect : Dialect {
     the operand shapes and attributes that disagree. Constants are upstream
     `arith.constant`, functions are upstream `func.func`.
   }];
+  // Gradient rules build `arith.constant` zeros.
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
   let useDefaultAttributePrinterParser = 1;
 }
 
@@ -60,6 +62,21 @@ def NN_LossReduction : I32EnumAttr<"LossReduction",
 def NN_LossReductionAttr : EnumAttr<NN_Dialect, NN_LossReduction,
                                     "loss_reduction"> {
   let assemblyFormat = "`<` $value `>`";
+}
+
+/// The element types a tensor can be cast to. The values are those of the
+/// runtime's `pp_dtype` (runtime/pp_runtime.h), so that the attribute, a
+/// plain integer attribute, reaches a kernel as the `pp_dtype` it names.
+def NN_Dtype : I32EnumAttr<"Dtype", "an element type of the runtime", [
+      I32EnumAttrCase<"f32", 0>,
+      I32EnumAttrCase<"f64", 1>,
+      I32EnumAttrCase<"i32", 2>,
+      I32EnumAttrCase<"i64", 3>,
+      I32EnumAttrCase<"i1", 4>,
+      I32EnumAttrCase<"f16", 5>,
+      I32EnumAttrCase<"bf16", 6>
+    ]> {
+  let cppNamespace = "::pp::nn";
 }
 
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,7 @@
 #include "dialects/nn/IR/NNDialect.h"
 
 #include "dialects/nn/IR/NNOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 

@@ -10,6 +10,8 @@
 
 #include "dialects/nn/IR/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace pp::nn;
 
@@ -130,6 +132,37 @@ SigmoidOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   });
 }
 
+bool CastOp::isDifferentiableOperand(unsigned) {
+  return isa<FloatType>(getElementTypeOrSelf(getInput())) &&
+         isa<FloatType>(getElementTypeOrSelf(getResult()));
+}
+
+LogicalResult CastOp::buildGradients(OpBuilder &builder,
+                                     ValueRange resultGradients,
+                                     ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return CastOp::create(builder, getLoc(), getInput().getType(),
+                          resultGradients[0]);
+  });
+}
+
+LogicalResult
+WhereOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
+  // The gradient where the operand was taken, zero elsewhere; the condition
+  // is i1 and carries none (isDifferentiableOperand).
+  Value grad = resultGradients[0];
+  auto zeroType = RankedTensorType::get({}, getElementTypeOrSelf(grad));
+  Value zero = arith::ConstantOp::create(builder, getLoc(),
+                                         builder.getZeroAttr(zeroType));
+  return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
+    Value onTrue = i == 1 ? grad : zero, onFalse = i == 1 ? zero : grad;
+    return WhereOp::create(builder, getLoc(), getCondition(), onTrue, onFalse);
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions and normalizations
 //===----------------------------------------------------------------------===//
@@ -206,6 +239,19 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
       sum = sum ? AddOp::create(builder, getLoc(), sum, piece) : piece;
     }
     return sum;
+  });
+}
+
+LogicalResult
+GatherOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                         ArrayRef<bool> wanted,
+                         SmallVectorImpl<Value> &operandGradients) {
+  // Only the data is differentiable (isDifferentiableOperand: the indices
+  // are integers).
+  return gradientsOf(wanted, operandGradients, [&](unsigned) -> Value {
+    auto data = cast<RankedTensorType>(getData().getType());
+    return GatherGradOp::create(builder, getLoc(), resultGradients[0],
+                                getIndices(), getAxis(), data.getShape());
   });
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace pp::nn;
@@ -222,6 +223,85 @@ static LogicalResult verifyAxisInRange(Operation *op, int64_t axis) {
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
+
+std::optional<Dtype> CastOp::dtypeOf(Type elementType) {
+  return llvm::TypeSwitch<Type, std::optional<Dtype>>(elementType)
+      .Case([](Float32Type) { return Dtype::f32; })
+      .Case([](Float64Type) { return Dtype::f64; })
+      .Case([](Float16Type) { return Dtype::f16; })
+      .Case([](BFloat16Type) { return Dtype::bf16; })
+      .Case([](IntegerType type) -> std::optional<Dtype> {
+        if (!type.isSignless())
+          return std::nullopt;
+        switch (type.getWidth()) {
+        case 64:
+          return Dtype::i64;
+        case 32:
+          return Dtype::i32;
+        case 1:
+          return Dtype::i1;
+        default:
+          return std::nullopt;
+        }
+      })
+      .Default([](Type) { return std::nullopt; });
+}
+
+void CastOp::build(OpBuilder &builder, OperationState &state, Type resultType,
+                   Value input) {
+  std::optional<Dtype> to = dtypeOf(getElementTypeOrSelf(resultType));
+  assert(to && "nn.cast to an element type that has no nn::Dtype");
+  build(builder, state, resultType, input, *to);
+}
+
+ParseResult CastOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::UnresolvedOperand input;
+  FunctionType type;
+  if (parser.parseOperand(input) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
+    return failure();
+  SMLoc typeLoc = parser.getCurrentLocation();
+  if (parser.parseType(type))
+    return failure();
+  if (type.getNumInputs() != 1 || type.getNumResults() != 1)
+    return parser.emitError(typeLoc, "expected the type of one operand and "
+                                     "one result, as (tensor<4xf32>) -> "
+                                     "tensor<4xi64>, got ")
+           << type;
+  Type resultType = type.getResult(0);
+  std::optional<Dtype> to = dtypeOf(getElementTypeOrSelf(resultType));
+  if (!to)
+    return parser.emitError(typeLoc, "nn.cast cannot convert to ")
+           << resultType << "; the element type must be f32, f64, f16, bf16, "
+           << "i64, i32 or i1";
+  result.getOrAddProperties<Properties>().to =
+      DtypeAttr::get(parser.getContext(), *to);
+  result.addTypes(resultType);
+  return parser.resolveOperand(input, type.getInput(0), result.operands);
+}
+
+void CastOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << getInput();
+  printer.printOptionalAttrDict((*this)->getAttrs(), {getToAttrName()});
+  printer << " : ";
+  printer.printFunctionalType(getOperation());
+}
+
+LogicalResult CastOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (!shapesAgree(input.getShape(), result.getShape()))
+    return emitOpError("result shape ")
+           << formatShape(result.getShape()) << " differs from the input shape "
+           << formatShape(input.getShape())
+           << "; nn.cast changes the element type only";
+  if (dtypeOf(result.getElementType()) != getTo())
+    return emitOpError("attribute 'to' (")
+           << stringifyDtype(getTo()) << ") differs from the result element "
+           << "type " << result.getElementType()
+           << "; the parser and the builders derive it from the result type";
+  return success();
+}
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,

@@ -73,6 +73,50 @@ def NN_GeluOp : NN_SameTypeOp<"gelu"> {
   }];
 }
 
+def NN_CastableTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I1]>;
+
+def NN_CastOp : NN_Op<"cast", [
+    DeclareOpInterfaceMethods<NN_GradientOpInterface, ["isDifferentiableOperand"]>,
+    NN_HasRuntimeKernel]> {
+  let summary = "converts the element type";
+  let description = [{
+    Converts every element of `input` to the element type of the result,
+    which has the input's shape. Floats become integers by truncation toward
+    zero (ONNX `Cast`, C); anything becomes `i1` as "nonzero"; `i1` becomes
+    0 or 1. A float-to-float cast is differentiable (its gradient is cast
+    back); a cast to or from an integer type carries no gradient, so a
+    parameter that reaches the loss only through one (an index table, a
+    mask) is a constant (`pp-autodiff`).
+
+    The target is the written result type. The op also keeps it in the
+    inherent attribute `to`, which the parser and the builders derive from
+    the result type and the verifier checks against it: an `nn.Dtype`
+    enumerator whose value is the runtime's `pp_dtype`, an integer
+    attribute, so that the generic kernel lowering passes it to
+    `pp_<target>_cast(frame, input, to)` as it passes any integer (kernels
+    receive no result types). The custom form leaves `to` out; the generic
+    form shows it.
+
+    Example:
+
+    ```mlir
+    %y = nn.cast %x : (tensor<4xf32>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins NN_CastableTensor:$input, NN_Dtype:$to);
+  let results = (outs NN_CastableTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input)>
+  ];
+  let extraClassDeclaration = [{
+    /// The enumerator of `elementType`, or nullopt for an element type that
+    /// no cast converts to.
+    static std::optional<Dtype> dtypeOf(::mlir::Type elementType);
+  }];
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with NumPy broadcasting
 //===----------------------------------------------------------------------===//
@@ -114,11 +158,13 @@ def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor>;
 def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor>;
 def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor>;
 
-def NN_WhereOp : NN_InferredOp<"where"> {
+def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     Takes `on_true` where `condition` is true and `on_false` elsewhere. The
     three shapes broadcast as in NumPy; the values must share an element type.
+    The gradient goes to `on_true` where the condition holds and to
+    `on_false` elsewhere; the condition carries none.
 
     Example:
 
@@ -430,12 +476,15 @@ def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
   }];
 }
 
-def NN_GatherOp : NN_InferredOp<"gather"> {
+def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "takes slices of `data` at integer `indices` (embedding)";
   let description = [{
     ONNX `Gather`: the result has shape
     `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. An embedding
-    lookup is a gather on axis 0 of the table. Indices are checked at run time.
+    lookup is a gather on axis 0 of the table. A negative index counts from
+    the end of the axis, as in ONNX; an index outside `[-n, n)` for an axis
+    of size `n` is a run-time error. The gradient of `data` is
+    `nn.gather_grad`; the indices carry none.
 
     Example:
 
@@ -640,13 +689,14 @@ def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementTy
   }];
 }
 
-def NN_GatherGradOp : NN_InferredOp<"gather_grad"> {
+def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.gather (scatter-add)";
   let description = [{
     Adds every slice of `grad` (shaped like the result of `nn.gather` with the
     same `indices` and `axis`) into the row of a zero tensor of `data_shape`
-    that its index selected. Repeated indices accumulate: this is the
-    embedding gradient.
+    that its index selected. Repeated indices accumulate in the order of the
+    indices (the kernels sum in that fixed order, without atomics): this is
+    the embedding gradient.
 
     Example:
 

@@ -73,3 +73,43 @@ func.func @where_condition_type(%m: tensor<4xi32>, %a: tensor<4xf32>) {
   %0 = nn.where %m, %a, %a : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @cast_changes_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.cast' op result shape [2, 2] differs from the input shape [4]; nn.cast changes the element type only}}
+  %0 = nn.cast %x : (tensor<4xf32>) -> tensor<2x2xi64>
+  return
+}
+
+// -----
+
+func.func @cast_to_disagrees(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.cast' op attribute 'to' (i32) differs from the result element type 'i64'; the parser and the builders derive it from the result type}}
+  %0 = "nn.cast"(%x) <{to = 2 : i32}> : (tensor<4xf32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @cast_to_unknown_dtype(%x: tensor<4xf32>) {
+  // expected-error @+1 {{invalid properties {to = 9 : i32} for op nn.cast: Invalid attribute `to` in property conversion: 9 : i32}}
+  %0 = "nn.cast"(%x) <{to = 9 : i32}> : (tensor<4xf32>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @cast_to_i8(%x: tensor<4xf32>) {
+  // expected-error @+1 {{nn.cast cannot convert to 'tensor<4xi8>'; the element type must be f32, f64, f16, bf16, i64, i32 or i1}}
+  %0 = nn.cast %x : (tensor<4xf32>) -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @cast_two_operands(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expected the type of one operand and one result, as (tensor<4xf32>) -> tensor<4xi64>, got '(tensor<4xf32>, tensor<4xf32>) -> tensor<4xi64>'}}
+  %0 = nn.cast %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi64>
+  return
+}

@@ -1,5 +1,6 @@
 // RUN: pp-opt %s | pp-opt | FileCheck %s
 // RUN: pp-opt %s --mlir-print-op-generic | pp-opt | FileCheck %s
+// RUN: pp-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
 
 // CHECK-LABEL: func @unary
 func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -60,4 +61,22 @@ func.func @where(%mask: tensor<4x8xi1>, %x: tensor<4x8xf32>, %zero: tensor<f32>)
   // CHECK: nn.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   %0 = nn.where %mask, %x, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// The target is the result type; the generic form shows the `to` attribute
+// that the parser derives from it, and parses back to the same op.
+// CHECK-LABEL: func @cast
+func.func @cast(%x: tensor<2x?xf32>, %m: tensor<4xi1>) -> (tensor<2x?xi64>, tensor<2x?xi1>, tensor<4xf64>, tensor<2x?xf32>, tensor<4xbf16>) {
+  // CHECK: %[[I:.*]] = nn.cast %{{.*}} : (tensor<2x?xf32>) -> tensor<2x?xi64>
+  // GENERIC: "nn.cast"(%{{.*}}) <{to = 3 : i32}> : (tensor<2x?xf32>) -> tensor<2x?xi64>
+  %0 = nn.cast %x : (tensor<2x?xf32>) -> tensor<2x?xi64>
+  // CHECK: nn.cast %{{.*}} {pp.node = "mask"} : (tensor<2x?xf32>) -> tensor<2x?xi1>
+  %1 = nn.cast %x {pp.node = "mask"} : (tensor<2x?xf32>) -> tensor<2x?xi1>
+  // CHECK: nn.cast %{{.*}} : (tensor<4xi1>) -> tensor<4xf64>
+  %2 = nn.cast %m : (tensor<4xi1>) -> tensor<4xf64>
+  // CHECK: nn.cast %[[I]] : (tensor<2x?xi64>) -> tensor<2x?xf32>
+  %3 = nn.cast %0 : (tensor<2x?xi64>) -> tensor<2x?xf32>
+  // CHECK: nn.cast %{{.*}} : (tensor<4xf64>) -> tensor<4xbf16>
+  %4 = nn.cast %2 : (tensor<4xf64>) -> tensor<4xbf16>
+  return %0, %1, %2, %3, %4 : tensor<2x?xi64>, tensor<2x?xi1>, tensor<4xf64>, tensor<2x?xf32>, tensor<4xbf16>
 }

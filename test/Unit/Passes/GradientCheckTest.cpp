@@ -338,4 +338,70 @@ TEST_F(GradientCheck, CrossEntropyWithIgnoredLabels) {
   }
 }
 
+/// A fill for programs with index and mask arguments: i64 arguments hold
+/// `indices` and i1 arguments `mask` (each repeated to the argument's
+/// size), float arguments the default values.
+std::function<void(unsigned, pp_tensor *)>
+withIndicesAndMask(std::vector<int64_t> indices, std::vector<uint8_t> mask) {
+  return [=](unsigned index, pp_tensor *tensor) {
+    auto repeat = [&](const auto &values) {
+      using T = typename std::decay_t<decltype(values)>::value_type;
+      T *data = static_cast<T *>(pp_tensor_data(tensor));
+      for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
+        data[i] = values[i % values.size()];
+    };
+    if (pp_tensor_dtype(tensor) == PP_DTYPE_I64)
+      repeat(indices);
+    else if (pp_tensor_dtype(tensor) == PP_DTYPE_BOOL)
+      repeat(mask);
+    else
+      pp::runtime::fillSynthetic(tensor, 42, "arg" + std::to_string(index), 0,
+                                 0);
+  };
+}
+
+TEST_F(GradientCheck, WhereBroadcastsEveryOperand) {
+  // The condition broadcasts along columns, each value along rows in one of
+  // the selects; both values reach the loss through both.
+  check(withMseLoss(
+            std::string("%a: tensor<3x4xf32> ") + kParam +
+                ", %b: tensor<4xf32> " + kParam + ", %c: tensor<3x1xi1>",
+            "  %w = nn.where %c, %a, %b : (tensor<3x1xi1>, tensor<3x4xf32>, "
+            "tensor<4xf32>) -> tensor<3x4xf32>\n"
+            "  %v = nn.where %c, %b, %w : (tensor<3x1xi1>, tensor<4xf32>, "
+            "tensor<3x4xf32>) -> tensor<3x4xf32>\n"
+            "  %y = nn.mul %w, %v : (tensor<3x4xf32>, tensor<3x4xf32>) -> "
+            "tensor<3x4xf32>",
+            "tensor<3x4xf32>"),
+        withIndicesAndMask({}, {1, 0, 1}));
+}
+
+TEST_F(GradientCheck, GatherSumsRepeatedIndices) {
+  // Rows 2 and 4 (also as -1) are gathered twice, rows 1 and 3 never.
+  for (auto [axis, data, result] : {std::make_tuple("0", "5x3", "2x3x3"),
+                                    std::make_tuple("1", "3x5", "3x2x3"),
+                                    std::make_tuple("-1", "3x5", "3x2x3")}) {
+    SCOPED_TRACE(axis);
+    std::string dataType = std::string("tensor<") + data + "xf32>";
+    std::string resultType = std::string("tensor<") + result + "xf32>";
+    check(withMseLoss(
+              "%d: " + dataType + " " + kParam + ", %i: tensor<2x3xi64>",
+              std::string("  %y = nn.gather %d, %i axis = ") + axis + " : (" +
+                  dataType + ", tensor<2x3xi64>) -> " + resultType,
+              resultType),
+          withIndicesAndMask({0, 2, 2, -1, 4, 0}, {}));
+  }
+}
+
+TEST_F(GradientCheck, CastThroughF64) {
+  check(
+      withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
+                      ", %b: tensor<4xf32> " + kParam,
+                  "  %d = nn.cast %a : (tensor<3x4xf32>) -> tensor<3x4xf64>\n"
+                  "  %s = nn.cast %d : (tensor<3x4xf64>) -> tensor<3x4xf32>\n"
+                  "  %y = nn.mul %s, %b : (tensor<3x4xf32>, tensor<4xf32>) -> "
+                  "tensor<3x4xf32>",
+                  "tensor<3x4xf32>"));
+}
+
 } // namespace

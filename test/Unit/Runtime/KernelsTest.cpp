@@ -356,6 +356,206 @@ TEST(CpuKernels, BadAxesSizesAndSlicesAreReported) {
   }
 }
 
+/// A host tensor of `dtype` holding `data` (T is its C++ type; uint8_t for
+/// bool).
+template <typename T>
+Tensor typed(pp_dtype dtype, std::vector<int64_t> shape,
+             const std::vector<T> &data) {
+  pp_tensor *tensor = nullptr;
+  EXPECT_EQ(pp_tensor_create(dtype, shape.size(), shape.data(), &tensor),
+            PP_OK);
+  EXPECT_EQ(static_cast<size_t>(pp_tensor_numel(tensor)), data.size());
+  std::memcpy(pp_tensor_data(tensor), data.data(), data.size() * sizeof(T));
+  return Tensor(tensor);
+}
+
+template <typename T> std::vector<T> elements(const Tensor &tensor) {
+  const T *data = static_cast<const T *>(pp_tensor_data(tensor.get()));
+  return std::vector<T>(data, data + pp_tensor_numel(tensor.get()));
+}
+
+TEST(CpuKernels, CastTruncatesTowardZeroAndTestsNonzero) {
+  pp_frame frame;
+  const std::vector<float> x = {-2.75f, -0.5f, 0.0f, 0.25f, 2.9f, 3.0f};
+  Tensor input = tensorOf({2, 3}, x);
+  Tensor ints(pp_cpu_cast(&frame, input.get(), PP_DTYPE_I64));
+  Tensor bools(pp_cpu_cast(&frame, input.get(), PP_DTYPE_BOOL));
+  Tensor wide(pp_cpu_cast(&frame, input.get(), PP_DTYPE_F64));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(ints), (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(pp_tensor_dtype(ints.get()), PP_DTYPE_I64);
+  ASSERT_EQ(pp_tensor_dtype(bools.get()), PP_DTYPE_BOOL);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(elements<int64_t>(ints)[i],
+              static_cast<int64_t>(std::trunc(x[i])));
+    EXPECT_EQ(elements<uint8_t>(bools)[i], x[i] != 0.0f ? 1 : 0);
+    EXPECT_EQ(elements<double>(wide)[i], static_cast<double>(x[i]));
+  }
+  // Back from i64, i1 and f64; i64 to i32 to i1.
+  Tensor fromInts(pp_cpu_cast(&frame, ints.get(), PP_DTYPE_F32));
+  Tensor fromBools(pp_cpu_cast(&frame, bools.get(), PP_DTYPE_F32));
+  Tensor narrow(pp_cpu_cast(&frame, wide.get(), PP_DTYPE_F32));
+  Tensor int32s(pp_cpu_cast(&frame, ints.get(), PP_DTYPE_I32));
+  Tensor int32Bools(pp_cpu_cast(&frame, int32s.get(), PP_DTYPE_BOOL));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(values(fromInts),
+            (std::vector<float>{-2.0f, 0.0f, 0.0f, 0.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(values(fromBools),
+            (std::vector<float>{1.0f, 1.0f, 0.0f, 1.0f, 1.0f, 1.0f}));
+  EXPECT_EQ(values(narrow), x);
+  EXPECT_EQ(elements<int32_t>(int32s),
+            (std::vector<int32_t>{-2, 0, 0, 0, 2, 3}));
+  EXPECT_EQ(elements<uint8_t>(int32Bools),
+            (std::vector<uint8_t>{1, 0, 0, 0, 1, 1}));
+}
+
+TEST(CpuKernels, CastNamesTheDtypesItCannotConvert) {
+  Tensor x = iota({2});
+  {
+    pp_frame frame;
+    EXPECT_EQ(pp_cpu_cast(&frame, x.get(), PP_DTYPE_F16), nullptr);
+    EXPECT_EQ(frame.error, "cast: no kernel converts f32 to f16; the cast "
+                           "kernels convert between f32, f64, i32, i64 and "
+                           "i1");
+  }
+  {
+    pp_frame frame;
+    EXPECT_EQ(pp_cpu_cast(&frame, x.get(), 9), nullptr);
+    EXPECT_EQ(frame.error, "cast: no kernel converts f32 to unknown; the cast "
+                           "kernels convert between f32, f64, i32, i64 and "
+                           "i1");
+  }
+}
+
+TEST(CpuKernels, WhereBroadcastsAllThreeOperands) {
+  // [2, 1, 1], [3, 1] and [4] broadcast to [2, 3, 4]; i64 values show that
+  // where moves elements of any size.
+  pp_frame frame;
+  Tensor condition = typed<uint8_t>(PP_DTYPE_BOOL, {2, 1, 1}, {1, 0});
+  Tensor onTrue = typed<int64_t>(PP_DTYPE_I64, {3, 1}, {10, 20, 30});
+  Tensor onFalse = typed<int64_t>(PP_DTYPE_I64, {4}, {-1, -2, -3, -4});
+  Tensor y(pp_cpu_where(&frame, condition.get(), onTrue.get(), onFalse.get()));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{2, 3, 4}));
+  std::vector<int64_t> got = elements<int64_t>(y);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        EXPECT_EQ(got[(i * 3 + j) * 4 + k], i == 0 ? 10 * (j + 1) : -(k + 1));
+
+  // The same on f32 values, with the condition as the widest operand.
+  Tensor mask = typed<uint8_t>(PP_DTYPE_BOOL, {2, 3}, {1, 0, 0, 1, 1, 0});
+  Tensor a = tensorOf({3}, wiggly(3)), b = tensorOf({2, 1}, {7.0f, 8.0f});
+  Tensor z(pp_cpu_where(&frame, mask.get(), a.get(), b.get()));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<float> av = values(a), zv = values(z);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_EQ(zv[i * 3 + j],
+                elements<uint8_t>(mask)[i * 3 + j] ? av[j] : 7.0f + i);
+}
+
+/// gather of `data` (shape [outer, size, inner] around the axis) at
+/// `indices`, element by element.
+std::vector<float> gatherReference(const std::vector<float> &data,
+                                   int64_t outer, int64_t size, int64_t inner,
+                                   const std::vector<int64_t> &indices) {
+  std::vector<float> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t index : indices)
+      for (int64_t i = 0; i < inner; ++i)
+        result.push_back(
+            data[(o * size + (index < 0 ? index + size : index)) * inner + i]);
+  return result;
+}
+
+TEST(CpuKernels, GatherTakesSlicesAtNegativeAndRepeatedIndices) {
+  pp_frame frame;
+  Tensor data = tensorOf({3, 4, 2}, wiggly(24));
+  Tensor indices = typed<int32_t>(PP_DTYPE_I32, {2, 2}, {-1, 0, 2, 2});
+  Tensor y(pp_cpu_gather(&frame, data.get(), indices.get(), -2));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{3, 2, 2, 2}));
+  EXPECT_EQ(values(y), gatherReference(values(data), 3, 4, 2, {-1, 0, 2, 2}));
+}
+
+TEST(CpuKernels, GatherGradSumsRepeatedIndicesInDouble) {
+  // Row 1 of the [3, 4] data is gathered three times (once as -3), row 0
+  // never; the reference scatter-adds in index order in double.
+  pp_frame frame;
+  const std::vector<int64_t> ids = {1, 2, -3, 1};
+  Tensor indices = typed<int64_t>(PP_DTYPE_I64, {4}, ids);
+  Tensor grad = tensorOf({4, 4}, wiggly(16));
+  const int64_t dataShape[] = {3, 4};
+  Tensor dx(
+      pp_cpu_gather_grad(&frame, grad.get(), indices.get(), 0, 2, dataShape));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(dx), (std::vector<int64_t>{3, 4}));
+  std::vector<double> expected(12, 0.0);
+  std::vector<float> g = values(grad);
+  for (size_t j = 0; j < ids.size(); ++j)
+    for (int i = 0; i < 4; ++i)
+      expected[(ids[j] < 0 ? ids[j] + 3 : ids[j]) * 4 + i] += g[j * 4 + i];
+  for (size_t e = 0; e < expected.size(); ++e)
+    EXPECT_EQ(values(dx)[e], static_cast<float>(expected[e]))
+        << "element " << e;
+}
+
+TEST(CpuKernels, BadIndicesAndConditionsAreReported) {
+  Tensor data = iota({3, 2});
+  {
+    pp_frame frame;
+    Tensor indices = typed<int64_t>(PP_DTYPE_I64, {2}, {0, 3});
+    EXPECT_EQ(pp_cpu_gather(&frame, data.get(), indices.get(), 0), nullptr);
+    EXPECT_EQ(frame.error, "gather: index 3 (element 1) is outside [-3, 3) "
+                           "for an axis of size 3");
+  }
+  {
+    pp_frame frame;
+    Tensor indices = typed<uint8_t>(PP_DTYPE_BOOL, {1}, {1});
+    EXPECT_EQ(pp_cpu_gather(&frame, data.get(), indices.get(), 0), nullptr);
+    EXPECT_EQ(frame.error, "gather: indices must be i64 or i32, got i1");
+  }
+  {
+    pp_frame frame;
+    Tensor indices = typed<int64_t>(PP_DTYPE_I64, {1}, {0});
+    EXPECT_EQ(pp_cpu_gather(&frame, data.get(), indices.get(), 2), nullptr);
+    EXPECT_EQ(frame.error, "gather: axis 2 is out of range for shape 3x2");
+  }
+  {
+    pp_frame frame;
+    Tensor indices = typed<int64_t>(PP_DTYPE_I64, {2}, {0, -4});
+    const int64_t dataShape[] = {3, 2};
+    Tensor grad = iota({2, 2});
+    EXPECT_EQ(
+        pp_cpu_gather_grad(&frame, grad.get(), indices.get(), 0, 2, dataShape),
+        nullptr);
+    EXPECT_EQ(frame.error, "gather_grad: index -4 (element 1) is outside "
+                           "[-3, 3) for an axis of size 3");
+    pp_frame shapes;
+    Tensor columns = typed<int64_t>(PP_DTYPE_I64, {2}, {1, 0});
+    Tensor wrong = iota({2, 3});
+    EXPECT_EQ(pp_cpu_gather_grad(&shapes, wrong.get(), columns.get(), 1, 2,
+                                 dataShape),
+              nullptr);
+    EXPECT_EQ(shapes.error, "gather_grad: grad 2x3 is not the gather result "
+                            "shape 3x2");
+  }
+  {
+    pp_frame frame;
+    Tensor mask = iota({3, 1});
+    EXPECT_EQ(pp_cpu_where(&frame, mask.get(), data.get(), data.get()),
+              nullptr);
+    EXPECT_EQ(frame.error, "where: expects an i1 condition and values of one "
+                           "dtype, got f32, f32 and f32");
+    pp_frame shapes;
+    Tensor wide = typed<uint8_t>(PP_DTYPE_BOOL, {3}, {1, 0, 1});
+    EXPECT_EQ(pp_cpu_where(&shapes, wide.get(), data.get(), data.get()),
+              nullptr);
+    EXPECT_EQ(shapes.error, "where: shapes 3, 3x2 and 3x2 do not broadcast");
+  }
+}
+
 TEST(CpuKernels, NewKernelsPassANullInputOn) {
   pp_frame frame;
   Tensor x = iota({2, 2});
@@ -368,6 +568,10 @@ TEST(CpuKernels, NewKernelsPassANullInputOn) {
   EXPECT_EQ(pp_cpu_split(&frame, nullptr, 0, 2, sizes, 0), nullptr);
   EXPECT_EQ(pp_cpu_slice_grad(&frame, nullptr, 2, two, 2, two, 2, zero, 2, one),
             nullptr);
+  EXPECT_EQ(pp_cpu_cast(&frame, nullptr, PP_DTYPE_I64), nullptr);
+  EXPECT_EQ(pp_cpu_where(&frame, nullptr, x.get(), x.get()), nullptr);
+  EXPECT_EQ(pp_cpu_gather(&frame, x.get(), nullptr, 0), nullptr);
+  EXPECT_EQ(pp_cpu_gather_grad(&frame, nullptr, x.get(), 0, 2, two), nullptr);
   EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
 
