@@ -39,8 +39,9 @@ constexpr double kLinkBytesPerSecond = 5e9;
 /// The bytes of a tensor type (0 for anything else).
 double bytesOf(mlir::Type type);
 
-/// The work of `op`: 2*M*N*K per matrix product, a few operations per
-/// element elsewhere, and the bytes of all operands and results.
+/// The work of `op`: what its nn::CostOpInterface says (2*M*N*K for a
+/// matrix product), else one operation per element of its largest tensor;
+/// and the bytes of all operands and results.
 OpCost estimateCost(mlir::Operation *op);
 
 } // namespace pp

@@ -20,6 +20,10 @@ template <typename ConcreteType>
 class HasRuntimeKernel
     : public mlir::OpTrait::TraitBase<ConcreteType, HasRuntimeKernel> {};
 
+/// The elements of a statically shaped tensor type, 0 for anything else:
+/// what cost estimates count.
+double staticElementCount(mlir::Type type);
+
 } // namespace pp::nn
 
 #include "dialects/nn/IR/NNInterfaces.h.inc"

@@ -49,6 +49,22 @@ def NN_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def NN_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::pp::nn";
+  let description = [{
+    The floating-point work of one call of an op whose work is not about
+    one operation per element (pp-partition's cost model assumes that for
+    ops without this interface): a matrix product, a loss over logits.
+  }];
+  let methods = [
+    InterfaceMethod<"floating-point operations of one call", "double",
+                    "estimateFlops", (ins)>
+  ];
+}
+
+/// Ops whose work the cost model cannot infer from their shapes.
+defvar NN_Costed = DeclareOpInterfaceMethods<NN_CostOpInterface>;
+
 /// The differentiable ops declare the interface's rule.
 defvar NN_Differentiable = DeclareOpInterfaceMethods<NN_GradientOpInterface>;
 

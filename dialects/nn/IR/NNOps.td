@@ -187,7 +187,8 @@ def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel]
 //===----------------------------------------------------------------------===//
 
 def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType,
-                                          NN_Differentiable, NN_HasRuntimeKernel]> {
+                                          NN_Differentiable, NN_HasRuntimeKernel,
+                                          NN_Costed]> {
   let summary = "(batched) matrix product";
   let description = [{
     Multiplies the two trailing dimensions of `lhs` (`M x K`, or `K x M` with
@@ -506,7 +507,9 @@ def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKerne
 // Losses
 //===----------------------------------------------------------------------===//
 
-def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable, NN_HasRuntimeKernel]> {
+def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
+                                                        NN_HasRuntimeKernel,
+                                                        NN_Costed]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     `logits` is `[..., C]` with the classes last; `labels` has the leading
@@ -715,7 +718,7 @@ def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel]> {
 }
 
 def NN_CrossEntropyGradOp
-    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel]> {
+    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel, NN_Costed]> {
   let summary = "gradient of nn.cross_entropy with respect to the logits";
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), the logits and the
