@@ -4,12 +4,91 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
+namespace {
+
+constexpr char kHeader[] = "pp-parameters 1\n";
+
+/// Reads the fields of a parameter file in order, checking that each fits
+/// in what is left.
+class ParameterFileReader {
+public:
+  ParameterFileReader(const std::string &path, std::string bytes)
+      : path(path), bytes(std::move(bytes)) {}
+
+  size_t position() const { return offset; }
+  bool atEnd() const { return offset == bytes.size(); }
+
+  /// Throws the error `message` about the entry that starts at `entry`.
+  [[noreturn]] void fail(const std::string &message, size_t entry) const {
+    throw std::runtime_error("parameter file '" + path + "', byte " +
+                             std::to_string(entry) + ": " + message);
+  }
+
+  void readHeader() {
+    size_t length = sizeof(kHeader) - 1;
+    if (bytes.compare(0, length, kHeader) != 0)
+      fail("not a pp parameter file (it does not start with the line "
+           "\"pp-parameters 1\")",
+           0);
+    offset = length;
+  }
+
+  /// `count` values of `T` for `what` (of the entry at `entry`).
+  template <typename T>
+  std::vector<T> read(size_t count, const std::string &what, size_t entry) {
+    if (count > (bytes.size() - offset) / sizeof(T))
+      fail("the file ends inside " + what, entry);
+    std::vector<T> values(count);
+    std::memcpy(values.data(), bytes.data() + offset, count * sizeof(T));
+    offset += count * sizeof(T);
+    return values;
+  }
+
+  /// The name and values of the parameter at position().
+  std::pair<std::string, ParameterValues> readParameter() {
+    size_t entry = offset;
+    uint32_t length = read<uint32_t>(1, "a name length", entry).front();
+    std::vector<char> nameBytes = read<char>(length, "a name", entry);
+    std::string name(nameBytes.begin(), nameBytes.end());
+    std::string quoted = "'" + name + "'";
+    uint32_t rank = read<uint32_t>(1, "the rank of " + quoted, entry).front();
+    ParameterValues parameter;
+    parameter.shape = read<int64_t>(rank, "the shape of " + quoted, entry);
+    for (int64_t dim : parameter.shape)
+      if (dim < 0)
+        fail(quoted + " has the negative dimension " + std::to_string(dim),
+             entry);
+    std::string values = "the values of " + quoted + " (shape " +
+                         formatShape(parameter.shape) + ")";
+    size_t count = 0;
+    if (std::find(parameter.shape.begin(), parameter.shape.end(), 0) ==
+        parameter.shape.end()) {
+      count = 1;
+      // A count that size_t cannot hold cannot fit in the file either.
+      for (int64_t dim : parameter.shape)
+        if (__builtin_mul_overflow(count, static_cast<size_t>(dim), &count))
+          fail("the file ends inside " + values, entry);
+    }
+    parameter.values = read<float>(count, values, entry);
+    return {std::move(name), std::move(parameter)};
+  }
+
+private:
+  std::string path;
+  std::string bytes;
+  size_t offset = 0;
+};
+
+} // namespace
 
 void writeParameterFile(
     const std::string &path,
@@ -21,7 +100,7 @@ void writeParameterFile(
     file.write(static_cast<const char *>(data),
                static_cast<std::streamsize>(bytes));
   };
-  file << "pp-parameters 1\n";
+  file << kHeader;
   for (const auto &[name, parameter] : parameters) {
     uint32_t length = static_cast<uint32_t>(name.size());
     uint32_t rank = static_cast<uint32_t>(parameter.shape.size());
@@ -33,6 +112,27 @@ void writeParameterFile(
   }
   if (!file.flush())
     throw std::runtime_error("cannot write the parameter file '" + path + "'");
+}
+
+std::map<std::string, ParameterValues>
+readParameterFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw std::runtime_error("cannot read the parameter file '" + path + "'");
+  ParameterFileReader reader(
+      path, std::string(std::istreambuf_iterator<char>(file), {}));
+  reader.readHeader();
+  std::map<std::string, ParameterValues> parameters;
+  while (!reader.atEnd()) {
+    size_t entry = reader.position();
+    auto [name, values] = reader.readParameter();
+    if (!parameters.empty() && name <= parameters.rbegin()->first)
+      reader.fail("'" + name + "' follows '" + parameters.rbegin()->first +
+                      "': parameters must be unique and in name order",
+                  entry);
+    parameters.emplace(std::move(name), std::move(values));
+  }
+  return parameters;
 }
 
 std::string
