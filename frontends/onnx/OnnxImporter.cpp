@@ -23,6 +23,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -920,10 +921,18 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
   onnx::ModelProto model;
   if (path.ends_with(".onnxtxt")) {
     std::string text = contents.str();
-    onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
-    if (!status.IsOK())
+    std::optional<std::string> parseError;
+    try {
+      onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+      if (!status.IsOK())
+        parseError = status.ErrorMessage();
+    } catch (const std::exception &error) {
+      // The parser throws on some malformed numbers (std::stof on "{-}").
+      parseError = std::string("the parser threw: ") + error.what();
+    }
+    if (parseError)
       return emitError(fileLoc) << "cannot parse the ONNX text syntax: "
-                                << status.ErrorMessage(),
+                                << *parseError,
              nullptr;
   } else if (contents.empty() ||
              !model.ParseFromArray(contents.data(),
