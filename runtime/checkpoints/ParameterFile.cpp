@@ -47,9 +47,11 @@ public:
   std::vector<T> read(size_t count, const std::string &what, size_t entry) {
     if (count > (bytes.size() - offset) / sizeof(T))
       fail("the file ends inside " + what, entry);
-    std::vector<T> values(count);
-    std::memcpy(values.data(), bytes.data() + offset, count * sizeof(T));
+    const char *begin = bytes.data() + offset;
     offset += count * sizeof(T);
+    std::vector<T> values(count);
+    if (count != 0)
+      std::memcpy(values.data(), begin, count * sizeof(T));
     return values;
   }
 
