@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package pp needs to build, test and run.
 # Non-interactive and idempotent: run as root on a fresh Debian 12 machine.
+# Usage: scripts/setup.sh [fuzz]
+#   fuzz: also clang 22 with libFuzzer and its sanitizer runtimes, which
+#   only scripts/fuzz.sh needs.
 set -euo pipefail
 
 PACKAGES=(
@@ -15,6 +18,11 @@ PACKAGES=(
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
 )
+case "${1:-}" in
+  "") ;;
+  fuzz) PACKAGES+=(clang-22 libclang-rt-22-dev) ;;
+  *) echo "usage: scripts/setup.sh [fuzz]" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -12,6 +12,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pp_obj_root, "test")
 config.excludes = ["Device", "Inputs", "Unit", "Reference", "models",
+                   "corpus", "regressions",
                    "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
@@ -21,7 +22,9 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["pp-opt", "pp-run", "pp-torch-reference"], [config.pp_tools_dir])
+    ["pp-opt", "pp-run", "pp-torch-reference", "pp-fuzz-onnx",
+     "pp-fuzz-onnx-text", "pp-fuzz-package", "pp-fuzz-parameter-file"],
+    [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 if config.pp_have_cuda:
