@@ -809,15 +809,18 @@ pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
 }
 
 pp_tensor *pp_cuda_cast(pp_frame *frame, pp_tensor *input, int to) {
-  auto target = static_cast<pp_dtype>(to);
-  if (!input || !checkCast(frame, pp_tensor_dtype(input), target))
+  if (!input)
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, target, shapeOf(input));
+  std::optional<pp_dtype> target =
+      checkCast(frame, pp_tensor_dtype(input), to);
+  if (!target)
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, *target, shapeOf(input));
   int64_t n = pp_tensor_numel(input);
   if (!result || n == 0)
     return result;
   visitCastType(pp_tensor_dtype(input), [&](auto from) {
-    visitCastType(target, [&](auto into) {
+    visitCastType(*target, [&](auto into) {
       using From = decltype(from);
       using To = decltype(into);
       castKernel<<<blocksFor(n), kThreads>>>(

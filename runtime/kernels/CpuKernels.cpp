@@ -419,15 +419,18 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
 }
 
 pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
-  auto target = static_cast<pp_dtype>(to);
-  if (!input || !checkCast(frame, pp_tensor_dtype(input), target))
+  if (!input)
     return nullptr;
-  pp_tensor *result = newTensor(frame, target, shapeOf(input));
+  std::optional<pp_dtype> target =
+      checkCast(frame, pp_tensor_dtype(input), to);
+  if (!target)
+    return nullptr;
+  pp_tensor *result = newTensor(frame, *target, shapeOf(input));
   if (!result)
     return nullptr;
   int64_t n = pp_tensor_numel(input);
   visitCastType(pp_tensor_dtype(input), [&](auto from) {
-    visitCastType(target, [&](auto into) {
+    visitCastType(*target, [&](auto into) {
       using From = decltype(from);
       using To = decltype(into);
       const From *in = static_cast<const From *>(pp_tensor_data(input));

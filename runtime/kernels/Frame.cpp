@@ -204,15 +204,21 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
   return plan;
 }
 
-bool checkCast(pp_frame *frame, pp_dtype from, pp_dtype to) {
+std::optional<pp_dtype> checkCast(pp_frame *frame, pp_dtype from, int to) {
+  // Converting an int other than pp_dtype's enumerators (0 to
+  // PP_DTYPE_BF16) to pp_dtype is undefined behavior.
+  std::optional<pp_dtype> target;
+  if (to >= PP_DTYPE_F32 && to <= PP_DTYPE_BF16)
+    target = static_cast<pp_dtype>(to);
   auto none = [](auto) {};
-  if (visitCastType(from, none) && visitCastType(to, none))
-    return true;
+  if (target && visitCastType(from, none) && visitCastType(*target, none))
+    return target;
   failFrame(frame, std::string("cast: no kernel converts ") +
-                       pp_dtype_name(from) + " to " + pp_dtype_name(to) +
+                       pp_dtype_name(from) + " to " +
+                       (target ? pp_dtype_name(*target) : "unknown") +
                        "; the cast kernels convert between f32, f64, i32, "
                        "i64 and i1");
-  return false;
+  return std::nullopt;
 }
 
 } // namespace pp::runtime

@@ -124,9 +124,10 @@ template <typename Visit> bool visitCastType(pp_dtype dtype, Visit &&visit) {
   }
 }
 
-/// True when the cast kernels convert `from` to `to`; else false, with the
-/// error naming both dtypes recorded in `frame`.
-bool checkCast(pp_frame *frame, pp_dtype from, pp_dtype to);
+/// `to` (the cast kernel's int argument) as a dtype when the cast kernels
+/// convert `from` to it; else nullopt, with the error naming both dtypes
+/// recorded in `frame`.
+std::optional<pp_dtype> checkCast(pp_frame *frame, pp_dtype from, int to);
 
 /// `value` converted as nn.cast converts: a bool (uint8_t) is "nonzero",
 /// a float becomes an integer by truncation toward zero.
