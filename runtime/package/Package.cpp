@@ -53,6 +53,25 @@ std::optional<pp_dtype> parseDtype(const std::string &name) {
   return dtype;
 }
 
+/// `number` as an integer. Only JSON integers are: nlohmann converts a
+/// float to an integer type with a plain cast, undefined behavior out of
+/// range.
+int64_t toInteger(const json &number, const std::string &field) {
+  if (!number.is_number_integer())
+    throw std::runtime_error(field + " must be an integer, not " +
+                             number.dump());
+  return number.get<int64_t>();
+}
+
+/// `value`'s integer field `field`; `fallback` when it has none and a
+/// fallback is given.
+int64_t readInteger(const json &value, const char *field,
+                    std::optional<int64_t> fallback = std::nullopt) {
+  if (fallback && !value.contains(field))
+    return *fallback;
+  return toInteger(value.at(field), field);
+}
+
 /// A tensor; `withRole` when the manifest gives it a role.
 TensorInfo readTensor(const json &value, bool withRole) {
   TensorInfo tensor;
@@ -64,7 +83,11 @@ TensorInfo readTensor(const json &value, bool withRole) {
                  "loss, gradient or saved");
   tensor.dtype = readEnum(value, "dtype", parseDtype,
                           "f32, f16, bf16, f64, i64, i32 or i1");
-  tensor.shape = value.at("shape").get<Shape>();
+  const json &shape = value.at("shape");
+  if (!shape.is_array())
+    throw std::runtime_error("shape must be an array, not " + shape.dump());
+  for (const json &dim : shape)
+    tensor.shape.push_back(toInteger(dim, "shape"));
   return tensor;
 }
 
@@ -81,7 +104,7 @@ StageFunctionInfo readFunction(const json &value) {
   for (const json &message : value.at("messages")) {
     MessageInfo info;
     info.send = message.at("kind").get<std::string>() == "send";
-    info.peer = message.at("peer").get<int64_t>();
+    info.peer = readInteger(message, "peer");
     for (const json &tensor : message.at("tensors"))
       info.tensors.push_back(readTensor(tensor, /*withRole=*/false));
     function.messages.push_back(info);
@@ -93,7 +116,7 @@ DeviceMesh readMesh(const json &value) {
   std::vector<MeshAxis> axes;
   for (const json &axis : value.at("axes"))
     axes.push_back({axis.at("name").get<std::string>(),
-                    axis.at("size").get<int64_t>(),
+                    readInteger(axis, "size"),
                     readEnum(axis, "kind", parseAxisKind,
                              "pipeline, data_replicate, data_shard, tensor "
                              "or context")});
@@ -245,20 +268,20 @@ Package Package::load(const std::string &directory) {
   try {
     if (manifest.value("format", "") != "pp-pipeline-package")
       throw std::runtime_error("not a pp pipeline manifest");
-    int version = manifest.value("version", 0);
+    int64_t version = readInteger(manifest, "version", 0);
     if (version != 2)
       throw std::runtime_error(
           "package format version " + std::to_string(version) + " is from " +
           (version < 2 ? "an older" : "a newer") +
           " pp (this pp-run reads version 2); recompile the model");
     package.mesh = readMesh(manifest.at("mesh"));
-    package.numStages = manifest.at("num_stages").get<int64_t>();
-    package.microbatchSize = manifest.at("microbatch_size").get<int64_t>();
+    package.numStages = readInteger(manifest, "num_stages");
+    package.microbatchSize = readInteger(manifest, "microbatch_size");
     const json &loss = manifest.at("loss");
     package.lossKind = loss.at("kind").get<std::string>();
     package.lossOutput = loss.at("output").get<std::string>();
-    package.ignoreIndex = loss.value("ignore_index", -100);
-    package.lossClasses = loss.value("classes", 0);
+    package.ignoreIndex = readInteger(loss, "ignore_index", -100);
+    package.lossClasses = readInteger(loss, "classes", 0);
     for (const json &input : manifest.at("inputs"))
       package.inputs.push_back(readTensor(input, /*withRole=*/true));
     package.labels = readTensor(manifest.at("labels"), /*withRole=*/true);
@@ -270,14 +293,14 @@ Package Package::load(const std::string &directory) {
                                  "' has role '" +
                                  roleName(parameter.tensor.role) +
                                  "' (expected parameter, frozen or constant)");
-      parameter.stage = value.at("stage").get<int64_t>();
+      parameter.stage = readInteger(value, "stage");
       parameter.fromFile = value.value("init", "") == "file";
-      parameter.offset = value.value("offset", size_t(0));
-      parameter.bytes = value.value("bytes", size_t(0));
+      parameter.offset = static_cast<size_t>(readInteger(value, "offset", 0));
+      parameter.bytes = static_cast<size_t>(readInteger(value, "bytes", 0));
       package.parameters.push_back(parameter);
     }
     for (const json &stage : manifest.at("stages")) {
-      int64_t index = stage.at("stage").get<int64_t>();
+      int64_t index = readInteger(stage, "stage");
       if (index != static_cast<int64_t>(package.stages.size()))
         throw std::runtime_error("stage " + std::to_string(index) +
                                  " is listed in position " +

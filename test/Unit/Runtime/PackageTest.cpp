@@ -189,6 +189,20 @@ TEST(Package, BadFieldsNameWhatIsAllowed) {
             "data_replicate, data_shard, tensor or context)");
 }
 
+TEST(Package, IntegerFieldsTakeOnlyJsonIntegers) {
+  json value = manifest();
+  value["parameters"][0]["stage"] = 6.7e66;
+  EXPECT_EQ(loadError(value),
+            "manifest.json: stage must be an integer, not 6.7e+66");
+  value = manifest();
+  value["inputs"][0]["shape"] = {2, 3.5};
+  EXPECT_EQ(loadError(value),
+            "manifest.json: shape must be an integer, not 3.5");
+  value = manifest();
+  value["labels"]["shape"] = 4;
+  EXPECT_EQ(loadError(value), "manifest.json: shape must be an array, not 4");
+}
+
 TEST(Package, ParametersAndGradientsMatchTheParameterList) {
   json value = manifest();
   value["parameters"][0]["stage"] = 1;
