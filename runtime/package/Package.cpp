@@ -192,7 +192,8 @@ void checkParameterUses(const Package &package, int64_t stage) {
 }
 
 /// Checks what the trainer relies on: stages match the mesh, each stage
-/// has a forward, saved values have producers, labels fit the loss.
+/// has a forward, saved values have producers, messages go to stages,
+/// labels fit the loss.
 void checkPackage(const Package &package) {
   const std::string &directory = package.directory;
   const MeshAxis *pipeline = package.mesh.pipelineAxis();
@@ -216,6 +217,15 @@ void checkPackage(const Package &package) {
                              " does not start with a forward function");
     checkSavedValues(directory, stage, info);
     checkParameterUses(package, stage);
+    for (const StageFunctionInfo &function : info.functions)
+      for (const MessageInfo &message : function.messages)
+        if (message.peer < 0 || message.peer >= package.numStages)
+          invalid(directory,
+                  function.symbol + " (stage " + std::to_string(stage) +
+                      ") " + (message.send ? "sends to" : "receives from") +
+                      " stage " + std::to_string(message.peer) +
+                      ", but the stages are 0 to " +
+                      std::to_string(package.numStages - 1));
   }
   bool crossEntropy = package.lossKind == "cross_entropy";
   pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;

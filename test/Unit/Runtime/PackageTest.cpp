@@ -203,6 +203,17 @@ TEST(Package, IntegerFieldsTakeOnlyJsonIntegers) {
   EXPECT_EQ(loadError(value), "manifest.json: shape must be an array, not 4");
 }
 
+TEST(Package, MessagesGoToStages) {
+  json value = manifest();
+  value["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
+  EXPECT_EQ(loadError(value), "stage0_forward (stage 0) sends to stage 2, "
+                              "but the stages are 0 to 1");
+  value["stages"][0]["functions"][0]["messages"][0]["peer"] = -1;
+  value["stages"][0]["functions"][0]["messages"][0]["kind"] = "recv";
+  EXPECT_EQ(loadError(value), "stage0_forward (stage 0) receives from stage "
+                              "-1, but the stages are 0 to 1");
+}
+
 TEST(Package, ParametersAndGradientsMatchTheParameterList) {
   json value = manifest();
   value["parameters"][0]["stage"] = 1;
