@@ -806,8 +806,12 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
-    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        value->bytes, type.getElementTypeBitWidth() / 8);
+    size_t align = type.getElementTypeBitWidth() / 8;
+    // An empty tensor's bytes have no data pointer for memcpy to read.
+    auto blob = value->bytes.empty()
+                    ? HeapAsmResourceBlob::allocate(0, align)
+                    : HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                          value->bytes, align);
     auto initialValue =
         DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);
