@@ -22,6 +22,27 @@
 namespace pp::runtime {
 namespace {
 
+std::mutex firstFailureMutex;
+std::optional<int> firstFailurePeer;
+
+/// The error to throw for a failure to exchange messages with job rank
+/// `peer` (-1: several); remembers the process's first.
+std::runtime_error communicationFailure(const std::string &message, int peer) {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  if (!firstFailurePeer)
+    firstFailurePeer = peer;
+  return std::runtime_error(message);
+}
+
+/// Runs the collective `run` named `name`: a failure waits on several ranks.
+template <typename Run> void collective(const std::string &name, Run run) {
+  try {
+    run();
+  } catch (const std::exception &error) {
+    throw communicationFailure(name + " failed: " + error.what(), -1);
+  }
+}
+
 /// A copy of sent bytes, kept until the send is delivered.
 struct PendingSend {
   int peer = 0;
@@ -37,8 +58,8 @@ void connect(gloo::rendezvous::Context &context, gloo::rendezvous::Store &store,
   try {
     context.connectFullMesh(store, device);
   } catch (const std::exception &error) {
-    throw std::runtime_error(std::string("connecting the ranks failed: ") +
-                             error.what());
+    throw communicationFailure(
+        std::string("connecting the ranks failed: ") + error.what(), -1);
   }
 }
 
@@ -50,8 +71,10 @@ void connect(gloo::rendezvous::Context &context, gloo::rendezvous::Store &store,
 /// results do not depend on timing.
 class Communicator::SendQueue {
 public:
-  explicit SendQueue(std::chrono::milliseconds timeout)
-      : timeout(timeout), waiter([this] { run(); }) {}
+  /// Sends to rank i of the communicator go to job rank `jobRanks[i]`.
+  SendQueue(std::chrono::milliseconds timeout, std::vector<int64_t> jobRanks)
+      : timeout(timeout), jobRanks(std::move(jobRanks)),
+        waiter([this] { run(); }) {}
 
   /// Stops waiting (aborting the wait in progress) and joins the thread.
   ~SendQueue() {
@@ -115,8 +138,11 @@ private:
       if (stopping)
         return;
       if (!error.empty()) {
-        failure = "delivering a message to rank " +
-                  std::to_string(oldest->peer) + " failed: " + error;
+        failure = communicationFailure("delivering a message to rank " +
+                                           std::to_string(oldest->peer) +
+                                           " failed: " + error,
+                                       static_cast<int>(jobRanks[oldest->peer]))
+                      .what();
         changed.notify_all();
         return;
       }
@@ -126,6 +152,7 @@ private:
   }
 
   const std::chrono::milliseconds timeout;
+  const std::vector<int64_t> jobRanks;
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::unique_ptr<PendingSend>> queue;
@@ -168,7 +195,7 @@ Communicator::Communicator(const Communicator &parent, int rank,
       store(parent.store), device(parent.device) {}
 
 void Communicator::startSends() {
-  sends = std::make_unique<SendQueue>(timeout);
+  sends = std::make_unique<SendQueue>(timeout, jobRanks);
 }
 
 Communicator::~Communicator() {
@@ -224,12 +251,18 @@ void Communicator::send(int peer, uint64_t slot, const void *bytes,
 
 void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size) {
   sends->check();
-  auto buffer = context->createUnboundBuffer(bytes, size);
-  buffer->recv(peer, slot);
-  if (!buffer->waitRecv(timeout))
-    throw std::runtime_error(
-        "timed out after " + std::to_string(timeout.count() / 1000) +
-        " s waiting for a message from rank " + std::to_string(peer));
+  try {
+    auto buffer = context->createUnboundBuffer(bytes, size);
+    buffer->recv(peer, slot);
+    if (!buffer->waitRecv(timeout))
+      throw std::runtime_error("timed out after " +
+                               std::to_string(timeout.count() / 1000) + " s");
+  } catch (const std::exception &error) {
+    throw communicationFailure("waiting for a message from rank " +
+                                   std::to_string(peer) +
+                                   " failed: " + error.what(),
+                               static_cast<int>(jobRanks[peer]));
+  }
 }
 
 void Communicator::flushSends() {
@@ -250,7 +283,8 @@ void Communicator::allReduceSum(std::vector<double> &values) {
       static_cast<void (*)(void *, const void *, const void *, size_t)>(
           &gloo::sum<double>));
   options.setTimeout(timeout);
-  gloo::allreduce(options);
+  collective("summing over " + std::to_string(size) + " ranks",
+             [&] { gloo::allreduce(options); });
 }
 
 void Communicator::broadcast(void *bytes, size_t size, int root) {
@@ -260,7 +294,13 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
   options.setOutput(static_cast<char *>(bytes), size);
   options.setRoot(root);
   options.setTimeout(timeout);
-  gloo::broadcast(options);
+  collective("broadcasting from rank " + std::to_string(root),
+             [&] { gloo::broadcast(options); });
+}
+
+std::optional<int> firstCommunicationFailure() {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  return firstFailurePeer;
 }
 
 uint64_t messageSlot(const std::string &description) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,13 @@ private:
   std::shared_ptr<gloo::rendezvous::Context> context;
   std::unique_ptr<SendQueue> sends;
 };
+
+/// The job rank that this process's first failure to exchange messages (a
+/// timeout, a lost connection) was with, -1 for several ranks (a collective,
+/// connecting), or nullopt if none failed yet. A rank's failure after one is
+/// its consequence, even where the error passed through code that keeps
+/// only text (a stage function's receive).
+std::optional<int> firstCommunicationFailure();
 
 /// A message slot both ends derive from the same description.
 uint64_t messageSlot(const std::string &description);

@@ -217,8 +217,6 @@ int printScheduleOf(const std::string &packageDir) {
 
 /// Runs rank `info.rank` of the job on `packageDir`.
 int runRank(const std::string &packageDir, const RendezvousInfo &info) {
-  std::string prefix =
-      info.worldSize > 1 ? "rank " + std::to_string(info.rank) + ": " : "";
   try {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
@@ -229,7 +227,7 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     package.loadStageLibrary(backend->stageLibrary());
     train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
-    return error(prefix + failure.what());
+    return reportRankFailure(info.rank, info.worldSize, failure);
   }
   return 0;
 }
