@@ -54,8 +54,9 @@ constexpr std::chrono::seconds kGracePeriod(5);
 /// Lines longer than this are passed on in pieces.
 constexpr size_t kMaxLineBytes = 64 * 1024;
 
-/// The signals the launcher passes on to the ranks.
-constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP};
+/// The signals that wake the launcher: a rank's change of state, and those
+/// it passes on to the ranks.
+constexpr int kHandledSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
 
 /// A TCP port that is free right now.
 int freePort() {
@@ -105,8 +106,9 @@ void onSignal(int signal) {
   errno = savedErrno;
 }
 
-/// While it lives, SIGCHLD and the forwarded signals (unless they were
-/// ignored, as for a background job or under nohup) wake the launcher's loop.
+/// While it lives, SIGCHLD and the forwarded signals wake the launcher's
+/// loop. A forwarded signal that was ignored (SIGINT of a background job,
+/// SIGHUP under nohup) stays ignored, in the launcher and in the ranks.
 class SignalWakeups {
 public:
   SignalWakeups() {
@@ -117,10 +119,10 @@ public:
     action.sa_handler = onSignal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
-    for (int signal : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) {
+    for (int signal : kHandledSignals) {
       struct sigaction old {};
       ::sigaction(signal, nullptr, &old);
-      if (old.sa_handler == SIG_IGN)
+      if (old.sa_handler == SIG_IGN && signal != SIGCHLD)
         continue;
       ::sigaction(signal, &action, &old);
       previous.push_back({signal, old});
@@ -128,12 +130,17 @@ public:
   }
 
   ~SignalWakeups() {
-    for (auto &[signal, old] : previous)
-      ::sigaction(signal, &old, nullptr);
+    restore();
     wakeFd = -1;
     for (int fd : pipe)
       if (fd >= 0)
         ::close(fd);
+  }
+
+  /// Puts the signals' old handlers back; async-signal-safe.
+  void restore() const {
+    for (auto &[signal, old] : previous)
+      ::sigaction(signal, &old, nullptr);
   }
 
   bool ok() const { return pipe[0] >= 0; }
@@ -272,7 +279,8 @@ struct Rank {
   int stopSignal = 0;
   /// The signal that had stopped it when the launcher ended it.
   int stoppedBy = 0;
-  bool endedByLauncher = false;
+  /// The signals the launcher sent it to end it, one bit each.
+  uint64_t sentSignals = 0;
   bool exited = false;
   int waitStatus = 0;
   /// The order in which the launcher saw its failure, or -1.
@@ -296,7 +304,17 @@ struct Rank {
       return report->communication ? Fault::Communication : Fault::Error;
     if (!WIFSIGNALED(waitStatus))
       return Fault::Error;
-    return endedByLauncher ? Fault::Unreported : Fault::Signal;
+    return killedByLauncher() ? Fault::Unreported : Fault::Signal;
+  }
+
+  /// Sends `signal` to its process group, to end it.
+  void end(int signal) {
+    sentSignals |= uint64_t(1) << signal;
+    ::kill(-pid, signal);
+  }
+
+  bool killedByLauncher() const {
+    return sentSignals & (uint64_t(1) << WTERMSIG(waitStatus));
   }
 
   /// Why it failed, in a few words.
@@ -306,8 +324,9 @@ struct Rank {
     if (report)
       return report->message;
     if (WIFSIGNALED(waitStatus))
-      return endedByLauncher ? "made no progress"
-                             : "killed by " + signalName(WTERMSIG(waitStatus));
+      return killedByLauncher()
+                 ? "made no progress"
+                 : "killed by " + signalName(WTERMSIG(waitStatus));
     return "exited with code " + std::to_string(WEXITSTATUS(waitStatus));
   }
 };
@@ -342,10 +361,16 @@ private:
   /// Starts the ranks and watches them until they have all exited, with
   /// the launcher's signal handlers in place; returns what went wrong.
   std::string startAndWatch(const std::vector<std::string> &arguments) {
+    // Descriptors 0 to 2 are open, so that no pipe takes their place.
+    int fd;
+    while ((fd = ::open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
+      ;
+    if (fd > STDERR_FILENO)
+      ::close(fd);
     SignalWakeups wakeups;
     if (!wakeups.ok())
       return "cannot create a pipe: " + std::string(std::strerror(errno));
-    std::string problem = start(arguments);
+    std::string problem = start(arguments, wakeups);
     if (!problem.empty())
       endRanks(SIGTERM);
     if (!watch(wakeups))
@@ -354,7 +379,8 @@ private:
   }
 
   /// Forks the ranks; returns what went wrong, if anything.
-  std::string start(const std::vector<std::string> &arguments) {
+  std::string start(const std::vector<std::string> &arguments,
+                    const SignalWakeups &wakeups) {
     int port = freePort();
     pid_t launcher = ::getpid();
     int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -384,8 +410,8 @@ private:
       ::pthread_sigmask(SIG_SETMASK, &all, &old);
       pid_t pid = ::fork();
       if (pid == 0)
-        execRank(launcher, devNull, out[1], err[1], status[1], old, argv.data(),
-                 envp.data());
+        execRank(wakeups, launcher, devNull, out[1], err[1], status[1], old,
+                 argv.data(), envp.data());
       int forkErrno = errno;
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
       for (int fd : {out[1], err[1], status[1]})
@@ -439,7 +465,8 @@ private:
 
   /// The forked child: becomes rank `argv` and never returns. Calls only
   /// async-signal-safe functions (the launcher may have threads).
-  [[noreturn]] static void execRank(pid_t launcher, int devNull, int out,
+  [[noreturn]] static void execRank(const SignalWakeups &wakeups,
+                                    pid_t launcher, int devNull, int out,
                                     int err, int status, const sigset_t &mask,
                                     char **argv, char **envp) {
     ::setpgid(0, 0);
@@ -447,15 +474,7 @@ private:
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != launcher)
       ::_exit(1);
-    struct sigaction defaults {};
-    defaults.sa_handler = SIG_DFL;
-    sigemptyset(&defaults.sa_mask);
-    for (int signal : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) {
-      struct sigaction current {};
-      ::sigaction(signal, nullptr, &current);
-      if (current.sa_handler == onSignal)
-        ::sigaction(signal, &defaults, nullptr);
-    }
+    wakeups.restore();
     ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     if (devNull >= 0)
       ::dup2(devNull, STDIN_FILENO);
@@ -548,7 +567,7 @@ private:
                 << "rank " << rank.number << " did not exit "
                 << kGracePeriod.count() << " s after " << signalName(endSignal)
                 << "; sending SIGKILL\n";
-            ::kill(-rank.pid, SIGKILL);
+            rank.end(SIGKILL);
           }
       }
       return;
@@ -577,8 +596,7 @@ private:
     for (Rank &rank : ranks) {
       if (rank.exited)
         continue;
-      rank.endedByLauncher = true;
-      ::kill(-rank.pid, signal);
+      rank.end(signal);
       if (rank.stopSignal) {
         rank.stoppedBy = rank.stopSignal;
         ::kill(-rank.pid, SIGCONT);
