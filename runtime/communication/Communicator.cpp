@@ -22,6 +22,7 @@
 namespace pp::runtime {
 namespace {
 
+/// See firstCommunicationFailure().
 std::mutex firstFailureMutex;
 std::optional<int> firstFailurePeer;
 
@@ -34,7 +35,8 @@ std::runtime_error communicationFailure(const std::string &message, int peer) {
   return std::runtime_error(message);
 }
 
-/// Runs the collective `run` named `name`: a failure waits on several ranks.
+/// Runs the collective `run` named `name`; its failure is one with several
+/// ranks.
 template <typename Run> void collective(const std::string &name, Run run) {
   try {
     run();
