@@ -553,9 +553,10 @@ private:
     }
   }
 
-  /// Ends the job when a rank failed: at once when the cause is clear,
-  /// else once the others had time to report what they were waiting for;
-  /// kills the ranks that outlive the grace period.
+  /// Ends the job when a rank failed: at once when the cause is clear or
+  /// only the ranks others waited for are left, else once the others had
+  /// time to report what they were waiting for; kills the ranks that
+  /// outlive the grace period.
   void decide() {
     Clock::time_point now = Clock::now();
     if (killDeadline) {
@@ -574,7 +575,8 @@ private:
     }
     if (failures == 0)
       return;
-    if (causeKnown() || (settleDeadline && now >= *settleDeadline))
+    if (causeKnown() || onlySuspectsLeft() ||
+        (settleDeadline && now >= *settleDeadline))
       endRanks(SIGTERM);
     else if (!settleDeadline)
       settleDeadline = now + kGracePeriod;
@@ -587,6 +589,18 @@ private:
       Fault fault = rank.fault();
       return (!rank.exited && rank.stopSignal) || fault == Fault::Signal ||
              fault == Fault::Error;
+    });
+  }
+
+  /// Whether every rank that has not exited is one that another rank gave
+  /// up waiting for, so that none is left to report more.
+  bool onlySuspectsLeft() const {
+    return std::all_of(ranks.begin(), ranks.end(), [&](const Rank &rank) {
+      return rank.exited ||
+             std::any_of(ranks.begin(), ranks.end(), [&](const Rank &other) {
+               return other.fault() == Fault::Communication &&
+                      other.report->peer == rank.number;
+             });
     });
   }
 
