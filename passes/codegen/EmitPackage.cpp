@@ -272,6 +272,14 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     manifest["stage_costs"] = costs;
 
+    if (auto invalid = findInvalidUtf8(manifest, "")) {
+      std::string escaped;
+      llvm::raw_string_ostream os(escaped);
+      llvm::printEscapedString(invalid->second, os);
+      return fail("cannot write the manifest: " + invalid->first + " (\"" +
+                  escaped +
+                  "\") is not valid UTF-8, which JSON needs; rename it");
+    }
     // The files first, then their sizes and digests in the manifest, which
     // pp-run checks each file against before it uses it.
     if (failed(writeFile("parameters.bin", blob)))
@@ -303,14 +311,6 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     manifest["files"] = files;
 
-    if (auto invalid = findInvalidUtf8(manifest, "")) {
-      std::string escaped;
-      llvm::raw_string_ostream os(escaped);
-      llvm::printEscapedString(invalid->second, os);
-      return fail("cannot write the manifest: " + invalid->first + " (\"" +
-                  escaped +
-                  "\") is not valid UTF-8, which JSON needs; rename it");
-    }
     return writeFile("manifest.json", manifest.dump(2) + "\n");
   }
 
