@@ -153,6 +153,13 @@ public:
     return *parsed;
   }
 
+  /// True for the string `yes`, false for `no`.
+  bool either(const std::string &yes, const std::string &no) const {
+    if (!value || (*value != yes && *value != no))
+      fail(yes + " or " + no);
+    return *value == yes;
+  }
+
   /// The literal string `expected`.
   void literal(const std::string &expected) const {
     if (!value || *value != expected)
@@ -251,13 +258,7 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
   for (const Field &message : field["messages"].elements()) {
     message.onlyMembers({"kind", "peer", "tensors"});
     MessageInfo info;
-    info.send = message["kind"].choice<bool>(
-        [](const std::string &kind) -> std::optional<bool> {
-          if (kind == "send" || kind == "recv")
-            return kind == "send";
-          return std::nullopt;
-        },
-        "send or recv");
+    info.send = message["kind"].either("send", "recv");
     info.peer = message["peer"].integer(0, numStages - 1);
     for (const Field &tensor : message["tensors"].elements())
       info.tensors.push_back(readTensor(tensor, {}));
@@ -479,13 +480,8 @@ void readManifest(const Field &manifest, Package &package) {
 
   Field loss = manifest["loss"];
   loss.onlyMembers({"kind", "output", "ignore_index", "classes"});
-  package.lossKind = loss["kind"].choice<std::string>(
-      [](const std::string &kind) -> std::optional<std::string> {
-        if (kind == "mse" || kind == "cross_entropy")
-          return kind;
-        return std::nullopt;
-      },
-      "mse or cross_entropy");
+  package.lossKind =
+      loss["kind"].either("mse", "cross_entropy") ? "mse" : "cross_entropy";
   package.lossOutput = loss["output"].name();
   if (loss["ignore_index"].present())
     package.ignoreIndex = loss["ignore_index"].integer();
@@ -500,13 +496,7 @@ void readManifest(const Field &manifest, Package &package) {
   uint64_t parameterBytes = package.files.at("parameters.bin").bytes;
   for (const Field &value : manifest["parameters"].elements()) {
     ParameterInfo parameter;
-    parameter.fromFile = value["init"].choice<bool>(
-        [](const std::string &init) -> std::optional<bool> {
-          if (init == "file" || init == "seeded_by_name")
-            return init == "file";
-          return std::nullopt;
-        },
-        "file or seeded_by_name");
+    parameter.fromFile = value["init"].either("file", "seeded_by_name");
     std::vector<std::string> members = {"stage", "init"};
     if (parameter.fromFile)
       members.insert(members.end(), {"offset", "bytes"});
