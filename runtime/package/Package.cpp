@@ -69,8 +69,7 @@ public:
   Field operator[](const std::string &name) const {
     checkType(value && value->is_object(), "an object");
     auto it = value->find(name);
-    return Field(it == value->end() ? nullptr : &*it,
-                 path.empty() ? name : path + "." + name);
+    return Field(it == value->end() ? nullptr : &*it, childPath(name));
   }
 
   /// Checks that this is an object with no members but `allowed`.
@@ -99,7 +98,7 @@ public:
     std::vector<std::pair<std::string, Field>> fields;
     for (const auto &member : value->items())
       fields.emplace_back(member.key(),
-                          Field(&member.value(), path + "." + member.key()));
+                          Field(&member.value(), childPath(member.key())));
     return fields;
   }
 
@@ -123,11 +122,8 @@ public:
                                ? "an integer of at least " + std::to_string(min)
                                : "an integer from " + std::to_string(min) +
                                      " to " + std::to_string(max);
-    bool isInteger = value && (value->is_number_integer() &&
-                               (value->is_number_unsigned()
-                                    ? value->get<uint64_t>() <= INT64_MAX
-                                    : true));
-    if (!isInteger)
+    if (!value || !value->is_number_integer() ||
+        (value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX))
       fail(expected);
     int64_t number = value->get<int64_t>();
     if (number < min || number > max)
@@ -180,12 +176,14 @@ public:
 
   /// Throws: this value is not `expected`.
   [[noreturn]] void fail(const std::string &expected) const {
-    std::string where = path.empty() ? "the manifest" : path;
+    std::string where = path.empty() ? "the top level" : path;
     if (!value)
       throw std::runtime_error(where + ": missing (expected " + expected + ")");
-    std::string found = value->is_object()  ? "an object"
-                        : value->is_array() ? "an array"
-                                            : value->dump();
+    std::string found =
+        value->is_object() ? "an object"
+        : value->is_array()
+            ? "an array"
+            : value->dump(-1, ' ', false, json::error_handler_t::replace);
     if (found.size() > 60)
       found = found.substr(0, 57) + "...";
     throw std::runtime_error(where + ": expected " + expected + ", found " +
@@ -193,6 +191,10 @@ public:
   }
 
 private:
+  std::string childPath(const std::string &name) const {
+    return path.empty() ? name : path + "." + name;
+  }
+
   void checkType(bool ok, const char *expected) const {
     if (!ok)
       fail(expected);

@@ -251,8 +251,13 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   // repairing and building its entry.
   std::optional<FileLock> lock =
       FileLock::acquire(lockPath(root, key), /*wait=*/true, problem);
-  if (!lock)
-    return std::nullopt;
+  if (!lock) {
+    // A cache this user cannot write: a whole entry can still be used.
+    if (!damageOf(packageDir).empty())
+      return std::nullopt;
+    problem.clear();
+    return packageDir;
+  }
   removeAbandonedStaging(root, key);
   if (llvm::sys::fs::exists(packageDir)) {
     std::string damage = damageOf(packageDir);

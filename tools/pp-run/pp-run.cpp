@@ -450,8 +450,7 @@ int main(int argc, char **argv) {
         return error("--" + option->ArgStr +
                      " applies when pp-run compiles a model, but '" + input +
                      "' is a compiled package; recompile it with pp-opt " +
-                     "(--dim NAME=SIZE, --pp-compile=\"stages=N " +
-                     "microbatch-size=B loss=KIND:OUTPUT split-points=... " +
+                     "(--dim NAME=SIZE, --pp-compile=\"... " +
                      "freeze=REGEX\") or run the model file");
   } else {
     ModelCompileRequest request;

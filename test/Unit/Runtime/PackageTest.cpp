@@ -294,7 +294,7 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "manifest.json: stage_costs: expected an array of 2 entries "
             "(num_stages), found an array");
   EXPECT_EQ(errorAfter([](json &m) { m = json::array(); }),
-            "manifest.json: the manifest: expected an object, found an array");
+            "manifest.json: the top level: expected an object, found an array");
 }
 
 TEST(Package, FilesAreRecordedByNameSizeAndDigest) {
