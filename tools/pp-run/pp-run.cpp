@@ -205,6 +205,72 @@ TrainerOptions trainerOptions() {
   return options;
 }
 
+/// Why the options are out of range ("" when they are not): each message
+/// names the option, the valid range and the value given.
+std::string optionProblem() {
+  auto atLeastOne = [](const char *flag, int64_t value) {
+    return "--" + std::string(flag) + " must be at least 1, got " +
+           std::to_string(value);
+  };
+  if (microbatches < 1)
+    return atLeastOne("microbatches", microbatches);
+  if (steps < 1)
+    return atLeastOne("steps", steps);
+  if (timeoutSeconds < 1)
+    return atLeastOne("timeout", timeoutSeconds);
+  if (numProcesses.getNumOccurrences() && numProcesses < 1)
+    return atLeastOne("nproc", numProcesses);
+  if (stages < 1)
+    return atLeastOne("stages", stages);
+  if (microbatchSize.getNumOccurrences() && microbatchSize < 1)
+    return atLeastOne("microbatch-size", microbatchSize);
+  // Rates are rounded to float: they must be finite there too.
+  struct Rate {
+    const char *flag;
+    double value;
+    double below;
+    const char *range;
+  };
+  for (const Rate &rate :
+       {Rate{"lr", learningRate, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"momentum", momentum, 1, "a number in [0, 1)"},
+        Rate{"weight-decay", weightDecay, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"clip-grad-norm", clipGradNorm, HUGE_VAL,
+             "a number in [0, 3.4e38] (0: no clipping)"}})
+    if (!(rate.value >= 0 && rate.value < rate.below &&
+          std::isfinite(static_cast<float>(rate.value)))) {
+      std::ostringstream given;
+      given << rate.value;
+      return "--" + std::string(rate.flag) + " must be " + rate.range +
+             ", got " + given.str();
+    }
+  return "";
+}
+
+/// Why this process cannot write the output file `path` of `--flag` (its
+/// folder is missing or not writable, or it names a folder); "" when it
+/// can. An existing file is opened without truncating it; a new one is
+/// created and removed again.
+std::string outputProblem(const char *flag, const std::string &path) {
+  bool existed = sys::fs::exists(path);
+  int fd = ::open(path.c_str(),
+                  existed ? O_WRONLY | O_APPEND | O_CLOEXEC
+                          : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  0644);
+  if (fd < 0) {
+    std::string folder = sys::path::parent_path(path).str();
+    return "cannot write --" + std::string(flag) + " '" + path +
+           "': " + std::strerror(errno) +
+           (existed ? ""
+                    : " (the folder '" + (folder.empty() ? "." : folder) +
+                          "' must exist and be writable)");
+  }
+  ::close(fd);
+  if (!existed)
+    ::unlink(path.c_str());
+  return "";
+}
+
 /// The backend `--device` asks for; its messages go over `pipeline` (whose
 /// ranks are the stages).
 std::unique_ptr<Backend> createBackend(Communicator &pipeline) {
@@ -348,72 +414,6 @@ int launch(const std::string &packageDir, int count, const char *self) {
     }
   }
   return failed;
-}
-
-/// Why the options are out of range ("" when they are not): each message
-/// names the option, the valid range and the value given.
-std::string optionProblem() {
-  auto atLeastOne = [](const char *flag, int64_t value) {
-    return "--" + std::string(flag) + " must be at least 1, got " +
-           std::to_string(value);
-  };
-  if (microbatches < 1)
-    return atLeastOne("microbatches", microbatches);
-  if (steps < 1)
-    return atLeastOne("steps", steps);
-  if (timeoutSeconds < 1)
-    return atLeastOne("timeout", timeoutSeconds);
-  if (numProcesses.getNumOccurrences() && numProcesses < 1)
-    return atLeastOne("nproc", numProcesses);
-  if (stages < 1)
-    return atLeastOne("stages", stages);
-  if (microbatchSize.getNumOccurrences() && microbatchSize < 1)
-    return atLeastOne("microbatch-size", microbatchSize);
-  // Rates are rounded to float: they must be finite there too.
-  struct Rate {
-    const char *flag;
-    double value;
-    double below;
-    const char *range;
-  };
-  for (const Rate &rate :
-       {Rate{"lr", learningRate, HUGE_VAL, "a number in [0, 3.4e38]"},
-        Rate{"momentum", momentum, 1, "a number in [0, 1)"},
-        Rate{"weight-decay", weightDecay, HUGE_VAL, "a number in [0, 3.4e38]"},
-        Rate{"clip-grad-norm", clipGradNorm, HUGE_VAL,
-             "a number in [0, 3.4e38] (0: no clipping)"}})
-    if (!(rate.value >= 0 && rate.value < rate.below &&
-          std::isfinite(static_cast<float>(rate.value)))) {
-      std::ostringstream given;
-      given << rate.value;
-      return "--" + std::string(rate.flag) + " must be " + rate.range +
-             ", got " + given.str();
-    }
-  return "";
-}
-
-/// Why this process cannot write the output file `path` of `--flag` (its
-/// folder is missing or not writable, or it names a folder); "" when it
-/// can. An existing file is opened without truncating it; a new one is
-/// created and removed again.
-std::string outputProblem(const char *flag, const std::string &path) {
-  bool existed = sys::fs::exists(path);
-  int fd = ::open(path.c_str(),
-                  existed ? O_WRONLY | O_APPEND | O_CLOEXEC
-                          : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  0644);
-  if (fd < 0) {
-    std::string folder = sys::path::parent_path(path).str();
-    return "cannot write --" + std::string(flag) + " '" + path +
-           "': " + std::strerror(errno) +
-           (existed ? ""
-                    : " (the folder '" + (folder.empty() ? "." : folder) +
-                          "' must exist and be writable)");
-  }
-  ::close(fd);
-  if (!existed)
-    ::unlink(path.c_str());
-  return "";
 }
 
 } // namespace
