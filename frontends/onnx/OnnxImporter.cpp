@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
@@ -140,6 +141,9 @@ private:
   /// Checks that every name of ImportOptions::dimSizes is a symbolic
   /// dimension of a graph input or output.
   LogicalResult checkDimNames(const onnx::GraphProto &graph);
+  /// Refuses names of tensors and nodes that are not valid UTF-8: the
+  /// package's manifest (JSON) carries them.
+  LogicalResult checkUtf8Names(const onnx::GraphProto &graph);
   FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
                                      Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, StringRef nodeName);
@@ -321,6 +325,43 @@ LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output,
     if (size && *size != computed.getDimSize(index))
       return mismatch() << "having size " << *size << " in dimension " << index
                         << " but the model computes " << computed;
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::checkUtf8Names(const onnx::GraphProto &graph) {
+  auto check = [&](const std::string &name,
+                   const std::string &what) -> LogicalResult {
+    size_t offset = 0;
+    if (llvm::json::isUTF8(name, &offset))
+      return success();
+    std::string escaped;
+    llvm::raw_string_ostream os(escaped);
+    llvm::printEscapedString(name, os);
+    return emitError(fileLoc)
+           << what << " '" << escaped << "' is not valid UTF-8 (at byte "
+           << offset << "); pp needs UTF-8 names: rename it in the model";
+  };
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (failed(check(input.name(), "graph input")))
+      return failure();
+  for (const onnx::TensorProto &init : graph.initializer())
+    if (failed(check(init.name(), "initializer")))
+      return failure();
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (failed(check(output.name(), "graph output")))
+      return failure();
+  for (const auto &[index, node] : llvm::enumerate(graph.node())) {
+    std::string where =
+        "node " + std::to_string(index) + " (" + node.op_type() + ")";
+    if (failed(check(node.name(), "the name of " + where)))
+      return failure();
+    for (const auto &[i, name] : llvm::enumerate(node.input()))
+      if (failed(check(name, "input " + std::to_string(i) + " of " + where)))
+        return failure();
+    for (const auto &[i, name] : llvm::enumerate(node.output()))
+      if (failed(check(name, "output " + std::to_string(i) + " of " + where)))
+        return failure();
   }
   return success();
 }
@@ -770,7 +811,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   if (!model.has_graph())
     return emitError(fileLoc) << "the model has no graph", nullptr;
   const onnx::GraphProto &graph = model.graph();
-  if (failed(checkDimNames(graph)))
+  if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

@@ -2,11 +2,11 @@
 
 #include "runtime/checkpoints/ParameterFile.h"
 
-#include <openssl/evp.h>
+#include "runtime/core/Sha256.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <iomanip>
-#include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -14,9 +14,13 @@ namespace pp::runtime {
 void writeParameterFile(
     const std::string &path,
     const std::map<std::string, ParameterValues> &parameters) {
+  auto fail = [&]() {
+    throw std::runtime_error("cannot write the parameter file '" + path +
+                             "': " + std::strerror(errno));
+  };
   std::ofstream file(path, std::ios::binary);
   if (!file)
-    throw std::runtime_error("cannot write the parameter file '" + path + "'");
+    fail();
   auto put = [&](const void *data, size_t bytes) {
     file.write(static_cast<const char *>(data),
                static_cast<std::streamsize>(bytes));
@@ -31,28 +35,21 @@ void writeParameterFile(
     put(parameter.shape.data(), rank * sizeof(int64_t));
     put(parameter.values.data(), parameter.values.size() * sizeof(float));
   }
-  if (!file.flush())
-    throw std::runtime_error("cannot write the parameter file '" + path + "'");
+  // Writes fail late (a full disk): check after the last one is flushed.
+  file.close();
+  if (!file)
+    fail();
 }
 
 std::string
 parametersDigest(const std::map<std::string, ParameterValues> &parameters) {
-  EVP_MD_CTX *context = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
+  Sha256 digest;
   for (const auto &[name, parameter] : parameters) {
-    EVP_DigestUpdate(context, name.data(), name.size() + 1);
-    EVP_DigestUpdate(context, parameter.values.data(),
-                     parameter.values.size() * sizeof(float));
+    digest.update(name.data(), name.size() + 1);
+    digest.update(parameter.values.data(),
+                  parameter.values.size() * sizeof(float));
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context, digest, &length);
-  EVP_MD_CTX_free(context);
-  std::ostringstream hex;
-  for (unsigned int i = 0; i < length; ++i)
-    hex << std::hex << std::setw(2) << std::setfill('0')
-        << static_cast<int>(digest[i]);
-  return hex.str();
+  return digest.hex();
 }
 
 } // namespace pp::runtime

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -71,11 +72,21 @@ public:
           << 100.0 * (p - 1) / (m + p - 1) << "%" << std::endl;
     }
     std::ofstream metrics;
-    if (reports && !options.metricsPath.empty()) {
-      metrics.open(options.metricsPath);
+    // Each line is flushed, so that a crash later keeps the steps so far,
+    // and checked, so that a failed write (a full disk) stops the run.
+    auto checkMetrics = [&]() {
       if (!metrics)
         throw std::runtime_error("cannot write the metrics file '" +
-                                 options.metricsPath + "'");
+                                 options.metricsPath +
+                                 "': " + std::strerror(errno));
+    };
+    auto writeMetrics = [&](const nlohmann::json &line) {
+      metrics << line.dump() << std::endl;
+      checkMetrics();
+    };
+    if (reports && !options.metricsPath.empty()) {
+      metrics.open(options.metricsPath);
+      checkMetrics();
     }
     for (int64_t step = 0; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
@@ -86,19 +97,20 @@ public:
           << std::setprecision(4) << result.samplesPerSecond << " samples/s"
           << std::endl;
       if (metrics.is_open())
-        metrics << nlohmann::json{{"step", result.step},
-                                  {"loss", result.loss},
-                                  {"grad_norm", result.gradNorm},
-                                  {"samples_per_s", result.samplesPerSecond}}
-                       .dump()
-                << std::endl; // A crash later keeps the steps so far.
+        writeMetrics({{"step", result.step},
+                      {"loss", result.loss},
+                      {"grad_norm", result.gradNorm},
+                      {"samples_per_s", result.samplesPerSecond}});
     }
     std::map<std::string, ParameterValues> all = gatherParameters();
     if (reports) {
       std::string digest = parametersDigest(all);
       log << "params_sha256 " << digest << std::endl;
-      if (metrics.is_open())
-        metrics << nlohmann::json{{"params_sha256", digest}}.dump() << "\n";
+      if (metrics.is_open()) {
+        writeMetrics({{"params_sha256", digest}});
+        metrics.close();
+        checkMetrics();
+      }
       if (!options.saveParamsPath.empty())
         writeParameterFile(options.saveParamsPath, all);
     }

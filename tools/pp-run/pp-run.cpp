@@ -21,12 +21,21 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 using namespace llvm;
 using namespace pp::runtime;
@@ -104,7 +113,7 @@ cl::opt<int>
     timeoutSeconds("timeout", cl::init(300),
                    cl::desc("Seconds a rank waits for another before failing"),
                    cl::cat(runCategory));
-cl::opt<int> stages("stages", cl::init(0),
+cl::opt<int> stages("stages", cl::init(1),
                     cl::desc("Pipeline stages when compiling a model "
                              "(default 1)"),
                     cl::cat(runCategory));
@@ -174,6 +183,72 @@ TrainerOptions trainerOptions() {
   options.optimizer.momentum = static_cast<float>(momentum);
   options.optimizer.weightDecay = static_cast<float>(weightDecay);
   return options;
+}
+
+/// Why the options are out of range ("" when they are not): each message
+/// names the option, the valid range and the value given.
+std::string optionProblem() {
+  auto atLeastOne = [](const char *flag, int64_t value) {
+    return "--" + std::string(flag) + " must be at least 1, got " +
+           std::to_string(value);
+  };
+  if (microbatches < 1)
+    return atLeastOne("microbatches", microbatches);
+  if (steps < 1)
+    return atLeastOne("steps", steps);
+  if (timeoutSeconds < 1)
+    return atLeastOne("timeout", timeoutSeconds);
+  if (numProcesses.getNumOccurrences() && numProcesses < 1)
+    return atLeastOne("nproc", numProcesses);
+  if (stages < 1)
+    return atLeastOne("stages", stages);
+  if (microbatchSize.getNumOccurrences() && microbatchSize < 1)
+    return atLeastOne("microbatch-size", microbatchSize);
+  // Rates are rounded to float: they must be finite there too.
+  struct Rate {
+    const char *flag;
+    double value;
+    double below;
+    const char *range;
+  };
+  for (const Rate &rate :
+       {Rate{"lr", learningRate, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"momentum", momentum, 1, "a number in [0, 1)"},
+        Rate{"weight-decay", weightDecay, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"clip-grad-norm", clipGradNorm, HUGE_VAL,
+             "a number in [0, 3.4e38] (0: no clipping)"}})
+    if (!(rate.value >= 0 && rate.value < rate.below &&
+          std::isfinite(static_cast<float>(rate.value)))) {
+      std::ostringstream given;
+      given << rate.value;
+      return "--" + std::string(rate.flag) + " must be " + rate.range +
+             ", got " + given.str();
+    }
+  return "";
+}
+
+/// Why this process cannot write the output file `path` of `--flag` (its
+/// folder is missing or not writable, or it names a folder); "" when it
+/// can. An existing file is opened without truncating it; a new one is
+/// created and removed again.
+std::string outputProblem(const char *flag, const std::string &path) {
+  bool existed = sys::fs::exists(path);
+  int fd = ::open(path.c_str(),
+                  existed ? O_WRONLY | O_APPEND | O_CLOEXEC
+                          : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  0644);
+  if (fd < 0) {
+    std::string folder = sys::path::parent_path(path).str();
+    return "cannot write --" + std::string(flag) + " '" + path +
+           "': " + std::strerror(errno) +
+           (existed ? ""
+                    : " (the folder '" + (folder.empty() ? "." : folder) +
+                          "' must exist and be writable)");
+  }
+  ::close(fd);
+  if (!existed)
+    ::unlink(path.c_str());
+  return "";
 }
 
 /// The backend `--device` asks for; its messages go over `pipeline` (whose
@@ -285,35 +360,32 @@ int main(int argc, char **argv) {
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
-  if (microbatches < 1)
-    return error("--microbatches must be at least 1, got " +
-                 Twine(microbatches.getValue()));
-  if (steps < 1)
-    return error("--steps must be at least 1, got " + Twine(steps.getValue()));
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
-  if (timeoutSeconds < 1)
-    return error("--timeout must be at least 1 second");
+  if (std::string problem = optionProblem(); !problem.empty())
+    return error(problem);
   if (!sys::fs::exists(input))
     return error("no such package directory or model file: '" + input + "'");
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
-    const char *flag = dims.getNumOccurrences()     ? "--dim"
-                       : freeze.getNumOccurrences() ? "--freeze"
-                                                    : nullptr;
-    if (flag)
-      return error(Twine(flag) +
-                   " applies when pp-run compiles a model, but '" + input +
-                   "' is a compiled package; recompile it with " +
-                   "pp-opt (--dim NAME=SIZE, --pp-compile=\"... " +
-                   "freeze=REGEX\") or run the model file");
+    // (cl::list's operator& gives its storage.)
+    const cl::Option *compileOptions[] = {&stages, &microbatchSize,
+                                          &loss,   std::addressof(splitPoints),
+                                          &freeze, std::addressof(dims)};
+    for (const cl::Option *option : compileOptions)
+      if (option->getNumOccurrences())
+        return error("--" + option->ArgStr +
+                     " applies when pp-run compiles a model, but '" + input +
+                     "' is a compiled package; recompile it with pp-opt " +
+                     "(--dim NAME=SIZE, --pp-compile=\"... " +
+                     "freeze=REGEX\") or run the model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;
-    request.stages = stages == 0 ? 1 : stages;
+    request.stages = stages;
     request.microbatchSize = microbatchSize;
     request.loss = loss;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
@@ -336,6 +408,14 @@ int main(int argc, char **argv) {
   std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
   if (!problem.empty())
     return error(problem);
+  // Job rank 0 writes the outputs: find out now, not after training, that
+  // it cannot.
+  if (rank.value_or(0) == 0)
+    for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
+                              std::pair{"save-params", &saveParamsPath}})
+      if (!path->empty())
+        if (std::string problem = outputProblem(flag, *path); !problem.empty())
+          return error(problem);
   if (rank) {
     // One rank of a job an external launcher (or this one) started.
     RendezvousInfo info;
