@@ -391,7 +391,6 @@ private:
         pipeline.recv(static_cast<int>(parameter.stage), slot,
                       values.values.data(), bytes);
     }
-    pipeline.flushSends();
     return all;
   }
 

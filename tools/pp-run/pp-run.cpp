@@ -12,6 +12,7 @@
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
@@ -299,6 +300,7 @@ std::vector<std::string> rankArguments(const std::string &program,
 /// when one fails the others are stopped.
 int launch(const std::string &packageDir, int count, const char *self) {
   int port = freePort();
+  ::setenv(kJobSecretVariable, generateJobSecret().c_str(), 1);
   std::vector<std::string> args = rankArguments(self, packageDir);
   std::vector<pid_t> children;
   for (int rank = 0; rank < count; ++rank) {
@@ -418,6 +420,8 @@ int main(int argc, char **argv) {
                    " is not below WORLD_SIZE=" + Twine(info.worldSize));
     if (const char *addr = std::getenv("MASTER_ADDR"))
       info.masterAddr = addr;
+    if (const char *secret = std::getenv(kJobSecretVariable))
+      info.jobSecret = secret;
     if (info.worldSize > 1 && !masterPort)
       return error("MASTER_PORT is not set; a job of " + Twine(info.worldSize) +
                    " ranks needs MASTER_ADDR and MASTER_PORT");
