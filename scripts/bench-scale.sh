@@ -32,13 +32,13 @@ measure() {
 
 microbatches() {
   local model="$root/test/models/mlp6.onnx"
-  printf '%-8s%14s%10s%12s%14s%16s\n' stages microbatches run_s step_s \
+  printf '%-8s%14s%10s%10s%18s%18s\n' stages microbatches run_s step_s \
     us_per_mb_step us_per_mb_run
   for stages in 1 2; do
     local pkg="$out/mlp6-s$stages"
     "$build/bin/pp-opt" "$model" --batch-size=1 \
       --pp-compile="stages=$stages microbatch-size=1 loss=mse:y" \
-      --pp-emit="$pkg" -o /dev/null
+      --pp-emit="$pkg" -o /dev/null 2> /dev/null
     for m in 1000 10000; do
       read -r seconds _ < <(measure "$build/bin/pp-run" "$pkg" --microbatches "$m" \
         --steps 1 --metrics "$out/metrics.jsonl")
@@ -47,8 +47,8 @@ import json, sys
 path, stages, m, run = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 rate = next(r["samples_per_s"] for r in map(json.loads, open(path)) if "step" in r)
 step = m / rate
-print(f"{stages:<8}{m:>14}{run:>10.2f}{step:>12.2f}{1e6 * step / m:>14.1f}"
-      f"{1e6 * run / m:>16.1f}")
+print(f"{stages:<8}{m:>14}{run:>10.2f}{step:>10.2f}{1e6 * step / m:>18.1f}"
+      f"{1e6 * run / m:>18.1f}")
 PY
     done
   done
