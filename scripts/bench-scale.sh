@@ -5,9 +5,11 @@
 #                 (of the step, and of the whole run with its start-up);
 #   memory        a generated MLP with about 200 MB of weights (WIDTH wide,
 #                 default 3500; written at bench time, never committed):
-#                 pp-opt's peak memory compiling it into a 2-stage package,
-#                 and each rank's peak training it on 2 stages with
-#                 --save-params, against the weights' size.
+#                 pp-opt's peak memory compiling it into a 2-stage package
+#                 (printing the final IR as text to /dev/null, as with
+#                 `-o /dev/null`, or as bytecode: MLIR's text printer hexes
+#                 the weights), and each rank's peak training it on 2 stages
+#                 with --save-params, against the weights' size.
 # Peak memory is /usr/bin/time's maximum resident set size (Debian package
 # `time`). Machines are noisy: compare figures of one run.
 # Usage: scripts/bench-scale.sh [microbatches|memory]... (after scripts/build.sh)
@@ -61,15 +63,20 @@ memory() {
   weights_mb=$(/usr/bin/python3 -c 'import onnx, sys
 m = onnx.load(sys.argv[1])
 print(sum(len(t.raw_data) or 4 * len(t.float_data) for t in m.graph.initializer) / 2**20)' "$model")
-  read -r seconds rss < <(measure "$build/bin/pp-opt" "$model" --batch-size=1 \
-    --pp-compile="stages=2 microbatch-size=1 loss=mse:y" --pp-emit="$pkg" -o /dev/null)
-  printf '%-34s%12s%12s%10s\n' what peak_MB weights_MB ratio
+  printf '%-40s%12s%12s%10s\n' what peak_MB weights_MB ratio
   report() {
     /usr/bin/python3 -c 'import sys
 what, rss, weights = sys.argv[1], int(sys.argv[2]) / 1024, float(sys.argv[3])
-print(f"{what:<34}{rss:>12.0f}{weights:>12.0f}{rss / weights:>10.2f}")' "$@"
+print(f"{what:<40}{rss:>12.0f}{weights:>12.0f}{rss / weights:>10.2f}")' "$@"
   }
-  report "pp-opt (compile, $seconds s)" "$rss" "$weights_mb"
+  for output in text bytecode; do
+    local flags=()
+    [ "$output" = bytecode ] && flags=(--emit-bytecode)
+    read -r seconds rss < <(measure "$build/bin/pp-opt" "$model" --batch-size=1 \
+      --pp-compile="stages=2 microbatch-size=1 loss=mse:y" --pp-emit="$pkg" \
+      "${flags[@]}" -o /dev/null)
+    report "pp-opt (compile, $output output, $seconds s)" "$rss" "$weights_mb"
+  done
   # Two ranks started by hand, so that each has its own peak.
   local port secret
   port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
