@@ -50,13 +50,18 @@ std::set<std::string> listeningAddresses(int port) {
   return addresses;
 }
 
-/// A raw connection to 127.0.0.1:`port`, as anyone on the machine can make.
-int connectRaw(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+sockaddr_in loopback(int port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(port);
+  return address;
+}
+
+/// A raw connection to 127.0.0.1:`port`, as anyone on the machine can make.
+int connectRaw(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = loopback(port);
   EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&address),
                       sizeof(address)),
             0);
@@ -149,10 +154,7 @@ TEST(JobSecret, ARankChecksThatTheStoreKnowsTheSecret) {
   // Something else listens at MASTER_ADDR:MASTER_PORT and accepts anyone.
   int port = freePort();
   int impostor = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
+  sockaddr_in address = loopback(port);
   ASSERT_EQ(::bind(impostor, reinterpret_cast<sockaddr *>(&address),
                    sizeof(address)),
             0);
