@@ -18,11 +18,13 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <unistd.h>
 #include <map>
 #include <set>
 
@@ -109,7 +111,9 @@ public:
         fileLoc(FileLineColLoc::get(context, path, 0, 0)), options(options),
         opset(opset) {}
 
-  OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
+  /// Imports `model`; the raw bytes of its floating-point initializers move
+  /// into the module's blobs (the model keeps none of them).
+  OwningOpRef<ModuleOp> import(onnx::ModelProto &model);
 
   /// The values a node computes, one per ONNX output.
   using NodeOutputs = SmallVector<Value, 1>;
@@ -408,6 +412,22 @@ readBytes(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
     std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
   }
   return bytes;
+}
+
+/// The values of initializer `tensor` as a blob of `alignment`: its raw
+/// bytes themselves, taken from the model without a copy, or else (typed
+/// fields, or raw bytes not so aligned) `bytes`, as readTensor made them.
+static AsmResourceBlob takeBytes(onnx::TensorProto &tensor,
+                                 std::vector<char> bytes, size_t alignment) {
+  if (tensor.has_raw_data() &&
+      reinterpret_cast<uintptr_t>(tensor.raw_data().data()) % alignment == 0) {
+    bytes = {};
+    std::string *raw = tensor.release_raw_data();
+    return AsmResourceBlob(
+        ArrayRef<char>(raw->data(), raw->size()), alignment,
+        [raw](void *, size_t, size_t) { delete raw; }, /*dataIsMutable=*/true);
+  }
+  return HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignment);
 }
 
 FailureOr<TensorValues>
@@ -807,10 +827,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
-OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
+OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   if (!model.has_graph())
     return emitError(fileLoc) << "the model has no graph", nullptr;
-  const onnx::GraphProto &graph = model.graph();
+  onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
 
@@ -837,7 +857,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     argAttrs.push_back(getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
-  for (const onnx::TensorProto &init : graph.initializer()) {
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     FailureOr<TensorValues> value = readTensor(init, fileLoc);
     if (failed(value))
       return nullptr;
@@ -846,8 +866,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
-    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        value->bytes, type.getElementTypeBitWidth() / 8);
+    AsmResourceBlob blob = takeBytes(init, std::move(value->bytes),
+                                     type.getElementTypeBitWidth() / 8);
     auto initialValue =
         DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);
@@ -952,28 +972,12 @@ std::string supportedOnnxOps() {
   return list;
 }
 
-OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
-                                      MLIRContext *context,
-                                      const ImportOptions &options) {
-  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
-                       func::FuncDialect>();
+/// Checks the parsed `model` and imports it (moving its weights into the
+/// module's blobs).
+static OwningOpRef<ModuleOp> importParsed(onnx::ModelProto &model,
+                                          StringRef path, MLIRContext *context,
+                                          const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  onnx::ModelProto model;
-  if (path.ends_with(".onnxtxt")) {
-    std::string text = contents.str();
-    onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
-    if (!status.IsOK())
-      return emitError(fileLoc) << "cannot parse the ONNX text syntax: "
-                                << status.ErrorMessage(),
-             nullptr;
-  } else if (contents.empty() ||
-             !model.ParseFromArray(contents.data(),
-                                   static_cast<int>(contents.size()))) {
-    return emitError(fileLoc)
-               << "not a readable ONNX model: the file is empty, truncated or "
-                  "not an ONNX protobuf (ModelProto)",
-           nullptr;
-  }
   FailureOr<int64_t> opset = readOpset(model, fileLoc);
   if (failed(opset))
     return nullptr;
@@ -991,6 +995,58 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
   }
   GraphImporter importer(context, path, *opset, options);
   return importer.import(model);
+}
+
+/// The error of a binary model that does not parse.
+static OwningOpRef<ModuleOp> unreadable(StringRef path, MLIRContext *context) {
+  return emitError(FileLineColLoc::get(context, path, 0, 0))
+             << "not a readable ONNX model: the file is empty, truncated or "
+                "not an ONNX protobuf (ModelProto)",
+         nullptr;
+}
+
+static void loadDialects(MLIRContext *context) {
+  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
+                       func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
+                                      MLIRContext *context,
+                                      const ImportOptions &options) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (path.ends_with(".onnxtxt")) {
+    std::string text = contents.str();
+    onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+    if (!status.IsOK())
+      return emitError(FileLineColLoc::get(context, path, 0, 0))
+                 << "cannot parse the ONNX text syntax: "
+                 << status.ErrorMessage(),
+             nullptr;
+  } else if (contents.empty() ||
+             !model.ParseFromArray(contents.data(),
+                                   static_cast<int>(contents.size()))) {
+    return unreadable(path, context);
+  }
+  return importParsed(model, path, context, options);
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(int fd, StringRef path,
+                                     MLIRContext *context,
+                                     const ImportOptions &options) {
+  if (path.ends_with(".onnxtxt")) {
+    std::string text;
+    char chunk[1 << 16];
+    for (ssize_t got; (got = ::read(fd, chunk, sizeof(chunk))) > 0;)
+      text.append(chunk, got);
+    return importOnnxModel(text, path, context, options);
+  }
+  loadDialects(context);
+  onnx::ModelProto model;
+  google::protobuf::io::FileInputStream stream(fd);
+  if (!model.ParseFromZeroCopyStream(&stream) || stream.ByteCount() == 0)
+    return unreadable(path, context);
+  return importParsed(model, path, context, options);
 }
 
 } // namespace pp::onnx_frontend

@@ -207,9 +207,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
 
     // Parameters, inputs and labels, from the forward functions that take
-    // them; parameter values go to parameters.bin in this order.
+    // them; parameter values go to parameters.bin in this order, written
+    // from the module's blobs (no copy of the weights is assembled).
     json parameters = json::array(), inputs = json::array(), labels;
-    std::string blob;
+    SmallVector<StringRef> values;
+    uint64_t offset = 0;
     llvm::StringSet<> seenInputs;
     for (int64_t stage = 0; stage < numStages; ++stage) {
       func::FuncOp function = functionsOf[stage].front();
@@ -235,9 +237,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                         "' is missing (was the IR printed with elided "
                         "resources?)");
           parameter["init"] = "file";
-          parameter["offset"] = blob.size();
+          parameter["offset"] = offset;
           parameter["bytes"] = data->getData().size();
-          blob.append(data->getData().data(), data->getData().size());
+          offset += data->getData().size();
+          values.push_back(
+              StringRef(data->getData().data(), data->getData().size()));
         } else {
           parameter["init"] = "seeded_by_name";
         }
@@ -282,7 +286,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     // The files first, then their sizes and digests in the manifest, which
     // pp-run checks each file against before it uses it.
-    if (failed(writeFile("parameters.bin", blob)))
+    if (failed(writeFile("parameters.bin", values)))
       return failure();
     json libraries;
     for (StringRef target : {"cpu", "cuda"}) {
@@ -311,7 +315,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     manifest["files"] = files;
 
-    return writeFile("manifest.json", manifest.dump(2) + "\n");
+    std::string text = manifest.dump(2) + "\n";
+    return writeFile("manifest.json", {text});
   }
 
   /// Every tensor a stage function takes, returns, sends or receives is a
@@ -351,15 +356,16 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return path.str().str();
   }
 
-  /// Writes the package file `name`; all but the manifest are recorded in
-  /// `written`.
-  LogicalResult writeFile(StringRef name, StringRef contents) {
+  /// Writes the concatenation of `pieces` to the package file `name`; all
+  /// but the manifest are recorded in `written`.
+  LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     std::string path = pathOf(name);
     std::error_code error;
     llvm::raw_fd_ostream os(path, error);
     if (error)
       return fail("cannot write '" + path + "': " + error.message());
-    os << contents;
+    for (StringRef piece : pieces)
+      os << piece;
     os.close();
     if (os.has_error())
       return fail("cannot write '" + path + "': " + os.error().message());
@@ -390,7 +396,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     llvm::raw_string_ostream os(code);
     if (failed(writeStageSource(getOperation(), target, os)))
       return failure();
-    return writeFile(name, code);
+    return writeFile(name, {code});
   }
 
   LogicalResult compileLibrary(StringRef target, StringRef source,

@@ -13,6 +13,7 @@
 #include "tools/pp-run/Launcher.h"
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
 
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -382,6 +383,8 @@ private:
   std::string start(const std::vector<std::string> &arguments,
                     const SignalWakeups &wakeups) {
     int port = freePort();
+    // One secret for the job: only its ranks can use its rendezvous store.
+    std::string secret = pp::runtime::generateJobSecret();
     pid_t launcher = ::getpid();
     int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     std::vector<std::string> args = arguments;
@@ -398,7 +401,7 @@ private:
         break;
       }
       std::vector<std::string> environment =
-          rankEnvironment(number, port, status[1]);
+          rankEnvironment(number, port, secret, status[1]);
       std::vector<char *> envp;
       for (std::string &entry : environment)
         envp.push_back(entry.data());
@@ -441,6 +444,7 @@ private:
 
   /// This process's environment with the variables of rank `number`.
   std::vector<std::string> rankEnvironment(int number, int port,
+                                           const std::string &secret,
                                            int statusFd) const {
     std::pair<std::string, std::string> variables[] = {
         {"RANK", std::to_string(number)},
@@ -448,6 +452,7 @@ private:
         {"WORLD_SIZE", std::to_string(count)},
         {"MASTER_ADDR", "127.0.0.1"},
         {"MASTER_PORT", std::to_string(port)},
+        {pp::runtime::kJobSecretVariable, secret},
         {kStatusFdVariable, std::to_string(statusFd)}};
     std::vector<std::string> environment;
     for (char **entry = environ; *entry; ++entry) {

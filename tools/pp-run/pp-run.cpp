@@ -13,6 +13,7 @@
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
@@ -426,6 +427,8 @@ int main(int argc, char **argv) {
                    " is not below WORLD_SIZE=" + Twine(info.worldSize));
     if (const char *addr = std::getenv("MASTER_ADDR"))
       info.masterAddr = addr;
+    if (const char *secret = std::getenv(kJobSecretVariable))
+      info.jobSecret = secret;
     if (info.worldSize > 1 && !masterPort)
       return error("MASTER_PORT is not set; a job of " + Twine(info.worldSize) +
                    " ranks needs MASTER_ADDR and MASTER_PORT");
