@@ -16,12 +16,15 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <unistd.h>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,7 +112,9 @@ public:
         fileLoc(FileLineColLoc::get(context, path, 0, 0)), options(options),
         opset(opset) {}
 
-  OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
+  /// Imports `model`; the raw bytes of its floating-point initializers move
+  /// into the module's blobs (the model keeps none of them).
+  OwningOpRef<ModuleOp> import(onnx::ModelProto &model);
 
   /// The values a node computes, one per ONNX output.
   using NodeOutputs = SmallVector<Value, 1>;
@@ -141,6 +146,9 @@ private:
   /// Checks that every name of ImportOptions::dimSizes is a symbolic
   /// dimension of a graph input or output.
   LogicalResult checkDimNames(const onnx::GraphProto &graph);
+  /// Refuses names of tensors and nodes that are not valid UTF-8: the
+  /// package's manifest (JSON) carries them.
+  LogicalResult checkUtf8Names(const onnx::GraphProto &graph);
   FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
                                      Location loc);
   LogicalResult importNode(const onnx::NodeProto &node, StringRef nodeName);
@@ -326,6 +334,43 @@ LogicalResult GraphImporter::checkOutputType(const onnx::ValueInfoProto &output,
   return success();
 }
 
+LogicalResult GraphImporter::checkUtf8Names(const onnx::GraphProto &graph) {
+  auto check = [&](const std::string &name,
+                   const std::string &what) -> LogicalResult {
+    size_t offset = 0;
+    if (llvm::json::isUTF8(name, &offset))
+      return success();
+    std::string escaped;
+    llvm::raw_string_ostream os(escaped);
+    llvm::printEscapedString(name, os);
+    return emitError(fileLoc)
+           << what << " '" << escaped << "' is not valid UTF-8 (at byte "
+           << offset << "); pp needs UTF-8 names: rename it in the model";
+  };
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (failed(check(input.name(), "graph input")))
+      return failure();
+  for (const onnx::TensorProto &init : graph.initializer())
+    if (failed(check(init.name(), "initializer")))
+      return failure();
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (failed(check(output.name(), "graph output")))
+      return failure();
+  for (const auto &[index, node] : llvm::enumerate(graph.node())) {
+    std::string where =
+        "node " + std::to_string(index) + " (" + node.op_type() + ")";
+    if (failed(check(node.name(), "the name of " + where)))
+      return failure();
+    for (const auto &[i, name] : llvm::enumerate(node.input()))
+      if (failed(check(name, "input " + std::to_string(i) + " of " + where)))
+        return failure();
+    for (const auto &[i, name] : llvm::enumerate(node.output()))
+      if (failed(check(name, "output " + std::to_string(i) + " of " + where)))
+        return failure();
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::checkDimNames(const onnx::GraphProto &graph) {
   std::set<std::string> names;
   for (const auto *infos : {&graph.input(), &graph.output()})
@@ -368,6 +413,25 @@ readBytes(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
     std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
   }
   return bytes;
+}
+
+/// The values of initializer `tensor` as a blob of `alignment`: its raw
+/// bytes themselves, taken from the model without a copy, or else (typed
+/// fields, or raw bytes not so aligned) `bytes`, as readTensor made them.
+static AsmResourceBlob takeBytes(onnx::TensorProto &tensor,
+                                 std::vector<char> bytes, size_t alignment) {
+  if (tensor.has_raw_data() &&
+      reinterpret_cast<uintptr_t>(tensor.raw_data().data()) % alignment == 0) {
+    bytes = {};
+    std::string *raw = tensor.release_raw_data();
+    return AsmResourceBlob(
+        ArrayRef<char>(raw->data(), raw->size()), alignment,
+        [raw](void *, size_t, size_t) { delete raw; }, /*dataIsMutable=*/true);
+  }
+  // An empty tensor's bytes have no data pointer for memcpy to read.
+  if (bytes.empty())
+    return HeapAsmResourceBlob::allocate(0, alignment);
+  return HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignment);
 }
 
 FailureOr<TensorValues>
@@ -767,11 +831,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
-OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
+OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   if (!model.has_graph())
     return emitError(fileLoc) << "the model has no graph", nullptr;
-  const onnx::GraphProto &graph = model.graph();
-  if (failed(checkDimNames(graph)))
+  onnx::GraphProto &graph = *model.mutable_graph();
+  if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -797,7 +861,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     argAttrs.push_back(getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
-  for (const onnx::TensorProto &init : graph.initializer()) {
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     FailureOr<TensorValues> value = readTensor(init, fileLoc);
     if (failed(value))
       return nullptr;
@@ -806,12 +870,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
-    size_t align = type.getElementTypeBitWidth() / 8;
-    // An empty tensor's bytes have no data pointer for memcpy to read.
-    auto blob = value->bytes.empty()
-                    ? HeapAsmResourceBlob::allocate(0, align)
-                    : HeapAsmResourceBlob::allocateAndCopyWithAlign(
-                          value->bytes, align);
+    AsmResourceBlob blob = takeBytes(init, std::move(value->bytes),
+                                     type.getElementTypeBitWidth() / 8);
     auto initialValue =
         DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);
@@ -916,36 +976,12 @@ std::string supportedOnnxOps() {
   return list;
 }
 
-OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
-                                      MLIRContext *context,
-                                      const ImportOptions &options) {
-  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
-                       func::FuncDialect>();
+/// Checks the parsed `model` and imports it (moving its weights into the
+/// module's blobs).
+static OwningOpRef<ModuleOp> importParsed(onnx::ModelProto &model,
+                                          StringRef path, MLIRContext *context,
+                                          const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  onnx::ModelProto model;
-  if (path.ends_with(".onnxtxt")) {
-    std::string text = contents.str();
-    std::optional<std::string> parseError;
-    try {
-      onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
-      if (!status.IsOK())
-        parseError = status.ErrorMessage();
-    } catch (const std::exception &error) {
-      // The parser throws on some malformed numbers (std::stof on "{-}").
-      parseError = std::string("the parser threw: ") + error.what();
-    }
-    if (parseError)
-      return emitError(fileLoc) << "cannot parse the ONNX text syntax: "
-                                << *parseError,
-             nullptr;
-  } else if (contents.empty() ||
-             !model.ParseFromArray(contents.data(),
-                                   static_cast<int>(contents.size()))) {
-    return emitError(fileLoc)
-               << "not a readable ONNX model: the file is empty, truncated or "
-                  "not an ONNX protobuf (ModelProto)",
-           nullptr;
-  }
   FailureOr<int64_t> opset = readOpset(model, fileLoc);
   if (failed(opset))
     return nullptr;
@@ -963,6 +999,65 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
   }
   GraphImporter importer(context, path, *opset, options);
   return importer.import(model);
+}
+
+/// The error of a binary model that does not parse.
+static OwningOpRef<ModuleOp> unreadable(StringRef path, MLIRContext *context) {
+  return emitError(FileLineColLoc::get(context, path, 0, 0))
+             << "not a readable ONNX model: the file is empty, truncated or "
+                "not an ONNX protobuf (ModelProto)",
+         nullptr;
+}
+
+static void loadDialects(MLIRContext *context) {
+  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
+                       func::FuncDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
+                                      MLIRContext *context,
+                                      const ImportOptions &options) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (path.ends_with(".onnxtxt")) {
+    std::string text = contents.str();
+    std::optional<std::string> parseError;
+    try {
+      onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+      if (!status.IsOK())
+        parseError = status.ErrorMessage();
+    } catch (const std::exception &error) {
+      // The parser throws on some malformed numbers (std::stof on "{-}").
+      parseError = std::string("the parser threw: ") + error.what();
+    }
+    if (parseError)
+      return emitError(FileLineColLoc::get(context, path, 0, 0))
+                 << "cannot parse the ONNX text syntax: " << *parseError,
+             nullptr;
+  } else if (contents.empty() ||
+             !model.ParseFromArray(contents.data(),
+                                   static_cast<int>(contents.size()))) {
+    return unreadable(path, context);
+  }
+  return importParsed(model, path, context, options);
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(int fd, StringRef path,
+                                     MLIRContext *context,
+                                     const ImportOptions &options) {
+  if (path.ends_with(".onnxtxt")) {
+    std::string text;
+    char chunk[1 << 16];
+    for (ssize_t got; (got = ::read(fd, chunk, sizeof(chunk))) > 0;)
+      text.append(chunk, got);
+    return importOnnxModel(text, path, context, options);
+  }
+  loadDialects(context);
+  onnx::ModelProto model;
+  google::protobuf::io::FileInputStream stream(fd);
+  if (!model.ParseFromZeroCopyStream(&stream) || stream.ByteCount() == 0)
+    return unreadable(path, context);
+  return importParsed(model, path, context, options);
 }
 
 } // namespace pp::onnx_frontend

@@ -53,6 +53,13 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(llvm::StringRef contents, llvm::StringRef path,
                 mlir::MLIRContext *context, const ImportOptions &options = {});
 
+/// Imports the model file open as `fd` (`path` names it and says its
+/// syntax, as for importOnnxModel). A binary model is parsed as it is read,
+/// so the file's bytes are never all in memory beside the model's.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(int fd, llvm::StringRef path, mlir::MLIRContext *context,
+               const ImportOptions &options = {});
+
 /// The ONNX op types the importer supports, sorted, comma-separated.
 std::string supportedOnnxOps();
 

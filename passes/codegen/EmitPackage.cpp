@@ -15,9 +15,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -100,6 +104,33 @@ json describeFunction(func::FuncOp function) {
           {"messages", messages}};
 }
 
+/// The first string of `value` (a member name or a string value) that is
+/// not valid UTF-8, and its path (`stages[0].functions[1].args[2].name`);
+/// nullopt when every string is UTF-8, as JSON needs.
+std::optional<std::pair<std::string, std::string>>
+findInvalidUtf8(const json &value, const std::string &path) {
+  if (value.is_string()) {
+    const std::string &text = value.get_ref<const std::string &>();
+    if (!llvm::json::isUTF8(text))
+      return std::make_pair(path, text);
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i)
+      if (auto found =
+              findInvalidUtf8(value[i], path + "[" + std::to_string(i) + "]"))
+        return found;
+  } else if (value.is_object()) {
+    for (const auto &member : value.items()) {
+      std::string memberPath =
+          path.empty() ? member.key() : path + "." + member.key();
+      if (!llvm::json::isUTF8(member.key()))
+        return std::make_pair(memberPath, member.key());
+      if (auto found = findInvalidUtf8(member.value(), memberPath))
+        return found;
+    }
+  }
+  return std::nullopt;
+}
+
 struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   using Base::Base;
 
@@ -114,6 +145,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
   LogicalResult emit() {
     ModuleOp module = getOperation();
+    written.clear();
     if (dir.empty())
       return fail("pp-emit-package needs dir=DIRECTORY");
     auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
@@ -138,7 +170,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
     json manifest;
     manifest["format"] = "pp-pipeline-package";
-    manifest["version"] = 2;
+    // Package.h's kPackageFormatVersion: the version pp-run reads.
+    manifest["version"] = 3;
     manifest["num_stages"] = numStages;
     json axes = json::array();
     for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
@@ -174,9 +207,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
 
     // Parameters, inputs and labels, from the forward functions that take
-    // them; parameter values go to parameters.bin in this order.
+    // them; parameter values go to parameters.bin in this order, written
+    // from the module's blobs (no copy of the weights is assembled).
     json parameters = json::array(), inputs = json::array(), labels;
-    std::string blob;
+    SmallVector<StringRef> values;
+    uint64_t offset = 0;
     llvm::StringSet<> seenInputs;
     for (int64_t stage = 0; stage < numStages; ++stage) {
       func::FuncOp function = functionsOf[stage].front();
@@ -202,9 +237,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                         "' is missing (was the IR printed with elided "
                         "resources?)");
           parameter["init"] = "file";
-          parameter["offset"] = blob.size();
+          parameter["offset"] = offset;
           parameter["bytes"] = data->getData().size();
-          blob.append(data->getData().data(), data->getData().size());
+          offset += data->getData().size();
+          values.push_back(
+              StringRef(data->getData().data(), data->getData().size()));
         } else {
           parameter["init"] = "seeded_by_name";
         }
@@ -239,6 +276,18 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     manifest["stage_costs"] = costs;
 
+    if (auto invalid = findInvalidUtf8(manifest, "")) {
+      std::string escaped;
+      llvm::raw_string_ostream os(escaped);
+      llvm::printEscapedString(invalid->second, os);
+      return fail("cannot write the manifest: " + invalid->first + " (\"" +
+                  escaped +
+                  "\") is not valid UTF-8, which JSON needs; rename it");
+    }
+    // The files first, then their sizes and digests in the manifest, which
+    // pp-run checks each file against before it uses it.
+    if (failed(writeFile("parameters.bin", values)))
+      return failure();
     json libraries;
     for (StringRef target : {"cpu", "cuda"}) {
       std::string source = target == "cpu" ? "stages.cpp" : "stages.cu";
@@ -257,11 +306,17 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       }
     }
     manifest["libraries"] = libraries;
+    json files = json::object();
+    for (const std::string &name : written) {
+      FailureOr<json> digest = describeFile(name);
+      if (failed(digest))
+        return failure();
+      files[name] = *digest;
+    }
+    manifest["files"] = files;
 
-    if (failed(writeFile("parameters.bin", blob)) ||
-        failed(writeFile("manifest.json", manifest.dump(2) + "\n")))
-      return failure();
-    return success();
+    std::string text = manifest.dump(2) + "\n";
+    return writeFile("manifest.json", {text});
   }
 
   /// Every tensor a stage function takes, returns, sends or receives is a
@@ -301,14 +356,38 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return path.str().str();
   }
 
-  LogicalResult writeFile(StringRef name, StringRef contents) {
+  /// Writes the concatenation of `pieces` to the package file `name`; all
+  /// but the manifest are recorded in `written`.
+  LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     std::string path = pathOf(name);
     std::error_code error;
     llvm::raw_fd_ostream os(path, error);
     if (error)
       return fail("cannot write '" + path + "': " + error.message());
-    os << contents;
+    for (StringRef piece : pieces)
+      os << piece;
+    os.close();
+    if (os.has_error())
+      return fail("cannot write '" + path + "': " + os.error().message());
+    if (name != "manifest.json")
+      written.push_back(name.str());
     return success();
+  }
+
+  /// The manifest's record of the package file `name`: its size and
+  /// SHA-256.
+  FailureOr<json> describeFile(StringRef name) {
+    std::string path = pathOf(name);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!file)
+      return fail("cannot read '" + path + "': " + file.getError().message());
+    StringRef bytes = (*file)->getBuffer();
+    std::array<uint8_t, 32> digest =
+        llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes));
+    return json{{"bytes", bytes.size()},
+                {"sha256", llvm::toHex(digest, /*LowerCase=*/true)}};
   }
 
   /// Lowers a copy of the module for `target` and writes it as C++.
@@ -317,7 +396,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     llvm::raw_string_ostream os(code);
     if (failed(writeStageSource(getOperation(), target, os)))
       return failure();
-    return writeFile(name, code);
+    return writeFile(name, {code});
   }
 
   LogicalResult compileLibrary(StringRef target, StringRef source,
@@ -325,10 +404,15 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     std::string error = compileStageLibrary(
         target, pathOf(source), pathOf(library),
         pathOf(("compile-" + target + ".log").str()));
-    return error.empty() ? success() : fail(error);
+    if (!error.empty())
+      return fail(error);
+    written.push_back(library.str());
+    return success();
   }
 
   std::string packageDir;
+  /// The files written so far, but the manifest.
+  std::vector<std::string> written;
 };
 
 } // namespace

@@ -93,12 +93,22 @@ private:
   }
   Attribute integer(int64_t value) { return literal(Twine(value)); }
   Attribute boolean(bool value) { return literal(value ? "1" : "0"); }
+  /// A C++ string literal of the bytes of `text` (any bytes: UTF-8 names
+  /// too). Printable ASCII stays as it is; every other byte, the quote, the
+  /// backslash and '?' (trigraphs) become three-digit octal escapes, which
+  /// never run into the next character as hex escapes would.
   Attribute stringLiteral(StringRef text) {
-    std::string escaped;
-    llvm::raw_string_ostream os(escaped);
-    os << '"';
-    llvm::printEscapedString(text, os);
-    os << '"';
+    std::string escaped = "\"";
+    for (unsigned char c : text) {
+      if (llvm::isPrint(c) && c != '"' && c != '\\' && c != '?') {
+        escaped += static_cast<char>(c);
+        continue;
+      }
+      escaped += '\\';
+      for (int shift : {6, 3, 0})
+        escaped += static_cast<char>('0' + ((c >> shift) & 7));
+    }
+    escaped += '"';
     return literal(escaped);
   }
   /// `rank, dims` as two literal arguments.
@@ -270,8 +280,8 @@ private:
       SmallVector<KernelArgument> resultArguments = arguments;
       if (op->getNumResults() > 1)
         resultArguments.push_back(integer(result.getResultNumber()));
-      values[result] = emitCall(callee, resultArguments, tensorPtr)
-                           ->getResult(0);
+      values[result] =
+          emitCall(callee, resultArguments, tensorPtr)->getResult(0);
       owned.insert(values[result]);
     }
     return success();

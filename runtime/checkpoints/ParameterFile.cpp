@@ -2,14 +2,10 @@
 
 #include "runtime/checkpoints/ParameterFile.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iomanip>
 #include <iterator>
-#include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -92,28 +88,55 @@ private:
 
 } // namespace
 
-void writeParameterFile(
-    const std::string &path,
-    const std::map<std::string, ParameterValues> &parameters) {
-  std::ofstream file(path, std::ios::binary);
+ParameterFileWriter::ParameterFileWriter(const std::string &path)
+    : path(path), file(path, std::ios::binary) {
   if (!file)
-    throw std::runtime_error("cannot write the parameter file '" + path + "'");
+    fail();
+  file << kHeader;
+}
+
+void ParameterFileWriter::fail() const {
+  throw std::runtime_error("cannot write the parameter file '" + path +
+                           "': " + std::strerror(errno));
+}
+
+void ParameterFileWriter::add(const std::string &name, const Shape &shape,
+                              const float *values) {
   auto put = [&](const void *data, size_t bytes) {
     file.write(static_cast<const char *>(data),
                static_cast<std::streamsize>(bytes));
   };
-  file << kHeader;
-  for (const auto &[name, parameter] : parameters) {
-    uint32_t length = static_cast<uint32_t>(name.size());
-    uint32_t rank = static_cast<uint32_t>(parameter.shape.size());
-    put(&length, sizeof(length));
-    put(name.data(), name.size());
-    put(&rank, sizeof(rank));
-    put(parameter.shape.data(), rank * sizeof(int64_t));
-    put(parameter.values.data(), parameter.values.size() * sizeof(float));
-  }
-  if (!file.flush())
-    throw std::runtime_error("cannot write the parameter file '" + path + "'");
+  uint32_t length = static_cast<uint32_t>(name.size());
+  uint32_t rank = static_cast<uint32_t>(shape.size());
+  put(&length, sizeof(length));
+  put(name.data(), name.size());
+  put(&rank, sizeof(rank));
+  put(shape.data(), rank * sizeof(int64_t));
+  put(values, numElements(shape) * sizeof(float));
+}
+
+void ParameterFileWriter::finish() {
+  // Writes fail late (a full disk): check after the last one is flushed.
+  file.close();
+  if (!file)
+    fail();
+}
+
+void ParametersDigest::add(const std::string &name, const float *values,
+                           int64_t count) {
+  sha.update(name.data(), name.size() + 1);
+  sha.update(values, count * sizeof(float));
+}
+
+std::string ParametersDigest::finish() { return sha.hex(); }
+
+void writeParameterFile(
+    const std::string &path,
+    const std::map<std::string, ParameterValues> &parameters) {
+  ParameterFileWriter writer(path);
+  for (const auto &[name, parameter] : parameters)
+    writer.add(name, parameter.shape, parameter.values.data());
+  writer.finish();
 }
 
 std::map<std::string, ParameterValues>
@@ -139,22 +162,11 @@ readParameterFile(const std::string &path) {
 
 std::string
 parametersDigest(const std::map<std::string, ParameterValues> &parameters) {
-  EVP_MD_CTX *context = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
-  for (const auto &[name, parameter] : parameters) {
-    EVP_DigestUpdate(context, name.data(), name.size() + 1);
-    EVP_DigestUpdate(context, parameter.values.data(),
-                     parameter.values.size() * sizeof(float));
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context, digest, &length);
-  EVP_MD_CTX_free(context);
-  std::ostringstream hex;
-  for (unsigned int i = 0; i < length; ++i)
-    hex << std::hex << std::setw(2) << std::setfill('0')
-        << static_cast<int>(digest[i]);
-  return hex.str();
+  ParametersDigest digest;
+  for (const auto &[name, parameter] : parameters)
+    digest.add(name, parameter.values.data(),
+               static_cast<int64_t>(parameter.values.size()));
+  return digest.finish();
 }
 
 } // namespace pp::runtime

@@ -11,9 +11,12 @@
 #ifndef PP_RUNTIME_PARAMETERFILE_H
 #define PP_RUNTIME_PARAMETERFILE_H
 
+#include "runtime/core/Sha256.h"
 #include "runtime/core/Shapes.h"
 
+#include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,20 +28,52 @@ struct ParameterValues {
   std::vector<float> values;
 };
 
+/// Writes a parameter file one parameter at a time (callers add them in
+/// name order), so that no more than one needs to be in memory.
+class ParameterFileWriter {
+public:
+  /// Creates `path`; throws std::runtime_error when it cannot.
+  explicit ParameterFileWriter(const std::string &path);
+  /// Appends the parameter `name` of `shape` with its numElements(shape)
+  /// `values`.
+  void add(const std::string &name, const Shape &shape, const float *values);
+  /// Closes the file; throws std::runtime_error when writing failed.
+  void finish();
+
+private:
+  [[noreturn]] void fail() const;
+
+  std::string path;
+  std::ofstream file;
+};
+
+/// SHA-256 over parameters added in name order: per parameter its name, a
+/// NUL byte and its raw f32 values. The hex digest is what pp-run prints
+/// as params_sha256.
+class ParametersDigest {
+public:
+  void add(const std::string &name, const float *values, int64_t count);
+  /// The digest in hex; add() must not be called after it.
+  std::string finish();
+
+private:
+  Sha256 sha;
+};
+
 /// Writes `parameters` to `path`; throws std::runtime_error on failure.
 void writeParameterFile(
     const std::string &path,
     const std::map<std::string, ParameterValues> &parameters);
 
-/// Reads a file that writeParameterFile wrote. Throws std::runtime_error,
-/// naming the file, the parameter and the byte offset, for anything else:
-/// another header, a truncated entry, a negative dimension, names that are
-/// repeated or out of order, or bytes after the last parameter.
+/// Reads a file that ParameterFileWriter wrote. Throws std::runtime_error,
+/// naming the file, the byte offset of the parameter and what is wrong, for
+/// anything else: another header, a truncated entry, a negative dimension,
+/// names that are repeated or out of order, or bytes after the last
+/// parameter.
 std::map<std::string, ParameterValues>
 readParameterFile(const std::string &path);
 
-/// SHA-256 (hex) over every parameter in name order: the name, a NUL byte
-/// and the raw f32 values; what pp-run prints as params_sha256.
+/// The ParametersDigest of `parameters` (a map: in name order).
 std::string
 parametersDigest(const std::map<std::string, ParameterValues> &parameters);
 

@@ -1,6 +1,8 @@
 //===- Communicator.cpp - messages and collectives between ranks ----------===//
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
+#include "runtime/communication/MessageLinks.h"
 #include "runtime/communication/TcpStore.h"
 
 #include <gloo/allreduce.h>
@@ -10,129 +12,49 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <condition_variable>
-#include <cstring>
-#include <deque>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
-#include <thread>
 #include <unistd.h>
 
 namespace pp::runtime {
 namespace {
 
-/// A copy of sent bytes, kept until the send is delivered.
-struct PendingSend {
-  int peer = 0;
-  std::vector<char> bytes;
-  std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
-};
+/// See firstCommunicationFailure().
+std::mutex firstFailureMutex;
+std::optional<int> firstFailurePeer;
+
+/// The error to throw for a failure to exchange messages with job rank
+/// `peer` (-1: several); remembers the process's first.
+std::runtime_error communicationFailure(const std::string &message, int peer) {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  if (!firstFailurePeer)
+    firstFailurePeer = peer;
+  return std::runtime_error(message);
+}
+
+/// Runs `exchange`; a failure is one with job rank `peer` (-1: several),
+/// described as `what` failed.
+template <typename Exchange>
+void exchangeWith(int peer, const std::string &what, Exchange exchange) {
+  try {
+    exchange();
+  } catch (const std::exception &error) {
+    throw communicationFailure(what.empty() ? error.what()
+                                            : what + " failed: " + error.what(),
+                               peer);
+  }
+}
 
 /// Connects `context` to its peers through `store`, explaining failures.
 void connect(gloo::rendezvous::Context &context, gloo::rendezvous::Store &store,
              std::shared_ptr<gloo::transport::Device> &device,
              std::chrono::milliseconds timeout) {
   context.setTimeout(timeout);
-  try {
-    context.connectFullMesh(store, device);
-  } catch (const std::exception &error) {
-    throw std::runtime_error(std::string("connecting the ranks failed: ") +
-                             error.what());
-  }
+  exchangeWith(-1, "connecting the ranks",
+               [&] { context.connectFullMesh(store, device); });
 }
 
 } // namespace
-
-/// The sends in flight, oldest first. A thread waits for each in turn and
-/// frees its copy once Gloo reports it delivered, so a sender holds only
-/// what its receivers have not taken yet. Sends stay in order, so slots and
-/// results do not depend on timing.
-class Communicator::SendQueue {
-public:
-  explicit SendQueue(std::chrono::milliseconds timeout)
-      : timeout(timeout), waiter([this] { run(); }) {}
-
-  /// Stops waiting (aborting the wait in progress) and joins the thread.
-  ~SendQueue() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-      if (!queue.empty())
-        queue.front()->buffer->abortWaitSend();
-      changed.notify_all();
-    }
-    waiter.join();
-  }
-
-  void push(std::unique_ptr<PendingSend> send) {
-    std::lock_guard<std::mutex> lock(mutex);
-    rethrowFailure();
-    queue.push_back(std::move(send));
-    changed.notify_all();
-  }
-
-  /// Waits until every send has been delivered.
-  void flush() {
-    std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return queue.empty() || failure; });
-    rethrowFailure();
-  }
-
-  /// Throws the failure of a delivery, if one failed.
-  void check() {
-    std::lock_guard<std::mutex> lock(mutex);
-    rethrowFailure();
-  }
-
-  size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex);
-    return queue.size();
-  }
-
-private:
-  void rethrowFailure() const {
-    if (failure)
-      throw std::runtime_error(failure->c_str());
-  }
-
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (true) {
-      changed.wait(lock, [&] { return stopping || !queue.empty(); });
-      if (stopping)
-        return;
-      // Only this thread removes entries: `oldest` outlives the wait.
-      PendingSend *oldest = queue.front().get();
-      lock.unlock();
-      std::string error;
-      try {
-        oldest->buffer->waitSend(timeout);
-      } catch (const std::exception &exception) {
-        error = exception.what();
-      }
-      lock.lock();
-      if (stopping)
-        return;
-      if (!error.empty()) {
-        failure = "delivering a message to rank " +
-                  std::to_string(oldest->peer) + " failed: " + error;
-        changed.notify_all();
-        return;
-      }
-      queue.pop_front();
-      changed.notify_all();
-    }
-  }
-
-  const std::chrono::milliseconds timeout;
-  mutable std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<std::unique_ptr<PendingSend>> queue;
-  std::optional<std::string> failure;
-  bool stopping = false;
-  std::thread waiter;
-};
 
 Communicator::Communicator(const RendezvousInfo &info)
     : myRank(info.rank), size(info.worldSize), timeout(info.timeout) {
@@ -140,10 +62,17 @@ Communicator::Communicator(const RendezvousInfo &info)
     jobRanks.push_back(rank);
   if (size == 1)
     return;
+  if (info.jobSecret.empty())
+    throw std::runtime_error(
+        "a job of " + std::to_string(size) + " ranks needs a job secret: set " +
+        kJobSecretVariable +
+        " to the same random value on every rank; pp-run's launcher does "
+        "this for you");
   // Rank 0 serves the store for the whole job: others may still read it
   // after rank 0 has connected.
   store = std::make_shared<TcpStore>(info.masterAddr, info.masterPort,
-                                     info.rank == 0, info.timeout);
+                                     info.rank == 0, info.jobSecret,
+                                     info.timeout);
   // Listen where the others can reach this rank: the master address on
   // rank 0 or in a single-machine job, this machine's name elsewhere.
   gloo::transport::tcp::attr attr;
@@ -158,26 +87,18 @@ Communicator::Communicator(const RendezvousInfo &info)
   device = gloo::transport::tcp::CreateDevice(attr);
   context = std::make_shared<gloo::rendezvous::Context>(myRank, size);
   connect(*context, *store, device, timeout);
-  startSends();
+  links = std::make_shared<MessageLinks>(myRank, size, *store, attr.hostname,
+                                         info.jobSecret, timeout);
 }
 
 Communicator::Communicator(const Communicator &parent, int rank,
-                           std::vector<int64_t> jobRanks)
+                           std::vector<int64_t> jobRanks, uint64_t channel)
     : myRank(rank), size(static_cast<int>(jobRanks.size())),
       timeout(parent.timeout), jobRanks(std::move(jobRanks)),
-      store(parent.store), device(parent.device) {}
+      store(parent.store), device(parent.device), links(parent.links),
+      channel(channel) {}
 
-void Communicator::startSends() {
-  sends = std::make_unique<SendQueue>(timeout);
-}
-
-Communicator::~Communicator() {
-  try {
-    flushSends();
-  } catch (const std::exception &) {
-    // The job is failing already; the first error has been reported.
-  }
-}
+Communicator::~Communicator() = default;
 
 std::unique_ptr<Communicator>
 Communicator::split(const std::string &label,
@@ -198,47 +119,28 @@ Communicator::split(const std::string &label,
   if (groupRank < 0)
     throw std::runtime_error("rank " + std::to_string(myRank) +
                              " is not a member of group '" + label + "'");
-  std::unique_ptr<Communicator> group(
-      new Communicator(*this, groupRank, std::move(members)));
+  std::unique_ptr<Communicator> group(new Communicator(
+      *this, groupRank, std::move(members), messageSlot(key)));
   if (group->size == 1)
     return group;
   gloo::rendezvous::PrefixStore prefixed(key, *store);
   group->context =
       std::make_shared<gloo::rendezvous::Context>(groupRank, group->size);
   connect(*group->context, prefixed, group->device, timeout);
-  group->startSends();
   return group;
 }
 
 void Communicator::send(int peer, uint64_t slot, const void *bytes,
                         size_t size) {
-  auto message = std::make_unique<PendingSend>();
-  message->peer = peer;
-  message->bytes.assign(static_cast<const char *>(bytes),
-                        static_cast<const char *>(bytes) + size);
-  message->buffer = context->createUnboundBuffer(message->bytes.data(),
-                                                 message->bytes.size());
-  message->buffer->send(peer, slot);
-  sends->push(std::move(message));
+  int jobRank = static_cast<int>(jobRanks.at(peer));
+  exchangeWith(jobRank, "",
+               [&] { links->send(jobRank, channel, slot, bytes, size); });
 }
 
 void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size) {
-  sends->check();
-  auto buffer = context->createUnboundBuffer(bytes, size);
-  buffer->recv(peer, slot);
-  if (!buffer->waitRecv(timeout))
-    throw std::runtime_error(
-        "timed out after " + std::to_string(timeout.count() / 1000) +
-        " s waiting for a message from rank " + std::to_string(peer));
-}
-
-void Communicator::flushSends() {
-  if (sends)
-    sends->flush();
-}
-
-size_t Communicator::pendingSendCount() const {
-  return sends ? sends->size() : 0;
+  int jobRank = static_cast<int>(jobRanks.at(peer));
+  exchangeWith(jobRank, "",
+               [&] { links->recv(jobRank, channel, slot, bytes, size); });
 }
 
 void Communicator::allReduceSum(std::vector<double> &values) {
@@ -250,7 +152,8 @@ void Communicator::allReduceSum(std::vector<double> &values) {
       static_cast<void (*)(void *, const void *, const void *, size_t)>(
           &gloo::sum<double>));
   options.setTimeout(timeout);
-  gloo::allreduce(options);
+  exchangeWith(-1, "an all-reduce over the ranks",
+               [&] { gloo::allreduce(options); });
 }
 
 void Communicator::broadcast(void *bytes, size_t size, int root) {
@@ -260,7 +163,15 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
   options.setOutput(static_cast<char *>(bytes), size);
   options.setRoot(root);
   options.setTimeout(timeout);
-  gloo::broadcast(options);
+  // Waiting for the root's bytes: a failure is one with the root.
+  int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
+  exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
+               [&] { gloo::broadcast(options); });
+}
+
+std::optional<int> firstCommunicationFailure() {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  return firstFailurePeer;
 }
 
 uint64_t messageSlot(const std::string &description) {

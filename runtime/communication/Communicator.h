@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,21 +19,27 @@ class Device;
 
 namespace pp::runtime {
 
-/// Where a rank finds the others (torchrun's environment variables).
+/// Where a rank finds the others (torchrun's environment variables) and
+/// the secret they share (PP_JOB_SECRET, see JobSecret.h).
 struct RendezvousInfo {
   int rank = 0;
   int worldSize = 1;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
+  /// Required when the job has more than one rank: the same on all.
+  std::string jobSecret;
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
 };
 
-/// Point-to-point messages and collectives between the CPU ranks of a job
-/// (or of a group of them, see split()), over Gloo. Throws
-/// std::runtime_error on failures and timeouts.
+/// Point-to-point messages (over MessageLinks, direct connections between
+/// ranks) and collectives (over Gloo) between the CPU ranks of a job, or of
+/// a group of them (see split()). Throws std::runtime_error on failures and
+/// timeouts.
 class Communicator {
 public:
-  /// Connects all ranks; a world of one needs no network.
+  /// Connects all ranks; a world of one needs no network. Rank 0 serves the
+  /// rendezvous store on `info.masterAddr` only; every connection between
+  /// ranks proves `info.jobSecret`.
   explicit Communicator(const RendezvousInfo &info);
   ~Communicator();
   Communicator(const Communicator &) = delete;
@@ -52,15 +59,12 @@ public:
   std::unique_ptr<Communicator> split(const std::string &label,
                                       const std::vector<int64_t> &ranks);
 
-  /// Starts sending a copy of `bytes` to `peer`. The copy is freed as soon
-  /// as it has been delivered.
+  /// Sends `bytes` to `peer` on `slot`; returns once they are written to
+  /// the connection, without waiting for the receive (the receiver keeps
+  /// messages that arrive before their receive).
   void send(int peer, uint64_t slot, const void *bytes, size_t size);
   /// Receives exactly `size` bytes sent to this rank by `peer` on `slot`.
   void recv(int peer, uint64_t slot, void *bytes, size_t size);
-  /// Waits until every send has been delivered.
-  void flushSends();
-  /// Sends not yet known to be delivered (their copies are still held).
-  size_t pendingSendCount() const;
 
   /// Element-wise sum over all ranks, result on every rank.
   void allReduceSum(std::vector<double> &values);
@@ -68,11 +72,8 @@ public:
   void broadcast(void *bytes, size_t size, int root);
 
 private:
-  class SendQueue;
   Communicator(const Communicator &parent, int rank,
-               std::vector<int64_t> jobRanks);
-  /// Starts delivering sends once the context is connected.
-  void startSends();
+               std::vector<int64_t> jobRanks, uint64_t channel);
 
   int myRank = 0, size = 1;
   std::chrono::milliseconds timeout;
@@ -81,8 +82,18 @@ private:
   std::shared_ptr<class TcpStore> store;
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::rendezvous::Context> context;
-  std::unique_ptr<SendQueue> sends;
+  /// The job's links, shared by its groups, and the channel that tells this
+  /// communicator's messages apart from other groups' on them.
+  std::shared_ptr<class MessageLinks> links;
+  uint64_t channel = 0;
 };
+
+/// The job rank that this process's first failure to exchange messages (a
+/// timeout, a lost connection) was with, -1 for several ranks (a collective,
+/// connecting), or nullopt if none failed yet. A rank's failure after one is
+/// its consequence, even where the error passed through code that keeps
+/// only text (a stage function's receive).
+std::optional<int> firstCommunicationFailure();
 
 /// A message slot both ends derive from the same description.
 uint64_t messageSlot(const std::string &description);

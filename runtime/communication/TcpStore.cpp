@@ -1,23 +1,23 @@
 //===- TcpStore.cpp - rendezvous over MASTER_ADDR:MASTER_PORT -------------===//
 //
-// Protocol: a request is one byte ('S' set, 'G' get, 'W' wait), a key and
-// for 'S' a value, each sent as a 64-bit length and its bytes. 'G' and 'W'
-// block on the server until the key exists; 'G' answers with the value,
-// 'W' with an empty value.
+// Protocol: a connection starts with the proof of the job's secret
+// (JobSecret.h); the server refuses, and logs, peers that fail it. Then a
+// request is one byte ('S' set, 'G' get, 'W' wait), a key and for 'S' a
+// value, each sent as a 64-bit length and its bytes. 'G' and 'W' block on
+// the server until the key exists; 'G' answers with the value, 'W' with an
+// empty value.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/communication/TcpStore.h"
+#include "runtime/communication/JobSecret.h"
+#include "runtime/communication/Socket.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
-#include <cstring>
+#include <iostream>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -25,30 +25,6 @@
 
 namespace pp::runtime {
 namespace {
-
-bool writeAll(int fd, const void *data, size_t size) {
-  const char *bytes = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t written = ::send(fd, bytes, size, MSG_NOSIGNAL);
-    if (written <= 0)
-      return false;
-    bytes += written;
-    size -= written;
-  }
-  return true;
-}
-
-bool readAll(int fd, void *data, size_t size) {
-  char *bytes = static_cast<char *>(data);
-  while (size > 0) {
-    ssize_t got = ::recv(fd, bytes, size, 0);
-    if (got <= 0)
-      return false;
-    bytes += got;
-    size -= got;
-  }
-  return true;
-}
 
 bool writeBlob(int fd, const std::string &blob) {
   uint64_t size = blob.size();
@@ -65,30 +41,25 @@ bool readBlob(int fd, std::string &blob) {
 
 } // namespace
 
-/// The server rank 0 runs: one thread per client connection. Shutdown
+/// The server rank 0 runs: one thread per client connection, which first
+/// admits the client by the job's secret. Shutdown
 /// wakes every thread (blocked accepts, reads and waits for keys) and joins
 /// them before any member they use is destroyed; a client's socket is
 /// closed only by its own thread, under the lock, so the destructor never
 /// touches a descriptor that was closed and reused.
 class TcpStoreServer {
 public:
-  explicit TcpStoreServer(int port) {
-    listener = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_ANY);
-    address.sin_port = htons(port);
-    if (::bind(listener, reinterpret_cast<sockaddr *>(&address),
-               sizeof(address)) != 0 ||
-        ::listen(listener, 128) != 0) {
-      std::string reason = std::strerror(errno);
-      ::close(listener);
-      throw std::runtime_error("cannot serve the rendezvous store on port " +
-                               std::to_string(port) + ": " + reason +
-                               " (is MASTER_PORT in use?)");
-    }
+  /// Listens on `host` (MASTER_ADDR) only, not on every interface.
+  TcpStoreServer(const std::string &host, int port, std::string secret,
+                 std::chrono::milliseconds timeout)
+      : secret(std::move(secret)), timeout(timeout) {
+    std::string problem;
+    listener = listenOn(host, port, problem);
+    if (listener < 0)
+      throw std::runtime_error(
+          "cannot serve the rendezvous store on " + host + ":" +
+          std::to_string(port) + ": " + problem +
+          " (is MASTER_PORT in use? does MASTER_ADDR name rank 0's machine?)");
     acceptor = std::thread([this] { acceptLoop(); });
   }
 
@@ -112,7 +83,7 @@ public:
 private:
   void acceptLoop() {
     while (true) {
-      int fd = ::accept(listener, nullptr, nullptr);
+      int fd = acceptOn(listener);
       if (fd < 0)
         return;
       std::lock_guard<std::mutex> lock(mutex);
@@ -126,9 +97,14 @@ private:
   }
 
   void serve(int fd) {
+    // A peer that never answers the challenge is dropped after the timeout.
+    setReceiveTimeout(fd, timeout);
+    std::string refusal = admitPeer(fd, secret, "the rendezvous store");
+    if (refusal.empty())
+      setReceiveTimeout(fd, std::chrono::milliseconds(0));
     char op;
     std::string key, value;
-    while (readAll(fd, &op, 1) && readBlob(fd, key)) {
+    while (refusal.empty() && readAll(fd, &op, 1) && readBlob(fd, key)) {
       if (op == 'S') {
         if (!readBlob(fd, value))
           break;
@@ -151,6 +127,8 @@ private:
     ::close(fd);
   }
 
+  const std::string secret;
+  const std::chrono::milliseconds timeout;
   int listener = -1;
   std::thread acceptor;
   /// Guards everything below.
@@ -163,45 +141,28 @@ private:
 };
 
 TcpStore::TcpStore(const std::string &host, int port, bool serve,
+                   const std::string &secret,
                    std::chrono::milliseconds timeout)
     : timeout(timeout) {
   if (serve)
-    server = std::make_unique<TcpStoreServer>(port);
-  addrinfo hints{}, *addresses = nullptr;
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  if (int error = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(),
-                                &hints, &addresses))
-    throw std::runtime_error("cannot resolve MASTER_ADDR '" + host +
-                             "': " + gai_strerror(error));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (socket < 0) {
-    for (addrinfo *a = addresses; a && socket < 0; a = a->ai_next) {
-      int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-      if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) == 0)
-        socket = fd;
-      else if (fd >= 0)
-        ::close(fd);
-    }
-    if (socket >= 0)
-      break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::freeaddrinfo(addresses);
-      throw std::runtime_error(
-          "cannot reach the rendezvous store at " + host + ":" +
-          std::to_string(port) + " within " +
-          std::to_string(timeout.count() / 1000) +
-          " s; check MASTER_ADDR/MASTER_PORT and that rank 0 is running");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server = std::make_unique<TcpStoreServer>(host, port, secret, timeout);
+  std::string address = host + ":" + std::to_string(port);
+  try {
+    socket = connectTo(host, port, timeout);
+  } catch (const std::runtime_error &error) {
+    throw std::runtime_error("MASTER_ADDR: " + std::string(error.what()));
   }
-  ::freeaddrinfo(addresses);
-  int one = 1;
-  ::setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (socket < 0)
+    throw std::runtime_error(
+        "cannot reach the rendezvous store at " + address + " within " +
+        std::to_string(timeout.count() / 1000) +
+        " s; check MASTER_ADDR/MASTER_PORT and that rank 0 is running");
   // A rank that never arrives makes reads fail instead of hanging.
-  timeval limit{static_cast<time_t>(timeout.count() / 1000),
-                static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  ::setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  setReceiveTimeout(socket, timeout);
+  std::string problem = proveToPeer(socket, secret);
+  if (!problem.empty())
+    throw std::runtime_error("the rendezvous store at " + address + ": " +
+                             problem);
 }
 
 TcpStore::~TcpStore() {

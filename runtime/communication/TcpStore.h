@@ -1,7 +1,8 @@
 //===- TcpStore.h - rendezvous over MASTER_ADDR:MASTER_PORT -----*- C++ -*-===//
 //
 // A key-value store for Gloo's rendezvous, as torchrun's: rank 0 serves it
-// on MASTER_ADDR:MASTER_PORT, every rank (rank 0 included) is a client.
+// on MASTER_ADDR:MASTER_PORT, every rank (rank 0 included) is a client, and
+// only clients that know the job's secret get in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,10 +22,13 @@ class TcpStoreServer;
 
 class TcpStore : public gloo::rendezvous::Store {
 public:
-  /// Connects to the store at `host:port`, serving it first when `serve`.
-  /// Throws std::runtime_error with a clear message on failure.
+  /// Connects to the store at `host:port`, serving it first when `serve`
+  /// (on the address `host` names only). Both ends prove that they know the
+  /// job's `secret` (JobSecret.h); the server refuses, and logs on stderr,
+  /// connections that do not. Throws std::runtime_error with a clear message
+  /// on failure.
   TcpStore(const std::string &host, int port, bool serve,
-           std::chrono::milliseconds timeout);
+           const std::string &secret, std::chrono::milliseconds timeout);
   ~TcpStore() override;
 
   void set(const std::string &key, const std::vector<char> &data) override;

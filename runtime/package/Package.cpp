@@ -3,9 +3,12 @@
 #include "runtime/package/Package.h"
 
 #include "runtime/core/EnumNames.h"
+#include "runtime/core/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <dlfcn.h>
 #include <fstream>
 #include <map>
@@ -24,6 +27,14 @@ using json = nlohmann::json;
                            "': " + message);
 }
 
+/// Throws: a file of the package does not match the manifest's record
+/// (`problem`).
+[[noreturn]] void damaged(const std::string &directory,
+                          const std::string &problem) {
+  invalid(directory, problem + ": the package is damaged; compile it again "
+                               "(pp-opt --pp-emit)");
+}
+
 constexpr EnumNames<Role, 9> kRoles = {
     {Role::Input, "input"},   {Role::Parameter, "parameter"},
     {Role::Frozen, "frozen"}, {Role::Constant, "constant"},
@@ -32,19 +43,166 @@ constexpr EnumNames<Role, 9> kRoles = {
     {Role::Saved, "saved"},
 };
 
-/// `value`'s string field `field`, parsed by `parse`; an error names the
-/// field, the value and the spellings allowed.
-template <typename T>
-T readEnum(const json &value, const char *field,
-           std::optional<T> (*parse)(const std::string &),
-           const char *allowed) {
-  std::string text = value.at(field).get<std::string>();
-  std::optional<T> parsed = parse(text);
-  if (!parsed)
-    throw std::runtime_error("unknown " + std::string(field) + " '" + text +
-                             "' (expected " + allowed + ")");
-  return *parsed;
+/// "a, b or c".
+std::string listChoices(const std::vector<std::string> &choices) {
+  std::string text;
+  for (size_t i = 0; i < choices.size(); ++i)
+    text += (i == 0                    ? ""
+             : i + 1 == choices.size() ? " or "
+                                       : ", ") +
+            choices[i];
+  return text;
 }
+
+/// A value of the manifest at `path` (`stages[1].functions[0].args[2]`),
+/// or a member that is missing. Its readers check the JSON type and the
+/// range and throw std::runtime_error naming the path, what was expected
+/// and what was found.
+class Field {
+public:
+  Field(const json *value, std::string path)
+      : value(value), path(std::move(path)) {}
+
+  bool present() const { return value != nullptr; }
+
+  /// The member `name` of this object; missing when absent.
+  Field operator[](const std::string &name) const {
+    checkType(value && value->is_object(), "an object");
+    auto it = value->find(name);
+    return Field(it == value->end() ? nullptr : &*it, childPath(name));
+  }
+
+  /// Checks that this is an object with no members but `allowed`.
+  void onlyMembers(const std::vector<std::string> &allowed) const {
+    checkType(value && value->is_object(), "an object");
+    for (const auto &member : value->items())
+      if (std::find(allowed.begin(), allowed.end(), member.key()) ==
+          allowed.end())
+        throw std::runtime_error((path.empty() ? "" : path + ": ") +
+                                 "unknown field \"" + member.key() +
+                                 "\" (expected " + listChoices(allowed) + ")");
+  }
+
+  /// The elements of this array.
+  std::vector<Field> elements() const {
+    checkType(value && value->is_array(), "an array");
+    std::vector<Field> fields;
+    for (size_t i = 0; i < value->size(); ++i)
+      fields.emplace_back(&(*value)[i], path + "[" + std::to_string(i) + "]");
+    return fields;
+  }
+
+  /// The members of this object, by name.
+  std::vector<std::pair<std::string, Field>> members() const {
+    checkType(value && value->is_object(), "an object");
+    std::vector<std::pair<std::string, Field>> fields;
+    for (const auto &member : value->items())
+      fields.emplace_back(member.key(),
+                          Field(&member.value(), childPath(member.key())));
+    return fields;
+  }
+
+  std::string string() const {
+    checkType(value && value->is_string(), "a string");
+    return value->get<std::string>();
+  }
+
+  /// A string of at least one character.
+  std::string name() const {
+    std::string text = string();
+    if (text.empty())
+      fail("a non-empty string");
+    return text;
+  }
+
+  /// An integer in [min, max].
+  int64_t integer(int64_t min = INT64_MIN, int64_t max = INT64_MAX) const {
+    std::string expected = min == INT64_MIN ? "an integer"
+                           : max == INT64_MAX
+                               ? "an integer of at least " + std::to_string(min)
+                               : "an integer from " + std::to_string(min) +
+                                     " to " + std::to_string(max);
+    if (!value || !value->is_number_integer() ||
+        (value->is_number_unsigned() && value->get<uint64_t>() > INT64_MAX))
+      fail(expected);
+    int64_t number = value->get<int64_t>();
+    if (number < min || number > max)
+      fail(expected);
+    return number;
+  }
+
+  /// Checks that this is a number or a string.
+  void numberOrString() const {
+    checkType(value && (value->is_number() || value->is_string()),
+              "a number or a string");
+  }
+
+  /// The value `parse` makes of this string; `allowed` lists the spellings.
+  template <typename T>
+  T choice(std::optional<T> (*parse)(const std::string &),
+           const std::string &allowed) const {
+    std::optional<T> parsed;
+    if (value && value->is_string())
+      parsed = parse(value->get<std::string>());
+    if (!parsed)
+      fail(allowed);
+    return *parsed;
+  }
+
+  /// True for the string `yes`, false for `no`.
+  bool either(const std::string &yes, const std::string &no) const {
+    if (!value || (*value != yes && *value != no))
+      fail(yes + " or " + no);
+    return *value == yes;
+  }
+
+  /// The literal string `expected`.
+  void literal(const std::string &expected) const {
+    if (!value || *value != expected)
+      fail("\"" + expected + "\"");
+  }
+
+  /// Non-negative sizes whose product fits in 64 bits.
+  Shape shape() const {
+    Shape shape;
+    int64_t elements = 1;
+    for (const Field &dim : this->elements()) {
+      shape.push_back(dim.integer(0));
+      if (__builtin_mul_overflow(elements, shape.back(), &elements))
+        fail("a shape with fewer than 2^63 elements");
+    }
+    return shape;
+  }
+
+  /// Throws: this value is not `expected`.
+  [[noreturn]] void fail(const std::string &expected) const {
+    std::string where = path.empty() ? "the top level" : path;
+    if (!value)
+      throw std::runtime_error(where + ": missing (expected " + expected + ")");
+    std::string found =
+        value->is_object() ? "an object"
+        : value->is_array()
+            ? "an array"
+            : value->dump(-1, ' ', false, json::error_handler_t::replace);
+    if (found.size() > 60)
+      found = found.substr(0, 57) + "...";
+    throw std::runtime_error(where + ": expected " + expected + ", found " +
+                             found);
+  }
+
+private:
+  std::string childPath(const std::string &name) const {
+    return path.empty() ? name : path + "." + name;
+  }
+
+  void checkType(bool ok, const char *expected) const {
+    if (!ok)
+      fail(expected);
+  }
+
+  const json *value;
+  std::string path;
+};
 
 std::optional<pp_dtype> parseDtype(const std::string &name) {
   pp_dtype dtype;
@@ -53,74 +211,140 @@ std::optional<pp_dtype> parseDtype(const std::string &name) {
   return dtype;
 }
 
-/// `number` as an integer. Only JSON integers are: nlohmann converts a
-/// float to an integer type with a plain cast, undefined behavior out of
-/// range.
-int64_t toInteger(const json &number, const std::string &field) {
-  if (!number.is_number_integer())
-    throw std::runtime_error(field + " must be an integer, not " +
-                             number.dump());
-  return number.get<int64_t>();
+/// One of `roles`.
+Role readRole(const Field &field, const std::vector<Role> &roles) {
+  std::vector<std::string> names;
+  for (Role role : roles)
+    names.push_back(roleName(role));
+  Role role = field.choice(parseRole, listChoices(names));
+  if (std::find(roles.begin(), roles.end(), role) == roles.end())
+    field.fail(listChoices(names));
+  return role;
 }
 
-/// `value`'s integer field `field`; `fallback` when it has none and a
-/// fallback is given.
-int64_t readInteger(const json &value, const char *field,
-                    std::optional<int64_t> fallback = std::nullopt) {
-  if (fallback && !value.contains(field))
-    return *fallback;
-  return toInteger(value.at(field), field);
-}
+const std::vector<Role> kAnyRole = {
+    Role::Input,    Role::Parameter, Role::Frozen,
+    Role::Constant, Role::Label,     Role::LossScale,
+    Role::Loss,     Role::Gradient,  Role::Saved};
 
-/// A tensor; `withRole` when the manifest gives it a role.
-TensorInfo readTensor(const json &value, bool withRole) {
+/// A tensor: its name, dtype and shape, and one of `roles` unless that is
+/// empty (message tensors have no role). `extra` names the other members
+/// the caller reads.
+TensorInfo readTensor(const Field &field, const std::vector<Role> &roles,
+                      std::vector<std::string> extra = {}) {
+  std::vector<std::string> members = {"name", "dtype", "shape"};
+  if (!roles.empty())
+    members.push_back("role");
+  members.insert(members.end(), extra.begin(), extra.end());
+  field.onlyMembers(members);
   TensorInfo tensor;
-  tensor.name = value.value("name", "");
-  if (withRole)
-    tensor.role =
-        readEnum(value, "role", parseRole,
-                 "input, parameter, frozen, constant, label, loss_scale, "
-                 "loss, gradient or saved");
-  tensor.dtype = readEnum(value, "dtype", parseDtype,
-                          "f32, f16, bf16, f64, i64, i32 or i1");
-  const json &shape = value.at("shape");
-  if (!shape.is_array())
-    throw std::runtime_error("shape must be an array, not " + shape.dump());
-  for (const json &dim : shape)
-    tensor.shape.push_back(toInteger(dim, "shape"));
+  tensor.name = field["name"].name();
+  if (!roles.empty())
+    tensor.role = readRole(field["role"], roles);
+  tensor.dtype =
+      field["dtype"].choice(parseDtype, "f32, f16, bf16, f64, i64, i32 or i1");
+  tensor.shape = field["shape"].shape();
   return tensor;
 }
 
-StageFunctionInfo readFunction(const json &value) {
+StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
+  field.onlyMembers({"function", "phase", "args", "results", "messages"});
   StageFunctionInfo function;
-  function.symbol = value.at("function").get<std::string>();
-  function.phase = readEnum(value, "phase", parsePhase,
-                            "forward, backward, backward_input or "
-                            "backward_weight");
-  for (const json &arg : value.at("args"))
-    function.args.push_back(readTensor(arg, /*withRole=*/true));
-  for (const json &result : value.at("results"))
-    function.results.push_back(readTensor(result, /*withRole=*/true));
-  for (const json &message : value.at("messages")) {
+  function.symbol = field["function"].name();
+  function.phase = field["phase"].choice(
+      parsePhase, "forward, backward, backward_input or backward_weight");
+  for (const Field &arg : field["args"].elements())
+    function.args.push_back(readTensor(arg, kAnyRole));
+  for (const Field &result : field["results"].elements())
+    function.results.push_back(readTensor(result, kAnyRole));
+  for (const Field &message : field["messages"].elements()) {
+    message.onlyMembers({"kind", "peer", "tensors"});
     MessageInfo info;
-    info.send = message.at("kind").get<std::string>() == "send";
-    info.peer = readInteger(message, "peer");
-    for (const json &tensor : message.at("tensors"))
-      info.tensors.push_back(readTensor(tensor, /*withRole=*/false));
+    info.send = message["kind"].either("send", "recv");
+    info.peer = message["peer"].integer(0, numStages - 1);
+    for (const Field &tensor : message["tensors"].elements())
+      info.tensors.push_back(readTensor(tensor, {}));
     function.messages.push_back(info);
   }
   return function;
 }
 
-DeviceMesh readMesh(const json &value) {
+DeviceMesh readMesh(const Field &field) {
+  field.onlyMembers({"axes"});
   std::vector<MeshAxis> axes;
-  for (const json &axis : value.at("axes"))
-    axes.push_back({axis.at("name").get<std::string>(),
-                    readInteger(axis, "size"),
-                    readEnum(axis, "kind", parseAxisKind,
-                             "pipeline, data_replicate, data_shard, tensor "
-                             "or context")});
+  for (const Field &axis : field["axes"].elements()) {
+    axis.onlyMembers({"name", "size", "kind"});
+    axes.push_back(
+        {axis["name"].name(), axis["size"].integer(1),
+         axis["kind"].choice(parseAxisKind, "pipeline, data_replicate, "
+                                            "data_shard, tensor or context")});
+  }
   return DeviceMesh(std::move(axes));
+}
+
+/// A file name inside the package directory: no path separator, not "."
+/// or "..".
+std::optional<std::string> parseFileName(const std::string &name) {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos)
+    return std::nullopt;
+  return name;
+}
+
+std::optional<std::string> parseSha256(const std::string &text) {
+  if (text.size() != 64 ||
+      text.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return std::nullopt;
+  return text;
+}
+
+std::map<std::string, FileDigest> readFiles(const Field &field) {
+  std::map<std::string, FileDigest> files;
+  for (const auto &[name, entry] : field.members()) {
+    if (!parseFileName(name))
+      throw std::runtime_error(
+          "files: \"" + name +
+          "\" is not a file name in the package directory (expected a name "
+          "without '/')");
+    entry.onlyMembers({"bytes", "sha256"});
+    files[name] = {
+        static_cast<uint64_t>(entry["bytes"].integer(0)),
+        entry["sha256"].choice(parseSha256, "64 lowercase hex digits")};
+  }
+  if (!files.count("parameters.bin"))
+    field["parameters.bin"].fail("the size and SHA-256 of parameters.bin");
+  return files;
+}
+
+/// "libraries": per target ("cpu", "cuda") its source and, when compiled,
+/// its library, each a file "files" records.
+void checkLibraries(const Field &field,
+                    const std::map<std::string, FileDigest> &files) {
+  field.onlyMembers({"cpu", "cuda"});
+  for (const auto &[target, entry] : field.members()) {
+    entry.onlyMembers({"source", "library"});
+    for (const char *kind : {"source", "library"}) {
+      Field file = entry[kind];
+      if (!file.present() && std::string(kind) == "library")
+        continue;
+      std::string name = file.name();
+      if (!files.count(name))
+        file.fail("a file that \"files\" records");
+    }
+  }
+}
+
+/// "stage_costs" (informational): per stage an object of numbers and
+/// strings.
+void checkStageCosts(const Field &field, int64_t numStages) {
+  std::vector<Field> costs = field.elements();
+  if (static_cast<int64_t>(costs.size()) != numStages)
+    field.fail("an array of " + std::to_string(numStages) +
+               " entries (num_stages)");
+  for (const Field &cost : costs)
+    for (const auto &member : cost.members())
+      member.second.numberOrString();
 }
 
 /// Checks that every saved argument of a stage's functions is a saved
@@ -192,8 +416,7 @@ void checkParameterUses(const Package &package, int64_t stage) {
 }
 
 /// Checks what the trainer relies on: stages match the mesh, each stage
-/// has a forward, saved values have producers, messages go to stages,
-/// labels fit the loss.
+/// has a forward, saved values have producers, labels fit the loss.
 void checkPackage(const Package &package) {
   const std::string &directory = package.directory;
   const MeshAxis *pipeline = package.mesh.pipelineAxis();
@@ -217,15 +440,6 @@ void checkPackage(const Package &package) {
                              " does not start with a forward function");
     checkSavedValues(directory, stage, info);
     checkParameterUses(package, stage);
-    for (const StageFunctionInfo &function : info.functions)
-      for (const MessageInfo &message : function.messages)
-        if (message.peer < 0 || message.peer >= package.numStages)
-          invalid(directory,
-                  function.symbol + " (stage " + std::to_string(stage) +
-                      ") " + (message.send ? "sends to" : "receives from") +
-                      " stage " + std::to_string(message.peer) +
-                      ", but the stages are 0 to " +
-                      std::to_string(package.numStages - 1));
   }
   bool crossEntropy = package.lossKind == "cross_entropy";
   pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;
@@ -240,6 +454,90 @@ void checkPackage(const Package &package) {
 bool isFile(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+/// Reads `manifest` (format and version first, so that a package of
+/// another version says so) into `package`, checking every field.
+void readManifest(const Field &manifest, Package &package) {
+  manifest["format"].literal("pp-pipeline-package");
+  int64_t version = manifest["version"].integer();
+  if (version != kPackageFormatVersion)
+    throw std::runtime_error(
+        "package format version " + std::to_string(version) + " is from " +
+        (version < kPackageFormatVersion ? "an older" : "a newer") +
+        " pp (this pp-run reads version " +
+        std::to_string(kPackageFormatVersion) + "); recompile the model");
+  manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
+                        "mesh", "loss", "inputs", "labels", "parameters",
+                        "stages", "stage_costs", "libraries", "files"});
+  package.numStages = manifest["num_stages"].integer(1);
+  package.microbatchSize = manifest["microbatch_size"].integer(1);
+  package.mesh = readMesh(manifest["mesh"]);
+  package.files = readFiles(manifest["files"]);
+  // Informational: checked when present.
+  if (manifest["libraries"].present())
+    checkLibraries(manifest["libraries"], package.files);
+  if (manifest["stage_costs"].present())
+    checkStageCosts(manifest["stage_costs"], package.numStages);
+
+  Field loss = manifest["loss"];
+  loss.onlyMembers({"kind", "output", "ignore_index", "classes"});
+  package.lossKind =
+      loss["kind"].either("mse", "cross_entropy") ? "mse" : "cross_entropy";
+  package.lossOutput = loss["output"].name();
+  if (loss["ignore_index"].present())
+    package.ignoreIndex = loss["ignore_index"].integer();
+  // Synthetic class indices are taken modulo the class count.
+  if (package.lossKind == "cross_entropy" || loss["classes"].present())
+    package.lossClasses = loss["classes"].integer(1);
+
+  for (const Field &input : manifest["inputs"].elements())
+    package.inputs.push_back(readTensor(input, {Role::Input}));
+  package.labels = readTensor(manifest["labels"], {Role::Label});
+
+  uint64_t parameterBytes = package.files.at("parameters.bin").bytes;
+  for (const Field &value : manifest["parameters"].elements()) {
+    ParameterInfo parameter;
+    parameter.fromFile = value["init"].either("file", "seeded_by_name");
+    std::vector<std::string> members = {"stage", "init"};
+    if (parameter.fromFile)
+      members.insert(members.end(), {"offset", "bytes"});
+    parameter.tensor = readTensor(
+        value, {Role::Parameter, Role::Frozen, Role::Constant}, members);
+    parameter.stage = value["stage"].integer(0, package.numStages - 1);
+    if (parameter.fromFile) {
+      uint64_t needed = 0;
+      if (__builtin_mul_overflow(
+              pp_dtype_size(parameter.tensor.dtype),
+              static_cast<uint64_t>(numElements(parameter.tensor.shape)),
+              &needed) ||
+          needed > static_cast<uint64_t>(INT64_MAX))
+        value["shape"].fail("a shape of fewer than 2^63 bytes");
+      parameter.bytes = value["bytes"].integer(0);
+      if (parameter.bytes != needed)
+        value["bytes"].fail(std::to_string(needed) + " (" +
+                            formatShape(parameter.tensor.shape) + " " +
+                            pp_dtype_name(parameter.tensor.dtype) + ")");
+      parameter.offset = value["offset"].integer(0);
+      if (parameter.offset > parameterBytes ||
+          parameterBytes - parameter.offset < needed)
+        value["offset"].fail("an offset whose " + std::to_string(needed) +
+                             " bytes lie inside parameters.bin (" +
+                             std::to_string(parameterBytes) + " bytes)");
+    }
+    package.parameters.push_back(parameter);
+  }
+
+  for (const Field &stage : manifest["stages"].elements()) {
+    stage.onlyMembers({"stage", "functions"});
+    int64_t index = static_cast<int64_t>(package.stages.size());
+    if (stage["stage"].integer() != index)
+      stage["stage"].fail(std::to_string(index) +
+                          " (list the stages in order from 0)");
+    StageInfo &info = package.stages.emplace_back();
+    for (const Field &function : stage["functions"].elements())
+      info.functions.push_back(readFunction(function, package.numStages));
+  }
 }
 
 } // namespace
@@ -276,50 +574,7 @@ Package Package::load(const std::string &directory) {
   Package package;
   package.directory = directory;
   try {
-    if (manifest.value("format", "") != "pp-pipeline-package")
-      throw std::runtime_error("not a pp pipeline manifest");
-    int64_t version = readInteger(manifest, "version", 0);
-    if (version != 2)
-      throw std::runtime_error(
-          "package format version " + std::to_string(version) + " is from " +
-          (version < 2 ? "an older" : "a newer") +
-          " pp (this pp-run reads version 2); recompile the model");
-    package.mesh = readMesh(manifest.at("mesh"));
-    package.numStages = readInteger(manifest, "num_stages");
-    package.microbatchSize = readInteger(manifest, "microbatch_size");
-    const json &loss = manifest.at("loss");
-    package.lossKind = loss.at("kind").get<std::string>();
-    package.lossOutput = loss.at("output").get<std::string>();
-    package.ignoreIndex = readInteger(loss, "ignore_index", -100);
-    package.lossClasses = readInteger(loss, "classes", 0);
-    for (const json &input : manifest.at("inputs"))
-      package.inputs.push_back(readTensor(input, /*withRole=*/true));
-    package.labels = readTensor(manifest.at("labels"), /*withRole=*/true);
-    for (const json &value : manifest.at("parameters")) {
-      ParameterInfo parameter;
-      parameter.tensor = readTensor(value, /*withRole=*/true);
-      if (!isParameterRole(parameter.tensor.role))
-        throw std::runtime_error("parameter '" + parameter.tensor.name +
-                                 "' has role '" +
-                                 roleName(parameter.tensor.role) +
-                                 "' (expected parameter, frozen or constant)");
-      parameter.stage = readInteger(value, "stage");
-      parameter.fromFile = value.value("init", "") == "file";
-      parameter.offset = static_cast<size_t>(readInteger(value, "offset", 0));
-      parameter.bytes = static_cast<size_t>(readInteger(value, "bytes", 0));
-      package.parameters.push_back(parameter);
-    }
-    for (const json &stage : manifest.at("stages")) {
-      int64_t index = readInteger(stage, "stage");
-      if (index != static_cast<int64_t>(package.stages.size()))
-        throw std::runtime_error("stage " + std::to_string(index) +
-                                 " is listed in position " +
-                                 std::to_string(package.stages.size()) +
-                                 "; list the stages in order from 0");
-      StageInfo &info = package.stages.emplace_back();
-      for (const json &function : stage.at("functions"))
-        info.functions.push_back(readFunction(function));
-    }
+    readManifest(Field(&manifest, ""), package);
   } catch (const std::exception &error) {
     invalid(directory, std::string("manifest.json: ") + error.what());
   }
@@ -327,15 +582,44 @@ Package Package::load(const std::string &directory) {
   return package;
 }
 
-void Package::loadStageLibrary(const std::string &fileName) {
+std::string Package::streamProblem(const std::string &fileName,
+                                   std::istream &stream) const {
+  auto it = files.find(fileName);
+  if (it == files.end())
+    return fileName + " is not among the files manifest.json records";
+  Sha256 digest;
+  uint64_t bytes = digest.update(stream);
+  if (stream.bad())
+    return "cannot read " + fileName;
+  if (bytes != it->second.bytes)
+    return fileName + " has " + std::to_string(bytes) +
+           " bytes, but manifest.json records " +
+           std::to_string(it->second.bytes);
+  if (digest.hex() != it->second.sha256)
+    return fileName + " does not match the SHA-256 manifest.json records";
+  return "";
+}
+
+std::string Package::fileProblem(const std::string &fileName) const {
   std::string path = directory + "/" + fileName;
-  if (!isFile(path))
+  std::ifstream file(path, std::ios::binary);
+  if (!isFile(path) || !file)
+    return fileName + " is " + (isFile(path) ? "unreadable" : "missing");
+  return streamProblem(fileName, file);
+}
+
+void Package::loadStageLibrary(const std::string &fileName) {
+  if (!files.count(fileName))
     invalid(directory, fileName +
                            " is missing; recompile the package with "
                            "pp-opt --pp-emit" +
                            (fileName == "libstages.so"
                                 ? ""
                                 : " on a machine where CMake found nvcc"));
+  std::string problem = fileProblem(fileName);
+  if (!problem.empty())
+    damaged(directory, problem);
+  std::string path = directory + "/" + fileName;
   library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
     invalid(directory, "cannot load " + fileName + ": " + ::dlerror());
@@ -359,6 +643,11 @@ void Package::readParameter(const ParameterInfo &parameter,
     parameterFile.open(directory + "/parameters.bin", std::ios::binary);
     if (!parameterFile)
       invalid(directory, "parameters.bin is missing");
+    // Verified through the stream it is read from.
+    std::string problem = streamProblem("parameters.bin", parameterFile);
+    if (!problem.empty())
+      damaged(directory, problem);
+    parameterFile.clear();
   }
   parameterFile.seekg(static_cast<std::streamoff>(parameter.offset));
   if (!parameterFile.read(static_cast<char *>(pp_tensor_data(tensor)),

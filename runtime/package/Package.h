@@ -9,11 +9,12 @@
 #define PP_RUNTIME_PACKAGE_H
 
 #include "runtime/communication/DeviceMesh.h"
-#include "runtime/schedules/Phase.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/pp_kernels.h"
+#include "runtime/schedules/Phase.h"
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,9 +90,21 @@ struct ParameterInfo {
   size_t bytes = 0;
 };
 
-/// A loaded package (manifest format version 2). load() throws
-/// std::runtime_error with a message that says what is wrong with which
-/// file.
+/// A file of the package as the manifest's "files" records it.
+struct FileDigest {
+  uint64_t bytes = 0;
+  /// 64 lowercase hex digits.
+  std::string sha256;
+};
+
+/// The format version of the manifests this runtime reads.
+constexpr int kPackageFormatVersion = 3;
+
+/// A loaded package (manifest format version 3). load() checks the whole
+/// manifest against its schema (docs/runtime.md) and throws
+/// std::runtime_error with a message that says what is wrong with which file,
+/// naming the field (`stages[1].functions[0].args[2].dtype`) and what it
+/// expected. Files are checked against their digests before they are used.
 struct Package {
   std::string directory;
   /// The devices the package runs on; its pipeline axis has numStages.
@@ -109,17 +122,27 @@ struct Package {
   std::vector<ParameterInfo> parameters;
   /// Indexed by stage.
   std::vector<StageInfo> stages;
+  /// Every file of the package but the manifest, by name.
+  std::map<std::string, FileDigest> files;
 
   static Package load(const std::string &directory);
-  /// Opens the stage library `fileName` (libstages.so for the CPU,
-  /// libstages_cuda.so for CUDA) and resolves every stage function.
+  /// Why the file `fileName` does not have the size and SHA-256 the manifest
+  /// records ("libstages.so has 100 bytes, but manifest.json records
+  /// 15656"), or "" when it does.
+  std::string fileProblem(const std::string &fileName) const;
+  /// Verifies and opens the stage library `fileName` (libstages.so for the
+  /// CPU, libstages_cuda.so for CUDA) and resolves every stage function.
   void loadStageLibrary(const std::string &fileName);
   /// Reads the initial value of `parameter` from parameters.bin into
-  /// `tensor`, which has the parameter's shape. The file stays open for the
-  /// next parameter.
+  /// `tensor`, which has the parameter's shape. The first call verifies the
+  /// file; it stays open for the next parameter.
   void readParameter(const ParameterInfo &parameter, pp_tensor *tensor) const;
 
 private:
+  /// fileProblem of the rest of `stream`, the file `fileName`.
+  std::string streamProblem(const std::string &fileName,
+                            std::istream &stream) const;
+
   void *library = nullptr;
   mutable std::ifstream parameterFile;
 };

@@ -2,8 +2,8 @@
 //
 // The trainer keeps parameters, optimizer state and metrics on the host. A
 // backend says where the stage functions run and how their messages
-// travel: host memory and Gloo (CpuBackend), or a GPU and NCCL
-// (runtime/cuda/CudaBackend).
+// travel: host memory and the pipeline communicator (CpuBackend), or a GPU
+// and NCCL (runtime/cuda/CudaBackend).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +49,7 @@ public:
   virtual void finishStep() = 0;
 };
 
-/// Host memory, the CPU kernels (libstages.so) and Gloo messages over
+/// Host memory, the CPU kernels (libstages.so) and messages over
 /// `pipeline`, the rank's pipeline group (its ranks are the stages).
 std::unique_ptr<Backend> createCpuBackend(Communicator &pipeline);
 

@@ -1,4 +1,4 @@
-//===- CpuBackend.cpp - stage functions on the host, messages over Gloo ---===//
+//===- CpuBackend.cpp - stage functions on the host, CPU ranks' messages --===//
 
 #include "runtime/training/Backend.h"
 
@@ -7,11 +7,12 @@
 namespace pp::runtime {
 namespace {
 
-/// Sends and receives a stage's messages over Gloo; both ends derive a
-/// message's slot from (step, microbatch, sender, receiver, name).
-class GlooChannel : public MessageChannel {
+/// Sends and receives a stage's messages over the pipeline communicator;
+/// both ends derive a message's slot from (step, microbatch, sender,
+/// receiver, name).
+class CommunicatorChannel : public MessageChannel {
 public:
-  explicit GlooChannel(Communicator &communicator)
+  explicit CommunicatorChannel(Communicator &communicator)
       : communicator(communicator) {}
 
   void setContext(int64_t step, int64_t microbatch) {
@@ -53,8 +54,7 @@ private:
 
 class CpuBackend : public Backend {
 public:
-  explicit CpuBackend(Communicator &communicator)
-      : communicator(communicator), channel(communicator) {}
+  explicit CpuBackend(Communicator &communicator) : channel(communicator) {}
 
   std::string stageLibrary() const override { return "libstages.so"; }
 
@@ -85,11 +85,11 @@ public:
     frame.allocator = pp_host_cache_allocator();
   }
 
-  void finishStep() override { communicator.flushSends(); }
+  /// A send has written its message when it returns: nothing to wait for.
+  void finishStep() override {}
 
 private:
-  Communicator &communicator;
-  GlooChannel channel;
+  CommunicatorChannel channel;
 };
 
 } // namespace

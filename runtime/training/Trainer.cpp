@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -71,11 +73,21 @@ public:
           << 100.0 * (p - 1) / (m + p - 1) << "%" << std::endl;
     }
     std::ofstream metrics;
-    if (reports && !options.metricsPath.empty()) {
-      metrics.open(options.metricsPath);
+    // Each line is flushed, so that a crash later keeps the steps so far,
+    // and checked, so that a failed write (a full disk) stops the run.
+    auto checkMetrics = [&]() {
       if (!metrics)
         throw std::runtime_error("cannot write the metrics file '" +
-                                 options.metricsPath + "'");
+                                 options.metricsPath +
+                                 "': " + std::strerror(errno));
+    };
+    auto writeMetrics = [&](const nlohmann::json &line) {
+      metrics << line.dump() << std::endl;
+      checkMetrics();
+    };
+    if (reports && !options.metricsPath.empty()) {
+      metrics.open(options.metricsPath);
+      checkMetrics();
     }
     for (int64_t step = 0; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
@@ -86,21 +98,24 @@ public:
           << std::setprecision(4) << result.samplesPerSecond << " samples/s"
           << std::endl;
       if (metrics.is_open())
-        metrics << nlohmann::json{{"step", result.step},
-                                  {"loss", result.loss},
-                                  {"grad_norm", result.gradNorm},
-                                  {"samples_per_s", result.samplesPerSecond}}
-                       .dump()
-                << std::endl; // A crash later keeps the steps so far.
+        writeMetrics({{"step", result.step},
+                      {"loss", result.loss},
+                      {"grad_norm", result.gradNorm},
+                      {"samples_per_s", result.samplesPerSecond}});
     }
-    std::map<std::string, ParameterValues> all = gatherParameters();
+    std::unique_ptr<ParameterFileWriter> saved;
+    if (reports && !options.saveParamsPath.empty())
+      saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
+    std::string digest = streamParameters(saved.get());
     if (reports) {
-      std::string digest = parametersDigest(all);
       log << "params_sha256 " << digest << std::endl;
-      if (metrics.is_open())
-        metrics << nlohmann::json{{"params_sha256", digest}}.dump() << "\n";
-      if (!options.saveParamsPath.empty())
-        writeParameterFile(options.saveParamsPath, all);
+      if (metrics.is_open()) {
+        writeMetrics({{"params_sha256", digest}});
+        metrics.close();
+        checkMetrics();
+      }
+      if (saved)
+        saved->finish();
     }
   }
 
@@ -365,34 +380,51 @@ private:
     return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
   }
 
-  /// Every parameter, frozen and constant tensor of the model on stage 0
-  /// (empty elsewhere): the other stages send theirs.
-  std::map<std::string, ParameterValues> gatherParameters() {
-    std::map<std::string, ParameterValues> all;
-    for (const ParameterInfo &parameter : package.parameters) {
-      const std::string &name = parameter.tensor.name;
-      int64_t count = numElements(parameter.tensor.shape);
+  /// Streams every parameter, frozen and constant tensor of the model to
+  /// stage 0 in name order, one at a time: stage 0 hashes each (and writes
+  /// it to `saved`, if given) and returns the digest; other stages return
+  /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
+  /// its own stage and one other tensor at most, never the whole model.
+  std::string streamParameters(ParameterFileWriter *saved) {
+    std::vector<const ParameterInfo *> byName;
+    for (const ParameterInfo &parameter : package.parameters)
+      byName.push_back(&parameter);
+    std::sort(byName.begin(), byName.end(), [](auto *a, auto *b) {
+      return a->tensor.name < b->tensor.name;
+    });
+    ParametersDigest digest;
+    std::vector<float> received;
+    for (const ParameterInfo *parameter : byName) {
+      const std::string &name = parameter->tensor.name;
+      int64_t count = numElements(parameter->tensor.shape);
       size_t bytes = count * sizeof(float);
+      int owner = static_cast<int>(parameter->stage);
+      uint64_t request = messageSlot("params/request/" + name);
       uint64_t slot = messageSlot("params/" + name);
-      if (parameter.stage == stage && stage != 0) {
-        pipeline.send(0, slot, pp_tensor_data(parameters.at(name).get()),
-                      bytes);
+      if (stage != 0) {
+        if (owner == stage) {
+          char ready = 0;
+          pipeline.recv(0, request, &ready, sizeof(ready));
+          pipeline.send(0, slot, pp_tensor_data(parameters.at(name).get()),
+                        bytes);
+        }
         continue;
       }
-      if (stage != 0)
-        continue;
-      ParameterValues &values = all[name];
-      values.shape = parameter.tensor.shape;
-      values.values.resize(count);
-      if (parameter.stage == 0)
-        std::memcpy(values.values.data(),
-                    pp_tensor_data(parameters.at(name).get()), bytes);
-      else
-        pipeline.recv(static_cast<int>(parameter.stage), slot,
-                      values.values.data(), bytes);
+      const float *values = nullptr;
+      if (owner == 0) {
+        values = floatsOf(parameters.at(name).get());
+      } else {
+        char ready = 1;
+        pipeline.send(owner, request, &ready, sizeof(ready));
+        received.resize(count);
+        pipeline.recv(owner, slot, received.data(), bytes);
+        values = received.data();
+      }
+      digest.add(name, values, count);
+      if (saved)
+        saved->add(name, parameter->tensor.shape, values);
     }
-    pipeline.flushSends();
-    return all;
+    return stage == 0 ? digest.finish() : "";
   }
 
   Package &package;

@@ -1,10 +1,11 @@
 //===- PackageFuzzer.cpp - fuzzes the package manifest reader -------------===//
 //
 // Writes each input as the manifest.json of a package directory whose
-// parameters.bin holds 256 floats, then does what pp-run does with a
-// package before it loads the stage library: Package::load, the deadlock
-// check of both schedules, and reading every parameter that comes from
-// parameters.bin into a tensor of its shape.
+// parameters.bin holds 256 floats (the seeds record its size and SHA-256),
+// then does what pp-run does with a package before it loads the stage
+// library: Package::load, the deadlock check of both schedules, and
+// reading every parameter that comes from parameters.bin into a tensor of
+// its shape.
 //
 //===----------------------------------------------------------------------===//
 

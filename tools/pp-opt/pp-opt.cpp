@@ -9,13 +9,13 @@
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/pp/IR/PPDialect.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -23,7 +23,9 @@
 #include "passes/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <map>
@@ -79,39 +81,46 @@ static std::optional<std::map<std::string, int64_t>> parseDimSizes() {
   return sizes;
 }
 
-/// Imports the ONNX model at `path` and returns it as MLIR bytecode, or null
-/// after printing why it cannot be imported.
-static std::unique_ptr<llvm::MemoryBuffer>
-importOnnxAsBytecode(llvm::StringRef path, int64_t defaultBatchSize,
-                     mlir::DialectRegistry &registry) {
-  std::optional<std::map<std::string, int64_t>> sizes = parseDimSizes();
-  if (!sizes)
-    return nullptr;
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> file =
-      mlir::openInputFile(path, &message);
-  if (!file) {
-    llvm::errs() << "pp-opt: cannot read '" << path << "': " << message << "\n";
-    return nullptr;
+namespace {
+
+/// Imports an ONNX model into the empty module pp-opt parses in its place:
+/// the first pass of the pipeline, so that the model lands in the context
+/// the passes run in and its weights are never copied on the way (no
+/// serialization and re-parse).
+class ImportOnnxPass
+    : public mlir::PassWrapper<ImportOnnxPass,
+                               mlir::OperationPass<mlir::ModuleOp>> {
+public:
+  ImportOnnxPass(int fd, std::string path,
+                 pp::onnx_frontend::ImportOptions options)
+      : fd(fd), path(std::move(path)), options(std::move(options)) {}
+
+  llvm::StringRef getArgument() const override { return "pp-import-onnx"; }
+
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    registry.insert<pp::nn::NNDialect, pp::PPDialect, mlir::arith::ArithDialect,
+                    mlir::func::FuncDialect>();
   }
-  mlir::MLIRContext context(registry);
+
+  void runOnOperation() override {
+    mlir::OwningOpRef<mlir::ModuleOp> imported =
+        pp::onnx_frontend::importOnnxFile(fd, path, &getContext(), options);
+    if (!imported)
+      return signalPassFailure();
+    mlir::ModuleOp module = getOperation();
+    module.getBody()->getOperations().splice(
+        module.getBody()->end(), imported->getBody()->getOperations());
+    module->setAttrs(imported.get()->getAttrDictionary());
+    module->setLoc(imported->getLoc());
+  }
+
+private:
+  int fd;
+  std::string path;
   pp::onnx_frontend::ImportOptions options;
-  options.batchSize = batchSize ? batchSize.getValue() : defaultBatchSize;
-  options.dimSizes = std::move(*sizes);
-  mlir::OwningOpRef<mlir::ModuleOp> module = pp::onnx_frontend::importOnnxModel(
-      file->getBuffer(), path, &context, options);
-  if (!module)
-    return nullptr;
-  // Bytecode keeps the ONNX node locations for the passes' diagnostics and
-  // carries the weights as binary blobs.
-  std::string bytes;
-  llvm::raw_string_ostream os(bytes);
-  if (mlir::failed(mlir::writeBytecodeToFile(*module, os))) {
-    llvm::errs() << "pp-opt: cannot serialize the imported model\n";
-    return nullptr;
-  }
-  return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
-}
+};
+
+} // namespace
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -137,27 +146,31 @@ int main(int argc, char **argv) {
       "pp compiler driver: partitions models into pipelines\n", registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
-  if (!emitDirectory.empty()) {
-    mlir::MlirOptMainConfig base = config;
-    config.setPassPipelineSetupFn([base](mlir::PassManager &pm) {
-      if (mlir::failed(base.setupPassPipeline(pm)))
-        return mlir::failure();
-      pp::EmitPackageOptions options;
-      options.dir = emitDirectory;
-      pm.addPass(pp::createEmitPackage(options));
-      return mlir::success();
-    });
-  }
 
+  // An ONNX model is imported by the pipeline's first pass into an empty
+  // module that stands in for the input.
   std::unique_ptr<llvm::MemoryBuffer> input;
   std::string message;
+  std::optional<ImportOnnxPass> importOnnx;
+  int modelFile = -1;
   if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
-    input = importOnnxAsBytecode(
-        inputPath,
-        microbatchSizeOfPipeline(static_cast<int>(args.size()), args.data()),
-        registry);
-    if (!input)
+    std::optional<std::map<std::string, int64_t>> sizes = parseDimSizes();
+    if (!sizes)
       return EXIT_FAILURE;
+    if (std::error_code error =
+            llvm::sys::fs::openFileForRead(inputPath, modelFile)) {
+      llvm::errs() << "pp-opt: cannot read '" << inputPath
+                   << "': " << error.message() << "\n";
+      return EXIT_FAILURE;
+    }
+    pp::onnx_frontend::ImportOptions options;
+    options.batchSize =
+        batchSize ? batchSize.getValue()
+                  : microbatchSizeOfPipeline(static_cast<int>(args.size()),
+                                             args.data());
+    options.dimSizes = std::move(*sizes);
+    importOnnx.emplace(modelFile, inputPath, std::move(options));
+    input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (!dimSizes.empty()) {
     llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
                  << inputPath << "' is not one (.onnx, .onnxtxt)\n";
@@ -169,14 +182,32 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
   }
+  if (importOnnx || !emitDirectory.empty()) {
+    mlir::MlirOptMainConfig base = config;
+    config.setPassPipelineSetupFn([base, &importOnnx](mlir::PassManager &pm) {
+      if (importOnnx)
+        pm.addPass(std::make_unique<ImportOnnxPass>(*importOnnx));
+      if (mlir::failed(base.setupPassPipeline(pm)))
+        return mlir::failure();
+      if (!emitDirectory.empty()) {
+        pp::EmitPackageOptions options;
+        options.dir = emitDirectory;
+        pm.addPass(pp::createEmitPackage(options));
+      }
+      return mlir::success();
+    });
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputPath, &message);
   if (!output) {
     llvm::errs() << "pp-opt: " << message << "\n";
     return EXIT_FAILURE;
   }
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+  mlir::LogicalResult result =
+      mlir::MlirOptMain(output->os(), std::move(input), registry, config);
+  if (modelFile >= 0)
+    llvm::sys::Process::SafelyCloseFileDescriptor(modelFile);
+  if (mlir::failed(result))
     return EXIT_FAILURE;
   output->keep();
   return EXIT_SUCCESS;

@@ -4,6 +4,7 @@
 
 #include "frontends/onnx/OnnxImporter.h"
 #include "passes/Passes.h"
+#include "runtime/package/Package.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -14,7 +15,12 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/WithColor.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -58,6 +64,107 @@ static std::optional<std::string> quotedOptionValue(llvm::StringRef flag,
   return std::nullopt;
 }
 
+namespace {
+
+/// An exclusive flock(2) on a file, released when this is destroyed or the
+/// process dies (a crashed compile holds no lock).
+class FileLock {
+public:
+  /// Locks `path` (created if missing); waits for the holder unless
+  /// `wait` is false. Fails with `problem` set (empty when the lock is
+  /// merely held by another process and `wait` is false).
+  static std::optional<FileLock> acquire(const std::string &path, bool wait,
+                                         std::string &problem) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      problem = "cannot create the lock file '" + path +
+                "': " + std::strerror(errno) +
+                " (set --cache-dir or PP_CACHE_DIR to a writable directory)";
+      return std::nullopt;
+    }
+    while (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno != EWOULDBLOCK)
+        problem = "cannot lock '" + path + "': " + std::strerror(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    return FileLock(fd);
+  }
+  FileLock(FileLock &&other) : fd(std::exchange(other.fd, -1)) {}
+  FileLock(const FileLock &) = delete;
+  FileLock &operator=(const FileLock &) = delete;
+  FileLock &operator=(FileLock &&) = delete;
+  ~FileLock() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+
+private:
+  explicit FileLock(int fd) : fd(fd) {}
+  int fd;
+};
+
+/// The lock file of the cache entry `key`: `ROOT/.locks/KEY`, created
+/// with its directory as needed.
+std::string lockPath(const std::string &root, const std::string &key) {
+  llvm::sys::fs::create_directories(root + "/.locks");
+  return root + "/.locks/" + key;
+}
+
+/// The cache key of the staging directory `name` (`KEY.tmpPID`), or "".
+llvm::StringRef stagingKey(llvm::StringRef name) {
+  auto [key, rest] = name.split(".tmp");
+  return key.size() == 32 && name.contains(".tmp") &&
+                 key.find_first_not_of("0123456789abcdef") ==
+                     llvm::StringRef::npos
+             ? key
+             : llvm::StringRef();
+}
+
+/// Removes what compiles that died left: staging directories of keys whose
+/// lock nobody holds. The caller holds the lock of `ownKey`.
+void removeAbandonedStaging(const std::string &root, llvm::StringRef ownKey) {
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator it(root, error), end;
+       !error && it != end; it.increment(error)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    llvm::StringRef key = stagingKey(name);
+    if (key.empty())
+      continue;
+    bool own = key == ownKey;
+    std::string problem;
+    std::optional<FileLock> lock =
+        own ? std::nullopt
+            : FileLock::acquire(lockPath(root, key.str()),
+                                /*wait=*/false, problem);
+    if (own || lock) // Else a compile of that model is running.
+      llvm::sys::fs::remove_directories(it->path());
+  }
+}
+
+/// Why the cached package `directory` cannot be used: it has no manifest,
+/// its manifest does not load, or a file does not match its digest; "" when
+/// it is whole.
+std::string damageOf(const std::string &directory) {
+  if (!llvm::sys::fs::exists(directory + "/manifest.json"))
+    return "it has no manifest.json";
+  try {
+    pp::runtime::Package package = pp::runtime::Package::load(directory);
+    for (const auto &file : package.files) {
+      std::string problem = package.fileProblem(file.first);
+      if (!problem.empty())
+        return problem;
+    }
+  } catch (const std::exception &failure) {
+    return failure.what();
+  }
+  return "";
+}
+
+} // namespace
+
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem) {
   if (!pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
@@ -94,10 +201,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     return std::nullopt;
   }
 
+  std::optional<std::string> lossOption =
+      quotedOptionValue("--loss", request.loss, problem);
+  if (!lossOption)
+    return std::nullopt;
   std::string pipeline =
       "pp-compile{stages=" + std::to_string(request.stages) +
       " microbatch-size=" + std::to_string(request.microbatchSize) +
-      " loss=" + request.loss;
+      " loss=" + *lossOption;
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
   if (!request.freeze.empty()) {
@@ -131,11 +242,41 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   std::string key = llvm::toHex(hash.final(), /*LowerCase=*/true).substr(0, 32);
   std::string root = cacheRoot(request);
   std::string packageDir = root + "/" + key;
-  if (llvm::sys::fs::exists(packageDir + "/manifest.json"))
+  if (std::error_code error = llvm::sys::fs::create_directories(root)) {
+    problem = "cannot create the cache directory '" + root +
+              "': " + error.message() + " (set --cache-dir or PP_CACHE_DIR)";
+    return std::nullopt;
+  }
+  // One compile of a model at a time: the lock of its key covers checking,
+  // repairing and building its entry.
+  std::optional<FileLock> lock =
+      FileLock::acquire(lockPath(root, key), /*wait=*/true, problem);
+  if (!lock) {
+    // A cache this user cannot write: a whole entry can still be used.
+    if (!damageOf(packageDir).empty())
+      return std::nullopt;
+    problem.clear();
     return packageDir;
+  }
+  removeAbandonedStaging(root, key);
+  if (llvm::sys::fs::exists(packageDir)) {
+    std::string damage = damageOf(packageDir);
+    if (damage.empty())
+      return packageDir;
+    llvm::WithColor::warning(llvm::errs(), "pp-run")
+        << "the cached package '" << packageDir << "' is damaged (" << damage
+        << "); compiling the model again\n";
+    if (std::error_code error = llvm::sys::fs::remove_directories(
+            packageDir, /*IgnoreErrors=*/false)) {
+      problem = "cannot remove the damaged cached package '" + packageDir +
+                "': " + error.message() + "; remove it by hand";
+      return std::nullopt;
+    }
+  }
 
-  // Build in a private directory, then rename: concurrent runs never see a
-  // half-written package.
+  // Build in a private directory, then rename: no run ever sees a
+  // half-written package, and a compile that dies leaves only the private
+  // directory, which the next compile removes.
   std::string staging =
       packageDir + ".tmp" + std::to_string(static_cast<long>(::getpid()));
   if (std::error_code error = llvm::sys::fs::create_directories(staging)) {
@@ -158,22 +299,23 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   OwningOpRef<ModuleOp> module = pp::onnx_frontend::importOnnxModel(
       (*file)->getBuffer(), request.modelPath, &context, options);
   PassManager pm(&context);
-  std::string emit = "pp-emit-package{dir=" + staging + "}";
-  bool ok = module && succeeded(parsePassPipeline(pipeline + "," + emit, pm)) &&
-            succeeded(pm.run(*module));
+  pp::EmitPackageOptions emit;
+  emit.dir = staging;
+  bool ok = module && succeeded(parsePassPipeline(pipeline, pm));
+  if (ok) {
+    pm.addPass(pp::createEmitPackage(emit));
+    ok = succeeded(pm.run(*module));
+  }
   if (!ok) {
     llvm::sys::fs::remove_directories(staging);
     problem = "cannot compile '" + request.modelPath + "':\n" + diagnostics;
     return std::nullopt;
   }
   if (std::error_code error = llvm::sys::fs::rename(staging, packageDir)) {
-    // Another run finished the same package first.
     llvm::sys::fs::remove_directories(staging);
-    if (!llvm::sys::fs::exists(packageDir + "/manifest.json")) {
-      problem = "cannot move the compiled package into '" + packageDir +
-                "': " + error.message();
-      return std::nullopt;
-    }
+    problem = "cannot move the compiled package into '" + packageDir +
+              "': " + error.message();
+    return std::nullopt;
   }
   return packageDir;
 }

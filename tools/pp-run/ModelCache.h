@@ -25,7 +25,10 @@ struct ModelCompileRequest {
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
 /// model's bytes and the compile options (`dims` and `freeze` as given),
-/// unless it is there already.
+/// unless a whole entry is there already: one whose manifest loads and
+/// whose files match their recorded digests. A damaged entry is compiled
+/// again (with a warning on stderr). Compiles of one model take turns (a
+/// lock per entry); staging directories of compiles that died are removed.
 /// Returns the package directory, or nullopt with `problem` set.
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem);

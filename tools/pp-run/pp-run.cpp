@@ -8,10 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/pp-run/Launcher.h"
 #include "tools/pp-run/ModelCache.h"
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
@@ -20,18 +22,21 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 using namespace llvm;
 using namespace pp::runtime;
@@ -109,7 +114,7 @@ cl::opt<int>
     timeoutSeconds("timeout", cl::init(300),
                    cl::desc("Seconds a rank waits for another before failing"),
                    cl::cat(runCategory));
-cl::opt<int> stages("stages", cl::init(0),
+cl::opt<int> stages("stages", cl::init(1),
                     cl::desc("Pipeline stages when compiling a model "
                              "(default 1)"),
                     cl::cat(runCategory));
@@ -148,23 +153,6 @@ int error(const Twine &message) {
   return 1;
 }
 
-/// A TCP port that is free right now.
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  int port = 29500;
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
-          0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  ::close(fd);
-  return port;
-}
-
 /// Reads an integer environment variable; fails on garbage.
 std::optional<int> environmentInt(const char *name, std::string &problem) {
   const char *value = std::getenv(name);
@@ -196,6 +184,72 @@ TrainerOptions trainerOptions() {
   options.optimizer.momentum = static_cast<float>(momentum);
   options.optimizer.weightDecay = static_cast<float>(weightDecay);
   return options;
+}
+
+/// Why the options are out of range ("" when they are not): each message
+/// names the option, the valid range and the value given.
+std::string optionProblem() {
+  auto atLeastOne = [](const char *flag, int64_t value) {
+    return "--" + std::string(flag) + " must be at least 1, got " +
+           std::to_string(value);
+  };
+  if (microbatches < 1)
+    return atLeastOne("microbatches", microbatches);
+  if (steps < 1)
+    return atLeastOne("steps", steps);
+  if (timeoutSeconds < 1)
+    return atLeastOne("timeout", timeoutSeconds);
+  if (numProcesses.getNumOccurrences() && numProcesses < 1)
+    return atLeastOne("nproc", numProcesses);
+  if (stages < 1)
+    return atLeastOne("stages", stages);
+  if (microbatchSize.getNumOccurrences() && microbatchSize < 1)
+    return atLeastOne("microbatch-size", microbatchSize);
+  // Rates are rounded to float: they must be finite there too.
+  struct Rate {
+    const char *flag;
+    double value;
+    double below;
+    const char *range;
+  };
+  for (const Rate &rate :
+       {Rate{"lr", learningRate, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"momentum", momentum, 1, "a number in [0, 1)"},
+        Rate{"weight-decay", weightDecay, HUGE_VAL, "a number in [0, 3.4e38]"},
+        Rate{"clip-grad-norm", clipGradNorm, HUGE_VAL,
+             "a number in [0, 3.4e38] (0: no clipping)"}})
+    if (!(rate.value >= 0 && rate.value < rate.below &&
+          std::isfinite(static_cast<float>(rate.value)))) {
+      std::ostringstream given;
+      given << rate.value;
+      return "--" + std::string(rate.flag) + " must be " + rate.range +
+             ", got " + given.str();
+    }
+  return "";
+}
+
+/// Why this process cannot write the output file `path` of `--flag` (its
+/// folder is missing or not writable, or it names a folder); "" when it
+/// can. An existing file is opened without truncating it; a new one is
+/// created and removed again.
+std::string outputProblem(const char *flag, const std::string &path) {
+  bool existed = sys::fs::exists(path);
+  int fd = ::open(path.c_str(),
+                  existed ? O_WRONLY | O_APPEND | O_CLOEXEC
+                          : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  0644);
+  if (fd < 0) {
+    std::string folder = sys::path::parent_path(path).str();
+    return "cannot write --" + std::string(flag) + " '" + path +
+           "': " + std::strerror(errno) +
+           (existed ? ""
+                    : " (the folder '" + (folder.empty() ? "." : folder) +
+                          "' must exist and be writable)");
+  }
+  ::close(fd);
+  if (!existed)
+    ::unlink(path.c_str());
+  return "";
 }
 
 /// The backend `--device` asks for; its messages go over `pipeline` (whose
@@ -239,8 +293,6 @@ int printScheduleOf(const std::string &packageDir) {
 
 /// Runs rank `info.rank` of the job on `packageDir`.
 int runRank(const std::string &packageDir, const RendezvousInfo &info) {
-  std::string prefix =
-      info.worldSize > 1 ? "rank " + std::to_string(info.rank) + ": " : "";
   try {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
@@ -251,7 +303,7 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     package.loadStageLibrary(backend->stageLibrary());
     train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
-    return error(prefix + failure.what());
+    return reportRankFailure(info.rank, info.worldSize, failure);
   }
   return 0;
 }
@@ -295,54 +347,6 @@ std::vector<std::string> rankArguments(const std::string &program,
   return args;
 }
 
-/// Starts `count` ranks of this program on `packageDir` and waits for them;
-/// when one fails the others are stopped.
-int launch(const std::string &packageDir, int count, const char *self) {
-  int port = freePort();
-  std::vector<std::string> args = rankArguments(self, packageDir);
-  std::vector<pid_t> children;
-  for (int rank = 0; rank < count; ++rank) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setenv("RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(count).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::vector<char *> argv;
-      for (std::string &arg : args)
-        argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv("/proc/self/exe", argv.data());
-      std::perror("pp-run: cannot start a rank");
-      ::_exit(127);
-    }
-    if (pid < 0)
-      return error("cannot start rank " + Twine(rank));
-    children.push_back(pid);
-  }
-  int failed = 0;
-  for (size_t done = 0; done < children.size(); ++done) {
-    int status = 0;
-    pid_t pid = ::wait(&status);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok && !failed) {
-      failed = 1;
-      auto it = std::find(children.begin(), children.end(), pid);
-      int rank = it - children.begin();
-      errs() << "pp-run: rank " << rank << " failed ("
-             << (WIFSIGNALED(status)
-                     ? "signal " + std::to_string(WTERMSIG(status))
-                     : "exit code " + std::to_string(WEXITSTATUS(status)))
-             << "); stopping the other ranks\n";
-      for (pid_t child : children)
-        if (child != pid)
-          ::kill(child, SIGTERM);
-    }
-  }
-  return failed;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -357,35 +361,32 @@ int main(int argc, char **argv) {
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
-  if (microbatches < 1)
-    return error("--microbatches must be at least 1, got " +
-                 Twine(microbatches.getValue()));
-  if (steps < 1)
-    return error("--steps must be at least 1, got " + Twine(steps.getValue()));
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
-  if (timeoutSeconds < 1)
-    return error("--timeout must be at least 1 second");
+  if (std::string problem = optionProblem(); !problem.empty())
+    return error(problem);
   if (!sys::fs::exists(input))
     return error("no such package directory or model file: '" + input + "'");
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
-    const char *flag = dims.getNumOccurrences()     ? "--dim"
-                       : freeze.getNumOccurrences() ? "--freeze"
-                                                    : nullptr;
-    if (flag)
-      return error(Twine(flag) +
-                   " applies when pp-run compiles a model, but '" + input +
-                   "' is a compiled package; recompile it with " +
-                   "pp-opt (--dim NAME=SIZE, --pp-compile=\"... " +
-                   "freeze=REGEX\") or run the model file");
+    // (cl::list's operator& gives its storage.)
+    const cl::Option *compileOptions[] = {&stages, &microbatchSize,
+                                          &loss,   std::addressof(splitPoints),
+                                          &freeze, std::addressof(dims)};
+    for (const cl::Option *option : compileOptions)
+      if (option->getNumOccurrences())
+        return error("--" + option->ArgStr +
+                     " applies when pp-run compiles a model, but '" + input +
+                     "' is a compiled package; recompile it with pp-opt " +
+                     "(--dim NAME=SIZE, --pp-compile=\"... " +
+                     "freeze=REGEX\") or run the model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;
-    request.stages = stages == 0 ? 1 : stages;
+    request.stages = stages;
     request.microbatchSize = microbatchSize;
     request.loss = loss;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
@@ -408,6 +409,14 @@ int main(int argc, char **argv) {
   std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
   if (!problem.empty())
     return error(problem);
+  // Job rank 0 writes the outputs: find out now, not after training, that
+  // it cannot.
+  if (rank.value_or(0) == 0)
+    for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
+                              std::pair{"save-params", &saveParamsPath}})
+      if (!path->empty())
+        if (std::string problem = outputProblem(flag, *path); !problem.empty())
+          return error(problem);
   if (rank) {
     // One rank of a job an external launcher (or this one) started.
     RendezvousInfo info;
@@ -418,6 +427,8 @@ int main(int argc, char **argv) {
                    " is not below WORLD_SIZE=" + Twine(info.worldSize));
     if (const char *addr = std::getenv("MASTER_ADDR"))
       info.masterAddr = addr;
+    if (const char *secret = std::getenv(kJobSecretVariable))
+      info.jobSecret = secret;
     if (info.worldSize > 1 && !masterPort)
       return error("MASTER_PORT is not set; a job of " + Twine(info.worldSize) +
                    " ranks needs MASTER_ADDR and MASTER_PORT");
@@ -444,5 +455,5 @@ int main(int argc, char **argv) {
     info.timeout = std::chrono::seconds(timeoutSeconds);
     return runRank(packageDir, info);
   }
-  return launch(packageDir, count, argv[0]);
+  return launchRanks(rankArguments(argv[0], packageDir), count);
 }

@@ -1,7 +1,8 @@
-//===- PackageTest.cpp - reading version-2 manifests
-//-----------------------===//
+//===- PackageTest.cpp - reading version-3 manifests ---------------------===//
 
 #include "runtime/package/Package.h"
+
+#include "runtime/core/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
 #include <stdexcept>
 
 using namespace pp::runtime;
@@ -31,6 +35,13 @@ json function(const std::string &symbol, const std::string &phase, json args,
           {"args", args},
           {"results", results},
           {"messages", messages}};
+}
+
+/// The manifest's record of a file holding `contents`.
+json fileRecord(const std::string &contents) {
+  Sha256 digest;
+  digest.update(contents.data(), contents.size());
+  return {{"bytes", contents.size()}, {"sha256", digest.hex()}};
 }
 
 /// Two stages: stage 0's forward saves "a" and "b" and sends "h" (bf16) to
@@ -66,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 2},
+          {"version", 3},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -87,26 +98,45 @@ json manifest() {
              {"shape", {4}},
              {"stage", 1},
              {"init", "seeded_by_name"}}}},
-          {"stages", {stage0, stage1}}};
+          {"stages", {stage0, stage1}},
+          {"files", {{"parameters.bin", fileRecord("")}}}};
 }
 
-/// Writes `value` as the manifest of a fresh package directory.
-std::string writePackage(const json &value) {
+/// Writes `value` as the manifest of a fresh package directory, and
+/// `files` (name, contents) beside it.
+std::string writePackage(const json &value,
+                         const std::map<std::string, std::string> &files = {}) {
   char directory[] = "/tmp/pp-package-test-XXXXXX";
   EXPECT_NE(::mkdtemp(directory), nullptr);
   std::ofstream(std::string(directory) + "/manifest.json") << value.dump(2);
+  for (const auto &[name, contents] : files)
+    std::ofstream(std::string(directory) + "/" + name, std::ios::binary)
+        << contents;
   return directory;
 }
 
-/// The message Package::load throws for `value`, without the directory.
-std::string loadError(const json &value) {
+/// The message `action` throws, without the package directory; "done"
+/// when it throws nothing.
+std::string errorOf(const std::function<void()> &action) {
   try {
-    Package::load(writePackage(value));
+    action();
   } catch (const std::runtime_error &error) {
     std::string message = error.what();
     return message.substr(message.find("': ") + 3);
   }
-  return "loaded";
+  return "done";
+}
+
+/// The message Package::load throws for `value`, without the directory.
+std::string loadError(const json &value) {
+  return errorOf([&] { Package::load(writePackage(value)); });
+}
+
+/// loadError of manifest() after `change`.
+std::string errorAfter(const std::function<void(json &)> &change) {
+  json value = manifest();
+  change(value);
+  return loadError(value);
 }
 
 TEST(Package, ReadsMeshPhasesRolesAndDtypes) {
@@ -146,12 +176,20 @@ TEST(Package, EveryManifestDtypeParses) {
     EXPECT_EQ(send.tensors[i].dtype, dtypes[i]) << names[i];
 }
 
-TEST(Package, OlderFormatsAreRefused) {
+TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  value["version"] = 1;
+  for (int version : {1, 2}) {
+    value["version"] = version;
+    EXPECT_EQ(loadError(value),
+              "manifest.json: package format version " +
+                  std::to_string(version) +
+                  " is from an older pp (this pp-run reads version 3); "
+                  "recompile the model");
+  }
+  value["version"] = 4;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 1 is from an older pp "
-            "(this pp-run reads version 2); recompile the model");
+            "manifest.json: package format version 4 is from a newer pp "
+            "(this pp-run reads version 3); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
@@ -171,47 +209,168 @@ TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
 TEST(Package, BadFieldsNameWhatIsAllowed) {
   json value = manifest();
   value["inputs"][0]["dtype"] = "f8";
-  EXPECT_EQ(loadError(value), "manifest.json: unknown dtype 'f8' (expected "
-                              "f32, f16, bf16, f64, i64, i32 or i1)");
+  EXPECT_EQ(loadError(value),
+            "manifest.json: inputs[0].dtype: expected f32, f16, bf16, f64, "
+            "i64, i32 or i1, found \"f8\"");
   value = manifest();
   value["stages"][0]["functions"][1]["phase"] = "backwards";
   EXPECT_EQ(loadError(value),
-            "manifest.json: unknown phase 'backwards' (expected forward, "
-            "backward, backward_input or backward_weight)");
+            "manifest.json: stages[0].functions[1].phase: expected forward, "
+            "backward, backward_input or backward_weight, found "
+            "\"backwards\"");
   value = manifest();
   value["parameters"][0]["role"] = "input";
-  EXPECT_EQ(loadError(value), "manifest.json: parameter 'w' has role 'input' "
-                              "(expected parameter, frozen or constant)");
+  EXPECT_EQ(loadError(value), "manifest.json: parameters[0].role: expected "
+                              "parameter, frozen or constant, found "
+                              "\"input\"");
   value = manifest();
   value["mesh"]["axes"][0]["kind"] = "pipe";
   EXPECT_EQ(loadError(value),
-            "manifest.json: unknown kind 'pipe' (expected pipeline, "
-            "data_replicate, data_shard, tensor or context)");
+            "manifest.json: mesh.axes[0].kind: expected pipeline, "
+            "data_replicate, data_shard, tensor or context, found \"pipe\"");
 }
 
-TEST(Package, IntegerFieldsTakeOnlyJsonIntegers) {
-  json value = manifest();
-  value["parameters"][0]["stage"] = 6.7e66;
-  EXPECT_EQ(loadError(value),
-            "manifest.json: stage must be an integer, not 6.7e+66");
-  value = manifest();
-  value["inputs"][0]["shape"] = {2, 3.5};
-  EXPECT_EQ(loadError(value),
-            "manifest.json: shape must be an integer, not 3.5");
-  value = manifest();
-  value["labels"]["shape"] = 4;
-  EXPECT_EQ(loadError(value), "manifest.json: shape must be an array, not 4");
+/// Each manifest mistake is named by its field path and what was expected.
+TEST(Package, SchemaViolationsNameTheFieldPath) {
+  EXPECT_EQ(errorAfter([](json &m) { m["microbatch_size"] = 0; }),
+            "manifest.json: microbatch_size: expected an integer of at least "
+            "1, found 0");
+  EXPECT_EQ(errorAfter([](json &m) { m["num_stages"] = "2"; }),
+            "manifest.json: num_stages: expected an integer of at least 1, "
+            "found \"2\"");
+  EXPECT_EQ(errorAfter([](json &m) { m["microbatch_size"] = 2.5; }),
+            "manifest.json: microbatch_size: expected an integer of at least "
+            "1, found 2.5");
+  EXPECT_EQ(errorAfter([](json &m) { m.erase("loss"); }),
+            "manifest.json: loss: missing (expected an object)");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][1]["functions"][0]["args"][1].erase("dtype");
+            }),
+            "manifest.json: stages[1].functions[0].args[1].dtype: missing "
+            "(expected f32, f16, bf16, f64, i64, i32 or i1)");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["args"] = json::object();
+            }),
+            "manifest.json: stages[0].functions[0].args: expected an array, "
+            "found an object");
+  EXPECT_EQ(errorAfter([](json &m) { m["mesh"]["axes"][0]["sise"] = 2; }),
+            "manifest.json: mesh.axes[0]: unknown field \"sise\" (expected "
+            "name, size or kind)");
+  EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
+            "manifest.json: unknown field \"microbatch\" (expected format, "
+            "version, num_stages, microbatch_size, mesh, loss, inputs, "
+            "labels, parameters, stages, stage_costs, libraries or files)");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
+            }),
+            "manifest.json: stages[0].functions[0].messages[0].peer: "
+            "expected an integer from 0 to 1, found 2");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["messages"][0]["kind"] = "post";
+            }),
+            "manifest.json: stages[0].functions[0].messages[0].kind: "
+            "expected send or recv, found \"post\"");
+  EXPECT_EQ(errorAfter([](json &m) { m["inputs"][0]["shape"][1] = -3; }),
+            "manifest.json: inputs[0].shape[1]: expected an integer of at "
+            "least 0, found -3");
+  EXPECT_EQ(errorAfter([](json &m) { m["inputs"][0]["role"] = "label"; }),
+            "manifest.json: inputs[0].role: expected input, found \"label\"");
+  EXPECT_EQ(errorAfter([](json &m) { m["labels"]["name"] = ""; }),
+            "manifest.json: labels.name: expected a non-empty string, found "
+            "\"\"");
+  EXPECT_EQ(errorAfter([](json &m) { m["parameters"][1]["stage"] = 2; }),
+            "manifest.json: parameters[1].stage: expected an integer from 0 "
+            "to 1, found 2");
+  EXPECT_EQ(errorAfter([](json &m) { m["parameters"][0]["offset"] = 0; }),
+            "manifest.json: parameters[0]: unknown field \"offset\" "
+            "(expected name, dtype, shape, role, stage or init)");
+  EXPECT_EQ(errorAfter([](json &m) { m["stages"][1]["stage"] = 2; }),
+            "manifest.json: stages[1].stage: expected 1 (list the stages in "
+            "order from 0), found 2");
+  EXPECT_EQ(errorAfter([](json &m) { m["loss"]["kind"] = "cross_entropy"; }),
+            "manifest.json: loss.classes: missing (expected an integer of at "
+            "least 1)");
+  EXPECT_EQ(errorAfter([](json &m) { m["stage_costs"] = {json::object()}; }),
+            "manifest.json: stage_costs: expected an array of 2 entries "
+            "(num_stages), found an array");
+  EXPECT_EQ(errorAfter([](json &m) { m = json::array(); }),
+            "manifest.json: the top level: expected an object, found an array");
 }
 
-TEST(Package, MessagesGoToStages) {
+TEST(Package, FilesAreRecordedByNameSizeAndDigest) {
+  EXPECT_EQ(errorAfter([](json &m) { m["files"].erase("parameters.bin"); }),
+            "manifest.json: files.parameters.bin: missing (expected the size "
+            "and SHA-256 of parameters.bin)");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["files"]["parameters.bin"]["sha256"] = "ABC";
+            }),
+            "manifest.json: files.parameters.bin.sha256: expected 64 "
+            "lowercase hex digits, found \"ABC\"");
+  EXPECT_EQ(errorAfter([](json &m) { m["files"]["../x"] = fileRecord(""); }),
+            "manifest.json: files: \"../x\" is not a file name in the "
+            "package directory (expected a name without '/')");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["libraries"] = {{"cpu", {{"source", "stages.cpp"}}}};
+            }),
+            "manifest.json: libraries.cpu.source: expected a file that "
+            "\"files\" records, found \"stages.cpp\"");
+  // A parameter read from parameters.bin must lie inside it.
+  auto fromFile = [](json &m, int64_t offset, int64_t bytes) {
+    m["parameters"][0].update(
+        {{"init", "file"}, {"offset", offset}, {"bytes", bytes}});
+    m["files"]["parameters.bin"] = fileRecord(std::string(48, 'x'));
+  };
+  EXPECT_EQ(errorAfter([&](json &m) { fromFile(m, 0, 40); }),
+            "manifest.json: parameters[0].bytes: expected 48 (3x4 f32), "
+            "found 40");
+  EXPECT_EQ(errorAfter([&](json &m) { fromFile(m, 4, 48); }),
+            "manifest.json: parameters[0].offset: expected an offset whose 48 "
+            "bytes lie inside parameters.bin (48 bytes), found 4");
+}
+
+/// Every file is checked against its record before it is used: a changed
+/// or truncated file is refused, naming it, and never read or loaded.
+TEST(Package, DamagedFilesAreRefusedBeforeUse) {
+  std::string weights(48, '\1');
   json value = manifest();
-  value["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
-  EXPECT_EQ(loadError(value), "stage0_forward (stage 0) sends to stage 2, "
-                              "but the stages are 0 to 1");
-  value["stages"][0]["functions"][0]["messages"][0]["peer"] = -1;
-  value["stages"][0]["functions"][0]["messages"][0]["kind"] = "recv";
-  EXPECT_EQ(loadError(value), "stage0_forward (stage 0) receives from stage "
-                              "-1, but the stages are 0 to 1");
+  value["parameters"][0].update(
+      {{"init", "file"}, {"offset", 0}, {"bytes", 48}});
+  value["files"]["parameters.bin"] = fileRecord(weights);
+  value["files"]["libstages.so"] = fileRecord("not a library");
+  value["files"]["stages.cpp"] = fileRecord("extern \"C\" {}");
+  pp_tensor *weight = nullptr;
+  int64_t shape[] = {3, 4};
+  ASSERT_EQ(pp_tensor_create(PP_DTYPE_F32, 2, shape, &weight), PP_OK);
+  std::unique_ptr<pp_tensor, void (*)(pp_tensor *)> owner(weight,
+                                                          pp_tensor_destroy);
+  auto readError = [&](const std::string &contents) {
+    Package package =
+        Package::load(writePackage(value, {{"parameters.bin", contents}}));
+    return errorOf(
+        [&] { package.readParameter(package.parameters[0], weight); });
+  };
+  EXPECT_EQ(readError(weights), "done");
+  std::string flipped = weights;
+  flipped[5] ^= 0x40;
+  EXPECT_EQ(readError(flipped),
+            "parameters.bin does not match the SHA-256 manifest.json "
+            "records: the package is damaged; compile it again (pp-opt "
+            "--pp-emit)");
+  EXPECT_EQ(readError(weights.substr(0, 20)),
+            "parameters.bin has 20 bytes, but manifest.json records 48: the "
+            "package is damaged; compile it again (pp-opt --pp-emit)");
+
+  Package package =
+      Package::load(writePackage(value, {{"libstages.so", "not a libr"}}));
+  EXPECT_EQ(package.fileProblem("libstages.so"),
+            "libstages.so has 10 bytes, but manifest.json records 13");
+  EXPECT_EQ(package.fileProblem("stages.cpp"), "stages.cpp is missing");
+  EXPECT_EQ(errorOf([&] { package.loadStageLibrary("libstages.so"); }),
+            "libstages.so has 10 bytes, but manifest.json records 13: the "
+            "package is damaged; compile it again (pp-opt --pp-emit)");
+  EXPECT_EQ(errorOf([&] { package.loadStageLibrary("libstages_cuda.so"); }),
+            "libstages_cuda.so is missing; recompile the package with pp-opt "
+            "--pp-emit on a machine where CMake found nvcc");
 }
 
 TEST(Package, ParametersAndGradientsMatchTheParameterList) {

@@ -1,0 +1,210 @@
+//===- MessageLinks.cpp - direct connections for point-to-point messages --===//
+
+#include "runtime/communication/MessageLinks.h"
+#include "runtime/communication/JobSecret.h"
+#include "runtime/communication/Socket.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace pp::runtime {
+namespace {
+
+/// What precedes a message's bytes on a link.
+struct Header {
+  uint64_t channel = 0;
+  uint64_t slot = 0;
+  uint64_t size = 0;
+};
+
+/// How long an accepted connection may take to prove the job's secret.
+constexpr std::chrono::milliseconds kHandshakeTimeout = std::chrono::seconds(10);
+
+std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
+
+/// Closes `fd` on every path that does not keep it.
+struct Closer {
+  int &fd;
+  ~Closer() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+} // namespace
+
+MessageLinks::MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
+                           const std::string &host, const std::string &secret,
+                           std::chrono::milliseconds timeout)
+    : rank(rank), timeout(timeout) {
+  for (int peer = 0; peer < size; ++peer)
+    links.push_back(std::make_unique<Link>());
+  std::string problem;
+  int listener = listenOn(host, 0, problem);
+  Closer closeListener{listener};
+  if (listener < 0)
+    throw std::runtime_error("cannot listen for the other ranks' messages on " +
+                             host + ": " + problem);
+  std::string address = listeningAddress(listener);
+  store.set(storeKey(rank), std::vector<char>(address.begin(), address.end()));
+
+  // Lower ranks accept: each has finished connecting to the ones below it.
+  for (int peer = 0; peer < rank; ++peer) {
+    std::vector<char> value = store.get(storeKey(peer));
+    std::istringstream parts(std::string(value.begin(), value.end()));
+    std::string peerHost;
+    int port = 0;
+    parts >> peerHost >> port;
+    int fd = connectTo(peerHost, port, timeout);
+    Closer closeFd{fd};
+    if (fd < 0)
+      throw std::runtime_error("cannot connect to rank " +
+                               std::to_string(peer) + " at " + peerHost + ":" +
+                               std::to_string(port));
+    setReceiveTimeout(fd, timeout);
+    problem = proveToPeer(fd, secret);
+    int32_t me = rank;
+    if (problem.empty() && !writeAll(fd, &me, sizeof(me)))
+      problem = "it closed the connection";
+    if (!problem.empty())
+      throw std::runtime_error("connecting to rank " + std::to_string(peer) +
+                               ": " + problem);
+    links[peer]->fd = std::exchange(fd, -1);
+  }
+
+  // Higher ranks connect; strangers are refused.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int missing = size - 1 - rank; missing > 0;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd waiting{listener, POLLIN, 0};
+    if (left.count() <= 0 ||
+        ::poll(&waiting, 1, static_cast<int>(left.count())) <= 0)
+      throw std::runtime_error(
+          std::to_string(missing) + " rank(s) above rank " +
+          std::to_string(rank) + " did not connect within " +
+          std::to_string(timeout.count() / 1000) + " s (a rank failed?)");
+    int fd = acceptOn(listener);
+    if (fd < 0)
+      continue;
+    Closer closeFd{fd};
+    // Ranks answer at once; a silent stranger holds the others up briefly.
+    setReceiveTimeout(fd, std::min(timeout, kHandshakeTimeout));
+    std::string listener = "rank " + std::to_string(rank);
+    if (!admitPeer(fd, secret, listener).empty())
+      continue;
+    int32_t peer = -1;
+    if (!readAll(fd, &peer, sizeof(peer)) || peer <= rank || peer >= size ||
+        links[peer]->fd >= 0) {
+      logRefusal(listener, fd,
+                 "it claims to be rank " + std::to_string(peer) +
+                     ", which is not a higher rank still to connect");
+      continue;
+    }
+    links[peer]->fd = std::exchange(fd, -1);
+    --missing;
+  }
+
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank)
+      continue;
+    int fd = links[peer]->fd;
+    // Messages wait in the queues, not in the connection: reads block
+    // without a timeout; writes fail after one, when a peer stops reading.
+    setReceiveTimeout(fd, std::chrono::milliseconds(0));
+    timeval limit{static_cast<time_t>(timeout.count() / 1000), 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+    links[peer]->reader = std::thread([this, peer] { read(peer); });
+  }
+}
+
+MessageLinks::~MessageLinks() {
+  for (std::unique_ptr<Link> &link : links)
+    if (link->fd >= 0)
+      ::shutdown(link->fd, SHUT_RDWR);
+  for (std::unique_ptr<Link> &link : links) {
+    if (link->reader.joinable())
+      link->reader.join();
+    if (link->fd >= 0)
+      ::close(link->fd);
+  }
+}
+
+MessageLinks::Link &MessageLinks::link(int peer) {
+  if (peer < 0 || peer >= static_cast<int>(links.size()) || peer == rank)
+    throw std::runtime_error("rank " + std::to_string(rank) +
+                             " has no link to rank " + std::to_string(peer));
+  return *links[peer];
+}
+
+void MessageLinks::read(int peer) {
+  Link &from = *links[peer];
+  while (true) {
+    Header header;
+    if (!readAll(from.fd, &header, sizeof(header)))
+      break;
+    std::vector<char> bytes(header.size);
+    if (!readAll(from.fd, bytes.data(), bytes.size()))
+      break;
+    std::lock_guard<std::mutex> lock(mutex);
+    from.arrived[{header.channel, header.slot}].push_back(std::move(bytes));
+    arrivedOne.notify_all();
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  from.failure = "the connection to rank " + std::to_string(peer) +
+                 " closed (the rank failed or finished)";
+  arrivedOne.notify_all();
+}
+
+void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
+                        const void *bytes, size_t size) {
+  Link &to = link(peer);
+  Header header{channel, slot, size};
+  std::lock_guard<std::mutex> lock(to.writing);
+  if (!writeAll(to.fd, &header, sizeof(header), bytes, size))
+    throw std::runtime_error("sending a message to rank " +
+                             std::to_string(peer) +
+                             " failed: " + std::strerror(errno) +
+                             " (the rank failed or stopped reading)");
+}
+
+void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot, void *bytes,
+                        size_t size) {
+  Link &from = link(peer);
+  std::unique_lock<std::mutex> lock(mutex);
+  std::deque<std::vector<char>> *queue = nullptr;
+  bool arrived = arrivedOne.wait_for(lock, timeout, [&] {
+    auto it = from.arrived.find({channel, slot});
+    queue = it == from.arrived.end() ? nullptr : &it->second;
+    return queue || !from.failure.empty();
+  });
+  if (!queue) {
+    if (!arrived)
+      throw std::runtime_error(
+          "timed out after " + std::to_string(timeout.count() / 1000) +
+          " s waiting for a message from rank " + std::to_string(peer));
+    throw std::runtime_error("waiting for a message from rank " +
+                             std::to_string(peer) + ": " + from.failure);
+  }
+  std::vector<char> message = std::move(queue->front());
+  queue->pop_front();
+  if (queue->empty())
+    from.arrived.erase({channel, slot});
+  lock.unlock();
+  if (message.size() != size)
+    throw std::runtime_error("a message from rank " + std::to_string(peer) +
+                             " has " + std::to_string(message.size()) +
+                             " bytes where " + std::to_string(size) +
+                             " were expected");
+  std::memcpy(bytes, message.data(), size);
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,84 @@
+//===- MessageLinks.h - direct connections for point-to-point messages ---===//
+//
+// One TCP connection between each two ranks of a job, for the stages'
+// messages. A send writes the message (channel, slot, size, bytes) at once;
+// a thread per connection reads what arrives into a queue per (channel,
+// slot) that receives take from. So a send never waits for its receive and
+// a message crosses the network once, whatever the order of the two;
+// per message the cost is a write, a read and a wake-up, independent of how
+// many messages a step has.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_MESSAGELINKS_H
+#define PP_RUNTIME_MESSAGELINKS_H
+
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace pp::runtime {
+
+class MessageLinks {
+public:
+  /// Connects rank `rank` of a job of `size` ranks to all others: listens
+  /// on `host` (this rank's address as the others reach it), publishes the
+  /// address in `store`, connects to the lower ranks and accepts the higher
+  /// ones. Both ends of each link prove that they know the job's `secret`
+  /// (JobSecret.h); a connection that does not is refused and logged on
+  /// stderr. Throws std::runtime_error when a rank does not connect within
+  /// `timeout`.
+  MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
+               const std::string &host, const std::string &secret,
+               std::chrono::milliseconds timeout);
+  ~MessageLinks();
+  MessageLinks(const MessageLinks &) = delete;
+  MessageLinks &operator=(const MessageLinks &) = delete;
+
+  /// Sends `size` bytes to job rank `peer` on (`channel`, `slot`); returns
+  /// once they are written to the connection.
+  void send(int peer, uint64_t channel, uint64_t slot, const void *bytes,
+            size_t size);
+  /// Receives the next message job rank `peer` sent on (`channel`, `slot`),
+  /// which must have `size` bytes, waiting up to the timeout for it.
+  void recv(int peer, uint64_t channel, uint64_t slot, void *bytes,
+            size_t size);
+
+private:
+  /// The connection to one peer and what arrived on it.
+  struct Link {
+    int fd = -1;
+    /// Serializes writes of whole messages.
+    std::mutex writing;
+    std::thread reader;
+    /// Guarded by MessageLinks::mutex: messages not yet received, by
+    /// (channel, slot), and why the connection ended, if it did.
+    std::map<std::pair<uint64_t, uint64_t>, std::deque<std::vector<char>>>
+        arrived;
+    std::string failure;
+  };
+
+  /// Reads messages from `peer` until its connection closes.
+  void read(int peer);
+  Link &link(int peer);
+
+  int rank;
+  std::chrono::milliseconds timeout;
+  /// One per job rank; this rank's own entry stays unconnected.
+  std::vector<std::unique_ptr<Link>> links;
+  std::mutex mutex;
+  std::condition_variable arrivedOne;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_MESSAGELINKS_H

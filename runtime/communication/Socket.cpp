@@ -1,0 +1,179 @@
+//===- Socket.cpp - TCP helpers of the rendezvous store and links ---------===//
+
+#include "runtime/communication/Socket.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace pp::runtime {
+namespace {
+
+using Addresses = std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)>;
+
+/// The TCP addresses `host:port` resolves to; null with the reason in
+/// `problem` when it does not.
+Addresses resolve(const std::string &host, int port, std::string &problem) {
+  addrinfo hints{}, *addresses = nullptr;
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  if (int error = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(),
+                                &hints, &addresses)) {
+    problem = "cannot resolve '" + host + "': " + gai_strerror(error);
+    return Addresses(nullptr, &::freeaddrinfo);
+  }
+  return Addresses(addresses, &::freeaddrinfo);
+}
+
+/// Numeric host and port of a socket address.
+std::pair<std::string, std::string> numeric(const sockaddr_storage &address,
+                                            socklen_t length) {
+  char host[NI_MAXHOST] = {0}, port[NI_MAXSERV] = {0};
+  ::getnameinfo(reinterpret_cast<const sockaddr *>(&address), length, host,
+                sizeof(host), port, sizeof(port),
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  return {host, port};
+}
+
+void setNoDelay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+} // namespace
+
+int listenOn(const std::string &host, int port, std::string &problem) {
+  Addresses addresses = resolve(host, port, problem);
+  if (!addresses)
+    return -1;
+  for (addrinfo *a = addresses.get(); a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) {
+      problem = std::strerror(errno);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0)
+      return fd;
+    problem = std::strerror(errno);
+    ::close(fd);
+  }
+  return -1;
+}
+
+std::string listeningAddress(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
+  auto [host, port] = numeric(address, length);
+  return host + " " + port;
+}
+
+int acceptOn(int listener) {
+  int fd = ::accept(listener, nullptr, nullptr);
+  if (fd >= 0)
+    setNoDelay(fd);
+  return fd;
+}
+
+int connectTo(const std::string &host, int port,
+              std::chrono::milliseconds timeout) {
+  std::string problem;
+  Addresses addresses = resolve(host, port, problem);
+  if (!addresses)
+    throw std::runtime_error(problem);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    for (addrinfo *a = addresses.get(); a; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+      if (fd < 0)
+        continue;
+      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        setNoDelay(fd);
+        return fd;
+      }
+      ::close(fd);
+    }
+    if (std::chrono::steady_clock::now() > deadline)
+      return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void setReceiveTimeout(int fd, std::chrono::milliseconds timeout) {
+  timeval limit{static_cast<time_t>(timeout.count() / 1000),
+                static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+}
+
+bool writeAll(int fd, const void *data, size_t size) {
+  const char *bytes = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t written = ::send(fd, bytes, size, MSG_NOSIGNAL);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0)
+      return false;
+    bytes += written;
+    size -= written;
+  }
+  return true;
+}
+
+bool writeAll(int fd, const void *header, size_t headerSize, const void *data,
+              size_t size) {
+  iovec parts[2] = {{const_cast<void *>(header), headerSize},
+                    {const_cast<void *>(data), size}};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = 2;
+  ssize_t written;
+  do
+    written = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+  while (written < 0 && errno == EINTR);
+  if (written < 0)
+    return false;
+  size_t fromHeader = std::min(headerSize, static_cast<size_t>(written));
+  size_t fromData = static_cast<size_t>(written) - fromHeader;
+  return writeAll(fd, static_cast<const char *>(header) + fromHeader,
+                  headerSize - fromHeader) &&
+         writeAll(fd, static_cast<const char *>(data) + fromData,
+                  size - fromData);
+}
+
+bool readAll(int fd, void *data, size_t size) {
+  char *bytes = static_cast<char *>(data);
+  while (size > 0) {
+    ssize_t got = ::recv(fd, bytes, size, 0);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return false;
+    bytes += got;
+    size -= got;
+  }
+  return true;
+}
+
+std::string peerAddress(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getpeername(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+    return "an unknown address";
+  auto [host, port] = numeric(address, length);
+  return host + ":" + port;
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,54 @@
+//===- Socket.h - TCP helpers of the rendezvous store and links -*- C++ -*-===//
+//
+// Blocking TCP sockets as the rendezvous store (TcpStore) and the ranks'
+// message links (MessageLinks) use them: listening on the one address a
+// job names, connecting, whole reads and writes, and the peer's address for
+// logs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_SOCKET_H
+#define PP_RUNTIME_SOCKET_H
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace pp::runtime {
+
+/// Listens on `host` (a name or numeric address: only the interface it
+/// resolves to, never every interface) at `port` (0: any free port); -1
+/// with the reason in `problem` on failure.
+int listenOn(const std::string &host, int port, std::string &problem);
+
+/// "address port" of the listening socket `fd`, numeric, as connectTo()
+/// takes it.
+std::string listeningAddress(int fd);
+
+/// Accepts a connection on `listener` (TCP_NODELAY, as connectTo's); -1
+/// when accept fails.
+int acceptOn(int listener);
+
+/// Connects to `host:port` (TCP_NODELAY: small messages leave at once),
+/// retrying until `timeout` has passed; -1 when no address of `host`
+/// accepted. Throws when `host` does not resolve.
+int connectTo(const std::string &host, int port,
+              std::chrono::milliseconds timeout);
+
+/// Makes reads on `fd` fail after `timeout` without data (0: never).
+void setReceiveTimeout(int fd, std::chrono::milliseconds timeout);
+
+/// Sends/receives exactly `size` bytes; false when the connection failed.
+bool writeAll(int fd, const void *data, size_t size);
+bool readAll(int fd, void *data, size_t size);
+/// Sends `header` then `data`, in one system call when the socket takes
+/// them at once.
+bool writeAll(int fd, const void *header, size_t headerSize, const void *data,
+              size_t size);
+
+/// "address:port" of the other end of the connected socket `fd`.
+std::string peerAddress(int fd);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_SOCKET_H

@@ -1,0 +1,52 @@
+//===- Sha256.cpp - SHA-256 digests ---------------------------------------===//
+
+#include "runtime/core/Sha256.h"
+
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
+namespace pp::runtime {
+
+struct Sha256::Context {
+  EVP_MD_CTX *md = EVP_MD_CTX_new();
+};
+
+Sha256::Sha256() : context(new Context) {
+  if (!context->md || !EVP_DigestInit_ex(context->md, EVP_sha256(), nullptr))
+    throw std::runtime_error("cannot start a SHA-256 digest (OpenSSL)");
+}
+
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(context->md);
+  delete context;
+}
+
+void Sha256::update(const void *data, size_t bytes) {
+  EVP_DigestUpdate(context->md, data, bytes);
+}
+
+size_t Sha256::update(std::istream &stream) {
+  char buffer[1 << 16];
+  size_t total = 0;
+  while (stream.read(buffer, sizeof(buffer)) || stream.gcount() > 0) {
+    update(buffer, static_cast<size_t>(stream.gcount()));
+    total += static_cast<size_t>(stream.gcount());
+  }
+  return total;
+}
+
+std::string Sha256::hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(context->md, digest, &length);
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned int i = 0; i < length; ++i) {
+    text += digits[digest[i] >> 4];
+    text += digits[digest[i] & 15];
+  }
+  return text;
+}
+
+} // namespace pp::runtime

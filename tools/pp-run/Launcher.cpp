@@ -1,0 +1,736 @@
+//===- Launcher.cpp - starts and watches the ranks of a job ---------------===//
+//
+// The launcher forks every rank into a process group of its own, with its
+// stdout, stderr and a report pipe (PP_RUN_STATUS_FD) connected to the
+// launcher, and then watches them all from one poll() loop that signal
+// handlers wake through a self-pipe. Own process groups keep a terminal's
+// SIGINT and SIGHUP away from the ranks, so that the launcher alone decides
+// how they end, and make a stopped rank's group orphaned when the launcher
+// dies, which has the kernel send it SIGHUP and SIGCONT.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/pp-run/Launcher.h"
+
+#include "runtime/communication/Communicator.h"
+#include "runtime/communication/JobSecret.h"
+
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string_view>
+
+using namespace llvm;
+using Clock = std::chrono::steady_clock;
+
+extern char **environ;
+
+namespace {
+
+/// The environment variable that names the descriptor on which a rank
+/// reports why it failed to the launcher that started it.
+constexpr const char *kStatusFdVariable = "PP_RUN_STATUS_FD";
+
+/// How long ranks get to exit after SIGTERM before SIGKILL, and how long,
+/// after a rank gave up waiting for another, the launcher lets the others
+/// report what they were waiting for before it ends them.
+constexpr std::chrono::seconds kGracePeriod(5);
+
+/// Lines longer than this are passed on in pieces.
+constexpr size_t kMaxLineBytes = 64 * 1024;
+
+/// The signals that wake the launcher: a rank's change of state, and those
+/// it passes on to the ranks.
+constexpr int kHandledSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
+
+/// A TCP port that is free right now.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = 29500;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
+          0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+/// Writes all of `text` to `fd`; returns false if it cannot.
+bool writeAll(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t written = ::write(fd, text.data(), text.size());
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0)
+      return false;
+    text.remove_prefix(static_cast<size_t>(written));
+  }
+  return true;
+}
+
+/// A signal's name, such as SIGTERM.
+std::string signalName(int signal) {
+  const char *abbreviation = ::sigabbrev_np(signal);
+  return abbreviation ? std::string("SIG") + abbreviation
+                      : "signal " + std::to_string(signal);
+}
+
+/// The write end of the pipe through which signal handlers wake the
+/// launcher's loop, one byte (the signal number) per signal.
+int wakeFd = -1;
+
+void onSignal(int signal) {
+  int savedErrno = errno;
+  unsigned char byte = static_cast<unsigned char>(signal);
+  [[maybe_unused]] ssize_t written = ::write(wakeFd, &byte, 1);
+  errno = savedErrno;
+}
+
+/// While it lives, SIGCHLD and the forwarded signals wake the launcher's
+/// loop. A forwarded signal that was ignored (SIGINT of a background job,
+/// SIGHUP under nohup) stays ignored, in the launcher and in the ranks.
+class SignalWakeups {
+public:
+  SignalWakeups() {
+    if (::pipe2(pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+      return;
+    wakeFd = pipe[1];
+    struct sigaction action {};
+    action.sa_handler = onSignal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (int signal : kHandledSignals) {
+      struct sigaction old {};
+      ::sigaction(signal, nullptr, &old);
+      if (old.sa_handler == SIG_IGN && signal != SIGCHLD)
+        continue;
+      ::sigaction(signal, &action, &old);
+      previous.push_back({signal, old});
+    }
+  }
+
+  ~SignalWakeups() {
+    restore();
+    wakeFd = -1;
+    for (int fd : pipe)
+      if (fd >= 0)
+        ::close(fd);
+  }
+
+  /// Puts the signals' old handlers back; async-signal-safe.
+  void restore() const {
+    for (auto &[signal, old] : previous)
+      ::sigaction(signal, &old, nullptr);
+  }
+
+  bool ok() const { return pipe[0] >= 0; }
+  int fd() const { return pipe[0]; }
+
+  /// The signals that arrived since the last call.
+  std::vector<int> take() const {
+    std::vector<int> signals;
+    unsigned char bytes[64];
+    ssize_t count;
+    while ((count = ::read(pipe[0], bytes, sizeof(bytes))) > 0)
+      signals.insert(signals.end(), bytes, bytes + count);
+    return signals;
+  }
+
+private:
+  int pipe[2] = {-1, -1};
+  std::vector<std::pair<int, struct sigaction>> previous;
+};
+
+/// The read end of a pipe from a rank, and what was read from it but not
+/// handled yet.
+struct Pipe {
+  int fd = -1;
+  std::string pending;
+
+  /// Reads once, without blocking; closes the pipe at its end. Returns
+  /// whether there may be more to read now.
+  bool read() {
+    if (fd < 0)
+      return false;
+    char buffer[4096];
+    ssize_t count = ::read(fd, buffer, sizeof(buffer));
+    if (count > 0) {
+      pending.append(buffer, static_cast<size_t>(count));
+      return true;
+    }
+    if (count < 0 && errno == EINTR)
+      return true;
+    if (count < 0 && errno == EAGAIN)
+      return false;
+    ::close(fd);
+    fd = -1;
+    return false;
+  }
+
+  /// Reads what the writer, which has exited, left in the pipe.
+  void drain() {
+    while (read())
+      ;
+    if (fd >= 0)
+      ::close(fd);
+    fd = -1;
+  }
+};
+
+/// Passes the whole lines of `pipe` on to `target`, each after `prefix`,
+/// in one write; at `end`, a last line without a newline too.
+void forwardLines(Pipe &pipe, int target, const std::string &prefix, bool end) {
+  std::string text;
+  size_t start = 0;
+  for (size_t newline;
+       (newline = pipe.pending.find('\n', start)) != std::string::npos;
+       start = newline + 1)
+    text.append(prefix).append(pipe.pending, start, newline + 1 - start);
+  pipe.pending.erase(0, start);
+  if ((end && !pipe.pending.empty()) || pipe.pending.size() > kMaxLineBytes) {
+    text.append(prefix).append(pipe.pending).append("\n");
+    pipe.pending.clear();
+  }
+  writeAll(target, text);
+}
+
+/// Why a rank failed, as it reported to the launcher.
+struct FailureReport {
+  /// Whether it failed exchanging messages with other ranks.
+  bool communication = false;
+  /// The job rank it was waiting for, or -1.
+  int peer = -1;
+  std::string message;
+};
+
+/// The report line of this rank's `failure`, which parseReport reads back.
+std::string formatReport(const std::exception &failure) {
+  std::string message = failure.what();
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  if (std::optional<int> peer = pp::runtime::firstCommunicationFailure())
+    return "communication " + std::to_string(*peer) + " " + message + "\n";
+  return "error " + message + "\n";
+}
+
+/// The report in `text` (formatReport's line), if there is one.
+std::optional<FailureReport> parseReport(std::string_view text) {
+  FailureReport report;
+  auto word = [&]() {
+    size_t space = std::min(text.find(' '), text.size());
+    std::string_view first = text.substr(0, space);
+    text.remove_prefix(std::min(space + 1, text.size()));
+    return first;
+  };
+  std::string_view kind = word();
+  if (kind == "communication") {
+    std::string_view peer = word();
+    report.communication = true;
+    std::from_chars(peer.data(), peer.data() + peer.size(), report.peer);
+  } else if (kind != "error") {
+    return std::nullopt;
+  }
+  report.message = std::string(text.substr(0, text.find('\n')));
+  return report;
+}
+
+/// What caused a rank to end, from the most to the least likely to be the
+/// cause of a job's failure.
+enum class Fault {
+  /// It was stopped (SIGSTOP, SIGTSTP) when the job failed.
+  Stopped,
+  /// A signal the launcher did not send killed it.
+  Signal,
+  /// It failed on its own: an error it reported or an exit code.
+  Error,
+  /// It failed waiting for other ranks.
+  Communication,
+  /// The launcher ended it before it reported anything.
+  Unreported,
+  /// It succeeded.
+  None,
+};
+
+/// A rank the launcher started, and what it knows of it.
+struct Rank {
+  int number = 0;
+  pid_t pid = -1;
+  Pipe out, err, status;
+  /// The signal that stopped it, while it is stopped.
+  int stopSignal = 0;
+  /// The signal that had stopped it when the launcher ended it.
+  int stoppedBy = 0;
+  /// The signals the launcher sent it to end it, one bit each.
+  uint64_t sentSignals = 0;
+  bool exited = false;
+  int waitStatus = 0;
+  /// The order in which the launcher saw its failure, or -1.
+  int failureOrder = -1;
+  std::optional<FailureReport> report;
+
+  /// Passes its output on: rank 0's stdout as it is, the rest after
+  /// `[rank N] `.
+  void forward(bool end) {
+    std::string prefix = "[rank " + std::to_string(number) + "] ";
+    forwardLines(out, STDOUT_FILENO, number == 0 ? "" : prefix, end);
+    forwardLines(err, STDERR_FILENO, prefix, end);
+  }
+
+  Fault fault() const {
+    if (!exited || (WIFEXITED(waitStatus) && WEXITSTATUS(waitStatus) == 0))
+      return Fault::None;
+    if (stoppedBy)
+      return Fault::Stopped;
+    if (report)
+      return report->communication ? Fault::Communication : Fault::Error;
+    if (!WIFSIGNALED(waitStatus))
+      return Fault::Error;
+    return killedByLauncher() ? Fault::Unreported : Fault::Signal;
+  }
+
+  /// Sends `signal` to its process group, to end it.
+  void end(int signal) {
+    sentSignals |= uint64_t(1) << signal;
+    ::kill(-pid, signal);
+  }
+
+  bool killedByLauncher() const {
+    return sentSignals & (uint64_t(1) << WTERMSIG(waitStatus));
+  }
+
+  /// Why it failed, in a few words.
+  std::string reason() const {
+    if (stoppedBy)
+      return "stopped by " + signalName(stoppedBy) + " and made no progress";
+    if (report)
+      return report->message;
+    if (WIFSIGNALED(waitStatus))
+      return killedByLauncher()
+                 ? "made no progress"
+                 : "killed by " + signalName(WTERMSIG(waitStatus));
+    return "exited with code " + std::to_string(WEXITSTATUS(waitStatus));
+  }
+};
+
+/// Starts the ranks, watches them until they have all exited, and tells
+/// how the job ended.
+class Launcher {
+public:
+  explicit Launcher(int count) : count(count) {}
+
+  /// Runs the job; ends the launcher by the signal that interrupted it.
+  int run(const std::vector<std::string> &arguments) {
+    std::string problem = startAndWatch(arguments);
+    if (!problem.empty()) {
+      WithColor::error(errs(), "pp-run") << problem << "\n";
+      return 1;
+    }
+    if (interruptedBy && failuresWhenInterrupted == 0)
+      WithColor::error(errs(), "pp-run")
+          << "interrupted by " << signalName(interruptedBy)
+          << "; the ranks have exited\n";
+    else if (failures > 0)
+      summarize();
+    if (interruptedBy) {
+      ::signal(interruptedBy, SIG_DFL);
+      ::raise(interruptedBy);
+    }
+    return failures > 0 || interruptedBy ? 1 : 0;
+  }
+
+private:
+  /// Starts the ranks and watches them until they have all exited, with
+  /// the launcher's signal handlers in place; returns what went wrong.
+  std::string startAndWatch(const std::vector<std::string> &arguments) {
+    // Descriptors 0 to 2 are open, so that no pipe takes their place.
+    int fd;
+    while ((fd = ::open("/dev/null", O_RDWR)) >= 0 && fd <= STDERR_FILENO)
+      ;
+    if (fd > STDERR_FILENO)
+      ::close(fd);
+    SignalWakeups wakeups;
+    if (!wakeups.ok())
+      return "cannot create a pipe: " + std::string(std::strerror(errno));
+    std::string problem = start(arguments, wakeups);
+    if (!problem.empty())
+      endRanks(SIGTERM);
+    if (!watch(wakeups))
+      return "cannot watch the ranks: " + std::string(std::strerror(errno));
+    return problem;
+  }
+
+  /// Forks the ranks; returns what went wrong, if anything.
+  std::string start(const std::vector<std::string> &arguments,
+                    const SignalWakeups &wakeups) {
+    int port = freePort();
+    // One secret for the job: only its ranks can use its rendezvous store.
+    std::string secret = pp::runtime::generateJobSecret();
+    pid_t launcher = ::getpid();
+    int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    std::vector<std::string> args = arguments;
+    std::vector<char *> argv;
+    for (std::string &arg : args)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    std::string problem;
+    for (int number = 0; number < count; ++number) {
+      int out[2], err[2], status[2];
+      if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+          ::pipe2(status, O_CLOEXEC) != 0) {
+        problem = "cannot create a pipe: " + std::string(std::strerror(errno));
+        break;
+      }
+      std::vector<std::string> environment =
+          rankEnvironment(number, port, secret, status[1]);
+      std::vector<char *> envp;
+      for (std::string &entry : environment)
+        envp.push_back(entry.data());
+      envp.push_back(nullptr);
+
+      // No signal handler of the launcher may run in the child.
+      sigset_t all, old;
+      sigfillset(&all);
+      ::pthread_sigmask(SIG_SETMASK, &all, &old);
+      pid_t pid = ::fork();
+      if (pid == 0)
+        execRank(wakeups, launcher, devNull, out[1], err[1], status[1], old,
+                 argv.data(), envp.data());
+      int forkErrno = errno;
+      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      for (int fd : {out[1], err[1], status[1]})
+        ::close(fd);
+      if (pid < 0) {
+        problem = "cannot start rank " + std::to_string(number) + ": " +
+                  std::strerror(forkErrno);
+        for (int fd : {out[0], err[0], status[0]})
+          ::close(fd);
+        break;
+      }
+      // Also here, in case the child has not run yet.
+      ::setpgid(pid, pid);
+      Rank &rank = ranks.emplace_back();
+      rank.number = number;
+      rank.pid = pid;
+      rank.out.fd = out[0];
+      rank.err.fd = err[0];
+      rank.status.fd = status[0];
+      for (int fd : {out[0], err[0], status[0]})
+        ::fcntl(fd, F_SETFL, O_NONBLOCK);
+    }
+    if (devNull >= 0)
+      ::close(devNull);
+    return problem;
+  }
+
+  /// This process's environment with the variables of rank `number`.
+  std::vector<std::string> rankEnvironment(int number, int port,
+                                           const std::string &secret,
+                                           int statusFd) const {
+    std::pair<std::string, std::string> variables[] = {
+        {"RANK", std::to_string(number)},
+        {"LOCAL_RANK", std::to_string(number)},
+        {"WORLD_SIZE", std::to_string(count)},
+        {"MASTER_ADDR", "127.0.0.1"},
+        {"MASTER_PORT", std::to_string(port)},
+        {pp::runtime::kJobSecretVariable, secret},
+        {kStatusFdVariable, std::to_string(statusFd)}};
+    std::vector<std::string> environment;
+    for (char **entry = environ; *entry; ++entry) {
+      std::string_view text(*entry);
+      std::string_view name = text.substr(0, text.find('='));
+      if (std::none_of(
+              std::begin(variables), std::end(variables),
+              [&](const auto &variable) { return variable.first == name; }))
+        environment.emplace_back(text);
+    }
+    for (auto &[name, value] : variables)
+      environment.push_back(name + "=" + value);
+    return environment;
+  }
+
+  /// The forked child: becomes rank `argv` and never returns. Calls only
+  /// async-signal-safe functions (the launcher may have threads).
+  [[noreturn]] static void execRank(const SignalWakeups &wakeups,
+                                    pid_t launcher, int devNull, int out,
+                                    int err, int status, const sigset_t &mask,
+                                    char **argv, char **envp) {
+    ::setpgid(0, 0);
+    // Die with the launcher, even if it died before prctl.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != launcher)
+      ::_exit(1);
+    wakeups.restore();
+    ::sigprocmask(SIG_SETMASK, &mask, nullptr);
+    if (devNull >= 0)
+      ::dup2(devNull, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::fcntl(status, F_SETFD, 0);
+    ::execve("/proc/self/exe", argv, envp);
+    const char message[] = "pp-run: error: cannot start a rank (execve)\n";
+    [[maybe_unused]] ssize_t written =
+        ::write(STDERR_FILENO, message, sizeof(message) - 1);
+    ::_exit(127);
+  }
+
+  /// Passes output and signals on until every rank has exited; false if
+  /// poll() fails.
+  bool watch(const SignalWakeups &wakeups) {
+    while (std::any_of(ranks.begin(), ranks.end(),
+                       [](const Rank &rank) { return !rank.exited; })) {
+      std::vector<pollfd> fds = {{wakeups.fd(), POLLIN, 0}};
+      std::vector<Pipe *> pipes;
+      for (Rank &rank : ranks)
+        for (Pipe *pipe : {&rank.out, &rank.err, &rank.status})
+          if (pipe->fd >= 0) {
+            fds.push_back({pipe->fd, POLLIN, 0});
+            pipes.push_back(pipe);
+          }
+      if (::poll(fds.data(), fds.size(), pollTimeout()) < 0 && errno != EINTR)
+        return false;
+      for (size_t i = 0; i < pipes.size(); ++i)
+        if (fds[i + 1].revents)
+          pipes[i]->read();
+      for (Rank &rank : ranks)
+        rank.forward(/*end=*/false);
+      for (int signal : wakeups.take())
+        if (signal != SIGCHLD)
+          interrupt(signal);
+      reap();
+      decide();
+    }
+    return true;
+  }
+
+  /// Milliseconds until the next deadline, or -1 for none.
+  int pollTimeout() const {
+    std::optional<Clock::time_point> next =
+        killDeadline ? (killed ? std::nullopt : killDeadline) : settleDeadline;
+    if (!next)
+      return -1;
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now());
+    return static_cast<int>(std::max<int64_t>(0, left.count()));
+  }
+
+  /// Takes note of ranks that stopped, continued or exited.
+  void reap() {
+    for (Rank &rank : ranks) {
+      int status = 0;
+      while (!rank.exited &&
+             ::waitpid(rank.pid, &status, WNOHANG | WUNTRACED | WCONTINUED) ==
+                 rank.pid) {
+        if (WIFSTOPPED(status)) {
+          rank.stopSignal = WSTOPSIG(status);
+        } else if (WIFCONTINUED(status)) {
+          rank.stopSignal = 0;
+        } else {
+          rank.exited = true;
+          rank.waitStatus = status;
+          for (Pipe *pipe : {&rank.out, &rank.err, &rank.status})
+            pipe->drain();
+          rank.forward(/*end=*/true);
+          rank.report = parseReport(rank.status.pending);
+          if (rank.fault() != Fault::None)
+            rank.failureOrder = failures++;
+        }
+      }
+    }
+  }
+
+  /// Ends the job when a rank failed: at once when the cause is clear or
+  /// only the ranks others waited for are left, else once the others had
+  /// time to report what they were waiting for; kills the ranks that
+  /// outlive the grace period.
+  void decide() {
+    Clock::time_point now = Clock::now();
+    if (killDeadline) {
+      if (!killed && now >= *killDeadline) {
+        killed = true;
+        for (Rank &rank : ranks)
+          if (!rank.exited) {
+            WithColor::warning(errs(), "pp-run")
+                << "rank " << rank.number << " did not exit "
+                << kGracePeriod.count() << " s after " << signalName(endSignal)
+                << "; sending SIGKILL\n";
+            rank.end(SIGKILL);
+          }
+      }
+      return;
+    }
+    if (failures == 0)
+      return;
+    if (causeKnown() || onlySuspectsLeft() ||
+        (settleDeadline && now >= *settleDeadline))
+      endRanks(SIGTERM);
+    else if (!settleDeadline)
+      settleDeadline = now + kGracePeriod;
+  }
+
+  /// Whether a failure has a cause other than waiting: a rank that is
+  /// stopped, was killed by someone else or failed on its own.
+  bool causeKnown() const {
+    return std::any_of(ranks.begin(), ranks.end(), [](const Rank &rank) {
+      Fault fault = rank.fault();
+      return (!rank.exited && rank.stopSignal) || fault == Fault::Signal ||
+             fault == Fault::Error;
+    });
+  }
+
+  /// Whether every rank that has not exited is one that another rank gave
+  /// up waiting for, so that none is left to report more.
+  bool onlySuspectsLeft() const {
+    return std::all_of(ranks.begin(), ranks.end(), [&](const Rank &rank) {
+      return rank.exited ||
+             std::any_of(ranks.begin(), ranks.end(), [&](const Rank &other) {
+               return other.fault() == Fault::Communication &&
+                      other.report->peer == rank.number;
+             });
+    });
+  }
+
+  /// Sends `signal` to the ranks that have not exited, and SIGCONT to the
+  /// stopped ones so that they handle it.
+  void endRanks(int signal) {
+    for (Rank &rank : ranks) {
+      if (rank.exited)
+        continue;
+      rank.end(signal);
+      if (rank.stopSignal) {
+        rank.stoppedBy = rank.stopSignal;
+        ::kill(-rank.pid, SIGCONT);
+      }
+    }
+    if (!killDeadline) {
+      killDeadline = Clock::now() + kGracePeriod;
+      endSignal = signal;
+    }
+  }
+
+  /// The launcher got `signal`: passes it on to the ranks.
+  void interrupt(int signal) {
+    if (!interruptedBy) {
+      interruptedBy = signal;
+      failuresWhenInterrupted = failures;
+    }
+    endRanks(signal);
+  }
+
+  /// The rank with `fault` that failed first, if any.
+  const Rank *first(Fault fault) const {
+    const Rank *found = nullptr;
+    for (const Rank &rank : ranks)
+      if (rank.fault() == fault &&
+          (!found || rank.failureOrder < found->failureOrder))
+        found = &rank;
+    return found;
+  }
+
+  /// The rank that caused the failure: a stopped rank, one killed by
+  /// someone else or failing on its own; else the rank the first rank that
+  /// gave up waiting was (indirectly) waiting for, if it never reported;
+  /// else a rank that never reported; else the first that failed.
+  const Rank &culprit() const {
+    for (Fault fault : {Fault::Stopped, Fault::Signal, Fault::Error})
+      if (const Rank *rank = first(fault))
+        return *rank;
+    const Rank *waiting = first(Fault::Communication);
+    std::set<int> seen;
+    while (waiting && waiting->fault() == Fault::Communication &&
+           waiting->report->peer >= 0 && waiting->report->peer < count &&
+           seen.insert(waiting->number).second)
+      waiting = &ranks[waiting->report->peer];
+    if (waiting && waiting->fault() == Fault::Unreported)
+      return *waiting;
+    if (const Rank *rank = first(Fault::Unreported))
+      return *rank;
+    return *std::find_if(ranks.begin(), ranks.end(), [](const Rank &rank) {
+      return rank.failureOrder == 0;
+    });
+  }
+
+  /// Prints the other failed ranks' errors, then, last, the cause.
+  void summarize() const {
+    const Rank &cause = culprit();
+    std::vector<const Rank *> failed;
+    for (const Rank &rank : ranks)
+      if (rank.failureOrder >= 0 && &rank != &cause &&
+          rank.fault() != Fault::Unreported)
+        failed.push_back(&rank);
+    std::sort(failed.begin(), failed.end(), [](const Rank *a, const Rank *b) {
+      return a->failureOrder < b->failureOrder;
+    });
+    for (const Rank *rank : failed) {
+      errs() << "[rank " << rank->number << "] ";
+      WithColor::error(errs()) << rank->reason() << "\n";
+    }
+    std::string waiter;
+    for (const Rank *rank : failed)
+      if (rank->fault() == Fault::Communication &&
+          rank->report->peer == cause.number && waiter.empty())
+        waiter = "; rank " + std::to_string(rank->number) +
+                 " gave up waiting for it";
+    WithColor::error(errs(), "pp-run")
+        << "rank " << cause.number << ": " << cause.reason()
+        << (cause.fault() == Fault::Stopped ||
+                    cause.fault() == Fault::Unreported
+                ? waiter
+                : "")
+        << "\n";
+  }
+
+  const int count;
+  std::vector<Rank> ranks;
+  /// How many ranks have failed so far.
+  int failures = 0;
+  /// The first signal the launcher got, and the failures seen before it.
+  int interruptedBy = 0;
+  int failuresWhenInterrupted = 0;
+  /// When the launcher ends the ranks if nothing made the cause clear.
+  std::optional<Clock::time_point> settleDeadline;
+  /// When the launcher kills the ranks it ended (with `endSignal`) that
+  /// have not exited, and whether it has.
+  std::optional<Clock::time_point> killDeadline;
+  int endSignal = SIGTERM;
+  bool killed = false;
+};
+
+} // namespace
+
+int launchRanks(const std::vector<std::string> &arguments, int count) {
+  return Launcher(count).run(arguments);
+}
+
+int reportRankFailure(int rank, int worldSize, const std::exception &failure) {
+  if (const char *variable = std::getenv(kStatusFdVariable)) {
+    int fd = -1;
+    std::string_view text(variable);
+    std::from_chars(text.data(), text.data() + text.size(), fd);
+    if (fd >= 0 && writeAll(fd, formatReport(failure)))
+      return 1;
+  }
+  WithColor::error(errs(), "pp-run")
+      << (worldSize > 1 ? "rank " + std::to_string(rank) + ": " : "")
+      << failure.what() << "\n";
+  return 1;
+}
