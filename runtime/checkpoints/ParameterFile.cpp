@@ -2,7 +2,6 @@
 
 #include "runtime/checkpoints/ParameterFile.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -61,22 +60,19 @@ public:
     uint32_t rank = read<uint32_t>(1, "the rank of " + quoted, entry).front();
     ParameterValues parameter;
     parameter.shape = read<int64_t>(rank, "the shape of " + quoted, entry);
-    for (int64_t dim : parameter.shape)
+    std::string shape = " (shape " + formatShape(parameter.shape) + ")";
+    // Counted as numElements and pp_tensor_create count, left to right.
+    int64_t count = 1;
+    for (int64_t dim : parameter.shape) {
       if (dim < 0)
         fail(quoted + " has the negative dimension " + std::to_string(dim),
              entry);
-    std::string values = "the values of " + quoted + " (shape " +
-                         formatShape(parameter.shape) + ")";
-    size_t count = 0;
-    if (std::find(parameter.shape.begin(), parameter.shape.end(), 0) ==
-        parameter.shape.end()) {
-      count = 1;
-      // A count that size_t cannot hold cannot fit in the file either.
-      for (int64_t dim : parameter.shape)
-        if (__builtin_mul_overflow(count, static_cast<size_t>(dim), &count))
-          fail("the file ends inside " + values, entry);
+      if (__builtin_mul_overflow(count, dim, &count))
+        fail(quoted + shape + " has more elements than int64_t can count",
+             entry);
     }
-    parameter.values = read<float>(count, values, entry);
+    parameter.values = read<float>(static_cast<size_t>(count),
+                                   "the values of " + quoted + shape, entry);
     return {std::move(name), std::move(parameter)};
   }
 

@@ -68,8 +68,8 @@ void writeParameterFile(
 /// Reads a file that ParameterFileWriter wrote. Throws std::runtime_error,
 /// naming the file, the byte offset of the parameter and what is wrong, for
 /// anything else: another header, a truncated entry, a negative dimension,
-/// names that are repeated or out of order, or bytes after the last
-/// parameter.
+/// more elements than int64_t counts, names that are repeated or out of
+/// order, or bytes after the last parameter.
 std::map<std::string, ParameterValues>
 readParameterFile(const std::string &path);
 

@@ -103,8 +103,11 @@ TEST(ParameterFile, ErrorsNameTheByteAndWhatIsWrong) {
   EXPECT_EQ(readError(kHeader + entry("w", {3, -1}, {})),
             "byte 16: 'w' has the negative dimension -1");
   EXPECT_EQ(readError(kHeader + entry("w", {1ll << 62, 1ll << 62}, {})),
-            "byte 16: the file ends inside the values of 'w' (shape "
-            "4611686018427387904x4611686018427387904)");
+            "byte 16: 'w' (shape 4611686018427387904x4611686018427387904) "
+            "has more elements than int64_t can count");
+  EXPECT_EQ(readError(kHeader + entry("w", {1ll << 35, 1ll << 55, 0}, {})),
+            "byte 16: 'w' (shape 34359738368x36028797018963968x0) has more "
+            "elements than int64_t can count");
   EXPECT_EQ(readError(kHeader + w + entry("a", {1}, {3})),
             "byte " + std::to_string(second) +
                 ": 'a' follows 'w': parameters must be unique and in name "
