@@ -26,6 +26,10 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 cmake --build "$build" --target PPFuzzers -- -j "${PP_JOBS:-2}"
 
+# As in scripts/sanitize.sh: no false use-after-poison from MLIR's bump
+# allocators, shared by instrumented headers and the uninstrumented library.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-allow_user_poisoning=0}"
+
 if [ "$#" -eq 0 ]; then
   exec "$(command -v lit || echo /usr/lib/llvm-22/bin/lit)" -sv "$build/test/Fuzz"
 fi

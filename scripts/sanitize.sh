@@ -31,7 +31,11 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 
 export UBSAN_OPTIONS=print_stacktrace=1
-export ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1
+# allow_user_poisoning=0: LLVM's allocator headers, inlined into pp's
+# instrumented code, poison the free part of MLIR's bump allocators, which
+# the uninstrumented libMLIR.so then allocates from without unpoisoning
+# (a false use-after-poison).
+export ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1:allow_user_poisoning=0
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 
 if [ "$kind" = asan ]; then
