@@ -70,9 +70,12 @@ Communicator::Communicator(const RendezvousInfo &info)
         "this for you");
   // Rank 0 serves the store for the whole job: others may still read it
   // after rank 0 has connected.
-  store = std::make_shared<TcpStore>(info.masterAddr, info.masterPort,
-                                     info.rank == 0, info.jobSecret,
-                                     info.timeout);
+  // Reaching the store is waiting for rank 0.
+  exchangeWith(info.rank == 0 ? -1 : 0, "", [&] {
+    store = std::make_shared<TcpStore>(info.masterAddr, info.masterPort,
+                                       info.rank == 0, info.jobSecret,
+                                       info.timeout);
+  });
   // Listen where the others can reach this rank: the master address on
   // rank 0 or in a single-machine job, this machine's name elsewhere.
   gloo::transport::tcp::attr attr;
@@ -87,8 +90,10 @@ Communicator::Communicator(const RendezvousInfo &info)
   device = gloo::transport::tcp::CreateDevice(attr);
   context = std::make_shared<gloo::rendezvous::Context>(myRank, size);
   connect(*context, *store, device, timeout);
-  links = std::make_shared<MessageLinks>(myRank, size, *store, attr.hostname,
-                                         info.jobSecret, timeout);
+  exchangeWith(-1, "", [&] {
+    links = std::make_shared<MessageLinks>(myRank, size, *store, attr.hostname,
+                                           info.jobSecret, timeout);
+  });
 }
 
 Communicator::Communicator(const Communicator &parent, int rank,
@@ -137,10 +142,12 @@ void Communicator::send(int peer, uint64_t slot, const void *bytes,
                [&] { links->send(jobRank, channel, slot, bytes, size); });
 }
 
-void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size) {
+void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size,
+                        Patience patience) {
   int jobRank = static_cast<int>(jobRanks.at(peer));
-  exchangeWith(jobRank, "",
-               [&] { links->recv(jobRank, channel, slot, bytes, size); });
+  exchangeWith(jobRank, "", [&] {
+    links->recv(jobRank, channel, slot, patience, bytes, size);
+  });
 }
 
 void Communicator::allReduceSum(std::vector<double> &values) {

@@ -31,6 +31,16 @@ struct RendezvousInfo {
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
 };
 
+/// How long a receive waits for its message.
+enum class Patience {
+  /// Up to the communicator's timeout: a peer that falls silent has failed.
+  Timeout,
+  /// Until the message comes or the sender's connection ends: for a rank
+  /// idle by design (a stage waiting for rank 0 to ask for its parameters
+  /// while rank 0 writes others' to disk).
+  UntilSenderEnds,
+};
+
 /// Point-to-point messages (over MessageLinks, direct connections between
 /// ranks) and collectives (over Gloo) between the CPU ranks of a job, or of
 /// a group of them (see split()). Throws std::runtime_error on failures and
@@ -64,7 +74,8 @@ public:
   /// messages that arrive before their receive).
   void send(int peer, uint64_t slot, const void *bytes, size_t size);
   /// Receives exactly `size` bytes sent to this rank by `peer` on `slot`.
-  void recv(int peer, uint64_t slot, void *bytes, size_t size);
+  void recv(int peer, uint64_t slot, void *bytes, size_t size,
+            Patience patience = Patience::Timeout);
 
   /// Element-wise sum over all ranks, result on every rank.
   void allReduceSum(std::vector<double> &values);

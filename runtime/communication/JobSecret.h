@@ -14,6 +14,7 @@
 #ifndef PP_RUNTIME_JOBSECRET_H
 #define PP_RUNTIME_JOBSECRET_H
 
+#include <chrono>
 #include <string>
 
 namespace pp::runtime {
@@ -25,6 +26,10 @@ inline constexpr const char *kJobSecretVariable = "PP_JOB_SECRET";
 /// launcher sets it as PP_JOB_SECRET in the environment of every rank it
 /// starts. Throws std::runtime_error when no random bytes are available.
 std::string generateJobSecret();
+
+/// How long the accepting side waits for a peer's proof: ranks answer at
+/// once, a silent stranger holds a listener up only this long.
+constexpr std::chrono::milliseconds kProofTimeout = std::chrono::seconds(10);
 
 /// The accepting side of the proof on the connected socket `fd` (with a
 /// receive timeout set, against peers that never answer): "" when the peer

@@ -26,7 +26,6 @@ struct Header {
 };
 
 /// How long an accepted connection may take to prove the job's secret.
-constexpr std::chrono::milliseconds kHandshakeTimeout = std::chrono::seconds(10);
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
 
@@ -97,7 +96,7 @@ MessageLinks::MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
       continue;
     Closer closeFd{fd};
     // Ranks answer at once; a silent stranger holds the others up briefly.
-    setReceiveTimeout(fd, std::min(timeout, kHandshakeTimeout));
+    setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
     std::string listener = "rank " + std::to_string(rank);
     if (!admitPeer(fd, secret, listener).empty())
       continue;
@@ -176,16 +175,21 @@ void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
                              " (the rank failed or stopped reading)");
 }
 
-void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot, void *bytes,
-                        size_t size) {
+void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
+                        Patience patience, void *bytes, size_t size) {
   Link &from = link(peer);
   std::unique_lock<std::mutex> lock(mutex);
   std::deque<std::vector<char>> *queue = nullptr;
-  bool arrived = arrivedOne.wait_for(lock, timeout, [&] {
+  auto ready = [&] {
     auto it = from.arrived.find({channel, slot});
     queue = it == from.arrived.end() ? nullptr : &it->second;
     return queue || !from.failure.empty();
-  });
+  };
+  bool arrived = true;
+  if (patience == Patience::UntilSenderEnds)
+    arrivedOne.wait(lock, ready);
+  else
+    arrived = arrivedOne.wait_for(lock, timeout, ready);
   if (!queue) {
     if (!arrived)
       throw std::runtime_error(
@@ -204,7 +208,8 @@ void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot, void *bytes,
                              " has " + std::to_string(message.size()) +
                              " bytes where " + std::to_string(size) +
                              " were expected");
-  std::memcpy(bytes, message.data(), size);
+  if (size != 0)
+    std::memcpy(bytes, message.data(), size);
 }
 
 } // namespace pp::runtime

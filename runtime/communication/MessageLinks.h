@@ -13,6 +13,8 @@
 #ifndef PP_RUNTIME_MESSAGELINKS_H
 #define PP_RUNTIME_MESSAGELINKS_H
 
+#include "runtime/communication/Communicator.h"
+
 #include <gloo/rendezvous/store.h>
 
 #include <chrono>
@@ -50,7 +52,8 @@ public:
             size_t size);
   /// Receives the next message job rank `peer` sent on (`channel`, `slot`),
   /// which must have `size` bytes, waiting up to the timeout for it.
-  void recv(int peer, uint64_t channel, uint64_t slot, void *bytes,
+  void recv(int peer, uint64_t channel, uint64_t slot, Patience patience,
+            void *bytes,
             size_t size);
 
 private:

@@ -84,22 +84,37 @@ private:
   void acceptLoop() {
     while (true) {
       int fd = acceptOn(listener);
-      if (fd < 0)
-        return;
-      std::lock_guard<std::mutex> lock(mutex);
+      std::unique_lock<std::mutex> lock(mutex);
       if (stopping) {
-        ::close(fd);
+        if (fd >= 0)
+          ::close(fd);
         return;
       }
-      clients.insert(fd);
-      workers.emplace_back([this, fd] { serve(fd); });
+      if (fd < 0) {
+        // Out of descriptors or memory (a flood of connections): wait for
+        // some to close instead of serving no one from now on.
+        lock.unlock();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      try {
+        workers.emplace_back([this, fd] { serve(fd); });
+        clients.insert(fd);
+      } catch (const std::exception &) {
+        ::close(fd); // No thread to serve it: the peer sees it closed.
+      }
     }
   }
 
   void serve(int fd) {
-    // A peer that never answers the challenge is dropped after the timeout.
-    setReceiveTimeout(fd, timeout);
-    std::string refusal = admitPeer(fd, secret, "the rendezvous store");
+    // A peer that never answers the challenge is dropped soon.
+    setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
+    std::string refusal;
+    try {
+      refusal = admitPeer(fd, secret, "the rendezvous store");
+    } catch (const std::exception &error) {
+      refusal = error.what(); // No random bytes for the challenge.
+    }
     if (refusal.empty())
       setReceiveTimeout(fd, std::chrono::milliseconds(0));
     char op;

@@ -403,8 +403,11 @@ private:
       uint64_t slot = messageSlot("params/" + name);
       if (stage != 0) {
         if (owner == stage) {
+          // Rank 0 asks for the parameters in name order, whatever it
+          // spends on the others': wait for it as long as it is alive.
           char ready = 0;
-          pipeline.recv(0, request, &ready, sizeof(ready));
+          pipeline.recv(0, request, &ready, sizeof(ready),
+                        Patience::UntilSenderEnds);
           pipeline.send(0, slot, pp_tensor_data(parameters.at(name).get()),
                         bytes);
         }

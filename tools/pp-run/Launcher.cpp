@@ -315,7 +315,8 @@ struct Rank {
   }
 
   bool killedByLauncher() const {
-    return sentSignals & (uint64_t(1) << WTERMSIG(waitStatus));
+    int signal = WTERMSIG(waitStatus);
+    return signal < 64 && (sentSignals & (uint64_t(1) << signal));
   }
 
   /// Why it failed, in a few words.
