@@ -145,7 +145,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
   LogicalResult emit() {
     ModuleOp module = getOperation();
-    written.clear();
+    files = json::object();
     if (dir.empty())
       return fail("pp-emit-package needs dir=DIRECTORY");
     auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
@@ -306,13 +306,6 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       }
     }
     manifest["libraries"] = libraries;
-    json files = json::object();
-    for (const std::string &name : written) {
-      FailureOr<json> digest = describeFile(name);
-      if (failed(digest))
-        return failure();
-      files[name] = *digest;
-    }
     manifest["files"] = files;
 
     std::string text = manifest.dump(2) + "\n";
@@ -357,26 +350,37 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   }
 
   /// Writes the concatenation of `pieces` to the package file `name`; all
-  /// but the manifest are recorded in `written`.
+  /// but the manifest are recorded in `files`, hashed as they are written
+  /// (no second read of parameters.bin).
   LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     std::string path = pathOf(name);
     std::error_code error;
     llvm::raw_fd_ostream os(path, error);
     if (error)
       return fail("cannot write '" + path + "': " + error.message());
-    for (StringRef piece : pieces)
+    llvm::SHA256 digest;
+    size_t bytes = 0;
+    for (StringRef piece : pieces) {
       os << piece;
+      digest.update(piece);
+      bytes += piece.size();
+    }
     os.close();
     if (os.has_error())
       return fail("cannot write '" + path + "': " + os.error().message());
     if (name != "manifest.json")
-      written.push_back(name.str());
+      record(name, bytes, digest.final());
     return success();
   }
 
-  /// The manifest's record of the package file `name`: its size and
-  /// SHA-256.
-  FailureOr<json> describeFile(StringRef name) {
+  /// Records the size and SHA-256 of the package file `name` in `files`.
+  void record(StringRef name, size_t bytes, ArrayRef<uint8_t> digest) {
+    files[name.str()] = {{"bytes", bytes},
+                         {"sha256", llvm::toHex(digest, /*LowerCase=*/true)}};
+  }
+
+  /// Records a file another program wrote (a compiled library).
+  LogicalResult recordFile(StringRef name) {
     std::string path = pathOf(name);
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
         llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -384,10 +388,9 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     if (!file)
       return fail("cannot read '" + path + "': " + file.getError().message());
     StringRef bytes = (*file)->getBuffer();
-    std::array<uint8_t, 32> digest =
-        llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes));
-    return json{{"bytes", bytes.size()},
-                {"sha256", llvm::toHex(digest, /*LowerCase=*/true)}};
+    record(name, bytes.size(),
+           llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)));
+    return success();
   }
 
   /// Lowers a copy of the module for `target` and writes it as C++.
@@ -406,13 +409,12 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         pathOf(("compile-" + target + ".log").str()));
     if (!error.empty())
       return fail(error);
-    written.push_back(library.str());
-    return success();
+    return recordFile(library);
   }
 
   std::string packageDir;
-  /// The files written so far, but the manifest.
-  std::vector<std::string> written;
+  /// The size and SHA-256 of each file written so far, but the manifest.
+  json files;
 };
 
 } // namespace
