@@ -287,6 +287,32 @@ void CastOp::print(OpAsmPrinter &printer) {
   printer.printFunctionalType(getOperation());
 }
 
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0))
+    return emitOpError("ratio ")
+           << ratio << " is outside [0, 1); a dropout ratio is the "
+           << "probability of zeroing an element";
+  return success();
+}
+
+uint64_t pp::nn::dropoutKey(llvm::StringRef nodeName) {
+  // FNV-1a: stable across runs, machines and compilers.
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : nodeName)
+    hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+LogicalResult TriluOp::verify() {
+  if (cast<RankedTensorType>(getInput().getType()).getRank() < 2)
+    return emitOpError("input has rank ")
+           << cast<RankedTensorType>(getInput().getType()).getRank()
+           << "; nn.trilu takes the triangle of the two trailing dimensions, "
+           << "so the input needs rank 2 or more";
+  return success();
+}
+
 LogicalResult CastOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

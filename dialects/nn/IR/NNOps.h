@@ -18,4 +18,13 @@
 #define GET_OP_CLASSES
 #include "dialects/nn/IR/NNOps.h.inc"
 
+namespace pp::nn {
+
+/// The `key` of the `nn.dropout` a frontend imports from the node named
+/// `nodeName`: a stable 64-bit hash, so that every dropout of a model draws
+/// its own mask and the same model always draws the same ones.
+uint64_t dropoutKey(llvm::StringRef nodeName);
+
+} // namespace pp::nn
+
 #endif // PP_DIALECTS_NN_IR_NNOPS_H

@@ -117,6 +117,60 @@ def NN_CastOp : NN_Op<"cast", [
   let hasVerifier = 1;
 }
 
+def NN_DropoutOp : NN_SameTypeOp<"dropout"> {
+  let summary = "zeroes random elements while training";
+  let description = [{
+    While training, zeroes each element with probability `ratio` and scales
+    the others by `1 / (1 - ratio)`; in forward-only runs and evaluation it
+    is the identity. Whether an element drops is a pure function of (the
+    run's seed, the step, the global index of the sample, which is the
+    element's index along dimension 0 plus the microbatch's first sample,
+    `key`, the element's index within its sample): neither the stage count
+    nor the schedule changes which units drop, and the backward recomputes
+    the mask instead of saving it. Frontends derive `key` from the node's
+    name (`pp::nn::dropoutKey`), so two dropouts of one model differ.
+
+    Example:
+
+    ```mlir
+    %y = nn.dropout %x ratio = 1.000000e-01 key = 42
+        : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$ratio, I64Attr:$key);
+  let results = (outs NN_FloatTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input `ratio` `=` $ratio `key` `=` $key attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_TriluOp : NN_SameTypeOp<"trilu"> {
+  let summary = "keeps the upper or lower triangle of the trailing matrices";
+  let description = [{
+    ONNX `Trilu` and PyTorch's `triu`/`tril` over the two trailing
+    dimensions (rank 2 or more): element `[..., i, j]` is kept when
+    `j - i >= diagonal` (with `upper`) or `j - i <= diagonal` (without),
+    and zero elsewhere.
+
+    Example:
+
+    ```mlir
+    %y = nn.trilu %x diagonal = 1 upper
+        : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_NumericTensor:$input, I64Attr:$diagonal,
+                   UnitAttr:$upper);
+  let results = (outs NN_NumericTensor:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $input `diagonal` `=` $diagonal (`upper` $upper^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with NumPy broadcasting
 //===----------------------------------------------------------------------===//

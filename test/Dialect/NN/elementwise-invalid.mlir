@@ -113,3 +113,19 @@ func.func @cast_two_operands(%x: tensor<4xf32>) {
   %0 = nn.cast %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi64>
   return
 }
+
+// -----
+
+func.func @dropout_ratio_one(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.dropout' op ratio 1.000000e+00 is outside [0, 1); a dropout ratio is the probability of zeroing an element}}
+  %0 = nn.dropout %x ratio = 1.0 key = 3 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @trilu_of_vector(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.trilu' op input has rank 1; nn.trilu takes the triangle of the two trailing dimensions, so the input needs rank 2 or more}}
+  %0 = nn.trilu %x diagonal = 0 : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

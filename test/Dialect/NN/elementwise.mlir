@@ -80,3 +80,15 @@ func.func @cast(%x: tensor<2x?xf32>, %m: tensor<4xi1>) -> (tensor<2x?xi64>, tens
   %4 = nn.cast %2 : (tensor<4xf64>) -> tensor<4xbf16>
   return %0, %1, %2, %3, %4 : tensor<2x?xi64>, tensor<2x?xi1>, tensor<4xf64>, tensor<2x?xf32>, tensor<4xbf16>
 }
+
+// CHECK-LABEL: func @dropout_and_trilu
+func.func @dropout_and_trilu(%x: tensor<2x4x4xf32>, %m: tensor<4x4xi1>) -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x4xi1>) {
+  // CHECK: nn.dropout %{{.*}} ratio = 1.000000e-01 key = -7 : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %0 = nn.dropout %x ratio = 0.1 key = -7 : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  // CHECK: nn.trilu %{{.*}} diagonal = 1 upper : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  // GENERIC: "nn.trilu"(%{{.*}}) <{diagonal = 1 : i64, upper}>
+  %1 = nn.trilu %x diagonal = 1 upper : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  // CHECK: nn.trilu %{{.*}} diagonal = 0 : (tensor<4x4xi1>) -> tensor<4x4xi1>
+  %2 = nn.trilu %m diagonal = 0 : (tensor<4x4xi1>) -> tensor<4x4xi1>
+  return %0, %1, %2 : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<4x4xi1>
+}
