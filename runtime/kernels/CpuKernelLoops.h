@@ -1,0 +1,214 @@
+//===- CpuKernelLoops.h - loops shared by the host kernels ------*- C++ -*-===//
+//
+// The loop skeletons of the CPU kernels (runtime/kernels/Cpu*Kernels.cpp):
+// operand checks, elementwise maps with NumPy broadcasting, row and axis
+// walks, strided copies. Every kernel is deterministic: its arithmetic order
+// depends only on the shapes, so a pipelined run matches the unpipelined
+// one bit for bit. Reductions accumulate in double precision.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
+#define PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
+
+#include "runtime/core/Shapes.h"
+#include "runtime/kernels/Frame.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace pp::runtime::cpu {
+
+inline float *floats(pp_tensor *tensor) {
+  return static_cast<float *>(pp_tensor_data(tensor));
+}
+
+/// Checks that every operand exists and holds f32 values.
+inline bool checkInputs(pp_frame *frame, const char *kernel,
+                 std::initializer_list<pp_tensor *> inputs) {
+  for (pp_tensor *input : inputs) {
+    if (!input)
+      return false; // An earlier call failed and said why.
+    if (pp_tensor_dtype(input) != PP_DTYPE_F32) {
+      failFrame(frame, std::string(kernel) + " expects f32 tensors, got " +
+                           pp_dtype_name(pp_tensor_dtype(input)));
+      return false;
+    }
+  }
+  return true;
+}
+
+/// `function` is a template parameter so that the loop inlines it.
+template <typename Function>
+inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
+                 Function function) {
+  if (!checkInputs(frame, kernel, {input}))
+    return nullptr;
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  const float *in = floats(input);
+  float *out = floats(result);
+  for (int64_t i = 0, n = pp_tensor_numel(input); i < n; ++i)
+    out[i] = function(in[i]);
+  return result;
+}
+
+/// Walks the rows (last dimension) of `shape` in row-major order, calling
+/// `row(offsets)` with the element offset of the row's start in each of N
+/// tensors, which move by `strides[t][d]` elements per step in dimension d
+/// and start at `offsets`.
+template <size_t N, typename Row>
+inline void forEachRow(const Shape &shape, const std::array<Shape, N> &strides,
+                std::array<int64_t, N> offsets, Row row) {
+  size_t rank = shape.size();
+  int64_t inner = rank ? shape.back() : 1;
+  int64_t rows = inner ? numElements(shape) / inner : 0;
+  Shape index(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    row(offsets);
+    // Advance the multi-index of the outer dimensions.
+    for (size_t d = rank > 1 ? rank - 1 : 0; d-- > 0;) {
+      ++index[d];
+      for (size_t t = 0; t < N; ++t)
+        offsets[t] += strides[t][d];
+      if (index[d] < shape[d])
+        break;
+      for (size_t t = 0; t < N; ++t)
+        offsets[t] -= strides[t][d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// Walks the rows (last dimension) of `shape`, the NumPy broadcast of the
+/// N operand shapes `operands`, calling `row(at, steps)` with the element
+/// offset of the row's start in each operand and, last, in the row-major
+/// result (`at`), and each one's stride along the row (`steps`: 1, or 0
+/// for an operand broadcast along it).
+template <size_t N, typename Row>
+inline void forEachBroadcastRow(const std::array<Shape, N> &operands,
+                         const Shape &shape, Row row) {
+  std::array<Shape, N + 1> strides;
+  std::array<int64_t, N + 1> steps;
+  for (size_t t = 0; t < N; ++t)
+    strides[t] = broadcastStrides(operands[t], shape);
+  strides[N] = rowMajorStrides(shape);
+  for (size_t t = 0; t <= N; ++t)
+    steps[t] = shape.empty() ? 1 : strides[t].back();
+  forEachRow(shape, strides, {},
+             [&](const std::array<int64_t, N + 1> &at) { row(at, steps); });
+}
+
+/// The length of the rows forEachBroadcastRow walks.
+inline int64_t rowLength(const Shape &shape) {
+  return shape.empty() ? 1 : shape.back();
+}
+
+/// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
+template <typename Function>
+inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
+                  pp_tensor *rhs, Function function) {
+  if (!checkInputs(frame, kernel, {lhs, rhs}))
+    return nullptr;
+  std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
+  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
+  if (!result)
+    return nullptr;
+  const float *a = floats(lhs), *b = floats(rhs);
+  float *out = floats(result);
+  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
+  if (lhsShape == rhsShape) {
+    for (int64_t i = 0, n = numElements(*shape); i < n; ++i)
+      out[i] = function(a[i], b[i]);
+    return result;
+  }
+  int64_t inner = rowLength(*shape);
+  forEachBroadcastRow<2>(
+      {lhsShape, rhsShape}, *shape, [&](const auto &at, const auto &steps) {
+        const float *pa = a + at[0], *pb = b + at[1];
+        float *po = out + at[2];
+        for (int64_t j = 0; j < inner; ++j)
+          po[j] = function(pa[j * steps[0]], pb[j * steps[1]]);
+      });
+  return result;
+}
+
+/// Moves the elements `copy` describes from `source` to `dest`, which have
+/// the same dtype (any).
+inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
+                    pp_tensor *dest) {
+  const char *from = static_cast<const char *>(pp_tensor_data(source));
+  char *to = static_cast<char *>(pp_tensor_data(dest));
+  size_t elementSize = pp_dtype_size(pp_tensor_dtype(source));
+  int64_t inner = copy.shape.empty() ? 1 : copy.shape.back();
+  int64_t fromInner = copy.shape.empty() ? 1 : copy.sourceStrides.back();
+  int64_t toInner = copy.shape.empty() ? 1 : copy.destStrides.back();
+  forEachRow<2>(
+      copy.shape, {copy.sourceStrides, copy.destStrides},
+      {copy.sourceOffset, copy.destOffset}, [&](std::array<int64_t, 2> at) {
+        if (fromInner == 1 && toInner == 1) {
+          std::memcpy(to + at[1] * elementSize, from + at[0] * elementSize,
+                      inner * elementSize);
+          return;
+        }
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(to + (at[1] + j * toInner) * elementSize,
+                      from + (at[0] + j * fromInner) * elementSize,
+                      elementSize);
+      });
+}
+
+/// A new f32 tensor shaped like `input`, computed line by line along `axis`:
+/// `line(out, start, stride, size)` writes the `size` elements at `start +
+/// k * stride` of `out`. Null, with the error recorded in `frame`, when
+/// `input` has no such axis.
+template <typename Line>
+inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel, pp_tensor *input,
+                     int64_t axis, Line line) {
+  std::string error;
+  std::optional<AxisLayout> layout =
+      axisLayout(shapeOf(input), axis, kernel, error);
+  if (!layout) {
+    failFrame(frame, error);
+    return nullptr;
+  }
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  if (!result)
+    return nullptr;
+  float *out = floats(result);
+  for (int64_t o = 0; o < layout->outer; ++o)
+    for (int64_t i = 0; i < layout->inner; ++i)
+      line(out, o * layout->size * layout->inner + i, layout->inner,
+           layout->size);
+  return result;
+}
+
+/// A rank-0 f32 tensor holding `value`.
+inline pp_tensor *scalar(pp_frame *frame, double value) {
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
+  if (result)
+    floats(result)[0] = static_cast<float>(value);
+  return result;
+}
+
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+/// The maximum of a row of logits (`classes` values `stride` apart) and the
+/// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
+inline std::pair<double, double> softmaxNormalizer(const float *row, int64_t classes,
+                                            int64_t stride = 1) {
+  double max = -std::numeric_limits<double>::infinity(), total = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    max = std::max<double>(max, row[c * stride]);
+  for (int64_t c = 0; c < classes; ++c)
+    total += std::exp(row[c * stride] - max);
+  return {max, total};
+}
+
+} // namespace pp::runtime::cpu
+
+#endif // PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
