@@ -17,6 +17,8 @@ PACKAGES=(
   libopenblas-dev libgloo-dev nlohmann-json3-dev libssl-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
+  # Transformer fixtures (test/models/*.py) and ONNX's backend node tests.
+  python3-torch libonnx-testdata
 )
 case "${1:-}" in
   "") ;;
