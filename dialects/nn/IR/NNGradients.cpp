@@ -243,6 +243,78 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
 }
 
 LogicalResult
+TransposeOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    ArrayRef<int64_t> permutation = getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [index, dim] : llvm::enumerate(permutation))
+      inverse[dim] = index;
+    return TransposeOp::create(builder, getLoc(), resultGradients[0], inverse);
+  });
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &builder,
+                                      ValueRange resultGradients,
+                                      ArrayRef<bool> wanted,
+                                      SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto type = cast<RankedTensorType>(getInput().getType());
+    return SliceGradOp::create(builder, getLoc(), resultGradients[0],
+                               type.getShape(), getStarts(), getLimits(),
+                               getStrides());
+  });
+}
+
+LogicalResult
+ConcatOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                         ArrayRef<bool> wanted,
+                         SmallVectorImpl<Value> &operandGradients) {
+  // Each input's gradient is its slice of the result gradient along the
+  // axis.
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  int64_t rank = resultType.getRank();
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> offsets = {0};
+  for (Value input : getInputs())
+    offsets.push_back(offsets.back() +
+                      cast<RankedTensorType>(input.getType()).getDimSize(axis));
+  return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
+    SmallVector<int64_t> starts(rank, 0), strides(rank, 1);
+    SmallVector<int64_t> limits(resultType.getShape());
+    starts[axis] = offsets[i];
+    limits[axis] = offsets[i + 1];
+    return SliceOp::create(builder, getLoc(), resultGradients[0], starts,
+                           limits, strides);
+  });
+}
+
+LogicalResult
+BroadcastToOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                              ArrayRef<bool> wanted,
+                              SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto type = cast<RankedTensorType>(getInput().getType());
+    return SumToOp::create(builder, getLoc(), resultGradients[0],
+                           type.getShape());
+  });
+}
+
+LogicalResult TriluOp::buildGradients(OpBuilder &builder,
+                                      ValueRange resultGradients,
+                                      ArrayRef<bool> wanted,
+                                      SmallVectorImpl<Value> &operandGradients) {
+  // The kept elements pass their gradient through; the zeroed ones get none.
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return TriluOp::create(builder, getLoc(), resultGradients[0],
+                           getDiagonalAttr(), getUpperAttr());
+  });
+}
+
+LogicalResult
 GatherOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
                          ArrayRef<bool> wanted,
                          SmallVectorImpl<Value> &operandGradients) {
