@@ -399,8 +399,10 @@ private:
             })
             .Default([](Type) { return ""; });
     if (!dense || !dtype || cType.empty())
-      return constant.emitOpError("has no runtime form: constants are dense "
-                                  "tensors of f32, f64, i64, i32 or i1");
+      return constant.emitOpError("of type ")
+             << constant.getType()
+             << " has no runtime form; constants are dense tensors of f32, "
+                "f64, i64, i32 or i1";
     size_t count = dense.isSplat() ? 1 : dense.getNumElements();
     SmallVector<std::string> elements;
     for (Attribute value : dense.getValues<Attribute>()) {
