@@ -96,18 +96,18 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   pp_tensor *prefix##gather_grad(                                              \
       pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
       int64_t data_shape_count, const int64_t *data_shape);                    \
-  pp_tensor *prefix##transpose(pp_frame *frame, pp_tensor *input,             \
+  pp_tensor *prefix##transpose(pp_frame *frame, pp_tensor *input,              \
                                int64_t permutation_count,                      \
                                const int64_t *permutation);                    \
-  pp_tensor *prefix##slice(pp_frame *frame, pp_tensor *input,                 \
+  pp_tensor *prefix##slice(pp_frame *frame, pp_tensor *input,                  \
                            int64_t limits_count, const int64_t *limits,        \
                            int64_t starts_count, const int64_t *starts,        \
                            int64_t strides_count, const int64_t *strides);     \
-  pp_tensor *prefix##concat(pp_frame *frame, int64_t inputs_count,            \
+  pp_tensor *prefix##concat(pp_frame *frame, int64_t inputs_count,             \
                             pp_tensor *const *inputs, int64_t axis);           \
-  pp_tensor *prefix##broadcast_to(pp_frame *frame, pp_tensor *input,          \
+  pp_tensor *prefix##broadcast_to(pp_frame *frame, pp_tensor *input,           \
                                   int64_t shape_count, const int64_t *shape);  \
-  pp_tensor *prefix##trilu(pp_frame *frame, pp_tensor *input,                 \
+  pp_tensor *prefix##trilu(pp_frame *frame, pp_tensor *input,                  \
                            int64_t diagonal, int upper);                       \
   pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
                               pp_tensor *target, int reduction);               \

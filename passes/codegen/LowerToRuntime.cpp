@@ -139,9 +139,8 @@ private:
   /// `single`: exact hexadecimal for finite values, std::numeric_limits for
   /// infinities and NaN (which have no literal).
   static std::string floatingLiteral(double value, bool single) {
-    std::string limits =
-        std::string("std::numeric_limits<") + (single ? "float" : "double") +
-        ">::";
+    std::string limits = std::string("std::numeric_limits<") +
+                         (single ? "float" : "double") + ">::";
     if (std::isnan(value))
       return limits + "quiet_NaN()";
     if (std::isinf(value))
@@ -381,23 +380,22 @@ private:
     std::optional<RuntimeDtype> dtype =
         type ? getRuntimeDtype(type.getElementType()) : std::nullopt;
     Type element = type ? type.getElementType() : Type();
-    std::string cType =
-        llvm::TypeSwitch<Type, std::string>(element)
-            .Case([](Float32Type) { return "float"; })
-            .Case([](Float64Type) { return "double"; })
-            .Case([](IntegerType integer) -> std::string {
-              switch (integer.getWidth()) {
-              case 64:
-                return "int64_t";
-              case 32:
-                return "int32_t";
-              case 1:
-                return "uint8_t";
-              default:
-                return "";
-              }
-            })
-            .Default([](Type) { return ""; });
+    std::string cType = llvm::TypeSwitch<Type, std::string>(element)
+                            .Case([](Float32Type) { return "float"; })
+                            .Case([](Float64Type) { return "double"; })
+                            .Case([](IntegerType integer) -> std::string {
+                              switch (integer.getWidth()) {
+                              case 64:
+                                return "int64_t";
+                              case 32:
+                                return "int32_t";
+                              case 1:
+                                return "uint8_t";
+                              default:
+                                return "";
+                              }
+                            })
+                            .Default([](Type) { return ""; });
     if (!dense || !dtype || cType.empty())
       return constant.emitOpError("of type ")
              << constant.getType()

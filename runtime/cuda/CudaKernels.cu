@@ -9,11 +9,11 @@
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/core/Shapes.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
-#include "runtime/core/Shapes.h"
 
 #include <cuda_runtime.h>
 
@@ -221,8 +221,7 @@ __global__ void accumulateKernel(float *sum, const float *addend, int64_t n) {
 }
 
 /// `T` of the values' size (visitBits).
-template <typename T>
-__global__ void fillKernel(T *out, int64_t n, T value) {
+template <typename T> __global__ void fillKernel(T *out, int64_t n, T value) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
     out[i] = value;

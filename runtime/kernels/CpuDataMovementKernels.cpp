@@ -37,10 +37,10 @@ pp_tensor *pp_cpu_transpose(pp_frame *frame, pp_tensor *input,
                 input);
 }
 
-pp_tensor *pp_cpu_slice(pp_frame *frame, pp_tensor *input,
-                        int64_t limits_count, const int64_t *limits,
-                        int64_t starts_count, const int64_t *starts,
-                        int64_t strides_count, const int64_t *strides) {
+pp_tensor *pp_cpu_slice(pp_frame *frame, pp_tensor *input, int64_t limits_count,
+                        const int64_t *limits, int64_t starts_count,
+                        const int64_t *starts, int64_t strides_count,
+                        const int64_t *strides) {
   return copied(frame,
                 sliceCopy(frame, input, limits_count, limits, starts_count,
                           starts, strides_count, strides),
@@ -56,8 +56,8 @@ pp_tensor *pp_cpu_concat(pp_frame *frame, int64_t inputs_count,
                          pp_tensor *const *inputs, int64_t axis) {
   std::optional<ConcatPlan> plan =
       concatPlan(frame, inputs_count, inputs, axis);
-  pp_tensor *result = plan ? newTensor(frame, plan->dtype, plan->shape)
-                           : nullptr;
+  pp_tensor *result =
+      plan ? newTensor(frame, plan->dtype, plan->shape) : nullptr;
   if (!result)
     return nullptr;
   for (int64_t i = 0; i < inputs_count; ++i)

@@ -6,12 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shapes.h"
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
-#include "runtime/core/Shapes.h"
 
 #include <algorithm>
 #include <array>

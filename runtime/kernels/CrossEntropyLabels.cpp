@@ -1,4 +1,4 @@
-//===- CrossEntropyLabels.cpp - the checked labels of cross_entropy -------===//
+//===- CrossEntropyLabels.cpp - checked cross_entropy labels -------------===//
 
 #include "runtime/kernels/CrossEntropyLabels.h"
 
@@ -17,9 +17,8 @@ crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
   }
   if (shape.empty() || Shape(shape.begin(), shape.end() - 1) != positions) {
     failFrame(frame, std::string(kernel) + ": labels " +
-                         formatShape(positions) +
-                         " are not the logits shape " + formatShape(shape) +
-                         " without its class dimension");
+                         formatShape(positions) + " are not the logits shape " +
+                         formatShape(shape) + " without its class dimension");
     return std::nullopt;
   }
   int64_t classes = shape.back(), count = pp_tensor_numel(labels);
@@ -32,8 +31,10 @@ crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
       failFrame(frame, std::string(kernel) + ": label " +
                            std::to_string(label) + " (position " +
                            std::to_string(i) + ") is outside [0, " +
-                           std::to_string(classes) + ") and is not the "
-                           "ignore_index " + std::to_string(ignoreIndex));
+                           std::to_string(classes) +
+                           ") and is not the "
+                           "ignore_index " +
+                           std::to_string(ignoreIndex));
       return std::nullopt;
     }
     values[i] = label;

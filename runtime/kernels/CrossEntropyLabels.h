@@ -1,4 +1,4 @@
-//===- CrossEntropyLabels.h - the checked labels of cross_entropy -*- C++ -*-===//
+//===- CrossEntropyLabels.h - checked cross_entropy labels -----*- C++ -*-===//
 
 #ifndef PP_RUNTIME_KERNELS_CROSSENTROPYLABELS_H
 #define PP_RUNTIME_KERNELS_CROSSENTROPYLABELS_H

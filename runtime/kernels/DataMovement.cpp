@@ -50,23 +50,22 @@ std::optional<StridedCopy> transposeCopy(pp_frame *frame, pp_tensor *input,
   return copy;
 }
 
-std::optional<StridedCopy>
-sliceCopy(pp_frame *frame, pp_tensor *input, int64_t limitCount,
-          const int64_t *limits, int64_t startCount, const int64_t *starts,
-          int64_t strideCount, const int64_t *strides) {
+std::optional<StridedCopy> sliceCopy(pp_frame *frame, pp_tensor *input,
+                                     int64_t limitCount, const int64_t *limits,
+                                     int64_t startCount, const int64_t *starts,
+                                     int64_t strideCount,
+                                     const int64_t *strides) {
   if (!input)
     return std::nullopt;
   Shape shape = shapeOf(input);
   int64_t rank = static_cast<int64_t>(shape.size());
-  bool valid =
-      startCount == rank && limitCount == rank && strideCount == rank;
+  bool valid = startCount == rank && limitCount == rank && strideCount == rank;
   Shape sliced;
   for (int64_t d = 0; valid && d < rank; ++d) {
-    valid = 0 <= starts[d] && starts[d] <= limits[d] &&
-            limits[d] <= shape[d] && strides[d] >= 1;
-    sliced.push_back(valid ? (limits[d] - starts[d] + strides[d] - 1) /
-                                 strides[d]
-                           : 0);
+    valid = 0 <= starts[d] && starts[d] <= limits[d] && limits[d] <= shape[d] &&
+            strides[d] >= 1;
+    sliced.push_back(
+        valid ? (limits[d] - starts[d] + strides[d] - 1) / strides[d] : 0);
   }
   if (!valid) {
     failFrame(frame, "slice: starts " + formatList(startCount, starts) +
@@ -142,8 +141,8 @@ std::optional<ConcatPlan> concatPlan(pp_frame *frame, int64_t count,
                            pp_dtype_name(pp_tensor_dtype(inputs[i])) + " " +
                            formatShape(shape) + ") does not match input 0 (" +
                            pp_dtype_name(plan.dtype) + " " +
-                           formatShape(shapeOf(inputs[0])) +
-                           ") outside axis " + std::to_string(dim));
+                           formatShape(shapeOf(inputs[0])) + ") outside axis " +
+                           std::to_string(dim));
       return std::nullopt;
     }
     StridedCopy copy;
@@ -176,8 +175,8 @@ std::optional<MatrixStack> triluMatrices(pp_frame *frame, pp_tensor *input) {
     return std::nullopt;
   Shape shape = shapeOf(input);
   if (shape.size() < 2) {
-    failFrame(frame, "trilu: input " + formatShape(shape) +
-                         " has rank " + std::to_string(shape.size()) +
+    failFrame(frame, "trilu: input " + formatShape(shape) + " has rank " +
+                         std::to_string(shape.size()) +
                          "; it needs rank 2 or more");
     return std::nullopt;
   }

@@ -25,10 +25,11 @@ std::optional<StridedCopy> transposeCopy(pp_frame *frame, pp_tensor *input,
 /// The copy of a strided slice (`starts`, `limits`, `strides`, each with
 /// one entry per dimension, as nn.slice); it fills a row-major tensor of the
 /// copy's shape. nullopt as transposeCopy.
-std::optional<StridedCopy>
-sliceCopy(pp_frame *frame, pp_tensor *input, int64_t limitCount,
-          const int64_t *limits, int64_t startCount, const int64_t *starts,
-          int64_t strideCount, const int64_t *strides);
+std::optional<StridedCopy> sliceCopy(pp_frame *frame, pp_tensor *input,
+                                     int64_t limitCount, const int64_t *limits,
+                                     int64_t startCount, const int64_t *starts,
+                                     int64_t strideCount,
+                                     const int64_t *strides);
 
 /// The copy of broadcast_to `shape` (NumPy rules); it fills a row-major
 /// tensor of `shape`. nullopt as transposeCopy.

@@ -255,10 +255,10 @@ TransposeOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   });
 }
 
-LogicalResult SliceOp::buildGradients(OpBuilder &builder,
-                                      ValueRange resultGradients,
-                                      ArrayRef<bool> wanted,
-                                      SmallVectorImpl<Value> &operandGradients) {
+LogicalResult
+SliceOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     auto type = cast<RankedTensorType>(getInput().getType());
     return SliceGradOp::create(builder, getLoc(), resultGradients[0],
@@ -303,10 +303,10 @@ BroadcastToOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   });
 }
 
-LogicalResult TriluOp::buildGradients(OpBuilder &builder,
-                                      ValueRange resultGradients,
-                                      ArrayRef<bool> wanted,
-                                      SmallVectorImpl<Value> &operandGradients) {
+LogicalResult
+TriluOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
   // The kept elements pass their gradient through; the zeroed ones get none.
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     return TriluOp::create(builder, getLoc(), resultGradients[0],

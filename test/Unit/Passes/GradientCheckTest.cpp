@@ -434,9 +434,9 @@ TEST_F(GradientCheck, GatherSumsRepeatedIndices) {
 }
 
 TEST_F(GradientCheck, TransposeByEveryKindOfPermutation) {
-  for (auto [permutation, result] :
-       {std::make_tuple("[2, 0, 1]", "4x2x3"), std::make_tuple("[0, 2, 1]", "2x4x3"),
-        std::make_tuple("[0, 1, 2]", "2x3x4")}) {
+  for (auto [permutation, result] : {std::make_tuple("[2, 0, 1]", "4x2x3"),
+                                     std::make_tuple("[0, 2, 1]", "2x4x3"),
+                                     std::make_tuple("[0, 1, 2]", "2x3x4")}) {
     SCOPED_TRACE(permutation);
     std::string resultType = std::string("tensor<") + result + "xf32>";
     check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,

@@ -648,9 +648,9 @@ TEST(CpuKernels, BroadcastToRepeatsAlongNewAndUnitDimensions) {
 
 TEST(CpuKernels, TriluKeepsEachMatrixsTriangle) {
   Tensor x = iota({2, 3, 4}, 1.0f);
-  for (auto [diagonal, upper] : {std::make_pair(int64_t(1), 1),
-                                 std::make_pair(int64_t(-1), 0),
-                                 std::make_pair(int64_t(0), 0)}) {
+  for (auto [diagonal, upper] :
+       {std::make_pair(int64_t(1), 1), std::make_pair(int64_t(-1), 0),
+        std::make_pair(int64_t(0), 0)}) {
     SCOPED_TRACE(std::to_string(diagonal) + (upper ? " upper" : " lower"));
     pp_frame frame;
     Tensor y(pp_cpu_trilu(&frame, x.get(), diagonal, upper));
@@ -665,7 +665,8 @@ TEST(CpuKernels, TriluKeepsEachMatrixsTriangle) {
   }
   // The causal mask: the lower triangle of a matrix of true.
   pp_frame frame;
-  Tensor ones = typed<uint8_t>(PP_DTYPE_BOOL, {3, 3}, std::vector<uint8_t>(9, 1));
+  Tensor ones =
+      typed<uint8_t>(PP_DTYPE_BOOL, {3, 3}, std::vector<uint8_t>(9, 1));
   Tensor mask(pp_cpu_trilu(&frame, ones.get(), 0, 0));
   ASSERT_TRUE(frame.error.empty()) << frame.error;
   EXPECT_EQ(elements<uint8_t>(mask),
@@ -707,7 +708,8 @@ TEST(CpuKernels, CrossEntropyOverSequencesWithI32Labels) {
   pp_frame frame;
   Tensor perPosition(
       pp_cpu_cross_entropy(&frame, logits.get(), labels.get(), -100, 2));
-  Tensor mean(pp_cpu_cross_entropy(&frame, logits.get(), labels.get(), -100, 0));
+  Tensor mean(
+      pp_cpu_cross_entropy(&frame, logits.get(), labels.get(), -100, 0));
   Tensor one = tensorOf({}, {1.0f});
   Tensor dz(pp_cpu_cross_entropy_grad(&frame, one.get(), logits.get(),
                                       labels.get(), -100, 0));
@@ -745,16 +747,13 @@ TEST(CpuKernels, BadPermutationsSlicesConcatsAndLabelsAreReported) {
             "broadcast_to: 2x3 does not broadcast to 4x3");
   Tensor ids = typed<int64_t>(PP_DTYPE_I64, {2, 3}, counting<int64_t>(6));
   pp_tensor *mixed[] = {x.get(), ids.get()};
-  EXPECT_EQ(errorOf([&](pp_frame *f) {
-              return pp_cpu_concat(f, 2, mixed, 0);
-            }),
+  EXPECT_EQ(errorOf([&](pp_frame *f) { return pp_cpu_concat(f, 2, mixed, 0); }),
             "concat: input 1 (i64 2x3) does not match input 0 (f32 2x3) "
             "outside axis 0");
   Tensor vector = iota({3});
-  EXPECT_EQ(errorOf([&](pp_frame *f) {
-              return pp_cpu_trilu(f, vector.get(), 0, 1);
-            }),
-            "trilu: input 3 has rank 1; it needs rank 2 or more");
+  EXPECT_EQ(
+      errorOf([&](pp_frame *f) { return pp_cpu_trilu(f, vector.get(), 0, 1); }),
+      "trilu: input 3 has rank 1; it needs rank 2 or more");
   Tensor outside = typed<int64_t>(PP_DTYPE_I64, {2}, {1, 3});
   EXPECT_EQ(errorOf([&](pp_frame *f) {
               return pp_cpu_cross_entropy(f, x.get(), outside.get(), -100, 0);
