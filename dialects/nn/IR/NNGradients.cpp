@@ -36,6 +36,21 @@ LogicalResult unaryGradient(ArrayRef<bool> wanted, SmallVectorImpl<Value> &out,
   return gradientsOf(wanted, out, [&](unsigned) { return make(); });
 }
 
+/// The starts, limits and strides of the elements [start, limit) along
+/// `axis` (negative values count from the end) of a tensor of `shape`, all of
+/// every other dimension.
+struct AxisSlice {
+  SmallVector<int64_t> starts, limits, strides;
+
+  AxisSlice(ArrayRef<int64_t> shape, int64_t axis, int64_t start,
+            int64_t limit)
+      : starts(shape.size(), 0), limits(shape), strides(shape.size(), 1) {
+    int64_t dim = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
+    starts[dim] = start;
+    limits[dim] = limit;
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -217,10 +232,6 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
   // Each piece's gradient goes back to its slice of the input; the pieces'
   // contributions are summed in result order.
   auto type = cast<RankedTensorType>(getInput().getType());
-  int64_t rank = type.getRank();
-  int64_t axis = getAxisAttr().getInt();
-  if (axis < 0)
-    axis += rank;
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     Value sum;
     int64_t offset = 0;
@@ -229,13 +240,10 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
       offset += size;
       if (!grad)
         continue;
-      SmallVector<int64_t> starts(rank, 0), strides(rank, 1);
-      SmallVector<int64_t> limits(type.getShape());
-      starts[axis] = start;
-      limits[axis] = start + size;
+      AxisSlice slice(type.getShape(), getAxisAttr().getInt(), start, offset);
       Value piece = SliceGradOp::create(builder, getLoc(), grad,
-                                        type.getShape(), starts, limits,
-                                        strides);
+                                        type.getShape(), slice.starts,
+                                        slice.limits, slice.strides);
       sum = sum ? AddOp::create(builder, getLoc(), sum, piece) : piece;
     }
     return sum;
@@ -274,21 +282,17 @@ ConcatOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   // Each input's gradient is its slice of the result gradient along the
   // axis.
   auto resultType = cast<RankedTensorType>(getResult().getType());
-  int64_t rank = resultType.getRank();
   int64_t axis = getAxisAttr().getInt();
-  if (axis < 0)
-    axis += rank;
   SmallVector<int64_t> offsets = {0};
-  for (Value input : getInputs())
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
     offsets.push_back(offsets.back() +
-                      cast<RankedTensorType>(input.getType()).getDimSize(axis));
+                      type.getDimSize(axis < 0 ? axis + type.getRank() : axis));
+  }
   return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
-    SmallVector<int64_t> starts(rank, 0), strides(rank, 1);
-    SmallVector<int64_t> limits(resultType.getShape());
-    starts[axis] = offsets[i];
-    limits[axis] = offsets[i + 1];
-    return SliceOp::create(builder, getLoc(), resultGradients[0], starts,
-                           limits, strides);
+    AxisSlice slice(resultType.getShape(), axis, offsets[i], offsets[i + 1]);
+    return SliceOp::create(builder, getLoc(), resultGradients[0], slice.starts,
+                           slice.limits, slice.strides);
   });
 }
 
