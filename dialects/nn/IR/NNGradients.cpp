@@ -42,8 +42,7 @@ LogicalResult unaryGradient(ArrayRef<bool> wanted, SmallVectorImpl<Value> &out,
 struct AxisSlice {
   SmallVector<int64_t> starts, limits, strides;
 
-  AxisSlice(ArrayRef<int64_t> shape, int64_t axis, int64_t start,
-            int64_t limit)
+  AxisSlice(ArrayRef<int64_t> shape, int64_t axis, int64_t start, int64_t limit)
       : starts(shape.size(), 0), limits(shape), strides(shape.size(), 1) {
     int64_t dim = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
     starts[dim] = start;
@@ -241,9 +240,9 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
       if (!grad)
         continue;
       AxisSlice slice(type.getShape(), getAxisAttr().getInt(), start, offset);
-      Value piece = SliceGradOp::create(builder, getLoc(), grad,
-                                        type.getShape(), slice.starts,
-                                        slice.limits, slice.strides);
+      Value piece =
+          SliceGradOp::create(builder, getLoc(), grad, type.getShape(),
+                              slice.starts, slice.limits, slice.strides);
       sum = sum ? AddOp::create(builder, getLoc(), sum, piece) : piece;
     }
     return sum;
