@@ -23,7 +23,9 @@
  * takes a trailing result_index and returns that result. An `axis` may be
  * negative (counted from the end). cast's `to` is a pp_dtype (nn.Dtype has
  * its values); gather's indices are i64 or i32, negative ones counting
- * from the end of the axis.
+ * from the end of the axis. An op whose only operand is variadic (concat)
+ * takes its tensors as a count and an array. `constant` makes the tensors of
+ * constants (host values in host memory; `count` is 1 for a splat).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -51,10 +53,9 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
  * pp_cuda_ in runtime/cuda/pp_kernels_cuda.h). */
 #define PP_DECLARE_KERNELS(prefix)                                             \
   pp_tensor *prefix##copy(pp_frame *frame, pp_tensor *input);                  \
-  pp_tensor *prefix##fill_f32(pp_frame *frame, float value, int64_t rank,      \
-                              const int64_t *shape);                           \
-  pp_tensor *prefix##constant_f32(pp_frame *frame, int64_t rank,               \
-                                  const int64_t *shape, const float *values);  \
+  pp_tensor *prefix##constant(pp_frame *frame, pp_dtype dtype, int64_t rank,   \
+                              const int64_t *shape, int64_t count,             \
+                              const void *values);                             \
   pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,   \
                             int transpose_lhs, int transpose_rhs);             \
   pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
@@ -95,6 +96,19 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   pp_tensor *prefix##gather_grad(                                              \
       pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
       int64_t data_shape_count, const int64_t *data_shape);                    \
+  pp_tensor *prefix##transpose(pp_frame *frame, pp_tensor *input,              \
+                               int64_t permutation_count,                      \
+                               const int64_t *permutation);                    \
+  pp_tensor *prefix##slice(pp_frame *frame, pp_tensor *input,                  \
+                           int64_t limits_count, const int64_t *limits,        \
+                           int64_t starts_count, const int64_t *starts,        \
+                           int64_t strides_count, const int64_t *strides);     \
+  pp_tensor *prefix##concat(pp_frame *frame, int64_t inputs_count,             \
+                            pp_tensor *const *inputs, int64_t axis);           \
+  pp_tensor *prefix##broadcast_to(pp_frame *frame, pp_tensor *input,           \
+                                  int64_t shape_count, const int64_t *shape);  \
+  pp_tensor *prefix##trilu(pp_frame *frame, pp_tensor *input,                  \
+                           int64_t diagonal, int upper);                       \
   pp_tensor *prefix##mse_loss(pp_frame *frame, pp_tensor *input,               \
                               pp_tensor *target, int reduction);               \
   pp_tensor *prefix##mse_loss_grad(pp_frame *frame, pp_tensor *grad,           \

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace pp {
@@ -134,14 +135,28 @@ private:
     }
     return literal(dtype->enumerator);
   }
-  static std::string hexLiteral(double value) {
-    // Hexadecimal floats are exact.
+  /// A C++ expression of `value` as a `double`, or as a `float` when
+  /// `single`: exact hexadecimal for finite values, std::numeric_limits for
+  /// infinities and NaN (which have no literal).
+  static std::string floatingLiteral(double value, bool single) {
+    std::string limits = std::string("std::numeric_limits<") +
+                         (single ? "float" : "double") + ">::";
+    if (std::isnan(value))
+      return limits + "quiet_NaN()";
+    if (std::isinf(value))
+      return (value < 0 ? "-" : "") + limits + "infinity()";
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), "%a", value);
-    return buffer;
+    return buffer + std::string(single ? "f" : "");
   }
-  static std::string floatLiteral(float value) {
-    return hexLiteral(static_cast<double>(value)) + "f";
+  /// A C++ expression of the integer `value`: 0 or 1 for an i1, else
+  /// signed (the most negative value has no literal).
+  static std::string integerLiteral(const APInt &value) {
+    if (value.getBitWidth() == 1)
+      return value.isZero() ? "0" : "1";
+    if (value.isMinSignedValue())
+      return "(" + std::to_string(value.getSExtValue() + 1) + " - 1)";
+    return std::to_string(value.getSExtValue());
   }
 
   /// Calls `callee(frame, arguments...)`.
@@ -246,16 +261,18 @@ private:
   /// an op's definition implies: operands in order (an absent optional one
   /// is NULL), then its inherent attributes sorted by name (an absent one is
   /// a unit flag: 0), then, for an op with several results, the index of the
-  /// result the call computes.
+  /// result the call computes. An op whose only operand is variadic (it has
+  /// no operand segment sizes) passes its tensors as a count and an array.
   LogicalResult lowerKernelCall(Operation *op) {
     SmallVector<KernelArgument> arguments;
     SmallVector<int32_t> segments(op->getNumOperands(), 1);
-    if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments))
+    if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments)) {
       segments.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
-    else if (op->hasTrait<OpTrait::VariadicOperands>())
-      // Without segment sizes the number of tensors would vary by call.
-      return op->emitOpError("has a variadic operand; kernels take a fixed "
-                             "number of tensors");
+    } else if (op->hasTrait<OpTrait::VariadicOperands>()) {
+      if (failed(appendTensorArray(op, arguments)))
+        return failure();
+      segments.clear();
+    }
     unsigned next = 0;
     for (int32_t size : segments) {
       if (size > 1)
@@ -287,6 +304,35 @@ private:
     return success();
   }
 
+  /// `count, array` of the tensors of `op`'s operands: a local array of
+  /// `pp_tensor *` filled before the call.
+  LogicalResult appendTensorArray(Operation *op,
+                                  SmallVectorImpl<KernelArgument> &out) {
+    int64_t count = op->getNumOperands();
+    out.push_back(integer(count));
+    if (count == 0) {
+      out.push_back(literal("nullptr"));
+      return success();
+    }
+    Location loc = op->getLoc();
+    Value array = emitc::VariableOp::create(
+        builder, loc, emitc::ArrayType::get({count}, tensorPtr),
+        emitc::OpaqueAttr::get(builder.getContext(), ""));
+    for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
+      Value tensor = tensorOf(operand);
+      if (!tensor)
+        return failure();
+      Value at = emitc::LiteralOp::create(builder, loc, builder.getIndexType(),
+                                          std::to_string(index));
+      Value element = emitc::SubscriptOp::create(
+          builder, loc, emitc::LValueType::get(tensorPtr), array, at);
+      emitc::AssignOp::create(builder, loc, element, tensor);
+      arrayElements[array].push_back(tensor);
+    }
+    out.push_back(array);
+    return success();
+  }
+
   /// The kernel arguments of attribute `name` (`attr`, null when absent).
   LogicalResult appendAttributeArguments(Operation *op, StringAttr name,
                                          Attribute attr,
@@ -307,7 +353,7 @@ private:
               return std::to_string(value.getInt());
             })
             .Case([](FloatAttr value) {
-              return hexLiteral(value.getValueAsDouble());
+              return floatingLiteral(value.getValueAsDouble(), false);
             })
             .Case([](nn::LossReductionAttr kind) {
               return std::to_string(static_cast<int>(kind.getValue()));
@@ -325,35 +371,73 @@ private:
     return success();
   }
 
-  /// A new tensor holding `constant`.
+  /// A new tensor holding `constant`: `constant(frame, dtype, rank, shape,
+  /// count, values)` with the values in a static array, one value repeated
+  /// for a splat.
   FailureOr<Value> lowerConstant(arith::ConstantOp constant) {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     auto type = dyn_cast<RankedTensorType>(constant.getType());
-    if (!dense || !type || !type.getElementType().isF32())
-      return constant.emitOpError(
-          "only f32 tensor constants have a runtime kernel yet");
-    SmallVector<Attribute> literals;
-    if (dense.isSplat()) {
-      literals.push_back(literal(floatLiteral(dense.getSplatValue<float>())));
-      llvm::append_range(literals, shapeLiterals(type.getShape()));
-      return call(prefix + "fill_f32", {}, literals);
+    std::optional<RuntimeDtype> dtype =
+        type ? getRuntimeDtype(type.getElementType()) : std::nullopt;
+    Type element = type ? type.getElementType() : Type();
+    std::string cType = llvm::TypeSwitch<Type, std::string>(element)
+                            .Case([](Float32Type) { return "float"; })
+                            .Case([](Float64Type) { return "double"; })
+                            .Case([](IntegerType integer) -> std::string {
+                              switch (integer.getWidth()) {
+                              case 64:
+                                return "int64_t";
+                              case 32:
+                                return "int32_t";
+                              case 1:
+                                return "uint8_t";
+                              default:
+                                return "";
+                              }
+                            })
+                            .Default([](Type) { return ""; });
+    if (!dense || !dtype || cType.empty())
+      return constant.emitOpError("of type ")
+             << constant.getType()
+             << " has no runtime form; constants are dense tensors of f32, "
+                "f64, i64, i32 or i1";
+    size_t count = dense.isSplat() ? 1 : dense.getNumElements();
+    SmallVector<std::string> elements;
+    for (Attribute value : dense.getValues<Attribute>()) {
+      if (elements.size() == count)
+        break;
+      if (auto number = dyn_cast<FloatAttr>(value))
+        elements.push_back(
+            floatingLiteral(number.getValueAsDouble(), element.isF32()));
+      else
+        elements.push_back(integerLiteral(cast<IntegerAttr>(value).getValue()));
     }
+    // A static array: large tables do not go on the stack.
+    std::string data = elements.empty()
+                           ? "nullptr"
+                           : "[] { static const " + cType + " values[] = {" +
+                                 llvm::join(elements, ", ") +
+                                 "}; return values; }()";
+    SmallVector<Attribute> literals = {literal(dtype->enumerator)};
     llvm::append_range(literals, shapeLiterals(type.getShape()));
-    std::string data =
-        "std::array<float, " + std::to_string(type.getNumElements()) + ">{" +
-        llvm::join(llvm::map_range(dense.getValues<float>(), floatLiteral),
-                   ", ") +
-        "}.data()";
+    literals.push_back(integer(static_cast<int64_t>(elements.size())));
     literals.push_back(literal(data));
-    return call(prefix + "constant_f32", {}, literals);
+    return call(prefix + "constant", {}, literals);
   }
 
   /// Destroys each owned tensor after the call that uses it last (right
   /// after its definition when nothing uses it).
   void releaseAfterLastUse() {
+    // A tensor in an array is used by the calls that take the array.
+    llvm::DenseMap<Value, SmallVector<Operation *>> arrayUses;
+    for (auto &[array, tensors] : arrayElements)
+      for (Value tensor : tensors)
+        llvm::append_range(arrayUses[tensor], array.getUsers());
     for (Value tensor : owned) {
       Operation *last = tensor.getDefiningOp();
-      for (Operation *user : tensor.getUsers())
+      SmallVector<Operation *> users(tensor.getUsers());
+      llvm::append_range(users, arrayUses.lookup(tensor));
+      for (Operation *user : users)
         if (last->isBeforeInBlock(user))
           last = user;
       builder.setInsertionPointAfter(last);
@@ -370,6 +454,8 @@ private:
   llvm::DenseMap<Value, Value> values;
   /// Each constant value's tensor.
   llvm::DenseMap<Attribute, Value> constantTensors;
+  /// The tensors each array of tensors holds.
+  llvm::DenseMap<Value, SmallVector<Value>> arrayElements;
   /// The tensors the code creates and must release.
   llvm::SetVector<Value> owned;
 };

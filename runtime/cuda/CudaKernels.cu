@@ -9,9 +9,11 @@
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/core/Shapes.h"
+#include "runtime/kernels/CrossEntropyLabels.h"
+#include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
-#include "runtime/core/Shapes.h"
 
 #include <cuda_runtime.h>
 
@@ -183,6 +185,18 @@ __global__ void gatherKernel(const T *data, const int64_t *rows, T *out,
   out[e] = data[(o * layout.size + rows[j]) * layout.inner + i];
 }
 
+/// One thread per element; `T` of the elements' size (visitBits), whose
+/// zero has all bits clear.
+template <typename T>
+__global__ void triluKernel(const T *in, T *out, int64_t n, MatrixStack stack,
+                            int64_t diagonal, int upper) {
+  int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (e >= n)
+    return;
+  int64_t column = e % stack.columns, row = (e / stack.columns) % stack.rows;
+  out[e] = triluKeeps(row, column, diagonal, upper) ? in[e] : T(0);
+}
+
 /// One thread per element of the [outer, size, inner] result: it sums, in
 /// double and in index order, the grad slices whose index chose its row
 /// (IndexGroups), so the result needs no atomics and is deterministic.
@@ -206,7 +220,8 @@ __global__ void accumulateKernel(float *sum, const float *addend, int64_t n) {
     sum[i] += addend[i];
 }
 
-__global__ void fillKernel(float *out, int64_t n, float value) {
+/// `T` of the values' size (visitBits).
+template <typename T> __global__ void fillKernel(T *out, int64_t n, T value) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
     out[i] = value;
@@ -370,7 +385,7 @@ __global__ void crossEntropyRowsKernel(const float *z, const int64_t *y,
   int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= rows)
     return;
-  if (y[r] == ignore || y[r] < 0 || y[r] >= classes) {
+  if (y[r] == ignore) { // The labels were checked on the host.
     rowLoss[r] = 0;
     return;
   }
@@ -543,6 +558,16 @@ pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
   return launched(frame, kernel, result);
 }
 
+/// A new device tensor of `input`'s dtype filled by `copy` from `input`;
+/// null when `copy` is (the error is recorded) or on failure.
+pp_tensor *copied(pp_frame *frame, const char *kernel,
+                  const std::optional<StridedCopy> &copy, pp_tensor *input) {
+  pp_tensor *result =
+      copy ? newDeviceTensor(frame, pp_tensor_dtype(input), copy->shape)
+           : nullptr;
+  return result ? stridedCopy(frame, kernel, *copy, input, result) : nullptr;
+}
+
 pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
   pp_tensor *result = newDeviceTensor(frame, pp_tensor_dtype(input), shape);
   if (result && cudaMemcpy(pp_tensor_data(result), pp_tensor_data(input),
@@ -586,6 +611,19 @@ pp_tensor *toDevice(pp_frame *frame, const char *kernel,
   return tensor;
 }
 
+/// The labels of a cross-entropy kernel, checked on the host
+/// (crossEntropyLabels), as a new i64 device tensor; null, the error
+/// recorded, on failure.
+pp_tensor *deviceLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
+                        pp_tensor *labels, int64_t ignoreIndex) {
+  std::optional<std::vector<char>> host = toHost(frame, kernel, labels);
+  std::optional<std::vector<int64_t>> values =
+      host ? crossEntropyLabels(frame, kernel, logits, labels, ignoreIndex,
+                                host->data())
+           : std::nullopt;
+  return values ? toDevice(frame, kernel, *values) : nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -610,31 +648,31 @@ pp_tensor *pp_cuda_copy(pp_frame *frame, pp_tensor *input) {
   return input ? copyTo(frame, input, shapeOf(input)) : nullptr;
 }
 
-pp_tensor *pp_cuda_fill_f32(pp_frame *frame, float value, int64_t rank,
-                            const int64_t *shape) {
-  pp_tensor *result =
-      newDeviceTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
-  int64_t n = result ? pp_tensor_numel(result) : 0;
-  if (n > 0) {
-    fillKernel<<<blocksFor(n), kThreads>>>(deviceFloats(result), n, value);
-    if (!checkLaunch(frame, "fill_f32"))
-      return nullptr;
-  }
-  return result;
-}
-
-pp_tensor *pp_cuda_constant_f32(pp_frame *frame, int64_t rank,
-                                const int64_t *shape, const float *values) {
-  pp_tensor *result =
-      newDeviceTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
-  if (result &&
-      cudaMemcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result),
-                 cudaMemcpyHostToDevice) != cudaSuccess) {
-    failFrame(frame, "constant_f32: cudaMemcpy failed");
+pp_tensor *pp_cuda_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
+                            const int64_t *shape, int64_t count,
+                            const void *values) {
+  Shape target(shape, shape + rank);
+  if (!checkConstantCount(frame, target, count))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, dtype, target);
+  int64_t n = numElements(target);
+  if (!result || n == 0)
+    return result;
+  if (count != 1 || n == 1) {
+    if (cudaMemcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result),
+                   cudaMemcpyHostToDevice) == cudaSuccess)
+      return result;
+    failFrame(frame, "constant: cudaMemcpy failed");
     pp_tensor_destroy(result);
     return nullptr;
   }
-  return result;
+  visitBits(pp_dtype_size(dtype), [&](auto bits) {
+    using T = decltype(bits);
+    fillKernel<<<blocksFor(n), kThreads>>>(
+        static_cast<T *>(pp_tensor_data(result)), n,
+        *static_cast<const T *>(values));
+  });
+  return launched(frame, "constant", result);
 }
 
 pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
@@ -775,12 +813,9 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
 pp_tensor *pp_cuda_split(pp_frame *frame, pp_tensor *input, int64_t axis,
                          int64_t num_sizes, const int64_t *sizes,
                          int64_t result_index) {
-  std::optional<StridedCopy> copy =
-      splitCopy(frame, input, axis, num_sizes, sizes, result_index);
-  pp_tensor *result =
-      copy ? newDeviceTensor(frame, pp_tensor_dtype(input), copy->shape)
-           : nullptr;
-  return result ? stridedCopy(frame, "split", *copy, input, result) : nullptr;
+  return copied(frame, "split",
+                splitCopy(frame, input, axis, num_sizes, sizes, result_index),
+                input);
 }
 
 pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
@@ -926,6 +961,59 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
   return launched(frame, "gather_grad", result);
 }
 
+pp_tensor *pp_cuda_transpose(pp_frame *frame, pp_tensor *input,
+                             int64_t permutation_count,
+                             const int64_t *permutation) {
+  return copied(frame, "transpose",
+                transposeCopy(frame, input, permutation_count, permutation),
+                input);
+}
+
+pp_tensor *pp_cuda_slice(pp_frame *frame, pp_tensor *input,
+                         int64_t limits_count, const int64_t *limits,
+                         int64_t starts_count, const int64_t *starts,
+                         int64_t strides_count, const int64_t *strides) {
+  return copied(frame, "slice",
+                sliceCopy(frame, input, limits_count, limits, starts_count,
+                          starts, strides_count, strides),
+                input);
+}
+
+pp_tensor *pp_cuda_broadcast_to(pp_frame *frame, pp_tensor *input,
+                                int64_t shape_count, const int64_t *shape) {
+  return copied(frame, "broadcast_to",
+                broadcastCopy(frame, input, shape_count, shape), input);
+}
+
+pp_tensor *pp_cuda_concat(pp_frame *frame, int64_t inputs_count,
+                          pp_tensor *const *inputs, int64_t axis) {
+  std::optional<ConcatPlan> plan =
+      concatPlan(frame, inputs_count, inputs, axis);
+  pp_tensor *result =
+      plan ? newDeviceTensor(frame, plan->dtype, plan->shape) : nullptr;
+  for (int64_t i = 0; result && i < inputs_count; ++i)
+    result = stridedCopy(frame, "concat", plan->copies[i], inputs[i], result);
+  return result;
+}
+
+pp_tensor *pp_cuda_trilu(pp_frame *frame, pp_tensor *input, int64_t diagonal,
+                         int upper) {
+  std::optional<MatrixStack> stack = triluMatrices(frame, input);
+  pp_tensor *result =
+      stack ? newDeviceTensor(frame, pp_tensor_dtype(input), shapeOf(input))
+            : nullptr;
+  int64_t n = result ? pp_tensor_numel(result) : 0;
+  if (n == 0)
+    return result;
+  visitBits(pp_dtype_size(pp_tensor_dtype(input)), [&](auto bits) {
+    using T = decltype(bits);
+    triluKernel<<<blocksFor(n), kThreads>>>(
+        static_cast<const T *>(pp_tensor_data(input)),
+        static_cast<T *>(pp_tensor_data(result)), n, *stack, diagonal, upper);
+  });
+  return launched(frame, "trilu", result);
+}
+
 pp_tensor *pp_cuda_mse_loss(pp_frame *frame, pp_tensor *input,
                             pp_tensor *target, int reduction) {
   if (!present({input, target}))
@@ -965,26 +1053,30 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                  int reduction) {
   if (!present({logits, labels}))
     return nullptr;
+  pp_tensor *y =
+      deviceLabels(frame, "cross_entropy", logits, labels, ignore_index);
+  if (!y)
+    return nullptr;
   Shape shape = shapeOf(logits);
   int64_t rows = pp_tensor_numel(labels), classes = shape.back();
-  const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
+  const int64_t *ys = static_cast<const int64_t *>(pp_tensor_data(y));
   pp_tensor *perRow = newDeviceTensor(frame, PP_DTYPE_F32,
                                       Shape(shape.begin(), shape.end() - 1));
-  if (!perRow)
-    return nullptr;
-  if (rows > 0)
+  if (perRow && rows > 0)
     crossEntropyRowsKernel<<<blocksFor(rows), kThreads>>>(
-        deviceFloats(logits), y, deviceFloats(perRow), rows, classes,
+        deviceFloats(logits), ys, deviceFloats(perRow), rows, classes,
         ignore_index);
-  if (!checkLaunch(frame, "cross_entropy") || reduction == 2)
-    return perRow;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, {});
-  if (result)
-    crossEntropyReduceKernel<<<1, kThreads>>>(deviceFloats(perRow), y,
-                                              deviceFloats(result), rows,
-                                              ignore_index, reduction);
-  pp_tensor_destroy(perRow);
-  return checkLaunch(frame, "cross_entropy") ? result : nullptr;
+  pp_tensor *result = perRow;
+  if (perRow && reduction != 2) {
+    result = newDeviceTensor(frame, PP_DTYPE_F32, {});
+    if (result)
+      crossEntropyReduceKernel<<<1, kThreads>>>(deviceFloats(perRow), ys,
+                                                deviceFloats(result), rows,
+                                                ignore_index, reduction);
+    pp_tensor_destroy(perRow);
+  }
+  pp_tensor_destroy(y); // Freed in stream order, after the kernels.
+  return result ? launched(frame, "cross_entropy", result) : nullptr;
 }
 
 pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
@@ -992,16 +1084,19 @@ pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                       int64_t ignore_index, int reduction) {
   if (!present({grad, logits, labels}))
     return nullptr;
+  pp_tensor *y =
+      deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
+  if (!y)
+    return nullptr;
   Shape shape = shapeOf(logits);
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
-  if (!result)
-    return nullptr;
-  crossEntropyGradKernel<<<1, kThreads>>>(
-      deviceFloats(grad), deviceFloats(logits),
-      static_cast<const int64_t *>(pp_tensor_data(labels)),
-      deviceFloats(result), pp_tensor_numel(labels), shape.back(), ignore_index,
-      reduction);
-  return checkLaunch(frame, "cross_entropy_grad") ? result : nullptr;
+  if (result)
+    crossEntropyGradKernel<<<1, kThreads>>>(
+        deviceFloats(grad), deviceFloats(logits),
+        static_cast<const int64_t *>(pp_tensor_data(y)), deviceFloats(result),
+        pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
+  pp_tensor_destroy(y); // Freed in stream order, after the kernel.
+  return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
 }
 
 } // extern "C"

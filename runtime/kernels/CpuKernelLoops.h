@@ -155,10 +155,13 @@ inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
                       inner * elementSize);
           return;
         }
-        for (int64_t j = 0; j < inner; ++j)
-          std::memcpy(to + (at[1] + j * toInner) * elementSize,
-                      from + (at[0] + j * fromInner) * elementSize,
-                      elementSize);
+        visitBits(elementSize, [&](auto bits) {
+          using T = decltype(bits);
+          const T *in = reinterpret_cast<const T *>(from) + at[0];
+          T *out = reinterpret_cast<T *>(to) + at[1];
+          for (int64_t j = 0; j < inner; ++j)
+            out[j * toInner] = in[j * fromInner];
+        });
       });
 }
 

@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shapes.h"
 #include "runtime/kernels/CpuKernelLoops.h"
+#include "runtime/kernels/CrossEntropyLabels.h"
+#include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
-#include "runtime/core/Shapes.h"
 
 #include <algorithm>
 #include <array>
@@ -32,21 +34,25 @@ pp_tensor *pp_cpu_copy(pp_frame *frame, pp_tensor *input) {
   return result;
 }
 
-pp_tensor *pp_cpu_fill_f32(pp_frame *frame, float value, int64_t rank,
-                           const int64_t *shape) {
-  pp_tensor *result =
-      newTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
-  if (result)
-    std::fill_n(floats(result), pp_tensor_numel(result), value);
-  return result;
-}
-
-pp_tensor *pp_cpu_constant_f32(pp_frame *frame, int64_t rank,
-                               const int64_t *shape, const float *values) {
-  pp_tensor *result =
-      newTensor(frame, PP_DTYPE_F32, Shape(shape, shape + rank));
-  if (result)
-    std::memcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result));
+pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
+                           const int64_t *shape, int64_t count,
+                           const void *values) {
+  Shape target(shape, shape + rank);
+  if (!checkConstantCount(frame, target, count))
+    return nullptr;
+  pp_tensor *result = newTensor(frame, dtype, target);
+  if (!result)
+    return nullptr;
+  if (count != 1 || pp_tensor_numel(result) == 1) {
+    if (count > 0)
+      std::memcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result));
+    return result;
+  }
+  visitBits(pp_dtype_size(dtype), [&](auto bits) {
+    using T = decltype(bits);
+    std::fill_n(static_cast<T *>(pp_tensor_data(result)),
+                pp_tensor_numel(result), *static_cast<const T *>(values));
+  });
   return result;
 }
 
@@ -388,25 +394,24 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                 int reduction) {
   if (!checkInputs(frame, "cross_entropy", {logits}) || !labels)
     return nullptr;
+  std::optional<std::vector<int64_t>> y =
+      crossEntropyLabels(frame, "cross_entropy", logits, labels, ignore_index,
+                         pp_tensor_data(labels));
+  if (!y)
+    return nullptr;
   Shape shape = shapeOf(logits);
-  int64_t classes = shape.empty() ? 1 : shape.back();
+  int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
   const float *z = floats(logits);
-  const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
   std::vector<float> perRow(rows, 0.0f);
   double sum = 0;
   int64_t counted = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    if (y[r] == ignore_index)
+    if ((*y)[r] == ignore_index)
       continue;
-    if (y[r] < 0 || y[r] >= classes) {
-      failFrame(frame, "cross_entropy: label " + std::to_string(y[r]) +
-                           " is outside [0, " + std::to_string(classes) + ")");
-      return nullptr;
-    }
     const float *row = z + r * classes;
     auto [max, total] = softmaxNormalizer(row, classes);
-    double loss = std::log(total) + max - row[y[r]];
+    double loss = std::log(total) + max - row[(*y)[r]];
     perRow[r] = static_cast<float>(loss);
     sum += loss;
     ++counted;
@@ -428,11 +433,16 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                      int64_t ignore_index, int reduction) {
   if (!checkInputs(frame, "cross_entropy_grad", {grad, logits}) || !labels)
     return nullptr;
+  std::optional<std::vector<int64_t>> labelValues =
+      crossEntropyLabels(frame, "cross_entropy_grad", logits, labels,
+                         ignore_index, pp_tensor_data(labels));
+  if (!labelValues)
+    return nullptr;
   Shape shape = shapeOf(logits);
   int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
   const float *z = floats(logits), *g = floats(grad);
-  const int64_t *y = static_cast<const int64_t *>(pp_tensor_data(labels));
+  const int64_t *y = labelValues->data();
   int64_t counted = 0;
   for (int64_t r = 0; r < rows; ++r)
     counted += y[r] != ignore_index;

@@ -36,6 +36,20 @@ LogicalResult unaryGradient(ArrayRef<bool> wanted, SmallVectorImpl<Value> &out,
   return gradientsOf(wanted, out, [&](unsigned) { return make(); });
 }
 
+/// The starts, limits and strides of the elements [start, limit) along
+/// `axis` (negative values count from the end) of a tensor of `shape`, all of
+/// every other dimension.
+struct AxisSlice {
+  SmallVector<int64_t> starts, limits, strides;
+
+  AxisSlice(ArrayRef<int64_t> shape, int64_t axis, int64_t start, int64_t limit)
+      : starts(shape.size(), 0), limits(shape), strides(shape.size(), 1) {
+    int64_t dim = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
+    starts[dim] = start;
+    limits[dim] = limit;
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -217,10 +231,6 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
   // Each piece's gradient goes back to its slice of the input; the pieces'
   // contributions are summed in result order.
   auto type = cast<RankedTensorType>(getInput().getType());
-  int64_t rank = type.getRank();
-  int64_t axis = getAxisAttr().getInt();
-  if (axis < 0)
-    axis += rank;
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     Value sum;
     int64_t offset = 0;
@@ -229,16 +239,81 @@ LogicalResult SplitOp::buildGradients(OpBuilder &builder,
       offset += size;
       if (!grad)
         continue;
-      SmallVector<int64_t> starts(rank, 0), strides(rank, 1);
-      SmallVector<int64_t> limits(type.getShape());
-      starts[axis] = start;
-      limits[axis] = start + size;
-      Value piece = SliceGradOp::create(builder, getLoc(), grad,
-                                        type.getShape(), starts, limits,
-                                        strides);
+      AxisSlice slice(type.getShape(), getAxisAttr().getInt(), start, offset);
+      Value piece =
+          SliceGradOp::create(builder, getLoc(), grad, type.getShape(),
+                              slice.starts, slice.limits, slice.strides);
       sum = sum ? AddOp::create(builder, getLoc(), sum, piece) : piece;
     }
     return sum;
+  });
+}
+
+LogicalResult
+TransposeOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    ArrayRef<int64_t> permutation = getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [index, dim] : llvm::enumerate(permutation))
+      inverse[dim] = index;
+    return TransposeOp::create(builder, getLoc(), resultGradients[0], inverse);
+  });
+}
+
+LogicalResult
+SliceOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto type = cast<RankedTensorType>(getInput().getType());
+    return SliceGradOp::create(builder, getLoc(), resultGradients[0],
+                               type.getShape(), getStarts(), getLimits(),
+                               getStrides());
+  });
+}
+
+LogicalResult
+ConcatOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                         ArrayRef<bool> wanted,
+                         SmallVectorImpl<Value> &operandGradients) {
+  // Each input's gradient is its slice of the result gradient along the
+  // axis.
+  auto resultType = cast<RankedTensorType>(getResult().getType());
+  int64_t axis = getAxisAttr().getInt();
+  SmallVector<int64_t> offsets = {0};
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    offsets.push_back(offsets.back() +
+                      type.getDimSize(axis < 0 ? axis + type.getRank() : axis));
+  }
+  return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
+    AxisSlice slice(resultType.getShape(), axis, offsets[i], offsets[i + 1]);
+    return SliceOp::create(builder, getLoc(), resultGradients[0], slice.starts,
+                           slice.limits, slice.strides);
+  });
+}
+
+LogicalResult
+BroadcastToOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                              ArrayRef<bool> wanted,
+                              SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto type = cast<RankedTensorType>(getInput().getType());
+    return SumToOp::create(builder, getLoc(), resultGradients[0],
+                           type.getShape());
+  });
+}
+
+LogicalResult
+TriluOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
+  // The kept elements pass their gradient through; the zeroed ones get none.
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return TriluOp::create(builder, getLoc(), resultGradients[0],
+                           getDiagonalAttr(), getUpperAttr());
   });
 }
 

@@ -146,13 +146,14 @@ def NN_DropoutOp : NN_SameTypeOp<"dropout"> {
   }];
 }
 
-def NN_TriluOp : NN_SameTypeOp<"trilu"> {
+def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "keeps the upper or lower triangle of the trailing matrices";
   let description = [{
     ONNX `Trilu` and PyTorch's `triu`/`tril` over the two trailing
     dimensions (rank 2 or more): element `[..., i, j]` is kept when
     `j - i >= diagonal` (with `upper`) or `j - i <= diagonal` (without),
-    and zero elsewhere.
+    and zero elsewhere. Any element type (a causal mask is an `i1` trilu);
+    the gradient is the trilu of the result gradient.
 
     Example:
 
@@ -384,10 +385,12 @@ def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
 //===----------------------------------------------------------------------===//
 
 def NN_TransposeOp
-    : NN_InferredOp<"transpose", [SameOperandsAndResultElementType]> {
+    : NN_InferredOp<"transpose", [SameOperandsAndResultElementType,
+                                  NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "permutes dimensions";
   let description = [{
-    Result dimension `i` is input dimension `permutation[i]`.
+    Result dimension `i` is input dimension `permutation[i]`. The gradient
+    is the transpose by the inverse permutation.
 
     Example:
 
@@ -425,7 +428,8 @@ def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
 }
 
 def NN_BroadcastToOp
-    : NN_InferredOp<"broadcast_to", [SameOperandsAndResultElementType]> {
+    : NN_InferredOp<"broadcast_to", [SameOperandsAndResultElementType,
+                                     NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "broadcasts to a larger shape";
   let description = [{
     Repeats `input` along dimensions where it has size 1 or that it lacks,
@@ -465,12 +469,14 @@ def NN_SumToOp
   }];
 }
 
-def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType]> {
+def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType,
+                                        NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "strided slice";
   let description = [{
     Takes, in every dimension `d`, the elements `starts[d]`,
     `starts[d] + strides[d]`, ... below `limits[d]`, with
-    `0 <= starts[d] <= limits[d] <= dim(d)` and `strides[d] >= 1`.
+    `0 <= starts[d] <= limits[d] <= dim(d)` and `strides[d] >= 1`. The
+    gradient is `nn.slice_grad`.
 
     Example:
 
@@ -488,11 +494,14 @@ def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType]> {
   }];
 }
 
-def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType]> {
+def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType,
+                                          NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "joins tensors along one axis";
   let description = [{
     Concatenates one or more tensors of equal rank along `axis`; every other
-    dimension must agree.
+    dimension must agree. Each input's gradient is its slice of the result
+    gradient. The kernel takes the inputs as a count and an array
+    (`pp_<target>_concat(frame, inputs_count, inputs, axis)`).
 
     Example:
 

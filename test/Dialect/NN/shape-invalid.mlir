@@ -130,3 +130,20 @@ func.func @gather_float_indices(%t: tensor<100x16xf32>, %ids: tensor<7xf32>) {
   %0 = nn.gather %t, %ids axis = 0 : (tensor<100x16xf32>, tensor<7xf32>) -> tensor<7x16xf32>
   return
 }
+
+// -----
+
+func.func @concat_element_types(%a: tensor<4x3xf32>, %b: tensor<4x3xi64>) {
+  // expected-error @+1 {{'nn.concat' op requires the same element type for all operands and results}}
+  %0 = nn.concat %a, %b axis = 1 : (tensor<4x3xf32>, tensor<4x3xi64>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_rank(%x: tensor<2x4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.transpose' op permutation [1, 0, 2] is not a permutation of the dimensions of 'tensor<2x4xf32>'}}
+  %0 = nn.transpose %x permutation = [1, 0, 2] : (tensor<2x4xf32>) -> tensor<4x2xf32>
+  return
+}

@@ -25,6 +25,20 @@ func.func @pieces(%x: tensor<4x8xf32>, %y: tensor<4x5xf32>) {
   return
 }
 
+// Masks and index tensors move through the same ops.
+// CHECK-LABEL: func @masks_and_indices
+func.func @masks_and_indices(%m: tensor<1x4x4xi1>, %ids: tensor<2x3xi64>) {
+  // CHECK: nn.broadcast_to %{{.*}} shape = [2, 4, 4] : (tensor<1x4x4xi1>) -> tensor<2x4x4xi1>
+  %0 = nn.broadcast_to %m shape = [2, 4, 4] : (tensor<1x4x4xi1>) -> tensor<2x4x4xi1>
+  // CHECK: nn.transpose %{{.*}} permutation = [1, 0] : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  %1 = nn.transpose %ids permutation = [1, 0] : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  // CHECK: nn.slice %{{.*}} starts = [0, 1] limits = [2, 3] strides = [1, 1] : (tensor<2x3xi64>) -> tensor<2x2xi64>
+  %2 = nn.slice %ids starts = [0, 1] limits = [2, 3] strides = [1, 1] : (tensor<2x3xi64>) -> tensor<2x2xi64>
+  // CHECK: nn.concat %{{.*}}, %{{.*}} axis = 0 : (tensor<1x4x4xi1>, tensor<2x4x4xi1>) -> tensor<3x4x4xi1>
+  %3 = nn.concat %m, %0 axis = 0 : (tensor<1x4x4xi1>, tensor<2x4x4xi1>) -> tensor<3x4x4xi1>
+  return
+}
+
 // CHECK-LABEL: func @embedding
 func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<2x7xi64>, %m: tensor<3x4x5xf32>, %i: tensor<2xi32>) {
   // CHECK: nn.gather %{{.*}}, %{{.*}} axis = 0 : (tensor<100x16xf32>, tensor<2x7xi64>) -> tensor<2x7x16xf32>

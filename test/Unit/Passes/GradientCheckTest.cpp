@@ -242,6 +242,31 @@ TEST_F(GradientCheck, BatchedMatmulBroadcastsTheWeight) {
       "tensor<2x3x5xf32>"));
 }
 
+TEST_F(GradientCheck, MatmulAttentionShapesSumOverBroadcastBatches) {
+  // Attention's products: Q K^T and A V per head, a rank-4 activation by a
+  // shared weight (plain and as nn.Linear stores it), batch dimensions of
+  // size 1 or missing on either side.
+  for (auto [lhs, rhs, flags, result] :
+       {std::make_tuple("2x3x4x5", "2x3x4x5", "transpose_rhs", "2x3x4x4"),
+        std::make_tuple("2x3x4x4", "2x3x4x5", "", "2x3x4x5"),
+        std::make_tuple("2x3x5x4", "2x3x5x2", "transpose_lhs", "2x3x4x2"),
+        std::make_tuple("2x3x4x5", "5x2", "", "2x3x4x2"),
+        std::make_tuple("2x4x5", "3x5", "transpose_rhs", "2x4x3"),
+        std::make_tuple("1x3x4x5", "2x3x5x2", "", "2x3x4x2"),
+        std::make_tuple("2x1x4x5", "3x2x5", "transpose_rhs", "2x3x4x2"),
+        std::make_tuple("4x5", "2x3x5x2", "", "2x3x4x2")}) {
+    SCOPED_TRACE(std::string(lhs) + " x " + rhs + " " + flags);
+    std::string lhsType = std::string("tensor<") + lhs + "xf32>";
+    std::string rhsType = std::string("tensor<") + rhs + "xf32>";
+    std::string resultType = std::string("tensor<") + result + "xf32>";
+    check(withMseLoss("%a: " + lhsType + " " + kParam + ", %b: " + rhsType +
+                          " " + kParam,
+                      std::string("  %y = nn.matmul %a, %b ") + flags + " : (" +
+                          lhsType + ", " + rhsType + ") -> " + resultType,
+                      resultType));
+  }
+}
+
 TEST_F(GradientCheck, BroadcastingAddSubMulDiv) {
   for (const char *op : {"add", "sub", "mul", "div"}) {
     SCOPED_TRACE(op);
@@ -318,26 +343,6 @@ TEST_F(GradientCheck, MseLossReductions) {
   }
 }
 
-TEST_F(GradientCheck, CrossEntropyWithIgnoredLabels) {
-  for (const char *reduction : {"sum", "mean"}) {
-    SCOPED_TRACE(reduction);
-    check(std::string("func.func @main(%z: tensor<4x5xf32> ") + kParam +
-              ", %y: tensor<4xi64>) -> tensor<f32> {\n"
-              "  %l = nn.cross_entropy %z, %y reduction<" +
-              reduction +
-              "> ignore_index = -1 : (tensor<4x5xf32>, tensor<4xi64>) -> "
-              "tensor<f32>\n  return %l : tensor<f32>\n}\n",
-          [](unsigned index, pp_tensor *tensor) {
-            if (pp_tensor_dtype(tensor) == PP_DTYPE_I64) {
-              int64_t labels[] = {2, -1, 0, 4};
-              std::memcpy(pp_tensor_data(tensor), labels, sizeof(labels));
-            } else {
-              pp::runtime::fillSynthetic(tensor, 3, "logits", 0, 0);
-            }
-          });
-  }
-}
-
 /// A fill for programs with index and mask arguments: i64 arguments hold
 /// `indices` and i1 arguments `mask` (each repeated to the argument's
 /// size), float arguments the default values.
@@ -358,6 +363,41 @@ withIndicesAndMask(std::vector<int64_t> indices, std::vector<uint8_t> mask) {
       pp::runtime::fillSynthetic(tensor, 42, "arg" + std::to_string(index), 0,
                                  0);
   };
+}
+
+TEST_F(GradientCheck, CrossEntropyOverLanguageModelLogits) {
+  // Logits [batch, sequence, vocabulary] with labels [batch, sequence]; two
+  // positions carry ignore_index -100 and count for nothing.
+  for (const char *reduction : {"sum", "mean"}) {
+    SCOPED_TRACE(reduction);
+    check(std::string("func.func @main(%z: tensor<2x3x5xf32> ") + kParam +
+              ", %y: tensor<2x3xi64>) -> tensor<f32> {\n"
+              "  %l = nn.cross_entropy %z, %y reduction<" +
+              reduction +
+              "> : (tensor<2x3x5xf32>, tensor<2x3xi64>) -> tensor<f32>\n"
+              "  return %l : tensor<f32>\n}\n",
+          withIndicesAndMask({4, -100, 0, 2, 2, -100}, {}));
+  }
+}
+
+TEST_F(GradientCheck, CrossEntropyWithIgnoredLabels) {
+  for (const char *reduction : {"sum", "mean"}) {
+    SCOPED_TRACE(reduction);
+    check(std::string("func.func @main(%z: tensor<4x5xf32> ") + kParam +
+              ", %y: tensor<4xi64>) -> tensor<f32> {\n"
+              "  %l = nn.cross_entropy %z, %y reduction<" +
+              reduction +
+              "> ignore_index = -1 : (tensor<4x5xf32>, tensor<4xi64>) -> "
+              "tensor<f32>\n  return %l : tensor<f32>\n}\n",
+          [](unsigned index, pp_tensor *tensor) {
+            if (pp_tensor_dtype(tensor) == PP_DTYPE_I64) {
+              int64_t labels[] = {2, -1, 0, 4};
+              std::memcpy(pp_tensor_data(tensor), labels, sizeof(labels));
+            } else {
+              pp::runtime::fillSynthetic(tensor, 3, "logits", 0, 0);
+            }
+          });
+  }
 }
 
 TEST_F(GradientCheck, WhereBroadcastsEveryOperand) {
@@ -391,6 +431,76 @@ TEST_F(GradientCheck, GatherSumsRepeatedIndices) {
               resultType),
           withIndicesAndMask({0, 2, 2, -1, 4, 0}, {}));
   }
+}
+
+TEST_F(GradientCheck, TransposeByEveryKindOfPermutation) {
+  for (auto [permutation, result] : {std::make_tuple("[2, 0, 1]", "4x2x3"),
+                                     std::make_tuple("[0, 2, 1]", "2x4x3"),
+                                     std::make_tuple("[0, 1, 2]", "2x3x4")}) {
+    SCOPED_TRACE(permutation);
+    std::string resultType = std::string("tensor<") + result + "xf32>";
+    check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,
+                      std::string("  %y = nn.transpose %a permutation = ") +
+                          permutation + " : (tensor<2x3x4xf32>) -> " +
+                          resultType,
+                      resultType));
+  }
+}
+
+TEST_F(GradientCheck, StridedSliceScattersItsGradient) {
+  check(withMseLoss(std::string("%a: tensor<4x7xf32> ") + kParam,
+                    "  %y = nn.slice %a starts = [1, 0] limits = [4, 7] "
+                    "strides = [2, 3] : (tensor<4x7xf32>) -> tensor<2x3xf32>",
+                    "tensor<2x3xf32>"));
+}
+
+TEST_F(GradientCheck, ConcatSlicesTheGradientPerInput) {
+  // %a is concatenated twice: its two slices add up. %c carries no
+  // gradient (it is no parameter).
+  check(withMseLoss(std::string("%a: tensor<2x3xf32> ") + kParam +
+                        ", %b: tensor<2x1xf32> " + kParam +
+                        ", %c: tensor<2x2xf32>",
+                    "  %y = nn.concat %a, %b, %c, %a axis = -1 : "
+                    "(tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x2xf32>, "
+                    "tensor<2x3xf32>) -> tensor<2x9xf32>",
+                    "tensor<2x9xf32>"));
+}
+
+TEST_F(GradientCheck, BroadcastToSumsTheGradientBack) {
+  check(withMseLoss(std::string("%a: tensor<3x1xf32> ") + kParam,
+                    "  %y = nn.broadcast_to %a shape = [2, 3, 4] : "
+                    "(tensor<3x1xf32>) -> tensor<2x3x4xf32>",
+                    "tensor<2x3x4xf32>"));
+}
+
+TEST_F(GradientCheck, TriluUpperAndLower) {
+  for (const char *attributes : {"diagonal = 1 upper", "diagonal = -1"}) {
+    SCOPED_TRACE(attributes);
+    check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,
+                      std::string("  %y = nn.trilu %a ") + attributes +
+                          " : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>",
+                      "tensor<2x3x4xf32>"));
+  }
+}
+
+TEST_F(GradientCheck, CausalMaskFilledWithMinusInfinity) {
+  // The causal attention pattern: an i1 trilu of a splat true, -inf where
+  // it is false, then softmax; the masked scores get no gradient. The
+  // columns come from an i64 constant through gather.
+  check(withMseLoss(
+      std::string("%s: tensor<2x4x4xf32> ") + kParam,
+      "  %ones = arith.constant dense<true> : tensor<4x4xi1>\n"
+      "  %mask = nn.trilu %ones diagonal = 0 : (tensor<4x4xi1>) -> "
+      "tensor<4x4xi1>\n"
+      "  %columns = arith.constant dense<[3, 0, 1, 2]> : tensor<4xi64>\n"
+      "  %g = nn.gather %s, %columns axis = 2 : (tensor<2x4x4xf32>, "
+      "tensor<4xi64>) -> tensor<2x4x4xf32>\n"
+      "  %ninf = arith.constant dense<0xFF800000> : tensor<f32>\n"
+      "  %m = nn.where %mask, %g, %ninf : (tensor<4x4xi1>, tensor<2x4x4xf32>, "
+      "tensor<f32>) -> tensor<2x4x4xf32>\n"
+      "  %y = nn.softmax %m axis = -1 : (tensor<2x4x4xf32>) -> "
+      "tensor<2x4x4xf32>",
+      "tensor<2x4x4xf32>"));
 }
 
 TEST_F(GradientCheck, CastThroughF64) {

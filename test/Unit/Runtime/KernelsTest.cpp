@@ -556,6 +556,224 @@ TEST(CpuKernels, BadIndicesAndConditionsAreReported) {
   }
 }
 
+/// The row-major multi-index of element `at` of `shape`.
+std::vector<int64_t> indexOf(int64_t at, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = at % shape[d];
+    at /= shape[d];
+  }
+  return index;
+}
+
+/// The row-major offset of `index` in `shape`.
+int64_t offsetOf(const std::vector<int64_t> &index,
+                 const std::vector<int64_t> &shape) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    offset = offset * shape[d] + index[d];
+  return offset;
+}
+
+/// 0, 1, 2, ... as `T`.
+template <typename T> std::vector<T> counting(int64_t count) {
+  std::vector<T> data(count);
+  for (int64_t i = 0; i < count; ++i)
+    data[i] = static_cast<T>(i);
+  return data;
+}
+
+TEST(CpuKernels, TransposeMovesAnyDtype) {
+  pp_frame frame;
+  std::vector<int64_t> from = {2, 3, 4}, to = {4, 2, 3};
+  const int64_t permutation[] = {2, 0, 1};
+  Tensor ids = typed<int64_t>(PP_DTYPE_I64, from, counting<int64_t>(24));
+  Tensor y(pp_cpu_transpose(&frame, ids.get(), 3, permutation));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  ASSERT_EQ(pp_tensor_dtype(y.get()), PP_DTYPE_I64);
+  EXPECT_EQ(shape(y), to);
+  std::vector<int64_t> got = elements<int64_t>(y);
+  for (int64_t at = 0; at < 24; ++at) {
+    std::vector<int64_t> index = indexOf(at, to), source(3);
+    for (int d = 0; d < 3; ++d)
+      source[permutation[d]] = index[d];
+    EXPECT_EQ(got[at], offsetOf(source, from));
+  }
+}
+
+TEST(CpuKernels, SliceTakesStridedElementsOfAMask) {
+  pp_frame frame;
+  std::vector<uint8_t> bits(20);
+  for (int i = 0; i < 20; ++i)
+    bits[i] = (i * 7) % 3 == 0;
+  Tensor mask = typed<uint8_t>(PP_DTYPE_BOOL, {4, 5}, bits);
+  const int64_t starts[] = {1, 1}, limits[] = {4, 5}, strides[] = {2, 3};
+  Tensor y(pp_cpu_slice(&frame, mask.get(), 2, limits, 2, starts, 2, strides));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{2, 2}));
+  std::vector<uint8_t> got = elements<uint8_t>(y);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      EXPECT_EQ(got[i * 2 + j], bits[(1 + 2 * i) * 5 + 1 + 3 * j]);
+}
+
+TEST(CpuKernels, ConcatJoinsAlongAMiddleAxis) {
+  pp_frame frame;
+  Tensor a = typed<int64_t>(PP_DTYPE_I64, {2, 1, 3}, counting<int64_t>(6));
+  Tensor b = typed<int64_t>(PP_DTYPE_I64, {2, 2, 3}, counting<int64_t>(12));
+  Tensor empty = typed<int64_t>(PP_DTYPE_I64, {2, 0, 3}, {});
+  pp_tensor *inputs[] = {a.get(), empty.get(), b.get()};
+  Tensor y(pp_cpu_concat(&frame, 3, inputs, -2));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{2, 3, 3}));
+  std::vector<int64_t> got = elements<int64_t>(y);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(got[(i * 3 + j) * 3 + k],
+                  j == 0 ? i * 3 + k : (i * 2 + j - 1) * 3 + k);
+}
+
+TEST(CpuKernels, BroadcastToRepeatsAlongNewAndUnitDimensions) {
+  pp_frame frame;
+  Tensor x = typed<double>(PP_DTYPE_F64, {3, 1}, {0.5, -1.5, 2.5});
+  const int64_t target[] = {2, 3, 4};
+  Tensor y(pp_cpu_broadcast_to(&frame, x.get(), 3, target));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{2, 3, 4}));
+  std::vector<double> got = elements<double>(y), in = {0.5, -1.5, 2.5};
+  for (int64_t at = 0; at < 24; ++at)
+    EXPECT_EQ(got[at], in[indexOf(at, {2, 3, 4})[1]]);
+}
+
+TEST(CpuKernels, TriluKeepsEachMatrixsTriangle) {
+  Tensor x = iota({2, 3, 4}, 1.0f);
+  for (auto [diagonal, upper] :
+       {std::make_pair(int64_t(1), 1), std::make_pair(int64_t(-1), 0),
+        std::make_pair(int64_t(0), 0)}) {
+    SCOPED_TRACE(std::to_string(diagonal) + (upper ? " upper" : " lower"));
+    pp_frame frame;
+    Tensor y(pp_cpu_trilu(&frame, x.get(), diagonal, upper));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    std::vector<float> got = values(y);
+    for (int64_t at = 0; at < 24; ++at) {
+      std::vector<int64_t> index = indexOf(at, {2, 3, 4});
+      int64_t offset = index[2] - index[1];
+      bool kept = upper ? offset >= diagonal : offset <= diagonal;
+      EXPECT_EQ(got[at], kept ? static_cast<float>(at) : 0.0f) << at;
+    }
+  }
+  // The causal mask: the lower triangle of a matrix of true.
+  pp_frame frame;
+  Tensor ones =
+      typed<uint8_t>(PP_DTYPE_BOOL, {3, 3}, std::vector<uint8_t>(9, 1));
+  Tensor mask(pp_cpu_trilu(&frame, ones.get(), 0, 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(elements<uint8_t>(mask),
+            (std::vector<uint8_t>{1, 0, 0, 1, 1, 0, 1, 1, 1}));
+}
+
+TEST(CpuKernels, ConstantRepeatsASplatOrCopiesEveryValue) {
+  pp_frame frame;
+  const int64_t dims[] = {2, 3};
+  const int64_t minusOne = -1;
+  Tensor splat(pp_cpu_constant(&frame, PP_DTYPE_I64, 2, dims, 1, &minusOne));
+  const float table[] = {1, -INFINITY, 3, 4, 5, 6};
+  Tensor full(pp_cpu_constant(&frame, PP_DTYPE_F32, 2, dims, 6, table));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(elements<int64_t>(splat), std::vector<int64_t>(6, -1));
+  EXPECT_EQ(values(full), std::vector<float>(table, table + 6));
+  EXPECT_EQ(pp_cpu_constant(&frame, PP_DTYPE_F32, 2, dims, 4, table), nullptr);
+  EXPECT_EQ(frame.error, "constant: 4 values for a tensor of 2x3; give one per "
+                         "element, or one to repeat");
+}
+
+TEST(CpuKernels, CrossEntropyOverSequencesWithI32Labels) {
+  // Logits [batch 2, sequence 2, classes 3] and i32 labels [2, 2], one
+  // position ignored: against a double-precision reference.
+  std::vector<float> z = wiggly(12);
+  Tensor logits = tensorOf({2, 2, 3}, z);
+  Tensor labels = typed<int32_t>(PP_DTYPE_I32, {2, 2}, {2, -100, 0, 1});
+  std::vector<double> loss(4, 0.0), grad(12, 0.0);
+  for (int r : {0, 2, 3}) {
+    int label = r == 0 ? 2 : r == 2 ? 0 : 1;
+    double max = std::max({z[r * 3], z[r * 3 + 1], z[r * 3 + 2]}), total = 0;
+    for (int c = 0; c < 3; ++c)
+      total += std::exp(z[r * 3 + c] - max);
+    loss[r] = std::log(total) + max - z[r * 3 + label];
+    for (int c = 0; c < 3; ++c)
+      grad[r * 3 + c] =
+          (std::exp(z[r * 3 + c] - max) / total - (c == label)) / 3.0;
+  }
+  pp_frame frame;
+  Tensor perPosition(
+      pp_cpu_cross_entropy(&frame, logits.get(), labels.get(), -100, 2));
+  Tensor mean(
+      pp_cpu_cross_entropy(&frame, logits.get(), labels.get(), -100, 0));
+  Tensor one = tensorOf({}, {1.0f});
+  Tensor dz(pp_cpu_cross_entropy_grad(&frame, one.get(), logits.get(),
+                                      labels.get(), -100, 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(perPosition), (std::vector<int64_t>{2, 2}));
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NEAR(values(perPosition)[r], loss[r], 1e-6);
+  EXPECT_NEAR(values(mean)[0], (loss[0] + loss[2] + loss[3]) / 3, 1e-6);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_NEAR(values(dz)[i], grad[i], 1e-6) << i;
+}
+
+TEST(CpuKernels, BadPermutationsSlicesConcatsAndLabelsAreReported) {
+  Tensor x = iota({2, 3});
+  const int64_t twice[] = {0, 0}, starts[] = {0, 1}, limits[] = {2, 4},
+                strides[] = {1, 1}, wide[] = {4, 3};
+  auto errorOf = [](auto call) {
+    pp_frame frame;
+    EXPECT_EQ(call(&frame), nullptr);
+    return frame.error;
+  };
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_transpose(f, x.get(), 2, twice);
+            }),
+            "transpose: [0, 0] is not a permutation of the dimensions of 2x3");
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_slice(f, x.get(), 2, limits, 2, starts, 2, strides);
+            }),
+            "slice: starts [0, 1], limits [2, 4] and strides [1, 1] are not a "
+            "slice of 2x3 (one entry per dimension, 0 <= start <= limit <= "
+            "size, stride >= 1)");
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_broadcast_to(f, x.get(), 2, wide);
+            }),
+            "broadcast_to: 2x3 does not broadcast to 4x3");
+  Tensor ids = typed<int64_t>(PP_DTYPE_I64, {2, 3}, counting<int64_t>(6));
+  pp_tensor *mixed[] = {x.get(), ids.get()};
+  EXPECT_EQ(errorOf([&](pp_frame *f) { return pp_cpu_concat(f, 2, mixed, 0); }),
+            "concat: input 1 (i64 2x3) does not match input 0 (f32 2x3) "
+            "outside axis 0");
+  Tensor vector = iota({3});
+  EXPECT_EQ(
+      errorOf([&](pp_frame *f) { return pp_cpu_trilu(f, vector.get(), 0, 1); }),
+      "trilu: input 3 has rank 1; it needs rank 2 or more");
+  Tensor outside = typed<int64_t>(PP_DTYPE_I64, {2}, {1, 3});
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_cross_entropy(f, x.get(), outside.get(), -100, 0);
+            }),
+            "cross_entropy: label 3 (position 1) is outside [0, 3) and is not "
+            "the ignore_index -100");
+  Tensor misshapen = typed<int64_t>(PP_DTYPE_I64, {3}, {0, 1, 2});
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_cross_entropy(f, x.get(), misshapen.get(), -100, 0);
+            }),
+            "cross_entropy: labels 3 are not the logits shape 2x3 without its "
+            "class dimension");
+  Tensor floatLabels = iota({2});
+  EXPECT_EQ(errorOf([&](pp_frame *f) {
+              return pp_cpu_cross_entropy_grad(f, x.get(), x.get(),
+                                               floatLabels.get(), -100, 2);
+            }),
+            "cross_entropy_grad: labels must be i64 or i32, got f32");
+}
+
 TEST(CpuKernels, NewKernelsPassANullInputOn) {
   pp_frame frame;
   Tensor x = iota({2, 2});
@@ -572,6 +790,12 @@ TEST(CpuKernels, NewKernelsPassANullInputOn) {
   EXPECT_EQ(pp_cpu_where(&frame, nullptr, x.get(), x.get()), nullptr);
   EXPECT_EQ(pp_cpu_gather(&frame, x.get(), nullptr, 0), nullptr);
   EXPECT_EQ(pp_cpu_gather_grad(&frame, nullptr, x.get(), 0, 2, two), nullptr);
+  pp_tensor *withNull[] = {x.get(), nullptr};
+  EXPECT_EQ(pp_cpu_transpose(&frame, nullptr, 2, zero), nullptr);
+  EXPECT_EQ(pp_cpu_slice(&frame, nullptr, 2, two, 2, zero, 2, one), nullptr);
+  EXPECT_EQ(pp_cpu_concat(&frame, 2, withNull, 0), nullptr);
+  EXPECT_EQ(pp_cpu_broadcast_to(&frame, nullptr, 2, two), nullptr);
+  EXPECT_EQ(pp_cpu_trilu(&frame, nullptr, 0, 0), nullptr);
   EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
 
