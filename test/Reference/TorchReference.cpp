@@ -41,6 +41,9 @@ cl::opt<float> weightDecay("weight-decay", cl::init(0.0f));
 cl::opt<double> clipGradNorm("clip-grad-norm", cl::init(0.0));
 cl::opt<std::string> metricsPath("metrics");
 cl::opt<std::string> saveParamsPath("save-params");
+cl::opt<std::string> saveGradsPath(
+    "save-grads", cl::desc("Write the first step's gradients (before "
+                           "clipping) to this file, as pp-run does"));
 cl::opt<int> threads("torch-threads", cl::init(1),
                      cl::desc("LibTorch intra-op threads"));
 
@@ -159,6 +162,26 @@ torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
   return result;
 }
 
+/// Writes `select(p)` of every parameter `p` for which it is defined to
+/// `path`, in pp's parameter-file format.
+template <typename Select>
+void writeTensors(const std::string &path,
+                  const std::map<std::string, torch::Tensor> &parameters,
+                  Select select) {
+  std::map<std::string, pp::runtime::ParameterValues> saved;
+  for (const auto &[name, parameter] : parameters) {
+    torch::Tensor tensor = select(parameter);
+    if (!tensor.defined()) // A gradient PyTorch leaves None.
+      continue;
+    torch::Tensor contiguous = tensor.contiguous();
+    pp::runtime::ParameterValues &values = saved[name];
+    values.shape = contiguous.sizes().vec();
+    values.values.assign(contiguous.data_ptr<float>(),
+                         contiguous.data_ptr<float>() + contiguous.numel());
+  }
+  pp::runtime::writeParameterFile(path, saved);
+}
+
 int run() {
   torch::set_num_threads(threads);
   std::ifstream file(modelPath, std::ios::binary);
@@ -245,6 +268,10 @@ int run() {
       if (p.grad().defined()) // None: the loss does not depend on p.
         squares += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
     double norm = std::sqrt(squares);
+    if (step == 0 && !saveGradsPath.empty())
+      writeTensors(saveGradsPath, parameters, [](const torch::Tensor &p) {
+        return p.grad();
+      });
     if (clipGradNorm > 0)
       torch::nn::utils::clip_grad_norm_(trainable, clipGradNorm);
     optimizer->step();
@@ -263,17 +290,9 @@ int run() {
                      .dump()
               << "\n";
   }
-  if (!saveParamsPath.empty()) {
-    std::map<std::string, pp::runtime::ParameterValues> saved;
-    for (auto &[name, tensor] : parameters) {
-      torch::Tensor contiguous = tensor.detach().contiguous();
-      pp::runtime::ParameterValues &values = saved[name];
-      values.shape = contiguous.sizes().vec();
-      values.values.assign(contiguous.data_ptr<float>(),
-                           contiguous.data_ptr<float>() + contiguous.numel());
-    }
-    pp::runtime::writeParameterFile(saveParamsPath, saved);
-  }
+  if (!saveParamsPath.empty())
+    writeTensors(saveParamsPath, parameters,
+                 [](const torch::Tensor &p) { return p.detach(); });
   return 0;
 }
 
