@@ -170,10 +170,10 @@ struct pp_frame {
   pp::runtime::MessageChannel *channel = nullptr;
   /// Where kernels and receives allocate; null for host memory.
   const pp_allocator *allocator = nullptr;
+  std::string error;
   /// Where pp_frame_profile_begin/end add their times; null when no profile
   /// was asked for.
   pp::runtime::OpProfile *profile = nullptr;
-  std::string error;
 
   pp_frame() = default;
   pp_frame(const pp_frame &) = delete;

@@ -196,9 +196,9 @@ private:
                               std::vector<pp_tensor *> args, int64_t step,
                               int64_t microbatch) {
     pp_frame frame;
+    frame.profile = profile.get();
     frame.args = std::move(args);
     backend.configure(frame, step, microbatch);
-    frame.profile = profile.get();
     function.entry(&frame);
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +

@@ -1,0 +1,49 @@
+#!/usr/bin/python3
+"""Writes a tiny TorchScript language model for pp-torch-reference's tests.
+
+Usage: make_tiny_lm.py OUTPUT_DIR
+
+forward(tokens, features) takes int64 tokens [batch, 5] below 11 (they index
+an embedding of 11 rows) and float32 features [batch, 3], and returns a
+tuple: logits [batch, 5, 11] and the mean activation [batch, 5]. Writes it
+traced (tiny_lm.traced.pt) and scripted (tiny_lm.scripted.pt), with fixed
+seeds; a dropout that eval mode turns off sits in the middle.
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+VOCAB, SEQ, FEATURES, WIDTH = 11, 5, 3, 8
+
+
+class TinyLm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.features = nn.Linear(FEATURES, WIDTH)
+        self.norm = nn.LayerNorm(WIDTH)
+        self.drop = nn.Dropout(0.5)
+        self.head = nn.Linear(WIDTH, VOCAB)
+
+    def forward(self, tokens, features):
+        x = self.embed(tokens) + self.features(features).unsqueeze(1)
+        x = self.drop(F.gelu(self.norm(x), approximate="tanh"))
+        return self.head(x), x.mean(-1)
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(5)
+    model = TinyLm().eval()
+    tokens = torch.randint(0, VOCAB, (2, SEQ))
+    features = torch.randn(2, FEATURES)
+    traced = torch.jit.trace(model, (tokens, features))
+    torch.jit.save(traced, os.path.join(out, "tiny_lm.traced.pt"))
+    torch.jit.save(torch.jit.script(model), os.path.join(out, "tiny_lm.scripted.pt"))
+
+
+if __name__ == "__main__":
+    main()
