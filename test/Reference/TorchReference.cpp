@@ -17,6 +17,7 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <onnx/onnx_pb.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/graph_iterator.h>
 #include <torch/script.h>
@@ -354,11 +355,15 @@ public:
 
 private:
   /// The smallest row count of the embeddings each argument of forward
-  /// (by index; 0 is self) indexes directly.
+  /// (by index; 0 is self) indexes directly, once calls are inlined and
+  /// constants propagated.
   std::map<size_t, int64_t> embeddingRows() {
     std::shared_ptr<torch::jit::Graph> graph =
         module.get_method("forward").graph()->copy();
     torch::jit::Inline(*graph);
+    // Folds the branches of scripted code on constants (F.embedding's
+    // `if max_norm is not None`), which would hide the argument.
+    torch::jit::ConstantPropagation(graph);
     std::map<size_t, int64_t> rows;
     torch::jit::DepthFirstGraphNodeIterator nodes(graph);
     for (torch::jit::Node *node = nodes.next(); node; node = nodes.next()) {
