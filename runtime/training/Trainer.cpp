@@ -53,9 +53,6 @@ public:
         options(options), log(log), stage(pipeline.rank()), reports(reports),
         functions(package.stages[stage].functions),
         optimizer(options.optimizer) {
-    if (!options.profilePath.empty())
-      profile = std::make_unique<OpProfile>(
-          [&backend] { backend.synchronize(); });
     // Each saved value lives until the last function of the stage that
     // takes it (Package::load checked that an earlier one returns it).
     for (size_t f = 0; f < functions.size(); ++f)
@@ -112,8 +109,7 @@ public:
     std::unique_ptr<ParameterFileWriter> saved;
     if (reports && !options.saveParamsPath.empty())
       saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
-    std::string digest =
-        streamTensors(package.parameters, parameters, "params", saved.get());
+    std::string digest = streamParameters(saved.get());
     if (profile)
       writeProfile(stepSeconds);
     if (reports) {
@@ -393,12 +389,18 @@ private:
             seconds > 0 ? samples / seconds : 0.0};
   }
 
-  /// Streams `listed` (parameters of the package, each held in `held` by
-  /// the stage that owns it) to stage 0 in name order, one at a time, over
-  /// message slots named `channel`/NAME: stage 0 hashes each (and writes it
-  /// to `saved`, if given) and returns the digest; other stages return "".
-  /// Stage 0 asks a stage for each of its tensors in turn, so it holds its
-  /// own stage and one other tensor at most, never the whole model.
+  /// Streams every parameter, frozen and constant tensor of the model to
+  /// stage 0 in name order, one at a time: stage 0 hashes each (and writes
+  /// it to `saved`, if given) and returns the digest; other stages return
+  /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
+  /// its own stage and one other tensor at most, never the whole model.
+  std::string streamParameters(ParameterFileWriter *saved) {
+    return streamTensors(package.parameters, parameters, "params", saved);
+  }
+
+  /// streamParameters for `listed` (parameters of the package, each held
+  /// in `held` by the stage that owns it), over message slots named
+  /// `channel`/NAME.
   std::string streamTensors(const std::vector<ParameterInfo> &listed,
                             const std::map<std::string, TensorPtr> &held,
                             const std::string &channel,
@@ -525,14 +527,17 @@ private:
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
   Optimizer optimizer;
+  /// Seconds per op kind of this stage's functions; null without
+  /// --profile.
+  std::unique_ptr<OpProfile> profile =
+      options.profilePath.empty()
+          ? nullptr
+          : std::make_unique<OpProfile>([this] { backend.synchronize(); });
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
   /// The parameters whose gradients this stage's backward returns.
   std::set<std::string> withGradient;
-  /// Seconds per op kind of this stage's functions; null without
-  /// --profile.
-  std::unique_ptr<OpProfile> profile;
 };
 
 } // namespace
