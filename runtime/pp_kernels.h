@@ -6,6 +6,11 @@
  * - pp_frame_arg borrows argument i; pp_frame_result takes ownership of
  *   result i; pp_frame_release destroys a tensor the code owns.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
+ * - pp_frame_profile_begin(frame, kind)/pp_frame_profile_end(frame) bracket
+ *   every kernel call and message: `kind` is the callee's name without its
+ *   prefix ("matmul", "softmax_grad", "send", "recv"), a literal. When the
+ *   runtime profiles (pp-run --profile) the frame adds the bracket's wall
+ *   time to `kind`; otherwise they only test a pointer.
  * - pp_cpu_<op> computes one nn op on host tensors and returns a new tensor
  *   the caller owns (runtime/cuda/pp_kernels_cuda.h has the pp_cuda_<op>
  *   twins for device tensors).
@@ -48,6 +53,8 @@ void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
                    const char *name);
 pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                          pp_dtype dtype, int64_t rank, const int64_t *shape);
+void pp_frame_profile_begin(pp_frame *frame, const char *kind);
+void pp_frame_profile_end(pp_frame *frame);
 
 /* The kernels, declared once for every target prefix (pp_cpu_ here,
  * pp_cuda_ in runtime/cuda/pp_kernels_cuda.h). */

@@ -1,39 +1,57 @@
 #!/usr/bin/env bash
 # Throughput of pp against LibTorch on the same model, data and optimizer,
-# measured in one run (ratios, since machines are noisy). The model is the
-# bundled MLP made WIDTH wide (default 1024). Each pp rank and LibTorch use
-# one thread. The last column is the 1F1B/GPipe ideal for p stages and m
-# microbatches, m / (m + p - 1) of p times one stage's throughput, when each
-# rank has a core of its own.
-# Usage: scripts/bench.sh [WIDTH] (after scripts/build.sh)
+# measured in one run (ratios, since machines are noisy). Each pp rank and
+# LibTorch use one thread. Two sections (docs/development.md, Benchmarks):
+#
+# mlp: the bundled MLP made WIDTH wide (default 1024) at 1 to 3 stages. The
+#   last column is the 1F1B/GPipe ideal for p stages and m microbatches,
+#   m / (m + p - 1) of p times one stage's throughput, when each rank has a
+#   core of its own.
+# torchscript: a TorchScript model on 1 stage, pp-run against LibTorch
+#   training the same module (pp-torch-reference), runs alternating; prints
+#   the ratio of step times and pp's seconds per op kind (pp-run --profile).
+#   The model is the bundled GPT (test/models/gpt.traced.pt) when present,
+#   else the tiny LM of test/E2E/make_tiny_lm.py; PP_BENCH_MODEL,
+#   PP_BENCH_LOSS and PP_BENCH_INPUTS (NAME=TYPE ..., pp-run's
+#   --input-shape) choose another.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all] (after
+# scripts/build.sh; default all)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PP_BUILD_DIR:-$root/build}"
 width="${1:-1024}"
+section="${2:-all}"
+case "$section" in
+  mlp|torchscript|all) ;;
+  *) echo "bench.sh: unknown section '$section'; use mlp, torchscript or all" >&2
+     exit 2 ;;
+esac
 out="$build/bench"
 mkdir -p "$out"
-model="$out/mlp6-w$width.onnx"
-[ -f "$model" ] || /usr/bin/python3 "$root/test/models/make_mlp6.py" "$model" --width "$width"
 
-batch=64 microbatches=8 steps=6
-common=(--microbatch-size "$batch" --loss mse:y --microbatches "$microbatches"
-        --steps "$steps" --seed 1 --optimizer adamw --lr 0.001)
+bench_mlp() {
+  local model="$out/mlp6-w$width.onnx"
+  [ -f "$model" ] || /usr/bin/python3 "$root/test/models/make_mlp6.py" "$model" --width "$width"
 
-OPENBLAS_NUM_THREADS=1 "$build/bin/pp-torch-reference" "$model" "${common[@]}" --torch-threads 1 \
-  --metrics "$out/torch.jsonl" > /dev/null
-runs=(torch)
-for stages in 1 2 3; do
-  for schedule in 1f1b gpipe; do
-    [ "$stages" = 1 ] && [ "$schedule" = gpipe ] && continue
-    "$build/bin/pp-run" "$model" "${common[@]}" --cache-dir "$out/cache" \
-      --stages "$stages" --schedule "$schedule" \
-      --metrics "$out/pp-$stages-$schedule.jsonl" > /dev/null
-    runs+=("pp-$stages-$schedule")
+  local batch=64 microbatches=8 steps=6 stages schedule
+  local common=(--microbatch-size "$batch" --loss mse:y --microbatches "$microbatches"
+                --steps "$steps" --seed 1 --optimizer adamw --lr 0.001)
+
+  OPENBLAS_NUM_THREADS=1 "$build/bin/pp-torch-reference" "$model" "${common[@]}" --torch-threads 1 \
+    --metrics "$out/torch.jsonl" > /dev/null
+  local runs=(torch)
+  for stages in 1 2 3; do
+    for schedule in 1f1b gpipe; do
+      [ "$stages" = 1 ] && [ "$schedule" = gpipe ] && continue
+      "$build/bin/pp-run" "$model" "${common[@]}" --cache-dir "$out/cache" \
+        --stages "$stages" --schedule "$schedule" \
+        --metrics "$out/pp-$stages-$schedule.jsonl" > /dev/null
+      runs+=("pp-$stages-$schedule")
+    done
   done
-done
 
-/usr/bin/python3 - "$out" "$microbatches" "$(nproc)" "${runs[@]}" <<'PY'
+  /usr/bin/python3 - "$out" "$microbatches" "$(nproc)" "${runs[@]}" <<'PY'
 import json, statistics, sys
 out, m, cores, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 def rate(run):
@@ -52,3 +70,66 @@ for run in runs:
         ideal = f"{r / (one * p * m / (m + p - 1)):>10.2f}"
     print(f"{run:<16}{r:>12.1f}{r / torch:>14.2f}{ideal}")
 PY
+}
+
+bench_torchscript() {
+  local model loss inputs
+  if [ -n "${PP_BENCH_MODEL:-}" ]; then
+    model="$PP_BENCH_MODEL" loss="${PP_BENCH_LOSS:?set PP_BENCH_LOSS too}"
+    inputs="${PP_BENCH_INPUTS:-}"
+  elif [ -f "$root/test/models/gpt.traced.pt" ]; then
+    model="$root/test/models/gpt.traced.pt" loss=cross_entropy:output_0
+    inputs="tokens=?x8xi64"
+  else
+    model="$out/tiny_lm.traced.pt" loss=cross_entropy:output_0
+    inputs="tokens=?x5xi64 features=?x3xf32"
+    [ -f "$model" ] || /usr/bin/python3 "$root/test/E2E/make_tiny_lm.py" "$out"
+  fi
+  local shapes=() input
+  for input in $inputs; do shapes+=(--input-shape "$input"); done
+  local batch=16 microbatches=4 steps=20 repeats=3
+  local common=("$model" --microbatch-size "$batch" --loss "$loss"
+                --microbatches "$microbatches" --steps "$steps" --seed 1
+                --optimizer adamw --lr 0.001 "${shapes[@]}")
+  local runs=() r
+  for r in $(seq "$repeats"); do
+    OPENBLAS_NUM_THREADS=1 "$build/bin/pp-torch-reference" "${common[@]}" \
+      --torch-threads 1 --metrics "$out/ts-torch-$r.jsonl" > /dev/null
+    "$build/bin/pp-run" "${common[@]}" --cache-dir "$out/cache" \
+      --metrics "$out/ts-pp-$r.jsonl" > /dev/null
+    runs+=("$r")
+  done
+  # The profile comes from a run of its own: its brackets cost a little.
+  "$build/bin/pp-run" "${common[@]}" --cache-dir "$out/cache" \
+    --profile "$out/ts-profile.json" > /dev/null
+  /usr/bin/python3 - "$out" "$model" "$((batch * microbatches))" "${runs[@]}" <<'PY'
+import json, statistics, sys
+out, model, samples, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+# A run's step: the median over steps 4..N (LibTorch's TorchScript executor
+# profiles and optimizes the graph in its first runs).
+def step_seconds(path):
+    with open(path) as f:
+        rates = [r["samples_per_s"] for r in map(json.loads, f) if "step" in r]
+    return statistics.median(samples / rate for rate in rates[3:])
+torch = statistics.median(step_seconds(f"{out}/ts-torch-{r}.jsonl") for r in runs)
+pp = statistics.median(step_seconds(f"{out}/ts-pp-{r}.jsonl") for r in runs)
+print(f"\n{model}: 1 stage, {samples} samples per step, one thread each, "
+      f"median step over steps 4..N of {len(runs)} alternating runs")
+print(f"{'LibTorch':<12}{torch * 1e3:>10.3f} ms/step")
+print(f"{'pp':<12}{pp * 1e3:>10.3f} ms/step")
+print(f"pp / LibTorch step time: {pp / torch:.2f}")
+with open(f"{out}/ts-profile.json") as f:
+    profile = json.load(f)
+steps = profile["steps"]
+stage = profile["stages"][0]
+print(f"\npp's time per op kind (--profile, ms per step; kernels "
+      f"{stage['op_seconds'] / profile['step_seconds']:.0%} of the step)")
+print(f"{'op':<24}{'calls':>8}{'ms/step':>10}{'share':>8}")
+for kind, t in sorted(stage["ops"].items(), key=lambda kv: -kv[1]["seconds"]):
+    print(f"{kind:<24}{t['calls'] // steps:>8}{t['seconds'] / steps * 1e3:>10.3f}"
+          f"{t['seconds'] / stage['op_seconds']:>8.1%}")
+PY
+}
+
+[ "$section" = torchscript ] || bench_mlp
+[ "$section" = mlp ] || bench_torchscript

@@ -3,7 +3,8 @@
 // Every value becomes a `pp_tensor*` that the generated code owns: kernels
 // return new tensors, `pp_frame_result` takes ownership of a result, and
 // every other owned tensor is destroyed right after its last use. Arguments
-// are borrowed from the frame.
+// are borrowed from the frame. Every kernel call and message is bracketed
+// by pp_frame_profile_begin/end, which time it when the runtime profiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +84,7 @@ public:
     }
     func::ReturnOp::create(builder, source.getLoc());
     releaseAfterLastUse();
+    bracketForProfile(function);
     source.erase();
     return success();
   }
@@ -442,6 +444,36 @@ private:
           last = user;
       builder.setInsertionPointAfter(last);
       callVoid("pp_frame_release", tensor, {});
+    }
+  }
+
+  /// The op kind a profile bracket names for a call of `callee`: a
+  /// kernel's name without the target prefix, "send" or "recv"; "" for the
+  /// frame's other calls.
+  StringRef profileKind(StringRef callee) const {
+    if (callee.consume_front(prefix))
+      return callee;
+    if (callee == "pp_frame_send" || callee == "pp_frame_recv")
+      return callee.drop_front(StringRef("pp_frame_").size());
+    return "";
+  }
+
+  /// Brackets every kernel call and message of `function` with
+  /// pp_frame_profile_begin(frame, "kind") and pp_frame_profile_end(frame)
+  /// (runtime/pp_kernels.h), after the releases are placed, so that a
+  /// bracket times its call alone.
+  void bracketForProfile(func::FuncOp function) {
+    SmallVector<emitc::CallOpaqueOp> calls;
+    function.walk([&](emitc::CallOpaqueOp call) {
+      if (!profileKind(call.getCallee()).empty())
+        calls.push_back(call);
+    });
+    for (emitc::CallOpaqueOp call : calls) {
+      builder.setInsertionPoint(call);
+      callVoid("pp_frame_profile_begin", {},
+               {stringLiteral(profileKind(call.getCallee()))});
+      builder.setInsertionPointAfter(call);
+      callVoid("pp_frame_profile_end", {}, {});
     }
   }
 

@@ -208,6 +208,10 @@ public:
 
   void finishStep() override {
     channel->finish();
+    synchronize();
+  }
+
+  void synchronize() override {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 

@@ -276,4 +276,14 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   return nullptr;
 }
 
+void pp_frame_profile_begin(pp_frame *frame, const char *kind) {
+  if (frame->profile)
+    frame->profile->begin(kind);
+}
+
+void pp_frame_profile_end(pp_frame *frame) {
+  if (frame->profile)
+    frame->profile->end();
+}
+
 } // extern "C"

@@ -4,6 +4,7 @@
 #define PP_RUNTIME_FRAME_H
 
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/OpProfile.h"
 #include "runtime/pp_kernels.h"
 
 #include <cstdint>
@@ -170,6 +171,9 @@ struct pp_frame {
   /// Where kernels and receives allocate; null for host memory.
   const pp_allocator *allocator = nullptr;
   std::string error;
+  /// Where pp_frame_profile_begin/end add their times; null when no profile
+  /// was asked for.
+  pp::runtime::OpProfile *profile = nullptr;
 
   pp_frame() = default;
   pp_frame(const pp_frame &) = delete;

@@ -47,6 +47,10 @@ public:
   virtual void configure(pp_frame &frame, int64_t step, int64_t microbatch) = 0;
   /// Waits until every message of the step has been delivered.
   virtual void finishStep() = 0;
+  /// Waits until the work queued where the stage functions run is done (a
+  /// GPU's kernels), so that a profile times kernels rather than launches;
+  /// nothing to wait for where kernels finish before they return.
+  virtual void synchronize() {}
 };
 
 /// Host memory, the CPU kernels (libstages.so) and messages over

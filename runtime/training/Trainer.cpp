@@ -3,6 +3,7 @@
 #include "runtime/training/Trainer.h"
 
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/data/SyntheticData.h"
 
@@ -89,8 +90,10 @@ public:
       metrics.open(options.metricsPath);
       checkMetrics();
     }
+    double stepSeconds = 0;
     for (int64_t step = 0; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
+      stepSeconds += result.seconds;
       if (!reports)
         continue;
       log << "step " << result.step << "  loss " << std::setprecision(8)
@@ -107,6 +110,8 @@ public:
     if (reports && !options.saveParamsPath.empty())
       saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
     std::string digest = streamParameters(saved.get());
+    if (profile)
+      writeProfile(stepSeconds);
     if (reports) {
       log << "params_sha256 " << digest << std::endl;
       if (metrics.is_open()) {
@@ -187,6 +192,7 @@ private:
                               std::vector<pp_tensor *> args, int64_t step,
                               int64_t microbatch) {
     pp_frame frame;
+    frame.profile = profile.get();
     frame.args = std::move(args);
     backend.configure(frame, step, microbatch);
     function.entry(&frame);
@@ -347,6 +353,8 @@ private:
     for (double square : squares)
       total += square;
     double gradNorm = std::sqrt(total);
+    if (step == 0 && !options.saveGradsPath.empty())
+      saveGradients();
     float clip = 1.0f;
     if (options.maxGradNorm > 0)
       clip = static_cast<float>(
@@ -377,7 +385,8 @@ private:
     auto [loss, seconds] = report;
     double samples =
         static_cast<double>(options.microbatches * package.microbatchSize);
-    return {step + 1, loss, gradNorm, seconds > 0 ? samples / seconds : 0.0};
+    return {step + 1, loss, gradNorm, seconds,
+            seconds > 0 ? samples / seconds : 0.0};
   }
 
   /// Streams every parameter, frozen and constant tensor of the model to
@@ -386,8 +395,18 @@ private:
   /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
   /// its own stage and one other tensor at most, never the whole model.
   std::string streamParameters(ParameterFileWriter *saved) {
+    return streamTensors(package.parameters, parameters, "params", saved);
+  }
+
+  /// streamParameters for `listed` (parameters of the package, each held
+  /// in `held` by the stage that owns it), over message slots named
+  /// `channel`/NAME.
+  std::string streamTensors(const std::vector<ParameterInfo> &listed,
+                            const std::map<std::string, TensorPtr> &held,
+                            const std::string &channel,
+                            ParameterFileWriter *saved) {
     std::vector<const ParameterInfo *> byName;
-    for (const ParameterInfo &parameter : package.parameters)
+    for (const ParameterInfo &parameter : listed)
       byName.push_back(&parameter);
     std::sort(byName.begin(), byName.end(), [](auto *a, auto *b) {
       return a->tensor.name < b->tensor.name;
@@ -399,8 +418,8 @@ private:
       int64_t count = numElements(parameter->tensor.shape);
       size_t bytes = count * sizeof(float);
       int owner = static_cast<int>(parameter->stage);
-      uint64_t request = messageSlot("params/request/" + name);
-      uint64_t slot = messageSlot("params/" + name);
+      uint64_t request = messageSlot(channel + "/request/" + name);
+      uint64_t slot = messageSlot(channel + "/" + name);
       if (stage != 0) {
         if (owner == stage) {
           // Rank 0 asks for the parameters in name order, whatever it
@@ -408,14 +427,13 @@ private:
           char ready = 0;
           pipeline.recv(0, request, &ready, sizeof(ready),
                         Patience::UntilSenderEnds);
-          pipeline.send(0, slot, pp_tensor_data(parameters.at(name).get()),
-                        bytes);
+          pipeline.send(0, slot, pp_tensor_data(held.at(name).get()), bytes);
         }
         continue;
       }
       const float *values = nullptr;
       if (owner == 0) {
-        values = floatsOf(parameters.at(name).get());
+        values = floatsOf(held.at(name).get());
       } else {
         char ready = 1;
         pipeline.send(owner, request, &ready, sizeof(ready));
@@ -428,6 +446,71 @@ private:
         saved->add(name, parameter->tensor.shape, values);
     }
     return stage == 0 ? digest.finish() : "";
+  }
+
+  /// Streams the gradient sums (fetched to the host) of the parameters
+  /// whose gradients some stage computes to stage 0, which writes them to
+  /// options.saveGradsPath.
+  void saveGradients() {
+    std::set<std::string> computed;
+    for (const StageInfo &other : package.stages)
+      for (const StageFunctionInfo &function : other.functions)
+        for (const TensorInfo &result : function.results)
+          if (result.role == Role::Gradient)
+            computed.insert(result.name);
+    std::vector<ParameterInfo> listed;
+    for (const ParameterInfo &parameter : package.parameters)
+      if (parameter.tensor.role == Role::Parameter &&
+          computed.count(parameter.tensor.name))
+        listed.push_back(parameter);
+    std::unique_ptr<ParameterFileWriter> saved;
+    if (reports)
+      saved = std::make_unique<ParameterFileWriter>(options.saveGradsPath);
+    streamTensors(listed, gradients, "grads", saved.get());
+    if (saved)
+      saved->finish();
+  }
+
+  /// Sends this stage's profile to stage 0, which writes every stage's with
+  /// the run's step seconds to options.profilePath.
+  void writeProfile(double stepSeconds) {
+    nlohmann::json ops = nlohmann::json::object();
+    double opSeconds = 0;
+    for (const auto &[kind, totals] : profile->byKind()) {
+      ops[kind] = {{"calls", totals.calls}, {"seconds", totals.seconds}};
+      opSeconds += totals.seconds;
+    }
+    std::string mine =
+        nlohmann::json{{"stage", stage}, {"op_seconds", opSeconds}, {"ops", ops}}
+            .dump();
+    uint64_t sizeSlot = messageSlot("profile/size");
+    uint64_t slot = messageSlot("profile");
+    if (stage != 0) {
+      uint64_t size = mine.size();
+      pipeline.send(0, sizeSlot, &size, sizeof(size));
+      pipeline.send(0, slot, mine.data(), mine.size());
+      return;
+    }
+    nlohmann::json stages = nlohmann::json::array({nlohmann::json::parse(mine)});
+    for (int from = 1; from < package.numStages; ++from) {
+      uint64_t size = 0;
+      pipeline.recv(from, sizeSlot, &size, sizeof(size));
+      std::string theirs(size, '\0');
+      pipeline.recv(from, slot, theirs.data(), size);
+      stages.push_back(nlohmann::json::parse(theirs));
+    }
+    if (!reports)
+      return;
+    std::ofstream file(options.profilePath);
+    file << nlohmann::json{{"steps", options.steps},
+                           {"step_seconds", stepSeconds},
+                           {"stages", stages}}
+                .dump(2)
+         << std::endl;
+    if (!file)
+      throw std::runtime_error("cannot write the profile '" +
+                               options.profilePath +
+                               "': " + std::strerror(errno));
   }
 
   Package &package;
@@ -444,6 +527,12 @@ private:
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
   Optimizer optimizer;
+  /// Seconds per op kind of this stage's functions; null without
+  /// --profile.
+  std::unique_ptr<OpProfile> profile =
+      options.profilePath.empty()
+          ? nullptr
+          : std::make_unique<OpProfile>([this] { backend.synchronize(); });
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;

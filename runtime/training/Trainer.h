@@ -30,6 +30,12 @@ struct TrainerOptions {
   /// Where rank 0 writes the trained parameters (ParameterFile.h); "" for
   /// nowhere.
   std::string saveParamsPath;
+  /// Where rank 0 writes the first step's gradients, summed over its
+  /// microbatches and before clipping (ParameterFile.h); "" for nowhere.
+  std::string saveGradsPath;
+  /// Where rank 0 writes each stage's seconds per op kind and the step
+  /// times as JSON (docs/tools/pp-run.md); "" for no profile.
+  std::string profilePath;
   /// Clip the global gradient norm to this value; 0 disables clipping.
   double maxGradNorm = 0;
   OptimizerOptions optimizer;
@@ -40,6 +46,7 @@ struct StepMetrics {
   int64_t step = 0;
   double loss = 0;
   double gradNorm = 0;
+  double seconds = 0;
   double samplesPerSecond = 0;
 };
 

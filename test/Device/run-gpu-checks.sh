@@ -3,7 +3,9 @@
 # H200): cuBLAS GEMM against OpenBLAS, then the bundled model trained on GPU
 # ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
 # schedules. GPU runs must agree bit for bit with each other; against the
-# CPU run the first-step loss must agree to float32 rounding.
+# CPU run the first-step loss must agree to float32 rounding; the first
+# step's gradients must agree with LibTorch's within 1e-4, and --profile
+# must write a well-formed profile.
 # Usage: test/Device/run-gpu-checks.sh [BUILD_DIR]   (after scripts/build.sh)
 set -euo pipefail
 
@@ -34,4 +36,15 @@ cpu, gpu = (json.loads(open(p).readline())["loss"] for p in sys.argv[1:])
 print(f"first-step loss: cpu {cpu:.8g} gpu {gpu:.8g}")
 sys.exit(0 if abs(cpu - gpu) <= 1e-5 * abs(cpu) else 1)
 PY
+
+# The first step's gradients on GPU ranks against LibTorch (before clipping,
+# gathered from 3 stages), and a GPU profile (each bracket waits for the GPU).
+"$build/bin/pp-run" "$model" "${common[@]}" --stages 3 --device cuda \
+  --clip-grad-norm 0.1 --save-grads "$out/gpu.grads" \
+  --profile "$out/gpu-profile.json" > /dev/null
+"$build/bin/pp-torch-reference" "$model" --microbatch-size 4 --loss mse:y \
+  --microbatches 4 --seed 7 --save-grads "$out/torch.grads" > /dev/null
+/usr/bin/python3 "$root/test/E2E/compare_gradients.py" "$out/gpu.grads" \
+  "$out/torch.grads"
+/usr/bin/python3 "$root/test/E2E/check_profile.py" "$out/gpu-profile.json"
 echo "GPU checks passed"

@@ -1,4 +1,5 @@
-"""Reads the parameter files of pp-run --save-params (runtime/checkpoints/ParameterFile.h).
+"""Reads and writes the parameter files of pp-run --save-params and
+--save-grads (runtime/checkpoints/ParameterFile.h).
 
 The line "pp-parameters 1", then per parameter in name order a 32-bit name
 length, the name, a 32-bit rank, 64-bit dimensions and the f32 values, all
@@ -40,3 +41,16 @@ def params_sha256(parameters):
         digest.update(name.encode() + b"\0")
         digest.update(parameters[name].astype("<f4").tobytes())
     return digest.hexdigest()
+
+
+def write_parameters(path, parameters):
+    """Writes `parameters` (name -> array) as read_parameters reads them."""
+    with open(path, "wb") as f:
+        f.write(b"pp-parameters 1\n")
+        for name in sorted(parameters):
+            value = np.ascontiguousarray(parameters[name], dtype="<f4")
+            encoded = name.encode()
+            f.write(struct.pack("<I", len(encoded)) + encoded)
+            f.write(struct.pack("<I", value.ndim))
+            f.write(struct.pack(f"<{value.ndim}q", *value.shape))
+            f.write(value.tobytes())

@@ -19,6 +19,27 @@
 // CHECK-LABEL: func.func @stage0_backward(
 // CHECK: emitc.call_opaque "pp_cpu_sum_to"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{4}.data()">]}
 
+// Every kernel call and message is bracketed for the profile, named by the
+// kernel without its prefix; the frame's other calls are not.
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=PROFILE
+// PROFILE-LABEL: func.func @stage0_forward(
+// PROFILE: emitc.call_opaque "pp_frame_arg"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22matmul\22">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_cpu_matmul"
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"(%{{.*}}) {args = [0 : index]}
+// PROFILE-NOT: pp_frame_release
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22add\22">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_cpu_add"
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_release"
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22send\22">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_send"
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// PROFILE-LABEL: func.func @stage1_forward(
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22recv\22">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_recv"
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
+
 // CUDA: emitc.call_opaque "pp_cuda_matmul"
 // CUDA-NOT: pp_cpu_
 

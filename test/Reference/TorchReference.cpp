@@ -1,10 +1,13 @@
 //===- TorchReference.cpp - the same training run in LibTorch ---*- C++ -*-===//
 //
-// pp-torch-reference trains an ONNX model of pp's op set with LibTorch
-// (autograd, torch::optim) on the data pp-run draws, with pp-run's options,
-// and writes the same metrics and parameter files. Tests compare the two;
-// the benchmark compares their speed. It is a test utility: it evaluates
-// the ONNX nodes itself and shares nothing with pp's compiler.
+// pp-torch-reference trains a model with LibTorch (autograd, torch::optim)
+// on the data pp-run draws, with pp-run's options, and writes the same
+// metrics, parameter and gradient files. Tests compare the two; the
+// benchmark compares their speed. It is a test utility and shares nothing
+// with pp's compiler: it evaluates an ONNX model's nodes itself (pp's MLP
+// op set), and runs a TorchScript module (`.pt`) as LibTorch does, which is
+// the reference for transformers through both frontends (an ONNX model
+// exported from the same module computes the same function).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,10 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <onnx/onnx_pb.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/graph_iterator.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +35,13 @@ using namespace llvm;
 namespace {
 
 cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                               cl::desc("<model.onnx>"));
+                               cl::desc("<model.onnx | model.pt>"));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Type of forward's argument NAME of a TorchScript model, as "
+             "pp-run takes it: dimensions and element type joined by x "
+             "(?x8xi64; ? is the microbatch size); repeatable"),
+    cl::value_desc("NAME=TYPE"));
 cl::opt<int> microbatchSize("microbatch-size", cl::Required);
 cl::opt<std::string> loss("loss", cl::Required, cl::desc("KIND:OUTPUT"));
 cl::opt<int> microbatches("microbatches", cl::init(1));
@@ -41,6 +54,9 @@ cl::opt<float> weightDecay("weight-decay", cl::init(0.0f));
 cl::opt<double> clipGradNorm("clip-grad-norm", cl::init(0.0));
 cl::opt<std::string> metricsPath("metrics");
 cl::opt<std::string> saveParamsPath("save-params");
+cl::opt<std::string> saveGradsPath(
+    "save-grads", cl::desc("Write the first step's gradients (before "
+                           "clipping) to this file, as pp-run does"));
 cl::opt<int> threads("torch-threads", cl::init(1),
                      cl::desc("LibTorch intra-op threads"));
 
@@ -144,7 +160,8 @@ void evaluate(const onnx::GraphProto &graph,
   }
 }
 
-/// pp-run's synthetic data for tensor `name` of `shape`.
+/// pp-run's synthetic data for tensor `name` of `shape`: f32 values, or
+/// i64 values in [0, classes) when `classes` is positive.
 torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
                         int64_t firstSample, int64_t classes) {
   pp_tensor *tensor = nullptr;
@@ -159,30 +176,271 @@ torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
   return result;
 }
 
+/// An input of the model: pp-run's synthetic stream `name` of `shape`;
+/// ids below `bound` when it indexes an embedding, else f32 values.
+struct InputSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t bound = 0;
+};
+
+/// What the training loop needs of a model, whatever its format.
+class ReferenceModel {
+public:
+  virtual ~ReferenceModel() = default;
+  /// The values of one microbatch's outputs (and possibly more) by name.
+  virtual std::map<std::string, torch::Tensor>
+  forward(const std::map<std::string, torch::Tensor> &inputs) = 0;
+
+  /// The trainable parameters by name (leaves that require gradients).
+  std::map<std::string, torch::Tensor> parameters;
+  /// The inputs, in the order forward takes them.
+  std::vector<InputSpec> inputs;
+};
+
+/// An ONNX model whose nodes evaluate() knows.
+class OnnxModel : public ReferenceModel {
+public:
+  explicit OnnxModel(const std::string &path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!model.ParseFromIstream(&file))
+      throw std::runtime_error("cannot read " + path);
+    for (const onnx::TensorProto &init : model.graph().initializer()) {
+      torch::Tensor value = fromProto(init);
+      if (value.scalar_type() == torch::kFloat32) {
+        value.set_requires_grad(true);
+        parameters[init.name()] = value;
+      } else {
+        constants[init.name()] = value;
+      }
+    }
+    for (const onnx::ValueInfoProto &input : model.graph().input()) {
+      if (parameters.count(input.name()) || constants.count(input.name()))
+        continue;
+      InputSpec spec{input.name(), {}, 0};
+      for (const auto &dim : input.type().tensor_type().shape().dim())
+        spec.shape.push_back(dim.has_dim_value() && dim.dim_value() > 0
+                                 ? dim.dim_value()
+                                 : microbatchSize);
+      inputs.push_back(spec);
+    }
+  }
+
+  std::map<std::string, torch::Tensor>
+  forward(const std::map<std::string, torch::Tensor> &given) override {
+    std::map<std::string, torch::Tensor> values = parameters;
+    values.insert(constants.begin(), constants.end());
+    values.insert(given.begin(), given.end());
+    evaluate(model.graph(), values);
+    return values;
+  }
+
+private:
+  onnx::ModelProto model;
+  std::map<std::string, torch::Tensor> constants;
+};
+
+/// The type `text` (as --input-shape gives it: `?x8xi64`, `4x16xf32`,
+/// `f32`) of forward's argument `name`.
+InputSpec parseInputType(const std::string &name, const std::string &text) {
+  InputSpec spec{name, {}, 0};
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t x = text.find('x', at);
+    parts.push_back(text.substr(at, x - at));
+    if (x == std::string::npos)
+      break;
+    at = x + 1;
+  }
+  std::string element = parts.back();
+  parts.pop_back();
+  for (const std::string &dim : parts) {
+    if (dim == "?") {
+      spec.shape.push_back(microbatchSize);
+      continue;
+    }
+    size_t used = 0;
+    int64_t size = -1;
+    try {
+      size = std::stoll(dim, &used);
+    } catch (const std::exception &) {
+    }
+    if (used != dim.size() || size < 0)
+      throw std::runtime_error("--input-shape " + name + "=" + text +
+                               ": dimension '" + dim +
+                               "' is neither a size nor ?");
+    spec.shape.push_back(size);
+  }
+  if (element == "i64")
+    spec.bound = -1; // Set from the embedding it indexes.
+  else if (element != "f32")
+    throw std::runtime_error("--input-shape " + name + "=" + text +
+                             ": element type '" + element +
+                             "' is not f32 or i64, the types pp-run's "
+                             "synthetic data has");
+  return spec;
+}
+
+/// A TorchScript module (traced or scripted) run by LibTorch itself.
+class TorchScriptModel : public ReferenceModel {
+public:
+  explicit TorchScriptModel(const std::string &path)
+      : module(torch::jit::load(path)) {
+    // Dropout off: pp's masks are not PyTorch's, so no reference can
+    // compare a run with dropout.
+    module.eval();
+    for (const torch::jit::NameTensor &parameter :
+         module.named_parameters(/*recurse=*/true)) {
+      parameter.value.set_requires_grad(true);
+      parameters[parameter.name] = parameter.value;
+    }
+    std::map<std::string, std::string> types;
+    for (const std::string &option : inputShapes) {
+      size_t equals = option.find('=');
+      if (equals == std::string::npos)
+        throw std::runtime_error("--input-shape '" + option +
+                                 "' is not NAME=TYPE");
+      types[option.substr(0, equals)] = option.substr(equals + 1);
+    }
+    const std::vector<c10::Argument> &arguments =
+        module.get_method("forward").function().getSchema().arguments();
+    std::map<size_t, int64_t> bounds = embeddingRows();
+    for (size_t i = 1; i < arguments.size(); ++i) {
+      const std::string &name = arguments[i].name();
+      auto type = types.find(name);
+      if (type == types.end())
+        throw std::runtime_error(
+            "forward's argument '" + name + "' needs a type: --input-shape " +
+            name + "=TYPE (dimensions and f32 or i64 joined by x, ? for the "
+            "microbatch size: ?x8xi64)");
+      InputSpec spec = parseInputType(name, type->second);
+      if (spec.bound) {
+        auto rows = bounds.find(i);
+        if (rows == bounds.end())
+          throw std::runtime_error(
+              "integer input '" + name +
+              "' indexes no embedding (aten::embedding) directly, so "
+              "nothing bounds its synthetic ids");
+        spec.bound = rows->second;
+      }
+      inputs.push_back(spec);
+      types.erase(type);
+    }
+    if (!types.empty())
+      throw std::runtime_error("--input-shape names '" + types.begin()->first +
+                               "', which is not an argument of forward");
+  }
+
+  std::map<std::string, torch::Tensor>
+  forward(const std::map<std::string, torch::Tensor> &given) override {
+    std::vector<c10::IValue> arguments;
+    for (const InputSpec &input : inputs)
+      arguments.push_back(given.at(input.name));
+    c10::IValue result = module.forward(arguments);
+    std::vector<c10::IValue> outputs = {result};
+    if (result.isTuple())
+      outputs = result.toTupleRef().elements().vec();
+    else if (result.isList())
+      outputs = result.toListRef().vec();
+    std::map<std::string, torch::Tensor> named;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (!outputs[k].isTensor())
+        throw std::runtime_error("forward's output " + std::to_string(k) +
+                                 " is a " + outputs[k].tagKind() +
+                                 ", not a tensor");
+      named["output_" + std::to_string(k)] = outputs[k].toTensor();
+    }
+    return named;
+  }
+
+private:
+  /// The smallest row count of the embeddings each argument of forward
+  /// (by index; 0 is self) indexes directly, once calls are inlined and
+  /// constants propagated.
+  std::map<size_t, int64_t> embeddingRows() {
+    std::shared_ptr<torch::jit::Graph> graph =
+        module.get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    // Folds the branches of scripted code on constants (F.embedding's
+    // `if max_norm is not None`), which would hide the argument.
+    torch::jit::ConstantPropagation(graph);
+    std::map<size_t, int64_t> rows;
+    torch::jit::DepthFirstGraphNodeIterator nodes(graph);
+    for (torch::jit::Node *node = nodes.next(); node; node = nodes.next()) {
+      if (node->kind() != c10::Symbol::fromQualString("aten::embedding"))
+        continue;
+      torch::jit::Value *indices = node->input(1);
+      auto weight = parameters.find(attributePath(node->input(0)));
+      if (indices->node()->kind() != c10::prim::Param ||
+          weight == parameters.end())
+        continue;
+      auto [slot, added] = rows.emplace(indices->offset(), weight->second.size(0));
+      if (!added)
+        slot->second = std::min(slot->second, weight->second.size(0));
+    }
+    return rows;
+  }
+
+  /// The qualified name (`blocks.0.attn.qkv.weight`) of the attribute
+  /// `value` reads from self through prim::GetAttr; "" for other values.
+  static std::string attributePath(torch::jit::Value *value) {
+    std::string path;
+    while (value->node()->kind() == c10::prim::GetAttr) {
+      std::string name = value->node()->s(c10::attr::name);
+      path = path.empty() ? name : name + "." + path;
+      value = value->node()->input(0);
+    }
+    return value->node()->kind() == c10::prim::Param ? path : "";
+  }
+
+  torch::jit::Module module;
+};
+
+std::unique_ptr<ReferenceModel> loadModel(const std::string &path) {
+  auto endsWith = [&](const std::string &suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) ==
+               0;
+  };
+  if (endsWith(".pt") || endsWith(".pth"))
+    return std::make_unique<TorchScriptModel>(path);
+  if (!inputShapes.empty())
+    throw std::runtime_error("--input-shape applies to TorchScript models "
+                             "(.pt), whose arguments have no shapes");
+  return std::make_unique<OnnxModel>(path);
+}
+
+/// Writes `select(p)` of every parameter `p` for which it is defined to
+/// `path`, in pp's parameter-file format.
+template <typename Select>
+void writeTensors(const std::string &path,
+                  const std::map<std::string, torch::Tensor> &parameters,
+                  Select select) {
+  std::map<std::string, pp::runtime::ParameterValues> saved;
+  for (const auto &[name, parameter] : parameters) {
+    torch::Tensor tensor = select(parameter);
+    if (!tensor.defined()) // A gradient PyTorch leaves None.
+      continue;
+    torch::Tensor contiguous = tensor.contiguous();
+    pp::runtime::ParameterValues &values = saved[name];
+    values.shape = contiguous.sizes().vec();
+    values.values.assign(contiguous.data_ptr<float>(),
+                         contiguous.data_ptr<float>() + contiguous.numel());
+  }
+  pp::runtime::writeParameterFile(path, saved);
+}
+
 int run() {
   torch::set_num_threads(threads);
-  std::ifstream file(modelPath, std::ios::binary);
-  onnx::ModelProto model;
-  if (!model.ParseFromIstream(&file))
-    throw std::runtime_error("cannot read " + modelPath);
-  const onnx::GraphProto &graph = model.graph();
+  std::unique_ptr<ReferenceModel> model = loadModel(modelPath);
+  const std::map<std::string, torch::Tensor> &parameters = model->parameters;
   auto [kind, output] = [&] {
     size_t colon = loss.find(':');
     return std::pair(loss.substr(0, colon), loss.substr(colon + 1));
   }();
-
-  std::map<std::string, torch::Tensor> parameters, constants;
   std::vector<torch::Tensor> trainable;
-  for (const onnx::TensorProto &init : graph.initializer()) {
-    torch::Tensor value = fromProto(init);
-    if (value.scalar_type() == torch::kFloat32) {
-      value.set_requires_grad(true);
-      parameters[init.name()] = value;
-      trainable.push_back(value);
-    } else {
-      constants[init.name()] = value;
-    }
-  }
+  for (const auto &[name, parameter] : parameters)
+    trainable.push_back(parameter);
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (optimizerName == "adamw")
     optimizer = std::make_unique<torch::optim::AdamW>(
@@ -202,25 +460,19 @@ int run() {
     optimizer->zero_grad();
     // Draw inputs and labels like pp-run; count the step's loss elements.
     std::vector<std::map<std::string, torch::Tensor>> inputs(microbatches);
-    std::vector<torch::Tensor> labels(microbatches);
+    std::vector<torch::Tensor> labels(microbatches), losses(microbatches);
     double count = 0, lossSum = 0;
     for (int64_t mb = 0; mb < microbatches; ++mb) {
       int64_t first = (step * microbatches + mb) * microbatchSize;
-      for (const onnx::ValueInfoProto &input : graph.input()) {
-        if (parameters.count(input.name()) || constants.count(input.name()))
-          continue;
-        std::vector<int64_t> shape;
-        for (const auto &dim : input.type().tensor_type().shape().dim())
-          shape.push_back(dim.has_dim_value() && dim.dim_value() > 0
-                              ? dim.dim_value()
-                              : microbatchSize);
-        inputs[mb][input.name()] = synthetic(input.name(), shape, first, 0);
-      }
-      std::map<std::string, torch::Tensor> values = parameters;
-      values.insert(constants.begin(), constants.end());
-      values.insert(inputs[mb].begin(), inputs[mb].end());
-      evaluate(graph, values);
-      torch::Tensor y = values.at(output);
+      for (const InputSpec &input : model->inputs)
+        inputs[mb][input.name] =
+            synthetic(input.name, input.shape, first, input.bound);
+      std::map<std::string, torch::Tensor> values = model->forward(inputs[mb]);
+      auto found = values.find(output);
+      if (found == values.end())
+        throw std::runtime_error("--loss names '" + output +
+                                 "', which the model does not compute");
+      torch::Tensor y = found->second;
       torch::Tensor lossValue;
       if (kind == "mse") {
         labels[mb] = synthetic("labels", y.sizes().vec(), first, 0);
@@ -232,19 +484,24 @@ int run() {
         lossValue = torch::nll_loss(
             torch::log_softmax(y.reshape({-1, y.size(-1)}), -1),
             labels[mb].reshape({-1}), {}, at::Reduction::Sum, -100);
-        count += labels[mb].numel();
+        // Token-weighted: tokens labelled ignore_index (-100) do not count.
+        count += (labels[mb] != -100).sum().item<double>();
       }
       lossSum += lossValue.item<double>();
-      inputs[mb]["__loss"] = lossValue;
+      losses[mb] = lossValue;
     }
     // Token-weighted: every microbatch's summed loss over the step's count.
     for (int64_t mb = 0; mb < microbatches; ++mb)
-      (inputs[mb]["__loss"] / count).backward();
+      (losses[mb] / count).backward();
     double squares = 0;
     for (const torch::Tensor &p : trainable)
       if (p.grad().defined()) // None: the loss does not depend on p.
         squares += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
     double norm = std::sqrt(squares);
+    if (step == 0 && !saveGradsPath.empty())
+      writeTensors(saveGradsPath, parameters, [](const torch::Tensor &p) {
+        return p.grad();
+      });
     if (clipGradNorm > 0)
       torch::nn::utils::clip_grad_norm_(trainable, clipGradNorm);
     optimizer->step();
@@ -263,17 +520,9 @@ int run() {
                      .dump()
               << "\n";
   }
-  if (!saveParamsPath.empty()) {
-    std::map<std::string, pp::runtime::ParameterValues> saved;
-    for (auto &[name, tensor] : parameters) {
-      torch::Tensor contiguous = tensor.detach().contiguous();
-      pp::runtime::ParameterValues &values = saved[name];
-      values.shape = contiguous.sizes().vec();
-      values.values.assign(contiguous.data_ptr<float>(),
-                           contiguous.data_ptr<float>() + contiguous.numel());
-    }
-    pp::runtime::writeParameterFile(saveParamsPath, saved);
-  }
+  if (!saveParamsPath.empty())
+    writeTensors(saveParamsPath, parameters,
+                 [](const torch::Tensor &p) { return p.detach(); });
   return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -83,6 +84,16 @@ cl::opt<std::string> saveParamsPath(
     "save-params",
     cl::desc("Write the trained parameters to this file (name order; see "
              "runtime/checkpoints/ParameterFile.h)"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> saveGradsPath(
+    "save-grads",
+    cl::desc("Write the first step's gradients (summed over its microbatches, "
+             "before clipping) to this file, in --save-params' format"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> profilePath(
+    "profile",
+    cl::desc("Write each stage's seconds per op kind (kernel calls and "
+             "messages) and the step times to this JSON file"),
     cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),
@@ -147,6 +158,14 @@ cl::opt<std::string> cacheDir(
              "~/.cache/pp)"),
     cl::cat(runCategory));
 
+/// The options naming files that job rank 0 writes.
+std::array<std::pair<const char *, cl::opt<std::string> *>, 4> outputFiles() {
+  return {std::pair{"metrics", &metricsPath},
+          std::pair{"save-params", &saveParamsPath},
+          std::pair{"save-grads", &saveGradsPath},
+          std::pair{"profile", &profilePath}};
+}
+
 /// Prints `message` as an error and returns the failing exit code.
 int error(const Twine &message) {
   WithColor::error(errs(), "pp-run") << message << "\n";
@@ -177,6 +196,8 @@ TrainerOptions trainerOptions() {
   options.seed = seed;
   options.metricsPath = metricsPath;
   options.saveParamsPath = saveParamsPath;
+  options.saveGradsPath = saveGradsPath;
+  options.profilePath = profilePath;
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
   // The optimizer computes in float: every rank rounds the same double.
@@ -329,8 +350,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("microbatches", std::to_string(microbatches));
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
-  for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
-                            std::pair{"save-params", &saveParamsPath}}) {
+  for (auto [flag, path] : outputFiles()) {
     if (path->empty())
       continue;
     SmallString<256> absolute(path->getValue());
@@ -412,8 +432,7 @@ int main(int argc, char **argv) {
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
   if (rank.value_or(0) == 0)
-    for (auto [flag, path] : {std::pair{"metrics", &metricsPath},
-                              std::pair{"save-params", &saveParamsPath}})
+    for (auto [flag, path] : outputFiles())
       if (!path->empty())
         if (std::string problem = outputProblem(flag, *path); !problem.empty())
           return error(problem);
