@@ -16,10 +16,10 @@ func.func @softmax_grad_axis(%dy: tensor<4x8xf32>, %y: tensor<4x8xf32>) {
 
 // -----
 
-func.func @layer_norm_grad_types(%dy: tensor<4x7xf32>, %x: tensor<4x8xf32>) {
+func.func @layer_norm_grad_types(%dy: tensor<4x7xf32>, %x: tensor<4x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{'nn.layer_norm_grad' op grad 'tensor<4x7xf32>' must have the input type 'tensor<4x8xf32>'}}
-  %0:3 = nn.layer_norm_grad %dy, %x axis = 1 epsilon = 1.0e-05 : (tensor<4x7xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %0:3 = nn.layer_norm_grad %dy, %x, %g axis = 1 epsilon = 1.0e-05 : (tensor<4x7xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 

@@ -21,11 +21,11 @@ func.func @activation_grads(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>) {
 }
 
 // CHECK-LABEL: func @layer_norm_grad
-func.func @layer_norm_grad(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g: tensor<8xf32>) {
+func.func @layer_norm_grad(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %g2: tensor<4x8xf32>) {
   // CHECK: nn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} axis = 2 epsilon = 1.000000e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   %0:3 = nn.layer_norm_grad %dy, %x, %g axis = 2 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>)
-  // CHECK: nn.layer_norm_grad %{{.*}}, %{{.*}} axis = 1 epsilon = 1.000000e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
-  %1:3 = nn.layer_norm_grad %dy, %x axis = 1 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  // CHECK: nn.layer_norm_grad %{{.*}}, %{{.*}}, %{{.*}} axis = -2 epsilon = 1.000000e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+  %1:3 = nn.layer_norm_grad %dy, %x, %g2 axis = -2 epsilon = 1.0e-05 : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) -> (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
   return
 }
 
