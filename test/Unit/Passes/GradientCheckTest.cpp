@@ -217,6 +217,25 @@ void awayFromZero(unsigned index, pp_tensor *tensor) {
     data[i] = data[i] * 0.5f + (data[i] >= 0 ? 0.5f : -0.5f);
 }
 
+/// Values in [0.5, 1.5]: inside the domain of log, sqrt, rsqrt and of pow's
+/// base.
+void positive(unsigned index, pp_tensor *tensor) {
+  awayFromZero(index, tensor);
+  float *data = static_cast<float *>(pp_tensor_data(tensor));
+  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
+    data[i] = std::abs(data[i]);
+}
+
+/// Values on a grid of step 0.1 offset by 0.033 times the argument's
+/// index: elements of different arguments differ by 0.033 or more, so
+/// finite differences never cross a kink of maximum or minimum.
+void apart(unsigned index, pp_tensor *tensor) {
+  float *data = static_cast<float *>(pp_tensor_data(tensor));
+  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
+    data[i] = 0.1f * static_cast<float>((i * 5 + index) % 11) +
+              0.033f * static_cast<float>(index) - 0.5f;
+}
+
 TEST_F(GradientCheck, MatmulEveryTransposition) {
   for (auto [lhs, rhs, flags] :
        {std::make_tuple("3x4", "4x5", ""),
@@ -267,6 +286,104 @@ TEST_F(GradientCheck, UnaryOps) {
                           " %a : (tensor<3x4xf32>) -> tensor<3x4xf32>",
                       "tensor<3x4xf32>"),
           awayFromZero);
+  }
+}
+
+TEST_F(GradientCheck, MathOnPositiveValues) {
+  for (const char *op : {"log", "sqrt", "rsqrt"}) {
+    SCOPED_TRACE(op);
+    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                      std::string("  %y = nn.") + op +
+                          " %a : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                      "tensor<3x4xf32>"),
+          positive);
+  }
+}
+
+TEST_F(GradientCheck, ErfAndBothGelus) {
+  for (const char *op : {"erf", "gelu", "gelu approximate<tanh>"}) {
+    SCOPED_TRACE(op);
+    std::string name(op);
+    std::string mnemonic = name.substr(0, name.find(' '));
+    std::string flags = name.find(' ') == std::string::npos
+                            ? ""
+                            : name.substr(name.find(' '));
+    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                      "  %y = nn." + mnemonic + " %a" + flags +
+                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                      "tensor<3x4xf32>"));
+  }
+}
+
+TEST_F(GradientCheck, BroadcastingPowMaximumMinimum) {
+  // Both operands are parameters, and each broadcasts along one dimension.
+  for (auto [op, fill] : {std::make_pair("pow", positive),
+                          std::make_pair("maximum", apart),
+                          std::make_pair("minimum", apart)}) {
+    SCOPED_TRACE(op);
+    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
+                          ", %b: tensor<4xf32> " + kParam +
+                          ", %c: tensor<3x1xf32> " + kParam,
+                      std::string("  %s = nn.") + op +
+                          " %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> "
+                          "tensor<3x4xf32>\n  %y = nn." +
+                          op +
+                          " %c, %s : (tensor<3x1xf32>, tensor<3x4xf32>) -> "
+                          "tensor<3x4xf32>",
+                      "tensor<3x4xf32>"),
+          fill);
+  }
+}
+
+TEST_F(GradientCheck, ReductionsWithAndWithoutKeptDimensions) {
+  for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    for (auto [axes, flags, result] :
+         {std::make_tuple("[1]", " keep_dims", "2x1x4"),
+          std::make_tuple("[0, -1]", "", "3")}) {
+      SCOPED_TRACE(std::string(op) + " " + axes + flags);
+      std::string resultType = std::string("tensor<") + result + "xf32>";
+      check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,
+                        std::string("  %y = nn.") + op + " %a axes = " +
+                            axes + flags + " : (tensor<2x3x4xf32>) -> " +
+                            resultType,
+                        resultType));
+    }
+  }
+}
+
+TEST_F(GradientCheck, LogSoftmaxAlongEachAxis) {
+  for (const char *axis : {"-1", "0"}) {
+    SCOPED_TRACE(axis);
+    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                      std::string("  %y = nn.log_softmax %a axis = ") + axis +
+                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                      "tensor<3x4xf32>"));
+  }
+}
+
+TEST_F(GradientCheck, LayerNormWithAndWithoutAffine) {
+  // Over the last dimension and over the last two; with weight and bias,
+  // with a weight only, and with neither.
+  for (auto [axis, features] :
+       {std::make_pair("-1", "4"), std::make_pair("1", "3x4")}) {
+    std::string featureType = std::string("tensor<") + features + "xf32>";
+    for (int affine = 0; affine < 3; ++affine) {
+      SCOPED_TRACE(std::string(axis) + " affine " + std::to_string(affine));
+      std::string params = std::string("%x: tensor<2x3x4xf32> ") + kParam;
+      std::string operands = "%x", types = "tensor<2x3x4xf32>";
+      for (const char *name : {"%w", "%b"}) {
+        if ((name[1] == 'w' && affine < 1) || (name[1] == 'b' && affine < 2))
+          continue;
+        params += std::string(", ") + name + ": " + featureType + " " + kParam;
+        operands += std::string(", ") + name;
+        types += ", " + featureType;
+      }
+      check(withMseLoss(params,
+                        "  %y = nn.layer_norm " + operands + " axis = " +
+                            axis + " epsilon = 1.0e-05 : (" + types +
+                            ") -> tensor<2x3x4xf32>",
+                        "tensor<2x3x4xf32>"));
+    }
   }
 }
 
