@@ -103,14 +103,13 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   pp_tensor *prefix##reduce_max(pp_frame *frame, pp_tensor *input,             \
                                 int64_t axes_count, const int64_t *axes,       \
                                 int keep_dims);                                \
-  pp_tensor *prefix##reduce_sum_grad(                                          \
-      pp_frame *frame, pp_tensor *grad, int64_t axes_count,                    \
-      const int64_t *axes, int64_t input_shape_count,                          \
-      const int64_t *input_shape);                                             \
-  pp_tensor *prefix##reduce_max_grad(pp_frame *frame, pp_tensor *grad,         \
-                                     pp_tensor *input,                         \
-                                     pp_tensor *result_value,                  \
-                                     int64_t axes_count, const int64_t *axes); \
+  pp_tensor *prefix##reduce_sum_grad(pp_frame *frame, pp_tensor *grad,         \
+                                     int64_t axes_count, const int64_t *axes,  \
+                                     int64_t input_shape_count,                \
+                                     const int64_t *input_shape);              \
+  pp_tensor *prefix##reduce_max_grad(                                          \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *input,                      \
+      pp_tensor *result_value, int64_t axes_count, const int64_t *axes);       \
   pp_tensor *prefix##log_softmax(pp_frame *frame, pp_tensor *input,            \
                                  int64_t axis);                                \
   pp_tensor *prefix##log_softmax_grad(pp_frame *frame, pp_tensor *grad,        \
@@ -118,10 +117,9 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   pp_tensor *prefix##layer_norm(pp_frame *frame, pp_tensor *input,             \
                                 pp_tensor *weight, pp_tensor *bias,            \
                                 int64_t axis, double epsilon);                 \
-  pp_tensor *prefix##layer_norm_grad(pp_frame *frame, pp_tensor *grad,         \
-                                     pp_tensor *input, pp_tensor *weight,      \
-                                     int64_t axis, double epsilon,             \
-                                     int64_t result_index);                    \
+  pp_tensor *prefix##layer_norm_grad(                                          \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *input, pp_tensor *weight,   \
+      int64_t axis, double epsilon, int64_t result_index);                     \
   pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,               \
                                pp_tensor *input);                              \
   pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,            \

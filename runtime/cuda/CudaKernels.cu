@@ -9,11 +9,11 @@
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/core/Shapes.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MathFormulas.h"
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/ReductionPlans.h"
-#include "runtime/core/Shapes.h"
 
 #include <cuda_runtime.h>
 
@@ -186,17 +186,20 @@ struct Minimum {
   }
 };
 struct PowGrad {
-  __device__ float operator()(float g, float a, float b, int64_t operand) const {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
     return math::powGrad(g, a, b, operand);
   }
 };
 struct MaximumGrad {
-  __device__ float operator()(float g, float a, float b, int64_t operand) const {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
     return math::maximumGrad(g, a, b, operand);
   }
 };
 struct MinimumGrad {
-  __device__ float operator()(float g, float a, float b, int64_t operand) const {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
     return math::minimumGrad(g, a, b, operand);
   }
 };
@@ -443,9 +446,8 @@ __global__ void logSoftmaxKernel(const float *in, float *out, int64_t lines,
   }
 }
 
-__global__ void logSoftmaxGradKernel(const float *g, const float *y,
-                                     float *out, int64_t lines,
-                                     AxisLayout layout) {
+__global__ void logSoftmaxGradKernel(const float *g, const float *y, float *out,
+                                     int64_t lines, AxisLayout layout) {
   int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (l >= lines)
     return;
@@ -512,8 +514,9 @@ __global__ void layerNormInputGradKernel(const float *g, const float *x,
   meanGwXhat /= plan.size;
   for (int64_t j = 0; j < plan.size; ++j) {
     double xhat = (row[j] - mean) * rstd;
-    out[r * plan.size + j] = static_cast<float>(
-        rstd * (static_cast<double>(gr[j]) * w[j] - meanGw - xhat * meanGwXhat));
+    out[r * plan.size + j] =
+        static_cast<float>(rstd * (static_cast<double>(gr[j]) * w[j] - meanGw -
+                                   xhat * meanGwXhat));
   }
 }
 
@@ -521,8 +524,8 @@ __global__ void layerNormInputGradKernel(const float *g, const float *x,
 /// pairs in `statistics`, or the bias gradient, with null `statistics`;
 /// summed over the rows in row order.
 __global__ void layerNormFeatureGradKernel(const float *g, const float *x,
-                                           const double *statistics,
-                                           float *out, LayerNormPlan plan) {
+                                           const double *statistics, float *out,
+                                           LayerNormPlan plan) {
   int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (j >= plan.size)
     return;
@@ -766,6 +769,50 @@ pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
   return nullptr;
 }
 
+/// `kernel(input, result, lines, layout)`, one thread per line along
+/// `axis`, on a new tensor shaped like `input`.
+pp_tensor *
+overLines(pp_frame *frame, const char *name, pp_tensor *input, int64_t axis,
+          void (*kernel)(const float *, float *, int64_t, AxisLayout)) {
+  if (!present({input}))
+    return nullptr;
+  AxisLayout layout;
+  pp_tensor *result = newLinesResult(frame, name, shapeOf(input), axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(input),
+                                         deviceFloats(result), lines, layout);
+  return launched(frame, name, result);
+}
+
+/// `kernel(grad, result_value, result, lines, layout)` of a softmax-like
+/// gradient, one thread per line along `axis`; grad and the forward result
+/// share a shape.
+pp_tensor *gradOverLines(pp_frame *frame, const char *name, pp_tensor *grad,
+                         pp_tensor *resultValue, int64_t axis,
+                         void (*kernel)(const float *, const float *, float *,
+                                        int64_t, AxisLayout)) {
+  if (!present({grad, resultValue}))
+    return nullptr;
+  Shape shape = shapeOf(grad);
+  if (shapeOf(resultValue) != shape) {
+    failFrame(frame, std::string(name) + ": grad " + formatShape(shape) +
+                         " and result " + formatShape(shapeOf(resultValue)) +
+                         " differ");
+    return nullptr;
+  }
+  AxisLayout layout;
+  pp_tensor *result = newLinesResult(frame, name, shape, axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(grad),
+                                         deviceFloats(resultValue),
+                                         deviceFloats(result), lines, layout);
+  return launched(frame, name, result);
+}
+
 /// The SumToMap of an input of `inputShape` (at most kMaxRank dimensions)
 /// whose element lands on the output element at `outputStrides` (0 along
 /// summed dimensions).
@@ -822,14 +869,8 @@ pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
 template <typename F>
 pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
                        pp_tensor *lhs, pp_tensor *rhs, int64_t operand, F f) {
-  if (!present({grad, lhs, rhs}))
+  if (!present({grad, lhs, rhs}) || !math::checkOperand(frame, kernel, operand))
     return nullptr;
-  if (operand != 0 && operand != 1) {
-    failFrame(frame, std::string(kernel) + ": operand " +
-                         std::to_string(operand) +
-                         " must be 0 (lhs) or 1 (rhs)");
-    return nullptr;
-  }
   std::optional<Shape> shape =
       broadcastOperands(frame, kernel, {grad, lhs, rhs});
   if (!shape || !checkRank(frame, kernel, *shape))
@@ -1011,40 +1052,13 @@ pp_tensor *pp_cuda_exp(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cuda_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
-  if (!present({input}))
-    return nullptr;
-  AxisLayout layout;
-  pp_tensor *result =
-      newLinesResult(frame, "softmax", shapeOf(input), axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  softmaxKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(input), deviceFloats(result), lines, layout);
-  return launched(frame, "softmax", result);
+  return overLines(frame, "softmax", input, axis, softmaxKernel);
 }
 
 pp_tensor *pp_cuda_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *result_value, int64_t axis) {
-  if (!present({grad, result_value}))
-    return nullptr;
-  Shape shape = shapeOf(grad);
-  if (shapeOf(result_value) != shape) {
-    failFrame(frame, "softmax_grad: grad " + formatShape(shape) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
-  AxisLayout layout;
-  pp_tensor *result =
-      newLinesResult(frame, "softmax_grad", shape, axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  softmaxGradKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(grad), deviceFloats(result_value), deviceFloats(result),
-      lines, layout);
-  return launched(frame, "softmax_grad", result);
+  return gradOverLines(frame, "softmax_grad", grad, result_value, axis,
+                       softmaxGradKernel);
 }
 
 pp_tensor *pp_cuda_log(pp_frame *frame, pp_tensor *input) {
@@ -1082,8 +1096,8 @@ pp_tensor *pp_cuda_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
   return unary(frame, "gelu", input, Gelu{approximate});
 }
 
-pp_tensor *pp_cuda_gelu_grad(pp_frame *frame, pp_tensor *grad,
-                             pp_tensor *input, int approximate) {
+pp_tensor *pp_cuda_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
+                             int approximate) {
   return binary(frame, "gelu_grad", grad, input, GeluGrad{approximate});
 }
 
@@ -1170,8 +1184,8 @@ pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
     map.shape[d] = plan->input[d];
     map.strides[0][d] = plan->groupStrides[d];
   }
-  reduceSumGradKernel<<<blocksFor(n), kThreads>>>(
-      deviceFloats(grad), deviceFloats(result), n, map);
+  reduceSumGradKernel<<<blocksFor(n), kThreads>>>(deviceFloats(grad),
+                                                  deviceFloats(result), n, map);
   return launched(frame, "reduce_sum_grad", result);
 }
 
@@ -1180,15 +1194,8 @@ pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                    int64_t axes_count, const int64_t *axes) {
   if (!present({grad, input, result_value}))
     return nullptr;
-  if (shapeOf(grad) != shapeOf(result_value)) {
-    failFrame(frame, "reduce_max_grad: grad " + formatShape(shapeOf(grad)) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
   std::optional<ReducePlan> plan =
-      reduceGradPlan(frame, "reduce_max_grad", shapeOf(result_value),
-                     shapeOf(input), axes_count, axes);
+      reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
   if (!plan || !checkRank(frame, "reduce_max_grad", plan->input))
     return nullptr;
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
@@ -1203,40 +1210,13 @@ pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
 
 pp_tensor *pp_cuda_log_softmax(pp_frame *frame, pp_tensor *input,
                                int64_t axis) {
-  if (!present({input}))
-    return nullptr;
-  AxisLayout layout;
-  pp_tensor *result =
-      newLinesResult(frame, "log_softmax", shapeOf(input), axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  logSoftmaxKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(input), deviceFloats(result), lines, layout);
-  return launched(frame, "log_softmax", result);
+  return overLines(frame, "log_softmax", input, axis, logSoftmaxKernel);
 }
 
 pp_tensor *pp_cuda_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                     pp_tensor *result_value, int64_t axis) {
-  if (!present({grad, result_value}))
-    return nullptr;
-  Shape shape = shapeOf(grad);
-  if (shapeOf(result_value) != shape) {
-    failFrame(frame, "log_softmax_grad: grad " + formatShape(shape) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
-  AxisLayout layout;
-  pp_tensor *result =
-      newLinesResult(frame, "log_softmax_grad", shape, axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  logSoftmaxGradKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(grad), deviceFloats(result_value), deviceFloats(result),
-      lines, layout);
-  return launched(frame, "log_softmax_grad", result);
+  return gradOverLines(frame, "log_softmax_grad", grad, result_value, axis,
+                       logSoftmaxGradKernel);
 }
 
 pp_tensor *pp_cuda_layer_norm(pp_frame *frame, pp_tensor *input,
@@ -1268,14 +1248,13 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
   if (!plan)
     return nullptr;
   if (result_index < 0 || result_index > 2) {
-    failFrame(frame, "layer_norm_grad: result " +
-                         std::to_string(result_index) +
+    failFrame(frame, "layer_norm_grad: result " + std::to_string(result_index) +
                          " does not exist (0: input, 1: weight, 2: bias)");
     return nullptr;
   }
-  pp_tensor *result = newDeviceTensor(
-      frame, PP_DTYPE_F32,
-      result_index == 0 ? shapeOf(input) : shapeOf(weight));
+  pp_tensor *result =
+      newDeviceTensor(frame, PP_DTYPE_F32,
+                      result_index == 0 ? shapeOf(input) : shapeOf(weight));
   if (!result)
     return nullptr;
   if (result_index == 0) {

@@ -19,14 +19,9 @@ template <typename Function>
 pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
                        pp_tensor *lhs, pp_tensor *rhs, int64_t operand,
                        Function function) {
-  if (!checkInputs(frame, kernel, {grad, lhs, rhs}))
+  if (!checkInputs(frame, kernel, {grad, lhs, rhs}) ||
+      !math::checkOperand(frame, kernel, operand))
     return nullptr;
-  if (operand != 0 && operand != 1) {
-    failFrame(frame, std::string(kernel) + ": operand " +
-                         std::to_string(operand) +
-                         " must be 0 (lhs) or 1 (rhs)");
-    return nullptr;
-  }
   std::optional<Shape> shape =
       broadcastOperands(frame, kernel, {grad, lhs, rhs});
   pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
@@ -35,14 +30,14 @@ pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
   const float *g = floats(grad), *a = floats(lhs), *b = floats(rhs);
   float *out = floats(result);
   int64_t inner = rowLength(*shape);
-  forEachBroadcastRow<3>(
-      {shapeOf(grad), shapeOf(lhs), shapeOf(rhs)}, *shape,
-      [&](const auto &at, const auto &steps) {
-        for (int64_t j = 0; j < inner; ++j)
-          out[at[3] + j] =
-              function(g[at[0] + j * steps[0]], a[at[1] + j * steps[1]],
-                       b[at[2] + j * steps[2]], operand);
-      });
+  forEachBroadcastRow<3>({shapeOf(grad), shapeOf(lhs), shapeOf(rhs)}, *shape,
+                         [&](const auto &at, const auto &steps) {
+                           for (int64_t j = 0; j < inner; ++j)
+                             out[at[3] + j] =
+                                 function(g[at[0] + j * steps[0]],
+                                          a[at[1] + j * steps[1]],
+                                          b[at[2] + j * steps[2]], operand);
+                         });
   return result;
 }
 
@@ -76,8 +71,7 @@ pp_tensor *pp_cpu_rsqrt_grad(pp_frame *frame, pp_tensor *grad,
   return binary(frame, "rsqrt_grad", grad, result, math::rsqrtGrad);
 }
 
-pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad,
-                           pp_tensor *input) {
+pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input) {
   return binary(frame, "erf_grad", grad, input, math::erfGrad);
 }
 
@@ -86,8 +80,8 @@ pp_tensor *pp_cpu_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
                [=](float x) { return math::gelu(x, approximate); });
 }
 
-pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad,
-                            pp_tensor *input, int approximate) {
+pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
+                            int approximate) {
   return binary(frame, "gelu_grad", grad, input, [=](float g, float x) {
     return math::geluGrad(g, x, approximate);
   });
@@ -108,20 +102,17 @@ pp_tensor *pp_cpu_minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
 
 pp_tensor *pp_cpu_pow_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
                            pp_tensor *rhs, int64_t operand) {
-  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand,
-                     math::powGrad);
+  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand, math::powGrad);
 }
 
-pp_tensor *pp_cpu_maximum_grad(pp_frame *frame, pp_tensor *grad,
-                               pp_tensor *lhs, pp_tensor *rhs,
-                               int64_t operand) {
+pp_tensor *pp_cpu_maximum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                               pp_tensor *rhs, int64_t operand) {
   return operandGrad(frame, "maximum_grad", grad, lhs, rhs, operand,
                      math::maximumGrad);
 }
 
-pp_tensor *pp_cpu_minimum_grad(pp_frame *frame, pp_tensor *grad,
-                               pp_tensor *lhs, pp_tensor *rhs,
-                               int64_t operand) {
+pp_tensor *pp_cpu_minimum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                               pp_tensor *rhs, int64_t operand) {
   return operandGrad(frame, "minimum_grad", grad, lhs, rhs, operand,
                      math::minimumGrad);
 }

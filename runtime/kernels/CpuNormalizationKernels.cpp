@@ -39,10 +39,9 @@ pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
     return nullptr;
   std::optional<ReducePlan> plan =
       reducePlan(frame, kernel, shapeOf(input), axes_count, axes);
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32,
-                       keep_dims ? plan->kept : plan->removed)
-           : nullptr;
+  pp_tensor *result = plan ? newTensor(frame, PP_DTYPE_F32,
+                                       keep_dims ? plan->kept : plan->removed)
+                           : nullptr;
   if (result)
     reduceGroups(*plan, floats(input), floats(result));
   return result;
@@ -133,15 +132,8 @@ pp_tensor *pp_cpu_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                   int64_t axes_count, const int64_t *axes) {
   if (!checkInputs(frame, "reduce_max_grad", {grad, input, result_value}))
     return nullptr;
-  if (shapeOf(grad) != shapeOf(result_value)) {
-    failFrame(frame, "reduce_max_grad: grad " + formatShape(shapeOf(grad)) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
   std::optional<ReducePlan> plan =
-      reduceGradPlan(frame, "reduce_max_grad", shapeOf(result_value),
-                     shapeOf(input), axes_count, axes);
+      reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
   pp_tensor *result =
       plan ? newTensor(frame, PP_DTYPE_F32, plan->input) : nullptr;
   if (!result)
@@ -160,8 +152,7 @@ pp_tensor *pp_cpu_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
   return result;
 }
 
-pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input,
-                              int64_t axis) {
+pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   if (!checkInputs(frame, "log_softmax", {input}))
     return nullptr;
   const float *in = floats(input);
@@ -240,15 +231,13 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
   if (!plan)
     return nullptr;
   if (result_index < 0 || result_index > 2) {
-    failFrame(frame, "layer_norm_grad: result " +
-                         std::to_string(result_index) +
+    failFrame(frame, "layer_norm_grad: result " + std::to_string(result_index) +
                          " does not exist (0: input, 1: weight, 2: bias)");
     return nullptr;
   }
   Shape shape = shapeOf(input);
-  pp_tensor *result = newTensor(
-      frame, PP_DTYPE_F32,
-      result_index == 0 ? shape : shapeOf(weight));
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32,
+                                result_index == 0 ? shape : shapeOf(weight));
   if (!result)
     return nullptr;
   const float *x = floats(input), *dy = floats(grad), *w = floats(weight);
@@ -280,8 +269,9 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
     meanGwXhat /= size;
     for (int64_t j = 0; j < size; ++j) {
       double xhat = (row[j] - mean) * rstd;
-      out[r * size + j] = static_cast<float>(
-          rstd * (static_cast<double>(g[j]) * w[j] - meanGw - xhat * meanGwXhat));
+      out[r * size + j] =
+          static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] - meanGw -
+                                     xhat * meanGwXhat));
     }
   }
   for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)

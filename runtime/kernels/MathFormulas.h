@@ -1,4 +1,5 @@
-//===- MathFormulas.h - elementwise formulas of the math kernels -*- C++ -*-===//
+//===- MathFormulas.h - elementwise formulas of the math kernels -*- C++
+//-*-===//
 //
 // The per-element formulas of the math kernels and their gradients, shared
 // by the CPU kernels (CpuMathKernels.cpp) and their CUDA twins so that both
@@ -14,10 +15,12 @@
 
 #include <math.h>
 
+#include <string>
+
 namespace pp::runtime::math {
 
-constexpr float kSqrt1_2 = 0.70710678118654752440f;     // 1 / sqrt(2)
-constexpr float k2_SqrtPi = 1.12837916709551257390f;    // 2 / sqrt(pi)
+constexpr float kSqrt1_2 = 0.70710678118654752440f;      // 1 / sqrt(2)
+constexpr float k2_SqrtPi = 1.12837916709551257390f;     // 2 / sqrt(pi)
 constexpr float kGeluTanhBeta = 0.79788456080286535588f; // sqrt(2 / pi)
 constexpr float kGeluTanhKappa = 0.044715f;
 constexpr float kNormalPdfScale = 0.39894228040143267794f; // 1 / sqrt(2 pi)
@@ -100,6 +103,16 @@ PP_HOST_DEVICE inline float minimumGrad(float grad, float a, float b,
                                         int64_t operand) {
   return operand == 0 ? selectGrad(grad, a, b, false)
                       : selectGrad(grad, b, a, false);
+}
+
+/// True when `operand` names an operand of a binary op (0: lhs, 1: rhs);
+/// else false, with the error recorded.
+inline bool checkOperand(pp_frame *frame, const char *kernel, int64_t operand) {
+  if (operand == 0 || operand == 1)
+    return true;
+  failFrame(frame, std::string(kernel) + ": operand " +
+                       std::to_string(operand) + " must be 0 (lhs) or 1 (rhs)");
+  return false;
 }
 
 } // namespace pp::runtime::math

@@ -17,12 +17,11 @@ std::optional<ReducePlan> reducePlan(pp_frame *frame, const char *kernel,
   for (int64_t i = 0; i < count; ++i) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (axis < 0 || axis >= rank || reduced[axis]) {
-      failFrame(frame, std::string(kernel) + ": axis " +
-                           std::to_string(axes[i]) +
-                           (axis < 0 || axis >= rank
-                                ? " is out of range for shape "
-                                : " is named twice for shape ") +
-                           formatShape(input));
+      failFrame(frame,
+                std::string(kernel) + ": axis " + std::to_string(axes[i]) +
+                    (axis < 0 || axis >= rank ? " is out of range for shape "
+                                              : " is named twice for shape ") +
+                    formatShape(input));
       return std::nullopt;
     }
     reduced[axis] = true;
@@ -56,10 +55,24 @@ std::optional<ReducePlan> reduceGradPlan(pp_frame *frame, const char *kernel,
   return plan;
 }
 
-std::optional<LayerNormPlan>
-layerNormPlan(pp_frame *frame, const char *kernel, pp_tensor *input,
-              pp_tensor *weight, pp_tensor *bias, pp_tensor *grad,
-              int64_t axis, double epsilon) {
+std::optional<ReducePlan> reduceMaxGradPlan(pp_frame *frame, pp_tensor *grad,
+                                            pp_tensor *input, pp_tensor *result,
+                                            int64_t count,
+                                            const int64_t *axes) {
+  if (shapeOf(grad) != shapeOf(result)) {
+    failFrame(frame, "reduce_max_grad: grad " + formatShape(shapeOf(grad)) +
+                         " and result " + formatShape(shapeOf(result)) +
+                         " differ");
+    return std::nullopt;
+  }
+  return reduceGradPlan(frame, "reduce_max_grad", shapeOf(result),
+                        shapeOf(input), count, axes);
+}
+
+std::optional<LayerNormPlan> layerNormPlan(pp_frame *frame, const char *kernel,
+                                           pp_tensor *input, pp_tensor *weight,
+                                           pp_tensor *bias, pp_tensor *grad,
+                                           int64_t axis, double epsilon) {
   Shape shape = shapeOf(input);
   std::string error;
   std::optional<AxisLayout> layout = axisLayout(shape, axis, kernel, error);

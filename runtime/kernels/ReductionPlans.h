@@ -37,6 +37,12 @@ std::optional<ReducePlan> reduceGradPlan(pp_frame *frame, const char *kernel,
                                          const Shape &input, int64_t count,
                                          const int64_t *axes);
 
+/// The plan of reduce_max_grad: `grad` and the forward `result` of the
+/// maximum of `input` over the axes share a shape (reduceGradPlan's).
+std::optional<ReducePlan> reduceMaxGradPlan(pp_frame *frame, pp_tensor *grad,
+                                            pp_tensor *input, pp_tensor *result,
+                                            int64_t count, const int64_t *axes);
+
 /// layer_norm over the dimensions from `axis` on: `rows` rows of `size`
 /// contiguous elements.
 struct LayerNormPlan {
@@ -47,10 +53,10 @@ struct LayerNormPlan {
 /// from `axis` (negative: from the end) with the optional `weight` and
 /// `bias` shaped like those dimensions, and the optional `grad` shaped like
 /// `input`; fails too for a negative `epsilon` or a missing tensor.
-std::optional<LayerNormPlan>
-layerNormPlan(pp_frame *frame, const char *kernel, pp_tensor *input,
-              pp_tensor *weight, pp_tensor *bias, pp_tensor *grad,
-              int64_t axis, double epsilon);
+std::optional<LayerNormPlan> layerNormPlan(pp_frame *frame, const char *kernel,
+                                           pp_tensor *input, pp_tensor *weight,
+                                           pp_tensor *bias, pp_tensor *grad,
+                                           int64_t axis, double epsilon);
 
 } // namespace pp::runtime
 

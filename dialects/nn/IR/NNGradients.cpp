@@ -39,13 +39,12 @@ LogicalResult unaryGradient(ArrayRef<bool> wanted, SmallVectorImpl<Value> &out,
 /// The rule of a binary op whose operand gradients are `GradOp` (an
 /// NN_BinaryOperandGradOp) of its result gradient and operands.
 template <typename GradOp, typename Op>
-LogicalResult binaryOperandGradients(Op op, OpBuilder &builder,
-                                     ValueRange resultGradients,
-                                     ArrayRef<bool> wanted,
-                                     SmallVectorImpl<Value> &out) {
+LogicalResult
+binaryOperandGradients(Op op, OpBuilder &builder, ValueRange resultGradients,
+                       ArrayRef<bool> wanted, SmallVectorImpl<Value> &out) {
   return gradientsOf(wanted, out, [&](unsigned i) -> Value {
-    return GradOp::create(builder, op.getLoc(), resultGradients[0],
-                          op.getLhs(), op.getRhs(), i);
+    return GradOp::create(builder, op.getLoc(), resultGradients[0], op.getLhs(),
+                          op.getRhs(), i);
   });
 }
 
@@ -143,10 +142,10 @@ LogicalResult SqrtOp::buildGradients(OpBuilder &builder,
   });
 }
 
-LogicalResult RsqrtOp::buildGradients(OpBuilder &builder,
-                                      ValueRange resultGradients,
-                                      ArrayRef<bool> wanted,
-                                      SmallVectorImpl<Value> &operandGradients) {
+LogicalResult
+RsqrtOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     return RsqrtGradOp::create(builder, getLoc(), resultGradients[0],
                                getResult());
@@ -158,8 +157,7 @@ LogicalResult ErfOp::buildGradients(OpBuilder &builder,
                                     ArrayRef<bool> wanted,
                                     SmallVectorImpl<Value> &operandGradients) {
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
-    return ErfGradOp::create(builder, getLoc(), resultGradients[0],
-                             getInput());
+    return ErfGradOp::create(builder, getLoc(), resultGradients[0], getInput());
   });
 }
 
@@ -168,8 +166,8 @@ LogicalResult GeluOp::buildGradients(OpBuilder &builder,
                                      ArrayRef<bool> wanted,
                                      SmallVectorImpl<Value> &operandGradients) {
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
-    return GeluGradOp::create(builder, getLoc(), resultGradients[0],
-                              getInput(), getApproximate());
+    return GeluGradOp::create(builder, getLoc(), resultGradients[0], getInput(),
+                              getApproximate());
   });
 }
 
@@ -313,17 +311,16 @@ LayerNormOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
     axis += input.getRank();
   Value weight = getWeight();
   if (!weight)
-    weight = splatConstant(
-        builder, getLoc(),
-        RankedTensorType::get(input.getShape().drop_front(axis),
-                              input.getElementType()),
-        1.0);
-  auto grad = LayerNormGradOp::create(builder, getLoc(), resultGradients[0],
-                                      getInput(), weight, getAxis(),
-                                      getEpsilon());
-  return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
-    return grad->getResult(i);
-  });
+    weight =
+        splatConstant(builder, getLoc(),
+                      RankedTensorType::get(input.getShape().drop_front(axis),
+                                            input.getElementType()),
+                      1.0);
+  auto grad =
+      LayerNormGradOp::create(builder, getLoc(), resultGradients[0], getInput(),
+                              weight, getAxis(), getEpsilon());
+  return gradientsOf(wanted, operandGradients,
+                     [&](unsigned i) -> Value { return grad->getResult(i); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -355,8 +352,7 @@ ReduceMeanOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
     Value scale = splatConstant(
         builder, getLoc(), RankedTensorType::get({}, input.getElementType()),
         1.0 / static_cast<double>(count));
-    Value scaled =
-        MulOp::create(builder, getLoc(), resultGradients[0], scale);
+    Value scaled = MulOp::create(builder, getLoc(), resultGradients[0], scale);
     return ReduceSumGradOp::create(builder, getLoc(), scaled, getAxes(),
                                    input.getShape());
   });

@@ -67,6 +67,16 @@ FailureOr<int64_t> normalizeAxis(std::optional<Location> loc, StringRef opName,
   return axis < 0 ? axis + rank : axis;
 }
 
+/// Checks that the shape attribute `what` has static, non-negative
+/// dimensions.
+LogicalResult checkStaticShape(std::optional<Location> loc, StringRef opName,
+                               StringRef what, ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
+    return emitInferError(loc, opName, what, " ", formatShape(shape),
+                          " must have non-negative static dimensions");
+  return success();
+}
+
 /// Checks that `from` broadcasts to `to` (NumPy rules).
 bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   if (from.size() > to.size())
@@ -542,13 +552,11 @@ LogicalResult ReduceSumGradOp::inferReturnTypes(MLIRContext *,
                                                 SmallVectorImpl<Type> &types) {
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   ArrayRef<int64_t> inputShape = adaptor.getInputShape();
-  if (llvm::any_of(inputShape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "input_shape ",
-                          formatShape(inputShape),
-                          " must have non-negative static dimensions");
-  if (failed(checkReducedShape(loc, getOperationName(), "grad",
-                               grad.getShape(), inputShape,
-                               adaptor.getAxes())))
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "input_shape", inputShape)))
+    return failure();
+  if (failed(checkReducedShape(loc, getOperationName(), "grad", grad.getShape(),
+                               inputShape, adaptor.getAxes())))
     return failure();
   types.push_back(RankedTensorType::get(inputShape, grad.getElementType()));
   return success();
@@ -562,10 +570,9 @@ LogicalResult ReduceMaxGradOp::inferReturnTypes(MLIRContext *,
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto result = cast<RankedTensorType>(adaptor.getResultValue().getType());
   if (!shapesAgree(grad.getShape(), result.getShape()))
-    return emitInferError(loc, getOperationName(), "grad shape ",
-                          formatShape(grad.getShape()),
-                          " must equal the result shape ",
-                          formatShape(result.getShape()));
+    return emitInferError(
+        loc, getOperationName(), "grad shape ", formatShape(grad.getShape()),
+        " must equal the result shape ", formatShape(result.getShape()));
   if (failed(checkReducedShape(loc, getOperationName(), "result",
                                result.getShape(), input.getShape(),
                                adaptor.getAxes())))
@@ -610,9 +617,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
                                           SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
-                          " must have non-negative static dimensions");
+  if (failed(checkStaticShape(loc, getOperationName(), "shape", shape)))
+    return failure();
   if (input.hasStaticShape() &&
       input.getNumElements() != ShapedType::getNumElements(shape))
     return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
@@ -672,10 +678,9 @@ LogicalResult SliceGradOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   ArrayRef<int64_t> inputShape = adaptor.getInputShape();
-  if (llvm::any_of(inputShape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "input_shape ",
-                          formatShape(inputShape),
-                          " must have non-negative static dimensions");
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "input_shape", inputShape)))
+    return failure();
   FailureOr<Shape> sliced =
       inferSliceShape(loc, getOperationName(), inputShape, adaptor.getStarts(),
                       adaptor.getLimits(), adaptor.getStrides());
@@ -780,10 +785,9 @@ LogicalResult GatherGradOp::inferReturnTypes(MLIRContext *,
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   ArrayRef<int64_t> dataShape = adaptor.getDataShape();
-  if (llvm::any_of(dataShape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "data_shape ",
-                          formatShape(dataShape),
-                          " must have non-negative static dimensions");
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "data_shape", dataShape)))
+    return failure();
   FailureOr<int64_t> axis =
       normalizeAxis(loc, getOperationName(), "axis", adaptor.getAxis(),
                     static_cast<int64_t>(dataShape.size()));

@@ -289,37 +289,30 @@ TEST_F(GradientCheck, UnaryOps) {
   }
 }
 
-TEST_F(GradientCheck, MathOnPositiveValues) {
-  for (const char *op : {"log", "sqrt", "rsqrt"}) {
-    SCOPED_TRACE(op);
+TEST_F(GradientCheck, MathFunctions) {
+  // log, sqrt and rsqrt on positive values.
+  using Fill = void (*)(unsigned, pp_tensor *);
+  for (auto [op, attributes, fill] :
+       {std::make_tuple("log", "", Fill(positive)),
+        std::make_tuple("sqrt", "", Fill(positive)),
+        std::make_tuple("rsqrt", "", Fill(positive)),
+        std::make_tuple("erf", "", Fill(awayFromZero)),
+        std::make_tuple("gelu", "", Fill(awayFromZero)),
+        std::make_tuple("gelu", " approximate<tanh>", Fill(awayFromZero))}) {
+    SCOPED_TRACE(std::string(op) + attributes);
     check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
-                      std::string("  %y = nn.") + op +
-                          " %a : (tensor<3x4xf32>) -> tensor<3x4xf32>",
-                      "tensor<3x4xf32>"),
-          positive);
-  }
-}
-
-TEST_F(GradientCheck, ErfAndBothGelus) {
-  for (const char *op : {"erf", "gelu", "gelu approximate<tanh>"}) {
-    SCOPED_TRACE(op);
-    std::string name(op);
-    std::string mnemonic = name.substr(0, name.find(' '));
-    std::string flags = name.find(' ') == std::string::npos
-                            ? ""
-                            : name.substr(name.find(' '));
-    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
-                      "  %y = nn." + mnemonic + " %a" + flags +
+                      std::string("  %y = nn.") + op + " %a" + attributes +
                           " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
-                      "tensor<3x4xf32>"));
+                      "tensor<3x4xf32>"),
+          fill);
   }
 }
 
 TEST_F(GradientCheck, BroadcastingPowMaximumMinimum) {
   // Both operands are parameters, and each broadcasts along one dimension.
-  for (auto [op, fill] : {std::make_pair("pow", positive),
-                          std::make_pair("maximum", apart),
-                          std::make_pair("minimum", apart)}) {
+  for (auto [op, fill] :
+       {std::make_pair("pow", positive), std::make_pair("maximum", apart),
+        std::make_pair("minimum", apart)}) {
     SCOPED_TRACE(op);
     check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
                           ", %b: tensor<4xf32> " + kParam +
@@ -343,9 +336,8 @@ TEST_F(GradientCheck, ReductionsWithAndWithoutKeptDimensions) {
       SCOPED_TRACE(std::string(op) + " " + axes + flags);
       std::string resultType = std::string("tensor<") + result + "xf32>";
       check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,
-                        std::string("  %y = nn.") + op + " %a axes = " +
-                            axes + flags + " : (tensor<2x3x4xf32>) -> " +
-                            resultType,
+                        std::string("  %y = nn.") + op + " %a axes = " + axes +
+                            flags + " : (tensor<2x3x4xf32>) -> " + resultType,
                         resultType));
     }
   }
@@ -379,8 +371,8 @@ TEST_F(GradientCheck, LayerNormWithAndWithoutAffine) {
         types += ", " + featureType;
       }
       check(withMseLoss(params,
-                        "  %y = nn.layer_norm " + operands + " axis = " +
-                            axis + " epsilon = 1.0e-05 : (" + types +
+                        "  %y = nn.layer_norm " + operands + " axis = " + axis +
+                            " epsilon = 1.0e-05 : (" + types +
                             ") -> tensor<2x3x4xf32>",
                         "tensor<2x3x4xf32>"));
     }

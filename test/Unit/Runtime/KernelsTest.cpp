@@ -291,9 +291,12 @@ TEST(CpuKernels, MathGradientsMatchFiniteDifferences) {
     Tensor dx(gradient);
     ASSERT_TRUE(frame.error.empty()) << frame.error;
     const double h = 1e-6;
-    expectMatches(dx, [&](size_t i) {
-      return gv[i] * (f(at[i] + h) - f(at[i] - h)) / (2 * h);
-    }, 1e-5, 1e-6);
+    expectMatches(
+        dx,
+        [&](size_t i) {
+          return gv[i] * (f(at[i] + h) - f(at[i] - h)) / (2 * h);
+        },
+        1e-5, 1e-6);
   };
   Tensor root(pp_cpu_sqrt(&frame, p.get()));
   Tensor inverseRoot(pp_cpu_rsqrt(&frame, p.get()));
@@ -303,9 +306,8 @@ TEST(CpuKernels, MathGradientsMatchFiniteDifferences) {
         [](double v) { return 1 / std::sqrt(v); });
   check(pp_cpu_erf_grad(&frame, g.get(), x.get()), xv,
         [](double v) { return std::erf(v); });
-  check(pp_cpu_gelu_grad(&frame, g.get(), x.get(), 0), xv, [](double v) {
-    return v * 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
-  });
+  check(pp_cpu_gelu_grad(&frame, g.get(), x.get(), 0), xv,
+        [](double v) { return v * 0.5 * (1 + std::erf(v / std::sqrt(2.0))); });
   check(pp_cpu_gelu_grad(&frame, g.get(), x.get(), 1), xv, [](double v) {
     return 0.5 * v *
            (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
@@ -321,12 +323,10 @@ TEST(CpuKernels, BinaryGradientsFollowPyTorchAtTheEdges) {
   Tensor g = tensorOf({6}, {1, 1, 1, 1, 1, 1});
   Tensor base = tensorOf({6}, {0, 0, 0, -2, 2, -2});
   Tensor exponent = tensorOf({6}, {2, 0, -1, 2, 0.5f, 0.5f});
-  std::vector<float> dBase =
-      values(Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(),
-                                    exponent.get(), 0)));
-  std::vector<float> dExponent =
-      values(Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(),
-                                    exponent.get(), 1)));
+  std::vector<float> dBase = values(
+      Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(), exponent.get(), 0)));
+  std::vector<float> dExponent = values(
+      Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(), exponent.get(), 1)));
   ASSERT_TRUE(frame.error.empty()) << frame.error;
   float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ((std::vector<float>(dBase.begin(), dBase.begin() + 4)),
@@ -348,8 +348,10 @@ TEST(CpuKernels, BinaryGradientsFollowPyTorchAtTheEdges) {
   EXPECT_EQ(grad(pp_cpu_maximum_grad, 1), (std::vector<float>{0.5f, 1, 0, 1}));
   EXPECT_EQ(grad(pp_cpu_minimum_grad, 0), (std::vector<float>{0.5f, 1, 0, 1}));
   EXPECT_EQ(grad(pp_cpu_minimum_grad, 1), (std::vector<float>{0.5f, 0, 1, 1}));
-  std::vector<float> max = values(Tensor(pp_cpu_maximum(&frame, a.get(), b.get())));
-  std::vector<float> min = values(Tensor(pp_cpu_minimum(&frame, b.get(), a.get())));
+  std::vector<float> max =
+      values(Tensor(pp_cpu_maximum(&frame, a.get(), b.get())));
+  std::vector<float> min =
+      values(Tensor(pp_cpu_minimum(&frame, b.get(), a.get())));
   EXPECT_EQ((std::vector<float>(max.begin(), max.begin() + 3)),
             (std::vector<float>{1, 3, 3}));
   EXPECT_EQ((std::vector<float>(min.begin(), min.begin() + 3)),
@@ -371,7 +373,9 @@ TEST(CpuKernels, BinaryGradientsBroadcastTheOperands) {
   expectMatches(
       Tensor(pp_cpu_maximum_grad(&frame, g.get(), a.get(), b.get(), 0)),
       // lhs 0.5 ties with rhs 0.5 (element 2); lhs 1.5 beats it (element 5).
-      [&](size_t i) { return i == 5 ? gv[i] : i == 2 ? gv[i] / 2 : 0.0; });
+      [&](size_t i) { return i == 5   ? gv[i]
+                             : i == 2 ? gv[i] / 2
+                                      : 0.0; });
   ASSERT_TRUE(frame.error.empty()) << frame.error;
 }
 
@@ -433,13 +437,16 @@ TEST(CpuKernels, LogSoftmaxAndItsGradientInDouble) {
       softmaxReference(std::vector<double>(xv.begin(), xv.end()), 2, 3, 4);
   expectMatches(y, [&](size_t i) { return std::log(softmax[i]); });
   // dx = g - softmax * sum(g) along the axis.
-  expectMatches(dx, [&](size_t i) {
-    size_t o = i / 12, k = i % 4;
-    double sum = 0;
-    for (size_t j = 0; j < 3; ++j)
-      sum += gv[o * 12 + j * 4 + k];
-    return gv[i] - softmax[i] * sum;
-  }, 1e-6, 1e-6);
+  expectMatches(
+      dx,
+      [&](size_t i) {
+        size_t o = i / 12, k = i % 4;
+        double sum = 0;
+        for (size_t j = 0; j < 3; ++j)
+          sum += gv[o * 12 + j * 4 + k];
+        return gv[i] - softmax[i] * sum;
+      },
+      1e-6, 1e-6);
 }
 
 /// layer_norm of the rows of `x` ([rows, size]) with `w` and `b` (empty: none)
@@ -459,7 +466,8 @@ std::vector<double> layerNormReference(const std::vector<float> &x,
       variance += (x[r * size + j] - mean) * (x[r * size + j] - mean);
     variance /= size;
     for (int64_t j = 0; j < size; ++j)
-      y[r * size + j] = (x[r * size + j] - mean) / std::sqrt(variance + epsilon) *
+      y[r * size + j] = (x[r * size + j] - mean) /
+                            std::sqrt(variance + epsilon) *
                             (w.empty() ? 1.0 : w[j]) +
                         (b.empty() ? 0.0 : b[j]);
   }
@@ -476,13 +484,15 @@ TEST(CpuKernels, LayerNormAndItsGradientsInDouble) {
   Tensor w = tensorOf({3, 4}, wv), b = tensorOf({3, 4}, bv);
   const double epsilon = 1e-5;
   Tensor y(pp_cpu_layer_norm(&frame, x.get(), w.get(), b.get(), 1, epsilon));
-  Tensor plain(pp_cpu_layer_norm(&frame, x.get(), nullptr, nullptr, -2,
-                                 epsilon));
+  Tensor plain(
+      pp_cpu_layer_norm(&frame, x.get(), nullptr, nullptr, -2, epsilon));
   ASSERT_TRUE(frame.error.empty()) << frame.error;
   std::vector<double> expected = layerNormReference(xv, 12, wv, bv, epsilon);
-  expectMatches(y, [&](size_t i) { return expected[i]; }, 1e-6, 1e-6);
+  expectMatches(
+      y, [&](size_t i) { return expected[i]; }, 1e-6, 1e-6);
   std::vector<double> normalized = layerNormReference(xv, 12, {}, {}, epsilon);
-  expectMatches(plain, [&](size_t i) { return normalized[i]; }, 1e-6, 1e-6);
+  expectMatches(
+      plain, [&](size_t i) { return normalized[i]; }, 1e-6, 1e-6);
 
   auto loss = [&](std::vector<float> xs, std::vector<float> ws) {
     std::vector<double> out = layerNormReference(xs, 12, ws, bv, epsilon);
@@ -508,9 +518,12 @@ TEST(CpuKernels, LayerNormAndItsGradientsInDouble) {
                                      epsilon, index));
     ASSERT_TRUE(frame.error.empty()) << frame.error;
     std::vector<float> &point = index == 0 ? xv : index == 1 ? wv : bv;
-    expectMatches(dv, [&](size_t i) {
-      return difference(point, i, [&] { return loss(xv, wv); });
-    }, 1e-3, 1e-4);
+    expectMatches(
+        dv,
+        [&](size_t i) {
+          return difference(point, i, [&] { return loss(xv, wv); });
+        },
+        1e-3, 1e-4);
   }
 }
 
@@ -524,8 +537,7 @@ TEST(CpuKernels, BadReductionsAndOperandsAreReported) {
   EXPECT_EQ(pp_cpu_reduce_max(&twice, x.get(), 2, repeated, 0), nullptr);
   EXPECT_EQ(twice.error, "reduce_max: axis -1 is named twice for shape 2x3");
   Tensor g = iota({3});
-  EXPECT_EQ(pp_cpu_reduce_sum_grad(&gradShape, g.get(), 1, last, 2,
-                                   inputShape),
+  EXPECT_EQ(pp_cpu_reduce_sum_grad(&gradShape, g.get(), 1, last, 2, inputShape),
             nullptr);
   EXPECT_EQ(gradShape.error, "reduce_sum_grad: shape 3 is not 2x3 reduced "
                              "over the axes (2 or 2x1)");
@@ -892,9 +904,9 @@ TEST(CpuKernels, NewKernelsPassANullInputOn) {
   EXPECT_EQ(pp_cpu_log_softmax_grad(&frame, nullptr, x.get(), 0), nullptr);
   EXPECT_EQ(pp_cpu_layer_norm(&frame, nullptr, x.get(), nullptr, 0, 0.0),
             nullptr);
-  EXPECT_EQ(pp_cpu_layer_norm_grad(&frame, x.get(), x.get(), nullptr, 0, 0.0,
-                                   0),
-            nullptr);
+  EXPECT_EQ(
+      pp_cpu_layer_norm_grad(&frame, x.get(), x.get(), nullptr, 0, 0.0, 0),
+      nullptr);
   EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
 
