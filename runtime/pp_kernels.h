@@ -23,7 +23,9 @@
  * takes a trailing result_index and returns that result. An `axis` may be
  * negative (counted from the end). cast's `to` is a pp_dtype (nn.Dtype has
  * its values); gather's indices are i64 or i32, negative ones counting
- * from the end of the axis.
+ * from the end of the axis. The gradients of binary ops (pow_grad,
+ * maximum_grad, minimum_grad) take `operand` 0 (lhs) or 1 (rhs) and return
+ * that operand's gradient in the broadcast shape.
  *
  *===----------------------------------------------------------------------===*/
 

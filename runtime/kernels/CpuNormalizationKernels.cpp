@@ -226,15 +226,10 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
                                   int64_t result_index) {
   if (!checkInputs(frame, "layer_norm_grad", {grad, input, weight}))
     return nullptr;
-  std::optional<LayerNormPlan> plan = layerNormPlan(
-      frame, "layer_norm_grad", input, weight, nullptr, grad, axis, epsilon);
+  std::optional<LayerNormPlan> plan = layerNormGradPlan(
+      frame, grad, input, weight, axis, epsilon, result_index);
   if (!plan)
     return nullptr;
-  if (result_index < 0 || result_index > 2) {
-    failFrame(frame, "layer_norm_grad: result " + std::to_string(result_index) +
-                         " does not exist (0: input, 1: weight, 2: bias)");
-    return nullptr;
-  }
   Shape shape = shapeOf(input);
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32,
                                 result_index == 0 ? shape : shapeOf(weight));

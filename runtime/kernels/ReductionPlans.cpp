@@ -105,4 +105,18 @@ std::optional<LayerNormPlan> layerNormPlan(pp_frame *frame, const char *kernel,
   return LayerNormPlan{layout->outer, layout->size * layout->inner};
 }
 
+std::optional<LayerNormPlan> layerNormGradPlan(pp_frame *frame, pp_tensor *grad,
+                                               pp_tensor *input,
+                                               pp_tensor *weight, int64_t axis,
+                                               double epsilon,
+                                               int64_t resultIndex) {
+  if (resultIndex < 0 || resultIndex > 2) {
+    failFrame(frame, "layer_norm_grad: result " + std::to_string(resultIndex) +
+                         " does not exist (0: input, 1: weight, 2: bias)");
+    return std::nullopt;
+  }
+  return layerNormPlan(frame, "layer_norm_grad", input, weight, nullptr, grad,
+                       axis, epsilon);
+}
+
 } // namespace pp::runtime

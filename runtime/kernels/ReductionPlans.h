@@ -58,6 +58,14 @@ std::optional<LayerNormPlan> layerNormPlan(pp_frame *frame, const char *kernel,
                                            pp_tensor *bias, pp_tensor *grad,
                                            int64_t axis, double epsilon);
 
+/// The plan of result `resultIndex` (0: input, 1: weight, 2: bias) of
+/// layer_norm_grad (layerNormPlan's checks, and that the result exists).
+std::optional<LayerNormPlan> layerNormGradPlan(pp_frame *frame, pp_tensor *grad,
+                                               pp_tensor *input,
+                                               pp_tensor *weight, int64_t axis,
+                                               double epsilon,
+                                               int64_t resultIndex);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_KERNELS_REDUCTIONPLANS_H

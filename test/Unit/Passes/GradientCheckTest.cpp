@@ -261,8 +261,17 @@ TEST_F(GradientCheck, BatchedMatmulBroadcastsTheWeight) {
       "tensor<2x3x5xf32>"));
 }
 
-TEST_F(GradientCheck, BroadcastingAddSubMulDiv) {
-  for (const char *op : {"add", "sub", "mul", "div"}) {
+TEST_F(GradientCheck, BroadcastingBinaryOps) {
+  // Every operand is a parameter; the rhs broadcasts in the first op, the
+  // lhs in the second.
+  using Fill = void (*)(unsigned, pp_tensor *);
+  for (auto [op, fill] : {std::make_pair("add", Fill(awayFromZero)),
+                          std::make_pair("sub", Fill(awayFromZero)),
+                          std::make_pair("mul", Fill(awayFromZero)),
+                          std::make_pair("div", Fill(awayFromZero)),
+                          std::make_pair("pow", Fill(positive)),
+                          std::make_pair("maximum", Fill(apart)),
+                          std::make_pair("minimum", Fill(apart))}) {
     SCOPED_TRACE(op);
     check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
                           ", %b: tensor<4xf32> " + kParam +
@@ -271,10 +280,10 @@ TEST_F(GradientCheck, BroadcastingAddSubMulDiv) {
                           " %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> "
                           "tensor<3x4xf32>\n  %y = nn." +
                           op +
-                          " %s, %c : (tensor<3x4xf32>, tensor<3x1xf32>) -> "
+                          " %c, %s : (tensor<3x1xf32>, tensor<3x4xf32>) -> "
                           "tensor<3x4xf32>",
                       "tensor<3x4xf32>"),
-          awayFromZero);
+          fill);
   }
 }
 
@@ -308,26 +317,6 @@ TEST_F(GradientCheck, MathFunctions) {
   }
 }
 
-TEST_F(GradientCheck, BroadcastingPowMaximumMinimum) {
-  // Both operands are parameters, and each broadcasts along one dimension.
-  for (auto [op, fill] :
-       {std::make_pair("pow", positive), std::make_pair("maximum", apart),
-        std::make_pair("minimum", apart)}) {
-    SCOPED_TRACE(op);
-    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
-                          ", %b: tensor<4xf32> " + kParam +
-                          ", %c: tensor<3x1xf32> " + kParam,
-                      std::string("  %s = nn.") + op +
-                          " %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> "
-                          "tensor<3x4xf32>\n  %y = nn." +
-                          op +
-                          " %c, %s : (tensor<3x1xf32>, tensor<3x4xf32>) -> "
-                          "tensor<3x4xf32>",
-                      "tensor<3x4xf32>"),
-          fill);
-  }
-}
-
 TEST_F(GradientCheck, ReductionsWithAndWithoutKeptDimensions) {
   for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
     for (auto [axes, flags, result] :
@@ -343,31 +332,22 @@ TEST_F(GradientCheck, ReductionsWithAndWithoutKeptDimensions) {
   }
 }
 
-TEST_F(GradientCheck, LogSoftmaxAlongEachAxis) {
-  for (const char *axis : {"-1", "0"}) {
-    SCOPED_TRACE(axis);
-    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
-                      std::string("  %y = nn.log_softmax %a axis = ") + axis +
-                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
-                      "tensor<3x4xf32>"));
-  }
-}
-
 TEST_F(GradientCheck, LayerNormWithAndWithoutAffine) {
   // Over the last dimension and over the last two; with weight and bias,
   // with a weight only, and with neither.
   for (auto [axis, features] :
        {std::make_pair("-1", "4"), std::make_pair("1", "3x4")}) {
     std::string featureType = std::string("tensor<") + features + "xf32>";
-    for (int affine = 0; affine < 3; ++affine) {
+    for (size_t affine = 0; affine < 3; ++affine) {
+      // The first `affine` of the weight and the bias.
+      std::vector<std::string> names = {"%w", "%b"};
+      names.resize(affine);
       SCOPED_TRACE(std::string(axis) + " affine " + std::to_string(affine));
       std::string params = std::string("%x: tensor<2x3x4xf32> ") + kParam;
       std::string operands = "%x", types = "tensor<2x3x4xf32>";
-      for (const char *name : {"%w", "%b"}) {
-        if ((name[1] == 'w' && affine < 1) || (name[1] == 'b' && affine < 2))
-          continue;
-        params += std::string(", ") + name + ": " + featureType + " " + kParam;
-        operands += std::string(", ") + name;
+      for (const std::string &name : names) {
+        params += ", " + name + ": " + featureType + " " + kParam;
+        operands += ", " + name;
         types += ", " + featureType;
       }
       check(withMseLoss(params,
@@ -390,13 +370,15 @@ TEST_F(GradientCheck, ReshapeAndConstants) {
                   "tensor<3x4xf32>"));
 }
 
-TEST_F(GradientCheck, SoftmaxAlongEachAxis) {
-  for (const char *axis : {"-1", "0"}) {
-    SCOPED_TRACE(axis);
-    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
-                      std::string("  %y = nn.softmax %a axis = ") + axis +
-                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
-                      "tensor<3x4xf32>"));
+TEST_F(GradientCheck, SoftmaxAndLogSoftmaxAlongEachAxis) {
+  for (const char *op : {"softmax", "log_softmax"}) {
+    for (const char *axis : {"-1", "0"}) {
+      SCOPED_TRACE(std::string(op) + " " + axis);
+      check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                        std::string("  %y = nn.") + op + " %a axis = " + axis +
+                            " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                        "tensor<3x4xf32>"));
+    }
   }
 }
 
