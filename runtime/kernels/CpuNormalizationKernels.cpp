@@ -29,8 +29,8 @@ void forEachGrouped(const ReducePlan &plan, Visit visit) {
                 });
 }
 
-/// A reduction of `input` with `keep_dims`: `reduce(plan, in, out)` fills
-/// the result, one value per group.
+/// A reduction of `input` with `keep_dims`: `reduceGroups(plan, in, out)`
+/// fills the result, one value per group.
 template <typename Reduce>
 pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
                   int64_t axes_count, const int64_t *axes, int keep_dims,
