@@ -168,25 +168,17 @@ pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
 
 pp_tensor *pp_cpu_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                    pp_tensor *result_value, int64_t axis) {
-  if (!checkInputs(frame, "log_softmax_grad", {grad, result_value}))
-    return nullptr;
-  if (shapeOf(grad) != shapeOf(result_value)) {
-    failFrame(frame, "log_softmax_grad: grad " + formatShape(shapeOf(grad)) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
-  const float *g = floats(grad), *y = floats(result_value);
-  return alongAxis(
-      frame, "log_softmax_grad", grad, axis,
-      [&](float *out, int64_t start, int64_t stride, int64_t size) {
-        int64_t end = start + size * stride;
-        double sum = 0;
-        for (int64_t at = start; at < end; at += stride)
-          sum += g[at];
-        for (int64_t at = start; at < end; at += stride)
-          out[at] = static_cast<float>(g[at] - std::exp(y[at]) * sum);
-      });
+  return gradAlongAxis(frame, "log_softmax_grad", grad, result_value, axis,
+                       [](float *out, const float *g, const float *y,
+                          int64_t start, int64_t stride, int64_t size) {
+                         int64_t end = start + size * stride;
+                         double sum = 0;
+                         for (int64_t at = start; at < end; at += stride)
+                           sum += g[at];
+                         for (int64_t at = start; at < end; at += stride)
+                           out[at] = static_cast<float>(g[at] -
+                                                        std::exp(y[at]) * sum);
+                       });
 }
 
 pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
