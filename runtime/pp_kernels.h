@@ -31,6 +31,9 @@
  * from the end of the axis. An op whose only operand is variadic (concat)
  * takes its tensors as a count and an array. `constant` makes the tensors of
  * constants (host values in host memory; `count` is 1 for a splat).
+ * from the end of the axis. The gradients of binary ops (pow_grad,
+ * maximum_grad, minimum_grad) take `operand` 0 (lhs) or 1 (rhs) and return
+ * that operand's gradient in the broadcast shape.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -77,6 +80,57 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##softmax(pp_frame *frame, pp_tensor *input, int64_t axis); \
   pp_tensor *prefix##softmax_grad(pp_frame *frame, pp_tensor *grad,            \
                                   pp_tensor *result_value, int64_t axis);      \
+  pp_tensor *prefix##log(pp_frame *frame, pp_tensor *input);                   \
+  pp_tensor *prefix##sqrt(pp_frame *frame, pp_tensor *input);                  \
+  pp_tensor *prefix##rsqrt(pp_frame *frame, pp_tensor *input);                 \
+  pp_tensor *prefix##erf(pp_frame *frame, pp_tensor *input);                   \
+  pp_tensor *prefix##sqrt_grad(pp_frame *frame, pp_tensor *grad,               \
+                               pp_tensor *result);                             \
+  pp_tensor *prefix##rsqrt_grad(pp_frame *frame, pp_tensor *grad,              \
+                                pp_tensor *result);                            \
+  pp_tensor *prefix##erf_grad(pp_frame *frame, pp_tensor *grad,                \
+                              pp_tensor *input);                               \
+  pp_tensor *prefix##gelu(pp_frame *frame, pp_tensor *input, int approximate); \
+  pp_tensor *prefix##gelu_grad(pp_frame *frame, pp_tensor *grad,               \
+                               pp_tensor *input, int approximate);             \
+  pp_tensor *prefix##pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  pp_tensor *prefix##maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs); \
+  pp_tensor *prefix##minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs); \
+  pp_tensor *prefix##pow_grad(pp_frame *frame, pp_tensor *grad,                \
+                              pp_tensor *lhs, pp_tensor *rhs,                  \
+                              int64_t operand);                                \
+  pp_tensor *prefix##maximum_grad(pp_frame *frame, pp_tensor *grad,            \
+                                  pp_tensor *lhs, pp_tensor *rhs,              \
+                                  int64_t operand);                            \
+  pp_tensor *prefix##minimum_grad(pp_frame *frame, pp_tensor *grad,            \
+                                  pp_tensor *lhs, pp_tensor *rhs,              \
+                                  int64_t operand);                            \
+  pp_tensor *prefix##reduce_sum(pp_frame *frame, pp_tensor *input,             \
+                                int64_t axes_count, const int64_t *axes,       \
+                                int keep_dims);                                \
+  pp_tensor *prefix##reduce_mean(pp_frame *frame, pp_tensor *input,            \
+                                 int64_t axes_count, const int64_t *axes,      \
+                                 int keep_dims);                               \
+  pp_tensor *prefix##reduce_max(pp_frame *frame, pp_tensor *input,             \
+                                int64_t axes_count, const int64_t *axes,       \
+                                int keep_dims);                                \
+  pp_tensor *prefix##reduce_sum_grad(pp_frame *frame, pp_tensor *grad,         \
+                                     int64_t axes_count, const int64_t *axes,  \
+                                     int64_t input_shape_count,                \
+                                     const int64_t *input_shape);              \
+  pp_tensor *prefix##reduce_max_grad(                                          \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *input,                      \
+      pp_tensor *result_value, int64_t axes_count, const int64_t *axes);       \
+  pp_tensor *prefix##log_softmax(pp_frame *frame, pp_tensor *input,            \
+                                 int64_t axis);                                \
+  pp_tensor *prefix##log_softmax_grad(pp_frame *frame, pp_tensor *grad,        \
+                                      pp_tensor *result_value, int64_t axis);  \
+  pp_tensor *prefix##layer_norm(pp_frame *frame, pp_tensor *input,             \
+                                pp_tensor *weight, pp_tensor *bias,            \
+                                int64_t axis, double epsilon);                 \
+  pp_tensor *prefix##layer_norm_grad(                                          \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *input, pp_tensor *weight,   \
+      int64_t axis, double epsilon, int64_t result_index);                     \
   pp_tensor *prefix##relu_grad(pp_frame *frame, pp_tensor *grad,               \
                                pp_tensor *input);                              \
   pp_tensor *prefix##sigmoid_grad(pp_frame *frame, pp_tensor *grad,            \

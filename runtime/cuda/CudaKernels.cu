@@ -13,7 +13,9 @@
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MathFormulas.h"
 #include "runtime/kernels/Matmul.h"
+#include "runtime/kernels/ReductionPlans.h"
 
 #include <cuda_runtime.h>
 
@@ -133,6 +135,76 @@ struct Tanh {
 struct Exp {
   __device__ float operator()(float x) const { return expf(x); }
 };
+struct Log {
+  __device__ float operator()(float x) const { return logf(x); }
+};
+struct Sqrt {
+  __device__ float operator()(float x) const { return sqrtf(x); }
+};
+struct Rsqrt {
+  __device__ float operator()(float x) const { return math::rsqrt(x); }
+};
+struct Erf {
+  __device__ float operator()(float x) const { return erff(x); }
+};
+struct Gelu {
+  int approximate;
+  __device__ float operator()(float x) const {
+    return math::gelu(x, approximate);
+  }
+};
+struct SqrtGrad {
+  __device__ float operator()(float g, float y) const {
+    return math::sqrtGrad(g, y);
+  }
+};
+struct RsqrtGrad {
+  __device__ float operator()(float g, float y) const {
+    return math::rsqrtGrad(g, y);
+  }
+};
+struct ErfGrad {
+  __device__ float operator()(float g, float x) const {
+    return math::erfGrad(g, x);
+  }
+};
+struct GeluGrad {
+  int approximate;
+  __device__ float operator()(float g, float x) const {
+    return math::geluGrad(g, x, approximate);
+  }
+};
+struct Pow {
+  __device__ float operator()(float a, float b) const { return powf(a, b); }
+};
+struct Maximum {
+  __device__ float operator()(float a, float b) const {
+    return math::maximum(a, b);
+  }
+};
+struct Minimum {
+  __device__ float operator()(float a, float b) const {
+    return math::minimum(a, b);
+  }
+};
+struct PowGrad {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
+    return math::powGrad(g, a, b, operand);
+  }
+};
+struct MaximumGrad {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
+    return math::maximumGrad(g, a, b, operand);
+  }
+};
+struct MinimumGrad {
+  __device__ float operator()(float g, float a, float b,
+                              int64_t operand) const {
+    return math::minimumGrad(g, a, b, operand);
+  }
+};
 
 template <typename F>
 __global__ void unaryKernel(const float *in, float *out, int64_t n, F f) {
@@ -150,6 +222,30 @@ __global__ void binaryKernel(const float *a, const float *b, float *out,
   int64_t at[2];
   map.offsetsOf(i, at);
   out[i] = f(a[at[0]], b[at[1]]);
+}
+
+/// `f(grad, lhs, rhs, operand)` with the three broadcast to the result.
+template <typename F>
+__global__ void operandGradKernel(const float *g, const float *a,
+                                  const float *b, float *out, int64_t n,
+                                  BroadcastMap<3> map, int64_t operand, F f) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t at[3];
+  map.offsetsOf(i, at);
+  out[i] = f(g[at[0]], a[at[1]], b[at[2]], operand);
+}
+
+/// Each element takes the gradient of its group (map.strides[0]).
+__global__ void reduceSumGradKernel(const float *g, float *out, int64_t n,
+                                    BroadcastMap<1> map) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t at[1];
+  map.offsetsOf(i, at);
+  out[i] = g[at[0]];
 }
 
 /// `T` moves elements of the values' size (visitBits).
@@ -236,29 +332,68 @@ struct SumToMap {
   int64_t reduced;                 // inputs per output element
 };
 
+/// The input offset of the `r`-th (in row-major order) of the inputs that
+/// land on output element `o`.
+__device__ int64_t sumToInput(const SumToMap &map, int64_t o, int64_t r) {
+  int64_t restOut = o, restReduced = r, offset = 0;
+  for (int d = map.rank - 1; d >= 0; --d) {
+    int64_t coordinate;
+    if (map.outputStrides[d] == 0) {
+      coordinate = restReduced % map.inputShape[d];
+      restReduced /= map.inputShape[d];
+    } else {
+      coordinate = restOut % map.inputShape[d];
+      restOut /= map.inputShape[d];
+    }
+    offset += coordinate * map.inputStrides[d];
+  }
+  return offset;
+}
+
+/// One thread per output element; `scale` multiplies the double sum
+/// (1 for sum_to and reduce_sum, 1 / count for reduce_mean).
 __global__ void sumToKernel(const float *in, float *out, int64_t outputs,
-                            SumToMap map) {
+                            SumToMap map, double scale) {
   int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (o >= outputs)
     return;
   double sum = 0;
+  for (int64_t r = 0; r < map.reduced; ++r)
+    sum += in[sumToInput(map, o, r)];
+  out[o] = static_cast<float>(sum * scale);
+}
+
+/// One thread per group: its maximum, a NaN winning (PyTorch's amax).
+__global__ void reduceMaxKernel(const float *in, float *out, int64_t groups,
+                                SumToMap map) {
+  int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (o >= groups)
+    return;
+  float max = -INFINITY;
   for (int64_t r = 0; r < map.reduced; ++r) {
-    // Walk the input in row-major order, keeping those that land on `o`.
-    int64_t restOut = o, restReduced = r, offset = 0;
-    for (int d = map.rank - 1; d >= 0; --d) {
-      int64_t coordinate;
-      if (map.outputStrides[d] == 0) {
-        coordinate = restReduced % map.inputShape[d];
-        restReduced /= map.inputShape[d];
-      } else {
-        coordinate = restOut % map.inputShape[d];
-        restOut /= map.inputShape[d];
-      }
-      offset += coordinate * map.inputStrides[d];
-    }
-    sum += in[offset];
+    float value = in[sumToInput(map, o, r)];
+    if (value > max || value != value)
+      max = value;
   }
-  out[o] = static_cast<float>(sum);
+  out[o] = max;
+}
+
+/// One thread per group: its gradient split evenly among the elements equal
+/// to its maximum, as mask * (grad / ties) (NaN when none is).
+__global__ void reduceMaxGradKernel(const float *g, const float *x,
+                                    const float *y, float *out, int64_t groups,
+                                    SumToMap map) {
+  int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (o >= groups)
+    return;
+  float ties = 0;
+  for (int64_t r = 0; r < map.reduced; ++r)
+    ties += x[sumToInput(map, o, r)] == y[o];
+  float share = g[o] / ties;
+  for (int64_t r = 0; r < map.reduced; ++r) {
+    int64_t at = sumToInput(map, o, r);
+    out[at] = static_cast<float>(x[at] == y[o]) * share;
+  }
 }
 
 /// The maximum of `n` logits `stride` apart and the sum of exp(logit -
@@ -309,6 +444,124 @@ __global__ void softmaxGradKernel(const float *g, const float *y, float *out,
     int64_t at = start + k * layout.inner;
     out[at] = static_cast<float>(y[at] * (g[at] - dot));
   }
+}
+
+__global__ void logSoftmaxKernel(const float *in, float *out, int64_t lines,
+                                 AxisLayout layout) {
+  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (l >= lines)
+    return;
+  int64_t start = lineStart(layout, l);
+  double max, total;
+  softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
+  double shift = max + log(total);
+  for (int64_t k = 0; k < layout.size; ++k) {
+    int64_t at = start + k * layout.inner;
+    out[at] = static_cast<float>(in[at] - shift);
+  }
+}
+
+__global__ void logSoftmaxGradKernel(const float *g, const float *y, float *out,
+                                     int64_t lines, AxisLayout layout) {
+  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (l >= lines)
+    return;
+  int64_t start = lineStart(layout, l);
+  double sum = 0;
+  for (int64_t k = 0; k < layout.size; ++k)
+    sum += g[start + k * layout.inner];
+  for (int64_t k = 0; k < layout.size; ++k) {
+    int64_t at = start + k * layout.inner;
+    out[at] = static_cast<float>(g[at] - exp(static_cast<double>(y[at])) * sum);
+  }
+}
+
+/// The mean and 1 / sqrt(variance + epsilon) of `size` values (biased
+/// variance, two passes in double), as the CPU kernels compute them.
+__device__ void rowStatistics(const float *row, int64_t size, double epsilon,
+                              double &mean, double &rstd) {
+  double sum = 0, squares = 0;
+  for (int64_t j = 0; j < size; ++j)
+    sum += row[j];
+  mean = sum / size;
+  for (int64_t j = 0; j < size; ++j)
+    squares += (row[j] - mean) * (row[j] - mean);
+  rstd = 1.0 / sqrt(squares / size + epsilon);
+}
+
+/// One thread per row; `w` and `b` may be null.
+__global__ void layerNormKernel(const float *x, const float *w, const float *b,
+                                float *out, LayerNormPlan plan,
+                                double epsilon) {
+  int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= plan.rows)
+    return;
+  const float *row = x + r * plan.size;
+  double mean, rstd;
+  rowStatistics(row, plan.size, epsilon, mean, rstd);
+  for (int64_t j = 0; j < plan.size; ++j) {
+    double value = (row[j] - mean) * rstd;
+    if (w)
+      value *= w[j];
+    if (b)
+      value += b[j];
+    out[r * plan.size + j] = static_cast<float>(value);
+  }
+}
+
+/// One thread per row: the input gradient.
+__global__ void layerNormInputGradKernel(const float *g, const float *x,
+                                         const float *w, float *out,
+                                         LayerNormPlan plan, double epsilon) {
+  int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= plan.rows)
+    return;
+  const float *row = x + r * plan.size, *gr = g + r * plan.size;
+  double mean, rstd;
+  rowStatistics(row, plan.size, epsilon, mean, rstd);
+  double meanGw = 0, meanGwXhat = 0;
+  for (int64_t j = 0; j < plan.size; ++j) {
+    double gw = static_cast<double>(gr[j]) * w[j];
+    meanGw += gw;
+    meanGwXhat += gw * ((row[j] - mean) * rstd);
+  }
+  meanGw /= plan.size;
+  meanGwXhat /= plan.size;
+  for (int64_t j = 0; j < plan.size; ++j) {
+    double xhat = (row[j] - mean) * rstd;
+    out[r * plan.size + j] =
+        static_cast<float>(rstd * (static_cast<double>(gr[j]) * w[j] - meanGw -
+                                   xhat * meanGwXhat));
+  }
+}
+
+/// One thread per feature: the weight gradient, with the rows' (mean, rstd)
+/// pairs in `statistics`, or the bias gradient, with null `statistics`;
+/// summed over the rows in row order.
+__global__ void layerNormFeatureGradKernel(const float *g, const float *x,
+                                           const double *statistics, float *out,
+                                           LayerNormPlan plan) {
+  int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (j >= plan.size)
+    return;
+  double sum = 0;
+  for (int64_t r = 0; r < plan.rows; ++r) {
+    double grad = g[r * plan.size + j];
+    sum += statistics ? grad * ((x[r * plan.size + j] - statistics[2 * r]) *
+                                statistics[2 * r + 1])
+                      : grad;
+  }
+  out[j] = static_cast<float>(sum);
+}
+
+/// One thread per row: its mean and rstd at `statistics[2 r]`, `[2 r + 1]`.
+__global__ void layerNormStatisticsKernel(const float *x, double *statistics,
+                                          LayerNormPlan plan, double epsilon) {
+  int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= plan.rows)
+    return;
+  rowStatistics(x + r * plan.size, plan.size, epsilon, statistics[2 * r],
+                statistics[2 * r + 1]);
 }
 
 /// A StridedCopy for the device.
@@ -531,6 +784,123 @@ pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
   return nullptr;
 }
 
+/// `kernel(input, result, lines, layout)`, one thread per line along
+/// `axis`, on a new tensor shaped like `input`.
+pp_tensor *
+overLines(pp_frame *frame, const char *name, pp_tensor *input, int64_t axis,
+          void (*kernel)(const float *, float *, int64_t, AxisLayout)) {
+  if (!present({input}))
+    return nullptr;
+  AxisLayout layout;
+  pp_tensor *result = newLinesResult(frame, name, shapeOf(input), axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(input),
+                                         deviceFloats(result), lines, layout);
+  return launched(frame, name, result);
+}
+
+/// `kernel(grad, result_value, result, lines, layout)` of a softmax-like
+/// gradient, one thread per line along `axis`; grad and the forward result
+/// share a shape.
+pp_tensor *gradOverLines(pp_frame *frame, const char *name, pp_tensor *grad,
+                         pp_tensor *resultValue, int64_t axis,
+                         void (*kernel)(const float *, const float *, float *,
+                                        int64_t, AxisLayout)) {
+  if (!present({grad, resultValue}))
+    return nullptr;
+  Shape shape = shapeOf(grad);
+  if (shapeOf(resultValue) != shape) {
+    failFrame(frame, std::string(name) + ": grad " + formatShape(shape) +
+                         " and result " + formatShape(shapeOf(resultValue)) +
+                         " differ");
+    return nullptr;
+  }
+  AxisLayout layout;
+  pp_tensor *result = newLinesResult(frame, name, shape, axis, layout);
+  int64_t lines = layout.outer * layout.inner;
+  if (!result || lines == 0)
+    return result;
+  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(grad),
+                                         deviceFloats(resultValue),
+                                         deviceFloats(result), lines, layout);
+  return launched(frame, name, result);
+}
+
+/// The SumToMap of an input of `inputShape` (at most kMaxRank dimensions)
+/// whose element lands on the output element at `outputStrides` (0 along
+/// summed dimensions).
+SumToMap sumToMap(const Shape &inputShape, const Shape &outputStrides) {
+  SumToMap map{};
+  map.rank = static_cast<int>(inputShape.size());
+  map.reduced = 1;
+  int64_t stride = 1;
+  for (int d = map.rank - 1; d >= 0; --d) {
+    map.inputShape[d] = inputShape[d];
+    map.inputStrides[d] = stride;
+    stride *= inputShape[d];
+    map.outputStrides[d] = outputStrides[d];
+    if (outputStrides[d] == 0)
+      map.reduced *= inputShape[d];
+  }
+  return map;
+}
+
+/// The plan of a reduction (reducePlan) within the CUDA kernels' rank limit.
+std::optional<ReducePlan> deviceReducePlan(pp_frame *frame, const char *kernel,
+                                           pp_tensor *input, int64_t count,
+                                           const int64_t *axes) {
+  if (!input)
+    return std::nullopt;
+  std::optional<ReducePlan> plan =
+      reducePlan(frame, kernel, shapeOf(input), count, axes);
+  if (!plan || !checkRank(frame, kernel, plan->input))
+    return std::nullopt;
+  return plan;
+}
+
+/// reduce_sum (`mean` false) or reduce_mean.
+pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
+                     int64_t count, const int64_t *axes, int keepDims,
+                     bool mean) {
+  std::optional<ReducePlan> plan =
+      deviceReducePlan(frame, kernel, input, count, axes);
+  pp_tensor *result =
+      plan ? newDeviceTensor(frame, PP_DTYPE_F32,
+                             keepDims ? plan->kept : plan->removed)
+           : nullptr;
+  if (!result || plan->groups == 0)
+    return result;
+  sumToKernel<<<blocksFor(plan->groups), kThreads>>>(
+      deviceFloats(input), deviceFloats(result), plan->groups,
+      sumToMap(plan->input, plan->groupStrides),
+      mean ? 1.0 / static_cast<double>(plan->groupSize) : 1.0);
+  return launched(frame, kernel, result);
+}
+
+/// The gradient of operand `operand` of a binary op: `f(grad, lhs, rhs,
+/// operand)` with the three broadcast.
+template <typename F>
+pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
+                       pp_tensor *lhs, pp_tensor *rhs, int64_t operand, F f) {
+  if (!present({grad, lhs, rhs}) || !math::checkOperand(frame, kernel, operand))
+    return nullptr;
+  std::optional<Shape> shape =
+      broadcastOperands(frame, kernel, {grad, lhs, rhs});
+  if (!shape || !checkRank(frame, kernel, *shape))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, *shape);
+  int64_t n = numElements(*shape);
+  if (!result || n == 0)
+    return result;
+  operandGradKernel<<<blocksFor(n), kThreads>>>(
+      deviceFloats(grad), deviceFloats(lhs), deviceFloats(rhs),
+      deviceFloats(result), n, broadcastMap<3>({grad, lhs, rhs}, *shape),
+      operand, f);
+  return launched(frame, kernel, result);
+}
+
 /// Runs `copy` from `source` into `result` (already shaped and, where the
 /// copy does not reach, filled); destroys `result` on failure.
 pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
@@ -720,40 +1090,233 @@ pp_tensor *pp_cuda_exp(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cuda_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
-  if (!present({input}))
-    return nullptr;
-  AxisLayout layout;
-  pp_tensor *result =
-      newLinesResult(frame, "softmax", shapeOf(input), axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  softmaxKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(input), deviceFloats(result), lines, layout);
-  return launched(frame, "softmax", result);
+  return overLines(frame, "softmax", input, axis, softmaxKernel);
 }
 
 pp_tensor *pp_cuda_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *result_value, int64_t axis) {
-  if (!present({grad, result_value}))
-    return nullptr;
-  Shape shape = shapeOf(grad);
-  if (shapeOf(result_value) != shape) {
-    failFrame(frame, "softmax_grad: grad " + formatShape(shape) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
-  AxisLayout layout;
+  return gradOverLines(frame, "softmax_grad", grad, result_value, axis,
+                       softmaxGradKernel);
+}
+
+pp_tensor *pp_cuda_log(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "log", input, Log());
+}
+
+pp_tensor *pp_cuda_sqrt(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "sqrt", input, Sqrt());
+}
+
+pp_tensor *pp_cuda_rsqrt(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "rsqrt", input, Rsqrt());
+}
+
+pp_tensor *pp_cuda_erf(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "erf", input, Erf());
+}
+
+pp_tensor *pp_cuda_sqrt_grad(pp_frame *frame, pp_tensor *grad,
+                             pp_tensor *result) {
+  return binary(frame, "sqrt_grad", grad, result, SqrtGrad());
+}
+
+pp_tensor *pp_cuda_rsqrt_grad(pp_frame *frame, pp_tensor *grad,
+                              pp_tensor *result) {
+  return binary(frame, "rsqrt_grad", grad, result, RsqrtGrad());
+}
+
+pp_tensor *pp_cuda_erf_grad(pp_frame *frame, pp_tensor *grad,
+                            pp_tensor *input) {
+  return binary(frame, "erf_grad", grad, input, ErfGrad());
+}
+
+pp_tensor *pp_cuda_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
+  return unary(frame, "gelu", input, Gelu{approximate});
+}
+
+pp_tensor *pp_cuda_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
+                             int approximate) {
+  return binary(frame, "gelu_grad", grad, input, GeluGrad{approximate});
+}
+
+pp_tensor *pp_cuda_pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "pow", lhs, rhs, Pow());
+}
+
+pp_tensor *pp_cuda_maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "maximum", lhs, rhs, Maximum());
+}
+
+pp_tensor *pp_cuda_minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "minimum", lhs, rhs, Minimum());
+}
+
+pp_tensor *pp_cuda_pow_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                            pp_tensor *rhs, int64_t operand) {
+  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand, PowGrad());
+}
+
+pp_tensor *pp_cuda_maximum_grad(pp_frame *frame, pp_tensor *grad,
+                                pp_tensor *lhs, pp_tensor *rhs,
+                                int64_t operand) {
+  return operandGrad(frame, "maximum_grad", grad, lhs, rhs, operand,
+                     MaximumGrad());
+}
+
+pp_tensor *pp_cuda_minimum_grad(pp_frame *frame, pp_tensor *grad,
+                                pp_tensor *lhs, pp_tensor *rhs,
+                                int64_t operand) {
+  return operandGrad(frame, "minimum_grad", grad, lhs, rhs, operand,
+                     MinimumGrad());
+}
+
+pp_tensor *pp_cuda_reduce_sum(pp_frame *frame, pp_tensor *input,
+                              int64_t axes_count, const int64_t *axes,
+                              int keep_dims) {
+  return reduceSum(frame, "reduce_sum", input, axes_count, axes, keep_dims,
+                   false);
+}
+
+pp_tensor *pp_cuda_reduce_mean(pp_frame *frame, pp_tensor *input,
+                               int64_t axes_count, const int64_t *axes,
+                               int keep_dims) {
+  return reduceSum(frame, "reduce_mean", input, axes_count, axes, keep_dims,
+                   true);
+}
+
+pp_tensor *pp_cuda_reduce_max(pp_frame *frame, pp_tensor *input,
+                              int64_t axes_count, const int64_t *axes,
+                              int keep_dims) {
+  std::optional<ReducePlan> plan =
+      deviceReducePlan(frame, "reduce_max", input, axes_count, axes);
   pp_tensor *result =
-      newLinesResult(frame, "softmax_grad", shape, axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
+      plan ? newDeviceTensor(frame, PP_DTYPE_F32,
+                             keep_dims ? plan->kept : plan->removed)
+           : nullptr;
+  if (!result || plan->groups == 0)
     return result;
-  softmaxGradKernel<<<blocksFor(lines), kThreads>>>(
-      deviceFloats(grad), deviceFloats(result_value), deviceFloats(result),
-      lines, layout);
-  return launched(frame, "softmax_grad", result);
+  reduceMaxKernel<<<blocksFor(plan->groups), kThreads>>>(
+      deviceFloats(input), deviceFloats(result), plan->groups,
+      sumToMap(plan->input, plan->groupStrides));
+  return launched(frame, "reduce_max", result);
+}
+
+pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
+                                   int64_t axes_count, const int64_t *axes,
+                                   int64_t input_shape_count,
+                                   const int64_t *input_shape) {
+  if (!grad)
+    return nullptr;
+  std::optional<ReducePlan> plan = reduceGradPlan(
+      frame, "reduce_sum_grad", shapeOf(grad),
+      Shape(input_shape, input_shape + input_shape_count), axes_count, axes);
+  if (!plan || !checkRank(frame, "reduce_sum_grad", plan->input))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
+  int64_t n = numElements(plan->input);
+  if (!result || n == 0)
+    return result;
+  BroadcastMap<1> map{};
+  map.rank = static_cast<int>(plan->input.size());
+  for (int d = 0; d < map.rank; ++d) {
+    map.shape[d] = plan->input[d];
+    map.strides[0][d] = plan->groupStrides[d];
+  }
+  reduceSumGradKernel<<<blocksFor(n), kThreads>>>(deviceFloats(grad),
+                                                  deviceFloats(result), n, map);
+  return launched(frame, "reduce_sum_grad", result);
+}
+
+pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
+                                   pp_tensor *input, pp_tensor *result_value,
+                                   int64_t axes_count, const int64_t *axes) {
+  if (!present({grad, input, result_value}))
+    return nullptr;
+  std::optional<ReducePlan> plan =
+      reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
+  if (!plan || !checkRank(frame, "reduce_max_grad", plan->input))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
+  if (!result || plan->groups == 0)
+    return result;
+  reduceMaxGradKernel<<<blocksFor(plan->groups), kThreads>>>(
+      deviceFloats(grad), deviceFloats(input), deviceFloats(result_value),
+      deviceFloats(result), plan->groups,
+      sumToMap(plan->input, plan->groupStrides));
+  return launched(frame, "reduce_max_grad", result);
+}
+
+pp_tensor *pp_cuda_log_softmax(pp_frame *frame, pp_tensor *input,
+                               int64_t axis) {
+  return overLines(frame, "log_softmax", input, axis, logSoftmaxKernel);
+}
+
+pp_tensor *pp_cuda_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
+                                    pp_tensor *result_value, int64_t axis) {
+  return gradOverLines(frame, "log_softmax_grad", grad, result_value, axis,
+                       logSoftmaxGradKernel);
+}
+
+pp_tensor *pp_cuda_layer_norm(pp_frame *frame, pp_tensor *input,
+                              pp_tensor *weight, pp_tensor *bias, int64_t axis,
+                              double epsilon) {
+  if (!input)
+    return nullptr;
+  std::optional<LayerNormPlan> plan = layerNormPlan(
+      frame, "layer_norm", input, weight, bias, nullptr, axis, epsilon);
+  pp_tensor *result =
+      plan ? newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
+  if (!result || plan->rows == 0)
+    return result;
+  layerNormKernel<<<blocksFor(plan->rows), kThreads>>>(
+      deviceFloats(input), weight ? deviceFloats(weight) : nullptr,
+      bias ? deviceFloats(bias) : nullptr, deviceFloats(result), *plan,
+      epsilon);
+  return launched(frame, "layer_norm", result);
+}
+
+pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
+                                   pp_tensor *input, pp_tensor *weight,
+                                   int64_t axis, double epsilon,
+                                   int64_t result_index) {
+  if (!present({grad, input, weight}))
+    return nullptr;
+  std::optional<LayerNormPlan> plan = layerNormGradPlan(
+      frame, grad, input, weight, axis, epsilon, result_index);
+  if (!plan)
+    return nullptr;
+  pp_tensor *result =
+      newDeviceTensor(frame, PP_DTYPE_F32,
+                      result_index == 0 ? shapeOf(input) : shapeOf(weight));
+  if (!result)
+    return nullptr;
+  if (result_index == 0) {
+    if (plan->rows > 0)
+      layerNormInputGradKernel<<<blocksFor(plan->rows), kThreads>>>(
+          deviceFloats(grad), deviceFloats(input), deviceFloats(weight),
+          deviceFloats(result), *plan, epsilon);
+    return launched(frame, "layer_norm_grad", result);
+  }
+  pp_tensor *statistics = nullptr;
+  if (result_index == 1) {
+    statistics = newDeviceTensor(frame, PP_DTYPE_F64, {2 * plan->rows});
+    if (!statistics) {
+      pp_tensor_destroy(result);
+      return nullptr;
+    }
+    if (plan->rows > 0)
+      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads>>>(
+          deviceFloats(input),
+          static_cast<double *>(pp_tensor_data(statistics)), *plan, epsilon);
+  }
+  if (plan->size > 0)
+    layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads>>>(
+        deviceFloats(grad), deviceFloats(input),
+        statistics ? static_cast<const double *>(pp_tensor_data(statistics))
+                   : nullptr,
+        deviceFloats(result), *plan);
+  pp_tensor_destroy(statistics); // Freed in stream order, after the kernels.
+  return launched(frame, "layer_norm_grad", result);
 }
 
 pp_tensor *pp_cuda_relu_grad(pp_frame *frame, pp_tensor *grad,
@@ -792,21 +1355,9 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   int64_t outputs = numElements(target);
   if (!result || outputs == 0)
     return result;
-  SumToMap map{};
-  map.rank = static_cast<int>(inputShape.size());
-  Shape outputStrides = broadcastStrides(target, inputShape);
-  map.reduced = 1;
-  int64_t stride = 1;
-  for (int d = map.rank - 1; d >= 0; --d) {
-    map.inputShape[d] = inputShape[d];
-    map.inputStrides[d] = stride;
-    stride *= inputShape[d];
-    map.outputStrides[d] = outputStrides[d];
-    if (outputStrides[d] == 0)
-      map.reduced *= inputShape[d];
-  }
+  SumToMap map = sumToMap(inputShape, broadcastStrides(target, inputShape));
   sumToKernel<<<blocksFor(outputs), kThreads>>>(
-      deviceFloats(input), deviceFloats(result), outputs, map);
+      deviceFloats(input), deviceFloats(result), outputs, map, 1.0);
   return checkLaunch(frame, "sum_to") ? result : nullptr;
 }
 

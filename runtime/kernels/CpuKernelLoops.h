@@ -190,6 +190,27 @@ inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel, pp_tensor *inpu
   return result;
 }
 
+/// alongAxis for the gradient of a softmax-like op, whose `grad` and forward
+/// `result` are f32 tensors of one shape: `line(out, g, y, start, stride,
+/// size)` also gets their elements.
+template <typename Line>
+inline pp_tensor *gradAlongAxis(pp_frame *frame, const char *kernel,
+                                pp_tensor *grad, pp_tensor *result,
+                                int64_t axis, Line line) {
+  if (!checkInputs(frame, kernel, {grad, result}))
+    return nullptr;
+  if (shapeOf(grad) != shapeOf(result)) {
+    failFrame(frame, std::string(kernel) + ": grad " +
+                         formatShape(shapeOf(grad)) + " and result " +
+                         formatShape(shapeOf(result)) + " differ");
+    return nullptr;
+  }
+  const float *g = floats(grad), *y = floats(result);
+  return alongAxis(frame, kernel, grad, axis,
+                   [&](float *out, int64_t start, int64_t stride,
+                       int64_t size) { line(out, g, y, start, stride, size); });
+}
+
 /// A rank-0 f32 tensor holding `value`.
 inline pp_tensor *scalar(pp_frame *frame, double value) {
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});

@@ -116,25 +116,16 @@ pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
 
 pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *result_value, int64_t axis) {
-  if (!checkInputs(frame, "softmax_grad", {grad, result_value}))
-    return nullptr;
-  if (shapeOf(grad) != shapeOf(result_value)) {
-    failFrame(frame, "softmax_grad: grad " + formatShape(shapeOf(grad)) +
-                         " and result " + formatShape(shapeOf(result_value)) +
-                         " differ");
-    return nullptr;
-  }
-  const float *g = floats(grad), *y = floats(result_value);
-  return alongAxis(
-      frame, "softmax_grad", grad, axis,
-      [&](float *out, int64_t start, int64_t stride, int64_t size) {
-        int64_t end = start + size * stride;
-        double dot = 0;
-        for (int64_t at = start; at < end; at += stride)
-          dot += static_cast<double>(g[at]) * y[at];
-        for (int64_t at = start; at < end; at += stride)
-          out[at] = static_cast<float>(y[at] * (g[at] - dot));
-      });
+  return gradAlongAxis(frame, "softmax_grad", grad, result_value, axis,
+                       [](float *out, const float *g, const float *y,
+                          int64_t start, int64_t stride, int64_t size) {
+                         int64_t end = start + size * stride;
+                         double dot = 0;
+                         for (int64_t at = start; at < end; at += stride)
+                           dot += static_cast<double>(g[at]) * y[at];
+                         for (int64_t at = start; at < end; at += stride)
+                           out[at] = static_cast<float>(y[at] * (g[at] - dot));
+                       });
 }
 
 pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,

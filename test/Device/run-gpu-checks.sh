@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, for a machine with one (the `device` tool's
-# H200): cuBLAS GEMM against OpenBLAS, then the bundled model trained on GPU
+# H200): cuBLAS GEMM against OpenBLAS, the CUDA math, reduction and
+# normalization kernels against the CPU ones, then the bundled model trained on GPU
 # ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
 # schedules. GPU runs must agree bit for bit with each other; against the
 # CPU run the first-step loss must agree to float32 rounding; the first
@@ -15,6 +16,7 @@ out="$(mktemp -d)"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 "$build/test/Device/PPCudaGemmCheck"
+"$build/test/Device/PPCudaMathKernelsCheck"
 
 model="$root/test/models/mlp6.onnx"
 common=(--cache-dir "$out/cache" --microbatch-size 4 --loss mse:y

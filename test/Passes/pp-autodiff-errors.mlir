@@ -11,8 +11,8 @@ func.func @main(%x: tensor<2x3xf32> {pp.name = "x", pp.role = "input"},
                 %w: tensor<2x3xf32> {pp.name = "w", pp.role = "parameter"},
                 %t: tensor<2x3xf32> {pp.name = "labels", pp.role = "label"}) -> tensor<f32> {
   %y = nn.mul %x, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
-  // expected-error @+1 {{'nn.gelu' op has no gradient rule, but the loss depends on a parameter through it; add its GradientOpInterface rule in dialects/nn/IR/NNGradients.cpp, or freeze the parameters that reach it (--freeze)}}
-  %s = nn.gelu %y : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{'nn.relu_grad' op has no gradient rule, but the loss depends on a parameter through it; add its GradientOpInterface rule in dialects/nn/IR/NNGradients.cpp, or freeze the parameters that reach it (--freeze)}}
+  %s = nn.relu_grad %y, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   %l = nn.mse_loss %s, %t reduction<sum> : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
@@ -23,11 +23,12 @@ func.func @main(%x: tensor<2x3xf32> {pp.name = "x", pp.role = "input"},
 // one without a rule is an error even when it has several results.
 func.func @main(%x: tensor<2x4xf32> {pp.name = "x", pp.role = "input"},
                 %w: tensor<2x4xf32> {pp.name = "w", pp.role = "parameter"},
+                %g: tensor<4xf32> {pp.name = "g", pp.role = "input"},
                 %t: tensor<2x4xf32> {pp.name = "labels", pp.role = "label"}) -> tensor<f32> {
   %y = nn.mul %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   %n = nn.layer_norm %y axis = 1 epsilon = 1.0e-05 : (tensor<2x4xf32>) -> tensor<2x4xf32>
   // expected-error @+1 {{'nn.layer_norm_grad' op has no gradient rule}}
-  %dx, %dg, %db = nn.layer_norm_grad %n, %y axis = 1 epsilon = 1.0e-05 : (tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %dx, %dg, %db = nn.layer_norm_grad %n, %y, %g axis = 1 epsilon = 1.0e-05 : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
   %l = nn.mse_loss %dx, %t reduction<sum> : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

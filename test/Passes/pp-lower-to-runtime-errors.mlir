@@ -11,10 +11,10 @@ module {
 
 // -----
 
-func.func @stage0_forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {pp.stage = 0 : i64} {
-  // expected-error @+1 {{'nn.gelu' op has no runtime kernel: give it the NN_HasRuntimeKernel trait in its ODS definition and write pp_cpu_/pp_cuda_ kernels (docs/development.md, "Adding an op")}}
-  %y = nn.gelu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  return %y : tensor<2x3xf32>
+func.func @stage0_forward(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> attributes {pp.stage = 0 : i64} {
+  // expected-error @+1 {{'nn.linear' op has no runtime kernel: give it the NN_HasRuntimeKernel trait in its ODS definition and write pp_cpu_/pp_cuda_ kernels (docs/development.md, "Adding an op")}}
+  %y = nn.linear %x, %w : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
 }
 
 // -----

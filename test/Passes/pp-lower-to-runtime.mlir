@@ -56,3 +56,16 @@ func.func @stage0_forward(%x: tensor<2x3xf32>, %y: tensor<2xi64>) -> tensor<f32>
   %l = nn.cross_entropy %b, %y reduction<sum> : (tensor<2x2xf32>, tensor<2xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// An absent optional operand is NULL; a unit flag and an enum are ints, an
+// f64 attribute a hexadecimal double.
+// GENERIC-LABEL: func.func @stage1_forward(
+// GENERIC: emitc.call_opaque "pp_cpu_layer_norm"(%{{.*}}, %{{.*}}, %{{.*}}) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"nullptr">, #emitc.opaque<"-1">, #emitc.opaque<"{{.*}}">]}
+// GENERIC: emitc.call_opaque "pp_cpu_reduce_mean"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{1}.data()">, #emitc.opaque<"1">]}
+// GENERIC: emitc.call_opaque "pp_cpu_gelu"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">]}
+func.func @stage1_forward(%x: tensor<2x3xf32>, %w: tensor<3xf32>) -> tensor<2x1xf32> attributes {pp.stage = 1 : i64} {
+  %n = nn.layer_norm %x, %w axis = -1 epsilon = 1.0e-05 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %m = nn.reduce_mean %n axes = [1] keep_dims : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %g = nn.gelu %m approximate<tanh> : (tensor<2x1xf32>) -> tensor<2x1xf32>
+  return %g : tensor<2x1xf32>
+}

@@ -30,3 +30,16 @@ double CrossEntropyOp::estimateFlops() {
 double CrossEntropyGradOp::estimateFlops() {
   return 4.0 * staticElementCount(getLogits().getType());
 }
+
+// One operation per input element, whatever the result's size.
+double ReduceSumOp::estimateFlops() {
+  return staticElementCount(getInput().getType());
+}
+
+double ReduceMeanOp::estimateFlops() {
+  return staticElementCount(getInput().getType());
+}
+
+double ReduceMaxOp::estimateFlops() {
+  return staticElementCount(getInput().getType());
+}

@@ -49,6 +49,26 @@ struct AxisSlice {
     limits[dim] = limit;
   }
 };
+/// The rule of a binary op whose operand gradients are `GradOp` (an
+/// NN_BinaryOperandGradOp) of its result gradient and operands.
+template <typename GradOp, typename Op>
+LogicalResult
+binaryOperandGradients(Op op, OpBuilder &builder, ValueRange resultGradients,
+                       ArrayRef<bool> wanted, SmallVectorImpl<Value> &out) {
+  return gradientsOf(wanted, out, [&](unsigned i) -> Value {
+    return GradOp::create(builder, op.getLoc(), resultGradients[0], op.getLhs(),
+                          op.getRhs(), i);
+  });
+}
+
+/// A constant of `type` (a ranked tensor type of floats) with every element
+/// `value`.
+Value splatConstant(OpBuilder &builder, Location loc, RankedTensorType type,
+                    double value) {
+  auto element = FloatAttr::get(type.getElementType(), value);
+  return arith::ConstantOp::create(builder, loc,
+                                   DenseElementsAttr::get(type, element));
+}
 
 } // namespace
 
@@ -114,6 +134,78 @@ LogicalResult ExpOp::buildGradients(OpBuilder &builder,
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     return MulOp::create(builder, getLoc(), resultGradients[0], getResult());
   });
+}
+
+LogicalResult LogOp::buildGradients(OpBuilder &builder,
+                                    ValueRange resultGradients,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return DivOp::create(builder, getLoc(), resultGradients[0], getInput());
+  });
+}
+
+LogicalResult SqrtOp::buildGradients(OpBuilder &builder,
+                                     ValueRange resultGradients,
+                                     ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return SqrtGradOp::create(builder, getLoc(), resultGradients[0],
+                              getResult());
+  });
+}
+
+LogicalResult
+RsqrtOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                        ArrayRef<bool> wanted,
+                        SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return RsqrtGradOp::create(builder, getLoc(), resultGradients[0],
+                               getResult());
+  });
+}
+
+LogicalResult ErfOp::buildGradients(OpBuilder &builder,
+                                    ValueRange resultGradients,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return ErfGradOp::create(builder, getLoc(), resultGradients[0], getInput());
+  });
+}
+
+LogicalResult GeluOp::buildGradients(OpBuilder &builder,
+                                     ValueRange resultGradients,
+                                     ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return GeluGradOp::create(builder, getLoc(), resultGradients[0], getInput(),
+                              getApproximate());
+  });
+}
+
+LogicalResult PowOp::buildGradients(OpBuilder &builder,
+                                    ValueRange resultGradients,
+                                    ArrayRef<bool> wanted,
+                                    SmallVectorImpl<Value> &operandGradients) {
+  return binaryOperandGradients<PowGradOp>(*this, builder, resultGradients,
+                                           wanted, operandGradients);
+}
+
+LogicalResult
+MaximumOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                          ArrayRef<bool> wanted,
+                          SmallVectorImpl<Value> &operandGradients) {
+  return binaryOperandGradients<MaximumGradOp>(*this, builder, resultGradients,
+                                               wanted, operandGradients);
+}
+
+LogicalResult
+MinimumOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                          ArrayRef<bool> wanted,
+                          SmallVectorImpl<Value> &operandGradients) {
+  return binaryOperandGradients<MinimumGradOp>(*this, builder, resultGradients,
+                                               wanted, operandGradients);
 }
 
 LogicalResult TanhOp::buildGradients(OpBuilder &builder,
@@ -206,6 +298,86 @@ SoftmaxOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   return unaryGradient(wanted, operandGradients, [&]() -> Value {
     return SoftmaxGradOp::create(builder, getLoc(), resultGradients[0],
                                  getResult(), getAxis());
+  });
+}
+
+LogicalResult
+LogSoftmaxOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                             ArrayRef<bool> wanted,
+                             SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return LogSoftmaxGradOp::create(builder, getLoc(), resultGradients[0],
+                                    getResult(), getAxis());
+  });
+}
+
+LogicalResult
+LayerNormOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  // The operands (input, weight, bias; a bias needs a weight) have the
+  // gradients of layer_norm_grad's results of the same index. Without a
+  // weight the gradient is that of a weight of ones.
+  auto input = cast<RankedTensorType>(getInput().getType());
+  int64_t axis = getAxisAttr().getInt();
+  if (axis < 0)
+    axis += input.getRank();
+  Value weight = getWeight();
+  if (!weight)
+    weight =
+        splatConstant(builder, getLoc(),
+                      RankedTensorType::get(input.getShape().drop_front(axis),
+                                            input.getElementType()),
+                      1.0);
+  auto grad =
+      LayerNormGradOp::create(builder, getLoc(), resultGradients[0], getInput(),
+                              weight, getAxis(), getEpsilon());
+  return gradientsOf(wanted, operandGradients,
+                     [&](unsigned i) -> Value { return grad->getResult(i); });
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ReduceSumOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto input = cast<RankedTensorType>(getInput().getType());
+    return ReduceSumGradOp::create(builder, getLoc(), resultGradients[0],
+                                   getAxes(), input.getShape());
+  });
+}
+
+LogicalResult
+ReduceMeanOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                             ArrayRef<bool> wanted,
+                             SmallVectorImpl<Value> &operandGradients) {
+  // The sum's gradient of the result gradient divided by the group size,
+  // divided before it is broadcast.
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    auto input = cast<RankedTensorType>(getInput().getType());
+    int64_t count = 1;
+    for (int64_t axis : getAxes())
+      count *= input.getDimSize(axis < 0 ? axis + input.getRank() : axis);
+    Value scale = splatConstant(
+        builder, getLoc(), RankedTensorType::get({}, input.getElementType()),
+        1.0 / static_cast<double>(count));
+    Value scaled = MulOp::create(builder, getLoc(), resultGradients[0], scale);
+    return ReduceSumGradOp::create(builder, getLoc(), scaled, getAxes(),
+                                   input.getShape());
+  });
+}
+
+LogicalResult
+ReduceMaxOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return ReduceMaxGradOp::create(builder, getLoc(), resultGradients[0],
+                                   getInput(), getResult(), getAxes());
   });
 }
 

@@ -67,6 +67,16 @@ FailureOr<int64_t> normalizeAxis(std::optional<Location> loc, StringRef opName,
   return axis < 0 ? axis + rank : axis;
 }
 
+/// Checks that the shape attribute `what` has static, non-negative
+/// dimensions.
+LogicalResult checkStaticShape(std::optional<Location> loc, StringRef opName,
+                               StringRef what, ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
+    return emitInferError(loc, opName, what, " ", formatShape(shape),
+                          " must have non-negative static dimensions");
+  return success();
+}
+
 /// Checks that `from` broadcasts to `to` (NumPy rules).
 bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   if (from.size() > to.size())
@@ -181,30 +191,86 @@ static LogicalResult inferBroadcastResult(std::optional<Location> loc,
   return success();
 }
 
-/// Shared by the reductions (see NN_ReduceOp in NNOps.td).
-static LogicalResult inferReduceResult(std::optional<Location> loc,
-                                       StringRef opName, Value input,
-                                       ArrayRef<int64_t> axes, bool keepDims,
-                                       SmallVectorImpl<Type> &types) {
-  auto type = cast<RankedTensorType>(input.getType());
+/// The shape of `shape` reduced over `axes` (checked: in range, unique),
+/// with the reduced dimensions kept as 1 under `keepDims`.
+static FailureOr<Shape> reducedShape(std::optional<Location> loc,
+                                     StringRef opName, ArrayRef<int64_t> shape,
+                                     ArrayRef<int64_t> axes, bool keepDims) {
+  int64_t rank = static_cast<int64_t>(shape.size());
   llvm::SmallSet<int64_t, 4> reduced;
   for (int64_t axis : axes) {
-    FailureOr<int64_t> dim =
-        normalizeAxis(loc, opName, "axis", axis, type.getRank());
+    FailureOr<int64_t> dim = normalizeAxis(loc, opName, "axis", axis, rank);
     if (failed(dim))
       return failure();
     if (!reduced.insert(*dim).second)
       return emitInferError(loc, opName, "axes ", formatShape(axes),
                             " name dimension ", *dim, " twice");
   }
-  Shape shape;
-  for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+  Shape result;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
     if (!reduced.contains(dim))
-      shape.push_back(size);
+      result.push_back(size);
     else if (keepDims)
-      shape.push_back(1);
+      result.push_back(1);
   }
-  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return result;
+}
+
+/// Shared by the reductions (see NN_ReduceOp in NNOps.td).
+static LogicalResult inferReduceResult(std::optional<Location> loc,
+                                       StringRef opName, Value input,
+                                       ArrayRef<int64_t> axes, bool keepDims,
+                                       SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(input.getType());
+  FailureOr<Shape> shape =
+      reducedShape(loc, opName, type.getShape(), axes, keepDims);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, type.getElementType()));
+  return success();
+}
+
+/// Checks that `what` (of shape `reduced`) is `input` reduced over `axes`,
+/// with or without the kept dimensions (the reduction gradients).
+static LogicalResult checkReducedShape(std::optional<Location> loc,
+                                       StringRef opName, StringRef what,
+                                       ArrayRef<int64_t> reduced,
+                                       ArrayRef<int64_t> input,
+                                       ArrayRef<int64_t> axes) {
+  FailureOr<Shape> removed = reducedShape(loc, opName, input, axes, false);
+  if (failed(removed))
+    return failure();
+  Shape kept = *reducedShape(loc, opName, input, axes, true);
+  if (!shapesAgree(reduced, *removed) && !shapesAgree(reduced, kept))
+    return emitInferError(loc, opName, what, " shape ", formatShape(reduced),
+                          " must be ", formatShape(input), " reduced over ",
+                          formatShape(axes), ": ", formatShape(*removed),
+                          " or, with kept dimensions, ", formatShape(kept));
+  return success();
+}
+
+/// Shared by the gradients of one operand of a binary op (see
+/// NN_BinaryOperandGradOp in NNOps.td): the gradient has the type of
+/// `grad`, the broadcast of `lhs` and `rhs`.
+static LogicalResult inferOperandGradResult(std::optional<Location> loc,
+                                            StringRef opName, Value grad,
+                                            Value lhs, Value rhs,
+                                            int64_t operand,
+                                            SmallVectorImpl<Type> &types) {
+  if (operand != 0 && operand != 1)
+    return emitInferError(loc, opName, "operand ", operand,
+                          " must be 0 (lhs) or 1 (rhs)");
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  ArrayRef<int64_t> lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+  ArrayRef<int64_t> rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+  Shape shape;
+  if (!OpTrait::util::getBroadcastedShape(lhsShape, rhsShape, shape) ||
+      !shapesAgree(shape, gradType.getShape()))
+    return emitInferError(loc, opName, "lhs ", formatShape(lhsShape),
+                          " and rhs ", formatShape(rhsShape),
+                          " must broadcast to the grad shape ",
+                          formatShape(gradType.getShape()));
+  types.push_back(gradType);
   return success();
 }
 
@@ -477,6 +543,45 @@ LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// Reduction gradients
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  ArrayRef<int64_t> inputShape = adaptor.getInputShape();
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "input_shape", inputShape)))
+    return failure();
+  if (failed(checkReducedShape(loc, getOperationName(), "grad", grad.getShape(),
+                               inputShape, adaptor.getAxes())))
+    return failure();
+  types.push_back(RankedTensorType::get(inputShape, grad.getElementType()));
+  return success();
+}
+
+LogicalResult ReduceMaxGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto result = cast<RankedTensorType>(adaptor.getResultValue().getType());
+  if (!shapesAgree(grad.getShape(), result.getShape()))
+    return emitInferError(
+        loc, getOperationName(), "grad shape ", formatShape(grad.getShape()),
+        " must equal the result shape ", formatShape(result.getShape()));
+  if (failed(checkReducedShape(loc, getOperationName(), "result",
+                               result.getShape(), input.getShape(),
+                               adaptor.getAxes())))
+    return failure();
+  types.push_back(input);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
@@ -512,9 +617,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
                                           SmallVectorImpl<Type> &types) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (llvm::any_of(shape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
-                          " must have non-negative static dimensions");
+  if (failed(checkStaticShape(loc, getOperationName(), "shape", shape)))
+    return failure();
   if (input.hasStaticShape() &&
       input.getNumElements() != ShapedType::getNumElements(shape))
     return emitInferError(loc, getOperationName(), "shape ", formatShape(shape),
@@ -574,10 +678,9 @@ LogicalResult SliceGradOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   ArrayRef<int64_t> inputShape = adaptor.getInputShape();
-  if (llvm::any_of(inputShape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "input_shape ",
-                          formatShape(inputShape),
-                          " must have non-negative static dimensions");
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "input_shape", inputShape)))
+    return failure();
   FailureOr<Shape> sliced =
       inferSliceShape(loc, getOperationName(), inputShape, adaptor.getStarts(),
                       adaptor.getLimits(), adaptor.getStrides());
@@ -682,10 +785,9 @@ LogicalResult GatherGradOp::inferReturnTypes(MLIRContext *,
   auto grad = cast<RankedTensorType>(adaptor.getGrad().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   ArrayRef<int64_t> dataShape = adaptor.getDataShape();
-  if (llvm::any_of(dataShape, [](int64_t dim) { return dim < 0; }))
-    return emitInferError(loc, getOperationName(), "data_shape ",
-                          formatShape(dataShape),
-                          " must have non-negative static dimensions");
+  if (failed(
+          checkStaticShape(loc, getOperationName(), "data_shape", dataShape)))
+    return failure();
   FailureOr<int64_t> axis =
       normalizeAxis(loc, getOperationName(), "axis", adaptor.getAxis(),
                     static_cast<int64_t>(dataShape.size()));

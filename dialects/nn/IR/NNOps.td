@@ -41,16 +41,18 @@ class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
 
 def NN_NegOp : NN_UnaryOp<"neg", "-x", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
-def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
-def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
-def NN_RsqrtOp : NN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
-def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "log(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_RsqrtOp
+    : NN_UnaryOp<"rsqrt", "1 / sqrt(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_SigmoidOp
     : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [NN_Differentiable, NN_HasRuntimeKernel]>;
 
-def NN_GeluOp : NN_SameTypeOp<"gelu"> {
+def NN_GeluOp
+    : NN_SameTypeOp<"gelu", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)` with `Phi` the standard normal CDF, evaluated exactly with
@@ -209,9 +211,12 @@ def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", NN_NumericTensor,
                              [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs", NN_NumericTensor,
                              [NN_Differentiable, NN_HasRuntimeKernel]>;
-def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor>;
-def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor>;
-def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor>;
+def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor,
+                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor,
+                                 [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor,
+                                 [NN_Differentiable, NN_HasRuntimeKernel]>;
 
 def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel]> {
   let summary = "elementwise select with broadcasting";
@@ -318,10 +323,12 @@ class NN_SoftmaxLikeOp<string mnemonic, string formula,
 def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))",
                                    [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_LogSoftmaxOp
-    : NN_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))">;
+    : NN_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))",
+                       [NN_Differentiable, NN_HasRuntimeKernel]>;
 
 def NN_LayerNormOp
-    : NN_InferredOp<"layer_norm", [AttrSizedOperandSegments]> {
+    : NN_InferredOp<"layer_norm", [AttrSizedOperandSegments, NN_Differentiable,
+                                   NN_HasRuntimeKernel]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over dimensions `axis..rank-1` to zero mean and unit
@@ -351,7 +358,9 @@ def NN_LayerNormOp
 //===----------------------------------------------------------------------===//
 
 class NN_ReduceOp<string mnemonic, string what>
-    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType,
+                               NN_Differentiable, NN_HasRuntimeKernel,
+                               NN_Costed]> {
   let summary = what # " over the given axes";
   let description = "Reduces `input` with " # what # " over `axes` (unique, "
       # "negative values count from the end). The reduced dimensions are "
@@ -650,8 +659,105 @@ def NN_SigmoidGradOp : NN_ActivationGradOp<"sigmoid_grad", "sigmoid", "result",
                                            "grad * result * (1 - result)">;
 def NN_TanhGradOp : NN_ActivationGradOp<"tanh_grad", "tanh", "result",
                                         "grad * (1 - result^2)">;
+def NN_SqrtGradOp : NN_ActivationGradOp<"sqrt_grad", "sqrt", "result",
+                                        "grad / (2 * result)">;
+def NN_RsqrtGradOp : NN_ActivationGradOp<"rsqrt_grad", "rsqrt", "result",
+                                         "-0.5 * grad * result^3">;
+def NN_ErfGradOp : NN_ActivationGradOp<"erf_grad", "erf", "input",
+                                       "grad * 2 / sqrt(pi) * exp(-input^2)">;
 
-def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad"> {
+class NN_BinaryOperandGradOp<string mnemonic, string forward,
+                             string lhsFormula, string rhsFormula>
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType,
+                               NN_HasRuntimeKernel]> {
+  let summary = "gradient of nn." # forward # " with respect to one operand";
+  let description = "Given the result gradient `grad` and the forward "
+      # "operands `lhs` and `rhs` (which broadcast to the shape of `grad`), "
+      # "returns, in that broadcast shape, the gradient of `lhs` (`operand = "
+      # "0`): `" # lhsFormula # "`, or of `rhs` (`operand = 1`): `"
+      # rhsFormula # "`. As in PyTorch.\n\nExample:\n\n```mlir\n%da = nn."
+      # mnemonic # " %dy, %a, %b operand = 0 : (tensor<4x8xf32>, "
+      # "tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>\n```";
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$lhs,
+                   NN_FloatTensor:$rhs, I64Attr:$operand);
+  let results = (outs NN_FloatTensor:$result);
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferOperandGradResult(loc, getOperationName(), adaptor.getGrad(),
+                                    adaptor.getLhs(), adaptor.getRhs(),
+                                    adaptor.getOperand(), types);
+    }
+  }];
+  let assemblyFormat = [{
+    $grad `,` $lhs `,` $rhs `operand` `=` $operand attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_PowGradOp : NN_BinaryOperandGradOp<"pow_grad", "pow",
+    "grad * rhs * lhs^(rhs - 1), 0 where rhs = 0",
+    "grad * lhs^rhs * log(lhs), 0 where lhs = 0 and rhs >= 0">;
+def NN_MaximumGradOp : NN_BinaryOperandGradOp<"maximum_grad", "maximum",
+    "grad where lhs > rhs, grad / 2 where lhs = rhs, else 0",
+    "grad where rhs > lhs, grad / 2 where lhs = rhs, else 0">;
+def NN_MinimumGradOp : NN_BinaryOperandGradOp<"minimum_grad", "minimum",
+    "grad where lhs < rhs, grad / 2 where lhs = rhs, else 0",
+    "grad where rhs < lhs, grad / 2 where lhs = rhs, else 0">;
+
+def NN_ReduceSumGradOp
+    : NN_InferredOp<"reduce_sum_grad", [SameOperandsAndResultElementType,
+                                        NN_HasRuntimeKernel]> {
+  let summary = "gradient of nn.reduce_sum (broadcast back)";
+  let description = [{
+    Repeats `grad`, shaped like the result of a reduction of a tensor of
+    `input_shape` over `axes` (with or without the kept dimensions), along
+    the reduced dimensions: a tensor of `input_shape`.
+
+    Example:
+
+    ```mlir
+    %dx = nn.reduce_sum_grad %dy axes = [1] input_shape = [4, 8]
+        : (tensor<4xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, DenseI64ArrayAttr:$axes,
+                   DenseI64ArrayAttr:$input_shape);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `axes` `=` $axes `input_shape` `=` $input_shape attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_ReduceMaxGradOp
+    : NN_InferredOp<"reduce_max_grad", [SameOperandsAndResultElementType,
+                                        NN_HasRuntimeKernel]> {
+  let summary = "gradient of nn.reduce_max";
+  let description = [{
+    Given the result gradient `grad`, the forward input and the forward
+    result (both reduced over `axes`, with or without the kept dimensions),
+    sends each reduced group's gradient to the elements equal to its maximum,
+    split evenly among ties (PyTorch's `amax`); the others get 0.
+
+    Example:
+
+    ```mlir
+    %dx = nn.reduce_max_grad %dy, %x, %y axes = [1]
+        : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$input,
+                   NN_FloatTensor:$result_value, DenseI64ArrayAttr:$axes);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $result_value `axes` `=` $axes attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.gelu";
   let description = [{
     Given the result gradient and the forward input, returns the input
@@ -701,15 +807,18 @@ class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula,
 def NN_SoftmaxGradOp : NN_SoftmaxLikeGradOp<"softmax_grad", "softmax",
     "result * (grad - sum(grad * result, axis))", [NN_HasRuntimeKernel]>;
 def NN_LogSoftmaxGradOp : NN_SoftmaxLikeGradOp<"log_softmax_grad",
-    "log_softmax", "grad - exp(result) * sum(grad, axis)">;
+    "log_softmax", "grad - exp(result) * sum(grad, axis)",
+    [NN_HasRuntimeKernel]>;
 
-def NN_LayerNormGradOp : NN_InferredOp<"layer_norm_grad"> {
+def NN_LayerNormGradOp
+    : NN_InferredOp<"layer_norm_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.layer_norm";
   let description = [{
-    Given the result gradient, the forward input and the optional weight,
-    returns the gradients of the input, the weight and the bias (the last two
-    shaped like the normalized dimensions `axis..rank-1`). The statistics are
-    recomputed from the input.
+    Given the result gradient, the forward input and the weight (ones for a
+    `nn.layer_norm` without one), returns the gradients of the input, the
+    weight and the bias (the last two shaped like the normalized dimensions
+    `axis..rank-1`). The statistics are recomputed from the input; the
+    kernels compute one result per call.
 
     Example:
 
@@ -720,12 +829,11 @@ def NN_LayerNormGradOp : NN_InferredOp<"layer_norm_grad"> {
     ```
   }];
   let arguments = (ins NN_FloatTensor:$grad, NN_FloatTensor:$input,
-                   Optional<NN_FloatTensor>:$weight, I64Attr:$axis,
-                   F64Attr:$epsilon);
+                   NN_FloatTensor:$weight, I64Attr:$axis, F64Attr:$epsilon);
   let results = (outs NN_FloatTensor:$input_grad, NN_FloatTensor:$weight_grad,
                   NN_FloatTensor:$bias_grad);
   let assemblyFormat = [{
-    $grad `,` $input (`,` $weight^)? `axis` `=` $axis `epsilon` `=` $epsilon
+    $grad `,` $input `,` $weight `axis` `=` $axis `epsilon` `=` $epsilon
     attr-dict `:` functional-type(operands, results)
   }];
 }

@@ -16,10 +16,10 @@ func.func @softmax_grad_axis(%dy: tensor<4x8xf32>, %y: tensor<4x8xf32>) {
 
 // -----
 
-func.func @layer_norm_grad_types(%dy: tensor<4x7xf32>, %x: tensor<4x8xf32>) {
+func.func @layer_norm_grad_types(%dy: tensor<4x7xf32>, %x: tensor<4x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{'nn.layer_norm_grad' op grad 'tensor<4x7xf32>' must have the input type 'tensor<4x8xf32>'}}
-  %0:3 = nn.layer_norm_grad %dy, %x axis = 1 epsilon = 1.0e-05 : (tensor<4x7xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %0:3 = nn.layer_norm_grad %dy, %x, %g axis = 1 epsilon = 1.0e-05 : (tensor<4x7xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
 
@@ -29,6 +29,69 @@ func.func @layer_norm_grad_weight(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g:
   // expected-error @+2 {{failed to infer returned types}}
   // expected-error @+1 {{'nn.layer_norm_grad' op weight shape [4] must equal the normalized shape [8]}}
   %0:3 = nn.layer_norm_grad %dy, %x, %g axis = 1 epsilon = 1.0e-05 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @pow_grad_operand(%dy: tensor<4x8xf32>, %a: tensor<4x8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.pow_grad' op operand 2 must be 0 (lhs) or 1 (rhs)}}
+  %0 = nn.pow_grad %dy, %a, %a operand = 2 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @maximum_grad_shapes(%dy: tensor<4x8xf32>, %a: tensor<4x1xf32>, %b: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.maximum_grad' op lhs [4, 1] and rhs [4] must broadcast to the grad shape [4, 8]}}
+  %0 = nn.maximum_grad %dy, %a, %b operand = 0 : (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_grad_shape(%dy: tensor<8xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.reduce_sum_grad' op grad shape [8] must be [4, 8] reduced over [1]: [4] or, with kept dimensions, [4, 1]}}
+  %0 = nn.reduce_sum_grad %dy axes = [1] input_shape = [4, 8] : (tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_grad_axes(%dy: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.reduce_sum_grad' op axis 2 is out of range for rank 2 (expected -2 <= axis < 2)}}
+  %0 = nn.reduce_sum_grad %dy axes = [2] input_shape = [4, 8] : (tensor<4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_sum_grad_input_shape(%dy: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.reduce_sum_grad' op input_shape [4, -8] must have non-negative static dimensions}}
+  %0 = nn.reduce_sum_grad %dy axes = [1] input_shape = [4, -8] : (tensor<4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_grad_result(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: tensor<4x1xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.reduce_max_grad' op grad shape [4] must equal the result shape [4, 1]}}
+  %0 = nn.reduce_max_grad %dy, %x, %y axes = [1] : (tensor<4xf32>, tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_max_grad_axes(%dy: tensor<4xf32>, %x: tensor<4x8xf32>, %y: tensor<4xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.reduce_max_grad' op result shape [4] must be [4, 8] reduced over [0]: [8] or, with kept dimensions, [1, 8]}}
+  %0 = nn.reduce_max_grad %dy, %x, %y axes = [0] : (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
   return
 }
 

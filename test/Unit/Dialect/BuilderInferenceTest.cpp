@@ -62,9 +62,9 @@ TEST_F(BuilderInference, MatmulInfersBroadcastBatchAndTransposes) {
 }
 
 TEST_F(BuilderInference, LayerNormGradReturnsFeatureShapedGradients) {
-  Value x = makeValue({2, 4, 8});
+  Value x = makeValue({2, 4, 8}), weight = makeValue({4, 8});
   auto grad = pp::nn::LayerNormGradOp::create(
-      builder, builder.getUnknownLoc(), x, x, /*weight=*/Value(),
+      builder, builder.getUnknownLoc(), x, x, weight,
       builder.getI64IntegerAttr(-2), builder.getF64FloatAttr(1e-5));
   EXPECT_EQ(grad.getInputGrad().getType(), x.getType());
   EXPECT_EQ(typeOf(grad.getWeightGrad()).getShape(), ArrayRef<int64_t>({4, 8}));

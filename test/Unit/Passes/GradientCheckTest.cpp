@@ -217,6 +217,25 @@ void awayFromZero(unsigned index, pp_tensor *tensor) {
     data[i] = data[i] * 0.5f + (data[i] >= 0 ? 0.5f : -0.5f);
 }
 
+/// Values in [0.5, 1.5]: inside the domain of log, sqrt, rsqrt and of pow's
+/// base.
+void positive(unsigned index, pp_tensor *tensor) {
+  awayFromZero(index, tensor);
+  float *data = static_cast<float *>(pp_tensor_data(tensor));
+  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
+    data[i] = std::abs(data[i]);
+}
+
+/// Values on a grid of step 0.1 offset by 0.033 times the argument's
+/// index: elements of different arguments differ by 0.033 or more, so
+/// finite differences never cross a kink of maximum or minimum.
+void apart(unsigned index, pp_tensor *tensor) {
+  float *data = static_cast<float *>(pp_tensor_data(tensor));
+  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
+    data[i] = 0.1f * static_cast<float>((i * 5 + index) % 11) +
+              0.033f * static_cast<float>(index) - 0.5f;
+}
+
 TEST_F(GradientCheck, MatmulEveryTransposition) {
   for (auto [lhs, rhs, flags] :
        {std::make_tuple("3x4", "4x5", ""),
@@ -267,8 +286,17 @@ TEST_F(GradientCheck, MatmulAttentionShapesSumOverBroadcastBatches) {
   }
 }
 
-TEST_F(GradientCheck, BroadcastingAddSubMulDiv) {
-  for (const char *op : {"add", "sub", "mul", "div"}) {
+TEST_F(GradientCheck, BroadcastingBinaryOps) {
+  // Every operand is a parameter; the rhs broadcasts in the first op, the
+  // lhs in the second.
+  using Fill = void (*)(unsigned, pp_tensor *);
+  for (auto [op, fill] : {std::make_pair("add", Fill(awayFromZero)),
+                          std::make_pair("sub", Fill(awayFromZero)),
+                          std::make_pair("mul", Fill(awayFromZero)),
+                          std::make_pair("div", Fill(awayFromZero)),
+                          std::make_pair("pow", Fill(positive)),
+                          std::make_pair("maximum", Fill(apart)),
+                          std::make_pair("minimum", Fill(apart))}) {
     SCOPED_TRACE(op);
     check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
                           ", %b: tensor<4xf32> " + kParam +
@@ -277,10 +305,10 @@ TEST_F(GradientCheck, BroadcastingAddSubMulDiv) {
                           " %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> "
                           "tensor<3x4xf32>\n  %y = nn." +
                           op +
-                          " %s, %c : (tensor<3x4xf32>, tensor<3x1xf32>) -> "
+                          " %c, %s : (tensor<3x1xf32>, tensor<3x4xf32>) -> "
                           "tensor<3x4xf32>",
                       "tensor<3x4xf32>"),
-          awayFromZero);
+          fill);
   }
 }
 
@@ -295,6 +323,67 @@ TEST_F(GradientCheck, UnaryOps) {
   }
 }
 
+TEST_F(GradientCheck, MathFunctions) {
+  // log, sqrt and rsqrt on positive values.
+  using Fill = void (*)(unsigned, pp_tensor *);
+  for (auto [op, attributes, fill] :
+       {std::make_tuple("log", "", Fill(positive)),
+        std::make_tuple("sqrt", "", Fill(positive)),
+        std::make_tuple("rsqrt", "", Fill(positive)),
+        std::make_tuple("erf", "", Fill(awayFromZero)),
+        std::make_tuple("gelu", "", Fill(awayFromZero)),
+        std::make_tuple("gelu", " approximate<tanh>", Fill(awayFromZero))}) {
+    SCOPED_TRACE(std::string(op) + attributes);
+    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                      std::string("  %y = nn.") + op + " %a" + attributes +
+                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                      "tensor<3x4xf32>"),
+          fill);
+  }
+}
+
+TEST_F(GradientCheck, ReductionsWithAndWithoutKeptDimensions) {
+  for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    for (auto [axes, flags, result] :
+         {std::make_tuple("[1]", " keep_dims", "2x1x4"),
+          std::make_tuple("[0, -1]", "", "3")}) {
+      SCOPED_TRACE(std::string(op) + " " + axes + flags);
+      std::string resultType = std::string("tensor<") + result + "xf32>";
+      check(withMseLoss(std::string("%a: tensor<2x3x4xf32> ") + kParam,
+                        std::string("  %y = nn.") + op + " %a axes = " + axes +
+                            flags + " : (tensor<2x3x4xf32>) -> " + resultType,
+                        resultType));
+    }
+  }
+}
+
+TEST_F(GradientCheck, LayerNormWithAndWithoutAffine) {
+  // Over the last dimension and over the last two; with weight and bias,
+  // with a weight only, and with neither.
+  for (auto [axis, features] :
+       {std::make_pair("-1", "4"), std::make_pair("1", "3x4")}) {
+    std::string featureType = std::string("tensor<") + features + "xf32>";
+    for (size_t affine = 0; affine < 3; ++affine) {
+      // The first `affine` of the weight and the bias.
+      std::vector<std::string> names = {"%w", "%b"};
+      names.resize(affine);
+      SCOPED_TRACE(std::string(axis) + " affine " + std::to_string(affine));
+      std::string params = std::string("%x: tensor<2x3x4xf32> ") + kParam;
+      std::string operands = "%x", types = "tensor<2x3x4xf32>";
+      for (const std::string &name : names) {
+        params += ", " + name + ": " + featureType + " " + kParam;
+        operands += ", " + name;
+        types += ", " + featureType;
+      }
+      check(withMseLoss(params,
+                        "  %y = nn.layer_norm " + operands + " axis = " + axis +
+                            " epsilon = 1.0e-05 : (" + types +
+                            ") -> tensor<2x3x4xf32>",
+                        "tensor<2x3x4xf32>"));
+    }
+  }
+}
+
 TEST_F(GradientCheck, ReshapeAndConstants) {
   check(
       withMseLoss(std::string("%a: tensor<2x6xf32> ") + kParam,
@@ -306,13 +395,15 @@ TEST_F(GradientCheck, ReshapeAndConstants) {
                   "tensor<3x4xf32>"));
 }
 
-TEST_F(GradientCheck, SoftmaxAlongEachAxis) {
-  for (const char *axis : {"-1", "0"}) {
-    SCOPED_TRACE(axis);
-    check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
-                      std::string("  %y = nn.softmax %a axis = ") + axis +
-                          " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
-                      "tensor<3x4xf32>"));
+TEST_F(GradientCheck, SoftmaxAndLogSoftmaxAlongEachAxis) {
+  for (const char *op : {"softmax", "log_softmax"}) {
+    for (const char *axis : {"-1", "0"}) {
+      SCOPED_TRACE(std::string(op) + " " + axis);
+      check(withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam,
+                        std::string("  %y = nn.") + op + " %a axis = " + axis +
+                            " : (tensor<3x4xf32>) -> tensor<3x4xf32>",
+                        "tensor<3x4xf32>"));
+    }
   }
 }
 

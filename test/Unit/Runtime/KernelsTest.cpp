@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -224,6 +225,329 @@ TEST(CpuKernels, SoftmaxGradMatchesFiniteDifferences) {
     EXPECT_NEAR(values(dx)[j], (loss(up) - loss(down)) / (2 * h), 1e-6)
         << "element " << j;
   }
+}
+
+/// Expects `got` to hold `reference(i)` for every element, within `relative`
+/// of its magnitude (plus `absolute`).
+template <typename Reference>
+void expectMatches(const Tensor &got, Reference reference,
+                   double relative = 1e-6, double absolute = 1e-7) {
+  std::vector<float> data = values(got);
+  for (size_t i = 0; i < data.size(); ++i) {
+    double expected = reference(i);
+    EXPECT_NEAR(data[i], expected, relative * std::abs(expected) + absolute)
+        << "element " << i;
+  }
+}
+
+TEST(CpuKernels, MathFunctionsMatchDoublePrecision) {
+  pp_frame frame;
+  std::vector<float> xv = wiggly(12), positive(12);
+  for (int i = 0; i < 12; ++i)
+    positive[i] = std::abs(xv[i]) + 0.25f;
+  Tensor x = tensorOf({3, 4}, xv), p = tensorOf({3, 4}, positive);
+  auto at = [](const std::vector<float> &v) {
+    return [&v](size_t i) { return static_cast<double>(v[i]); };
+  };
+  auto px = at(positive), wx = at(xv);
+  expectMatches(Tensor(pp_cpu_log(&frame, p.get())),
+                [&](size_t i) { return std::log(px(i)); });
+  expectMatches(Tensor(pp_cpu_sqrt(&frame, p.get())),
+                [&](size_t i) { return std::sqrt(px(i)); });
+  expectMatches(Tensor(pp_cpu_rsqrt(&frame, p.get())),
+                [&](size_t i) { return 1 / std::sqrt(px(i)); });
+  expectMatches(Tensor(pp_cpu_erf(&frame, x.get())),
+                [&](size_t i) { return std::erf(wx(i)); });
+  // gelu: x * Phi(x), exactly and with PyTorch's tanh formula; the result
+  // of a large negative x is tiny, hence the absolute tolerance.
+  expectMatches(Tensor(pp_cpu_gelu(&frame, x.get(), 0)), [&](size_t i) {
+    return wx(i) * 0.5 * (1 + std::erf(wx(i) / std::sqrt(2.0)));
+  });
+  expectMatches(Tensor(pp_cpu_gelu(&frame, x.get(), 1)), [&](size_t i) {
+    double inner =
+        std::sqrt(2 / M_PI) * (wx(i) + 0.044715 * wx(i) * wx(i) * wx(i));
+    return 0.5 * wx(i) * (1 + std::tanh(inner));
+  });
+  Tensor exponent = tensorOf({4}, {2.0f, -0.5f, 0.0f, 1.5f});
+  expectMatches(Tensor(pp_cpu_pow(&frame, p.get(), exponent.get())),
+                [&](size_t i) {
+                  double e[] = {2.0, -0.5, 0.0, 1.5};
+                  return std::pow(px(i), e[i % 4]);
+                });
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+}
+
+TEST(CpuKernels, MathGradientsMatchFiniteDifferences) {
+  // Each kernel's gradient of L(x) = sum(g * f(x)) against central
+  // differences of f in double precision.
+  pp_frame frame;
+  std::vector<float> xv = wiggly(8), gv = wiggly(8, 0.5f), positive(8);
+  for (int i = 0; i < 8; ++i)
+    positive[i] = std::abs(xv[i]) + 0.25f;
+  Tensor x = tensorOf({8}, xv), p = tensorOf({8}, positive);
+  Tensor g = tensorOf({8}, gv);
+  auto check = [&](pp_tensor *gradient, const std::vector<float> &at,
+                   double (*f)(double)) {
+    Tensor dx(gradient);
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    const double h = 1e-6;
+    expectMatches(
+        dx,
+        [&](size_t i) {
+          return gv[i] * (f(at[i] + h) - f(at[i] - h)) / (2 * h);
+        },
+        1e-5, 1e-6);
+  };
+  Tensor root(pp_cpu_sqrt(&frame, p.get()));
+  Tensor inverseRoot(pp_cpu_rsqrt(&frame, p.get()));
+  check(pp_cpu_sqrt_grad(&frame, g.get(), root.get()), positive,
+        [](double v) { return std::sqrt(v); });
+  check(pp_cpu_rsqrt_grad(&frame, g.get(), inverseRoot.get()), positive,
+        [](double v) { return 1 / std::sqrt(v); });
+  check(pp_cpu_erf_grad(&frame, g.get(), x.get()), xv,
+        [](double v) { return std::erf(v); });
+  check(pp_cpu_gelu_grad(&frame, g.get(), x.get(), 0), xv,
+        [](double v) { return v * 0.5 * (1 + std::erf(v / std::sqrt(2.0))); });
+  check(pp_cpu_gelu_grad(&frame, g.get(), x.get(), 1), xv, [](double v) {
+    return 0.5 * v *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  });
+}
+
+TEST(CpuKernels, BinaryGradientsFollowPyTorchAtTheEdges) {
+  // Values PyTorch 1.13 gives: pow's base gradient is 0 where the exponent
+  // is 0, the exponent's is 0 where the base is 0 and the exponent >= 0 and
+  // NaN for a negative base; maximum and minimum split a tie in halves and
+  // give a NaN operand the whole gradient.
+  pp_frame frame;
+  Tensor g = tensorOf({6}, {1, 1, 1, 1, 1, 1});
+  Tensor base = tensorOf({6}, {0, 0, 0, -2, 2, -2});
+  Tensor exponent = tensorOf({6}, {2, 0, -1, 2, 0.5f, 0.5f});
+  std::vector<float> dBase = values(
+      Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(), exponent.get(), 0)));
+  std::vector<float> dExponent = values(
+      Tensor(pp_cpu_pow_grad(&frame, g.get(), base.get(), exponent.get(), 1)));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ((std::vector<float>(dBase.begin(), dBase.begin() + 4)),
+            (std::vector<float>{0, 0, -inf, -4}));
+  EXPECT_FLOAT_EQ(dBase[4], 0.5f / std::sqrt(2.0f));
+  EXPECT_TRUE(std::isnan(dBase[5]));
+  EXPECT_EQ((std::vector<float>(dExponent.begin(), dExponent.begin() + 3)),
+            (std::vector<float>{0, 0, -inf}));
+  EXPECT_TRUE(std::isnan(dExponent[3]));
+  EXPECT_FLOAT_EQ(dExponent[4], std::sqrt(2.0f) * std::log(2.0f));
+
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = tensorOf({4}, {1, 2, 3, nan}), b = tensorOf({4}, {1, 3, 2, 1});
+  Tensor g4 = tensorOf({4}, {1, 1, 1, 1});
+  auto grad = [&](auto kernel, int64_t operand) {
+    return values(Tensor(kernel(&frame, g4.get(), a.get(), b.get(), operand)));
+  };
+  EXPECT_EQ(grad(pp_cpu_maximum_grad, 0), (std::vector<float>{0.5f, 0, 1, 1}));
+  EXPECT_EQ(grad(pp_cpu_maximum_grad, 1), (std::vector<float>{0.5f, 1, 0, 1}));
+  EXPECT_EQ(grad(pp_cpu_minimum_grad, 0), (std::vector<float>{0.5f, 1, 0, 1}));
+  EXPECT_EQ(grad(pp_cpu_minimum_grad, 1), (std::vector<float>{0.5f, 0, 1, 1}));
+  std::vector<float> max =
+      values(Tensor(pp_cpu_maximum(&frame, a.get(), b.get())));
+  std::vector<float> min =
+      values(Tensor(pp_cpu_minimum(&frame, b.get(), a.get())));
+  EXPECT_EQ((std::vector<float>(max.begin(), max.begin() + 3)),
+            (std::vector<float>{1, 3, 3}));
+  EXPECT_EQ((std::vector<float>(min.begin(), min.begin() + 3)),
+            (std::vector<float>{1, 2, 2}));
+  EXPECT_TRUE(std::isnan(max[3]) && std::isnan(min[3]));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+}
+
+TEST(CpuKernels, BinaryGradientsBroadcastTheOperands) {
+  pp_frame frame;
+  Tensor g = tensorOf({2, 3}, wiggly(6, 0.3f));
+  Tensor a = tensorOf({2, 1}, {0.5f, 1.5f}), b = tensorOf({3}, {2, 3, 0.5f});
+  std::vector<float> gv = values(g);
+  expectMatches(Tensor(pp_cpu_pow_grad(&frame, g.get(), a.get(), b.get(), 1)),
+                [&](size_t i) {
+                  double base = i < 3 ? 0.5 : 1.5, e[] = {2, 3, 0.5};
+                  return gv[i] * std::pow(base, e[i % 3]) * std::log(base);
+                });
+  expectMatches(
+      Tensor(pp_cpu_maximum_grad(&frame, g.get(), a.get(), b.get(), 0)),
+      // lhs 0.5 ties with rhs 0.5 (element 2); lhs 1.5 beats it (element 5).
+      [&](size_t i) { return i == 5   ? gv[i]
+                             : i == 2 ? gv[i] / 2
+                                      : 0.0; });
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+}
+
+TEST(CpuKernels, ReductionsOverAnyAxesInDouble) {
+  pp_frame frame;
+  Tensor x = tensorOf({2, 3, 4}, wiggly(24));
+  std::vector<float> xv = values(x);
+  const int64_t outer[] = {0, -1};
+  Tensor sum(pp_cpu_reduce_sum(&frame, x.get(), 2, outer, 0));
+  Tensor mean(pp_cpu_reduce_mean(&frame, x.get(), 2, outer, 1));
+  Tensor max(pp_cpu_reduce_max(&frame, x.get(), 2, outer, 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(sum), (std::vector<int64_t>{3}));
+  EXPECT_EQ(shape(mean), (std::vector<int64_t>{1, 3, 1}));
+  EXPECT_EQ(shape(max), (std::vector<int64_t>{3}));
+  for (int j = 0; j < 3; ++j) {
+    double total = 0, largest = -1e30;
+    for (int i = 0; i < 2; ++i)
+      for (int k = 0; k < 4; ++k) {
+        total += xv[(i * 3 + j) * 4 + k];
+        largest = std::max<double>(largest, xv[(i * 3 + j) * 4 + k]);
+      }
+    EXPECT_NEAR(values(sum)[j], total, 1e-6 * std::abs(total) + 1e-7);
+    EXPECT_NEAR(values(mean)[j], total / 8, 1e-6 * std::abs(total / 8) + 1e-7);
+    EXPECT_EQ(values(max)[j], largest);
+  }
+  // The gradient of the sum repeats the result gradient along the axes.
+  const int64_t inputShape[] = {2, 3, 4};
+  Tensor g = tensorOf({3}, {1, 2, 3});
+  Tensor dx(pp_cpu_reduce_sum_grad(&frame, g.get(), 2, outer, 3, inputShape));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(shape(dx), shape(x));
+  for (int i = 0; i < 24; ++i)
+    EXPECT_EQ(values(dx)[i], 1 + (i / 4) % 3) << "element " << i;
+}
+
+TEST(CpuKernels, ReduceMaxGradSplitsTiesEvenly) {
+  // As PyTorch's amax: [[1, 3, 3], [2, 2, 2]] over axis 1.
+  pp_frame frame;
+  Tensor x = tensorOf({2, 3}, {1, 3, 3, 2, 2, 2});
+  const int64_t axis[] = {1};
+  Tensor y(pp_cpu_reduce_max(&frame, x.get(), 1, axis, 1));
+  Tensor g = tensorOf({2, 1}, {1, 1});
+  Tensor dx(pp_cpu_reduce_max_grad(&frame, g.get(), x.get(), y.get(), 1, axis));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<float> expected = {0, 0.5f, 0.5f, 1 / 3.0f, 1 / 3.0f, 1 / 3.0f};
+  EXPECT_EQ(values(dx), expected);
+}
+
+TEST(CpuKernels, LogSoftmaxAndItsGradientInDouble) {
+  pp_frame frame;
+  Tensor x = tensorOf({2, 3, 4}, wiggly(24));
+  Tensor g = tensorOf({2, 3, 4}, wiggly(24, 0.5f));
+  Tensor y(pp_cpu_log_softmax(&frame, x.get(), 1));
+  Tensor dx(pp_cpu_log_softmax_grad(&frame, g.get(), y.get(), -2));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<float> xv = values(x), gv = values(g);
+  std::vector<double> softmax =
+      softmaxReference(std::vector<double>(xv.begin(), xv.end()), 2, 3, 4);
+  expectMatches(y, [&](size_t i) { return std::log(softmax[i]); });
+  // dx = g - softmax * sum(g) along the axis.
+  expectMatches(
+      dx,
+      [&](size_t i) {
+        size_t o = i / 12, k = i % 4;
+        double sum = 0;
+        for (size_t j = 0; j < 3; ++j)
+          sum += gv[o * 12 + j * 4 + k];
+        return gv[i] - softmax[i] * sum;
+      },
+      1e-6, 1e-6);
+}
+
+/// layer_norm of the rows of `x` ([rows, size]) with `w` and `b` (empty: none)
+/// in double precision.
+std::vector<double> layerNormReference(const std::vector<float> &x,
+                                       int64_t size,
+                                       const std::vector<float> &w,
+                                       const std::vector<float> &b,
+                                       double epsilon) {
+  std::vector<double> y(x.size());
+  for (size_t r = 0; r < x.size() / size; ++r) {
+    double mean = 0, variance = 0;
+    for (int64_t j = 0; j < size; ++j)
+      mean += x[r * size + j];
+    mean /= size;
+    for (int64_t j = 0; j < size; ++j)
+      variance += (x[r * size + j] - mean) * (x[r * size + j] - mean);
+    variance /= size;
+    for (int64_t j = 0; j < size; ++j)
+      y[r * size + j] = (x[r * size + j] - mean) /
+                            std::sqrt(variance + epsilon) *
+                            (w.empty() ? 1.0 : w[j]) +
+                        (b.empty() ? 0.0 : b[j]);
+  }
+  return y;
+}
+
+TEST(CpuKernels, LayerNormAndItsGradientsInDouble) {
+  // Over the last two dimensions of [2, 3, 4]; the gradients of
+  // L = sum(g * layer_norm(x, w, b)) against central differences.
+  pp_frame frame;
+  std::vector<float> xv = wiggly(24), gv = wiggly(24, 0.5f);
+  std::vector<float> wv = wiggly(12, 1.0f), bv = wiggly(12, 2.0f);
+  Tensor x = tensorOf({2, 3, 4}, xv), g = tensorOf({2, 3, 4}, gv);
+  Tensor w = tensorOf({3, 4}, wv), b = tensorOf({3, 4}, bv);
+  const double epsilon = 1e-5;
+  Tensor y(pp_cpu_layer_norm(&frame, x.get(), w.get(), b.get(), 1, epsilon));
+  Tensor plain(
+      pp_cpu_layer_norm(&frame, x.get(), nullptr, nullptr, -2, epsilon));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<double> expected = layerNormReference(xv, 12, wv, bv, epsilon);
+  expectMatches(
+      y, [&](size_t i) { return expected[i]; }, 1e-6, 1e-6);
+  std::vector<double> normalized = layerNormReference(xv, 12, {}, {}, epsilon);
+  expectMatches(
+      plain, [&](size_t i) { return normalized[i]; }, 1e-6, 1e-6);
+
+  auto loss = [&](std::vector<float> xs, std::vector<float> ws) {
+    std::vector<double> out = layerNormReference(xs, 12, ws, bv, epsilon);
+    double sum = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      sum += gv[i] * out[i];
+    return sum;
+  };
+  // Differences of f32 inputs: a step of 1e-3 keeps rounding small.
+  const float h = 1e-3f;
+  auto difference = [&](std::vector<float> &point, size_t i, auto evaluate) {
+    float saved = point[i];
+    point[i] = saved + h;
+    double up = evaluate();
+    point[i] = saved - h;
+    double down = evaluate();
+    point[i] = saved;
+    return (up - down) / (2 * h);
+  };
+  for (int64_t index = 0; index < 3; ++index) {
+    SCOPED_TRACE(index);
+    Tensor dv(pp_cpu_layer_norm_grad(&frame, g.get(), x.get(), w.get(), 1,
+                                     epsilon, index));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    std::vector<float> &point = index == 0 ? xv : index == 1 ? wv : bv;
+    expectMatches(
+        dv,
+        [&](size_t i) {
+          return difference(point, i, [&] { return loss(xv, wv); });
+        },
+        1e-3, 1e-4);
+  }
+}
+
+TEST(CpuKernels, BadReductionsAndOperandsAreReported) {
+  pp_frame axes, twice, gradShape, operand, weight;
+  Tensor x = iota({2, 3});
+  const int64_t outside[] = {2}, repeated[] = {1, -1}, last[] = {1},
+                inputShape[] = {2, 3};
+  EXPECT_EQ(pp_cpu_reduce_sum(&axes, x.get(), 1, outside, 0), nullptr);
+  EXPECT_EQ(axes.error, "reduce_sum: axis 2 is out of range for shape 2x3");
+  EXPECT_EQ(pp_cpu_reduce_max(&twice, x.get(), 2, repeated, 0), nullptr);
+  EXPECT_EQ(twice.error, "reduce_max: axis -1 is named twice for shape 2x3");
+  Tensor g = iota({3});
+  EXPECT_EQ(pp_cpu_reduce_sum_grad(&gradShape, g.get(), 1, last, 2, inputShape),
+            nullptr);
+  EXPECT_EQ(gradShape.error, "reduce_sum_grad: shape 3 is not 2x3 reduced "
+                             "over the axes (2 or 2x1)");
+  EXPECT_EQ(pp_cpu_pow_grad(&operand, x.get(), x.get(), x.get(), 2), nullptr);
+  EXPECT_EQ(operand.error, "pow_grad: operand 2 must be 0 (lhs) or 1 (rhs)");
+  Tensor w = iota({2});
+  EXPECT_EQ(pp_cpu_layer_norm(&weight, x.get(), w.get(), nullptr, -1, 1e-5),
+            nullptr);
+  EXPECT_EQ(weight.error, "layer_norm: weight 2 must have the normalized "
+                          "shape 3");
 }
 
 TEST(CpuKernels, SplitCutsEachPieceAlongTheAxis) {
@@ -796,6 +1120,17 @@ TEST(CpuKernels, NewKernelsPassANullInputOn) {
   EXPECT_EQ(pp_cpu_concat(&frame, 2, withNull, 0), nullptr);
   EXPECT_EQ(pp_cpu_broadcast_to(&frame, nullptr, 2, two), nullptr);
   EXPECT_EQ(pp_cpu_trilu(&frame, nullptr, 0, 0), nullptr);
+  EXPECT_EQ(pp_cpu_gelu(&frame, nullptr, 0), nullptr);
+  EXPECT_EQ(pp_cpu_pow_grad(&frame, x.get(), nullptr, x.get(), 0), nullptr);
+  EXPECT_EQ(pp_cpu_reduce_mean(&frame, nullptr, 2, zero, 0), nullptr);
+  EXPECT_EQ(pp_cpu_reduce_max_grad(&frame, x.get(), nullptr, x.get(), 2, zero),
+            nullptr);
+  EXPECT_EQ(pp_cpu_log_softmax_grad(&frame, nullptr, x.get(), 0), nullptr);
+  EXPECT_EQ(pp_cpu_layer_norm(&frame, nullptr, x.get(), nullptr, 0, 0.0),
+            nullptr);
+  EXPECT_EQ(
+      pp_cpu_layer_norm_grad(&frame, x.get(), x.get(), nullptr, 0, 0.0, 0),
+      nullptr);
   EXPECT_TRUE(frame.error.empty()) << frame.error;
 }
 

@@ -1,0 +1,120 @@
+//===- CpuMathKernels.cpp - host kernels of the math functions ------------===//
+//
+// log, sqrt, rsqrt, erf, gelu, pow, maximum, minimum and their gradients;
+// the formulas are in MathFormulas.h, shared with the CUDA kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/CpuKernelLoops.h"
+#include "runtime/kernels/MathFormulas.h"
+
+using namespace pp::runtime;
+using namespace pp::runtime::cpu;
+
+namespace {
+
+/// Elementwise `function(grad, lhs, rhs)` with NumPy broadcasting of the
+/// three: the gradient of operand `operand` of a binary op.
+template <typename Function>
+pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
+                       pp_tensor *lhs, pp_tensor *rhs, int64_t operand,
+                       Function function) {
+  if (!checkInputs(frame, kernel, {grad, lhs, rhs}) ||
+      !math::checkOperand(frame, kernel, operand))
+    return nullptr;
+  std::optional<Shape> shape =
+      broadcastOperands(frame, kernel, {grad, lhs, rhs});
+  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
+  if (!result)
+    return nullptr;
+  const float *g = floats(grad), *a = floats(lhs), *b = floats(rhs);
+  float *out = floats(result);
+  int64_t inner = rowLength(*shape);
+  forEachBroadcastRow<3>({shapeOf(grad), shapeOf(lhs), shapeOf(rhs)}, *shape,
+                         [&](const auto &at, const auto &steps) {
+                           for (int64_t j = 0; j < inner; ++j)
+                             out[at[3] + j] =
+                                 function(g[at[0] + j * steps[0]],
+                                          a[at[1] + j * steps[1]],
+                                          b[at[2] + j * steps[2]], operand);
+                         });
+  return result;
+}
+
+} // namespace
+
+extern "C" {
+
+pp_tensor *pp_cpu_log(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "log", input, [](float x) { return logf(x); });
+}
+
+pp_tensor *pp_cpu_sqrt(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "sqrt", input, [](float x) { return sqrtf(x); });
+}
+
+pp_tensor *pp_cpu_rsqrt(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "rsqrt", input, math::rsqrt);
+}
+
+pp_tensor *pp_cpu_erf(pp_frame *frame, pp_tensor *input) {
+  return unary(frame, "erf", input, [](float x) { return erff(x); });
+}
+
+pp_tensor *pp_cpu_sqrt_grad(pp_frame *frame, pp_tensor *grad,
+                            pp_tensor *result) {
+  return binary(frame, "sqrt_grad", grad, result, math::sqrtGrad);
+}
+
+pp_tensor *pp_cpu_rsqrt_grad(pp_frame *frame, pp_tensor *grad,
+                             pp_tensor *result) {
+  return binary(frame, "rsqrt_grad", grad, result, math::rsqrtGrad);
+}
+
+pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input) {
+  return binary(frame, "erf_grad", grad, input, math::erfGrad);
+}
+
+pp_tensor *pp_cpu_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
+  return unary(frame, "gelu", input,
+               [=](float x) { return math::gelu(x, approximate); });
+}
+
+pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
+                            int approximate) {
+  return binary(frame, "gelu_grad", grad, input, [=](float g, float x) {
+    return math::geluGrad(g, x, approximate);
+  });
+}
+
+pp_tensor *pp_cpu_pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "pow", lhs, rhs,
+                [](float a, float b) { return powf(a, b); });
+}
+
+pp_tensor *pp_cpu_maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "maximum", lhs, rhs, math::maximum);
+}
+
+pp_tensor *pp_cpu_minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
+  return binary(frame, "minimum", lhs, rhs, math::minimum);
+}
+
+pp_tensor *pp_cpu_pow_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                           pp_tensor *rhs, int64_t operand) {
+  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand, math::powGrad);
+}
+
+pp_tensor *pp_cpu_maximum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                               pp_tensor *rhs, int64_t operand) {
+  return operandGrad(frame, "maximum_grad", grad, lhs, rhs, operand,
+                     math::maximumGrad);
+}
+
+pp_tensor *pp_cpu_minimum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
+                               pp_tensor *rhs, int64_t operand) {
+  return operandGrad(frame, "minimum_grad", grad, lhs, rhs, operand,
+                     math::minimumGrad);
+}
+
+} // extern "C"

@@ -1,0 +1,269 @@
+//===- CpuNormalizationKernels.cpp - host reductions and normalizations ---===//
+//
+// reduce_sum/mean/max, log_softmax and layer_norm with their gradients.
+// Sums accumulate in double in a fixed order (deterministic kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/CpuKernelLoops.h"
+#include "runtime/kernels/ReductionPlans.h"
+
+#include <vector>
+
+using namespace pp::runtime;
+using namespace pp::runtime::cpu;
+
+namespace {
+
+/// Calls `visit(i, group)` for every input element `i` of `plan`, in
+/// row-major order, with the index of its group.
+template <typename Visit>
+void forEachGrouped(const ReducePlan &plan, Visit visit) {
+  int64_t inner = rowLength(plan.input);
+  int64_t step = plan.input.empty() ? 0 : plan.groupStrides.back();
+  int64_t i = 0;
+  forEachRow<1>(plan.input, {plan.groupStrides}, {0},
+                [&](std::array<int64_t, 1> at) {
+                  for (int64_t j = 0; j < inner; ++j)
+                    visit(i++, at[0] + j * step);
+                });
+}
+
+/// A reduction of `input` with `keep_dims`: `reduceGroups(plan, in, out)`
+/// fills the result, one value per group.
+template <typename Reduce>
+pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
+                  int64_t axes_count, const int64_t *axes, int keep_dims,
+                  Reduce reduceGroups) {
+  if (!checkInputs(frame, kernel, {input}))
+    return nullptr;
+  std::optional<ReducePlan> plan =
+      reducePlan(frame, kernel, shapeOf(input), axes_count, axes);
+  pp_tensor *result = plan ? newTensor(frame, PP_DTYPE_F32,
+                                       keep_dims ? plan->kept : plan->removed)
+                           : nullptr;
+  if (result)
+    reduceGroups(*plan, floats(input), floats(result));
+  return result;
+}
+
+/// The sums of the groups of `plan` in double.
+std::vector<double> groupSums(const ReducePlan &plan, const float *in) {
+  std::vector<double> sums(plan.groups, 0.0);
+  forEachGrouped(plan, [&](int64_t i, int64_t group) { sums[group] += in[i]; });
+  return sums;
+}
+
+/// The mean and 1 / sqrt(variance + epsilon) of `size` values (biased
+/// variance, two passes in double).
+std::pair<double, double> rowStatistics(const float *row, int64_t size,
+                                        double epsilon) {
+  double sum = 0, squares = 0;
+  for (int64_t j = 0; j < size; ++j)
+    sum += row[j];
+  double mean = sum / size;
+  for (int64_t j = 0; j < size; ++j)
+    squares += (row[j] - mean) * (row[j] - mean);
+  return {mean, 1.0 / std::sqrt(squares / size + epsilon)};
+}
+
+} // namespace
+
+extern "C" {
+
+pp_tensor *pp_cpu_reduce_sum(pp_frame *frame, pp_tensor *input,
+                             int64_t axes_count, const int64_t *axes,
+                             int keep_dims) {
+  return reduce(frame, "reduce_sum", input, axes_count, axes, keep_dims,
+                [](const ReducePlan &plan, const float *in, float *out) {
+                  std::vector<double> sums = groupSums(plan, in);
+                  for (int64_t g = 0; g < plan.groups; ++g)
+                    out[g] = static_cast<float>(sums[g]);
+                });
+}
+
+pp_tensor *pp_cpu_reduce_mean(pp_frame *frame, pp_tensor *input,
+                              int64_t axes_count, const int64_t *axes,
+                              int keep_dims) {
+  return reduce(frame, "reduce_mean", input, axes_count, axes, keep_dims,
+                [](const ReducePlan &plan, const float *in, float *out) {
+                  std::vector<double> sums = groupSums(plan, in);
+                  for (int64_t g = 0; g < plan.groups; ++g)
+                    out[g] = static_cast<float>(sums[g] / plan.groupSize);
+                });
+}
+
+pp_tensor *pp_cpu_reduce_max(pp_frame *frame, pp_tensor *input,
+                             int64_t axes_count, const int64_t *axes,
+                             int keep_dims) {
+  return reduce(frame, "reduce_max", input, axes_count, axes, keep_dims,
+                [](const ReducePlan &plan, const float *in, float *out) {
+                  std::fill_n(out, plan.groups,
+                              -std::numeric_limits<float>::infinity());
+                  forEachGrouped(plan, [&](int64_t i, int64_t group) {
+                    // A NaN wins and stays, as in PyTorch's amax.
+                    if (in[i] > out[group] || in[i] != in[i])
+                      out[group] = in[i];
+                  });
+                });
+}
+
+pp_tensor *pp_cpu_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
+                                  int64_t axes_count, const int64_t *axes,
+                                  int64_t input_shape_count,
+                                  const int64_t *input_shape) {
+  if (!checkInputs(frame, "reduce_sum_grad", {grad}))
+    return nullptr;
+  std::optional<ReducePlan> plan = reduceGradPlan(
+      frame, "reduce_sum_grad", shapeOf(grad),
+      Shape(input_shape, input_shape + input_shape_count), axes_count, axes);
+  pp_tensor *result =
+      plan ? newTensor(frame, PP_DTYPE_F32, plan->input) : nullptr;
+  if (!result)
+    return nullptr;
+  const float *g = floats(grad);
+  float *out = floats(result);
+  forEachGrouped(*plan, [&](int64_t i, int64_t group) { out[i] = g[group]; });
+  return result;
+}
+
+pp_tensor *pp_cpu_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
+                                  pp_tensor *input, pp_tensor *result_value,
+                                  int64_t axes_count, const int64_t *axes) {
+  if (!checkInputs(frame, "reduce_max_grad", {grad, input, result_value}))
+    return nullptr;
+  std::optional<ReducePlan> plan =
+      reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
+  pp_tensor *result =
+      plan ? newTensor(frame, PP_DTYPE_F32, plan->input) : nullptr;
+  if (!result)
+    return nullptr;
+  const float *g = floats(grad), *x = floats(input), *y = floats(result_value);
+  float *out = floats(result);
+  std::vector<float> ties(plan->groups, 0.0f);
+  forEachGrouped(*plan, [&](int64_t i, int64_t group) {
+    ties[group] += x[i] == y[group];
+  });
+  // mask * (grad / ties) as PyTorch computes it: NaN for a group whose
+  // maximum is NaN (no element equals it).
+  forEachGrouped(*plan, [&](int64_t i, int64_t group) {
+    out[i] = static_cast<float>(x[i] == y[group]) * (g[group] / ties[group]);
+  });
+  return result;
+}
+
+pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
+  if (!checkInputs(frame, "log_softmax", {input}))
+    return nullptr;
+  const float *in = floats(input);
+  return alongAxis(
+      frame, "log_softmax", input, axis,
+      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+        auto [max, total] = softmaxNormalizer(in + start, size, stride);
+        double shift = max + std::log(total);
+        for (int64_t at = start; at < start + size * stride; at += stride)
+          out[at] = static_cast<float>(in[at] - shift);
+      });
+}
+
+pp_tensor *pp_cpu_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
+                                   pp_tensor *result_value, int64_t axis) {
+  return gradAlongAxis(frame, "log_softmax_grad", grad, result_value, axis,
+                       [](float *out, const float *g, const float *y,
+                          int64_t start, int64_t stride, int64_t size) {
+                         int64_t end = start + size * stride;
+                         double sum = 0;
+                         for (int64_t at = start; at < end; at += stride)
+                           sum += g[at];
+                         for (int64_t at = start; at < end; at += stride)
+                           out[at] = static_cast<float>(g[at] -
+                                                        std::exp(y[at]) * sum);
+                       });
+}
+
+pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
+                             pp_tensor *weight, pp_tensor *bias, int64_t axis,
+                             double epsilon) {
+  if (!checkInputs(frame, "layer_norm", {input}) ||
+      (weight && !checkInputs(frame, "layer_norm", {weight})) ||
+      (bias && !checkInputs(frame, "layer_norm", {bias})))
+    return nullptr;
+  std::optional<LayerNormPlan> plan = layerNormPlan(
+      frame, "layer_norm", input, weight, bias, nullptr, axis, epsilon);
+  pp_tensor *result =
+      plan ? newTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
+  if (!result)
+    return nullptr;
+  const float *w = weight ? floats(weight) : nullptr;
+  const float *b = bias ? floats(bias) : nullptr;
+  for (int64_t r = 0; r < plan->rows; ++r) {
+    const float *row = floats(input) + r * plan->size;
+    float *out = floats(result) + r * plan->size;
+    auto [mean, rstd] = rowStatistics(row, plan->size, epsilon);
+    for (int64_t j = 0; j < plan->size; ++j) {
+      double value = (row[j] - mean) * rstd;
+      if (w)
+        value *= w[j];
+      if (b)
+        value += b[j];
+      out[j] = static_cast<float>(value);
+    }
+  }
+  return result;
+}
+
+pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
+                                  pp_tensor *input, pp_tensor *weight,
+                                  int64_t axis, double epsilon,
+                                  int64_t result_index) {
+  if (!checkInputs(frame, "layer_norm_grad", {grad, input, weight}))
+    return nullptr;
+  std::optional<LayerNormPlan> plan = layerNormGradPlan(
+      frame, grad, input, weight, axis, epsilon, result_index);
+  if (!plan)
+    return nullptr;
+  Shape shape = shapeOf(input);
+  pp_tensor *result = newTensor(frame, PP_DTYPE_F32,
+                                result_index == 0 ? shape : shapeOf(weight));
+  if (!result)
+    return nullptr;
+  const float *x = floats(input), *dy = floats(grad), *w = floats(weight);
+  float *out = floats(result);
+  int64_t size = plan->size;
+  // The weight and bias gradients sum over the rows, in row order.
+  std::vector<double> sums(result_index == 0 ? 0 : size, 0.0);
+  for (int64_t r = 0; r < plan->rows; ++r) {
+    const float *row = x + r * size, *g = dy + r * size;
+    if (result_index == 2) {
+      for (int64_t j = 0; j < size; ++j)
+        sums[j] += g[j];
+      continue;
+    }
+    auto [mean, rstd] = rowStatistics(row, size, epsilon);
+    if (result_index == 1) {
+      for (int64_t j = 0; j < size; ++j)
+        sums[j] += g[j] * ((row[j] - mean) * rstd);
+      continue;
+    }
+    // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
+    double meanGw = 0, meanGwXhat = 0;
+    for (int64_t j = 0; j < size; ++j) {
+      double gw = static_cast<double>(g[j]) * w[j];
+      meanGw += gw;
+      meanGwXhat += gw * ((row[j] - mean) * rstd);
+    }
+    meanGw /= size;
+    meanGwXhat /= size;
+    for (int64_t j = 0; j < size; ++j) {
+      double xhat = (row[j] - mean) * rstd;
+      out[r * size + j] =
+          static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] - meanGw -
+                                     xhat * meanGwXhat));
+    }
+  }
+  for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)
+    out[j] = static_cast<float>(sums[j]);
+  return result;
+}
+
+} // extern "C"
