@@ -23,7 +23,9 @@
  * takes a trailing result_index and returns that result. An `axis` may be
  * negative (counted from the end). cast's `to` is a pp_dtype (nn.Dtype has
  * its values); gather's indices are i64 or i32, negative ones counting
- * from the end of the axis.
+ * from the end of the axis. dropout drops elements only in a training
+ * call (the frame's position, runtime/kernels/Frame.h), keyed by its run
+ * seed, step and first sample; otherwise it copies.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -105,7 +107,9 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                                    int reduction);                             \
   pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,      \
                                         pp_tensor *logits, pp_tensor *labels,  \
-                                        int64_t ignore_index, int reduction);
+                                        int64_t ignore_index, int reduction);  \
+  pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
+                             double ratio);
 
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)

@@ -2,6 +2,8 @@
 
 #include "runtime/data/SyntheticData.h"
 
+#include "runtime/core/CounterRng.h"
+
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -15,13 +17,6 @@ void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
       (isLabel ? "have" : "has") + " dtype " + pp_dtype_name(dtype) +
       "; pp-run's synthetic data supports f32 inputs and f32 or i64 labels "
       "so far");
-}
-
-uint64_t mix64(uint64_t value) {
-  value += 0x9e3779b97f4a7c15ull;
-  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
-  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
-  return value ^ (value >> 31);
 }
 
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,

@@ -23,9 +23,6 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
 /// (class indices) for the labels (`isLabel`).
 void checkSyntheticDtype(const std::string &name, pp_dtype dtype, bool isLabel);
 
-/// A well-mixed 64-bit hash of `value` (SplitMix64's finalizer).
-uint64_t mix64(uint64_t value);
-
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_SYNTHETICDATA_H

@@ -189,6 +189,8 @@ private:
     pp_frame frame;
     frame.args = std::move(args);
     backend.configure(frame, step, microbatch);
+    frame.position = {options.seed, step, firstSample(step, microbatch),
+                      /*training=*/true};
     function.entry(&frame);
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
