@@ -9,23 +9,31 @@
 namespace pp::runtime {
 
 void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
-                         bool isLabel) {
-  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64))
+                         bool isLabel, int64_t indexBound) {
+  bool integer = dtype == PP_DTYPE_I64 || dtype == PP_DTYPE_I32;
+  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64) ||
+      (!isLabel && integer && indexBound > 0))
     return;
   throw std::runtime_error(
       std::string(isLabel ? "labels '" : "input '") + name + "' " +
       (isLabel ? "have" : "has") + " dtype " + pp_dtype_name(dtype) +
-      "; pp-run's synthetic data supports f32 inputs and f32 or i64 labels "
-      "so far");
+      "; pp-run's synthetic data supports f32 inputs, i64 or i32 inputs "
+      "that index a table (an embedding's ids)" +
+      (integer && !isLabel ? " (this one indexes none)" : "") +
+      " and f32 or i64 labels so far");
 }
 
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
-                   int64_t firstSample, int64_t classes) {
+                   int64_t firstSample, int64_t bound) {
   pp_dtype dtype = pp_tensor_dtype(tensor);
-  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64)
+  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32)
     throw std::runtime_error("synthetic data for '" + stream +
                              "' cannot be of dtype " + pp_dtype_name(dtype) +
-                             " (only f32 and i64)");
+                             " (only f32, i64 and i32)");
+  if (dtype != PP_DTYPE_F32 && bound < 1)
+    throw std::runtime_error("synthetic integers for '" + stream +
+                             "' need a bound of at least 1, got " +
+                             std::to_string(bound));
   uint64_t base = mix64(seed);
   for (unsigned char c : stream)
     base = mix64(base ^ c);
@@ -39,7 +47,10 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                           mix64(static_cast<uint64_t>(element) * 2));
     if (dtype == PP_DTYPE_I64) {
       static_cast<int64_t *>(pp_tensor_data(tensor))[i] =
-          static_cast<int64_t>(bits % static_cast<uint64_t>(classes));
+          static_cast<int64_t>(bits % static_cast<uint64_t>(bound));
+    } else if (dtype == PP_DTYPE_I32) {
+      static_cast<int32_t *>(pp_tensor_data(tensor))[i] =
+          static_cast<int32_t>(bits % static_cast<uint64_t>(bound));
     } else {
       // 24 random bits give every float in [-1, 1) on a 2^-23 grid.
       float unit = static_cast<float>(bits >> 40) / 16777216.0f;
