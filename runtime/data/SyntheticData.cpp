@@ -4,6 +4,7 @@
 
 #include "runtime/core/CounterRng.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -56,6 +57,22 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
       float unit = static_cast<float>(bits >> 40) / 16777216.0f;
       static_cast<float *>(pp_tensor_data(tensor))[i] = 2.0f * unit - 1.0f;
     }
+  }
+}
+
+void fillSyntheticLabels(pp_tensor *tensor, uint64_t seed,
+                         const std::string &stream, int64_t firstSample,
+                         int64_t classes, int64_t ignoreIndex) {
+  fillSynthetic(tensor, seed, stream, firstSample, classes);
+  if (pp_tensor_dtype(tensor) != PP_DTYPE_I64 || pp_tensor_rank(tensor) < 2)
+    return;
+  int64_t samples = pp_tensor_shape(tensor)[0];
+  int64_t perSample = samples ? pp_tensor_numel(tensor) / samples : 0;
+  int64_t *labels = static_cast<int64_t *>(pp_tensor_data(tensor));
+  for (int64_t s = 0; s < samples; ++s) {
+    int64_t padding = (firstSample + s) % (perSample + 1);
+    std::fill(labels + (s + 1) * perSample - padding,
+              labels + (s + 1) * perSample, ignoreIndex);
   }
 }
 

@@ -19,6 +19,18 @@ namespace pp::runtime {
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                    int64_t firstSample, int64_t bound);
 
+/// Fills the labels `tensor` of a step's microbatch like fillSynthetic
+/// (stream `stream`, the labels' name; class indices below `classes` for
+/// i64 labels). Class
+/// labels of rank 2 or more hold a sequence per sample, and are padded as
+/// real batches of sequences are: sample g ends after its first
+/// `L - g % (L + 1)` positions (L per sample) and the rest are
+/// `ignoreIndex`, so that microbatches count different numbers of tokens
+/// (some none).
+void fillSyntheticLabels(pp_tensor *tensor, uint64_t seed,
+                         const std::string &stream, int64_t firstSample,
+                         int64_t classes, int64_t ignoreIndex);
+
 /// Throws std::runtime_error, naming the tensor and its dtype, unless
 /// synthetic data can fill it: f32 for an input, or i64 or i32 for an
 /// input that indexes a table (`indexBound`, its rows, above 0); f32 (mse

@@ -20,16 +20,10 @@ pp_tensor *pp_cpu_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
     return nullptr;
   if (!frame->position.training || ratio == 0.0)
     return pp_cpu_copy(frame, input);
-  DropoutMask mask =
-      dropoutMask(frame->position, key, ratio, shapeOf(input));
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
-  if (!result)
-    return nullptr;
-  const float *in = floats(input);
-  float *out = floats(result);
-  for (int64_t i = 0, n = pp_tensor_numel(input); i < n; ++i)
-    out[i] = mask.apply(i, in[i]);
-  return result;
+  DropoutMask mask = dropoutMask(frame->position, key, ratio, shapeOf(input));
+  return unaryIndexed(frame, "dropout", input, [&](int64_t i, float x) {
+    return mask.apply(i, x);
+  });
 }
 
 } // extern "C"

@@ -74,12 +74,7 @@ public:
     checkSchedule();
     std::vector<Placed> noLabels;
     MicrobatchData data{0, noLabels, nullptr, 0.0, {}, {}};
-    for (const Action &action : buildSchedule(
-             options.schedule, package.numStages, stage, options.microbatches))
-      for (size_t f = 0; f < functions.size(); ++f)
-        if (actionRuns(action.phase, functions[f].phase))
-          runFunction(f, action.microbatch, data);
-    backend.finishStep();
+    runSchedule(data);
     return gatherOutputs(data.outputs);
   }
 
@@ -241,20 +236,10 @@ private:
     return (step * options.microbatches + microbatch) * package.microbatchSize;
   }
 
-  TensorPtr synthetic(const TensorInfo &info, int64_t step,
-                      int64_t microbatch) {
-    TensorPtr tensor = makeTensor(info);
-    fillSynthetic(tensor.get(), options.seed, info.name,
-                  firstSample(step, microbatch),
-                  info.indexBound ? info.indexBound : package.lossClasses);
-    return tensor;
-  }
-
-  /// Microbatch `microbatch` of input `info`: its rows of the given input
-  /// in a forward-only run, else synthetic samples.
+  /// Microbatch `microbatch` of the input `info` a stage function takes:
+  /// its rows of the given input in a forward-only run, else synthetic
+  /// samples (integer ids below the input's index bound).
   TensorPtr input(const TensorInfo &info, int64_t step, int64_t microbatch) {
-    if (!givenInputs)
-      return synthetic(info, step, microbatch);
     auto it = std::find_if(
         package.inputs.begin(), package.inputs.end(),
         [&](const TensorInfo &input) { return input.name == info.name; });
@@ -262,6 +247,12 @@ private:
       throw std::runtime_error("stage " + std::to_string(stage) +
                                " takes the input '" + info.name +
                                "', which the package does not list");
+    if (!givenInputs) {
+      TensorPtr tensor = makeTensor(info);
+      fillSynthetic(tensor.get(), options.seed, info.name,
+                    firstSample(step, microbatch), it->indexBound);
+      return tensor;
+    }
     pp_tensor *all = (*givenInputs)[it - package.inputs.begin()];
     TensorPtr tensor = makeTensor(info);
     size_t bytes = pp_tensor_nbytes(tensor.get());
@@ -352,6 +343,17 @@ private:
       data.saved.erase(mb);
   }
 
+  /// Runs this stage's functions in the schedule's order over the step's
+  /// microbatches and waits for its messages.
+  void runSchedule(MicrobatchData &data) {
+    for (const Action &action : buildSchedule(
+             options.schedule, package.numStages, stage, options.microbatches))
+      for (size_t f = 0; f < functions.size(); ++f)
+        if (actionRuns(action.phase, functions[f].phase))
+          runFunction(f, action.microbatch, data);
+    backend.finishStep();
+  }
+
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
     for (auto &[name, sum] : placedGradients)
@@ -364,7 +366,10 @@ private:
     double count = 0;
     if (isLastStage()) {
       for (int64_t mb = 0; mb < options.microbatches; ++mb) {
-        labels.push_back(synthetic(package.labels, step, mb));
+        labels.push_back(makeTensor(package.labels));
+        fillSyntheticLabels(labels.back().get(), options.seed,
+                            package.labels.name, firstSample(step, mb),
+                            package.lossClasses, package.ignoreIndex);
         pp_tensor *label = labels.back().get();
         placedLabels[mb].tensor = backend.place(label, placedLabels[mb].copy);
         if (package.lossKind == "mse") {
@@ -384,12 +389,7 @@ private:
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
     MicrobatchData data{step, placedLabels, placedScale.tensor, 0.0, {}, {}};
-    for (const Action &action : buildSchedule(
-             options.schedule, package.numStages, stage, options.microbatches))
-      for (size_t f = 0; f < functions.size(); ++f)
-        if (actionRuns(action.phase, functions[f].phase))
-          runFunction(f, action.microbatch, data);
-    backend.finishStep();
+    runSchedule(data);
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed in manifest order on every rank, so the norm is the same bits

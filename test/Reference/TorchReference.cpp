@@ -159,6 +159,20 @@ torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
   return result;
 }
 
+/// pp-run's synthetic class labels of `shape` (sequences padded with
+/// ignore_index -100).
+torch::Tensor syntheticLabels(std::vector<int64_t> shape, int64_t firstSample,
+                              int64_t classes) {
+  pp_tensor *tensor = nullptr;
+  pp_tensor_create(PP_DTYPE_I64, shape.size(), shape.data(), &tensor);
+  pp::runtime::fillSyntheticLabels(tensor, seed, "labels", firstSample, classes,
+                                   -100);
+  torch::Tensor result =
+      torch::from_blob(pp_tensor_data(tensor), shape, torch::kInt64).clone();
+  pp_tensor_destroy(tensor);
+  return result;
+}
+
 int run() {
   torch::set_num_threads(threads);
   std::ifstream file(modelPath, std::ios::binary);
@@ -227,12 +241,12 @@ int run() {
         lossValue = torch::mse_loss(y, labels[mb], at::Reduction::Sum);
         count += labels[mb].numel();
       } else {
-        labels[mb] = synthetic("labels", y.sizes().slice(0, y.dim() - 1).vec(),
-                               first, y.size(-1));
+        labels[mb] = syntheticLabels(y.sizes().slice(0, y.dim() - 1).vec(),
+                                     first, y.size(-1));
         lossValue = torch::nll_loss(
             torch::log_softmax(y.reshape({-1, y.size(-1)}), -1),
             labels[mb].reshape({-1}), {}, at::Reduction::Sum, -100);
-        count += labels[mb].numel();
+        count += labels[mb].ne(-100).sum().item<int64_t>();
       }
       lossSum += lossValue.item<double>();
       inputs[mb]["__loss"] = lossValue;
