@@ -597,6 +597,7 @@ void train(Package &package, Communicator &world, Communicator &pipeline,
           " axis '" + axis.name + "' of size " + std::to_string(axis.size) +
           "; pp-run trains pipeline meshes only so far (data, tensor and "
           "context parallelism are not supported yet)");
+  checkTrainable(package);
   if (pipeline.worldSize() != package.numStages)
     throw std::runtime_error("the pipeline group has " +
                              std::to_string(pipeline.worldSize()) +
@@ -604,6 +605,14 @@ void train(Package &package, Communicator &world, Communicator &pipeline,
                              std::to_string(package.numStages) + " stages");
   StageTrainer(package, pipeline, world.rank() == 0, backend, options, log)
       .run();
+}
+
+void checkTrainable(const Package &package) {
+  if (package.forwardOnly())
+    throw std::runtime_error("the package '" + package.directory +
+                             "' is forward-only (compiled with infer=true): "
+                             "it has no loss to train; run it with --infer, "
+                             "or compile the model with a loss");
 }
 
 void checkForwardOnly(const Package &package) {

@@ -64,6 +64,10 @@ std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
 void train(Package &package, Communicator &world, Communicator &pipeline,
            Backend &backend, const TrainerOptions &options, std::ostream &log);
 
+/// Throws std::runtime_error, saying what to do instead, when `package` is
+/// forward-only.
+void checkTrainable(const Package &package);
+
 /// Throws std::runtime_error, saying how to get one, unless `package` is
 /// forward-only.
 void checkForwardOnly(const Package &package);

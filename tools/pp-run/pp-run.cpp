@@ -564,16 +564,6 @@ int main(int argc, char **argv) {
 
   if (printSchedule)
     return printScheduleOf(packageDir);
-  if (inferMode) {
-    // Every rank checks the inputs again; the launcher says it once.
-    try {
-      Package package = Package::load(packageDir);
-      checkForwardOnly(package);
-      loadInferenceInputs(package);
-    } catch (const std::exception &failure) {
-      return error(failure.what());
-    }
-  }
 
   std::string problem;
   std::optional<int> rank = environmentInt("RANK", problem);
@@ -613,9 +603,17 @@ int main(int argc, char **argv) {
     return runRank(packageDir, info);
   }
 
+  // Every rank checks the package again; the launcher says it once.
   DeviceMesh mesh;
   try {
-    mesh = Package::load(packageDir).mesh;
+    Package package = Package::load(packageDir);
+    if (inferMode) {
+      checkForwardOnly(package);
+      loadInferenceInputs(package);
+    } else {
+      checkTrainable(package);
+    }
+    mesh = package.mesh;
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
