@@ -2,7 +2,8 @@
 //
 // `--pp-compile="stages=N microbatch-size=B loss=KIND:OUTPUT"`: from an
 // imported model to outlined pipeline stages (optionally `split-points=a,b`
-// and `freeze=REGEX`).
+// and `freeze=REGEX`). `infer=true` instead of a loss compiles a
+// forward-only program: the model's outputs, no backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   ListOption<std::string> splitPoints{
       *this, "split-points",
       llvm::cl::desc("first node of every stage after the first")};
+  Option<bool> infer{
+      *this, "infer",
+      llvm::cl::desc("compile a forward-only program that returns the "
+                     "model's outputs (pp-mark-outputs instead of a loss "
+                     "and pp-autodiff)"),
+      llvm::cl::init(false)};
   Option<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("parameters whose whole name matches this regular "
@@ -36,14 +43,33 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(pp-autodiff's freeze)")};
 };
 
+/// Why `options` do not make a pipeline, or "".
+std::string compileOptionsProblem(const CompileOptions &options) {
+  if (!options.infer)
+    return "";
+  if (!options.loss.empty())
+    return "pp-compile: infer=true compiles a forward-only program, which "
+           "has no loss; drop loss=" + options.loss;
+  if (!options.freeze.empty())
+    return "pp-compile: infer=true trains nothing, so freeze= does not "
+           "apply; drop freeze=" + options.freeze;
+  return "";
+}
+
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
-  pp::AttachLossOptions loss;
-  loss.loss = options.loss;
-  loss.microbatchSize = options.microbatchSize;
-  pm.addPass(pp::createAttachLoss(loss));
-  pp::AutodiffOptions autodiff;
-  autodiff.freeze = options.freeze;
-  pm.addPass(pp::createAutodiff(autodiff));
+  if (options.infer) {
+    pp::MarkOutputsOptions outputs;
+    outputs.microbatchSize = options.microbatchSize;
+    pm.addPass(pp::createMarkOutputs(outputs));
+  } else {
+    pp::AttachLossOptions loss;
+    loss.loss = options.loss;
+    loss.microbatchSize = options.microbatchSize;
+    pm.addPass(pp::createAttachLoss(loss));
+    pp::AutodiffOptions autodiff;
+    autodiff.freeze = options.freeze;
+    pm.addPass(pp::createAutodiff(autodiff));
+  }
   pp::PartitionOptions partition;
   partition.stages = options.stages;
   partition.splitPoints.assign(options.splitPoints.begin(),
@@ -59,9 +85,23 @@ void pp::registerPasses() {
   registerTrainingPasses();
   registerPipelinePasses();
   registerCodegenPasses();
-  PassPipelineRegistration<CompileOptions>(
+  registerPassPipeline(
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
-      "pp-autodiff, pp-partition, pp-insert-send-recv, pp-outline-stages",
-      buildCompilePipeline);
+      "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
+      "pp-insert-send-recv, pp-outline-stages",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CompileOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (std::string problem = compileOptionsProblem(options);
+            !problem.empty())
+          return errorHandler(problem);
+        buildCompilePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> describe) {
+        describe(CompileOptions());
+      });
 }

@@ -27,6 +27,30 @@ LogicalResult checkFlatProgram(func::FuncOp function) {
   return success();
 }
 
+LogicalResult checkBatchDimension(func::FuncOp main, int64_t size,
+                                  std::optional<unsigned> output) {
+  if (size == 0)
+    return success();
+  auto check = [&](Type type, const Twine &what) -> LogicalResult {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getRank() >= 1 && tensor.getDimSize(0) == size)
+      return success();
+    return main.emitError() << what << " has type " << tensor
+                            << ", but microbatch-size=" << size
+                            << " needs dimension 0 of size " << size
+                            << "; export the model with batch size " << size
+                            << " or give it a symbolic batch dimension";
+  };
+  for (unsigned i = 0; i < main.getNumArguments(); ++i)
+    if (argumentRole(main, i) == kRoleInput &&
+        failed(check(main.getArgumentTypes()[i],
+                     "input '" + argumentName(main, i) + "'")))
+      return failure();
+  if (output)
+    return check(main.getResultTypes()[*output], "the loss output");
+  return success();
+}
+
 StringRef argumentRole(func::FuncOp function, unsigned index) {
   auto role = function.getArgAttrOfType<StringAttr>(index, kRoleAttrName);
   return role ? role.getValue() : StringRef();

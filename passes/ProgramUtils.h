@@ -34,6 +34,12 @@ bool isModelParameter(mlir::func::FuncOp function, unsigned index);
 /// The stage pp-partition placed parameter argument `index` on (0 before).
 int64_t getParameterStage(mlir::func::FuncOp function, unsigned index);
 
+/// Fails, saying which and how to fix it, unless every input of `main`
+/// (and result `output`, when given) has `size` rows (dimension 0); a
+/// `size` of 0 checks nothing.
+mlir::LogicalResult checkBatchDimension(mlir::func::FuncOp main, int64_t size,
+                                        std::optional<unsigned> output);
+
 /// `base`, or `base_1`, `base_2`, ... when an argument of `function` already
 /// has that name.
 std::string uniqueArgumentName(mlir::func::FuncOp function,

@@ -31,9 +31,12 @@
  * from the end of the axis. An op whose only operand is variadic (concat)
  * takes its tensors as a count and an array. `constant` makes the tensors of
  * constants (host values in host memory; `count` is 1 for a splat).
- * from the end of the axis. The gradients of binary ops (pow_grad,
+ * The gradients of binary ops (pow_grad,
  * maximum_grad, minimum_grad) take `operand` 0 (lhs) or 1 (rhs) and return
  * that operand's gradient in the broadcast shape.
+ * dropout drops elements only in a training
+ * call (the frame's position, runtime/kernels/Frame.h), keyed by its run
+ * seed, step and first sample; otherwise it copies.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -180,7 +183,9 @@ void pp_frame_profile_end(pp_frame *frame);
                                    int reduction);                             \
   pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,      \
                                         pp_tensor *logits, pp_tensor *labels,  \
-                                        int64_t ignore_index, int reduction);
+                                        int64_t ignore_index, int reduction);  \
+  pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
+                             double ratio);
 
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)

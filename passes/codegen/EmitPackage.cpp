@@ -104,6 +104,31 @@ json describeFunction(func::FuncOp function) {
           {"messages", messages}};
 }
 
+/// The bound the values of the integer input `input` must stay below: the
+/// smallest size of an axis that an nn.gather indexes with them (followed
+/// through reshapes and casts), or nullopt when no gather does.
+std::optional<int64_t> indexBoundOf(Value input) {
+  std::optional<int64_t> bound;
+  SmallVector<Value> values = {input};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto gather = dyn_cast<nn::GatherOp>(user)) {
+        if (use.get() != gather.getIndices())
+          continue;
+        auto data = cast<RankedTensorType>(gather.getData().getType());
+        int64_t axis = static_cast<int64_t>(gather.getAxis());
+        int64_t size = data.getDimSize(axis < 0 ? axis + data.getRank() : axis);
+        bound = std::min(bound.value_or(size), size);
+      } else if (isa<nn::ReshapeOp, nn::CastOp>(user)) {
+        values.push_back(user->getResult(0));
+      }
+    }
+  }
+  return bound;
+}
+
 /// The first string of `value` (a member name or a string value) that is
 /// not valid UTF-8, and its path (`stages[0].functions[1].args[2].name`);
 /// nullopt when every string is UTF-8, as JSON needs.
@@ -150,9 +175,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       return fail("pp-emit-package needs dir=DIRECTORY");
     auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
     auto loss = module->getAttrOfType<DictionaryAttr>(kLossAttrName);
-    if (!stageCosts || !loss)
+    auto forwardOnly =
+        module->getAttrOfType<DictionaryAttr>(kForwardOnlyAttrName);
+    if (!stageCosts || (!loss && !forwardOnly))
       return fail("nothing to package: run --pp-compile (or pp-attach-loss "
-                  "through pp-outline-stages) first");
+                  "or pp-mark-outputs through pp-outline-stages) first");
     int64_t numStages = stageCosts.size();
     SmallString<256> absolute(dir);
     llvm::sys::fs::make_absolute(absolute);
@@ -171,7 +198,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     json manifest;
     manifest["format"] = "pp-pipeline-package";
     // Package.h's kPackageFormatVersion: the version pp-run reads.
-    manifest["version"] = 3;
+    manifest["version"] = 4;
     manifest["num_stages"] = numStages;
     json axes = json::array();
     for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
@@ -213,15 +240,37 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     SmallVector<StringRef> values;
     uint64_t offset = 0;
     llvm::StringSet<> seenInputs;
+    // Integer inputs that index a table: their bound on every stage.
+    llvm::StringMap<int64_t> indexBounds;
+    // Forward-only: each output's description and stage, by name.
+    llvm::StringMap<json> outputsByName;
     for (int64_t stage = 0; stage < numStages; ++stage) {
       func::FuncOp function = functionsOf[stage].front();
+      for (unsigned i = 0; i < function.getNumResults(); ++i) {
+        DictionaryAttr attrs = function.getResultAttrDict(i);
+        if (stringAttr(attrs, kRoleAttrName) != kRoleOutput)
+          continue;
+        StringRef name = stringAttr(attrs, kNameAttrName);
+        json output = describeValue(name, kRoleOutput,
+                                    function.getResultTypes()[i]);
+        output.erase("role");
+        output["stage"] = stage;
+        outputsByName[name] = output;
+      }
       for (unsigned i = 0; i < function.getNumArguments(); ++i) {
         DictionaryAttr attrs = function.getArgAttrDict(i);
         StringRef role = stringAttr(attrs, kRoleAttrName);
         StringRef name = stringAttr(attrs, kNameAttrName);
         Type type = function.getArgumentTypes()[i];
-        if (role == kRoleInput && seenInputs.insert(name).second)
-          inputs.push_back(describeValue(name, role, type));
+        if (role == kRoleInput) {
+          if (std::optional<int64_t> bound =
+                  indexBoundOf(function.getArgument(i))) {
+            auto [it, added] = indexBounds.try_emplace(name, *bound);
+            it->second = std::min(it->second, *bound);
+          }
+          if (!forwardOnly && seenInputs.insert(name).second)
+            inputs.push_back(describeValue(name, role, type));
+        }
         if (role == kRoleLabel)
           labels = describeValue(name, role, type);
         if (role != kRoleParameter && role != kRoleFrozen &&
@@ -248,18 +297,44 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         parameters.push_back(parameter);
       }
     }
-    if (labels.is_null())
-      return fail("no stage takes the labels");
-    manifest["microbatch_size"] =
-        labels["shape"].empty() ? 1 : labels["shape"][0].get<int64_t>();
-    manifest["loss"] = {
-        {"kind", stringAttr(loss, "kind").str()},
-        {"output", stringAttr(loss, "output").str()},
-        {"ignore_index", loss.getAs<IntegerAttr>("ignore_index").getInt()}};
-    if (auto classes = loss.getAs<IntegerAttr>("classes"))
-      manifest["loss"]["classes"] = classes.getInt();
+    if (forwardOnly) {
+      // The model's inputs in its order, those no stage takes included.
+      for (auto input :
+           forwardOnly.getAs<ArrayAttr>("inputs").getAsRange<DictionaryAttr>())
+        inputs.push_back(describeValue(stringAttr(input, "name"), kRoleInput,
+                                       input.getAs<TypeAttr>("type").getValue()));
+      json outputs = json::array();
+      for (auto name :
+           forwardOnly.getAs<ArrayAttr>("outputs").getAsRange<StringAttr>()) {
+        auto it = outputsByName.find(name.getValue());
+        if (it == outputsByName.end())
+          return fail("no stage returns the output '" + name.getValue() +
+                      "'; run pp-outline-stages first");
+        outputs.push_back(it->second);
+      }
+      const json *first = inputs.empty() ? nullptr : &inputs.front()["shape"];
+      manifest["microbatch_size"] =
+          first && !first->empty() ? (*first)[0].get<int64_t>() : 1;
+      manifest["outputs"] = outputs;
+    } else {
+      if (labels.is_null())
+        return fail("no stage takes the labels");
+      manifest["microbatch_size"] =
+          labels["shape"].empty() ? 1 : labels["shape"][0].get<int64_t>();
+      manifest["loss"] = {
+          {"kind", stringAttr(loss, "kind").str()},
+          {"output", stringAttr(loss, "output").str()},
+          {"ignore_index", loss.getAs<IntegerAttr>("ignore_index").getInt()}};
+      if (auto classes = loss.getAs<IntegerAttr>("classes"))
+        manifest["loss"]["classes"] = classes.getInt();
+      manifest["labels"] = labels;
+    }
+    for (json &input : inputs) {
+      auto bound = indexBounds.find(input["name"].get<std::string>());
+      if (bound != indexBounds.end())
+        input["index_bound"] = bound->second;
+    }
     manifest["inputs"] = inputs;
-    manifest["labels"] = labels;
     manifest["parameters"] = parameters;
     manifest["stages"] = stages;
     json costs = json::array();

@@ -6,6 +6,7 @@
 // later phase of a stage takes from an earlier one (activations, graph
 // inputs, values received in the forward) are returned by the earlier
 // function and taken by the later one as `saved` values, matched by name.
+// A forward-only program gets forward functions only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,7 +85,11 @@ public:
 
   LogicalResult outline() {
     OpBuilder moduleBuilder(main);
-    for (StagePhase phase : {StagePhase::forward, StagePhase::backward})
+    // A forward-only program (pp-mark-outputs) has no backward functions.
+    SmallVector<StagePhase, 2> phases = {StagePhase::forward};
+    if (!main->hasAttr(kForwardOnlyAttrName))
+      phases.push_back(StagePhase::backward);
+    for (StagePhase phase : phases)
       for (int64_t stage = 0; stage < numStages; ++stage) {
         std::string name = ("stage" + Twine(stage) + "_" +
                             stringifyStagePhase(phase))
@@ -303,8 +308,9 @@ struct OutlineStagesPass
     if (failed(Outliner(*main, stageCosts.size()).outline()))
       return signalPassFailure();
     ModuleOp module = getOperation();
-    if (Attribute loss = (*main)->getAttr(kLossAttrName))
-      module->setAttr(kLossAttrName, loss);
+    for (StringRef program : {kLossAttrName, kForwardOnlyAttrName})
+      if (Attribute attr = (*main)->getAttr(program))
+        module->setAttr(program, attr);
     module->setAttr(kStageCostsAttrName, stageCosts);
     main->erase();
   }

@@ -275,8 +275,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                  << argumentName(main, arg.getArgNumber())
                  << "' is used on stages " << std::min(*owner, *stage)
                  << " and " << std::max(*owner, *stage)
-                 << "; weights shared across stages are not supported yet: "
-                    "place their users on one stage with split-points";
+                 << "; weights shared across stages (tied embeddings, for "
+                    "example) are not supported yet: place their users on "
+                    "one stage with split-points";
         owner = stage;
       }
       main.setArgAttr(arg.getArgNumber(), kStageAttrName,

@@ -52,8 +52,10 @@ def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
     sending stage and a `pp.recv` on the receiving one. Forward values the
     backward needs, graph inputs included, are returned by the forward
     function and taken by the backward one (`pp.role = "saved"`), so each
-    sample is loaded once; constants are copied where used.
-    `@main` is removed.
+    sample is loaded once; constants are copied where used. A forward-only
+    program (`pp.forward_only`, from pp-mark-outputs) gets no backward
+    functions; each model output is returned by the forward function of
+    the stage that computes it. `@main` is removed.
   }];
   let dependentDialects = ["::pp::PPDialect", "::mlir::func::FuncDialect"];
 }

@@ -27,29 +27,6 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
       signalPassFailure();
   }
 
-  /// Every input and the loss output have `microbatchSize` rows.
-  LogicalResult checkMicrobatchSize(func::FuncOp main, unsigned output) {
-    if (microbatchSize == 0)
-      return success();
-    int64_t size = microbatchSize;
-    auto check = [&](Type type, StringRef what) -> LogicalResult {
-      auto tensor = cast<RankedTensorType>(type);
-      if (tensor.getRank() >= 1 && tensor.getDimSize(0) == size)
-        return success();
-      return main.emitError() << what << " has type " << tensor
-                              << ", but microbatch-size=" << size
-                              << " needs dimension 0 of size " << size
-                              << "; export the model with batch size " << size
-                              << " or give it a symbolic batch dimension";
-    };
-    for (unsigned i = 0; i < main.getNumArguments(); ++i)
-      if (argumentRole(main, i) == kRoleInput &&
-          failed(check(main.getArgumentTypes()[i],
-                       ("input '" + argumentName(main, i) + "'").str())))
-        return failure();
-    return check(main.getResultTypes()[output], "the loss output");
-  }
-
   /// Removes what no longer reaches a result: outputs the loss does not
   /// use and everything computed only for them. Parameters stay arguments
   /// (they keep their values and stay in the checkpoint, as in PyTorch).
@@ -87,7 +64,7 @@ struct AttachLossPass : public pp::impl::AttachLossBase<AttachLossPass> {
              << output << "', but the model has no output of that name; its "
              << "outputs are: " << llvm::join(names, ", ");
 
-    if (failed(checkMicrobatchSize(main, *index)))
+    if (failed(checkBatchDimension(main, microbatchSize, *index)))
       return failure();
     auto returnOp =
         cast<func::ReturnOp>(main.getBody().front().getTerminator());

@@ -36,6 +36,24 @@ def AttachLoss : Pass<"pp-attach-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::nn::NNDialect"];
 }
 
+def MarkOutputs : Pass<"pp-mark-outputs", "mlir::ModuleOp"> {
+  let summary = "keeps the model's outputs for a forward-only program";
+  let description = [{
+    The forward-only counterpart of `pp-attach-loss`: `@main` keeps its
+    outputs, each a result with `pp.role = "output"` (named `output_<i>`
+    where the model gives no name), and records the model's inputs and
+    outputs in order (`pp.forward_only`), so that a forward-only run takes
+    its input files and writes its output files in the model's order,
+    whichever stages use or compute them. No
+    loss, labels or backward computation are added.
+  }];
+  let options = [
+    Option<"microbatchSize", "microbatch-size", "int64_t", "0",
+           "when set, the batch dimension (dimension 0) every input must "
+           "have">,
+  ];
+}
+
 def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
   let summary = "reverse-mode differentiation of the loss";
   let description = [{

@@ -9,6 +9,7 @@
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/kernels/DropoutMask.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
@@ -1648,6 +1649,38 @@ pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
         pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
   pp_tensor_destroy(y); // Freed in stream order, after the kernel.
   return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
+}
+
+} // extern "C"
+
+namespace {
+
+__global__ void dropoutKernel(const float *in, float *out, int64_t n,
+                              DropoutMask mask) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = mask.apply(i, in[i]);
+}
+
+} // namespace
+
+extern "C" {
+
+pp_tensor *pp_cuda_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
+                           double ratio) {
+  if (!present({input}))
+    return nullptr;
+  if (!frame->position.training || ratio == 0.0)
+    return pp_cuda_copy(frame, input);
+  Shape shape = shapeOf(input);
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
+  int64_t n = pp_tensor_numel(input);
+  if (!result || n == 0)
+    return result;
+  dropoutKernel<<<blocksFor(n), kThreads>>>(
+      deviceFloats(input), deviceFloats(result), n,
+      dropoutMask(frame->position, key, ratio, shape));
+  return checkLaunch(frame, "dropout") ? result : nullptr;
 }
 
 } // extern "C"

@@ -2,35 +2,39 @@
 
 #include "runtime/data/SyntheticData.h"
 
+#include "runtime/core/CounterRng.h"
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace pp::runtime {
 
 void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
-                         bool isLabel) {
-  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64))
+                         bool isLabel, int64_t indexBound) {
+  bool integer = dtype == PP_DTYPE_I64 || dtype == PP_DTYPE_I32;
+  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64) ||
+      (!isLabel && integer && indexBound > 0))
     return;
   throw std::runtime_error(
       std::string(isLabel ? "labels '" : "input '") + name + "' " +
       (isLabel ? "have" : "has") + " dtype " + pp_dtype_name(dtype) +
-      "; pp-run's synthetic data supports f32 inputs and f32 or i64 labels "
-      "so far");
-}
-
-uint64_t mix64(uint64_t value) {
-  value += 0x9e3779b97f4a7c15ull;
-  value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ull;
-  value = (value ^ (value >> 27)) * 0x94d049bb133111ebull;
-  return value ^ (value >> 31);
+      "; pp-run's synthetic data supports f32 inputs, i64 or i32 inputs "
+      "that index a table (an embedding's ids)" +
+      (integer && !isLabel ? " (this one indexes none)" : "") +
+      " and f32 or i64 labels so far");
 }
 
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
-                   int64_t firstSample, int64_t classes) {
+                   int64_t firstSample, int64_t bound) {
   pp_dtype dtype = pp_tensor_dtype(tensor);
-  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64)
+  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32)
     throw std::runtime_error("synthetic data for '" + stream +
                              "' cannot be of dtype " + pp_dtype_name(dtype) +
-                             " (only f32 and i64)");
+                             " (only f32, i64 and i32)");
+  if (dtype != PP_DTYPE_F32 && bound < 1)
+    throw std::runtime_error("synthetic integers for '" + stream +
+                             "' need a bound of at least 1, got " +
+                             std::to_string(bound));
   uint64_t base = mix64(seed);
   for (unsigned char c : stream)
     base = mix64(base ^ c);
@@ -44,12 +48,31 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                           mix64(static_cast<uint64_t>(element) * 2));
     if (dtype == PP_DTYPE_I64) {
       static_cast<int64_t *>(pp_tensor_data(tensor))[i] =
-          static_cast<int64_t>(bits % static_cast<uint64_t>(classes));
+          static_cast<int64_t>(bits % static_cast<uint64_t>(bound));
+    } else if (dtype == PP_DTYPE_I32) {
+      static_cast<int32_t *>(pp_tensor_data(tensor))[i] =
+          static_cast<int32_t>(bits % static_cast<uint64_t>(bound));
     } else {
       // 24 random bits give every float in [-1, 1) on a 2^-23 grid.
       float unit = static_cast<float>(bits >> 40) / 16777216.0f;
       static_cast<float *>(pp_tensor_data(tensor))[i] = 2.0f * unit - 1.0f;
     }
+  }
+}
+
+void fillSyntheticLabels(pp_tensor *tensor, uint64_t seed,
+                         const std::string &stream, int64_t firstSample,
+                         int64_t classes, int64_t ignoreIndex) {
+  fillSynthetic(tensor, seed, stream, firstSample, classes);
+  if (pp_tensor_dtype(tensor) != PP_DTYPE_I64 || pp_tensor_rank(tensor) < 2)
+    return;
+  int64_t samples = pp_tensor_shape(tensor)[0];
+  int64_t perSample = samples ? pp_tensor_numel(tensor) / samples : 0;
+  int64_t *labels = static_cast<int64_t *>(pp_tensor_data(tensor));
+  for (int64_t s = 0; s < samples; ++s) {
+    int64_t padding = (firstSample + s) % (perSample + 1);
+    std::fill(labels + (s + 1) * perSample - padding,
+              labels + (s + 1) * perSample, ignoreIndex);
   }
 }
 

@@ -41,10 +41,11 @@ inline bool checkInputs(pp_frame *frame, const char *kernel,
   return true;
 }
 
+/// A new f32 tensor holding `function(i, input[i])` for every element i.
 /// `function` is a template parameter so that the loop inlines it.
 template <typename Function>
-inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
-                 Function function) {
+inline pp_tensor *unaryIndexed(pp_frame *frame, const char *kernel,
+                               pp_tensor *input, Function function) {
   if (!checkInputs(frame, kernel, {input}))
     return nullptr;
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
@@ -53,8 +54,16 @@ inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
   const float *in = floats(input);
   float *out = floats(result);
   for (int64_t i = 0, n = pp_tensor_numel(input); i < n; ++i)
-    out[i] = function(in[i]);
+    out[i] = function(i, in[i]);
   return result;
+}
+
+/// A new f32 tensor holding `function(x)` for every element x of `input`.
+template <typename Function>
+inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
+                 Function function) {
+  return unaryIndexed(frame, kernel, input,
+                      [&](int64_t, float x) { return function(x); });
 }
 
 /// Walks the rows (last dimension) of `shape` in row-major order, calling

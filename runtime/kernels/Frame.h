@@ -3,6 +3,7 @@
 #ifndef PP_RUNTIME_FRAME_H
 #define PP_RUNTIME_FRAME_H
 
+#include "runtime/core/HostDevice.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/pp_kernels.h"
@@ -13,13 +14,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-/// Marks the element helpers below for the host and, under nvcc, the device.
-#ifdef __CUDACC__
-#define PP_HOST_DEVICE __host__ __device__
-#else
-#define PP_HOST_DEVICE
-#endif
 
 namespace pp::runtime {
 
@@ -160,6 +154,20 @@ template <typename Visit> void visitBits(size_t size, Visit &&visit) {
   }
 }
 
+/// Where the microbatch of a call sits in the run; dropout keys its masks
+/// by it. The trainer sets it for every call; the default is a
+/// forward-only call, in which dropout is the identity.
+struct RunPosition {
+  /// The run's seed (pp-run --seed).
+  uint64_t seed = 0;
+  /// The training step, from 0.
+  int64_t step = 0;
+  /// The global index of the microbatch's first sample (dimension 0).
+  int64_t firstSample = 0;
+  /// Training (dropout drops) or forward-only (dropout is the identity).
+  bool training = false;
+};
+
 } // namespace pp::runtime
 
 /// The arguments a stage function borrows, the results it hands back, and
@@ -170,6 +178,7 @@ struct pp_frame {
   pp::runtime::MessageChannel *channel = nullptr;
   /// Where kernels and receives allocate; null for host memory.
   const pp_allocator *allocator = nullptr;
+  pp::runtime::RunPosition position;
   std::string error;
   /// Where pp_frame_profile_begin/end add their times; null when no profile
   /// was asked for.

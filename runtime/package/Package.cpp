@@ -35,12 +35,12 @@ using json = nlohmann::json;
                                "(pp-opt --pp-emit)");
 }
 
-constexpr EnumNames<Role, 9> kRoles = {
+constexpr EnumNames<Role, 10> kRoles = {
     {Role::Input, "input"},   {Role::Parameter, "parameter"},
     {Role::Frozen, "frozen"}, {Role::Constant, "constant"},
     {Role::Label, "label"},   {Role::LossScale, "loss_scale"},
     {Role::Loss, "loss"},     {Role::Gradient, "gradient"},
-    {Role::Saved, "saved"},
+    {Role::Saved, "saved"},   {Role::Output, "output"},
 };
 
 /// "a, b or c".
@@ -223,9 +223,9 @@ Role readRole(const Field &field, const std::vector<Role> &roles) {
 }
 
 const std::vector<Role> kAnyRole = {
-    Role::Input,    Role::Parameter, Role::Frozen,
-    Role::Constant, Role::Label,     Role::LossScale,
-    Role::Loss,     Role::Gradient,  Role::Saved};
+    Role::Input, Role::Parameter, Role::Frozen,   Role::Constant,
+    Role::Label, Role::LossScale, Role::Loss,     Role::Gradient,
+    Role::Saved, Role::Output};
 
 /// A tensor: its name, dtype and shape, and one of `roles` unless that is
 /// empty (message tensors have no role). `extra` names the other members
@@ -415,6 +415,37 @@ void checkParameterUses(const Package &package, int64_t stage) {
   }
 }
 
+/// Checks that a forward-only package has forward functions only and that
+/// each output is a result of the forward function of its stage.
+void checkOutputs(const Package &package) {
+  for (int64_t stage = 0; stage < package.numStages; ++stage)
+    for (const StageFunctionInfo &function : package.stages[stage].functions)
+      if (function.phase != Phase::Forward)
+        invalid(package.directory,
+                "the package is forward-only (it lists outputs, no loss), "
+                "but stage " + std::to_string(stage) + " has the " +
+                    phaseName(function.phase) + " function " +
+                    function.symbol);
+  for (const OutputInfo &output : package.outputs) {
+    const std::vector<TensorInfo> &results =
+        package.stages[output.stage].functions.front().results;
+    bool returned = std::any_of(
+        results.begin(), results.end(), [&](const TensorInfo &result) {
+          return result.role == Role::Output &&
+                 result.name == output.tensor.name &&
+                 result.dtype == output.tensor.dtype &&
+                 result.shape == output.tensor.shape;
+        });
+    if (!returned)
+      invalid(package.directory,
+              "output '" + output.tensor.name + "' (" +
+                  formatShape(output.tensor.shape) + " " +
+                  pp_dtype_name(output.tensor.dtype) + ") is not a result " +
+                  "of the forward function of its stage " +
+                  std::to_string(output.stage));
+  }
+}
+
 /// Checks what the trainer relies on: stages match the mesh, each stage
 /// has a forward, saved values have producers, labels fit the loss.
 void checkPackage(const Package &package) {
@@ -440,6 +471,10 @@ void checkPackage(const Package &package) {
                              " does not start with a forward function");
     checkSavedValues(directory, stage, info);
     checkParameterUses(package, stage);
+  }
+  if (package.forwardOnly()) {
+    checkOutputs(package);
+    return;
   }
   bool crossEntropy = package.lossKind == "cross_entropy";
   pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;
@@ -468,8 +503,9 @@ void readManifest(const Field &manifest, Package &package) {
         " pp (this pp-run reads version " +
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
-                        "mesh", "loss", "inputs", "labels", "parameters",
-                        "stages", "stage_costs", "libraries", "files"});
+                        "mesh", "loss", "inputs", "labels", "outputs",
+                        "parameters", "stages", "stage_costs", "libraries",
+                        "files"});
   package.numStages = manifest["num_stages"].integer(1);
   package.microbatchSize = manifest["microbatch_size"].integer(1);
   package.mesh = readMesh(manifest["mesh"]);
@@ -480,20 +516,41 @@ void readManifest(const Field &manifest, Package &package) {
   if (manifest["stage_costs"].present())
     checkStageCosts(manifest["stage_costs"], package.numStages);
 
+  // A training package has a loss and labels, a forward-only one outputs.
   Field loss = manifest["loss"];
-  loss.onlyMembers({"kind", "output", "ignore_index", "classes"});
-  package.lossKind =
-      loss["kind"].either("mse", "cross_entropy") ? "mse" : "cross_entropy";
-  package.lossOutput = loss["output"].name();
-  if (loss["ignore_index"].present())
-    package.ignoreIndex = loss["ignore_index"].integer();
-  // Synthetic class indices are taken modulo the class count.
-  if (package.lossKind == "cross_entropy" || loss["classes"].present())
-    package.lossClasses = loss["classes"].integer(1);
+  if (loss.present() || !manifest["outputs"].present()) {
+    if (manifest["outputs"].present())
+      manifest["outputs"].fail("no outputs in a training package (it has a "
+                               "loss)");
+    loss.onlyMembers({"kind", "output", "ignore_index", "classes"});
+    package.lossKind =
+        loss["kind"].either("mse", "cross_entropy") ? "mse" : "cross_entropy";
+    package.lossOutput = loss["output"].name();
+    if (loss["ignore_index"].present())
+      package.ignoreIndex = loss["ignore_index"].integer();
+    // Synthetic class indices are taken modulo the class count.
+    if (package.lossKind == "cross_entropy" || loss["classes"].present())
+      package.lossClasses = loss["classes"].integer(1);
+    package.labels = readTensor(manifest["labels"], {Role::Label});
+  } else {
+    if (manifest["labels"].present())
+      manifest["labels"].fail("no labels in a forward-only package (it has "
+                              "outputs and no loss)");
+    for (const Field &output : manifest["outputs"].elements()) {
+      OutputInfo info;
+      info.tensor = readTensor(output, {}, {"stage"});
+      info.tensor.role = Role::Output;
+      info.stage = output["stage"].integer(0, package.numStages - 1);
+      package.outputs.push_back(info);
+    }
+  }
 
-  for (const Field &input : manifest["inputs"].elements())
-    package.inputs.push_back(readTensor(input, {Role::Input}));
-  package.labels = readTensor(manifest["labels"], {Role::Label});
+  for (const Field &input : manifest["inputs"].elements()) {
+    TensorInfo info = readTensor(input, {Role::Input}, {"index_bound"});
+    if (input["index_bound"].present())
+      info.indexBound = input["index_bound"].integer(1);
+    package.inputs.push_back(info);
+  }
 
   uint64_t parameterBytes = package.files.at("parameters.bin").bytes;
   for (const Field &value : manifest["parameters"].elements()) {

@@ -37,10 +37,13 @@ enum class Role {
   Gradient,
   /// A value an earlier phase hands to a later one, matched by name.
   Saved,
+  /// A model output of a forward-only package.
+  Output,
 };
 
 /// The role spelled `name` ("input", "parameter", "frozen", "constant",
-/// "label", "loss_scale", "loss", "gradient", "saved"), or nullopt.
+/// "label", "loss_scale", "loss", "gradient", "saved", "output"), or
+/// nullopt.
 std::optional<Role> parseRole(const std::string &name);
 /// The manifest's spelling of `role` ("" for None).
 const char *roleName(Role role);
@@ -54,6 +57,15 @@ struct TensorInfo {
   Role role = Role::None;
   pp_dtype dtype = PP_DTYPE_F32;
   Shape shape;
+  /// For an integer input that indexes a table (an embedding): its values
+  /// must stay below this (the table's rows); 0 when nothing bounds them.
+  int64_t indexBound = 0;
+};
+
+/// A model output of a forward-only package and the stage computing it.
+struct OutputInfo {
+  TensorInfo tensor;
+  int64_t stage = 0;
 };
 
 /// A message a stage function sends or receives.
@@ -98,9 +110,10 @@ struct FileDigest {
 };
 
 /// The format version of the manifests this runtime reads.
-constexpr int kPackageFormatVersion = 3;
+constexpr int kPackageFormatVersion = 4;
 
-/// A loaded package (manifest format version 3). load() checks the whole
+/// A loaded package (manifest format version 4): a training package (a
+/// loss and labels) or a forward-only one (outputs). load() checks the whole
 /// manifest against its schema (docs/runtime.md) and throws
 /// std::runtime_error with a message that says what is wrong with which file,
 /// naming the field (`stages[1].functions[0].args[2].dtype`) and what it
@@ -116,8 +129,12 @@ struct Package {
   int64_t ignoreIndex = -100;
   /// Classes of a cross_entropy loss (the logits' last dimension).
   int64_t lossClasses = 0;
+  /// In the model's order for a forward-only package.
   std::vector<TensorInfo> inputs;
+  /// Training packages only.
   TensorInfo labels;
+  /// Forward-only packages only: the model's outputs in its order.
+  std::vector<OutputInfo> outputs;
   /// Every parameter, frozen or constant tensor, in manifest order.
   std::vector<ParameterInfo> parameters;
   /// Indexed by stage.
@@ -126,6 +143,8 @@ struct Package {
   std::map<std::string, FileDigest> files;
 
   static Package load(const std::string &directory);
+  /// True for a package of `pp-compile infer=true`: no loss, no backward.
+  bool forwardOnly() const { return lossKind.empty(); }
   /// Why the file `fileName` does not have the size and SHA-256 the manifest
   /// records ("libstages.so has 100 bytes, but manifest.json records
   /// 15656"), or "" when it does.

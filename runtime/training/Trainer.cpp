@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -46,19 +47,36 @@ public:
     TensorPtr copy;
   };
 
+  /// Trains on synthetic data, or, given `givenInputs` (one host tensor
+  /// per package input, holding every microbatch), runs forward only.
   StageTrainer(Package &package, Communicator &pipeline, bool reports,
                Backend &backend, const TrainerOptions &options,
-               std::ostream &log)
+               std::ostream &log,
+               const std::vector<pp_tensor *> *givenInputs = nullptr)
       : package(package), pipeline(pipeline), backend(backend),
         options(options), log(log), stage(pipeline.rank()), reports(reports),
         functions(package.stages[stage].functions),
-        optimizer(options.optimizer) {
+        optimizer(options.optimizer), givenInputs(givenInputs) {
     // Each saved value lives until the last function of the stage that
     // takes it (Package::load checked that an earlier one returns it).
     for (size_t f = 0; f < functions.size(); ++f)
       for (const TensorInfo &arg : functions[f].args)
         if (arg.role == Role::Saved)
           lastUse[arg.name] = f;
+  }
+
+  /// Runs each microbatch of the given inputs through the forward
+  /// functions; returns on stage 0 the model's outputs (Package::outputs
+  /// order), the microbatches' results concatenated along dimension 0, and
+  /// nothing on other stages.
+  std::vector<TensorPtr> runForward() {
+    checkParameterDtypes();
+    initializeParameters();
+    checkSchedule();
+    std::vector<Placed> noLabels;
+    MicrobatchData data{0, noLabels, nullptr, 0.0, {}, {}};
+    runSchedule(data);
+    return gatherOutputs(data.outputs);
   }
 
   void run() {
@@ -131,9 +149,14 @@ private:
   /// dtype the trainer cannot handle yet.
   void checkDtypes() {
     for (const TensorInfo &input : package.inputs)
-      checkSyntheticDtype(input.name, input.dtype, /*isLabel=*/false);
+      checkSyntheticDtype(input.name, input.dtype, /*isLabel=*/false,
+                          input.indexBound);
     checkSyntheticDtype(package.labels.name, package.labels.dtype,
                         /*isLabel=*/true);
+    checkParameterDtypes();
+  }
+
+  void checkParameterDtypes() {
     for (const ParameterInfo &parameter : package.parameters)
       if (parameter.tensor.dtype != PP_DTYPE_F32)
         throw std::runtime_error(std::string(roleName(parameter.tensor.role)) +
@@ -168,8 +191,9 @@ private:
       Placed &placed = placedParameters[name];
       placed.tensor = backend.place(tensor.get(), placed.copy);
       parameters[name] = std::move(tensor);
-      // Frozen and constant tensors get no gradient and no updates.
-      if (parameter.tensor.role != Role::Parameter)
+      // Frozen and constant tensors get no gradient and no updates, nor
+      // does anything in a forward-only run.
+      if (parameter.tensor.role != Role::Parameter || givenInputs)
         continue;
       TensorPtr gradient = makeTensor(parameter.tensor);
       Placed &sum = placedGradients[name];
@@ -195,6 +219,9 @@ private:
     frame.profile = profile.get();
     frame.args = std::move(args);
     backend.configure(frame, step, microbatch);
+    // Dropout drops in training calls only.
+    frame.position = {options.seed, step, firstSample(step, microbatch),
+                      /*training=*/givenInputs == nullptr};
     function.entry(&frame);
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
@@ -215,11 +242,30 @@ private:
     return (step * options.microbatches + microbatch) * package.microbatchSize;
   }
 
-  TensorPtr synthetic(const TensorInfo &info, int64_t step,
-                      int64_t microbatch) {
+  /// Microbatch `microbatch` of the input `info` a stage function takes:
+  /// its rows of the given input in a forward-only run, else synthetic
+  /// samples (integer ids below the input's index bound).
+  TensorPtr input(const TensorInfo &info, int64_t step, int64_t microbatch) {
+    auto it = std::find_if(
+        package.inputs.begin(), package.inputs.end(),
+        [&](const TensorInfo &input) { return input.name == info.name; });
+    if (it == package.inputs.end())
+      throw std::runtime_error("stage " + std::to_string(stage) +
+                               " takes the input '" + info.name +
+                               "', which the package does not list");
+    if (!givenInputs) {
+      TensorPtr tensor = makeTensor(info);
+      fillSynthetic(tensor.get(), options.seed, info.name,
+                    firstSample(step, microbatch), it->indexBound);
+      return tensor;
+    }
+    pp_tensor *all = (*givenInputs)[it - package.inputs.begin()];
     TensorPtr tensor = makeTensor(info);
-    fillSynthetic(tensor.get(), options.seed, info.name,
-                  firstSample(step, microbatch), package.lossClasses);
+    size_t bytes = pp_tensor_nbytes(tensor.get());
+    std::memcpy(pp_tensor_data(tensor.get()),
+                static_cast<const char *>(pp_tensor_data(all)) +
+                    microbatch * bytes,
+                bytes);
     return tensor;
   }
 
@@ -232,6 +278,8 @@ private:
     pp_tensor *lossScale;
     double lossSum;
     std::map<int64_t, std::map<std::string, TensorPtr>> saved;
+    /// Forward-only: per output of this stage, its microbatches in order.
+    std::map<std::string, std::vector<TensorPtr>> outputs;
   };
 
   /// Runs functions[f] on microbatch `mb`: feeds its arguments by role,
@@ -252,7 +300,7 @@ private:
         args.push_back(placedParameters.at(arg.name).tensor);
         break;
       case Role::Input:
-        inputs.push_back(synthetic(arg, data.step, mb));
+        inputs.push_back(input(arg, data.step, mb));
         placedInputs.emplace_back();
         args.push_back(
             backend.place(inputs.back().get(), placedInputs.back().copy));
@@ -286,6 +334,11 @@ private:
         data.lossSum += floatsOf(hostLoss.get())[0];
       } else if (info.role == Role::Saved && lastUse.count(info.name)) {
         saved[info.name] = std::move(results[i]);
+      } else if (info.role == Role::Output) {
+        // The schedule runs a stage's forwards in microbatch order.
+        TensorPtr host = makeTensor(info);
+        backend.fetch(results[i].get(), host.get());
+        data.outputs[info.name].push_back(std::move(host));
       } else if (info.role == Role::Gradient) {
         // Microbatches arrive in order, so the sum's order is fixed.
         backend.accumulate(placedGradients.at(info.name).tensor,
@@ -294,6 +347,17 @@ private:
     }
     if (saved.empty())
       data.saved.erase(mb);
+  }
+
+  /// Runs this stage's functions in the schedule's order over the step's
+  /// microbatches and waits for its messages.
+  void runSchedule(MicrobatchData &data) {
+    for (const Action &action : buildSchedule(
+             options.schedule, package.numStages, stage, options.microbatches))
+      for (size_t f = 0; f < functions.size(); ++f)
+        if (actionRuns(action.phase, functions[f].phase))
+          runFunction(f, action.microbatch, data);
+    backend.finishStep();
   }
 
   StepMetrics trainStep(int64_t step) {
@@ -308,7 +372,10 @@ private:
     double count = 0;
     if (isLastStage()) {
       for (int64_t mb = 0; mb < options.microbatches; ++mb) {
-        labels.push_back(synthetic(package.labels, step, mb));
+        labels.push_back(makeTensor(package.labels));
+        fillSyntheticLabels(labels.back().get(), options.seed,
+                            package.labels.name, firstSample(step, mb),
+                            package.lossClasses, package.ignoreIndex);
         pp_tensor *label = labels.back().get();
         placedLabels[mb].tensor = backend.place(label, placedLabels[mb].copy);
         if (package.lossKind == "mse") {
@@ -327,13 +394,8 @@ private:
         count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
-    MicrobatchData data{step, placedLabels, placedScale.tensor, 0.0, {}};
-    for (const Action &action : buildSchedule(
-             options.schedule, package.numStages, stage, options.microbatches))
-      for (size_t f = 0; f < functions.size(); ++f)
-        if (actionRuns(action.phase, functions[f].phase))
-          runFunction(f, action.microbatch, data);
-    backend.finishStep();
+    MicrobatchData data{step, placedLabels, placedScale.tensor, 0.0, {}, {}};
+    runSchedule(data);
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed in manifest order on every rank, so the norm is the same bits
@@ -387,6 +449,43 @@ private:
         static_cast<double>(options.microbatches * package.microbatchSize);
     return {step + 1, loss, gradNorm, seconds,
             seconds > 0 ? samples / seconds : 0.0};
+  }
+
+  /// The model's outputs on stage 0, each the concatenation of its
+  /// microbatches (`computed`, on the stage computing it), which that stage
+  /// sends to stage 0; nothing on other stages.
+  std::vector<TensorPtr>
+  gatherOutputs(std::map<std::string, std::vector<TensorPtr>> &computed) {
+    std::vector<TensorPtr> gathered;
+    for (const OutputInfo &output : package.outputs) {
+      const TensorInfo &info = output.tensor;
+      TensorInfo whole = info;
+      if (!whole.shape.empty())
+        whole.shape[0] *= options.microbatches;
+      uint64_t slot = messageSlot("outputs/" + info.name);
+      if (stage == output.stage) {
+        std::vector<TensorPtr> &parts = computed.at(info.name);
+        TensorPtr tensor = makeTensor(whole);
+        char *at = static_cast<char *>(pp_tensor_data(tensor.get()));
+        for (TensorPtr &part : parts) {
+          std::memcpy(at, pp_tensor_data(part.get()),
+                      pp_tensor_nbytes(part.get()));
+          at += pp_tensor_nbytes(part.get());
+        }
+        if (stage == 0)
+          gathered.push_back(std::move(tensor));
+        else
+          pipeline.send(0, slot, pp_tensor_data(tensor.get()),
+                        pp_tensor_nbytes(tensor.get()));
+      } else if (stage == 0) {
+        TensorPtr tensor = makeTensor(whole);
+        pipeline.recv(static_cast<int>(output.stage), slot,
+                      pp_tensor_data(tensor.get()),
+                      pp_tensor_nbytes(tensor.get()));
+        gathered.push_back(std::move(tensor));
+      }
+    }
+    return gathered;
   }
 
   /// Streams every parameter, frozen and constant tensor of the model to
@@ -538,6 +637,8 @@ private:
   std::map<std::string, Placed> placedParameters, placedGradients;
   /// The parameters whose gradients this stage's backward returns.
   std::set<std::string> withGradient;
+  /// A forward-only run's inputs (Package::inputs order), or null.
+  const std::vector<pp_tensor *> *givenInputs;
 };
 
 } // namespace
@@ -585,6 +686,7 @@ void train(Package &package, Communicator &world, Communicator &pipeline,
           " axis '" + axis.name + "' of size " + std::to_string(axis.size) +
           "; pp-run trains pipeline meshes only so far (data, tensor and "
           "context parallelism are not supported yet)");
+  checkTrainable(package);
   if (pipeline.worldSize() != package.numStages)
     throw std::runtime_error("the pipeline group has " +
                              std::to_string(pipeline.worldSize()) +
@@ -592,6 +694,42 @@ void train(Package &package, Communicator &world, Communicator &pipeline,
                              std::to_string(package.numStages) + " stages");
   StageTrainer(package, pipeline, world.rank() == 0, backend, options, log)
       .run();
+}
+
+void checkTrainable(const Package &package) {
+  if (package.forwardOnly())
+    throw std::runtime_error("the package '" + package.directory +
+                             "' is forward-only (compiled with infer=true): "
+                             "it has no loss to train; run it with --infer, "
+                             "or compile the model with a loss");
+}
+
+void checkForwardOnly(const Package &package) {
+  if (!package.forwardOnly())
+    throw std::runtime_error(
+        "the package '" + package.directory +
+        "' is compiled for training (it has a " + package.lossKind +
+        " loss); compile the model for forward-only runs with "
+        "--pp-compile=\"infer=true ...\" or run the model file with --infer");
+}
+
+std::vector<TensorPtr> infer(Package &package, Communicator &pipeline,
+                             Backend &backend,
+                             const std::vector<pp_tensor *> &inputs,
+                             int64_t microbatches) {
+  checkForwardOnly(package);
+  if (inputs.size() != package.inputs.size())
+    throw std::runtime_error("a forward-only run got " +
+                             std::to_string(inputs.size()) +
+                             " inputs, the package takes " +
+                             std::to_string(package.inputs.size()));
+  TrainerOptions options;
+  options.schedule = ScheduleKind::GPipe;
+  options.microbatches = microbatches;
+  std::ostringstream quiet;
+  return StageTrainer(package, pipeline, pipeline.rank() == 0, backend,
+                      options, quiet, &inputs)
+      .runForward();
 }
 
 } // namespace pp::runtime

@@ -71,6 +71,26 @@ std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
 void train(Package &package, Communicator &world, Communicator &pipeline,
            Backend &backend, const TrainerOptions &options, std::ostream &log);
 
+/// Throws std::runtime_error, saying what to do instead, when `package` is
+/// forward-only.
+void checkTrainable(const Package &package);
+
+/// Throws std::runtime_error, saying how to get one, unless `package` is
+/// forward-only.
+void checkForwardOnly(const Package &package);
+
+/// Runs the forward-only `package` once over `inputs` (host tensors, one
+/// per Package::inputs entry, each holding `microbatches` microbatches of
+/// the package's microbatch size along dimension 0, checked by the
+/// caller) with dropout off. Returns on stage 0 the model's outputs in
+/// Package::outputs order, each the microbatches' results concatenated
+/// along dimension 0; other stages return none. Throws std::runtime_error
+/// for a training package and on any failure.
+std::vector<TensorPtr> infer(Package &package, Communicator &pipeline,
+                             Backend &backend,
+                             const std::vector<pp_tensor *> &inputs,
+                             int64_t microbatches);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_TRAINER_H

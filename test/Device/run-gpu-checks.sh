@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, for a machine with one (the `device` tool's
 # H200): cuBLAS GEMM against OpenBLAS, the CUDA math, reduction and
-# normalization kernels against the CPU ones, then the bundled model trained on GPU
+# normalization kernels against the CPU ones, the dropout kernel against the
+# CPU's (the same bits), then the bundled model trained on GPU
 # ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
 # schedules. GPU runs must agree bit for bit with each other; against the
 # CPU run the first-step loss must agree to float32 rounding; the first
@@ -17,6 +18,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 "$build/test/Device/PPCudaGemmCheck"
 "$build/test/Device/PPCudaMathKernelsCheck"
+"$build/test/Device/PPCudaDropoutCheck"
 
 model="$root/test/models/mlp6.onnx"
 common=(--cache-dir "$out/cache" --microbatch-size 4 --loss mse:y
@@ -29,6 +31,19 @@ for s in 1 2 3; do
   done
 done
 /usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/gpu-*.jsonl
+
+# Dropout on GPU ranks: the same masks at every stage count and schedule.
+for s in 1 2 3; do
+  "$build/bin/pp-opt" "$root/test/E2E/Inputs/dropout-mlp.mlir" -o /dev/null \
+    --pp-compile="stages=$s microbatch-size=4 loss=mse:y" \
+    --pp-emit="$out/dropout-$s" 2> /dev/null
+  for k in gpipe 1f1b; do
+    "$build/bin/pp-run" "$out/dropout-$s" --device cuda --schedule "$k" \
+      --microbatches 4 --steps 3 --seed 5 \
+      --metrics "$out/dropout-gpu-$s-$k.jsonl" | tail -n 1
+  done
+done
+/usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/dropout-gpu-*.jsonl
 
 "$build/bin/pp-run" "$model" "${common[@]}" --stages 1 --metrics "$out/cpu.jsonl" \
   > /dev/null

@@ -9,7 +9,10 @@ MODEL is a binary .onnx file or a model in ONNX's text syntax (.onnxtxt).
 Evaluates the ONNX model with NumPy in float64 (its own implementation of
 the supported ops, not pp's), on the synthetic data pp-run draws for step 1
 (runtime/data/SyntheticData.cpp: SplitMix64 of seed, tensor name, global sample
-index and element index), and prints the step's token-weighted loss. With
+index and element index; ids of an input that indexes a table below its
+rows; sequence labels padded with ignore_index -100), and prints the
+step's token-weighted loss: the sum over the step's valid tokens divided by
+their count over all microbatches. With
 METRICS (a pp-run metrics file) it also checks that pp-run's step-1 loss
 agrees to a relative 1e-5 (pp computes in float32).
 """
@@ -46,6 +49,32 @@ def synthetic(seed, name, shape, first_sample, classes=0):
         else:
             values.append(2.0 * float(np.float32((bits >> 40) / 16777216.0)) - 1.0)
     return np.array(values, dtype=np.int64 if classes else np.float64).reshape(shape)
+
+
+def pad_labels(labels, first_sample, ignore_index=-100):
+    """Pads sequence labels as pp-run's synthetic data does
+    (SyntheticData.h, fillSyntheticLabels): sample g keeps its first
+    L - g % (L + 1) positions."""
+    if labels.ndim < 2:
+        return labels
+    flat = labels.reshape(labels.shape[0], -1).copy()
+    per_sample = flat.shape[1]
+    for s in range(flat.shape[0]):
+        padding = (first_sample + s) % (per_sample + 1)
+        flat[s, per_sample - padding:] = ignore_index
+    return flat.reshape(labels.shape)
+
+
+def index_bounds(model):
+    """The rows below which each integer input's ids must stay: the
+    smallest axis size of a Gather of an initializer that it indexes."""
+    shapes = {i.name: list(i.dims) for i in model.graph.initializer}
+    bounds = {}
+    for node in model.graph.node:
+        if node.op_type == "Gather" and node.input[0] in shapes:
+            size = shapes[node.input[0]][attribute(node, "axis", 0)]
+            bounds[node.input[1]] = min(bounds.get(node.input[1], size), size)
+    return bounds
 
 
 def attribute(node, name, default):
@@ -145,6 +174,7 @@ def main():
     else:
         model = onnx.load(path)
     initializers = {i.name for i in model.graph.initializer}
+    bounds = index_bounds(model)
     total, count = 0.0, 0
     for k in range(microbatches):
         first = k * batch
@@ -153,19 +183,23 @@ def main():
             if info.name in initializers:
                 continue
             shape = [d.dim_value or batch for d in info.type.tensor_type.shape.dim]
-            inputs[info.name] = synthetic(seed, info.name, shape, first)
+            inputs[info.name] = synthetic(seed, info.name, shape, first,
+                                          bounds.get(info.name, 0))
         y = run(model, inputs)[output]
         if kind == "mse":
             labels = synthetic(seed, "labels", list(y.shape), first)
             total += float(np.sum((y - labels) ** 2))
             count += labels.size
         else:
-            labels = synthetic(seed, "labels", list(y.shape[:-1]), first, y.shape[-1])
+            labels = pad_labels(synthetic(seed, "labels", list(y.shape[:-1]),
+                                          first, y.shape[-1]), first)
             z = y.reshape(-1, y.shape[-1])
             z = z - z.max(axis=1, keepdims=True)
             logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-            total += float(-logp[np.arange(len(z)), labels.reshape(-1)].sum())
-            count += labels.size
+            valid = labels.reshape(-1) != -100
+            total += float(-logp[np.arange(len(z))[valid],
+                                 labels.reshape(-1)[valid]].sum())
+            count += int(valid.sum())
     reference = total / count
     print(f"reference {reference:.10g}")
     if len(sys.argv) > 7:

@@ -2,7 +2,7 @@
 // RUN: not pp-opt %s --split-input-file --pp-emit-package 2>&1 | FileCheck %s --check-prefix=NODIR
 // NODIR: error: pp-emit-package needs dir=DIRECTORY
 
-// expected-error @+1 {{nothing to package: run --pp-compile (or pp-attach-loss through pp-outline-stages) first}}
+// expected-error @+1 {{nothing to package: run --pp-compile (or pp-attach-loss or pp-mark-outputs through pp-outline-stages) first}}
 module {
   func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     return %x : tensor<2xf32>

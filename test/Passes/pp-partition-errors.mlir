@@ -10,7 +10,7 @@
 // COUNT: error: split-points names 1 nodes, but 3 stages need 2
 
 // A weight shared by nodes that land on different stages.
-// TIED: error: parameter 'shared' is used on stages 0 and 1; weights shared across stages are not supported yet
+// TIED: error: parameter 'shared' is used on stages 0 and 1; weights shared across stages (tied embeddings, for example) are not supported yet: place their users on one stage with split-points
 func.func @main(%x: tensor<2x2xf32> {pp.name = "x", pp.role = "input"},
                 %w: tensor<2x2xf32> {pp.name = "shared", pp.role = "parameter"}) -> tensor<2x2xf32> {
   %a = nn.matmul %x, %w {pp.node = "first"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>

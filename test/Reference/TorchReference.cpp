@@ -176,6 +176,20 @@ torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
   return result;
 }
 
+/// pp-run's synthetic class labels of `shape` (sequences padded with
+/// ignore_index -100).
+torch::Tensor syntheticLabels(std::vector<int64_t> shape, int64_t firstSample,
+                              int64_t classes) {
+  pp_tensor *tensor = nullptr;
+  pp_tensor_create(PP_DTYPE_I64, shape.size(), shape.data(), &tensor);
+  pp::runtime::fillSyntheticLabels(tensor, seed, "labels", firstSample, classes,
+                                   -100);
+  torch::Tensor result =
+      torch::from_blob(pp_tensor_data(tensor), shape, torch::kInt64).clone();
+  pp_tensor_destroy(tensor);
+  return result;
+}
+
 /// An input of the model: pp-run's synthetic stream `name` of `shape`;
 /// ids below `bound` when it indexes an embedding, else f32 values.
 struct InputSpec {
@@ -479,8 +493,8 @@ int run() {
         lossValue = torch::mse_loss(y, labels[mb], at::Reduction::Sum);
         count += labels[mb].numel();
       } else {
-        labels[mb] = synthetic("labels", y.sizes().slice(0, y.dim() - 1).vec(),
-                               first, y.size(-1));
+        labels[mb] = syntheticLabels(y.sizes().slice(0, y.dim() - 1).vec(),
+                                     first, y.size(-1));
         lossValue = torch::nll_loss(
             torch::log_softmax(y.reshape({-1, y.size(-1)}), -1),
             labels[mb].reshape({-1}), {}, at::Reduction::Sum, -100);

@@ -177,9 +177,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     problem = "compiling a model needs --microbatch-size B (B >= 1)";
     return std::nullopt;
   }
-  if (request.loss.empty()) {
+  if (request.loss.empty() && !request.infer) {
     problem = "compiling a model needs --loss KIND:OUTPUT (KIND mse or "
-              "cross_entropy)";
+              "cross_entropy), or --infer for a forward-only run";
     return std::nullopt;
   }
   if (request.stages < 1) {
@@ -201,14 +201,18 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     return std::nullopt;
   }
 
-  std::optional<std::string> lossOption =
-      quotedOptionValue("--loss", request.loss, problem);
-  if (!lossOption)
-    return std::nullopt;
   std::string pipeline =
       "pp-compile{stages=" + std::to_string(request.stages) +
-      " microbatch-size=" + std::to_string(request.microbatchSize) +
-      " loss=" + *lossOption;
+      " microbatch-size=" + std::to_string(request.microbatchSize);
+  if (request.infer) {
+    pipeline += " infer=true";
+  } else {
+    std::optional<std::string> lossOption =
+        quotedOptionValue("--loss", request.loss, problem);
+    if (!lossOption)
+      return std::nullopt;
+    pipeline += " loss=" + *lossOption;
+  }
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
   if (!request.freeze.empty()) {

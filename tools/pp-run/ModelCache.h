@@ -13,7 +13,10 @@ struct ModelCompileRequest {
   std::string modelPath;
   int64_t stages = 1;
   int64_t microbatchSize = 0;
+  /// KIND:OUTPUT; "" for a forward-only package (`infer`).
   std::string loss;
+  /// Compile a forward-only package (pp-compile infer=true).
+  bool infer = false;
   std::vector<std::string> splitPoints;
   /// `--dim NAME=SIZE` options, as given: sizes of symbolic dimensions.
   std::vector<std::string> dims;

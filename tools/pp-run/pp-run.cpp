@@ -1,7 +1,8 @@
 //===- pp-run.cpp - runs compiled pipelines ---------------------*- C++ -*-===//
 //
 // Trains a pipeline package (or a model it compiles first, cached by content
-// hash) with one process per rank. Without RANK in the environment it is the
+// hash) with one process per rank, or with --infer runs one forward pass
+// of a forward-only package on input files. Without RANK in the environment it is the
 // launcher: it starts the ranks on this machine with torchrun's variables
 // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with RANK
 // set it is one rank of a job some launcher started.
@@ -10,6 +11,7 @@
 
 #include "tools/pp-run/Launcher.h"
 #include "tools/pp-run/ModelCache.h"
+#include "tools/pp-run/TensorFiles.h"
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
@@ -20,6 +22,7 @@
 #include "runtime/cuda/CudaBackend.h"
 #endif
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -152,6 +155,21 @@ cl::opt<std::string> freeze(
     cl::desc("When compiling a model, freeze the parameters whose whole name "
              "matches this regular expression (loaded, never trained)"),
     cl::value_desc("regex"), cl::cat(runCategory));
+cl::opt<bool> inferMode(
+    "infer",
+    cl::desc("Run one forward pass on --inputs and write the model's "
+             "outputs to --outputs-dir (dropout off; no loss, no training)"),
+    cl::cat(runCategory));
+cl::list<std::string> inputFiles(
+    "inputs", cl::CommaSeparated,
+    cl::desc("With --infer: one ONNX TensorProto file per model input, in "
+             "the model's input order"),
+    cl::value_desc("a.pb,b.pb"), cl::cat(runCategory));
+cl::opt<std::string> outputsDir(
+    "outputs-dir",
+    cl::desc("With --infer: where output_0.pb, output_1.pb, ... go (the "
+             "model's outputs in its order)"),
+    cl::value_desc("dir"), cl::cat(runCategory));
 cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Where compiled models are kept (default $PP_CACHE_DIR, else "
@@ -249,6 +267,48 @@ std::string optionProblem() {
   return "";
 }
 
+/// Why --infer and the options given do not go together ("" when they
+/// do): a forward-only run needs --outputs-dir and takes no training
+/// options; --inputs and --outputs-dir need --infer.
+std::string inferenceOptionProblem() {
+  if (!inferMode) {
+    for (const cl::Option *option :
+         {static_cast<const cl::Option *>(std::addressof(inputFiles)),
+          static_cast<const cl::Option *>(&outputsDir)})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to forward-only runs; add --infer";
+    return "";
+  }
+  if (outputsDir.empty())
+    return "--infer needs --outputs-dir DIR, where the outputs go";
+  const cl::Option *trainingOptions[] = {
+      &loss,         &metricsPath, &saveParamsPath, &freeze,
+      &microbatches, &steps,       &scheduleName,   &optimizerName,
+      &learningRate, &momentum,    &weightDecay,    &clipGradNorm};
+  for (const cl::Option *option : trainingOptions)
+    if (option->getNumOccurrences())
+      return "--" + option->ArgStr.str() +
+             " applies to training; a forward-only run (--infer) takes " +
+             "--inputs, --outputs-dir and, compiling a model, --stages, " +
+             "--microbatch-size, --split-points and --dim";
+  return "";
+}
+
+/// The microbatch size of a forward-only run of a model file:
+/// --microbatch-size, else dimension 0 of the first input file that has
+/// one (the whole batch is one microbatch).
+int64_t inferenceMicrobatchSize() {
+  if (microbatchSize.getNumOccurrences())
+    return microbatchSize;
+  for (const std::string &file : inputFiles) {
+    Shape shape = shapeOf(readTensorFile(file).tensor.get());
+    if (!shape.empty())
+      return shape[0];
+  }
+  return 1;
+}
+
 /// Why this process cannot write the output file `path` of `--flag` (its
 /// folder is missing or not writable, or it names a folder); "" when it
 /// can. An existing file is opened without truncating it; a new one is
@@ -271,6 +331,85 @@ std::string outputProblem(const char *flag, const std::string &path) {
   if (!existed)
     ::unlink(path.c_str());
   return "";
+}
+
+/// The --inputs files checked against `package`'s inputs: same count,
+/// dtype and trailing dimensions, and dimension 0 a multiple of the
+/// microbatch size, the same multiple for all (the microbatch count).
+/// Throws std::runtime_error naming the input and both shapes.
+std::pair<std::vector<TensorPtr>, int64_t>
+loadInferenceInputs(const Package &package) {
+  if (inputFiles.size() != package.inputs.size())
+    throw std::runtime_error(
+        "--inputs names " + std::to_string(inputFiles.size()) +
+        " files, but the model has " + std::to_string(package.inputs.size()) +
+        " inputs; give one file per input, in the model's order");
+  std::vector<TensorPtr> tensors;
+  std::optional<int64_t> microbatches;
+  for (size_t i = 0; i < inputFiles.size(); ++i) {
+    const TensorInfo &declared = package.inputs[i];
+    TensorPtr tensor = readTensorFile(inputFiles[i]).tensor;
+    Shape shape = shapeOf(tensor.get());
+    pp_dtype dtype = pp_tensor_dtype(tensor.get());
+    auto describe = [](const Shape &shape, pp_dtype dtype) {
+      return (shape.empty() ? std::string("scalar") : formatShape(shape)) +
+             " " + pp_dtype_name(dtype);
+    };
+    std::string problem =
+        "input '" + declared.name + "' (" + inputFiles[i] + ") is " +
+        describe(shape, dtype) + ", but the model takes " +
+        describe(declared.shape, declared.dtype);
+    bool rowsMatch = !declared.shape.empty() && !shape.empty() &&
+                     declared.shape[0] > 0 &&
+                     shape[0] % declared.shape[0] == 0 &&
+                     Shape(shape.begin() + 1, shape.end()) ==
+                         Shape(declared.shape.begin() + 1, declared.shape.end());
+    if (dtype != declared.dtype ||
+        (shape != declared.shape && !rowsMatch))
+      throw std::runtime_error(
+          problem + (declared.shape.empty() || package.microbatchSize == 1
+                         ? ""
+                         : " (or a multiple of its microbatch of " +
+                               std::to_string(declared.shape[0]) +
+                               " along dimension 0)"));
+    int64_t count = shape == declared.shape ? 1 : shape[0] / declared.shape[0];
+    if (microbatches && *microbatches != count)
+      throw std::runtime_error(problem + ": it holds " + std::to_string(count) +
+                               " microbatches, an earlier input " +
+                               std::to_string(*microbatches));
+    microbatches = count;
+    tensors.push_back(std::move(tensor));
+  }
+  int64_t count = microbatches.value_or(1);
+  for (const OutputInfo &output : package.outputs)
+    if (count > 1 && output.tensor.shape.empty())
+      throw std::runtime_error(
+          "output '" + output.tensor.name + "' is a scalar, which cannot be "
+          "concatenated over " + std::to_string(count) +
+          " microbatches; run the whole batch as one microbatch");
+  return {std::move(tensors), count};
+}
+
+/// Rank `world.rank()`'s part of a forward-only run; rank 0 writes the
+/// outputs.
+void runInference(Package &package, Communicator &world,
+                  Communicator &pipeline, Backend &backend) {
+  auto [inputs, microbatches] = loadInferenceInputs(package);
+  std::vector<pp_tensor *> raw;
+  for (TensorPtr &input : inputs)
+    raw.push_back(input.get());
+  std::vector<TensorPtr> outputs =
+      infer(package, pipeline, backend, raw, microbatches);
+  if (world.rank() != 0)
+    return;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = outputsDir + "/output_" + std::to_string(i) + ".pb";
+    writeTensorFile(path, package.outputs[i].tensor.name, outputs[i].get());
+    std::cout << "output " << i << " '" << package.outputs[i].tensor.name
+              << "' " << formatShape(shapeOf(outputs[i].get())) << " "
+              << pp_dtype_name(pp_tensor_dtype(outputs[i].get())) << " -> "
+              << path << std::endl;
+  }
 }
 
 /// The backend `--device` asks for; its messages go over `pipeline` (whose
@@ -322,7 +461,10 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
         connectPipelineGroup(package, world);
     std::unique_ptr<Backend> backend = createBackend(*pipeline);
     package.loadStageLibrary(backend->stageLibrary());
-    train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
+    if (inferMode)
+      runInference(package, world, *pipeline, *backend);
+    else
+      train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
     return reportRankFailure(info.rank, info.worldSize, failure);
   }
@@ -339,31 +481,41 @@ std::string exactDecimal(double value) {
 }
 
 /// The command line of one rank: `program packageDir` and this invocation's
-/// training options (file paths made absolute).
+/// training or forward-only options (file paths made absolute).
 std::vector<std::string> rankArguments(const std::string &program,
                                        const std::string &packageDir) {
   std::vector<std::string> args = {program, packageDir};
   auto add = [&](const std::string &flag, const std::string &value) {
     args.push_back("--" + flag + "=" + value);
   };
+  auto absolute = [](const std::string &path) {
+    SmallString<256> full(path);
+    sys::fs::make_absolute(full);
+    return full.str().str();
+  };
+  add("timeout", std::to_string(timeoutSeconds));
+  add("device", deviceName);
+  if (inferMode) {
+    std::vector<std::string> files;
+    for (const std::string &file : inputFiles)
+      files.push_back(absolute(file));
+    args.push_back("--infer");
+    add("inputs", llvm::join(files, ","));
+    add("outputs-dir", absolute(outputsDir));
+    return args;
+  }
   add("schedule", scheduleName);
   add("microbatches", std::to_string(microbatches));
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
-  for (auto [flag, path] : outputFiles()) {
-    if (path->empty())
-      continue;
-    SmallString<256> absolute(path->getValue());
-    sys::fs::make_absolute(absolute);
-    add(flag, absolute.str().str());
-  }
+  for (auto [flag, path] : outputFiles())
+    if (!path->empty())
+      add(flag, absolute(*path));
   add("optimizer", optimizerName);
   add("lr", exactDecimal(learningRate));
   add("momentum", exactDecimal(momentum));
   add("weight-decay", exactDecimal(weightDecay));
   add("clip-grad-norm", exactDecimal(clipGradNorm));
-  add("timeout", std::to_string(timeoutSeconds));
-  add("device", deviceName);
   return args;
 }
 
@@ -377,7 +529,9 @@ int main(int argc, char **argv) {
       "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
-      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n");
+      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n"
+      "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
+      "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n");
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
@@ -389,6 +543,8 @@ int main(int argc, char **argv) {
     return error(problem);
   if (!sys::fs::exists(input))
     return error("no such package directory or model file: '" + input + "'");
+  if (std::string problem = inferenceOptionProblem(); !problem.empty())
+    return error(problem);
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
@@ -407,8 +563,14 @@ int main(int argc, char **argv) {
     ModelCompileRequest request;
     request.modelPath = input;
     request.stages = stages;
-    request.microbatchSize = microbatchSize;
+    try {
+      request.microbatchSize =
+          inferMode ? inferenceMicrobatchSize() : int64_t(microbatchSize);
+    } catch (const std::exception &failure) {
+      return error(failure.what());
+    }
     request.loss = loss;
+    request.infer = inferMode;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
     request.dims.assign(dims.begin(), dims.end());
     request.freeze = freeze;
@@ -429,6 +591,10 @@ int main(int argc, char **argv) {
   std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
   if (!problem.empty())
     return error(problem);
+  if (inferMode && rank.value_or(0) == 0)
+    if (std::error_code failure = sys::fs::create_directories(outputsDir))
+      return error("cannot create --outputs-dir '" + outputsDir +
+                   "': " + failure.message());
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
   if (rank.value_or(0) == 0)
@@ -456,9 +622,17 @@ int main(int argc, char **argv) {
     return runRank(packageDir, info);
   }
 
+  // Every rank checks the package again; the launcher says it once.
   DeviceMesh mesh;
   try {
-    mesh = Package::load(packageDir).mesh;
+    Package package = Package::load(packageDir);
+    if (inferMode) {
+      checkForwardOnly(package);
+      loadInferenceInputs(package);
+    } else {
+      checkTrainable(package);
+    }
+    mesh = package.mesh;
   } catch (const std::exception &failure) {
     return error(failure.what());
   }

@@ -243,6 +243,18 @@ bool CastOp::isDifferentiableOperand(unsigned) {
          isa<FloatType>(getElementTypeOrSelf(getResult()));
 }
 
+LogicalResult
+DropoutOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                          ArrayRef<bool> wanted,
+                          SmallVectorImpl<Value> &operandGradients) {
+  // The same op on the gradient draws the same mask (the call's position
+  // is the forward's) and scales by the same factor.
+  return unaryGradient(wanted, operandGradients, [&]() -> Value {
+    return DropoutOp::create(builder, getLoc(), resultGradients[0],
+                             getRatioAttr(), getKeyAttr());
+  });
+}
+
 LogicalResult CastOp::buildGradients(OpBuilder &builder,
                                      ValueRange resultGradients,
                                      ArrayRef<bool> wanted,

@@ -119,7 +119,8 @@ def NN_CastOp : NN_Op<"cast", [
   let hasVerifier = 1;
 }
 
-def NN_DropoutOp : NN_SameTypeOp<"dropout"> {
+def NN_DropoutOp : NN_SameTypeOp<"dropout", [NN_Differentiable,
+                                               NN_HasRuntimeKernel]> {
   let summary = "zeroes random elements while training";
   let description = [{
     While training, zeroes each element with probability `ratio` and scales
@@ -129,7 +130,8 @@ def NN_DropoutOp : NN_SameTypeOp<"dropout"> {
     element's index along dimension 0 plus the microbatch's first sample,
     `key`, the element's index within its sample): neither the stage count
     nor the schedule changes which units drop, and the backward recomputes
-    the mask instead of saving it. Frontends derive `key` from the node's
+    the mask instead of saving it: the gradient is the same `nn.dropout`
+    (same `ratio` and `key`) applied to the result's gradient. Frontends derive `key` from the node's
     name (`pp::nn::dropoutKey`), so two dropouts of one model differ.
 
     Example:

@@ -50,8 +50,14 @@ constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 constexpr llvm::StringLiteral kRoleLoss = "loss";
 constexpr llvm::StringLiteral kRoleGradient = "gradient";
 constexpr llvm::StringLiteral kRoleSaved = "saved";
+/// A model output of a forward-only program.
+constexpr llvm::StringLiteral kRoleOutput = "output";
 /// The loss of a training program: `{kind, output, ignore_index}` on @main.
 constexpr llvm::StringLiteral kLossAttrName = "pp.loss";
+/// The model's inputs and outputs of a forward-only program, in the
+/// model's order: `{inputs = [{name, type}, ...], outputs = [name, ...]}`
+/// on @main (pp-mark-outputs), then on the module (pp-outline-stages).
+constexpr llvm::StringLiteral kForwardOnlyAttrName = "pp.forward_only";
 /// A parameter's initial value (usually a `dense_resource` blob).
 constexpr llvm::StringLiteral kInitAttrName = "pp.init";
 /// The model node an op implements; forward and backward ops of one node

@@ -99,6 +99,9 @@ public:
   std::vector<Tensor> run(const std::vector<pp_tensor *> &args) {
     pp_frame frame;
     frame.args = args;
+    // A training call: dropout draws the same mask on every run.
+    frame.position = {/*seed=*/42, /*step=*/3, /*firstSample=*/8,
+                      /*training=*/true};
     entry(&frame);
     EXPECT_TRUE(frame.error.empty()) << frame.error;
     std::vector<Tensor> results;
@@ -382,6 +385,13 @@ TEST_F(GradientCheck, LayerNormWithAndWithoutAffine) {
                         "tensor<2x3x4xf32>"));
     }
   }
+}
+
+TEST_F(GradientCheck, DropoutRecomputesItsMask) {
+  check(withMseLoss(std::string("%a: tensor<4x6xf32> ") + kParam,
+                    "  %y = nn.dropout %a ratio = 0.5 key = 3 : "
+                    "(tensor<4x6xf32>) -> tensor<4x6xf32>",
+                    "tensor<4x6xf32>"));
 }
 
 TEST_F(GradientCheck, ReshapeAndConstants) {

@@ -1,4 +1,4 @@
-//===- PackageTest.cpp - reading version-3 manifests ---------------------===//
+//===- PackageTest.cpp - reading version-4 manifests ---------------------===//
 
 #include "runtime/package/Package.h"
 
@@ -77,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 3},
+          {"version", 4},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -178,18 +178,18 @@ TEST(Package, EveryManifestDtypeParses) {
 
 TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  for (int version : {1, 2}) {
+  for (int version : {1, 2, 3}) {
     value["version"] = version;
     EXPECT_EQ(loadError(value),
               "manifest.json: package format version " +
                   std::to_string(version) +
-                  " is from an older pp (this pp-run reads version 3); "
+                  " is from an older pp (this pp-run reads version 4); "
                   "recompile the model");
   }
-  value["version"] = 4;
+  value["version"] = 5;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 4 is from a newer pp "
-            "(this pp-run reads version 3); recompile the model");
+            "manifest.json: package format version 5 is from a newer pp "
+            "(this pp-run reads version 4); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
@@ -259,7 +259,8 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
   EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
             "manifest.json: unknown field \"microbatch\" (expected format, "
             "version, num_stages, microbatch_size, mesh, loss, inputs, "
-            "labels, parameters, stages, stage_costs, libraries or files)");
+            "labels, outputs, parameters, stages, stage_costs, libraries or "
+            "files)");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
             }),
@@ -401,6 +402,59 @@ TEST(Package, StagesLabelsAndMeshMustAgree) {
   value["labels"]["dtype"] = "i64";
   EXPECT_EQ(loadError(value), "the labels 'labels' are i64, but a mse loss "
                               "needs f32 targets");
+}
+
+/// manifest() as a forward-only package: forward functions only, stage 1
+/// returning the output "y", no loss or labels; "x" indexes a table of 10
+/// rows.
+json forwardOnlyManifest() {
+  json value = manifest();
+  value.erase("loss");
+  value.erase("labels");
+  value["inputs"][0]["dtype"] = "i64";
+  value["inputs"][0]["index_bound"] = 10;
+  value["stages"][0]["functions"][0]["args"][0]["dtype"] = "i64";
+  value["stages"][0]["functions"][0]["results"] = json::array();
+  value["stages"][0]["functions"].erase(1);
+  value["stages"][1]["functions"] = {function(
+      "stage1_forward", "forward", {tensor("c", "frozen", "f32", {4})},
+      {tensor("y", "output", "f32", {2, 4})})};
+  value["outputs"] = {{{"name", "y"},
+                       {"dtype", "f32"},
+                       {"shape", {2, 4}},
+                       {"stage", 1}}};
+  return value;
+}
+
+TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
+  Package package = Package::load(writePackage(forwardOnlyManifest()));
+  EXPECT_TRUE(package.forwardOnly());
+  ASSERT_EQ(package.outputs.size(), 1u);
+  EXPECT_EQ(package.outputs[0].tensor.name, "y");
+  EXPECT_EQ(package.outputs[0].stage, 1);
+  EXPECT_EQ(package.inputs[0].indexBound, 10);
+  EXPECT_FALSE(Package::load(writePackage(manifest())).forwardOnly());
+
+  json value = forwardOnlyManifest();
+  value["stages"][1]["functions"][0]["results"][0]["shape"] = {2, 5};
+  EXPECT_EQ(loadError(value),
+            "output 'y' (2x4 f32) is not a result of the forward function of "
+            "its stage 1");
+  value = forwardOnlyManifest();
+  value["stages"][0]["functions"].push_back(
+      function("stage0_backward", "backward", json::array(), json::array()));
+  EXPECT_EQ(loadError(value),
+            "the package is forward-only (it lists outputs, no loss), but "
+            "stage 0 has the backward function stage0_backward");
+  value = forwardOnlyManifest();
+  value["labels"] = tensor("labels", "label", "f32", {2, 4});
+  EXPECT_EQ(loadError(value),
+            "manifest.json: labels: expected no labels in a forward-only "
+            "package (it has outputs and no loss), found an object");
+  value = forwardOnlyManifest();
+  value["inputs"][0]["index_bound"] = 0;
+  EXPECT_EQ(loadError(value), "manifest.json: inputs[0].index_bound: expected "
+                              "an integer of at least 1, found 0");
 }
 
 } // namespace

@@ -1,0 +1,142 @@
+//===- TensorFiles.cpp - tensors in ONNX TensorProto files ----------------===//
+
+#include "tools/pp-run/TensorFiles.h"
+
+#include "runtime/core/Shapes.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+using namespace pp::runtime;
+
+namespace {
+
+/// The runtime dtype of an ONNX element type, or nullopt.
+std::optional<pp_dtype> dtypeOf(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return PP_DTYPE_F32;
+  case onnx::TensorProto::DOUBLE:
+    return PP_DTYPE_F64;
+  case onnx::TensorProto::INT64:
+    return PP_DTYPE_I64;
+  case onnx::TensorProto::INT32:
+    return PP_DTYPE_I32;
+  case onnx::TensorProto::BOOL:
+    return PP_DTYPE_BOOL;
+  default:
+    return std::nullopt;
+  }
+}
+
+onnx::TensorProto::DataType onnxTypeOf(pp_dtype dtype) {
+  switch (dtype) {
+  case PP_DTYPE_F64:
+    return onnx::TensorProto::DOUBLE;
+  case PP_DTYPE_I64:
+    return onnx::TensorProto::INT64;
+  case PP_DTYPE_I32:
+    return onnx::TensorProto::INT32;
+  case PP_DTYPE_BOOL:
+    return onnx::TensorProto::BOOL;
+  case PP_DTYPE_F16:
+    return onnx::TensorProto::FLOAT16;
+  case PP_DTYPE_BF16:
+    return onnx::TensorProto::BFLOAT16;
+  default:
+    return onnx::TensorProto::FLOAT;
+  }
+}
+
+/// Copies `count` values of a typed field into `out` as `T`; false when
+/// the field holds another count.
+template <typename T, typename Field>
+bool copyField(const Field &field, int64_t count, void *out) {
+  if (field.size() != count)
+    return false;
+  T *values = static_cast<T *>(out);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+  return true;
+}
+
+} // namespace
+
+TensorFile readTensorFile(const std::string &path) {
+  auto fail = [&](const std::string &problem) -> std::runtime_error {
+    return std::runtime_error("cannot read the tensor file '" + path +
+                              "': " + problem);
+  };
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    throw fail("no such file or not readable");
+  onnx::TensorProto proto;
+  if (!proto.ParseFromIstream(&file))
+    throw fail("it is not a serialized onnx.TensorProto");
+  std::optional<pp_dtype> dtype = dtypeOf(proto.data_type());
+  if (!dtype)
+    throw fail("its element type " +
+               (onnx::TensorProto::DataType_IsValid(proto.data_type())
+                    ? onnx::TensorProto::DataType_Name(
+                          static_cast<onnx::TensorProto::DataType>(
+                              proto.data_type()))
+                    : std::to_string(proto.data_type())) +
+               " is not one pp-run reads (FLOAT, DOUBLE, INT64, INT32, "
+               "BOOL)");
+  if (proto.has_data_location() &&
+      proto.data_location() == onnx::TensorProto::EXTERNAL)
+    throw fail("its values are in an external file, which pp-run does not "
+               "read");
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count))
+      throw fail("its shape " + formatShape(shape) + " is not a valid shape");
+  pp_tensor *raw = nullptr;
+  if (pp_tensor_create(*dtype, static_cast<int64_t>(shape.size()),
+                       shape.data(), &raw) != PP_OK)
+    throw fail(pp_last_error());
+  TensorFile result{proto.name(), TensorPtr(raw)};
+  void *out = pp_tensor_data(raw);
+  size_t bytes = pp_tensor_nbytes(raw);
+  bool ok = true;
+  if (proto.has_raw_data()) {
+    ok = proto.raw_data().size() == bytes;
+    if (ok && bytes)
+      std::memcpy(out, proto.raw_data().data(), bytes);
+  } else if (*dtype == PP_DTYPE_F32) {
+    ok = copyField<float>(proto.float_data(), count, out);
+  } else if (*dtype == PP_DTYPE_F64) {
+    ok = copyField<double>(proto.double_data(), count, out);
+  } else if (*dtype == PP_DTYPE_I64) {
+    ok = copyField<int64_t>(proto.int64_data(), count, out);
+  } else if (*dtype == PP_DTYPE_I32) {
+    ok = copyField<int32_t>(proto.int32_data(), count, out);
+  } else {
+    // ONNX keeps bools in int32_data.
+    ok = copyField<uint8_t>(proto.int32_data(), count, out);
+  }
+  if (!ok)
+    throw fail("it holds the wrong number of values for its shape " +
+               formatShape(shape) + " " + pp_dtype_name(*dtype));
+  return result;
+}
+
+void writeTensorFile(const std::string &path, const std::string &name,
+                     pp_tensor *tensor) {
+  onnx::TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(onnxTypeOf(pp_tensor_dtype(tensor)));
+  for (int64_t dim : shapeOf(tensor))
+    proto.add_dims(dim);
+  proto.set_raw_data(pp_tensor_data(tensor), pp_tensor_nbytes(tensor));
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file || !proto.SerializeToOstream(&file) || !file.flush())
+    throw std::runtime_error("cannot write the output file '" + path +
+                             "': " + std::strerror(errno));
+}
