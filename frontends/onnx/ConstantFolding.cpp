@@ -368,7 +368,7 @@ FailureOr<Literal> Folder::constantOfShape() {
   value.floats.push_back(0.0);
   if (const onnx::AttributeProto *given = findAttribute(ctx.node, "value")) {
     Builder builder(ctx.loc.getContext());
-    FailureOr<TensorValues> read = readTensor(given->t(), ctx.loc, builder);
+    FailureOr<TensorValues> read = readTensor(given->t(), ctx.describe("its value"), ctx.loc, builder);
     if (failed(read))
       return failure();
     if (read->type.getNumElements() != 1)

@@ -50,8 +50,10 @@ struct TensorValues {
 /// `values` as an attribute.
 mlir::DenseElementsAttr toElementsAttr(const TensorValues &values);
 /// The values of `tensor` (an initializer or an attribute), or an error at
-/// `loc` when pp cannot read them.
+/// `loc` that starts with `what` (which names the tensor) when pp cannot
+/// read them.
 mlir::FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
+                                         const std::string &what,
                                          mlir::Location loc,
                                          mlir::Builder &builder);
 
@@ -73,6 +75,8 @@ struct NodeContext {
 
   /// An error that starts by naming the node, its op and the opset.
   mlir::InFlightDiagnostic error() const;
+  /// "node 'n' (Op, opset 17): `what`", to start messages with.
+  std::string describe(llvm::StringRef what) const;
   /// The name of the node's input `index` (for messages).
   llvm::StringRef inputName(int index) const { return node.input(index); }
 };

@@ -113,9 +113,14 @@ int64_t intAttribute(const onnx::NodeProto &node, StringRef name,
   return attribute ? attribute->i() : fallback;
 }
 
+std::string NodeContext::describe(StringRef what) const {
+  return ("node '" + name + "' (" + node.op_type() + ", opset " +
+          Twine(opset) + "): " + what)
+      .str();
+}
+
 InFlightDiagnostic NodeContext::error() const {
-  return emitError(loc) << "node '" << name << "' (" << node.op_type()
-                        << ", opset " << opset << "): ";
+  return emitError(loc) << describe("");
 }
 
 FailureOr<Type> GraphImporter::elementTypeOf(int32_t dataType, StringRef what,
@@ -324,8 +329,8 @@ static AsmResourceBlob takeBytes(onnx::TensorProto &tensor,
 }
 
 FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
-                                   Location loc, Builder &builder) {
-  std::string what = "tensor '" + tensor.name() + "'";
+                                   const std::string &what, Location loc,
+                                   Builder &builder) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return emitError(loc) << what
                           << " keeps its data in an external file; save the "
@@ -570,7 +575,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
   for (onnx::TensorProto &init : *graph.mutable_initializer()) {
-    FailureOr<TensorValues> value = readTensor(init, fileLoc, builder);
+    FailureOr<TensorValues> value = readTensor(init, "tensor '" + init.name() + "'", fileLoc, builder);
     if (failed(value))
       return nullptr;
     RankedTensorType type = value->type;

@@ -243,7 +243,8 @@ FailureOr<NodeOutputs> GraphImporter::importConstant(const NodeContext &ctx,
                                   ArrayRef(data));
   };
   if (const onnx::AttributeProto *tensor = findAttribute(node, "value")) {
-    FailureOr<TensorValues> converted = readTensor(tensor->t(), ctx.loc, builder);
+    FailureOr<TensorValues> converted =
+        readTensor(tensor->t(), ctx.describe("its value"), ctx.loc, builder);
     if (failed(converted))
       return failure();
     value = toElementsAttr(*converted);
