@@ -64,6 +64,10 @@ int64_t intAttribute(const onnx::NodeProto &node, llvm::StringRef name,
                      int64_t fallback);
 float floatAttribute(const onnx::NodeProto &node, llvm::StringRef name,
                      float fallback);
+/// The double nearest to the shortest decimal that reads back as `value`:
+/// 0.1 for the float 0.1f (not 0.10000000149...), so that a ratio or an
+/// epsilon that ONNX stores as a float is the number the exporter wrote.
+double shortestDecimal(float value);
 
 /// The node being imported: what its messages name.
 struct NodeContext {
@@ -238,16 +242,17 @@ private:
   mlir::InFlightDiagnostic notConstant(const NodeContext &ctx, int index,
                                        llvm::StringRef what);
 
-  /// Creates an OpTy after checking that its result types infer (the
-  /// inference explains a failure), so that bad models never abort.
+  /// Creates an OpTy after checking that its result types infer, so that
+  /// bad models never abort; a failure is an error at the node that says
+  /// what the inference found.
   template <typename OpTy>
   mlir::FailureOr<mlir::Operation *>
-  createCheckedOp(mlir::Location loc, mlir::ValueRange operands,
+  createCheckedOp(const NodeContext &ctx, mlir::ValueRange operands,
                   typename OpTy::Properties properties = {});
   /// createCheckedOp for an op with one result; returns that result.
   template <typename OpTy>
   mlir::FailureOr<mlir::Value>
-  createChecked(mlir::Location loc, mlir::ValueRange operands,
+  createChecked(const NodeContext &ctx, mlir::ValueRange operands,
                 typename OpTy::Properties properties = {});
   /// `input` reshaped to `shape` (itself when it has that shape).
   mlir::Value reshaped(mlir::Location loc, mlir::Value input,

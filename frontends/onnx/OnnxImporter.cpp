@@ -26,6 +26,8 @@
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <unistd.h>
@@ -117,6 +119,18 @@ std::string NodeContext::describe(StringRef what) const {
   return ("node '" + name + "' (" + node.op_type() + ", opset " +
           Twine(opset) + "): " + what)
       .str();
+}
+
+double shortestDecimal(float value) {
+  // 9 significant digits always read back as the same float.
+  for (int digits = 1; digits < 9; ++digits) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    double decimal = std::strtod(text, nullptr);
+    if (static_cast<float>(decimal) == value)
+      return decimal;
+  }
+  return value;
 }
 
 InFlightDiagnostic NodeContext::error() const {
@@ -463,8 +477,9 @@ InFlightDiagnostic GraphImporter::notConstant(const NodeContext &ctx,
   if (!source.empty())
     diag << ": it " << (isa<BlockArgument>(value) ? "is " : "depends on ")
          << source;
-  diag << "; pp compiles static shapes, so it must come from Constant "
-          "nodes, integer initializers and the shapes of tensors";
+  diag << "; pp needs it at compile time (static shapes), so it must come "
+          "from Constant nodes, integer initializers and the shapes of "
+          "tensors (float initializers are parameters)";
   return diag;
 }
 

@@ -154,7 +154,7 @@ FailureOr<NodeOutputs> GraphImporter::importGemm(const NodeContext &ctx,
                          << operand.getType();
   const onnx::NodeProto &node = ctx.node;
   FailureOr<Value> result = createChecked<nn::MatmulOp>(
-      ctx.loc, inputs.take_front(2),
+      ctx, inputs.take_front(2),
       matmulProperties(builder, intAttribute(node, "transA", 0) != 0,
                        intAttribute(node, "transB", 0) != 0));
   if (failed(result))
@@ -171,7 +171,7 @@ FailureOr<NodeOutputs> GraphImporter::importGemm(const NodeContext &ctx,
   if (beta != 1.0f)
     bias = nn::MulOp::create(builder, ctx.loc, bias,
                              scalarConstant(ctx.loc, beta, elementType));
-  return single(createChecked<nn::AddOp>(ctx.loc, {*result, bias}));
+  return single(createChecked<nn::AddOp>(ctx, {*result, bias}));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importMatMul(const NodeContext &ctx,
@@ -188,7 +188,7 @@ FailureOr<NodeOutputs> GraphImporter::importMatMul(const NodeContext &ctx,
   if (rhsType.getRank() == 1)
     rhs = reshaped(ctx.loc, rhs, {rhsType.getDimSize(0), 1});
   FailureOr<Value> product = createChecked<nn::MatmulOp>(
-      ctx.loc, {lhs, rhs}, matmulProperties(builder, false, false));
+      ctx, {lhs, rhs}, matmulProperties(builder, false, false));
   if (failed(product))
     return failure();
   Shape shape(typeOf(*product).getShape());
@@ -226,7 +226,7 @@ FailureOr<NodeOutputs> GraphImporter::importGather(const NodeContext &ctx,
                        << inputs[1].getType();
   nn::GatherOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(axis);
-  return single(createChecked<nn::GatherOp>(ctx.loc, inputs, properties));
+  return single(createChecked<nn::GatherOp>(ctx, inputs, properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importConstant(const NodeContext &ctx,
@@ -280,7 +280,7 @@ FailureOr<NodeOutputs> GraphImporter::importFlatten(const NodeContext &ctx,
 template <typename OpTy>
 FailureOr<NodeOutputs> GraphImporter::importBinary(const NodeContext &ctx,
                                                    ValueRange inputs) {
-  return single(createChecked<OpTy>(ctx.loc, inputs));
+  return single(createChecked<OpTy>(ctx, inputs));
 }
 
 template <typename OpTy>
@@ -288,7 +288,7 @@ FailureOr<NodeOutputs> GraphImporter::importVariadic(const NodeContext &ctx,
                                                      ValueRange inputs) {
   Value result = inputs[0];
   for (Value next : inputs.drop_front()) {
-    FailureOr<Value> combined = createChecked<OpTy>(ctx.loc, {result, next});
+    FailureOr<Value> combined = createChecked<OpTy>(ctx, {result, next});
     if (failed(combined))
       return failure();
     result = *combined;
@@ -313,7 +313,7 @@ FailureOr<NodeOutputs> GraphImporter::importUnary(const NodeContext &ctx,
                                                   ValueRange inputs) {
   if (failed(checkFloat(ctx, inputs[0], 0)))
     return failure();
-  return single(createChecked<OpTy>(ctx.loc, inputs));
+  return single(createChecked<OpTy>(ctx, inputs));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importPow(const NodeContext &ctx,
@@ -327,7 +327,7 @@ FailureOr<NodeOutputs> GraphImporter::importPow(const NodeContext &ctx,
   if (exponentType.getElementType() != elementType)
     exponent = nn::CastOp::create(builder, ctx.loc,
                                   exponentType.clone(elementType), exponent);
-  return single(createChecked<nn::PowOp>(ctx.loc, {inputs[0], exponent}));
+  return single(createChecked<nn::PowOp>(ctx, {inputs[0], exponent}));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importReciprocal(const NodeContext &ctx,
@@ -335,7 +335,7 @@ FailureOr<NodeOutputs> GraphImporter::importReciprocal(const NodeContext &ctx,
   if (failed(checkFloat(ctx, inputs[0], 0)))
     return failure();
   Value one = scalarConstant(ctx.loc, 1.0, getElementTypeOrSelf(inputs[0]));
-  return single(createChecked<nn::DivOp>(ctx.loc, {one, inputs[0]}));
+  return single(createChecked<nn::DivOp>(ctx, {one, inputs[0]}));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importGelu(const NodeContext &ctx,
@@ -352,7 +352,7 @@ FailureOr<NodeOutputs> GraphImporter::importGelu(const NodeContext &ctx,
   else if (approximate != "none")
     return ctx.error() << "approximate is '" << approximate
                        << "'; ONNX knows 'none' and 'tanh'";
-  return single(createChecked<nn::GeluOp>(ctx.loc, inputs, properties));
+  return single(createChecked<nn::GeluOp>(ctx, inputs, properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importWhere(const NodeContext &ctx,
@@ -360,7 +360,7 @@ FailureOr<NodeOutputs> GraphImporter::importWhere(const NodeContext &ctx,
   if (!getElementTypeOrSelf(inputs[0]).isInteger(1))
     return ctx.error() << "condition '" << ctx.inputName(0)
                        << "' must be BOOL, found " << inputs[0].getType();
-  return single(createChecked<nn::WhereOp>(ctx.loc, inputs));
+  return single(createChecked<nn::WhereOp>(ctx, inputs));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importIdentity(const NodeContext &,
@@ -379,7 +379,7 @@ FailureOr<NodeOutputs> GraphImporter::importSoftmax(const NodeContext &ctx,
     return failure();
   typename OpTy::Properties properties;
   properties.axis = builder.getI64IntegerAttr(axis);
-  return single(createChecked<OpTy>(ctx.loc, inputs, properties));
+  return single(createChecked<OpTy>(ctx, inputs, properties));
 }
 
 template <typename OpTy>
@@ -409,7 +409,7 @@ FailureOr<NodeOutputs> GraphImporter::importReduce(const NodeContext &ctx,
   properties.axes = builder.getDenseI64ArrayAttr(*normalized);
   if (intAttribute(ctx.node, "keepdims", 1) != 0)
     properties.keep_dims = builder.getUnitAttr();
-  return single(createChecked<OpTy>(ctx.loc, inputs[0], properties));
+  return single(createChecked<OpTy>(ctx, inputs[0], properties));
 }
 
 FailureOr<NodeOutputs>
@@ -427,9 +427,10 @@ GraphImporter::importLayerNormalization(const NodeContext &ctx,
   nn::LayerNormOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(*axis);
   properties.epsilon =
-      builder.getF64FloatAttr(floatAttribute(ctx.node, "epsilon", 1e-5f));
+      builder.getF64FloatAttr(
+          shortestDecimal(floatAttribute(ctx.node, "epsilon", 1e-5f)));
   properties.operandSegmentSizes = {1, 1, inputs.size() > 2 ? 1 : 0};
-  return single(createChecked<nn::LayerNormOp>(ctx.loc, inputs, properties));
+  return single(createChecked<nn::LayerNormOp>(ctx, inputs, properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importSplit(const NodeContext &ctx,
@@ -466,7 +467,7 @@ FailureOr<NodeOutputs> GraphImporter::importSplit(const NodeContext &ctx,
   properties.axis = builder.getI64IntegerAttr(axis);
   properties.sizes = builder.getDenseI64ArrayAttr(*sizes);
   FailureOr<Operation *> split =
-      createCheckedOp<nn::SplitOp>(ctx.loc, inputs[0], properties);
+      createCheckedOp<nn::SplitOp>(ctx, inputs[0], properties);
   if (failed(split))
     return failure();
   return NodeOutputs((*split)->getResults());
@@ -483,7 +484,7 @@ FailureOr<NodeOutputs> GraphImporter::importConcat(const NodeContext &ctx,
     return NodeOutputs{inputs[0]};
   nn::ConcatOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(*axis);
-  return single(createChecked<nn::ConcatOp>(ctx.loc, inputs, properties));
+  return single(createChecked<nn::ConcatOp>(ctx, inputs, properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importTranspose(const NodeContext &ctx,
@@ -494,7 +495,7 @@ FailureOr<NodeOutputs> GraphImporter::importTranspose(const NodeContext &ctx,
     return failure();
   nn::TransposeOp::Properties properties;
   properties.permutation = builder.getDenseI64ArrayAttr(*perm);
-  return single(createChecked<nn::TransposeOp>(ctx.loc, inputs, properties));
+  return single(createChecked<nn::TransposeOp>(ctx, inputs, properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importReshape(const NodeContext &ctx,
@@ -566,7 +567,7 @@ FailureOr<NodeOutputs> GraphImporter::importSlice(const NodeContext &ctx,
   properties.starts = builder.getDenseI64ArrayAttr(bounds->starts);
   properties.limits = builder.getDenseI64ArrayAttr(bounds->limits);
   properties.strides = builder.getDenseI64ArrayAttr(bounds->strides);
-  return single(createChecked<nn::SliceOp>(ctx.loc, inputs[0], properties));
+  return single(createChecked<nn::SliceOp>(ctx, inputs[0], properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importExpand(const NodeContext &ctx,
@@ -582,7 +583,7 @@ FailureOr<NodeOutputs> GraphImporter::importExpand(const NodeContext &ctx,
     return NodeOutputs{inputs[0]};
   nn::BroadcastToOp::Properties properties;
   properties.shape = builder.getDenseI64ArrayAttr(*shape);
-  return single(createChecked<nn::BroadcastToOp>(ctx.loc, inputs[0], properties));
+  return single(createChecked<nn::BroadcastToOp>(ctx, inputs[0], properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importTrilu(const NodeContext &ctx,
@@ -600,7 +601,7 @@ FailureOr<NodeOutputs> GraphImporter::importTrilu(const NodeContext &ctx,
   properties.diagonal = builder.getI64IntegerAttr(diagonal);
   if (intAttribute(ctx.node, "upper", 1) != 0)
     properties.upper = builder.getUnitAttr();
-  return single(createChecked<nn::TriluOp>(ctx.loc, inputs[0], properties));
+  return single(createChecked<nn::TriluOp>(ctx, inputs[0], properties));
 }
 
 FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
@@ -616,6 +617,8 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
       return notConstant(ctx, index, what);
     if (value.getNumElements() != 1)
       return ctx.error() << what << " must be a scalar";
+    if (value.getElementType().isF32())
+      return shortestDecimal(*value.getValues<float>().begin());
     if (isa<FloatType>(value.getElementType()))
       return (*value.getValues<APFloat>().begin()).convertToDouble();
     return static_cast<double>((*value.getValues<APInt>().begin()).getZExtValue());
@@ -640,7 +643,7 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
   properties.ratio = builder.getF64FloatAttr(ratio);
   properties.key = builder.getI64IntegerAttr(
       static_cast<int64_t>(nn::dropoutKey(ctx.name)));
-  return single(createChecked<nn::DropoutOp>(ctx.loc, inputs[0], properties));
+  return single(createChecked<nn::DropoutOp>(ctx, inputs[0], properties));
 }
 
 Value GraphImporter::reshaped(Location loc, Value input,
@@ -652,13 +655,21 @@ Value GraphImporter::reshaped(Location loc, Value input,
 
 template <typename OpTy>
 FailureOr<Operation *>
-GraphImporter::createCheckedOp(Location loc, ValueRange operands,
+GraphImporter::createCheckedOp(const NodeContext &ctx, ValueRange operands,
                                typename OpTy::Properties properties) {
   SmallVector<Type> types;
-  if (failed(OpTy::inferReturnTypes(context, loc, operands, nullptr,
-                                    OpaqueProperties(&properties), {}, types)))
-    return failure();
-  OperationState state(loc, OpTy::getOperationName());
+  std::string message;
+  LogicalResult inferred = [&] {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diagnostic) {
+      message = diagnostic.str();
+      return success();
+    });
+    return OpTy::inferReturnTypes(context, ctx.loc, operands, nullptr,
+                                  OpaqueProperties(&properties), {}, types);
+  }();
+  if (failed(inferred))
+    return ctx.error() << message;
+  OperationState state(ctx.loc, OpTy::getOperationName());
   state.addOperands(operands);
   state.addTypes(types);
   state.useProperties(properties);
@@ -667,10 +678,10 @@ GraphImporter::createCheckedOp(Location loc, ValueRange operands,
 
 template <typename OpTy>
 FailureOr<Value>
-GraphImporter::createChecked(Location loc, ValueRange operands,
+GraphImporter::createChecked(const NodeContext &ctx, ValueRange operands,
                              typename OpTy::Properties properties) {
   FailureOr<Operation *> op =
-      createCheckedOp<OpTy>(loc, operands, std::move(properties));
+      createCheckedOp<OpTy>(ctx, operands, std::move(properties));
   if (failed(op))
     return failure();
   return (*op)->getResult(0);
