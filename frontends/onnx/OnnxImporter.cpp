@@ -646,6 +646,11 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   SmallVector<Attribute> resultAttrs;
   for (const onnx::ValueInfoProto &output : graph.output()) {
     auto it = values.find(output.name());
+    auto reason = unavailable.find(output.name());
+    if (it == values.end() && reason != unavailable.end())
+      return emitError(fileLoc) << "graph output '" << output.name()
+                                << "' is unavailable: " << reason->second,
+             nullptr;
     if (it == values.end())
       return emitError(fileLoc) << "graph output '" << output.name()
                                 << "' is produced by no node",
