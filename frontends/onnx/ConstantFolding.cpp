@@ -187,6 +187,9 @@ private:
     data.shape = Shape(shape);
     return data;
   }
+  /// Checks that a folded tensor of `shape` stays small enough to hold at
+  /// import.
+  LogicalResult fits(ArrayRef<int64_t> shape);
   FailureOr<Literal> shape();
   FailureOr<Literal> gather();
   FailureOr<Literal> concat();
@@ -214,6 +217,21 @@ private:
   ArrayRef<std::optional<Literal>> literals;
 };
 
+/// The most elements a folded tensor may have (a causal mask of 4096 x 4096
+/// has 2^24).
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
+
+LogicalResult Folder::fits(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    if (size < 0 || __builtin_mul_overflow(count, size, &count) ||
+        count > kMaxFoldedElements)
+      return ctx.error() << "folding it at import would make a tensor of more "
+                            "than "
+                         << kMaxFoldedElements << " elements";
+  return success();
+}
+
 FailureOr<Literal> Folder::shape() {
   auto type = cast<RankedTensorType>(inputs[0].getType());
   int64_t rank = type.getRank();
@@ -235,7 +253,8 @@ FailureOr<Literal> Folder::shape() {
 
 FailureOr<Literal> Folder::gather() {
   const Literal &data = in(0), &indices = in(1);
-  if (indices.isFloat())
+  if (!indices.elementType.isInteger(64) &&
+      !indices.elementType.isInteger(32))
     return ctx.error() << "indices '" << ctx.inputName(1)
                        << "' must be INT64 or INT32";
   int64_t rank = data.shape.size();
@@ -318,7 +337,7 @@ FailureOr<Literal> Folder::slice() {
 FailureOr<Literal> Folder::expand() {
   const Literal &data = in(0);
   FailureOr<Shape> shape = expandShape(ctx, data.shape, in(1).ints);
-  if (failed(shape))
+  if (failed(shape) || failed(fits(*shape)))
     return failure();
   Shape strides = stridesOf(data.shape);
   return gatherElements(data, *shape, [&](ArrayRef<int64_t> at) {
@@ -364,6 +383,8 @@ FailureOr<Literal> Folder::constantOfShape() {
   const Literal &shape = in(0);
   if (llvm::any_of(shape.ints, [](int64_t size) { return size < 0; }))
     return ctx.error() << "the shape has a negative size";
+  if (failed(fits(shape.ints)))
+    return failure();
   Literal value = Literal::like({1}, Float32Type::get(ctx.loc.getContext()));
   value.floats.push_back(0.0);
   if (const onnx::AttributeProto *given = findAttribute(ctx.node, "value")) {
@@ -395,8 +416,10 @@ FailureOr<Literal> Folder::range() {
            delta = in(2).floats[0];
     if (delta == 0 || !std::isfinite(first + limit + delta))
       return ctx.error() << "delta is zero or a bound is not finite";
-    int64_t count =
-        std::max<int64_t>(std::ceil((limit - first) / delta), 0);
+    int64_t count = std::clamp<double>(std::ceil((limit - first) / delta), 0,
+                                       kMaxFoldedElements + 1);
+    if (failed(fits({count})))
+      return failure();
     for (int64_t i = 0; i < count; ++i)
       result.floats.push_back(first + i * delta);
     result.shape = {count};
@@ -406,9 +429,9 @@ FailureOr<Literal> Folder::range() {
   if (delta == 0)
     return ctx.error() << "delta is zero";
   double span = (static_cast<double>(limit) - first) / delta;
-  if (span > 1e8)
-    return ctx.error() << "the range holds more than 10^8 elements";
-  int64_t count = std::max<int64_t>(std::ceil(span), 0);
+  int64_t count = std::clamp<double>(std::ceil(span), 0, kMaxFoldedElements + 1);
+  if (failed(fits({count})))
+    return failure();
   for (int64_t i = 0; i < count; ++i)
     result.ints.push_back(first + i * delta);
   result.shape = {count};
@@ -456,7 +479,7 @@ Folder::binary(const Literal &lhs, const Literal &rhs,
     return ctx.error() << "inputs differ in element type (" << lhs.elementType
                        << " and " << rhs.elementType << ")";
   FailureOr<Shape> shape = expandShape(ctx, lhs.shape, rhs.shape);
-  if (failed(shape))
+  if (failed(shape) || failed(fits(*shape)))
     return failure();
   Literal result =
       Literal::like(*shape, resultType ? resultType : lhs.elementType);
@@ -555,7 +578,7 @@ FailureOr<Literal> Folder::where() {
   FailureOr<Shape> shape = expandShape(ctx, condition.shape, onTrue.shape);
   if (succeeded(shape))
     shape = expandShape(ctx, *shape, onFalse.shape);
-  if (failed(shape))
+  if (failed(shape) || failed(fits(*shape)))
     return failure();
   Shape c = stridesOf(condition.shape), t = stridesOf(onTrue.shape),
         f = stridesOf(onFalse.shape);

@@ -229,9 +229,10 @@ private:
                                  llvm::StringRef nodeName);
   mlir::FailureOr<mlir::Value> lookup(const NodeContext &ctx, int index);
   /// The node's inputs (a trailing optional input given as "" is left out;
-  /// one in the middle is a null Value).
+  /// one in the middle is a null Value). The first `required` must be
+  /// given.
   mlir::FailureOr<llvm::SmallVector<mlir::Value>>
-  lookupInputs(const NodeContext &ctx);
+  lookupInputs(const NodeContext &ctx, int required);
 
   /// The integers of input `index`, which must fold to a constant at
   /// import (pp compiles static shapes); `what` says what it is.

@@ -412,13 +412,16 @@ FailureOr<Value> GraphImporter::lookup(const NodeContext &ctx, int index) {
 }
 
 FailureOr<SmallVector<Value>>
-GraphImporter::lookupInputs(const NodeContext &ctx) {
+GraphImporter::lookupInputs(const NodeContext &ctx, int required) {
   int count = ctx.node.input_size();
   while (count > 0 && ctx.node.input(count - 1).empty())
     --count;
   SmallVector<Value> inputs;
   for (int i = 0; i < count; ++i) {
     if (ctx.inputName(i).empty()) {
+      if (i < required)
+        return ctx.error() << "input " << i << " is missing (its name is "
+                           << "empty)";
       inputs.push_back(nullptr); // An optional input left out.
       continue;
     }
@@ -526,7 +529,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   Block *block = builder.getInsertionBlock();
   auto firstNew = std::prev(block->end());
   bool wasEmpty = block->empty();
-  FailureOr<SmallVector<Value>> inputs = lookupInputs(ctx);
+  FailureOr<SmallVector<Value>> inputs = lookupInputs(ctx, rule->second.minInputs);
   if (failed(inputs))
     return failure();
   FailureOr<std::optional<SmallVector<DenseElementsAttr>>> folded =

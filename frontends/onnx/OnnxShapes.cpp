@@ -165,11 +165,13 @@ FailureOr<Shape> transposePermutation(const NodeContext &ctx, int64_t rank) {
       perm.push_back(d);
   Shape sorted(perm);
   llvm::sort(sorted);
-  for (int64_t d = 0; d < rank; ++d)
-    if (static_cast<int64_t>(sorted.size()) != rank || sorted[d] != d)
-      return ctx.error() << "perm " << shapeText(perm)
-                         << " is not a permutation of the " << rank
-                         << " dimensions";
+  bool isPermutation = static_cast<int64_t>(sorted.size()) == rank;
+  for (int64_t d = 0; isPermutation && d < rank; ++d)
+    isPermutation = sorted[d] == d;
+  if (!isPermutation)
+    return ctx.error() << "perm " << shapeText(perm)
+                       << " is not a permutation of the " << rank
+                       << " dimensions";
   return perm;
 }
 
