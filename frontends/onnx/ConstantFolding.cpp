@@ -59,8 +59,7 @@ Literal Literal::fromAttr(DenseElementsAttr attr) {
   if (literal.isFloat()) {
     for (APFloat value : attr.getValues<APFloat>()) {
       bool lost;
-      value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                    &lost);
+      value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
       literal.floats.push_back(value.convertToDouble());
     }
   } else {
@@ -243,9 +242,8 @@ FailureOr<Literal> Folder::shape() {
   };
   int64_t start = clamp(intAttribute(ctx.node, "start", 0));
   int64_t end = clamp(intAttribute(ctx.node, "end", rank));
-  Literal result =
-      Literal::like({std::max<int64_t>(end - start, 0)},
-                    IntegerType::get(type.getContext(), 64));
+  Literal result = Literal::like({std::max<int64_t>(end - start, 0)},
+                                 IntegerType::get(type.getContext(), 64));
   for (int64_t d = start; d < end; ++d)
     result.ints.push_back(type.getDimSize(d));
   return result;
@@ -253,8 +251,7 @@ FailureOr<Literal> Folder::shape() {
 
 FailureOr<Literal> Folder::gather() {
   const Literal &data = in(0), &indices = in(1);
-  if (!indices.elementType.isInteger(64) &&
-      !indices.elementType.isInteger(32))
+  if (!indices.elementType.isInteger(64) && !indices.elementType.isInteger(32))
     return ctx.error() << "indices '" << ctx.inputName(1)
                        << "' must be INT64 or INT32";
   int64_t rank = data.shape.size();
@@ -270,7 +267,8 @@ FailureOr<Literal> Folder::gather() {
   Shape shape(data.shape.begin(), data.shape.begin() + *axis);
   llvm::append_range(shape, indices.shape);
   shape.append(data.shape.begin() + *axis + 1, data.shape.end());
-  Shape strides = stridesOf(data.shape), indexStrides = stridesOf(indices.shape);
+  Shape strides = stridesOf(data.shape),
+        indexStrides = stridesOf(indices.shape);
   int64_t indexRank = indices.shape.size();
   return gatherElements(data, shape, [&](ArrayRef<int64_t> at) {
     int64_t flat = 0;
@@ -365,7 +363,8 @@ FailureOr<Literal> Folder::trilu() {
   const Literal &data = in(0);
   int64_t rank = data.shape.size();
   if (rank < 2)
-    return ctx.error() << "input has rank " << rank << "; Trilu needs 2 or more";
+    return ctx.error() << "input has rank " << rank
+                       << "; Trilu needs 2 or more";
   std::optional<ArrayRef<int64_t>> k = optionalInts(1);
   if (k && k->size() != 1)
     return ctx.error() << "k must hold one value, found " << k->size();
@@ -389,7 +388,8 @@ FailureOr<Literal> Folder::constantOfShape() {
   value.floats.push_back(0.0);
   if (const onnx::AttributeProto *given = findAttribute(ctx.node, "value")) {
     Builder builder(ctx.loc.getContext());
-    FailureOr<TensorValues> read = readTensor(given->t(), ctx.describe("its value"), ctx.loc, builder);
+    FailureOr<TensorValues> read =
+        readTensor(given->t(), ctx.describe("its value"), ctx.loc, builder);
     if (failed(read))
       return failure();
     if (read->type.getNumElements() != 1)
@@ -429,7 +429,8 @@ FailureOr<Literal> Folder::range() {
   if (delta == 0)
     return ctx.error() << "delta is zero";
   double span = (static_cast<double>(limit) - first) / delta;
-  int64_t count = std::clamp<double>(std::ceil(span), 0, kMaxFoldedElements + 1);
+  int64_t count =
+      std::clamp<double>(std::ceil(span), 0, kMaxFoldedElements + 1);
   if (failed(fits({count})))
     return failure();
   for (int64_t i = 0; i < count; ++i)
@@ -463,10 +464,9 @@ FailureOr<Literal> Folder::castTo(const Literal &from, Type to) {
   } else {
     unsigned width = to.getIntOrFloatBitWidth();
     for (int64_t value : from.ints)
-      result.ints.push_back(toBool ? value != 0
-                                   : APInt(64, value, true)
-                                         .trunc(width)
-                                         .getSExtValue());
+      result.ints.push_back(
+          toBool ? value != 0
+                 : APInt(64, value, true).trunc(width).getSExtValue());
   }
   return result;
 }
@@ -539,34 +539,27 @@ FailureOr<Literal> Folder::arithmetic(StringRef op, const Literal &lhs,
         },
         [](double a, double b) { return a / b; });
   if (op == "Pow")
-    return binary(
-        lhs, rhs,
-        ints([](int64_t a, int64_t b) {
-          return static_cast<int64_t>(std::pow(double(a), double(b)));
-        }),
-        [](double a, double b) { return std::pow(a, b); });
+    return binary(lhs, rhs, ints([](int64_t a, int64_t b) {
+                    return static_cast<int64_t>(std::pow(double(a), double(b)));
+                  }),
+                  [](double a, double b) { return std::pow(a, b); });
   if (op == "Max")
-    return binary(lhs, rhs, ints([](int64_t a, int64_t b) {
-                    return std::max(a, b);
-                  }),
-                  [](double a, double b) {
-                    return std::isnan(a) || std::isnan(b) ? NAN
-                                                          : std::max(a, b);
-                  });
+    return binary(
+        lhs, rhs, ints([](int64_t a, int64_t b) { return std::max(a, b); }),
+        [](double a, double b) {
+          return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+        });
   if (op == "Min")
-    return binary(lhs, rhs, ints([](int64_t a, int64_t b) {
-                    return std::min(a, b);
-                  }),
-                  [](double a, double b) {
-                    return std::isnan(a) || std::isnan(b) ? NAN
-                                                          : std::min(a, b);
-                  });
+    return binary(
+        lhs, rhs, ints([](int64_t a, int64_t b) { return std::min(a, b); }),
+        [](double a, double b) {
+          return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+        });
   assert(op == "Equal" && "not a binary op the folder knows");
-  return binary(lhs, rhs, ints([](int64_t a, int64_t b) {
-                  return int64_t{a == b};
-                }),
-                [](double a, double b) { return double(a == b); },
-                IntegerType::get(ctx.loc.getContext(), 1));
+  return binary(
+      lhs, rhs, ints([](int64_t a, int64_t b) { return int64_t{a == b}; }),
+      [](double a, double b) { return double(a == b); },
+      IntegerType::get(ctx.loc.getContext(), 1));
 }
 
 FailureOr<Literal> Folder::where() {
@@ -617,9 +610,8 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
     return std::optional<SmallVector<Literal>>();
   // Inputs from this index on are integer parameters (shapes, axes, ...).
   static const llvm::StringMap<int> kIntegerInputsFrom = {
-      {"Slice", 1},   {"Expand", 1},    {"Trilu", 1},
-      {"Reshape", 1}, {"Unsqueeze", 1}, {"Squeeze", 1},
-      {"ConstantOfShape", 0}};
+      {"Slice", 1},     {"Expand", 1},  {"Trilu", 1},          {"Reshape", 1},
+      {"Unsqueeze", 1}, {"Squeeze", 1}, {"ConstantOfShape", 0}};
   auto integers = kIntegerInputsFrom.find(op);
   if (integers != kIntegerInputsFrom.end())
     for (int i = integers->second, e = literals.size(); i < e; ++i)

@@ -134,8 +134,8 @@ foldNode(const NodeContext &ctx, mlir::ValueRange inputs);
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:
-  GraphImporter(mlir::MLIRContext *context, llvm::StringRef path,
-                int64_t opset, const ImportOptions &options)
+  GraphImporter(mlir::MLIRContext *context, llvm::StringRef path, int64_t opset,
+                const ImportOptions &options)
       : context(context), builder(context),
         fileLoc(mlir::FileLineColLoc::get(context, path, 0, 0)),
         options(options), opset(opset) {}
@@ -182,8 +182,8 @@ public:
   template <typename OpTy>
   mlir::FailureOr<NodeOutputs> importReduce(const NodeContext &ctx,
                                             mlir::ValueRange inputs);
-  mlir::FailureOr<NodeOutputs> importLayerNormalization(const NodeContext &ctx,
-                                                        mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs>
+  importLayerNormalization(const NodeContext &ctx, mlir::ValueRange inputs);
   mlir::FailureOr<NodeOutputs> importSplit(const NodeContext &ctx,
                                            mlir::ValueRange inputs);
   mlir::FailureOr<NodeOutputs> importConcat(const NodeContext &ctx,
@@ -207,9 +207,8 @@ public:
 
 private:
   /// The element type of a tensor called `what` (for messages).
-  mlir::FailureOr<mlir::Type> elementTypeOf(int32_t dataType,
-                                            llvm::StringRef what,
-                                            mlir::Location loc);
+  mlir::FailureOr<mlir::Type>
+  elementTypeOf(int32_t dataType, llvm::StringRef what, mlir::Location loc);
   /// The type of graph input `input`, each symbolic dimension sized as
   /// ImportOptions says.
   mlir::FailureOr<mlir::RankedTensorType>

@@ -41,7 +41,8 @@ LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule) {
   while (inputs > 0 && node.input(inputs - 1).empty())
     --inputs; // Trailing optional inputs may be given as "".
   int outputs = node.output_size();
-  if (inputs < rule.minInputs || (rule.maxInputs >= 0 && inputs > rule.maxInputs))
+  if (inputs < rule.minInputs ||
+      (rule.maxInputs >= 0 && inputs > rule.maxInputs))
     return ctx.error() << "takes " << countText(rule.minInputs, rule.maxInputs)
                        << " inputs, found " << inputs;
   if (outputs < rule.minOutputs ||
@@ -71,8 +72,8 @@ LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule) {
     }
     if (attribute.type() != known->type)
       return ctx.error() << "attribute '" << attribute.name() << "' is "
-                         << attributeTypeName(attribute.type())
-                         << ", expected " << attributeTypeName(known->type);
+                         << attributeTypeName(attribute.type()) << ", expected "
+                         << attributeTypeName(known->type);
   }
   for (const AttributeRule &r : rule.attributes)
     if (r.required && inOpset(r) && !findAttribute(node, r.name))

@@ -116,8 +116,8 @@ int64_t intAttribute(const onnx::NodeProto &node, StringRef name,
 }
 
 std::string NodeContext::describe(StringRef what) const {
-  return ("node '" + name + "' (" + node.op_type() + ", opset " +
-          Twine(opset) + "): " + what)
+  return ("node '" + name + "' (" + node.op_type() + ", opset " + Twine(opset) +
+          "): " + what)
       .str();
 }
 
@@ -456,8 +456,8 @@ static std::string sourceOf(Value value) {
   return "";
 }
 
-InFlightDiagnostic GraphImporter::notConstant(const NodeContext &ctx,
-                                              int index, StringRef what) {
+InFlightDiagnostic GraphImporter::notConstant(const NodeContext &ctx, int index,
+                                              StringRef what) {
   Value value = values.lookup(ctx.inputName(index));
   InFlightDiagnostic diag = ctx.error()
                             << "input " << index << " ('"
@@ -529,7 +529,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   Block *block = builder.getInsertionBlock();
   auto firstNew = std::prev(block->end());
   bool wasEmpty = block->empty();
-  FailureOr<SmallVector<Value>> inputs = lookupInputs(ctx, rule->second.minInputs);
+  FailureOr<SmallVector<Value>> inputs =
+      lookupInputs(ctx, rule->second.minInputs);
   if (failed(inputs))
     return failure();
   FailureOr<std::optional<SmallVector<DenseElementsAttr>>> folded =
@@ -593,7 +594,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
   for (onnx::TensorProto &init : *graph.mutable_initializer()) {
-    FailureOr<TensorValues> value = readTensor(init, "tensor '" + init.name() + "'", fileLoc, builder);
+    FailureOr<TensorValues> value =
+        readTensor(init, "tensor '" + init.name() + "'", fileLoc, builder);
     if (failed(value))
       return nullptr;
     RankedTensorType type = value->type;

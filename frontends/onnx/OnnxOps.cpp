@@ -42,27 +42,50 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
   static const std::map<std::string, NodeRule, std::less<>> rules = {
       {"Add", binary(&G::importBinary<nn::AddOp>)},
       {"Cast",
-       {&G::importCast, 1, 1, 1, 1,
+       {&G::importCast,
+        1,
+        1,
+        1,
+        1,
         {{"to", A::INT, kMinOpset, kMax, true},
          {"saturate", A::INT, 19, kMax}}}},
       {"Concat",
-       {&G::importConcat, 1, kAny, 1, 1,
+       {&G::importConcat,
+        1,
+        kAny,
+        1,
+        1,
         {{"axis", A::INT, kMinOpset, kMax, true}}}},
       {"Constant",
-       {&G::importConstant, 0, 0, 1, 1,
+       {&G::importConstant,
+        0,
+        0,
+        1,
+        1,
         {{"value", A::TENSOR},
          {"value_float", A::FLOAT},
          {"value_floats", A::FLOATS},
          {"value_int", A::INT},
          {"value_ints", A::INTS}}}},
       {"ConstantOfShape",
-       {nullptr, 1, 1, 1, 1, {{"value", A::TENSOR}}, kMinOpset,
+       {nullptr,
+        1,
+        1,
+        1,
+        1,
+        {{"value", A::TENSOR}},
+        kMinOpset,
         "it makes a tensor of the shape its input gives"}},
       {"Div", binary(&G::importBinary<nn::DivOp>)},
-      {"Dropout",
-       {&G::importDropout, 1, 3, 1, 2, {{"seed", A::INT}}}},
+      {"Dropout", {&G::importDropout, 1, 3, 1, 2, {{"seed", A::INT}}}},
       {"Equal",
-       {nullptr, 2, 2, 1, 1, {}, kMinOpset,
+       {nullptr,
+        2,
+        2,
+        1,
+        1,
+        {},
+        kMinOpset,
         "pp has no comparison op: Equal only folds over constants (shape "
         "and mask computations)"}},
       {"Erf", unary(&G::importUnary<nn::ErfOp>)},
@@ -70,21 +93,28 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
       {"Expand", binary(&G::importExpand)},
       {"Flatten", {&G::importFlatten, 1, 1, 1, 1, {axis}}},
       {"Gather", {&G::importGather, 2, 2, 1, 1, {axis}}},
-      {"Gelu",
-       {&G::importGelu, 1, 1, 1, 1, {{"approximate", A::STRING}}, 20}},
+      {"Gelu", {&G::importGelu, 1, 1, 1, 1, {{"approximate", A::STRING}}, 20}},
       {"Gemm",
-       {&G::importGemm, 2, 3, 1, 1,
+       {&G::importGemm,
+        2,
+        3,
+        1,
+        1,
         {{"alpha", A::FLOAT},
          {"beta", A::FLOAT},
          {"transA", A::INT},
          {"transB", A::INT}}}},
       {"Identity", unary(&G::importIdentity)},
       {"LayerNormalization",
-       {&G::importLayerNormalization, 2, 3, 1, 3,
-        {axis, {"epsilon", A::FLOAT}, {"stash_type", A::INT}}, 17}},
+       {&G::importLayerNormalization,
+        2,
+        3,
+        1,
+        3,
+        {axis, {"epsilon", A::FLOAT}, {"stash_type", A::INT}},
+        17}},
       {"Log", unary(&G::importUnary<nn::LogOp>)},
-      {"LogSoftmax",
-       {&G::importSoftmax<nn::LogSoftmaxOp>, 1, 1, 1, 1, {axis}}},
+      {"LogSoftmax", {&G::importSoftmax<nn::LogSoftmaxOp>, 1, 1, 1, 1, {axis}}},
       {"MatMul", binary(&G::importMatMul)},
       {"Max", {&G::importVariadic<nn::MaximumOp>, 1, kAny}},
       {"Min", {&G::importVariadic<nn::MinimumOp>, 1, kAny}},
@@ -92,7 +122,13 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
       {"Neg", unary(&G::importUnary<nn::NegOp>)},
       {"Pow", binary(&G::importPow)},
       {"Range",
-       {nullptr, 3, 3, 1, 1, {}, kMinOpset,
+       {nullptr,
+        3,
+        3,
+        1,
+        1,
+        {},
+        kMinOpset,
         "pp compiles static shapes and Range's length depends on them"}},
       {"Reciprocal", unary(&G::importReciprocal)},
       {"ReduceMax", reduce(&G::importReduce<nn::ReduceMaxOp>, 18)},
@@ -103,20 +139,27 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
        {&G::importReshape, 2, 2, 1, 1, {{"allowzero", A::INT, 14, kMax}}}},
       // Shape always folds: every tensor's shape is static.
       {"Shape",
-       {nullptr, 1, 1, 1, 1,
+       {nullptr,
+        1,
+        1,
+        1,
+        1,
         {{"start", A::INT, 15, kMax}, {"end", A::INT, 15, kMax}}}},
       {"Sigmoid", unary(&G::importUnary<nn::SigmoidOp>)},
       {"Slice", {&G::importSlice, 3, 5}},
       {"Softmax", {&G::importSoftmax<nn::SoftmaxOp>, 1, 1, 1, 1, {axis}}},
       {"Split",
-       {&G::importSplit, 1, 2, 1, kAny,
+       {&G::importSplit,
+        1,
+        2,
+        1,
+        kAny,
         {axis, {"num_outputs", A::INT, 18, kMax}}}},
       {"Sqrt", unary(&G::importUnary<nn::SqrtOp>)},
       {"Squeeze", {&G::importSqueeze, 1, 2}},
       {"Sub", binary(&G::importBinary<nn::SubOp>)},
       {"Tanh", unary(&G::importUnary<nn::TanhOp>)},
-      {"Transpose",
-       {&G::importTranspose, 1, 1, 1, 1, {{"perm", A::INTS}}}},
+      {"Transpose", {&G::importTranspose, 1, 1, 1, 1, {{"perm", A::INTS}}}},
       {"Trilu", {&G::importTrilu, 1, 2, 1, 1, {{"upper", A::INT}}, 14}},
       {"Unsqueeze", binary(&G::importUnsqueeze)},
       {"Where", {&G::importWhere, 3, 3}},
@@ -162,8 +205,9 @@ FailureOr<NodeOutputs> GraphImporter::importGemm(const NodeContext &ctx,
   Type elementType = getElementTypeOrSelf(*result);
   float alpha = floatAttribute(node, "alpha", 1.0f);
   if (alpha != 1.0f)
-    result = Value(nn::MulOp::create(
-        builder, ctx.loc, *result, scalarConstant(ctx.loc, alpha, elementType)));
+    result =
+        Value(nn::MulOp::create(builder, ctx.loc, *result,
+                                scalarConstant(ctx.loc, alpha, elementType)));
   if (inputs.size() < 3)
     return single(result);
   Value bias = inputs[2];
@@ -209,9 +253,9 @@ FailureOr<NodeOutputs> GraphImporter::importCast(const NodeContext &ctx,
   RankedTensorType type = typeOf(inputs[0]);
   if (type.getElementType() == *elementType)
     return NodeOutputs{inputs[0]}; // A cast to the same type is the identity.
-  return NodeOutputs{nn::CastOp::create(builder, ctx.loc,
-                                        type.clone(*elementType), inputs[0])
-                         .getResult()};
+  return NodeOutputs{
+      nn::CastOp::create(builder, ctx.loc, type.clone(*elementType), inputs[0])
+          .getResult()};
 }
 
 FailureOr<NodeOutputs> GraphImporter::importGather(const NodeContext &ctx,
@@ -304,8 +348,7 @@ static LogicalResult checkFloat(const NodeContext &ctx, Value input,
     return success();
   return ctx.error() << "input " << index << " ('" << ctx.inputName(index)
                      << "') is " << input.getType() << "; pp computes "
-                     << ctx.node.op_type()
-                     << " on floating-point tensors only";
+                     << ctx.node.op_type() << " on floating-point tensors only";
 }
 
 template <typename OpTy>
@@ -344,11 +387,12 @@ FailureOr<NodeOutputs> GraphImporter::importGelu(const NodeContext &ctx,
     return failure();
   nn::GeluOp::Properties properties;
   std::string approximate = "none";
-  if (const onnx::AttributeProto *given = findAttribute(ctx.node, "approximate"))
+  if (const onnx::AttributeProto *given =
+          findAttribute(ctx.node, "approximate"))
     approximate = given->s();
   if (approximate == "tanh")
-    properties.approximate = nn::GeluApproximationAttr::get(
-        context, nn::GeluApproximation::tanh);
+    properties.approximate =
+        nn::GeluApproximationAttr::get(context, nn::GeluApproximation::tanh);
   else if (approximate != "none")
     return ctx.error() << "approximate is '" << approximate
                        << "'; ONNX knows 'none' and 'tanh'";
@@ -426,9 +470,8 @@ GraphImporter::importLayerNormalization(const NodeContext &ctx,
         "mean or inverse standard deviation";
   nn::LayerNormOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(*axis);
-  properties.epsilon =
-      builder.getF64FloatAttr(
-          shortestDecimal(floatAttribute(ctx.node, "epsilon", 1e-5f)));
+  properties.epsilon = builder.getF64FloatAttr(
+      shortestDecimal(floatAttribute(ctx.node, "epsilon", 1e-5f)));
   properties.operandSegmentSizes = {1, 1, inputs.size() > 2 ? 1 : 0};
   return single(createChecked<nn::LayerNormOp>(ctx, inputs, properties));
 }
@@ -456,11 +499,9 @@ FailureOr<NodeOutputs> GraphImporter::importSplit(const NodeContext &ctx,
       return failure();
     given = *sizes;
   }
-  FailureOr<Shape> sizes =
-      splitSizes(ctx, type.getShape(), *dim,
-                 given ? std::optional<ArrayRef<int64_t>>(*given)
-                       : std::nullopt,
-                 outputs);
+  FailureOr<Shape> sizes = splitSizes(
+      ctx, type.getShape(), *dim,
+      given ? std::optional<ArrayRef<int64_t>>(*given) : std::nullopt, outputs);
   if (failed(sizes))
     return failure();
   nn::SplitOp::Properties properties;
@@ -621,7 +662,8 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
       return shortestDecimal(*value.getValues<float>().begin());
     if (isa<FloatType>(value.getElementType()))
       return (*value.getValues<APFloat>().begin()).convertToDouble();
-    return static_cast<double>((*value.getValues<APInt>().begin()).getZExtValue());
+    return static_cast<double>(
+        (*value.getValues<APInt>().begin()).getZExtValue());
   };
   bool training = false;
   if (inputs.size() > 2 && inputs[2]) {
@@ -641,8 +683,8 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
     return NodeOutputs{inputs[0]};
   nn::DropoutOp::Properties properties;
   properties.ratio = builder.getF64FloatAttr(ratio);
-  properties.key = builder.getI64IntegerAttr(
-      static_cast<int64_t>(nn::dropoutKey(ctx.name)));
+  properties.key =
+      builder.getI64IntegerAttr(static_cast<int64_t>(nn::dropoutKey(ctx.name)));
   return single(createChecked<nn::DropoutOp>(ctx, inputs[0], properties));
 }
 

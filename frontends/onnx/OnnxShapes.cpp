@@ -27,8 +27,8 @@ static std::string shapeText(ArrayRef<int64_t> shape) {
 FailureOr<int64_t> normalizeAxis(const NodeContext &ctx, StringRef what,
                                  int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
-    return ctx.error() << what << " " << axis
-                       << " is out of range for rank " << rank;
+    return ctx.error() << what << " " << axis << " is out of range for rank "
+                       << rank;
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -40,8 +40,8 @@ FailureOr<Shape> normalizeAxes(const NodeContext &ctx, ArrayRef<int64_t> axes,
     if (failed(normalized))
       return failure();
     if (llvm::is_contained(result, *normalized))
-      return ctx.error() << "axes " << shapeText(axes)
-                         << " name dimension " << *normalized << " twice";
+      return ctx.error() << "axes " << shapeText(axes) << " name dimension "
+                         << *normalized << " twice";
     result.push_back(*normalized);
   }
   return result;
@@ -81,15 +81,14 @@ FailureOr<Shape> reshapeShape(const NodeContext &ctx, ArrayRef<int64_t> input,
                          << " elements of the input " << shapeText(input);
     shape[*inferred] = total / known;
   } else if (known != total) {
-    return ctx.error() << "shape " << shapeText(requested) << " holds "
-                       << known << " elements but the input "
-                       << shapeText(input) << " has " << total;
+    return ctx.error() << "shape " << shapeText(requested) << " holds " << known
+                       << " elements but the input " << shapeText(input)
+                       << " has " << total;
   }
   return shape;
 }
 
-FailureOr<Shape> unsqueezeShape(const NodeContext &ctx,
-                                ArrayRef<int64_t> input,
+FailureOr<Shape> unsqueezeShape(const NodeContext &ctx, ArrayRef<int64_t> input,
                                 ArrayRef<int64_t> axes) {
   int64_t rank = input.size() + axes.size();
   FailureOr<Shape> normalized = normalizeAxes(ctx, axes, rank);
@@ -112,9 +111,9 @@ FailureOr<Shape> squeezeShape(const NodeContext &ctx, ArrayRef<int64_t> input,
     removed = *normalized;
     for (int64_t d : removed)
       if (input[d] != 1)
-        return ctx.error() << "cannot squeeze dimension " << d
-                           << " of shape " << shapeText(input)
-                           << ": its size is " << input[d] << ", not 1";
+        return ctx.error() << "cannot squeeze dimension " << d << " of shape "
+                           << shapeText(input) << ": its size is " << input[d]
+                           << ", not 1";
   } else {
     for (auto [d, size] : llvm::enumerate(input))
       if (size == 1)
@@ -147,10 +146,9 @@ FailureOr<Shape> expandShape(const NodeContext &ctx, ArrayRef<int64_t> input,
     int64_t a = i < input.size() ? input[input.size() - 1 - i] : 1;
     int64_t b = i < requested.size() ? requested[requested.size() - 1 - i] : 1;
     if (a != b && a != 1 && b != 1)
-      return ctx.error() << "cannot expand shape " << shapeText(input)
-                         << " to " << shapeText(requested)
-                         << ": sizes " << a << " and " << b
-                         << " do not broadcast";
+      return ctx.error() << "cannot expand shape " << shapeText(input) << " to "
+                         << shapeText(requested) << ": sizes " << a << " and "
+                         << b << " do not broadcast";
     shape[rank - 1 - i] = a == 1 ? b : a;
   }
   return shape;
@@ -250,9 +248,8 @@ FailureOr<Shape> splitSizes(const NodeContext &ctx, ArrayRef<int64_t> input,
     int64_t part = (size + outputs - 1) / outputs;
     int64_t last = size - part * (outputs - 1);
     if (last <= 0)
-      return ctx.error() << "cannot cut dimension " << dim << " (size "
-                         << size << ") into " << outputs
-                         << " parts of " << part;
+      return ctx.error() << "cannot cut dimension " << dim << " (size " << size
+                         << ") into " << outputs << " parts of " << part;
     Shape sizes(outputs - 1, part);
     sizes.push_back(last);
     return sizes;
