@@ -12,6 +12,12 @@ the supported ops, not pp's), on the synthetic data pp-run draws for step 1
 index and element index), and prints the step's token-weighted loss. With
 METRICS (a pp-run metrics file) it also checks that pp-run's step-1 loss
 agrees to a relative 1e-5 (pp computes in float32).
+
+       onnx_reference.py --check MODEL EXPECTED.npy NAME=INPUT.npy...
+
+checks the reference itself: evaluates MODEL on the given inputs and
+compares its first output with EXPECTED (what the exporting framework
+computed) to a relative 1e-5 of its largest magnitude.
 """
 import functools
 import json
@@ -198,8 +204,13 @@ def shape(node, x):
     return np.array(x[0].shape[attribute(node, "start", 0):attribute(node, "end", None)], dtype=np.int64)
 
 
+# Whether the evaluation is a training step (--check evaluates forward
+# passes, where Dropout is the identity as in evaluation).
+TRAINING = True
+
+
 def dropout(node, x):
-    if len(x) > 2 and bool(x[2]):
+    if TRAINING and len(x) > 2 and bool(x[2]):
         sys.exit(f"Dropout {node.name} drops in training mode: no deterministic reference")
     return x[0]
 
@@ -287,14 +298,32 @@ def run(model, inputs):
     return values
 
 
-def main():
-    path, kind, output, batch, microbatches, seed = sys.argv[1:7]
-    batch, microbatches, seed = int(batch), int(microbatches), int(seed)
+def load(path):
     if path.endswith(".onnxtxt"):
         with open(path) as f:
-            model = onnx.parser.parse_model(f.read())
-    else:
-        model = onnx.load(path)
+            return onnx.parser.parse_model(f.read())
+    return onnx.load(path)
+
+
+def check(path, expected_path, inputs):
+    global TRAINING
+    TRAINING = False
+    model = load(path)
+    inputs = dict((k, as_reference(np.load(v))) for k, v in (a.split("=", 1) for a in inputs))
+    result = run(model, inputs)[model.graph.output[0].name]
+    expected = np.load(expected_path)
+    error = float(np.abs(result - expected).max() / np.abs(expected).max())
+    agrees = result.shape == expected.shape and error <= 1e-5
+    print(f"reference of {path}: relative error {error:.3g} {'agrees' if agrees else 'DIFFERS'}")
+    sys.exit(0 if agrees else 1)
+
+
+def main():
+    if sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4:])
+    path, kind, output, batch, microbatches, seed = sys.argv[1:7]
+    batch, microbatches, seed = int(batch), int(microbatches), int(seed)
+    model = load(path)
     initializers = {i.name for i in model.graph.initializer}
     total, count = 0.0, 0
     for k in range(microbatches):
