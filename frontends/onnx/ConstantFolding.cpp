@@ -171,8 +171,11 @@ private:
       return failure();
     return one(std::move(*literal));
   }
+  /// Whether every input given (optional ones may be left out) is constant.
   bool allConstant() const {
-    return llvm::all_of(literals, [](const auto &l) { return l.has_value(); });
+    return llvm::all_of(llvm::zip(inputs, literals), [](const auto &pair) {
+      return !std::get<0>(pair) || std::get<1>(pair).has_value();
+    });
   }
   const Literal &in(int i) const { return *literals[i]; }
   /// Input `i` as integers, or nullopt when absent.
@@ -539,10 +542,16 @@ FailureOr<Literal> Folder::arithmetic(StringRef op, const Literal &lhs,
         },
         [](double a, double b) { return a / b; });
   if (op == "Pow")
-    return binary(lhs, rhs, ints([](int64_t a, int64_t b) {
-                    return static_cast<int64_t>(std::pow(double(a), double(b)));
-                  }),
-                  [](double a, double b) { return std::pow(a, b); });
+    return binary(
+        lhs, rhs,
+        [&](int64_t a, int64_t b) -> FailureOr<int64_t> {
+          double power = std::pow(double(a), double(b));
+          if (!(std::fabs(power) < 0x1p63))
+            return ctx.error() << a << " to the power " << b
+                               << " is out of the integers' range";
+          return static_cast<int64_t>(power);
+        },
+        [](double a, double b) { return std::pow(a, b); });
   if (op == "Max")
     return binary(
         lhs, rhs, ints([](int64_t a, int64_t b) { return std::max(a, b); }),
