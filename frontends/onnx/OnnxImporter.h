@@ -1,11 +1,13 @@
 //===- OnnxImporter.h - ONNX models into the nn dialect ---------*- C++ -*-===//
 //
-// Imports an ONNX model (opsets 13 to 17) into a module holding one
+// Imports an ONNX model (opsets 13 to 21) into a module holding one
 // `func.func @main` in the nn dialect. Graph inputs become arguments with
-// role "input", initializers become arguments with role "parameter" whose
-// initial values travel as `dense_resource` blobs, graph outputs become
-// results; all keep their ONNX names (`pp.name`), and every op records the
-// ONNX node it came from (`pp.node`).
+// role "input", floating-point initializers become arguments with role
+// "parameter" whose initial values travel as `dense_resource` blobs, graph
+// outputs become results; all keep their ONNX names (`pp.name`), and every
+// op records the ONNX node it came from (`pp.node`). Other initializers are
+// constants, and nodes over constants (shape computations) fold into
+// constants at import.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,279 @@
+//===- GraphImporter.h - The ONNX importer's shared internals ---*- C++ -*-===//
+//
+// Private to frontends/onnx. GraphImporter turns one ONNX graph into
+// `func.func @main`: OnnxImporter.cpp imports the graph, its values and
+// initializers; NodeChecks.cpp checks each node against its NodeRule;
+// ConstantFolding.cpp evaluates nodes over constants at import; OnnxOps.cpp
+// converts the others into nn ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_FRONTENDS_ONNX_GRAPHIMPORTER_H
+#define PP_FRONTENDS_ONNX_GRAPHIMPORTER_H
+
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace pp::onnx_frontend {
+
+/// The oldest and newest default-domain ONNX opsets pp imports, and the
+/// newest that libonnx's checker knows (newer models rely on NodeChecks).
+constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMaxOpset = 21;
+constexpr int64_t kMaxCheckerOpset = 17;
+
+/// The MLIR element type of an ONNX tensor element type, or null when pp
+/// does not import it (supportedElementTypes lists those it does).
+mlir::Type convertElementType(int32_t dataType, mlir::Builder &builder);
+/// "FLOAT, FLOAT16, ..." for messages.
+llvm::StringRef supportedElementTypes();
+/// "FLOAT16" for ONNX's TensorProto::FLOAT16.
+std::string onnxTypeName(int32_t dataType);
+
+/// The values of an ONNX tensor: its type and its elements as the
+/// little-endian bytes of that type (one byte per bool).
+struct TensorValues {
+  mlir::RankedTensorType type;
+  std::vector<char> bytes;
+};
+/// `values` as an attribute.
+mlir::DenseElementsAttr toElementsAttr(const TensorValues &values);
+/// The values of `tensor` (an initializer or an attribute), or an error at
+/// `loc` that starts with `what` (which names the tensor) when pp cannot
+/// read them.
+mlir::FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
+                                         const std::string &what,
+                                         mlir::Location loc,
+                                         mlir::Builder &builder);
+
+/// The attribute `name` of `node`, or null.
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node,
+                                          llvm::StringRef name);
+int64_t intAttribute(const onnx::NodeProto &node, llvm::StringRef name,
+                     int64_t fallback);
+float floatAttribute(const onnx::NodeProto &node, llvm::StringRef name,
+                     float fallback);
+/// The double nearest to the shortest decimal that reads back as `value`:
+/// 0.1 for the float 0.1f (not 0.10000000149...), so that a ratio or an
+/// epsilon that ONNX stores as a float is the number the exporter wrote.
+double shortestDecimal(float value);
+
+/// The node being imported: what its messages name.
+struct NodeContext {
+  const onnx::NodeProto &node;
+  /// The node's name, made unique (OnnxImporter.cpp names unnamed nodes).
+  llvm::StringRef name;
+  mlir::Location loc;
+  int64_t opset;
+
+  /// An error that starts by naming the node, its op and the opset.
+  mlir::InFlightDiagnostic error() const;
+  /// "node 'n' (Op, opset 17): `what`", to start messages with.
+  std::string describe(llvm::StringRef what) const;
+  /// The name of the node's input `index` (for messages).
+  llvm::StringRef inputName(int index) const { return node.input(index); }
+};
+
+/// One attribute an op takes, in opsets `sinceOpset` to `untilOpset`.
+struct AttributeRule {
+  const char *name;
+  onnx::AttributeProto::AttributeType type;
+  int64_t sinceOpset = kMinOpset;
+  int64_t untilOpset = kMaxOpset;
+  bool required = false;
+};
+
+class GraphImporter;
+
+/// The values a node computes, one per ONNX output.
+using NodeOutputs = llvm::SmallVector<mlir::Value, 1>;
+
+/// How one op type imports.
+struct NodeRule {
+  /// Builds the node's outputs from its looked-up inputs; null for ops
+  /// that only fold (their inputs must be constants).
+  mlir::FailureOr<NodeOutputs> (GraphImporter::*import)(const NodeContext &,
+                                                        mlir::ValueRange);
+  int minInputs;
+  /// -1: any number.
+  int maxInputs;
+  int minOutputs = 1;
+  /// -1: any number.
+  int maxOutputs = 1;
+  std::vector<AttributeRule> attributes = {};
+  /// The first default-domain opset that has the op.
+  int64_t sinceOpset = kMinOpset;
+  /// Why an op that only folds needs constant inputs (for messages).
+  const char *foldOnlyReason = nullptr;
+};
+
+/// The rule of each supported op type (OnnxOps.cpp).
+const std::map<std::string, NodeRule, std::less<>> &nodeRules();
+
+/// Checks `ctx.node`'s input and output counts and its attributes (names,
+/// types, opsets, required ones) against `rule` (NodeChecks.cpp).
+mlir::LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule);
+
+/// Evaluates `ctx.node` at import when its inputs are constants (Shape only
+/// needs its input's static type). Returns the outputs' values, nullopt
+/// when the node does not fold, failure after an error (ConstantFolding.cpp).
+mlir::FailureOr<std::optional<llvm::SmallVector<mlir::DenseElementsAttr>>>
+foldNode(const NodeContext &ctx, mlir::ValueRange inputs);
+
+/// Turns one ONNX graph into `func.func @main`.
+class GraphImporter {
+public:
+  GraphImporter(mlir::MLIRContext *context, llvm::StringRef path, int64_t opset,
+                const ImportOptions &options)
+      : context(context), builder(context),
+        fileLoc(mlir::FileLineColLoc::get(context, path, 0, 0)),
+        options(options), opset(opset) {}
+
+  /// Imports `model`; the raw bytes of its floating-point initializers move
+  /// into the module's blobs (the model keeps none of them).
+  mlir::OwningOpRef<mlir::ModuleOp> import(onnx::ModelProto &model);
+
+  // Op converters (OnnxOps.cpp), named after the ONNX op they import.
+  mlir::FailureOr<NodeOutputs> importGemm(const NodeContext &ctx,
+                                          mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importMatMul(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importCast(const NodeContext &ctx,
+                                          mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importGather(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importConstant(const NodeContext &ctx,
+                                              mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importFlatten(const NodeContext &ctx,
+                                             mlir::ValueRange inputs);
+  template <typename OpTy>
+  mlir::FailureOr<NodeOutputs> importBinary(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  template <typename OpTy>
+  mlir::FailureOr<NodeOutputs> importVariadic(const NodeContext &ctx,
+                                              mlir::ValueRange inputs);
+  template <typename OpTy>
+  mlir::FailureOr<NodeOutputs> importUnary(const NodeContext &ctx,
+                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importPow(const NodeContext &ctx,
+                                         mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importReciprocal(const NodeContext &ctx,
+                                                mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importGelu(const NodeContext &ctx,
+                                          mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importWhere(const NodeContext &ctx,
+                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importIdentity(const NodeContext &ctx,
+                                              mlir::ValueRange inputs);
+  template <typename OpTy>
+  mlir::FailureOr<NodeOutputs> importSoftmax(const NodeContext &ctx,
+                                             mlir::ValueRange inputs);
+  template <typename OpTy>
+  mlir::FailureOr<NodeOutputs> importReduce(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs>
+  importLayerNormalization(const NodeContext &ctx, mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importSplit(const NodeContext &ctx,
+                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importConcat(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importTranspose(const NodeContext &ctx,
+                                               mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importReshape(const NodeContext &ctx,
+                                             mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importUnsqueeze(const NodeContext &ctx,
+                                               mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importSqueeze(const NodeContext &ctx,
+                                             mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importSlice(const NodeContext &ctx,
+                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importExpand(const NodeContext &ctx,
+                                            mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importTrilu(const NodeContext &ctx,
+                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importDropout(const NodeContext &ctx,
+                                             mlir::ValueRange inputs);
+
+private:
+  /// The element type of a tensor called `what` (for messages).
+  mlir::FailureOr<mlir::Type>
+  elementTypeOf(int32_t dataType, llvm::StringRef what, mlir::Location loc);
+  /// The type of graph input `input`, each symbolic dimension sized as
+  /// ImportOptions says.
+  mlir::FailureOr<mlir::RankedTensorType>
+  convertInputType(const onnx::ValueInfoProto &input);
+  /// Checks the declared type of graph output `output` against `value`, the
+  /// value pp computes for it, where the declaration gives a size: static,
+  /// or named by `--dim`.
+  mlir::LogicalResult checkOutputType(const onnx::ValueInfoProto &output,
+                                      mlir::Value value);
+  /// Checks that every name of ImportOptions::dimSizes is a symbolic
+  /// dimension of a graph input or output.
+  mlir::LogicalResult checkDimNames(const onnx::GraphProto &graph);
+  /// Refuses names of tensors and nodes that are not valid UTF-8: the
+  /// package's manifest (JSON) carries them.
+  mlir::LogicalResult checkUtf8Names(const onnx::GraphProto &graph);
+  mlir::LogicalResult importNode(const onnx::NodeProto &node,
+                                 llvm::StringRef nodeName);
+  mlir::FailureOr<mlir::Value> lookup(const NodeContext &ctx, int index);
+  /// The node's inputs (a trailing optional input given as "" is left out;
+  /// one in the middle is a null Value). The first `required` must be
+  /// given.
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+  lookupInputs(const NodeContext &ctx, int required);
+
+  /// The integers of input `index`, which must fold to a constant at
+  /// import (pp compiles static shapes); `what` says what it is.
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  constantInts(const NodeContext &ctx, mlir::ValueRange inputs, int index,
+               llvm::StringRef what);
+  /// The error of input `index` that does not fold to a constant.
+  mlir::InFlightDiagnostic notConstant(const NodeContext &ctx, int index,
+                                       llvm::StringRef what);
+
+  /// Creates an OpTy after checking that its result types infer, so that
+  /// bad models never abort; a failure is an error at the node that says
+  /// what the inference found.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Operation *>
+  createCheckedOp(const NodeContext &ctx, mlir::ValueRange operands,
+                  typename OpTy::Properties properties = {});
+  /// createCheckedOp for an op with one result; returns that result.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Value>
+  createChecked(const NodeContext &ctx, mlir::ValueRange operands,
+                typename OpTy::Properties properties = {});
+  /// `input` reshaped to `shape` (itself when it has that shape).
+  mlir::Value reshaped(mlir::Location loc, mlir::Value input,
+                       llvm::ArrayRef<int64_t> shape);
+
+  /// A rank-0 constant of `elementType` (a float type) holding `value`.
+  mlir::Value scalarConstant(mlir::Location loc, double value,
+                             mlir::Type elementType);
+
+  mlir::MLIRContext *context;
+  mlir::OpBuilder builder;
+  mlir::Location fileLoc;
+  const ImportOptions &options;
+  int64_t opset;
+  llvm::StringMap<mlir::Value> values;
+  /// Outputs that pp does not compute (LayerNormalization's mean, say),
+  /// with the reason, for the node that would read one.
+  llvm::StringMap<std::string> unavailable;
+  mlir::StringAttr currentNode;
+};
+
+} // namespace pp::onnx_frontend
+
+#endif // PP_FRONTENDS_ONNX_GRAPHIMPORTER_H
