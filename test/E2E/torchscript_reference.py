@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import torch
 
-from onnx_reference import synthetic
+from onnx_reference import pad_labels, synthetic
 from parameter_file import read_parameters
 
 TOLERANCE = 1e-5
@@ -55,8 +55,9 @@ for mb in range(microbatches):
         losses.append(((y - labels) ** 2).sum())
         count += labels.numel()
     else:
-        labels = torch.tensor(synthetic(seed, "labels", list(y.shape[:-1]),
-                                        first, y.shape[-1]))
+        labels = torch.tensor(pad_labels(
+            synthetic(seed, "labels", list(y.shape[:-1]), first, y.shape[-1]),
+            first))
         losses.append(torch.nn.functional.cross_entropy(
             y.reshape(-1, y.shape[-1]), labels.reshape(-1), reduction="sum",
             ignore_index=-100))

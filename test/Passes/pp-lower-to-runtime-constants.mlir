@@ -34,6 +34,7 @@ func.func @stage0_forward(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xi64
 // CHECK: emitc.assign %[[B]]
 // CHECK: emitc.assign %[[A]]
 // CHECK: %[[C:.*]] = emitc.call_opaque "pp_cpu_concat"(%{{.*}}, %[[ARRAY]]) {args = [0 : index, #emitc.opaque<"3">, 1 : index, #emitc.opaque<"0">]}
+// CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
 // CHECK-NEXT: emitc.call_opaque "pp_frame_release"(%{{.*}}, %[[B]])
 // CHECK: emitc.call_opaque "pp_cpu_slice"(%{{.*}}, %[[C]]) {args = [0 : index, 1 : index, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{9, 3}.data()">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{1, 0}.data()">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{2, 1}.data()">]}
 // CHECK: emitc.call_opaque "pp_cpu_broadcast_to"(%{{.*}}, %{{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"3">, #emitc.opaque<"std::array<int64_t, 3>{2, 4, 3}.data()">]}
