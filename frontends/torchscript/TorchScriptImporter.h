@@ -1,0 +1,70 @@
+//===- TorchScriptImporter.h - TorchScript into the nn dialect --*- C++ -*-===//
+//
+// Imports a TorchScript module (`.pt`, traced or scripted, as
+// torch.jit.save writes it) into a module holding one `func.func @main` in
+// the nn dialect, with the conventions of the ONNX importer: forward's
+// tensor arguments become arguments with role "input" named after them,
+// the parameters forward reads become arguments with role "parameter" named
+// by their qualified names (`blocks.0.attn.qkv.weight`) whose initial values
+// travel as `dense_resource` blobs, and forward's tensors (a tensor, or the
+// tensors of a tuple or list) become results named `output_0`, `output_1`,
+// ...; every op records the TorchScript node it came from (`pp.node`).
+//
+// The module is frozen (attributes other than parameters become constants;
+// buffers such as rotary tables become constants of the program) and its
+// calls inlined. The importer then evaluates the graph with static shapes:
+// whatever does not depend on the inputs' values (sizes, integer
+// arithmetic, `prim::If` and `prim::Loop` over such values, factories such
+// as arange, ones, zeros, full, and everything computed from constants
+// alone) is computed at import by LibTorch itself, and the ops that depend
+// on the inputs' values become nn ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_FRONTENDS_TORCHSCRIPT_TORCHSCRIPTIMPORTER_H
+#define PP_FRONTENDS_TORCHSCRIPT_TORCHSCRIPTIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <string>
+
+namespace pp::torchscript_frontend {
+
+/// Options of the import. TorchScript records no shapes, so every tensor
+/// argument of forward needs a type: `inputTypes` gives it.
+struct ImportOptions {
+  /// The size `?` stands for in `inputTypes` (the batch size); 0: a `?` is
+  /// an error that says to set it.
+  int64_t batchSize = 0;
+  /// The type of each tensor argument of forward by its name, as
+  /// `--input-shape NAME=TYPE` gives it: dimensions, then the element type,
+  /// separated by `x`, MLIR style (`?x8xi64`, `2x8x32xf32`, `f32` for a
+  /// scalar); `?` is the batch size.
+  std::map<std::string, std::string> inputTypes;
+};
+
+/// Adds the type that `option`, the value of one `--input-shape NAME=TYPE`
+/// option, gives to `types`. Returns what is wrong with it (bad syntax, a
+/// second type for a name), or "" when it fits.
+std::string addInputType(llvm::StringRef option,
+                         std::map<std::string, std::string> &types);
+
+/// True when `path` names a TorchScript module (`.pt` or `.pth`).
+bool isTorchScriptModelPath(llvm::StringRef path);
+
+/// Imports the TorchScript module saved at `path`. Returns null after
+/// emitting diagnostics when it cannot be imported.
+mlir::OwningOpRef<mlir::ModuleOp>
+importTorchScriptFile(llvm::StringRef path, mlir::MLIRContext *context,
+                      const ImportOptions &options = {});
+
+/// The TorchScript ops the importer turns into nn ops, sorted,
+/// comma-separated (besides those it evaluates at import).
+std::string supportedTorchScriptOps();
+
+} // namespace pp::torchscript_frontend
+
+#endif // PP_FRONTENDS_TORCHSCRIPT_TORCHSCRIPTIMPORTER_H
