@@ -42,6 +42,9 @@ struct Item {
   Value tensor;
   c10::IValue constant;
   std::shared_ptr<std::vector<Item>> elements;
+  /// For an output of an op pp cannot import: that op. The error is
+  /// reported where the output is used (an unused one costs nothing).
+  torch::jit::Node *unsupported = nullptr;
 
   static Item ofTensor(Value value) { return Item{value, {}, nullptr}; }
   static Item ofConstant(c10::IValue value) {
@@ -53,7 +56,9 @@ struct Item {
   }
   bool isTensor() const { return static_cast<bool>(tensor); }
   bool isList() const { return static_cast<bool>(elements); }
-  bool isConstant() const { return !isTensor() && !isList(); }
+  bool isConstant() const {
+    return !isTensor() && !isList() && !unsupported;
+  }
   /// A number known at import: an int, float or bool, or a tensor of one
   /// element of them (PyTorch promotes rank-0 tensors like numbers).
   bool isScalar() const {
@@ -217,6 +222,8 @@ private:
   at::Tensor standIn(Value value);
   /// The location of `node`: its name within its source position.
   Location locationOf(torch::jit::Node *node, StringRef name);
+  /// The error for `node`, an op pp does not import, at `loc`.
+  InFlightDiagnostic unsupportedOp(torch::jit::Node *node, Location loc);
   /// A unique name for `node`, from its first output's name.
   std::string uniqueName(torch::jit::Node *node);
   /// The constant of a tensor known at import.
@@ -237,6 +244,8 @@ private:
   llvm::StringMap<Value> parameters;
   SmallVector<Attribute> argAttrs;
   llvm::StringSet<> usedNames;
+  /// The name each imported node got (the last, for unrolled loops).
+  llvm::DenseMap<torch::jit::Node *, std::string> nodeNames;
   StringAttr currentNode;
 };
 
@@ -312,15 +321,16 @@ FailureOr<Value> GraphImporter::asTensor(const Item &item, Location loc,
                                          Type numberType) {
   if (item.isTensor())
     return item.tensor;
-  if (item.isConstant() && item.constant.isTensor())
-    return materialize(item.constant.toTensor(), loc);
   if (item.isScalar() && numberType) {
     const c10::IValue &c = item.constant;
-    return scalarConstant(c.isDouble() ? c.toDouble()
-                          : c.isInt()  ? static_cast<double>(c.toInt())
-                                       : static_cast<double>(c.toBool()),
-                          numberType, loc);
+    double number = c.isTensor()   ? c.toTensor().item<double>()
+                    : c.isDouble() ? c.toDouble()
+                    : c.isInt()    ? static_cast<double>(c.toInt())
+                                   : static_cast<double>(c.toBool());
+    return scalarConstant(number, numberType, loc);
   }
+  if (item.isConstant() && item.constant.isTensor())
+    return materialize(item.constant.toTensor(), loc);
   return emitError(loc) << "expected a tensor, found "
                         << (item.isList() ? std::string("a list")
                                           : item.constant.tagKind());
@@ -472,6 +482,8 @@ Location GraphImporter::locationOf(torch::jit::Node *node, StringRef name) {
     source = FileLineColLoc::get(context, std::get<0>(*position),
                                  std::get<1>(*position),
                                  std::get<2>(*position));
+  if (name.empty())
+    return source;
   return NameLoc::get(builder.getStringAttr(name), source);
 }
 
@@ -610,14 +622,30 @@ FailureOr<SmallVector<Item>> GraphImporter::importGetAttr(torch::jit::Node *node
   return SmallVector<Item>{Item::ofConstant(value)};
 }
 
+/// `file:line` of `node` in the module's code, or "unknown position".
+std::string positionOf(torch::jit::Node *node) {
+  auto source = node->sourceRange().file_line_col();
+  if (!source)
+    return "unknown position";
+  return std::get<0>(*source) + ":" + std::to_string(std::get<1>(*source));
+}
+
+InFlightDiagnostic GraphImporter::unsupportedOp(torch::jit::Node *node,
+                                               Location loc) {
+  return emitError(loc) << "unsupported TorchScript op '"
+                        << node->kind().toQualString() << "' (node '"
+                        << nodeNames.lookup(node) << "', " << positionOf(node)
+                        << "), which computes on the inputs' values; "
+                           "supported ops: "
+                        << supportedTorchScriptOps();
+}
+
 FailureOr<SmallVector<Item>> GraphImporter::importIf(torch::jit::Node *node,
                                                      Location loc) {
   const Item &condition = items[node->input(0)];
   if (!condition.isConstant() || !condition.constant.isBool())
-    return emitError(loc)
-           << "prim::If whose condition depends on the inputs' values: pp "
-              "compiles one static program (conditions on sizes, module "
-              "attributes and constants are folded at import)";
+    return emitError(loc) << "prim::If whose condition is not a bool known "
+                             "at import";
   return importBlock(node->blocks()[condition.constant.toBool() ? 0 : 1], {});
 }
 
@@ -687,6 +715,7 @@ bool isMetadataQuery(torch::jit::NodeKind kind) {
 LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
   torch::jit::NodeKind kind = node->kind();
   std::string name = uniqueName(node);
+  nodeNames[node] = name;
   Location loc = locationOf(node, name);
   currentNode = builder.getStringAttr(name);
   Block::iterator firstNew = std::prev(body->end());
@@ -709,6 +738,29 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
     return values;
   };
   std::string kindName = kind.toQualString();
+
+  for (const Item &input : inputs) {
+    if (!input.unsupported)
+      continue;
+    if (kind == c10::prim::If || kind == c10::prim::Loop) {
+      return emitError(loc)
+             << kindName
+             << " whose condition depends on the inputs' values (through "
+             << input.unsupported->kind().toQualString() << " at "
+             << positionOf(input.unsupported)
+             << "): pp compiles one static program; conditions on sizes, "
+                "module attributes and constants are folded at import";
+    }
+    if (rules().count(kindName))
+      return unsupportedOp(input.unsupported,
+                           locationOf(input.unsupported,
+                                      nodeNames.lookup(input.unsupported)));
+    // Another op pp cannot compute either (aten::Bool of a comparison,
+    // say): the error waits for a use that needs the value.
+    for (torch::jit::Value *output : node->outputs())
+      items[output] = input;
+    return success();
+  }
 
   if (kind == c10::prim::Constant) {
     std::optional<c10::IValue> value = torch::jit::toIValue(node->output());
@@ -772,17 +824,12 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
     const auto &all = rules();
     auto rule = all.find(kindName);
     if (rule == all.end()) {
-      std::string position = "unknown position";
-      if (auto source = node->sourceRange().file_line_col())
-        position = std::get<0>(*source) + ":" +
-                   std::to_string(std::get<1>(*source));
-      return emitError(loc)
-             << "unsupported TorchScript op '" << kindName << "' (node '"
-             << name << "', " << position
-             << "), which computes on the inputs' values; supported ops: "
-             << supportedTorchScriptOps();
+      Item unsupported;
+      unsupported.unsupported = node;
+      outputs = SmallVector<Item>(node->outputs().size(), unsupported);
+    } else {
+      outputs = rule->second(*this, node, loc, inputs);
     }
-    outputs = rule->second(*this, node, loc, inputs);
   }
   if (failed(outputs))
     return failure();
@@ -1581,6 +1628,10 @@ OwningOpRef<ModuleOp> GraphImporter::import(torch::jit::Module &module,
   SmallVector<Value> results;
   std::function<LogicalResult(const Item &)> collect =
       [&](const Item &item) -> LogicalResult {
+    if (item.unsupported)
+      return unsupportedOp(item.unsupported,
+                           locationOf(item.unsupported,
+                                      nodeNames.lookup(item.unsupported)));
     if (item.isList() ||
         (item.isConstant() &&
          (item.constant.isTuple() || item.constant.isList()))) {

@@ -48,7 +48,7 @@ enum class DataSource { Synthetic };
 cl::OptionCategory runCategory("pp-run options");
 
 cl::opt<std::string> input(cl::Positional, cl::Required,
-                           cl::desc("<package-dir | model.onnx>"),
+                           cl::desc("<package-dir | model.onnx | model.pt>"),
                            cl::cat(runCategory));
 cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
@@ -136,6 +136,12 @@ cl::list<std::string>
          cl::desc("Size of the symbolic dimension NAME (ONNX dim_param) when "
                   "compiling a model; repeatable"),
          cl::value_desc("NAME=SIZE"), cl::cat(runCategory));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Type of forward's tensor argument NAME when compiling a "
+             "TorchScript module, e.g. tokens=?x8xi64 (`?`: the microbatch "
+             "size); repeatable"),
+    cl::value_desc("NAME=DIMSxTYPE"), cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
     cl::desc("When compiling a model, freeze the parameters whose whole name "
@@ -357,7 +363,8 @@ int main(int argc, char **argv) {
       "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
-      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n");
+      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n"
+      "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
@@ -375,7 +382,8 @@ int main(int argc, char **argv) {
     // (cl::list's operator& gives its storage.)
     const cl::Option *compileOptions[] = {&stages, &microbatchSize,
                                           &loss,   std::addressof(splitPoints),
-                                          &freeze, std::addressof(dims)};
+                                          &freeze, std::addressof(dims),
+                                          std::addressof(inputShapes)};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
@@ -391,6 +399,7 @@ int main(int argc, char **argv) {
     request.loss = loss;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
     request.dims.assign(dims.begin(), dims.end());
+    request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
     request.cacheDir = cacheDir;
     std::string problem;
