@@ -837,9 +837,11 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
     return emitError(loc) << kindName << " gave " << outputs->size()
                           << " values for its " << node->outputs().size()
                           << " outputs";
+  // Ops of nested blocks (a folded prim::If's) keep their own node's name.
   for (Operation &op : llvm::make_range(
            wasEmpty ? body->begin() : std::next(firstNew), body->end()))
-    op.setAttr(kNodeAttrName, currentNode);
+    if (!op.hasAttr(kNodeAttrName))
+      op.setAttr(kNodeAttrName, builder.getStringAttr(name));
   for (auto [value, item] : llvm::zip_equal(node->outputs(), *outputs))
     items[value] = item;
   return success();
