@@ -60,6 +60,12 @@ static llvm::cl::opt<std::string> emitDirectory(
                    "directory (pp-emit-package)"),
     llvm::cl::value_desc("dir"), llvm::cl::init(""));
 
+static llvm::cl::opt<bool> listOnnxOps(
+    "list-onnx-ops",
+    llvm::cl::desc("Print the ONNX op types the importer supports, one per "
+                   "line, and exit"),
+    llvm::cl::init(false));
+
 /// The microbatch size a `pp-compile` pipeline on the command line names
 /// (`--pp-compile="... microbatch-size=B ..."`), or 0: the size symbolic
 /// dimensions of an imported model get when `--batch-size` is not given.
@@ -155,6 +161,14 @@ int main(int argc, char **argv) {
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       static_cast<int>(args.size()), args.data(),
       "pp compiler driver: partitions models into pipelines\n", registry);
+  if (listOnnxOps) {
+    std::string list = pp::onnx_frontend::supportedOnnxOps();
+    llvm::SmallVector<llvm::StringRef> ops;
+    llvm::StringRef(list).split(ops, ", ");
+    for (llvm::StringRef op : ops)
+      llvm::outs() << op << "\n";
+    return 0;
+  }
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
 
