@@ -1,4 +1,10 @@
 //===- TorchScriptImporter.cpp - TorchScript into the nn dialect ----------===//
+//
+// The importer proper, built as a plugin that links LibTorch (see
+// TorchScriptFrontend.cpp, which loads it). It uses the nn and pp dialects
+// of the tool that loads it, whose symbols the tools export.
+//
+//===----------------------------------------------------------------------===//
 
 #include "frontends/torchscript/TorchScriptImporter.h"
 
@@ -28,6 +34,7 @@
 using namespace mlir;
 
 namespace pp::torchscript_frontend {
+std::string supportedTorchScriptOps();
 namespace {
 
 /// Most iterations an unrolled prim::Loop may take.
@@ -123,25 +130,6 @@ Type parseElementType(StringRef name, Builder &builder) {
       .Case("i32", builder.getI32Type())
       .Case("i1", builder.getI1Type())
       .Default(nullptr);
-}
-
-/// The dimensions of `--input-shape` type `text`, -1 for `?`, and its
-/// element type name; nullopt when it is not of that form.
-std::optional<std::pair<SmallVector<int64_t>, std::string>>
-splitInputType(StringRef text) {
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  std::pair<SmallVector<int64_t>, std::string> result;
-  result.second = parts.pop_back_val().str();
-  for (StringRef part : parts) {
-    int64_t size = 0;
-    if (part == "?")
-      size = -1;
-    else if (part.getAsInteger(10, size) || size < 0)
-      return std::nullopt;
-    result.first.push_back(size);
-  }
-  return result;
 }
 
 /// Turns the forward method of one frozen TorchScript module into
@@ -1677,26 +1665,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(torch::jit::Module &module,
 
 } // namespace
 
-std::string addInputType(StringRef option,
-                         std::map<std::string, std::string> &types) {
-  auto [name, type] = option.split('=');
-  if (name.empty() || type.empty() || !option.contains('=') ||
-      !splitInputType(type))
-    return ("--input-shape '" + option +
-            "' is not NAME=DIMSxTYPE (e.g. --input-shape tokens=?x8xi64)")
-        .str();
-  auto [it, inserted] = types.emplace(name.str(), type.str());
-  if (!inserted && it->second != type)
-    return ("--input-shape gives '" + name + "' two types, " + it->second +
-            " and " + type)
-        .str();
-  return "";
-}
-
-bool isTorchScriptModelPath(StringRef path) {
-  return path.ends_with(".pt") || path.ends_with(".pth");
-}
-
+/// The TorchScript ops the importer turns into nn ops, sorted,
+/// comma-separated (besides those it evaluates at import).
 std::string supportedTorchScriptOps() {
   std::string list;
   for (const auto &entry : GraphImporter::rules()) {
@@ -1707,9 +1677,9 @@ std::string supportedTorchScriptOps() {
   return list;
 }
 
-OwningOpRef<ModuleOp> importTorchScriptFile(StringRef path,
-                                            MLIRContext *context,
-                                            const ImportOptions &options) {
+/// The import, behind the plugin's C entry point.
+static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
+                                        const ImportOptions &options) {
   context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
                        func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
@@ -1746,3 +1716,12 @@ OwningOpRef<ModuleOp> importTorchScriptFile(StringRef path,
 }
 
 } // namespace pp::torchscript_frontend
+
+extern "C" mlir::Operation *
+ppImportTorchScript(const char *path, size_t pathSize,
+                    mlir::MLIRContext *context,
+                    const pp::torchscript_frontend::ImportOptions *options) {
+  return pp::torchscript_frontend::importFile(StringRef(path, pathSize),
+                                              context, *options)
+      .release();
+}

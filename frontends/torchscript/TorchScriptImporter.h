@@ -26,9 +26,11 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pp::torchscript_frontend {
@@ -52,18 +54,22 @@ struct ImportOptions {
 std::string addInputType(llvm::StringRef option,
                          std::map<std::string, std::string> &types);
 
+/// The dimensions of `--input-shape` type `text` (-1 for `?`) and its
+/// element type's name; nullopt when it is not DIMSxTYPE.
+std::optional<std::pair<llvm::SmallVector<int64_t>, std::string>>
+splitInputType(llvm::StringRef text);
+
 /// True when `path` names a TorchScript module (`.pt` or `.pth`).
 bool isTorchScriptModelPath(llvm::StringRef path);
 
-/// Imports the TorchScript module saved at `path`. Returns null after
-/// emitting diagnostics when it cannot be imported.
+/// Imports the TorchScript module saved at `path`. The importer links
+/// LibTorch, whose start-up takes close to a second, so it is a plugin
+/// (`libPPTorchScriptImporter.so`) loaded on the first call: tools that
+/// import no TorchScript never pay for it. Returns null after emitting
+/// diagnostics when the module cannot be imported (or the plugin loaded).
 mlir::OwningOpRef<mlir::ModuleOp>
 importTorchScriptFile(llvm::StringRef path, mlir::MLIRContext *context,
                       const ImportOptions &options = {});
-
-/// The TorchScript ops the importer turns into nn ops, sorted,
-/// comma-separated (besides those it evaluates at import).
-std::string supportedTorchScriptOps();
 
 } // namespace pp::torchscript_frontend
 
