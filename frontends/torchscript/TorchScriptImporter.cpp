@@ -571,6 +571,10 @@ FailureOr<SmallVector<Item>>
 GraphImporter::evaluate(torch::jit::Node *node, Location loc,
                         ArrayRef<c10::IValue> inputs) {
   torch::jit::Stack stack(inputs.begin(), inputs.end());
+  // Operations with variadic schemas (aten::format) pop their input count
+  // first, as TorchScript's interpreter pushes it.
+  if (node->maybeSchema() && node->schema().is_vararg())
+    stack.push_back(static_cast<int64_t>(inputs.size()));
   try {
     node->getOperation()(stack);
   } catch (const std::exception &error) {
@@ -1589,11 +1593,28 @@ OwningOpRef<ModuleOp> GraphImporter::import(torch::jit::Module &module,
   SmallVector<Item> inputs{Item::ofConstant(self)};
   for (const c10::Argument &argument :
        llvm::ArrayRef(schema.arguments()).drop_front()) {
-    if (!argument.type()->cast<c10::TensorType>())
+    // An argument the options do not type takes its default (None for an
+    // Optional one): `mask=None` and flags fold at import.
+    bool typed = options.inputTypes.count(argument.name());
+    if (!typed && (argument.default_value() ||
+                   argument.type()->cast<c10::OptionalType>())) {
+      inputs.push_back(Item::ofConstant(
+          argument.default_value() ? *argument.default_value()
+                                   : c10::IValue()));
+      continue;
+    }
+    bool tensor = argument.type()->cast<c10::TensorType>() ||
+                  (argument.type()->cast<c10::OptionalType>() &&
+                   argument.type()
+                       ->expectRef<c10::OptionalType>()
+                       .getElementType()
+                       ->cast<c10::TensorType>());
+    if (!tensor)
       return emitError(fileLoc)
                  << "forward's argument '" << argument.name() << "' is a "
                  << argument.type()->repr_str()
-                 << "; pp imports tensor arguments only",
+                 << " without a default; pp imports tensor arguments, and "
+                    "others that keep their defaults",
              nullptr;
     FailureOr<RankedTensorType> type = inputType(argument.name());
     if (failed(type))

@@ -109,6 +109,13 @@ class Factories(nn.Module):
         return x + ramp + torch.full((n,), 3.0) + torch.ones(n) // 2
 
 
+def transformer_encoder():
+    """nn.TransformerEncoder itself: optional mask arguments, pre-LN, GELU."""
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
+                                       activation="gelu", norm_first=True)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+
 class DataIf(nn.Module):
     def forward(self, x):
         if bool(x.sum() > 0):
@@ -155,13 +162,14 @@ MODULES = {
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
     "factories": Factories, "data_if": DataIf, "data_loop": DataLoop,
     "unknown": Unknown, "byte_buffer": ByteBuffer, "raises": Raises,
-    "list_argument": ListArgument,
+    "list_argument": ListArgument, "transformer_encoder": transformer_encoder,
+    "transformer_encoder_train": transformer_encoder,
 }
 
 if __name__ == "__main__":
     for name, cls in MODULES.items():
         module = cls()
-        if name != "dropout":
+        if name not in ("dropout", "transformer_encoder_train"):
             module.eval()
         torch.jit.save(torch.jit.script(module),
                        os.path.join(sys.argv[1], name + ".pt"))
