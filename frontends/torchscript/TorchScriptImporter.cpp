@@ -1236,7 +1236,8 @@ FailureOr<Items> permute(G &g, torch::jit::Node *, Location loc,
   return single(transpose(g, *x, *dims, loc));
 }
 
-/// Ops that only copy or re-lay out memory: aten::contiguous, aten::clone.
+/// Ops that only copy or re-lay out memory (aten::contiguous, aten::clone)
+/// or refine a type (prim::unchecked_cast of an Optional[Tensor]).
 FailureOr<Items> identity(G &g, torch::jit::Node *, Location loc,
                           ArrayRef<Item> in) {
   return single(g.asTensor(in[0], loc));
@@ -1567,6 +1568,7 @@ GraphImporter::rules() {
       {"aten::unsqueeze", unsqueeze},
       {"aten::view", view},
       {"aten::where", where},
+      {"prim::unchecked_cast", identity},
   };
   return table;
 }
