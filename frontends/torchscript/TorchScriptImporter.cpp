@@ -24,8 +24,7 @@
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
-#include <torch/csrc/jit/passes/freeze_module.h>
-#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/api/function_impl.h>
 #include <torch/script.h>
 
 #include <functional>
@@ -194,6 +193,11 @@ private:
                                            ArrayRef<Item> inputs);
   LogicalResult importNode(torch::jit::Node *node);
   FailureOr<SmallVector<Item>> importIf(torch::jit::Node *node, Location loc);
+  /// Imports the body of the method or function a call node calls, in
+  /// place: a method's ops are named after its module's path.
+  FailureOr<SmallVector<Item>> importCall(torch::jit::Node *node,
+                                          Location loc,
+                                          ArrayRef<Item> inputs);
   FailureOr<SmallVector<Item>> importLoop(torch::jit::Node *node,
                                           Location loc);
   FailureOr<SmallVector<Item>> importGetAttr(torch::jit::Node *node,
@@ -229,6 +233,8 @@ private:
   llvm::DenseMap<torch::jit::Value *, Item> items;
   /// The qualified name of each module object forward reaches.
   llvm::DenseMap<c10::ivalue::Object *, std::string> modulePaths;
+  /// The qualified name of the module whose method is being imported.
+  std::string modulePath;
   llvm::StringMap<Value> parameters;
   SmallVector<Attribute> argAttrs;
   llvm::StringSet<> usedNames;
@@ -476,9 +482,11 @@ Location GraphImporter::locationOf(torch::jit::Node *node, StringRef name) {
 }
 
 std::string GraphImporter::uniqueName(torch::jit::Node *node) {
-  std::string base = node->outputs().empty()
-                         ? std::string(node->kind().toUnqualString())
-                         : node->output(0)->debugName();
+  // The module the node's method belongs to (`blocks.0.attn.qkv`), then
+  // the op (`linear`): names that split points can use.
+  std::string base = std::string(node->kind().toUnqualString());
+  if (!modulePath.empty())
+    base = modulePath + "/" + base;
   std::string name = base;
   for (int suffix = 1; usedNames.contains(name); ++suffix)
     name = base + "_" + std::to_string(suffix);
@@ -632,6 +640,31 @@ InFlightDiagnostic GraphImporter::unsupportedOp(torch::jit::Node *node,
                         << supportedTorchScriptOps();
 }
 
+FailureOr<SmallVector<Item>>
+GraphImporter::importCall(torch::jit::Node *node, Location loc,
+                          ArrayRef<Item> inputs) {
+  torch::jit::Function *callee = nullptr;
+  SmallVector<Item> arguments(inputs);
+  std::string path = modulePath;
+  if (node->kind() == c10::prim::CallFunction) {
+    callee = node->input(0)->type()->expectRef<c10::FunctionType>().function();
+    arguments.erase(arguments.begin());
+  } else {
+    if (!inputs[0].isConstant() || !inputs[0].constant.isObject())
+      return emitError(loc) << "prim::CallMethod on something that is not a "
+                               "module";
+    c10::intrusive_ptr<c10::ivalue::Object> object =
+        inputs[0].constant.toObject();
+    callee = &object->type()->getMethod(node->s(torch::jit::attr::name));
+    path = modulePaths.lookup(object.get());
+  }
+  std::swap(path, modulePath);
+  FailureOr<SmallVector<Item>> outputs = importBlock(
+      torch::jit::toGraphFunction(*callee).graph()->block(), arguments);
+  std::swap(path, modulePath);
+  return outputs;
+}
+
 FailureOr<SmallVector<Item>> GraphImporter::importIf(torch::jit::Node *node,
                                                      Location loc) {
   const Item &condition = items[node->input(0)];
@@ -704,6 +737,19 @@ bool isMetadataQuery(torch::jit::NodeKind kind) {
   return queries.contains(kind.toQualString());
 }
 
+/// True when `node` changes something besides its outputs (an in-place op,
+/// prim::SetAttr, an op without outputs): pp cannot leave it out when
+/// nothing uses its outputs.
+bool hasSideEffects(torch::jit::Node *node) {
+  if (node->outputs().empty() || node->kind() == c10::prim::SetAttr)
+    return true;
+  if (const c10::FunctionSchema *schema = node->maybeSchema())
+    for (const c10::Argument &argument : schema->arguments())
+      if (argument.alias_info() && argument.alias_info()->isWrite())
+        return true;
+  return false;
+}
+
 LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
   torch::jit::NodeKind kind = node->kind();
   std::string name = uniqueName(node);
@@ -743,7 +789,7 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
              << "): pp compiles one static program; conditions on sizes, "
                 "module attributes and constants are folded at import";
     }
-    if (rules().count(kindName))
+    if (rules().count(kindName) || hasSideEffects(node))
       return unsupportedOp(input.unsupported,
                            locationOf(input.unsupported,
                                       nodeNames.lookup(input.unsupported)));
@@ -760,6 +806,9 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
         Item::ofConstant(value ? *value : c10::IValue())};
   } else if (kind == c10::prim::GetAttr) {
     outputs = importGetAttr(node, loc);
+  } else if (kind == c10::prim::CallMethod ||
+             kind == c10::prim::CallFunction) {
+    outputs = importCall(node, loc, inputs);
   } else if (kind == c10::prim::If) {
     outputs = importIf(node, loc);
   } else if (kind == c10::prim::Loop) {
@@ -815,6 +864,8 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
   } else {
     const auto &all = rules();
     auto rule = all.find(kindName);
+    if (rule == all.end() && hasSideEffects(node))
+      return unsupportedOp(node, loc);
     if (rule == all.end()) {
       Item unsupported;
       unsupported.unsupported = node;
@@ -1579,7 +1630,6 @@ OwningOpRef<ModuleOp> GraphImporter::import(torch::jit::Module &module,
                                             const c10::FunctionSchema &schema) {
   std::shared_ptr<torch::jit::Graph> graph =
       module.get_method("forward").graph();
-  torch::jit::Inline(*graph);
 
   OwningOpRef<ModuleOp> result = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(result->getBody());
@@ -1706,19 +1756,15 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
   context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
                        func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  torch::jit::Module frozen;
+  torch::jit::Module module;
   std::optional<c10::FunctionSchema> schema;
   try {
-    torch::jit::Module module = torch::jit::load(path.str());
+    module = torch::jit::load(path.str());
     if (!module.find_method("forward"))
       return emitError(fileLoc) << "the TorchScript module has no forward "
                                    "method",
              nullptr;
     schema = module.get_method("forward").function().getSchema();
-    // Parameters stay attributes (their names are the arguments' names);
-    // every other attribute, `training` included, becomes a constant.
-    frozen = torch::jit::freeze_module(module, {}, /*freezeInterfaces=*/true,
-                                       /*preserveParameters=*/true);
   } catch (const std::exception &error) {
     std::string message = error.what();
     return emitError(fileLoc)
@@ -1729,7 +1775,7 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
   }
   GraphImporter importer(context, path, options);
   try {
-    return importer.import(frozen, *schema);
+    return importer.import(module, *schema);
   } catch (const std::exception &error) {
     std::string message = error.what();
     return emitError(fileLoc) << "LibTorch failed while importing: "

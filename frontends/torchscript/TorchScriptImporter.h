@@ -8,11 +8,13 @@
 // by their qualified names (`blocks.0.attn.qkv.weight`) whose initial values
 // travel as `dense_resource` blobs, and forward's tensors (a tensor, or the
 // tensors of a tuple or list) become results named `output_0`, `output_1`,
-// ...; every op records the TorchScript node it came from (`pp.node`).
+// ...; every op records the TorchScript node it came from (`pp.node`,
+// `blocks.0.attn.qkv/linear`: the module whose method holds it, the op).
 //
-// The module is frozen (attributes other than parameters become constants;
-// buffers such as rotary tables become constants of the program) and its
-// calls inlined. The importer then evaluates the graph with static shapes:
+// The importer follows forward into the methods and functions it calls;
+// attributes other than parameters are read at import (`training` and other
+// flags, buffers such as rotary tables, which become constants of the
+// program). It evaluates the graph with static shapes:
 // whatever does not depend on the inputs' values (sizes, integer
 // arithmetic, `prim::If` and `prim::Loop` over such values, factories such
 // as arange, ones, zeros, full, and everything computed from constants

@@ -135,6 +135,16 @@ class Unknown(nn.Module):
         return torch.cumsum(x, 0)
 
 
+class InPlace(nn.Module):
+    """An in-place op whose result nothing uses: leaving it out would be
+    wrong."""
+
+    def forward(self, x):
+        y = x * 2
+        y.add_(1)
+        return y
+
+
 class ByteBuffer(nn.Module):
     def __init__(self):
         super().__init__()
@@ -161,7 +171,7 @@ MODULES = {
     "reductions": Reductions, "shapes": Shapes, "pieces": Pieces,
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
     "factories": Factories, "data_if": DataIf, "data_loop": DataLoop,
-    "unknown": Unknown, "byte_buffer": ByteBuffer, "raises": Raises,
+    "unknown": Unknown, "in_place": InPlace, "byte_buffer": ByteBuffer, "raises": Raises,
     "list_argument": ListArgument, "transformer_encoder": transformer_encoder,
     "transformer_encoder_train": transformer_encoder,
 }
