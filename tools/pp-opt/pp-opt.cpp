@@ -2,13 +2,15 @@
 //
 // An mlir-opt style driver with the nn and pp dialects, the upstream dialects
 // their programs use, and every pp pass registered. Besides MLIR files it
-// reads ONNX models (`.onnx`, or `.onnxtxt` in ONNX's text syntax) directly.
+// reads ONNX models (`.onnx`, or `.onnxtxt` in ONNX's text syntax) and
+// TorchScript modules (`.pt`) directly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/pp/IR/PPDialect.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/torchscript/TorchScriptImporter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,9 +36,17 @@
 static llvm::cl::opt<int64_t> batchSize(
     "batch-size",
     llvm::cl::desc("Size of the batch dimension (a symbolic dimension 0 of a "
-                   "graph input that --dim does not size) when importing an "
-                   "ONNX model (default: the microbatch-size of --pp-compile)"),
+                   "graph input that --dim does not size, or `?` in "
+                   "--input-shape) when importing a model (default: the "
+                   "microbatch-size of --pp-compile)"),
     llvm::cl::init(0));
+
+static llvm::cl::list<std::string> inputShapes(
+    "input-shape",
+    llvm::cl::desc("Type of forward's tensor argument NAME when importing a "
+                   "TorchScript module, e.g. tokens=?x8xi64 (`?`: the batch "
+                   "size); repeatable"),
+    llvm::cl::value_desc("NAME=DIMSxTYPE"));
 
 static llvm::cl::list<std::string> dimSizes(
     "dim",
@@ -74,34 +84,38 @@ static int64_t microbatchSizeOfPipeline(int argc, char **argv) {
   return 0;
 }
 
-/// The sizes of the `--dim NAME=SIZE` options, or nullopt after printing
-/// what is wrong with one.
-static std::optional<std::map<std::string, int64_t>> parseDimSizes() {
-  std::map<std::string, int64_t> sizes;
-  for (const std::string &option : dimSizes)
-    if (std::string error = pp::onnx_frontend::addDimSize(option, sizes);
-        !error.empty()) {
+/// The entries of the `--dim NAME=SIZE` or `--input-shape NAME=TYPE`
+/// options `values`, added by `add`, or nullopt after printing what is wrong
+/// with one.
+template <typename Map>
+static std::optional<Map> parseOptionMap(
+    const llvm::cl::list<std::string> &values,
+    std::string (*add)(llvm::StringRef, Map &)) {
+  Map entries;
+  for (const std::string &option : values)
+    if (std::string error = add(option, entries); !error.empty()) {
       llvm::errs() << "pp-opt: " << error << "\n";
       return std::nullopt;
     }
-  return sizes;
+  return entries;
 }
 
 namespace {
 
-/// Imports an ONNX model into the empty module pp-opt parses in its place:
-/// the first pass of the pipeline, so that the model lands in the context
-/// the passes run in and its weights are never copied on the way (no
-/// serialization and re-parse).
-class ImportOnnxPass
-    : public mlir::PassWrapper<ImportOnnxPass,
+/// Imports a model (ONNX or TorchScript) into the empty module pp-opt
+/// parses in its place: the first pass of the pipeline, so that the model
+/// lands in the context the passes run in and its weights are never copied
+/// on the way (no serialization and re-parse).
+class ImportModelPass
+    : public mlir::PassWrapper<ImportModelPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
 public:
-  ImportOnnxPass(int fd, std::string path,
-                 pp::onnx_frontend::ImportOptions options)
-      : fd(fd), path(std::move(path)), options(std::move(options)) {}
+  using Importer =
+      std::function<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext *)>;
+  explicit ImportModelPass(Importer importer)
+      : importer(std::move(importer)) {}
 
-  llvm::StringRef getArgument() const override { return "pp-import-onnx"; }
+  llvm::StringRef getArgument() const override { return "pp-import-model"; }
 
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
     registry.insert<pp::nn::NNDialect, pp::PPDialect, mlir::arith::ArithDialect,
@@ -109,8 +123,7 @@ public:
   }
 
   void runOnOperation() override {
-    mlir::OwningOpRef<mlir::ModuleOp> imported =
-        pp::onnx_frontend::importOnnxFile(fd, path, &getContext(), options);
+    mlir::OwningOpRef<mlir::ModuleOp> imported = importer(&getContext());
     if (!imported)
       return signalPassFailure();
     mlir::ModuleOp module = getOperation();
@@ -121,9 +134,7 @@ public:
   }
 
 private:
-  int fd;
-  std::string path;
-  pp::onnx_frontend::ImportOptions options;
+  Importer importer;
 };
 
 } // namespace
@@ -161,14 +172,39 @@ int main(int argc, char **argv) {
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
 
-  // An ONNX model is imported by the pipeline's first pass into an empty
-  // module that stands in for the input.
+  // A model is imported by the pipeline's first pass into an empty module
+  // that stands in for the input.
   std::unique_ptr<llvm::MemoryBuffer> input;
   std::string message;
-  std::optional<ImportOnnxPass> importOnnx;
+  std::optional<ImportModelPass> importModel;
   int modelFile = -1;
-  if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
-    std::optional<std::map<std::string, int64_t>> sizes = parseDimSizes();
+  int64_t modelBatchSize =
+      batchSize ? batchSize.getValue()
+                : microbatchSizeOfPipeline(static_cast<int>(args.size()),
+                                           args.data());
+  bool torchScript =
+      pp::torchscript_frontend::isTorchScriptModelPath(inputPath);
+  if (!torchScript && !inputShapes.empty()) {
+    llvm::errs() << "pp-opt: --input-shape types the arguments of "
+                    "TorchScript modules; '"
+                 << inputPath << "' is not one (.pt)\n";
+    return EXIT_FAILURE;
+  }
+  if (torchScript) {
+    auto types = parseOptionMap(inputShapes,
+                                &pp::torchscript_frontend::addInputType);
+    if (!types)
+      return EXIT_FAILURE;
+    pp::torchscript_frontend::ImportOptions options;
+    options.batchSize = modelBatchSize;
+    options.inputTypes = std::move(*types);
+    importModel.emplace([path = inputPath, options](mlir::MLIRContext *context) {
+      return pp::torchscript_frontend::importTorchScriptFile(path, context,
+                                                             options);
+    });
+    input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
+  } else if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
+    auto sizes = parseOptionMap(dimSizes, &pp::onnx_frontend::addDimSize);
     if (!sizes)
       return EXIT_FAILURE;
     if (std::error_code error =
@@ -178,12 +214,12 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
     pp::onnx_frontend::ImportOptions options;
-    options.batchSize =
-        batchSize ? batchSize.getValue()
-                  : microbatchSizeOfPipeline(static_cast<int>(args.size()),
-                                             args.data());
+    options.batchSize = modelBatchSize;
     options.dimSizes = std::move(*sizes);
-    importOnnx.emplace(modelFile, inputPath, std::move(options));
+    importModel.emplace([fd = modelFile, path = inputPath,
+                         options](mlir::MLIRContext *context) {
+      return pp::onnx_frontend::importOnnxFile(fd, path, context, options);
+    });
     input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (!dimSizes.empty()) {
     llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
@@ -196,11 +232,11 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
   }
-  if (importOnnx || !emitDirectory.empty()) {
+  if (importModel || !emitDirectory.empty()) {
     mlir::MlirOptMainConfig base = config;
-    config.setPassPipelineSetupFn([base, &importOnnx](mlir::PassManager &pm) {
-      if (importOnnx)
-        pm.addPass(std::make_unique<ImportOnnxPass>(*importOnnx));
+    config.setPassPipelineSetupFn([base, &importModel](mlir::PassManager &pm) {
+      if (importModel)
+        pm.addPass(std::make_unique<ImportModelPass>(*importModel));
       if (mlir::failed(base.setupPassPipeline(pm)))
         return mlir::failure();
       if (!emitDirectory.empty()) {

@@ -3,6 +3,7 @@
 #include "tools/pp-run/ModelCache.h"
 
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/torchscript/TorchScriptImporter.h"
 #include "passes/Passes.h"
 #include "runtime/package/Package.h"
 
@@ -167,10 +168,17 @@ std::string damageOf(const std::string &directory) {
 
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem) {
-  if (!pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
+  bool torchScript =
+      pp::torchscript_frontend::isTorchScriptModelPath(request.modelPath);
+  if (!torchScript && !pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
     problem = "'" + request.modelPath +
-              "' is neither a package directory nor an ONNX model "
-              "(.onnx or .onnxtxt)";
+              "' is neither a package directory, an ONNX model "
+              "(.onnx or .onnxtxt) nor a TorchScript module (.pt)";
+    return std::nullopt;
+  }
+  if (!torchScript && !request.inputShapes.empty()) {
+    problem = "--input-shape types the arguments of TorchScript modules; '" +
+              request.modelPath + "' is not one (.pt)";
     return std::nullopt;
   }
   if (request.microbatchSize < 1) {
@@ -191,6 +199,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   options.batchSize = request.microbatchSize;
   for (const std::string &dim : request.dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
+    if (!problem.empty())
+      return std::nullopt;
+  }
+  pp::torchscript_frontend::ImportOptions torchOptions;
+  torchOptions.batchSize = request.microbatchSize;
+  for (const std::string &type : request.inputShapes) {
+    problem = pp::torchscript_frontend::addInputType(type,
+                                                     torchOptions.inputTypes);
     if (!problem.empty())
       return std::nullopt;
   }
@@ -231,6 +247,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   hash.update(pipeline);
   for (const std::string &dim : request.dims)
     hash.update(std::string("\0--dim=", 7) + dim);
+  for (const std::string &type : request.inputShapes)
+    hash.update(std::string("\0--input-shape=", 15) + type);
   // A rebuilt compiler or runtime makes new packages: the cache key covers
   // this pp-run and the runtime library the packages link.
   for (const std::string &file :
@@ -300,8 +318,12 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     }
     return success();
   });
-  OwningOpRef<ModuleOp> module = pp::onnx_frontend::importOnnxModel(
-      (*file)->getBuffer(), request.modelPath, &context, options);
+  OwningOpRef<ModuleOp> module =
+      torchScript ? pp::torchscript_frontend::importTorchScriptFile(
+                        request.modelPath, &context, torchOptions)
+                  : pp::onnx_frontend::importOnnxModel(
+                        (*file)->getBuffer(), request.modelPath, &context,
+                        options);
   PassManager pm(&context);
   pp::EmitPackageOptions emit;
   emit.dir = staging;

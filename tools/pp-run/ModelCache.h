@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-/// What `pp-run MODEL.onnx ...` compiles.
+/// What `pp-run MODEL.onnx ...` or `pp-run MODEL.pt ...` compiles.
 struct ModelCompileRequest {
   std::string modelPath;
   int64_t stages = 1;
@@ -20,6 +20,9 @@ struct ModelCompileRequest {
   std::vector<std::string> splitPoints;
   /// `--dim NAME=SIZE` options, as given: sizes of symbolic dimensions.
   std::vector<std::string> dims;
+  /// `--input-shape NAME=TYPE` options, as given: types of a TorchScript
+  /// module's arguments.
+  std::vector<std::string> inputShapes;
   /// Regular expression of parameter names to freeze; "" freezes none.
   std::string freeze;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
@@ -27,7 +30,7 @@ struct ModelCompileRequest {
 };
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
-/// model's bytes and the compile options (`dims` and `freeze` as given),
+/// model's bytes and the compile options (`dims`, `inputShapes` and `freeze` as given),
 /// unless a whole entry is there already: one whose manifest loads and
 /// whose files match their recorded digests. A damaged entry is compiled
 /// again (with a warning on stderr). Compiles of one model take turns (a

@@ -52,7 +52,7 @@ enum class DataSource { Synthetic };
 cl::OptionCategory runCategory("pp-run options");
 
 cl::opt<std::string> input(cl::Positional, cl::Required,
-                           cl::desc("<package-dir | model.onnx>"),
+                           cl::desc("<package-dir | model.onnx | model.pt>"),
                            cl::cat(runCategory));
 cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
@@ -150,6 +150,12 @@ cl::list<std::string>
          cl::desc("Size of the symbolic dimension NAME (ONNX dim_param) when "
                   "compiling a model; repeatable"),
          cl::value_desc("NAME=SIZE"), cl::cat(runCategory));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Type of forward's tensor argument NAME when compiling a "
+             "TorchScript module, e.g. tokens=?x8xi64 (`?`: the microbatch "
+             "size); repeatable"),
+    cl::value_desc("NAME=DIMSxTYPE"), cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
     cl::desc("When compiling a model, freeze the parameters whose whole name "
@@ -531,7 +537,8 @@ int main(int argc, char **argv) {
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
       "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
-      "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n");
+      "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
+      "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
 
   if (!parseScheduleKind(scheduleName))
     return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
@@ -551,7 +558,8 @@ int main(int argc, char **argv) {
     // (cl::list's operator& gives its storage.)
     const cl::Option *compileOptions[] = {&stages, &microbatchSize,
                                           &loss,   std::addressof(splitPoints),
-                                          &freeze, std::addressof(dims)};
+                                          &freeze, std::addressof(dims),
+                                          std::addressof(inputShapes)};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
@@ -573,6 +581,7 @@ int main(int argc, char **argv) {
     request.infer = inferMode;
     request.splitPoints.assign(splitPoints.begin(), splitPoints.end());
     request.dims.assign(dims.begin(), dims.end());
+    request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
     request.cacheDir = cacheDir;
     std::string problem;
