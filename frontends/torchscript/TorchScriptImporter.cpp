@@ -1013,19 +1013,26 @@ FailureOr<Items> maskedFill(G &g, torch::jit::Node *, Location loc,
   return single(g.create<nn::WhereOp>(loc, {*mask, value, *x}));
 }
 
-/// aten::linear(input, weight, bias?).
+/// aten::linear(input, weight, bias?): `input * weight^T (+ bias)`, the
+/// matmul and add ONNX's exporter writes for it, so both frontends give
+/// nn.Linear the same ops.
 FailureOr<Items> linear(G &g, torch::jit::Node *, Location loc,
                         ArrayRef<Item> in) {
-  SmallVector<Value> operands;
-  for (const Item &item : in) {
-    if (item.isConstant() && item.constant.isNone())
-      continue;
-    FailureOr<Value> operand = g.asTensor(item, loc);
-    if (failed(operand))
-      return failure();
-    operands.push_back(*operand);
-  }
-  return single(g.create<nn::LinearOp>(loc, operands));
+  FailureOr<Value> input = g.asTensor(in[0], loc);
+  FailureOr<Value> weight = g.asTensor(in[1], loc);
+  if (failed(input) || failed(weight))
+    return failure();
+  nn::MatmulOp::Properties transposeWeight;
+  transposeWeight.transpose_rhs = g.getBuilder().getUnitAttr();
+  FailureOr<Value> result =
+      g.create<nn::MatmulOp>(loc, {*input, *weight}, transposeWeight);
+  if (failed(result) || in.size() < 3 ||
+      (in[2].isConstant() && in[2].constant.isNone()))
+    return single(result);
+  FailureOr<Value> bias = g.asTensor(in[2], loc);
+  if (failed(bias))
+    return failure();
+  return single(g.create<nn::AddOp>(loc, {*result, *bias}));
 }
 
 /// aten::matmul and aten::bmm.
