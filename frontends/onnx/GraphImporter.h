@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -268,7 +269,15 @@ private:
   const ImportOptions &options;
   int64_t opset;
   llvm::StringMap<mlir::Value> values;
-  /// Outputs that pp does not compute (LayerNormalization's mean, say),
+  /// The names that some node reads or the graph outputs.
+  llvm::StringSet<> consumedNames;
+  /// True when `name` is a value that some node or the graph output reads:
+  /// optional outputs (LayerNormalization's statistics) are computed only
+  /// then.
+  bool consumed(llvm::StringRef name) const {
+    return !name.empty() && consumedNames.contains(name);
+  }
+  /// Outputs that pp does not compute (a training Dropout's mask),
   /// with the reason, for the node that would read one.
   llvm::StringMap<std::string> unavailable;
   mlir::StringAttr currentNode;

@@ -632,6 +632,12 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
     values[name] = constant;
   }
 
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      consumedNames.insert(name);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    consumedNames.insert(output.name());
+
   // Nodes in graph order (ONNX requires a topological order). Empty or
   // repeated node names get a unique one so that split points can name them.
   llvm::StringSet<> usedNames;
