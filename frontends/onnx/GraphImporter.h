@@ -132,6 +132,23 @@ mlir::LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule);
 mlir::FailureOr<std::optional<llvm::SmallVector<mlir::DenseElementsAttr>>>
 foldNode(const NodeContext &ctx, mlir::ValueRange inputs);
 
+/// The floating-point initializers that several nodes read (exporters merge
+/// initializers with equal values into one): how many there are, and the
+/// one that the most nodes read, for messages (SharedInitializers.cpp).
+struct SharedInitializers {
+  int64_t count = 0;
+  std::string example;
+  size_t mostReaders = 0;
+};
+SharedInitializers findSharedInitializers(const onnx::GraphProto &graph);
+
+/// Gives every node that reads a floating-point initializer read by several
+/// nodes its own copy: the first reader (in node order) keeps the name, the
+/// later ones read `NAME.1`, `NAME.2`, ... (skipping names the model uses),
+/// added to the initializers right after the original
+/// (ImportOptions::untieSharedWeights).
+void untieSharedInitializers(onnx::GraphProto &graph);
+
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:

@@ -44,6 +44,14 @@ static llvm::cl::list<std::string> dimSizes(
                    "importing an ONNX model; repeatable"),
     llvm::cl::value_desc("NAME=SIZE"));
 
+static llvm::cl::opt<bool> untieSharedWeights(
+    "untie-shared-weights",
+    llvm::cl::desc("When importing an ONNX model, give every node that reads "
+                   "a floating-point initializer read by several nodes its "
+                   "own copy (NAME.1, NAME.2, ... after the first reader): "
+                   "torch.onnx.export merges initializers with equal values"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
     llvm::cl::desc("After the pass pipeline, write a pipeline package to this "
@@ -183,10 +191,15 @@ int main(int argc, char **argv) {
                   : microbatchSizeOfPipeline(static_cast<int>(args.size()),
                                              args.data());
     options.dimSizes = std::move(*sizes);
+    options.untieSharedWeights = untieSharedWeights;
     importOnnx.emplace(modelFile, inputPath, std::move(options));
     input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (!dimSizes.empty()) {
     llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
+                 << inputPath << "' is not one (.onnx, .onnxtxt)\n";
+    return EXIT_FAILURE;
+  } else if (untieSharedWeights) {
+    llvm::errs() << "pp-opt: --untie-shared-weights applies to ONNX models; '"
                  << inputPath << "' is not one (.onnx, .onnxtxt)\n";
     return EXIT_FAILURE;
   } else {
