@@ -147,6 +147,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         1,
         {{"start", A::INT, 15, kMax}, {"end", A::INT, 15, kMax}}}},
       {"Sigmoid", unary(&G::importUnary<nn::SigmoidOp>)},
+      // Size always folds: every tensor's shape is static.
+      {"Size", {nullptr, 1, 1}},
       {"Slice", {&G::importSlice, 3, 5}},
       {"Softmax", {&G::importSoftmax<nn::SoftmaxOp>, 1, 1, 1, 1, {axis}}},
       {"Split",
