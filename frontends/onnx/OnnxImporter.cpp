@@ -575,9 +575,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
              shared.count > 0) {
     emitWarning(fileLoc)
         << shared.count << " floating-point initializer"
-        << (shared.count == 1 ? " is" : "s are")
-        << " read by several nodes ('" << shared.example << "' by "
-        << shared.mostReaders
+        << (shared.count == 1 ? " is" : "s are") << " read by several nodes ('"
+        << shared.example << "' by " << shared.mostReaders
         << "), each trained as one parameter its readers share; "
            "torch.onnx.export merges initializers with equal values (a fresh "
            "model's LayerNorm weights, zero biases) into one: unless they are "

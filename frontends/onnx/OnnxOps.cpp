@@ -485,10 +485,10 @@ GraphImporter::importLayerNormalization(const NodeContext &ctx,
   // 1 / sqrt(biased variance + epsilon) over axes axis..rank-1, kept as
   // dimensions of size 1, in the precision stash_type names (the input is
   // cast to it when it differs).
-  FailureOr<Type> stashType = elementTypeOf(
-      static_cast<int32_t>(
-          intAttribute(ctx.node, "stash_type", onnx::TensorProto::FLOAT)),
-      ctx.describe("stash_type"), ctx.loc);
+  FailureOr<Type> stashType =
+      elementTypeOf(static_cast<int32_t>(intAttribute(
+                        ctx.node, "stash_type", onnx::TensorProto::FLOAT)),
+                    ctx.describe("stash_type"), ctx.loc);
   if (failed(stashType))
     return failure();
   if (!isa<FloatType>(*stashType))
@@ -510,8 +510,9 @@ GraphImporter::importLayerNormalization(const NodeContext &ctx,
       createChecked<nn::ReduceMeanOp>(ctx, squared, reduce);
   if (failed(variance))
     return failure();
-  Value shifted = nn::AddOp::create(builder, ctx.loc, *variance,
-                                    scalarConstant(ctx.loc, epsilon, *stashType));
+  Value shifted =
+      nn::AddOp::create(builder, ctx.loc, *variance,
+                        scalarConstant(ctx.loc, epsilon, *stashType));
   Value invStdDev = nn::RsqrtOp::create(builder, ctx.loc, shifted);
   return NodeOutputs{*normalized, *mean, invStdDev};
 }
@@ -722,8 +723,8 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
     if (ctx.node.output_size() > 1)
       outputs.push_back(arith::ConstantOp::create(
           builder, ctx.loc,
-          DenseElementsAttr::get(
-              typeOf(inputs[0]).clone(builder.getI1Type()), true)));
+          DenseElementsAttr::get(typeOf(inputs[0]).clone(builder.getI1Type()),
+                                 true)));
     return outputs;
   }
   if (ctx.node.output_size() > 1) {

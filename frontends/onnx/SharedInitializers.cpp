@@ -28,8 +28,7 @@ using ReadersByName = std::map<std::string, SmallVector<int>, std::less<>>;
 /// The indices of the nodes that read each floating-point initializer
 /// (pp's parameters) that more than one node reads, in node order; a node
 /// that reads it twice counts once.
-static ReadersByName
-sharedReaders(const onnx::GraphProto &graph) {
+static ReadersByName sharedReaders(const onnx::GraphProto &graph) {
   llvm::StringSet<> parameters;
   for (const onnx::TensorProto &init : graph.initializer())
     if (isFloatDataType(init.data_type()))
@@ -88,8 +87,7 @@ void untieSharedInitializers(onnx::GraphProto &graph) {
         name = original->name() + "." + std::to_string(++suffix);
       while (taken.contains(name));
       taken.insert(name);
-      for (std::string &input :
-           *graph.mutable_node(node)->mutable_input())
+      for (std::string &input : *graph.mutable_node(node)->mutable_input())
         if (input == original->name())
           input = name;
       onnx::TensorProto *copy = untied.Add();
