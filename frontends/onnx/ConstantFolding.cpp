@@ -4,8 +4,8 @@
 // and Reshape chains, position ids from Range, causal masks from Trilu,
 // Equal and Where over constants. pp compiles static shapes, so such nodes
 // are evaluated here, when their inputs are constants (Constant nodes,
-// integer initializers, earlier folded nodes; Shape only needs its input's
-// static type), and become constants themselves.
+// integer initializers, earlier folded nodes; Shape and Size only need
+// their input's static type), and become constants themselves.
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,6 +193,7 @@ private:
   /// import.
   LogicalResult fits(ArrayRef<int64_t> shape);
   FailureOr<Literal> shape();
+  FailureOr<Literal> size();
   FailureOr<Literal> gather();
   FailureOr<Literal> concat();
   FailureOr<Literal> slice();
@@ -249,6 +250,13 @@ FailureOr<Literal> Folder::shape() {
                                  IntegerType::get(type.getContext(), 64));
   for (int64_t d = start; d < end; ++d)
     result.ints.push_back(type.getDimSize(d));
+  return result;
+}
+
+FailureOr<Literal> Folder::size() {
+  auto type = cast<RankedTensorType>(inputs[0].getType());
+  Literal result = Literal::like({}, IntegerType::get(type.getContext(), 64));
+  result.ints.push_back(type.getNumElements());
   return result;
 }
 
@@ -615,6 +623,8 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
   StringRef op = ctx.node.op_type();
   if (op == "Shape")
     return one(shape());
+  if (op == "Size")
+    return one(size());
   if (!allConstant())
     return std::optional<SmallVector<Literal>>();
   // Inputs from this index on are integer parameters (shapes, axes, ...).

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -130,6 +131,23 @@ mlir::LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule);
 /// when the node does not fold, failure after an error (ConstantFolding.cpp).
 mlir::FailureOr<std::optional<llvm::SmallVector<mlir::DenseElementsAttr>>>
 foldNode(const NodeContext &ctx, mlir::ValueRange inputs);
+
+/// The floating-point initializers that several nodes read (exporters merge
+/// initializers with equal values into one): how many there are, and the
+/// one that the most nodes read, for messages (SharedInitializers.cpp).
+struct SharedInitializers {
+  int64_t count = 0;
+  std::string example;
+  size_t mostReaders = 0;
+};
+SharedInitializers findSharedInitializers(const onnx::GraphProto &graph);
+
+/// Gives every node that reads a floating-point initializer read by several
+/// nodes its own copy: the first reader (in node order) keeps the name, the
+/// later ones read `NAME.1`, `NAME.2`, ... (skipping names the model uses),
+/// added to the initializers right after the original
+/// (ImportOptions::untieSharedWeights).
+void untieSharedInitializers(onnx::GraphProto &graph);
 
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
@@ -268,7 +286,15 @@ private:
   const ImportOptions &options;
   int64_t opset;
   llvm::StringMap<mlir::Value> values;
-  /// Outputs that pp does not compute (LayerNormalization's mean, say),
+  /// The names that some node reads or the graph outputs.
+  llvm::StringSet<> consumedNames;
+  /// True when `name` is a value that some node or the graph output reads:
+  /// optional outputs (LayerNormalization's statistics) are computed only
+  /// then.
+  bool consumed(llvm::StringRef name) const {
+    return !name.empty() && consumedNames.contains(name);
+  }
+  /// Outputs that pp does not compute (a training Dropout's mask),
   /// with the reason, for the node that would read one.
   llvm::StringMap<std::string> unavailable;
   mlir::StringAttr currentNode;

@@ -569,6 +569,20 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
+  if (options.untieSharedWeights) {
+    untieSharedInitializers(graph);
+  } else if (SharedInitializers shared = findSharedInitializers(graph);
+             shared.count > 0) {
+    emitWarning(fileLoc)
+        << shared.count << " floating-point initializer"
+        << (shared.count == 1 ? " is" : "s are") << " read by several nodes ('"
+        << shared.example << "' by " << shared.mostReaders
+        << "), each trained as one parameter its readers share; "
+           "torch.onnx.export merges initializers with equal values (a fresh "
+           "model's LayerNorm weights, zero biases) into one: unless they are "
+           "tied on purpose, import with --untie-shared-weights to give every "
+           "node its own copy";
+  }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());
@@ -621,7 +635,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   auto function = func::FuncOp::create(builder, fileLoc, "main",
                                        builder.getFunctionType(argTypes, {}));
   function.setAllArgAttrs(argAttrs);
-  function->setAttr("pp.onnx_opset", builder.getI64IntegerAttr(opset));
+  function->setAttr(kOnnxOpsetAttrName, builder.getI64IntegerAttr(opset));
   Block *body = function.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   for (auto [name, arg] : llvm::zip(argNames, body->getArguments()))
@@ -631,6 +645,12 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
     constant->setAttr(kNodeAttrName, builder.getStringAttr(name));
     values[name] = constant;
   }
+
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      consumedNames.insert(name);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    consumedNames.insert(output.name());
 
   // Nodes in graph order (ONNX requires a topological order). Empty or
   // repeated node names get a unique one so that split points can name them.

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 
@@ -146,6 +147,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         1,
         {{"start", A::INT, 15, kMax}, {"end", A::INT, 15, kMax}}}},
       {"Sigmoid", unary(&G::importUnary<nn::SigmoidOp>)},
+      // Size always folds: every tensor's shape is static.
+      {"Size", {nullptr, 1, 1}},
       {"Slice", {&G::importSlice, 3, 5}},
       {"Softmax", {&G::importSoftmax<nn::SoftmaxOp>, 1, 1, 1, 1, {axis}}},
       {"Split",
@@ -464,16 +467,54 @@ GraphImporter::importLayerNormalization(const NodeContext &ctx,
       ctx, "axis", intAttribute(ctx.node, "axis", -1), type.getRank());
   if (failed(axis))
     return failure();
-  for (int i = 1; i < ctx.node.output_size(); ++i)
-    unavailable[ctx.node.output(i)] =
-        "pp computes LayerNormalization's normalized output only, not its "
-        "mean or inverse standard deviation";
+  double epsilon = shortestDecimal(floatAttribute(ctx.node, "epsilon", 1e-5f));
   nn::LayerNormOp::Properties properties;
   properties.axis = builder.getI64IntegerAttr(*axis);
-  properties.epsilon = builder.getF64FloatAttr(
-      shortestDecimal(floatAttribute(ctx.node, "epsilon", 1e-5f)));
+  properties.epsilon = builder.getF64FloatAttr(epsilon);
   properties.operandSegmentSizes = {1, 1, inputs.size() > 2 ? 1 : 0};
-  return single(createChecked<nn::LayerNormOp>(ctx, inputs, properties));
+  FailureOr<Value> normalized =
+      createChecked<nn::LayerNormOp>(ctx, inputs, properties);
+  if (failed(normalized))
+    return failure();
+  bool statisticsUsed =
+      llvm::any_of(llvm::drop_begin(ctx.node.output()),
+                   [&](const std::string &name) { return consumed(name); });
+  if (!statisticsUsed)
+    return NodeOutputs{*normalized};
+  // The optional Mean and InvStdDev outputs, computed apart: the mean and
+  // 1 / sqrt(biased variance + epsilon) over axes axis..rank-1, kept as
+  // dimensions of size 1, in the precision stash_type names (the input is
+  // cast to it when it differs).
+  FailureOr<Type> stashType =
+      elementTypeOf(static_cast<int32_t>(intAttribute(
+                        ctx.node, "stash_type", onnx::TensorProto::FLOAT)),
+                    ctx.describe("stash_type"), ctx.loc);
+  if (failed(stashType))
+    return failure();
+  if (!isa<FloatType>(*stashType))
+    return ctx.error() << "stash_type is " << *stashType
+                       << "; it must name a floating-point type";
+  Value input = inputs[0];
+  if (type.getElementType() != *stashType)
+    input = nn::CastOp::create(builder, ctx.loc, type.clone(*stashType), input);
+  nn::ReduceMeanOp::Properties reduce;
+  reduce.axes = builder.getDenseI64ArrayAttr(
+      llvm::to_vector(llvm::seq<int64_t>(*axis, type.getRank())));
+  reduce.keep_dims = builder.getUnitAttr();
+  FailureOr<Value> mean = createChecked<nn::ReduceMeanOp>(ctx, input, reduce);
+  if (failed(mean))
+    return failure();
+  Value deviation = nn::SubOp::create(builder, ctx.loc, input, *mean);
+  Value squared = nn::MulOp::create(builder, ctx.loc, deviation, deviation);
+  FailureOr<Value> variance =
+      createChecked<nn::ReduceMeanOp>(ctx, squared, reduce);
+  if (failed(variance))
+    return failure();
+  Value shifted =
+      nn::AddOp::create(builder, ctx.loc, *variance,
+                        scalarConstant(ctx.loc, epsilon, *stashType));
+  Value invStdDev = nn::RsqrtOp::create(builder, ctx.loc, shifted);
+  return NodeOutputs{*normalized, *mean, invStdDev};
 }
 
 FailureOr<NodeOutputs> GraphImporter::importSplit(const NodeContext &ctx,
@@ -647,9 +688,6 @@ FailureOr<NodeOutputs> GraphImporter::importTrilu(const NodeContext &ctx,
 
 FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
                                                     ValueRange inputs) {
-  if (ctx.node.output_size() > 1)
-    unavailable[ctx.node.output(1)] =
-        "pp does not compute Dropout's mask output";
   // Opset 12 and later: the ratio and training_mode are inputs; without
   // training_mode (or with it false), Dropout is the identity.
   auto scalar = [&](int index, StringRef what) -> FailureOr<double> {
@@ -679,8 +717,27 @@ FailureOr<NodeOutputs> GraphImporter::importDropout(const NodeContext &ctx,
       return failure();
     ratio = *given;
   }
-  if (!training || ratio == 0.0)
-    return NodeOutputs{inputs[0]};
+  if (!training || ratio == 0.0) {
+    // The identity keeps every element: its mask is all true.
+    NodeOutputs outputs{inputs[0]};
+    if (ctx.node.output_size() > 1)
+      outputs.push_back(arith::ConstantOp::create(
+          builder, ctx.loc,
+          DenseElementsAttr::get(typeOf(inputs[0]).clone(builder.getI1Type()),
+                                 true)));
+    return outputs;
+  }
+  if (ctx.node.output_size() > 1) {
+    std::string reason;
+    llvm::raw_string_ostream(reason)
+        << "pp does not compute Dropout's mask output in training mode "
+           "(training_mode true, ratio "
+        << llvm::format("%g", ratio)
+        << "): nn.dropout draws its mask inside the op; only the mask of "
+           "a Dropout that is the identity (training_mode false or ratio 0) "
+           "is available";
+    unavailable[ctx.node.output(1)] = reason;
+  }
   nn::DropoutOp::Properties properties;
   properties.ratio = builder.getF64FloatAttr(ratio);
   properties.key =

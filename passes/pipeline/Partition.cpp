@@ -270,14 +270,26 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         if (forwardUse && isBackward(user))
           continue;
         std::optional<int64_t> stage = getStage(user);
-        if (owner && stage != owner)
-          return main.emitError("parameter '")
-                 << argumentName(main, arg.getArgNumber())
-                 << "' is used on stages " << std::min(*owner, *stage)
-                 << " and " << std::max(*owner, *stage)
-                 << "; weights shared across stages (tied embeddings, for "
-                    "example) are not supported yet: place their users on "
-                    "one stage with split-points";
+        if (owner && stage != owner) {
+          InFlightDiagnostic diag =
+              main.emitError("parameter '")
+              << argumentName(main, arg.getArgNumber())
+              << "' is used on stages " << std::min(*owner, *stage) << " and "
+              << std::max(*owner, *stage)
+              << "; weights shared across stages (tied embeddings, for "
+                 "example) are not supported yet: place their users on one "
+                 "stage with split-points";
+          // torch.onnx.export merges initializers with equal values, which
+          // ties weights the model never meant to share.
+          if (main->hasAttr(kOnnxOpsetAttrName))
+            diag << ". torch.onnx.export merges initializers with equal "
+                    "values (a fresh model's LayerNorm weights, zero biases) "
+                    "into one that every layer reads: unless the weight is "
+                    "tied on purpose, import the model with "
+                    "--untie-shared-weights (pp-opt, pp-run) to give every "
+                    "node its own copy";
+          return diag;
+        }
         owner = stage;
       }
       main.setArgAttr(arg.getArgNumber(), kStageAttrName,

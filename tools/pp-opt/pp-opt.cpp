@@ -54,6 +54,14 @@ static llvm::cl::list<std::string> dimSizes(
                    "importing an ONNX model; repeatable"),
     llvm::cl::value_desc("NAME=SIZE"));
 
+static llvm::cl::opt<bool> untieSharedWeights(
+    "untie-shared-weights",
+    llvm::cl::desc("When importing an ONNX model, give every node that reads "
+                   "a floating-point initializer read by several nodes its "
+                   "own copy (NAME.1, NAME.2, ... after the first reader): "
+                   "torch.onnx.export merges initializers with equal values"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
     llvm::cl::desc("After the pass pipeline, write a pipeline package to this "
@@ -190,6 +198,12 @@ int main(int argc, char **argv) {
                  << inputPath << "' is not one (.pt)\n";
     return EXIT_FAILURE;
   }
+  if (torchScript && untieSharedWeights) {
+    llvm::errs() << "pp-opt: --untie-shared-weights applies to ONNX models; '"
+                 << inputPath << "' is a TorchScript module, whose parameters "
+                 << "are never merged\n";
+    return EXIT_FAILURE;
+  }
   if (torchScript) {
     auto types = parseOptionMap(inputShapes,
                                 &pp::torchscript_frontend::addInputType);
@@ -216,6 +230,7 @@ int main(int argc, char **argv) {
     pp::onnx_frontend::ImportOptions options;
     options.batchSize = modelBatchSize;
     options.dimSizes = std::move(*sizes);
+    options.untieSharedWeights = untieSharedWeights;
     importModel.emplace([fd = modelFile, path = inputPath,
                          options](mlir::MLIRContext *context) {
       return pp::onnx_frontend::importOnnxFile(fd, path, context, options);
@@ -223,6 +238,10 @@ int main(int argc, char **argv) {
     input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (!dimSizes.empty()) {
     llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
+                 << inputPath << "' is not one (.onnx, .onnxtxt)\n";
+    return EXIT_FAILURE;
+  } else if (untieSharedWeights) {
+    llvm::errs() << "pp-opt: --untie-shared-weights applies to ONNX models; '"
                  << inputPath << "' is not one (.onnx, .onnxtxt)\n";
     return EXIT_FAILURE;
   } else {

@@ -197,6 +197,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   }
   pp::onnx_frontend::ImportOptions options;
   options.batchSize = request.microbatchSize;
+  options.untieSharedWeights = request.untieSharedWeights;
   for (const std::string &dim : request.dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
     if (!problem.empty())
@@ -249,6 +250,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     hash.update(std::string("\0--dim=", 7) + dim);
   for (const std::string &type : request.inputShapes)
     hash.update(std::string("\0--input-shape=", 15) + type);
+  if (request.untieSharedWeights)
+    hash.update(std::string("\0--untie-shared-weights", 23));
   // A rebuilt compiler or runtime makes new packages: the cache key covers
   // this pp-run and the runtime library the packages link.
   for (const std::string &file :

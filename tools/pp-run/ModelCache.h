@@ -25,12 +25,16 @@ struct ModelCompileRequest {
   std::vector<std::string> inputShapes;
   /// Regular expression of parameter names to freeze; "" freezes none.
   std::string freeze;
+  /// Give every node its own copy of a shared floating-point initializer
+  /// (ImportOptions::untieSharedWeights).
+  bool untieSharedWeights = false;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
   std::string cacheDir;
 };
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
-/// model's bytes and the compile options (`dims`, `inputShapes` and `freeze` as given),
+/// model's bytes and the compile options (`dims`, `inputShapes`, `freeze`
+/// and `untieSharedWeights` as given),
 /// unless a whole entry is there already: one whose manifest loads and
 /// whose files match their recorded digests. A damaged entry is compiled
 /// again (with a warning on stderr). Compiles of one model take turns (a

@@ -161,6 +161,13 @@ cl::opt<std::string> freeze(
     cl::desc("When compiling a model, freeze the parameters whose whole name "
              "matches this regular expression (loaded, never trained)"),
     cl::value_desc("regex"), cl::cat(runCategory));
+cl::opt<bool> untieSharedWeights(
+    "untie-shared-weights",
+    cl::desc("When compiling a model, give every node that reads a "
+             "floating-point initializer read by several nodes its own copy "
+             "(NAME.1, NAME.2, ... after the first reader): torch.onnx.export "
+             "merges initializers with equal values"),
+    cl::cat(runCategory));
 cl::opt<bool> inferMode(
     "infer",
     cl::desc("Run one forward pass on --inputs and write the model's "
@@ -535,7 +542,8 @@ int main(int argc, char **argv) {
       "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
-      "         [--dim NAME=SIZE]... [--freeze REGEX] ...\n"
+      "         [--dim NAME=SIZE]... [--freeze REGEX] [--untie-shared-weights]\n"
+      "         ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
@@ -559,13 +567,15 @@ int main(int argc, char **argv) {
     const cl::Option *compileOptions[] = {&stages, &microbatchSize,
                                           &loss,   std::addressof(splitPoints),
                                           &freeze, std::addressof(dims),
-                                          std::addressof(inputShapes)};
+                                          std::addressof(inputShapes),
+                                          &untieSharedWeights};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
                      " applies when pp-run compiles a model, but '" + input +
                      "' is a compiled package; recompile it with pp-opt " +
-                     "(--dim NAME=SIZE, --pp-compile=\"... " +
+                     "(--dim NAME=SIZE, --untie-shared-weights, " +
+                     "--pp-compile=\"... " +
                      "freeze=REGEX\") or run the model file");
   } else {
     ModelCompileRequest request;
@@ -583,6 +593,7 @@ int main(int argc, char **argv) {
     request.dims.assign(dims.begin(), dims.end());
     request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
+    request.untieSharedWeights = untieSharedWeights;
     request.cacheDir = cacheDir;
     std::string problem;
     std::optional<std::string> compiled = compileModel(request, problem);

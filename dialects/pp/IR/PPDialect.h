@@ -58,6 +58,9 @@ constexpr llvm::StringLiteral kLossAttrName = "pp.loss";
 /// model's order: `{inputs = [{name, type}, ...], outputs = [name, ...]}`
 /// on @main (pp-mark-outputs), then on the module (pp-outline-stages).
 constexpr llvm::StringLiteral kForwardOnlyAttrName = "pp.forward_only";
+/// The default-domain ONNX opset of a model the ONNX importer made, on
+/// @main: it marks programs imported from ONNX.
+constexpr llvm::StringLiteral kOnnxOpsetAttrName = "pp.onnx_opset";
 /// A parameter's initial value (usually a `dense_resource` blob).
 constexpr llvm::StringLiteral kInitAttrName = "pp.init";
 /// The model node an op implements; forward and backward ops of one node
