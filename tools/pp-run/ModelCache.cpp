@@ -173,7 +173,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
               "(.onnx or .onnxtxt)";
     return std::nullopt;
   }
-  if (request.microbatchSize < 1) {
+  if (request.microbatchSize < 1 && !request.infer) {
     problem = "compiling a model needs --microbatch-size B (B >= 1)";
     return std::nullopt;
   }
@@ -188,7 +188,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     return std::nullopt;
   }
   pp::onnx_frontend::ImportOptions options;
-  options.batchSize = request.microbatchSize;
+  options.batchSize = request.symbolicBatchSize ? request.symbolicBatchSize
+                                                : request.microbatchSize;
   for (const std::string &dim : request.dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
     if (!problem.empty())
@@ -231,6 +232,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   hash.update(pipeline);
   for (const std::string &dim : request.dims)
     hash.update(std::string("\0--dim=", 7) + dim);
+  hash.update(std::string("\0batch=", 7) +
+              std::to_string(options.batchSize));
   // A rebuilt compiler or runtime makes new packages: the cache key covers
   // this pp-run and the runtime library the packages link.
   for (const std::string &file :
