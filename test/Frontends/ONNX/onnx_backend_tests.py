@@ -70,10 +70,11 @@ pp runs ONNX's backend node tests (Debian's `libonnx-testdata`, the
 `data/node` cases of onnx 1.12) for every op it imports (`pp-opt
 --list-onnx-ops`), forward, through `pp-run MODEL --infer`: a case passes
 when every output matches within ONNX's tolerance (rtol 1e-3, atol 1e-7);
-it is refused when pp cannot compile the model, with the reason below; any
-other outcome is a failure, and the test `test/Frontends/ONNX/backend-node-tests.test`
-allows none. This file is generated; regenerate it with the command in
-`test/Frontends/ONNX/onnx_backend_tests.py` (docs/development.md).
+it is refused, with the reason below, when pp cannot compile the model or
+pp-run does not read an input file's element type; any other outcome is a
+failure, and test/Frontends/ONNX/backend-node-tests.test allows none. This
+file is generated: regenerate it with the command in
+test/Frontends/ONNX/onnx_backend_tests.py (docs/development.md).
 
 """
 
@@ -90,10 +91,10 @@ def reason_of(stderr, case_dir):
     lines = stderr.splitlines()
     for index, line in enumerate(lines):
         if "cannot compile" in line and index + 1 < len(lines):
-            reason = lines[index + 1]
-            if reason.startswith("loc(") and ")): " in reason:
-                reason = reason.split(")): ", 1)[1]
-            return re.sub(r"^.*?error: ", "", reason.replace(case_dir + "/", "")).strip()
+            reason = lines[index + 1].replace(case_dir + "/", "")
+            # loc("model.onnx":0:0): or loc("Node"("model.onnx":0:0)):
+            reason = re.sub(r'^loc\((?:"[^"]*"|\([^()]*\)|[^()"])*\): ', "", reason)
+            return re.sub(r"^.*?error: ", "", reason).strip()
     return None
 
 
