@@ -266,6 +266,13 @@ private:
   /// result the call computes. An op whose only operand is variadic (it has
   /// no operand segment sizes) passes its tensors as a count and an array.
   LogicalResult lowerKernelCall(Operation *op) {
+    if (std::string problem = nn::kernelElementTypeProblem(op);
+        !problem.empty()) {
+      StringAttr node = op->getAttrOfType<StringAttr>(kNodeAttrName);
+      return op->emitError()
+             << (node ? "node '" + node.getValue().str() + "': " : "")
+             << problem;
+    }
     SmallVector<KernelArgument> arguments;
     SmallVector<int32_t> segments(op->getNumOperands(), 1);
     if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments)) {

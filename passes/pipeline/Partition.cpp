@@ -127,9 +127,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (failed(checkFlatProgram(main)))
       return failure();
 
+    // A program without nodes (its outputs are inputs or constants) is one
+    // stage.
     NodeSequence nodes = collectNodes(body);
-    if (nodes.names.empty())
-      return main.emitError("the program has no model nodes to partition");
 
     int64_t numStages = stages;
     if (numStages == 0)
@@ -137,11 +137,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (numStages < 1)
       return main.emitError("stages must be at least 1, got ") << numStages;
     int64_t numNodes = nodes.names.size();
-    if (numStages > numNodes)
+    if (numStages > std::max<int64_t>(numNodes, 1))
       return main.emitError("cannot split ")
              << numNodes << " nodes into " << numStages
              << " stages: every stage needs at least one node; use at most "
-             << numNodes << " stages";
+             << std::max<int64_t>(numNodes, 1) << " stages";
 
     FailureOr<SmallVector<size_t>> starts = stageStarts(main, nodes, numStages);
     if (failed(starts))
@@ -401,10 +401,24 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         forwardless[getParameterStage(main, arg.getArgNumber())].push_back(
             arg);
 
-    OpBuilder builder(body.getTerminator());
+    // Results of the program that no op computes (a forward-only model's
+    // inputs or constants it returns as outputs: Identity, Shape) pass
+    // through the first stage's forward, which returns them; a program
+    // without nodes is that stage alone.
+    Operation *terminator = body.getTerminator();
+    llvm::SetVector<Value> passed;
+    for (Value result : terminator->getOperands())
+      if (isa<BlockArgument>(result) || isConstant(result.getDefiningOp()))
+        passed.insert(result);
+    const Group passingGroup = {0, 0u};
+    if (!passed.empty())
+      groups[passingGroup];
+
+    OpBuilder builder(terminator);
     for (auto &[group, ops] : groups) {
       int64_t stage = group.first;
       bool backward = group.second != 0;
+      bool passing = group == passingGroup && !passed.empty();
       llvm::SetVector<Value> inputs;
       llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
       for (Operation *op : ops)
@@ -414,6 +428,10 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
             inputs.insert(operand);
       if (!backward)
         inputs.insert(forwardless[stage].begin(), forwardless[stage].end());
+      if (passing)
+        for (Value value : passed)
+          if (isa<BlockArgument>(value))
+            inputs.insert(value);
       SmallVector<Value> outputs;
       for (Operation *op : ops)
         for (Value result : op->getResults())
@@ -421,10 +439,13 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                 return !members.contains(user);
               }))
             outputs.push_back(result);
+      SmallVector<Type> resultTypes = llvm::to_vector(TypeRange(outputs));
+      if (passing)
+        llvm::append_range(resultTypes, TypeRange(passed.getArrayRef()));
 
       auto stageOp = StageOp::create(
           builder, ops.empty() ? main.getLoc() : ops.front()->getLoc(),
-          TypeRange(ValueRange(outputs)),
+          resultTypes,
           FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
           builder.getI64IntegerAttr(stage),
           StagePhaseAttr::get(&getContext(), backward ? StagePhase::backward
@@ -459,11 +480,29 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           return use.getOwner()->getBlock() == block;
         });
       inner.setInsertionPointToEnd(block);
-      YieldOp::create(inner, stageOp.getLoc(), outputs);
+      SmallVector<Value> yielded = outputs;
+      if (passing)
+        for (Value value : passed) {
+          if (isa<BlockArgument>(value)) {
+            yielded.push_back(
+                block->getArgument(llvm::find(inputs, value) - inputs.begin()));
+          } else if (Value copy = copies.lookupOrNull(value)) {
+            yielded.push_back(copy);
+          } else {
+            Operation *constant = inner.clone(*value.getDefiningOp());
+            constant->removeAttr(kStageAttrName);
+            yielded.push_back(constant->getResult(0));
+          }
+        }
+      YieldOp::create(inner, stageOp.getLoc(), yielded);
       for (auto [output, result] : llvm::zip(outputs, stageOp.getResults()))
         output.replaceUsesWithIf(result, [&](OpOperand &use) {
           return use.getOwner()->getBlock() != block;
         });
+      if (passing)
+        for (auto [value, result] :
+             llvm::zip(passed, stageOp.getResults().drop_front(outputs.size())))
+          terminator->replaceUsesOfWith(value, result);
       builder.setInsertionPointAfter(stageOp);
     }
     // Copies took the uses inside stages; one outside (a constant the
@@ -490,8 +529,23 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       double micros =
           1e6 * nodes.stageSeconds(
                     cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond), sent);
+      Location remarkLoc =
+          FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0);
+      SmallVector<NamedAttribute> summary = {
+          builder.getNamedAttr("flops", builder.getF64FloatAttr(cost.flops)),
+          builder.getNamedAttr("bytes", builder.getF64FloatAttr(cost.bytes)),
+          builder.getNamedAttr("sent_bytes", builder.getF64FloatAttr(sent)),
+          builder.getNamedAttr("estimated_us",
+                               builder.getF64FloatAttr(micros))};
+      if (begin == end) {
+        // Only a program without nodes has an empty (single) stage.
+        mlir::emitRemark(remarkLoc, "stage 0: no nodes (the outputs are "
+                                    "inputs or constants)");
+        summaries.push_back(builder.getDictionaryAttr(summary));
+        continue;
+      }
       mlir::emitRemark(
-          FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0),
+          remarkLoc,
           llvm::formatv(
               "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB "
               "moved, "
@@ -500,14 +554,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
               end - begin, llvm::format("%.3f", cost.flops / 1e6),
               llvm::format("%.3f", cost.bytes / 1e6),
               llvm::format("%.2f", micros), llvm::format("%.3f", sent / 1e6)));
-      summaries.push_back(builder.getDictionaryAttr(
-          {builder.getNamedAttr("first_node", order[begin]),
-           builder.getNamedAttr("last_node", order[end - 1]),
-           builder.getNamedAttr("flops", builder.getF64FloatAttr(cost.flops)),
-           builder.getNamedAttr("bytes", builder.getF64FloatAttr(cost.bytes)),
-           builder.getNamedAttr("sent_bytes", builder.getF64FloatAttr(sent)),
-           builder.getNamedAttr("estimated_us",
-                                builder.getF64FloatAttr(micros))}));
+      summary.push_back(builder.getNamedAttr("first_node", order[begin]));
+      summary.push_back(builder.getNamedAttr("last_node", order[end - 1]));
+      summaries.push_back(builder.getDictionaryAttr(summary));
     }
     main->setAttr(kStageCostsAttrName, builder.getArrayAttr(summaries));
   }

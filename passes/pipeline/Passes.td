@@ -23,6 +23,9 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     stage of its first user, declares the pipeline mesh `@pipeline`, orders
     the ops stage by stage (forward ascending, backward descending), records
     `pp.stage_costs` on `@main` and reports each stage's cost as a remark.
+    Results of the program that no op computes (inputs or constants a
+    forward-only model returns) pass through the first stage's forward; a
+    program without nodes is that one stage.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "0", "number of pipeline stages">,

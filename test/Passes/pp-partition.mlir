@@ -75,14 +75,17 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 // UPSTREAM: return
 
 // An op outside every node runs after its operands; a constant the program
-// returns stays outside the stages; a parameter only a backward op uses
-// enters its stage's forward, so that every parameter reaches the package.
+// returns passes through the first stage's forward; a parameter only a
+// backward op uses enters its stage's forward, so that every parameter
+// reaches the package.
 // RUN: pp-opt %s --split-input-file --pp-partition="stages=2" 2>/dev/null | FileCheck %s --check-prefix=PLACE
 // PLACE: {pp.name = "v", pp.role = "parameter", pp.stage = 1 : i64}
-// PLACE-NEXT: %[[C:.*]] = arith.constant dense
+// PLACE-NEXT: %[[S0:.*]]:2 = pp.stage @pipeline stage 0 ins(
+// PLACE: %[[C:.*]] = arith.constant dense<2.000000e+00>
+// PLACE-NEXT: pp.yield %{{.*}}, %[[C]]
 // PLACE: %[[S1:.*]] = pp.stage @pipeline stage 1 ins(
 // PLACE: nn.neg
-// PLACE: return %[[S1]], %[[C]]
+// PLACE: return %[[S1]], %[[S0]]#1
 
 // -----
 

@@ -181,7 +181,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
               request.modelPath + "' is not one (.pt)";
     return std::nullopt;
   }
-  if (request.microbatchSize < 1) {
+  if (request.microbatchSize < 1 && !request.infer) {
     problem = "compiling a model needs --microbatch-size B (B >= 1)";
     return std::nullopt;
   }
@@ -195,8 +195,15 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
         "--stages must be at least 1, got " + std::to_string(request.stages);
     return std::nullopt;
   }
+  if (torchScript && request.untieSharedWeights) {
+    problem = "--untie-shared-weights applies to ONNX models; '" +
+              request.modelPath +
+              "' is a TorchScript module, whose parameters are never merged";
+    return std::nullopt;
+  }
   pp::onnx_frontend::ImportOptions options;
-  options.batchSize = request.microbatchSize;
+  options.batchSize = request.symbolicBatchSize ? request.symbolicBatchSize
+                                                : request.microbatchSize;
   options.untieSharedWeights = request.untieSharedWeights;
   for (const std::string &dim : request.dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
@@ -204,7 +211,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       return std::nullopt;
   }
   pp::torchscript_frontend::ImportOptions torchOptions;
-  torchOptions.batchSize = request.microbatchSize;
+  torchOptions.batchSize = options.batchSize;
   for (const std::string &type : request.inputShapes) {
     problem = pp::torchscript_frontend::addInputType(type,
                                                      torchOptions.inputTypes);
@@ -252,6 +259,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     hash.update(std::string("\0--input-shape=", 15) + type);
   if (request.untieSharedWeights)
     hash.update(std::string("\0--untie-shared-weights", 23));
+  hash.update(std::string("\0batch=", 7) +
+              std::to_string(options.batchSize));
   // A rebuilt compiler or runtime makes new packages: the cache key covers
   // this pp-run and the runtime library the packages link.
   for (const std::string &file :

@@ -12,7 +12,14 @@
 struct ModelCompileRequest {
   std::string modelPath;
   int64_t stages = 1;
+  /// Rows per microbatch: dimension 0 of every input. 0 only for a
+  /// forward-only package (`infer`), which runs the model as given: one
+  /// microbatch of the model's static shapes, no batch dimension required.
   int64_t microbatchSize = 0;
+  /// The size of a symbolic dimension 0 of the model's inputs when it is
+  /// not the microbatch size (a forward-only run of the model as given
+  /// takes it from its first input file); 0: the microbatch size.
+  int64_t symbolicBatchSize = 0;
   /// KIND:OUTPUT; "" for a forward-only package (`infer`).
   std::string loss;
   /// Compile a forward-only package (pp-compile infer=true).

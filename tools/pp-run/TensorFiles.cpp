@@ -65,19 +65,36 @@ bool copyField(const Field &field, int64_t count, void *out) {
   return true;
 }
 
-} // namespace
+/// The error of reading the tensor file `path`.
+std::runtime_error readError(const std::string &path,
+                             const std::string &problem) {
+  return std::runtime_error("cannot read the tensor file '" + path +
+                            "': " + problem);
+}
 
-TensorFile readTensorFile(const std::string &path) {
-  auto fail = [&](const std::string &problem) -> std::runtime_error {
-    return std::runtime_error("cannot read the tensor file '" + path +
-                              "': " + problem);
-  };
+/// The TensorProto in the file `path`.
+onnx::TensorProto parseTensorFile(const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
-    throw fail("no such file or not readable");
+    throw readError(path, "no such file or not readable");
   onnx::TensorProto proto;
   if (!proto.ParseFromIstream(&file))
-    throw fail("it is not a serialized onnx.TensorProto");
+    throw readError(path, "it is not a serialized onnx.TensorProto");
+  return proto;
+}
+
+} // namespace
+
+Shape readTensorFileShape(const std::string &path) {
+  onnx::TensorProto proto = parseTensorFile(path);
+  return Shape(proto.dims().begin(), proto.dims().end());
+}
+
+TensorFile readTensorFile(const std::string &path) {
+  auto fail = [&](const std::string &problem) {
+    return readError(path, problem);
+  };
+  onnx::TensorProto proto = parseTensorFile(path);
   std::optional<pp_dtype> dtype = dtypeOf(proto.data_type());
   if (!dtype)
     throw fail("its element type " +

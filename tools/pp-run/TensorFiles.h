@@ -10,6 +10,7 @@
 #ifndef PP_TOOLS_PP_RUN_TENSORFILES_H
 #define PP_TOOLS_PP_RUN_TENSORFILES_H
 
+#include "runtime/core/Shapes.h"
 #include "runtime/training/Backend.h"
 
 #include <string>
@@ -24,6 +25,11 @@ struct TensorFile {
 /// i32 or bool, from raw_data or the typed value fields. Throws
 /// std::runtime_error naming the file and what is wrong with it.
 TensorFile readTensorFile(const std::string &path);
+
+/// The shape of the tensor in the TensorProto file `path`, whatever its
+/// element type. Throws std::runtime_error naming the file when it cannot
+/// be parsed.
+pp::runtime::Shape readTensorFileShape(const std::string &path);
 
 /// Writes `tensor` (host) to `path` as a TensorProto named `name`, its
 /// values in raw_data. Throws std::runtime_error naming the file.

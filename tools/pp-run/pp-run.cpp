@@ -134,7 +134,9 @@ cl::opt<int> stages("stages", cl::init(1),
                     cl::cat(runCategory));
 cl::opt<int> microbatchSize("microbatch-size", cl::init(0),
                             cl::desc("Samples per microbatch when compiling "
-                                     "a model"),
+                                     "a model: dimension 0 of every input. "
+                                     "--infer without it runs the model as "
+                                     "given, one microbatch"),
                             cl::cat(runCategory));
 cl::opt<std::string> loss("loss",
                           cl::desc("Loss when compiling a model, "
@@ -308,18 +310,26 @@ std::string inferenceOptionProblem() {
   return "";
 }
 
-/// The microbatch size of a forward-only run of a model file:
-/// --microbatch-size, else dimension 0 of the first input file that has
-/// one (the whole batch is one microbatch).
-int64_t inferenceMicrobatchSize() {
-  if (microbatchSize.getNumOccurrences())
-    return microbatchSize;
+/// The size of a symbolic batch dimension for a forward-only run of a
+/// model file as given (no --microbatch-size): dimension 0 of the first
+/// input file that has one, 0 when none has. Only the files' shapes are
+/// read, so that the model is compiled (and refuses what it does not
+/// support) before pp-run reads the values.
+int64_t inferenceBatchSize() {
   for (const std::string &file : inputFiles) {
-    Shape shape = shapeOf(readTensorFile(file).tensor.get());
+    Shape shape = readTensorFileShape(file);
     if (!shape.empty())
       return shape[0];
   }
-  return 1;
+  return 0;
+}
+
+/// True for a forward-only run of a model file without --microbatch-size:
+/// pp-run compiled the model as given, one microbatch of its static shapes,
+/// so every input file has exactly its input's shape.
+bool runsModelAsGiven() {
+  return inferMode && !sys::fs::is_directory(input) &&
+         !microbatchSize.getNumOccurrences();
 }
 
 /// Why this process cannot write the output file `path` of `--flag` (its
@@ -348,8 +358,9 @@ std::string outputProblem(const char *flag, const std::string &path) {
 
 /// The --inputs files checked against `package`'s inputs: same count,
 /// dtype and trailing dimensions, and dimension 0 a multiple of the
-/// microbatch size, the same multiple for all (the microbatch count).
-/// Throws std::runtime_error naming the input and both shapes.
+/// microbatch size, the same multiple for all (the microbatch count); the
+/// same shapes when pp-run runs the model as given. Throws
+/// std::runtime_error naming the input and both shapes.
 std::pair<std::vector<TensorPtr>, int64_t>
 loadInferenceInputs(const Package &package) {
   if (inputFiles.size() != package.inputs.size())
@@ -372,7 +383,8 @@ loadInferenceInputs(const Package &package) {
         "input '" + declared.name + "' (" + inputFiles[i] + ") is " +
         describe(shape, dtype) + ", but the model takes " +
         describe(declared.shape, declared.dtype);
-    bool rowsMatch = !declared.shape.empty() && !shape.empty() &&
+    bool rowsMatch = !runsModelAsGiven() && !declared.shape.empty() &&
+                     !shape.empty() &&
                      declared.shape[0] > 0 &&
                      shape[0] % declared.shape[0] == 0 &&
                      Shape(shape.begin() + 1, shape.end()) ==
@@ -380,11 +392,15 @@ loadInferenceInputs(const Package &package) {
     if (dtype != declared.dtype ||
         (shape != declared.shape && !rowsMatch))
       throw std::runtime_error(
-          problem + (declared.shape.empty() || package.microbatchSize == 1
-                         ? ""
-                         : " (or a multiple of its microbatch of " +
-                               std::to_string(declared.shape[0]) +
-                               " along dimension 0)"));
+          problem +
+          (runsModelAsGiven()
+               ? " (without --microbatch-size the model runs as given, one "
+                 "microbatch of its shapes)"
+           : declared.shape.empty() || package.microbatchSize == 1
+               ? ""
+               : " (or a multiple of its microbatch of " +
+                     std::to_string(declared.shape[0]) +
+                     " along dimension 0)"));
     int64_t count = shape == declared.shape ? 1 : shape[0] / declared.shape[0];
     if (microbatches && *microbatches != count)
       throw std::runtime_error(problem + ": it holds " + std::to_string(count) +
@@ -581,11 +597,13 @@ int main(int argc, char **argv) {
     ModelCompileRequest request;
     request.modelPath = input;
     request.stages = stages;
-    try {
-      request.microbatchSize =
-          inferMode ? inferenceMicrobatchSize() : int64_t(microbatchSize);
-    } catch (const std::exception &failure) {
-      return error(failure.what());
+    request.microbatchSize = microbatchSize;
+    if (runsModelAsGiven()) {
+      try {
+        request.symbolicBatchSize = inferenceBatchSize();
+      } catch (const std::exception &failure) {
+        return error(failure.what());
+      }
     }
     request.loss = loss;
     request.infer = inferMode;

@@ -12,6 +12,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <string>
+
 namespace pp::nn {
 
 /// The runtime has a kernel `pp_<target>_<mnemonic>` for the op, whose
@@ -19,6 +21,25 @@ namespace pp::nn {
 template <typename ConcreteType>
 class HasRuntimeKernel
     : public mlir::OpTrait::TraitBase<ConcreteType, HasRuntimeKernel> {};
+
+/// The kernels of a HasRuntimeKernel op take every element type the runtime
+/// has (NN_KernelTakesAnyElementType).
+template <typename ConcreteType>
+class KernelTakesAnyElementType
+    : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesAnyElementType> {
+};
+
+/// The kernels of a HasRuntimeKernel op compute f32 and take integer index
+/// operands (NN_KernelTakesIndices).
+template <typename ConcreteType>
+class KernelTakesIndices
+    : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesIndices> {};
+
+/// Why the runtime's kernels cannot compute `op` (a HasRuntimeKernel op) on
+/// its element types, naming the op and its types; "" when they can. The
+/// element types each op's kernels take come from its traits
+/// (NNInterfaces.td).
+std::string kernelElementTypeProblem(mlir::Operation *op);
 
 /// The elements of a statically shaped tensor type, 0 for anything else:
 /// what cost estimates count.

@@ -74,7 +74,27 @@ defvar NN_Differentiable = DeclareOpInterfaceMethods<NN_GradientOpInterface>;
 /// several results is called once per result with its index. Optional
 /// operands need AttrSizedOperandSegments, and the only optional attributes
 /// are unit flags.
+///
+/// The kernels compute f32: every operand and result of the op must be f32
+/// unless a companion trait below says otherwise (nn.cast's kernels convert
+/// between f32, f64, i32, i64 and i1). pp-lower-to-runtime refuses an op its
+/// kernels do not compute (`kernelElementTypeProblem`), so that a model with
+/// other element types fails at compile time, naming the node.
 def NN_HasRuntimeKernel : NativeOpTrait<"HasRuntimeKernel"> {
+  let cppNamespace = "::pp::nn";
+}
+
+/// The kernels move elements without computing on them (transpose, reshape,
+/// slice, gather's data, where's values): they take every element type the
+/// runtime has.
+def NN_KernelTakesAnyElementType : NativeOpTrait<"KernelTakesAnyElementType"> {
+  let cppNamespace = "::pp::nn";
+}
+
+/// The kernels compute f32 values and take integer operands as indices
+/// (labels, gather indices; the op's definition limits them to i32 and
+/// i64): the integer operands may stay integer, everything else is f32.
+def NN_KernelTakesIndices : NativeOpTrait<"KernelTakesIndices"> {
   let cppNamespace = "::pp::nn";
 }
 

@@ -150,7 +150,7 @@ def NN_DropoutOp : NN_SameTypeOp<"dropout", [NN_Differentiable,
   }];
 }
 
-def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel]> {
+def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "keeps the upper or lower triangle of the trailing matrices";
   let description = [{
     ONNX `Trilu` and PyTorch's `triu`/`tril` over the two trailing
@@ -220,7 +220,7 @@ def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor,
 def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor,
                                  [NN_Differentiable, NN_HasRuntimeKernel]>;
 
-def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel]> {
+def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     Takes `on_true` where `condition` is true and `on_false` elsewhere. The
@@ -397,7 +397,7 @@ def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
 
 def NN_TransposeOp
     : NN_InferredOp<"transpose", [SameOperandsAndResultElementType,
-                                  NN_Differentiable, NN_HasRuntimeKernel]> {
+                                  NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`. The gradient
@@ -419,7 +419,7 @@ def NN_TransposeOp
 }
 
 def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
-                                            NN_Differentiable, NN_HasRuntimeKernel]> {
+                                            NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "reinterprets the elements under a new shape";
   let description = [{
     Row-major reshape to the static `shape`, which must hold as many elements
@@ -440,7 +440,7 @@ def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
 
 def NN_BroadcastToOp
     : NN_InferredOp<"broadcast_to", [SameOperandsAndResultElementType,
-                                     NN_Differentiable, NN_HasRuntimeKernel]> {
+                                     NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "broadcasts to a larger shape";
   let description = [{
     Repeats `input` along dimensions where it has size 1 or that it lacks,
@@ -481,7 +481,7 @@ def NN_SumToOp
 }
 
 def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType,
-                                        NN_Differentiable, NN_HasRuntimeKernel]> {
+                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "strided slice";
   let description = [{
     Takes, in every dimension `d`, the elements `starts[d]`,
@@ -506,7 +506,7 @@ def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType,
 }
 
 def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType,
-                                          NN_Differentiable, NN_HasRuntimeKernel]> {
+                                          NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "joins tensors along one axis";
   let description = [{
     Concatenates one or more tensors of equal rank along `axis`; every other
@@ -529,7 +529,7 @@ def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType,
 }
 
 def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
-                                        NN_Differentiable, NN_HasRuntimeKernel]> {
+                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "cuts a tensor into pieces along one axis";
   let description = [{
     Splits `input` along `axis` into pieces of the given `sizes`, which must
@@ -551,7 +551,7 @@ def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
   }];
 }
 
-def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel]> {
+def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "takes slices of `data` at integer `indices` (embedding)";
   let description = [{
     ONNX `Gather`: the result has shape
@@ -582,7 +582,7 @@ def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKerne
 //===----------------------------------------------------------------------===//
 
 def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
-                                                        NN_HasRuntimeKernel,
+                                                        NN_HasRuntimeKernel, NN_KernelTakesIndices,
                                                         NN_Costed]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
@@ -841,7 +841,7 @@ def NN_LayerNormGradOp
 }
 
 def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementType,
-                                                 NN_HasRuntimeKernel]> {
+                                                 NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
   let summary = "gradient of nn.slice";
   let description = [{
     Scatters `grad`, shaped like the result of `nn.slice` with the same
@@ -865,7 +865,7 @@ def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementTy
   }];
 }
 
-def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel]> {
+def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices]> {
   let summary = "gradient of nn.gather (scatter-add)";
   let description = [{
     Adds every slice of `grad` (shaped like the result of `nn.gather` with the
@@ -891,7 +891,7 @@ def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel]> {
 }
 
 def NN_CrossEntropyGradOp
-    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel, NN_Costed]> {
+    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_Costed]> {
   let summary = "gradient of nn.cross_entropy with respect to the logits";
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), the logits and the

@@ -10,15 +10,21 @@ run forward through `pp-run MODEL --infer`; each ends as
 
   passed   every output within ONNX's backend tolerance (rtol 1e-3,
            atol 1e-7) of the expected one, with the right dtype and shape;
-  refused  pp-run stopped with a diagnostic before running (something pp
-           does not support: a dtype, an attribute value, another op); the
-           diagnostic's first line is the reason;
+  refused  pp-run could not compile the model (something pp does not
+           support: a dtype, an attribute value, another op), the
+           diagnostic's first line being the reason, or an input file holds
+           an element type pp-run does not read (a dtype refusal too);
   failed   anything else: wrong numbers, a crash, a timeout, a run-time
            error, missing outputs.
 
 The report is Markdown: a table of counts per op, then every refusal reason
 with the cases that hit it, then every failure. `--check` exits 1 when any
-case failed.
+case failed. `--docs` writes docs/onnx-conformance.md (the report under its
+header); regenerate it, after building, with
+
+  /usr/bin/python3 test/Frontends/ONNX/onnx_backend_tests.py --docs \
+      --pp-opt build/bin/pp-opt --pp-run build/bin/pp-run \
+      --cache-dir /tmp/pp-conformance --report docs/onnx-conformance.md
 """
 
 import argparse
@@ -58,17 +64,37 @@ def data_files(data_set, prefix):
             for f in sorted(files, key=lambda f: int(re.findall(r"\d+", f)[0]))]
 
 
+DOCS_HEADER = """# ONNX backend node tests
+
+pp runs ONNX's backend node tests (Debian's `libonnx-testdata`, the
+`data/node` cases of onnx 1.12) for every op it imports (`pp-opt
+--list-onnx-ops`), forward, through `pp-run MODEL --infer`: a case passes
+when every output matches within ONNX's tolerance (rtol 1e-3, atol 1e-7);
+it is refused, with the reason below, when pp cannot compile the model or
+pp-run does not read an input file's element type; any other outcome is a
+failure, and test/Frontends/ONNX/backend-node-tests.test allows none. This
+file is generated: regenerate it with the command in
+test/Frontends/ONNX/onnx_backend_tests.py (docs/development.md).
+
+"""
+
+
 def reason_of(stderr, case_dir):
-    """Why pp-run refused to compile the case (the diagnostic after its
-    "cannot compile" line, without locations and paths), or None when it
-    did not refuse."""
+    """Why pp-run refused the case (the diagnostic after its "cannot
+    compile" line, without locations and paths, or the element type of an
+    input file it does not read), or None when it did not refuse."""
+    unread = re.search(r"cannot read the tensor file .*: its element type (\w+) "
+                       r"is not one pp-run reads \(([^)]*)\)", stderr)
+    if unread:
+        return (f"an input file holds {unread.group(1)} tensors; pp-run reads "
+                f"{unread.group(2)}")
     lines = stderr.splitlines()
     for index, line in enumerate(lines):
         if "cannot compile" in line and index + 1 < len(lines):
-            reason = lines[index + 1]
-            if reason.startswith("loc(") and ")): " in reason:
-                reason = reason.split(")): ", 1)[1]
-            return re.sub(r"^.*?error: ", "", reason.replace(case_dir + "/", "")).strip()
+            reason = lines[index + 1].replace(case_dir + "/", "")
+            # loc("model.onnx":0:0): or loc("Node"("model.onnx":0:0)):
+            reason = re.sub(r'^loc\((?:"[^"]*"|\([^()]*\)|[^()"])*\): ', "", reason)
+            return re.sub(r"^.*?error: ", "", reason).strip()
     return None
 
 
@@ -135,7 +161,11 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--filter", default="", help="regex on case names")
-    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a case failed")
+    parser.add_argument("--docs", action="store_true",
+                        help="write the report under the header of "
+                        "docs/onnx-conformance.md")
     args = parser.parse_args()
 
     if not os.path.isdir(args.data):
@@ -184,7 +214,7 @@ def main():
     lines += ["", "Failed:", ""]
     lines += [f"- {case}: {detail}" for case, detail in failures] or ["- none"]
     with open(args.report, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write((DOCS_HEADER if args.docs else "") + "\n".join(lines) + "\n")
     print(f"{len(results)} cases of {len(counts)} ops: {total['passed']} passed, "
           f"{total['refused']} refused, {total['failed']} failed")
     if args.check and failures:
