@@ -39,6 +39,10 @@ namespace {
 /// Most iterations an unrolled prim::Loop may take.
 constexpr int64_t kMaxLoopIterations = 1 << 16;
 
+/// True when the importer can read `tensor`'s values: a CPU tensor (a
+/// tensor on the meta device has a shape and an element type, no values).
+bool holdsValues(const at::Tensor &tensor) { return tensor.device().is_cpu(); }
+
 /// What a TorchScript value is during the import: a tensor the program
 /// computes, a value known at import (a number, a string, a list of them, a
 /// constant tensor, a module...), or a list or tuple holding tensors the
@@ -71,7 +75,7 @@ struct Item {
     if (!isConstant())
       return false;
     if (constant.isTensor())
-      return constant.toTensor().dim() == 0;
+      return constant.toTensor().dim() == 0 && holdsValues(constant.toTensor());
     return constant.isInt() || constant.isDouble() || constant.isBool();
   }
 };
@@ -208,10 +212,13 @@ private:
   /// Runs the node's LibTorch operation on `inputs` (known at import).
   FailureOr<SmallVector<Item>> evaluate(torch::jit::Node *node, Location loc,
                                         ArrayRef<c10::IValue> inputs);
-  /// A LibTorch tensor on the meta device with the shape, element type and
-  /// gradient requirement of computed tensor `value`: what questions about
-  /// a tensor's metadata are evaluated on.
-  at::Tensor standIn(Value value);
+  /// A LibTorch tensor on `device` with the shape, element type and
+  /// gradient requirement of computed tensor `value`, and no meaningful
+  /// values: what questions about a tensor's metadata (on the meta device,
+  /// which allocates nothing) and factories that take only its shape and
+  /// element type (on the CPU, so that their results hold values) are
+  /// evaluated on.
+  at::Tensor standIn(Value value, at::Device device);
   /// The location of `node`: its name within its source position.
   Location locationOf(torch::jit::Node *node, StringRef name);
   /// The error for `node`, an op pp does not import, at `loc`.
@@ -293,6 +300,12 @@ FailureOr<Value> GraphImporter::materialize(const at::Tensor &tensor,
     return emitError(loc) << "a constant tensor has dtype "
                           << c10::toString(tensor.scalar_type())
                           << "; pp supports " << kSupportedDtypes;
+  if (!holdsValues(tensor))
+    return emitError(loc) << "a constant tensor is on device '"
+                          << tensor.device().str()
+                          << "', which holds no values pp can read; pp "
+                             "imports constants computed on the CPU (create "
+                             "it on an input's device, or on the default one)";
   at::Tensor dense = tensor.contiguous();
   auto type = RankedTensorType::get(
       SmallVector<int64_t>(dense.sizes().begin(), dense.sizes().end()),
@@ -338,7 +351,8 @@ FailureOr<int64_t> GraphImporter::asInt(const Item &item, Location loc,
     if (item.constant.isBool())
       return static_cast<int64_t>(item.constant.toBool());
     if (item.constant.isTensor() && item.constant.toTensor().numel() == 1 &&
-        !item.constant.toTensor().is_floating_point())
+        !item.constant.toTensor().is_floating_point() &&
+        holdsValues(item.constant.toTensor()))
       return item.constant.toTensor().item<int64_t>();
   }
   return emitError(loc) << what
@@ -353,7 +367,8 @@ FailureOr<double> GraphImporter::asDouble(const Item &item, Location loc,
       return item.constant.toDouble();
     if (item.constant.isInt())
       return static_cast<double>(item.constant.toInt());
-    if (item.constant.isTensor() && item.constant.toTensor().numel() == 1)
+    if (item.constant.isTensor() && item.constant.toTensor().numel() == 1 &&
+        holdsValues(item.constant.toTensor()))
       return item.constant.toTensor().item<double>();
   }
   return emitError(loc) << what << " must be a number known at import";
@@ -453,13 +468,13 @@ FailureOr<SmallVector<Value>> GraphImporter::promote(ArrayRef<Item> items,
   return operands;
 }
 
-at::Tensor GraphImporter::standIn(Value value) {
+at::Tensor GraphImporter::standIn(Value value, at::Device device) {
   auto type = cast<RankedTensorType>(value.getType());
   at::Tensor tensor =
       at::empty(c10::IntArrayRef(type.getShape().data(), type.getRank()),
                 at::TensorOptions()
                                      .dtype(scalarTypeOf(type.getElementType()))
-                                     .device(at::kMeta));
+                                     .device(device));
   auto arg = dyn_cast<BlockArgument>(value);
   if (arg && arg.getOwner() == body && tensor.is_floating_point()) {
     auto role = dyn_cast_or_null<StringAttr>(
@@ -737,6 +752,24 @@ bool isMetadataQuery(torch::jit::NodeKind kind) {
   return queries.contains(kind.toQualString());
 }
 
+/// Factories whose values depend only on a tensor operand's shape and
+/// element type (`zeros_like(x)`, `x.new_ones(sizes)`), never on its values:
+/// evaluated at import on stand-ins of computed tensors.
+bool isShapeFactory(torch::jit::NodeKind kind) {
+  static const llvm::StringSet<> factories = {
+      "aten::zeros_like", "aten::ones_like", "aten::full_like",
+      "aten::new_zeros",  "aten::new_ones",  "aten::new_full"};
+  return factories.contains(kind.toQualString());
+}
+
+/// True when `item` is known at import: a constant, or a list of them.
+bool isKnown(const Item &item) {
+  return item.isConstant() ||
+         (item.isList() && llvm::all_of(*item.elements, [](const Item &e) {
+            return e.isConstant();
+          }));
+}
+
 /// True when `node` changes something besides its outputs (an in-place op,
 /// prim::SetAttr, an op without outputs): pp cannot leave it out when
 /// nothing uses its outputs.
@@ -763,16 +796,15 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
   SmallVector<Item> inputs;
   for (torch::jit::Value *input : node->inputs())
     inputs.push_back(items[input]);
-  bool known = llvm::all_of(inputs, [](const Item &item) {
-    return item.isConstant() ||
-           (item.isList() && llvm::all_of(*item.elements, [](const Item &e) {
-              return e.isConstant();
-            }));
-  });
-  auto constants = [&]() {
+  bool known = llvm::all_of(inputs, isKnown);
+  // The inputs' LibTorch values, computed tensors replaced by stand-ins on
+  // `device`.
+  auto constants = [&](at::Device device = at::kCPU) {
     SmallVector<c10::IValue> values;
     for (auto [value, item] : llvm::zip_equal(node->inputs(), inputs))
-      values.push_back(toIValue(item, value->type()));
+      values.push_back(item.isTensor()
+                           ? c10::IValue(standIn(item.tensor, device))
+                           : toIValue(item, value->type()));
     return values;
   };
   std::string kindName = kind.toQualString();
@@ -852,15 +884,22 @@ LogicalResult GraphImporter::importNode(torch::jit::Node *node) {
   } else if (known && !node->isNondeterministic() &&
              node->maybeOperator()) {
     outputs = evaluate(node, loc, constants());
-  } else if (isMetadataQuery(kind) && node->maybeOperator() &&
+  } else if ((isMetadataQuery(kind) || isShapeFactory(kind)) &&
+             node->maybeOperator() &&
              llvm::all_of(inputs, [](const Item &item) {
-               return !item.isList();
+               return item.isTensor() || isKnown(item);
              })) {
-    SmallVector<c10::IValue> values;
-    for (const Item &item : inputs)
-      values.push_back(item.isTensor() ? c10::IValue(standIn(item.tensor))
-                                       : item.constant);
-    outputs = evaluate(node, loc, values);
+    bool query = isMetadataQuery(kind);
+    outputs = evaluate(node, loc, constants(query ? at::kMeta : at::kCPU));
+    // The program's tensors are CPU tensors as far as the model can tell, so
+    // that what it creates on an input's device holds values pp can read.
+    if (query && succeeded(outputs))
+      for (Item &output : *outputs) {
+        if (output.constant.isDevice())
+          output.constant = c10::Device(at::kCPU);
+        if (kindName == "prim::is_meta")
+          output.constant = false;
+      }
   } else {
     const auto &all = rules();
     auto rule = all.find(kindName);

@@ -17,9 +17,9 @@
 // program). It evaluates the graph with static shapes:
 // whatever does not depend on the inputs' values (sizes, integer
 // arithmetic, `prim::If` and `prim::Loop` over such values, factories such
-// as arange, ones, zeros, full, and everything computed from constants
-// alone) is computed at import by LibTorch itself, and the ops that depend
-// on the inputs' values become nn ops.
+// as arange, ones, zeros, full, zeros_like and new_ones, and everything
+// computed from constants alone) is computed at import by LibTorch itself,
+// on the CPU, and the ops that depend on the inputs' values become nn ops.
 //
 //===----------------------------------------------------------------------===//
 

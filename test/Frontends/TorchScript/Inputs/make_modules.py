@@ -109,6 +109,33 @@ class Factories(nn.Module):
         return x + ramp + torch.full((n,), 3.0) + torch.ones(n) // 2
 
 
+class DevicePositions(nn.Module):
+    """nanoGPT's positions: arange on the input's device."""
+
+    def __init__(self):
+        super().__init__()
+        self.position = nn.Embedding(8, 4)
+
+    def forward(self, x):
+        t = x.size(1)
+        pos = torch.arange(0, t, dtype=torch.long, device=x.device)
+        return x + self.position(pos) + float(x.is_meta)
+
+
+class ShapeFactories(nn.Module):
+    """Factories that take only a tensor's shape and element type."""
+
+    def __init__(self):
+        super().__init__()
+        self.types = nn.Embedding(2, 4)
+
+    def forward(self, x, tokens):
+        segments = self.types(torch.zeros_like(tokens))
+        return (x + segments, torch.ones_like(x), torch.full_like(x, 2.5),
+                x.new_zeros((x.size(0), 2)), x.new_ones(3, dtype=torch.long),
+                x.new_full([2], 7.0))
+
+
 def transformer_encoder():
     """nn.TransformerEncoder itself: optional mask arguments, pre-LN, GELU."""
     layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True,
@@ -154,6 +181,13 @@ class ByteBuffer(nn.Module):
         return x + self.table
 
 
+class MetaConstant(nn.Module):
+    """A constant on the meta device, which holds no values."""
+
+    def forward(self, x):
+        return x + torch.zeros(x.size(0), device="meta")
+
+
 class Raises(nn.Module):
     def forward(self, x):
         if x.dim() != 2:
@@ -170,8 +204,10 @@ MODULES = {
     "arithmetic": Arithmetic, "unary": Unary, "contractions": Contractions,
     "reductions": Reductions, "shapes": Shapes, "pieces": Pieces,
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
-    "factories": Factories, "data_if": DataIf, "data_loop": DataLoop,
-    "unknown": Unknown, "in_place": InPlace, "byte_buffer": ByteBuffer, "raises": Raises,
+    "factories": Factories, "device_positions": DevicePositions,
+    "shape_factories": ShapeFactories, "data_if": DataIf, "data_loop": DataLoop,
+    "unknown": Unknown, "in_place": InPlace, "byte_buffer": ByteBuffer,
+    "meta_constant": MetaConstant, "raises": Raises,
     "list_argument": ListArgument, "transformer_encoder": transformer_encoder,
     "transformer_encoder_train": transformer_encoder,
 }
