@@ -473,8 +473,8 @@ at::Tensor GraphImporter::standIn(Value value, at::Device device) {
   at::Tensor tensor =
       at::empty(c10::IntArrayRef(type.getShape().data(), type.getRank()),
                 at::TensorOptions()
-                                     .dtype(scalarTypeOf(type.getElementType()))
-                                     .device(device));
+                    .dtype(scalarTypeOf(type.getElementType()))
+                    .device(device));
   auto arg = dyn_cast<BlockArgument>(value);
   if (arg && arg.getOwner() == body && tensor.is_floating_point()) {
     auto role = dyn_cast_or_null<StringAttr>(
