@@ -145,9 +145,11 @@ SharedInitializers findSharedInitializers(const onnx::GraphProto &graph);
 /// Gives every node that reads a floating-point initializer read by several
 /// nodes its own copy: the first reader (in node order) keeps the name, the
 /// later ones read `NAME.1`, `NAME.2`, ... (skipping names the model uses),
-/// added to the initializers right after the original
-/// (ImportOptions::untieSharedWeights).
-void untieSharedInitializers(onnx::GraphProto &graph);
+/// added to the initializers right after the original. Unties only the
+/// initializers whose elements all have the same bits (an exporter's merge
+/// of fresh ones or zeros) unless `all` (ImportOptions::untieSharedWeights).
+/// Returns how many initializers it untied.
+int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all);
 
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {

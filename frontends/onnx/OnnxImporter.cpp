@@ -569,20 +569,25 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
-  if (options.untieSharedWeights) {
-    untieSharedInitializers(graph);
-  } else if (SharedInitializers shared = findSharedInitializers(graph);
-             shared.count > 0) {
+  int64_t untied = untieSharedInitializers(graph, options.untieSharedWeights);
+  if (untied > 0 && !options.untieSharedWeights)
+    emitWarning(fileLoc)
+        << "untied " << untied << " floating-point initializer"
+        << (untied == 1 ? "" : "s")
+        << " that several nodes read and whose elements are all equal, "
+           "giving every reading node its own copy: torch.onnx.export merges "
+           "initializers with equal values (a fresh model's LayerNorm "
+           "weights, zero biases) into one";
+  if (SharedInitializers shared = findSharedInitializers(graph);
+      shared.count > 0)
     emitWarning(fileLoc)
         << shared.count << " floating-point initializer"
         << (shared.count == 1 ? " is" : "s are") << " read by several nodes ('"
         << shared.example << "' by " << shared.mostReaders
-        << "), each trained as one parameter its readers share; "
-           "torch.onnx.export merges initializers with equal values (a fresh "
-           "model's LayerNorm weights, zero biases) into one: unless they are "
-           "tied on purpose, import with --untie-shared-weights to give every "
-           "node its own copy";
-  }
+        << "), each trained as one parameter its readers share: their "
+           "elements differ, as a weight tied on purpose (tied embeddings) "
+           "does; to give every node its own copy all the same, import with "
+           "--untie-shared-weights";
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());

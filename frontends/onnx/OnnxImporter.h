@@ -36,13 +36,15 @@ struct ImportOptions {
   /// `pp-opt --dim NAME=SIZE` gives them; all positive. A name that no graph
   /// input or output of the model has is an error (it catches typos).
   std::map<std::string, int64_t> dimSizes;
-  /// Give every node that reads a floating-point initializer read by
-  /// several nodes its own copy, a parameter of its own: the first reader
-  /// (in node order) keeps the name, the later ones get `NAME.1`, `NAME.2`,
-  /// ... (skipping names the model uses). torch.onnx.export merges
-  /// initializers with equal values (a fresh model's LayerNorm weights,
-  /// zero biases) into one, which pp would otherwise train as one tied
-  /// parameter, and which pp-partition cannot spread over stages.
+  /// Every node that reads a floating-point initializer read by several
+  /// nodes gets its own copy, a parameter of its own: the first reader (in
+  /// node order) keeps the name, the later ones get `NAME.1`, `NAME.2`, ...
+  /// (skipping names the model uses). torch.onnx.export merges initializers
+  /// with equal values (a fresh model's LayerNorm weights, zero biases) into
+  /// one, which pp would otherwise train as one tied parameter, and which
+  /// pp-partition cannot spread over stages. The import always unties those
+  /// whose elements all have the same bits; with this option, all of them,
+  /// weights tied on purpose (tied embeddings) too.
   bool untieSharedWeights = false;
 };
 

@@ -3,13 +3,17 @@
 // torch.onnx.export (PyTorch 1.13 and 2.x) merges initializers with equal
 // values into one: a fresh transformer's LayerNorm weights (all ones) or
 // zero biases become one initializer that every layer reads, which pp
-// would train as one tied parameter. `--untie-shared-weights` gives every
-// node that reads such an initializer its own copy.
+// would train as one tied parameter. By default every node that reads such
+// an initializer, one whose elements all have the same bits, gets its own
+// copy; `--untie-shared-weights` unties the others too: weights tied on
+// purpose (tied embeddings), and random values that the export merged
+// (nn.TransformerEncoder's cloned layers).
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/GraphImporter.h"
 
+#include <cstring>
 #include <map>
 
 using namespace mlir;
@@ -21,6 +25,31 @@ static bool isFloatDataType(int32_t dataType) {
          dataType == onnx::TensorProto::FLOAT16 ||
          dataType == onnx::TensorProto::BFLOAT16 ||
          dataType == onnx::TensorProto::DOUBLE;
+}
+
+/// Whether every element of `tensor` has the same bits, as the fresh ones
+/// and zeros that exporters merge do; false for data in an external file.
+static bool hasUniformElements(const onnx::TensorProto &tensor) {
+  if (tensor.has_raw_data()) {
+    size_t size = tensor.data_type() == onnx::TensorProto::DOUBLE  ? 8
+                  : tensor.data_type() == onnx::TensorProto::FLOAT ? 4
+                                                                   : 2;
+    const std::string &raw = tensor.raw_data();
+    for (size_t offset = size; offset + size <= raw.size(); offset += size)
+      if (raw.compare(offset, size, raw, 0, size) != 0)
+        return false;
+    return true;
+  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return false;
+  auto sameBits = [](const auto &field) {
+    return llvm::all_of(field, [&](auto value) {
+      return std::memcmp(&value, &field.Get(0), sizeof(value)) == 0;
+    });
+  };
+  // ONNX keeps 16-bit floats in int32_data, one value each.
+  return sameBits(tensor.float_data()) && sameBits(tensor.double_data()) &&
+         sameBits(tensor.int32_data());
 }
 
 using ReadersByName = std::map<std::string, SmallVector<int>, std::less<>>;
@@ -58,10 +87,15 @@ SharedInitializers findSharedInitializers(const onnx::GraphProto &graph) {
   return shared;
 }
 
-void untieSharedInitializers(onnx::GraphProto &graph) {
+int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all) {
   ReadersByName readers = sharedReaders(graph);
+  if (!all)
+    for (const onnx::TensorProto &init : graph.initializer())
+      if (auto it = readers.find(init.name());
+          it != readers.end() && !hasUniformElements(init))
+        readers.erase(it);
   if (readers.empty())
-    return;
+    return 0;
   // The copies' names must not be a name the model uses already.
   llvm::StringSet<> taken;
   for (const onnx::ValueInfoProto &input : graph.input())
@@ -96,6 +130,7 @@ void untieSharedInitializers(onnx::GraphProto &graph) {
     }
   }
   graph.mutable_initializer()->Swap(&untied);
+  return readers.size();
 }
 
 } // namespace pp::onnx_frontend

@@ -280,14 +280,12 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                  "example) are not supported yet: place their users on one "
                  "stage with split-points";
           // torch.onnx.export merges initializers with equal values, which
-          // ties weights the model never meant to share.
+          // ties weights the model never meant to share; the import unties
+          // only those whose elements are all equal.
           if (main->hasAttr(kOnnxOpsetAttrName))
-            diag << ". torch.onnx.export merges initializers with equal "
-                    "values (a fresh model's LayerNorm weights, zero biases) "
-                    "into one that every layer reads: unless the weight is "
-                    "tied on purpose, import the model with "
-                    "--untie-shared-weights (pp-opt, pp-run) to give every "
-                    "node its own copy";
+            diag << ". Unless the weight is tied on purpose, import the "
+                    "model with --untie-shared-weights (pp-opt, pp-run) to "
+                    "give every node that reads it its own copy";
           return diag;
         }
         owner = stage;

@@ -58,8 +58,10 @@ static llvm::cl::opt<bool> untieSharedWeights(
     "untie-shared-weights",
     llvm::cl::desc("When importing an ONNX model, give every node that reads "
                    "a floating-point initializer read by several nodes its "
-                   "own copy (NAME.1, NAME.2, ... after the first reader): "
-                   "torch.onnx.export merges initializers with equal values"),
+                   "own copy (NAME.1, NAME.2, ... after the first reader), "
+                   "weights tied on purpose too; without it, only those whose "
+                   "elements are all equal (torch.onnx.export merges "
+                   "initializers with equal values) are untied"),
     llvm::cl::init(false));
 
 static llvm::cl::opt<std::string> emitDirectory(

@@ -167,8 +167,10 @@ cl::opt<bool> untieSharedWeights(
     "untie-shared-weights",
     cl::desc("When compiling a model, give every node that reads a "
              "floating-point initializer read by several nodes its own copy "
-             "(NAME.1, NAME.2, ... after the first reader): torch.onnx.export "
-             "merges initializers with equal values"),
+             "(NAME.1, NAME.2, ... after the first reader), weights tied on "
+             "purpose too; without it, only those whose elements are all "
+             "equal (torch.onnx.export merges initializers with equal "
+             "values) are untied"),
     cl::cat(runCategory));
 cl::opt<bool> inferMode(
     "infer",
