@@ -180,6 +180,10 @@ GraphImporter::convertInputType(const onnx::ValueInfoProto &input) {
                                  "shapes (run ONNX shape inference)";
   SmallVector<int64_t> shape;
   for (const auto &[index, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (dim.has_dim_value() && dim.dim_value() == 0)
+      return emitError(fileLoc)
+             << what << " dimension " << index
+             << " has size 0; pp does not compile zero-size tensors";
     if (std::optional<int64_t> size =
             dimSize(dim, index, options, /*batchAtZero=*/true)) {
       shape.push_back(*size);
