@@ -160,34 +160,40 @@ void evaluate(const onnx::GraphProto &graph,
   }
 }
 
+/// A LibTorch copy of the pp tensor of `dtype` (f32 or i64) and `shape`
+/// that `fill` writes.
+template <typename Fill>
+torch::Tensor filledBy(pp_dtype dtype, std::vector<int64_t> shape, Fill fill) {
+  pp_tensor *tensor = nullptr;
+  pp_tensor_create(dtype, shape.size(), shape.data(), &tensor);
+  fill(tensor);
+  torch::Tensor result =
+      torch::from_blob(pp_tensor_data(tensor), shape,
+                       dtype == PP_DTYPE_I64 ? torch::kInt64 : torch::kFloat32)
+          .clone();
+  pp_tensor_destroy(tensor);
+  return result;
+}
+
 /// pp-run's synthetic data for tensor `name` of `shape`: f32 values, or
 /// i64 values in [0, classes) when `classes` is positive.
 torch::Tensor synthetic(const std::string &name, std::vector<int64_t> shape,
                         int64_t firstSample, int64_t classes) {
-  pp_tensor *tensor = nullptr;
-  pp_tensor_create(classes ? PP_DTYPE_I64 : PP_DTYPE_F32, shape.size(),
-                   shape.data(), &tensor);
-  pp::runtime::fillSynthetic(tensor, seed, name, firstSample, classes);
-  torch::Tensor result =
-      torch::from_blob(pp_tensor_data(tensor), shape,
-                       classes ? torch::kInt64 : torch::kFloat32)
-          .clone();
-  pp_tensor_destroy(tensor);
-  return result;
+  return filledBy(classes ? PP_DTYPE_I64 : PP_DTYPE_F32, shape,
+                  [&](pp_tensor *tensor) {
+                    pp::runtime::fillSynthetic(tensor, seed, name, firstSample,
+                                               classes);
+                  });
 }
 
 /// pp-run's synthetic class labels of `shape` (sequences padded with
 /// ignore_index -100).
 torch::Tensor syntheticLabels(std::vector<int64_t> shape, int64_t firstSample,
                               int64_t classes) {
-  pp_tensor *tensor = nullptr;
-  pp_tensor_create(PP_DTYPE_I64, shape.size(), shape.data(), &tensor);
-  pp::runtime::fillSyntheticLabels(tensor, seed, "labels", firstSample, classes,
-                                   -100);
-  torch::Tensor result =
-      torch::from_blob(pp_tensor_data(tensor), shape, torch::kInt64).clone();
-  pp_tensor_destroy(tensor);
-  return result;
+  return filledBy(PP_DTYPE_I64, shape, [&](pp_tensor *tensor) {
+    pp::runtime::fillSyntheticLabels(tensor, seed, "labels", firstSample,
+                                     classes, -100);
+  });
 }
 
 /// An input of the model: pp-run's synthetic stream `name` of `shape`;
