@@ -99,7 +99,7 @@ TrainingSampler::TrainingSampler(uint64_t seed, int64_t samples)
   checkSampleCount(samples, "training dataset");
 }
 
-const std::vector<int64_t> &TrainingSampler::permutation(int64_t epoch) {
+const std::vector<int64_t> &TrainingSampler::permutation(int64_t epoch) const {
   CachedEpoch &slot = cache[epoch % 2];
   if (slot.epoch == epoch)
     return slot.order;
@@ -114,7 +114,7 @@ const std::vector<int64_t> &TrainingSampler::permutation(int64_t epoch) {
   return slot.order;
 }
 
-int64_t TrainingSampler::sampleAt(int64_t position) {
+int64_t TrainingSampler::sampleAt(int64_t position) const {
   if (position < 0)
     throw std::runtime_error("sample position " + std::to_string(position) +
                              " is negative; positions count consumed "
@@ -125,7 +125,7 @@ int64_t TrainingSampler::sampleAt(int64_t position) {
 std::vector<int64_t> TrainingSampler::microbatch(int64_t cursor,
                                                  const BatchLayout &layout,
                                                  int64_t dataRank,
-                                                 int64_t microbatch) {
+                                                 int64_t microbatch) const {
   checkMicrobatch(layout, dataRank, microbatch);
   if (cursor < 0 ||
       cursor > std::numeric_limits<int64_t>::max() - layout.globalBatch())

@@ -45,7 +45,8 @@ struct BatchLayout {
 /// counterStream(those bits' stream, attempt)). Position p of the global
 /// order is P_{p / N}[p % N]. The permutations of the last two epochs used
 /// are cached (8 N bytes each), so reading positions in increasing order
-/// costs O(1) per sample, and any position can be read first (resume).
+/// costs O(1) per sample, and any position can be read first (resume). The
+/// cache makes a sampler unsafe to share between threads.
 class TrainingSampler {
 public:
   /// Throws std::runtime_error when `samples` is below 1.
@@ -54,7 +55,7 @@ public:
   int64_t samples() const { return sampleCount; }
   /// S[position]: the sample read at `position` of the global order.
   /// Throws std::runtime_error when `position` is negative.
-  int64_t sampleAt(int64_t position);
+  int64_t sampleAt(int64_t position) const;
   /// The b samples that data-parallel coordinate `dataRank` reads for
   /// microbatch `microbatch` of the step starting at consumed-samples
   /// cursor `cursor`: S[cursor + (microbatch * D + dataRank) * b + j] for
@@ -62,7 +63,7 @@ public:
   /// std::runtime_error for an invalid layout, a negative cursor, or a
   /// coordinate or microbatch outside the layout.
   std::vector<int64_t> microbatch(int64_t cursor, const BatchLayout &layout,
-                                  int64_t dataRank, int64_t microbatch);
+                                  int64_t dataRank, int64_t microbatch) const;
 
   /// The epoch that position `position` of the global order belongs to.
   int64_t epochOf(int64_t position) const { return position / sampleCount; }
@@ -73,7 +74,7 @@ public:
 
 private:
   /// P_epoch, computed on first use and cached with the previous one.
-  const std::vector<int64_t> &permutation(int64_t epoch);
+  const std::vector<int64_t> &permutation(int64_t epoch) const;
 
   uint64_t seed;
   int64_t sampleCount;
@@ -83,7 +84,7 @@ private:
     int64_t epoch = -1;
     std::vector<int64_t> order;
   };
-  std::array<CachedEpoch, 2> cache;
+  mutable std::array<CachedEpoch, 2> cache;
 };
 
 /// The eval order: samples 0 .. N-1 in dataset order, unshuffled, in
@@ -102,7 +103,6 @@ public:
 
   /// ceil(N / B), or at most `maxBatches` when it is above 0.
   int64_t batches() const { return batchCount; }
-  const BatchLayout &layout() const { return batchLayout; }
   /// The b samples (or -1 for padding) that data-parallel coordinate
   /// `dataRank` reads for microbatch `microbatch` of batch `batch`. Throws
   /// std::runtime_error for a batch, coordinate or microbatch out of range.

@@ -346,9 +346,9 @@ void checkDataCoordinates(const DeviceMesh &mesh, int64_t dataParallel) {
 /// coordinate reads the same samples, and that the first and the last
 /// stage of each replica read. Returns the step's samples in order of the
 /// global microbatch index k * D + d.
-std::vector<int64_t> runStep(TrainingSampler &sampler, const DeviceMesh &mesh,
-                             const BatchLayout &layout, int64_t stages,
-                             int64_t cursor) {
+std::vector<int64_t> runStep(const TrainingSampler &sampler,
+                             const DeviceMesh &mesh, const BatchLayout &layout,
+                             int64_t stages, int64_t cursor) {
   // (d, k) -> the samples read; per d, whether inputs and labels were read.
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> read;
   std::vector<bool> inputsRead(layout.dataParallel, false),
