@@ -9,8 +9,8 @@
 
 namespace pp::runtime {
 
-void checkSyntheticDtype(const std::string &name, pp_dtype dtype, bool isLabel,
-                         int64_t indexBound) {
+void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
+                         bool isLabel, int64_t indexBound) {
   bool integer = dtype == PP_DTYPE_I64 || dtype == PP_DTYPE_I32;
   if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64) ||
       (!isLabel && integer && indexBound > 0))
