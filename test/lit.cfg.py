@@ -22,7 +22,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["pp-opt", "pp-run", "pp-torch-reference", "pp-fuzz-onnx",
+    ["pp-opt", "pp-run", "pp-data", "pp-torch-reference", "pp-fuzz-onnx",
      "pp-fuzz-onnx-text", "pp-fuzz-package", "pp-fuzz-parameter-file"],
     [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))

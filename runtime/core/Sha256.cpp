@@ -36,15 +36,23 @@ size_t Sha256::update(std::istream &stream) {
   return total;
 }
 
+std::array<unsigned char, 32> Sha256::digest() {
+  std::array<unsigned char, 32> digest;
+  EVP_DigestFinal_ex(context->md, digest.data(), nullptr);
+  return digest;
+}
+
 std::string Sha256::hex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(context->md, digest, &length);
+  std::array<unsigned char, 32> bytes = digest();
+  return hexDigits(bytes.data(), bytes.size());
+}
+
+std::string hexDigits(const unsigned char *data, size_t bytes) {
   static const char digits[] = "0123456789abcdef";
   std::string text;
-  for (unsigned int i = 0; i < length; ++i) {
-    text += digits[digest[i] >> 4];
-    text += digits[digest[i] & 15];
+  for (size_t i = 0; i < bytes; ++i) {
+    text += digits[data[i] >> 4];
+    text += digits[data[i] & 15];
   }
   return text;
 }

@@ -8,6 +8,7 @@
 #ifndef PP_RUNTIME_SHA256_H
 #define PP_RUNTIME_SHA256_H
 
+#include <array>
 #include <cstddef>
 #include <istream>
 #include <string>
@@ -25,13 +26,19 @@ public:
   void update(const void *data, size_t bytes);
   /// Adds the rest of `stream`; returns the number of bytes read.
   size_t update(std::istream &stream);
-  /// The digest of everything added, as 64 lowercase hex digits. Call once.
+  /// The digest of everything added, as 32 bytes. Call digest() or hex()
+  /// once.
+  std::array<unsigned char, 32> digest();
+  /// The digest of everything added, as 64 lowercase hex digits.
   std::string hex();
 
 private:
   struct Context;
   Context *context;
 };
+
+/// `bytes` bytes at `data` as lowercase hex digits, two per byte.
+std::string hexDigits(const unsigned char *data, size_t bytes);
 
 } // namespace pp::runtime
 

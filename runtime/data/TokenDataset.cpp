@@ -1,0 +1,404 @@
+//===- TokenDataset.cpp - memory-mapped token files -----------------------===//
+
+#include "runtime/data/TokenDataset.h"
+
+#include "runtime/core/Sha256.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace pp::runtime {
+namespace {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "token files are little-endian and read in place");
+
+constexpr char kMagic[] = {'P', 'P', 'T', 'O', 'K', 'E', 'N', 'S'};
+constexpr uint32_t kVersion = 1;
+
+// Byte offsets of the header's fields (TokenDataset.h draws the layout).
+constexpr size_t kVersionOffset = 8;
+constexpr size_t kWidthOffset = 12;
+constexpr size_t kCountOffset = 16;
+constexpr size_t kDocumentsOffset = 24;
+constexpr size_t kVocabularyOffset = 32;
+constexpr size_t kMaxTokenOffset = 36;
+constexpr size_t kChecksumOffset = 40;
+constexpr size_t kChecksumBytes = 32;
+static_assert(kChecksumOffset + kChecksumBytes == kTokenDatasetHeaderBytes);
+
+constexpr char kRepack[] = "re-pack it with pp-data pack";
+
+template <typename T> T load(const unsigned char *bytes) {
+  T value;
+  std::memcpy(&value, bytes, sizeof(value));
+  return value;
+}
+
+template <typename T> void store(unsigned char *bytes, T value) {
+  std::memcpy(bytes, &value, sizeof(value));
+}
+
+/// Throws what is wrong with the token file `path`.
+[[noreturn]] void refuse(const std::string &path, const std::string &message) {
+  throw std::runtime_error("token dataset '" + path + "': " + message);
+}
+
+std::string str(uint64_t value) { return std::to_string(value); }
+
+/// Calls `body` with a value of the unsigned type `width` bytes wide.
+template <typename Body> decltype(auto) withTokenType(int width, Body body) {
+  if (width == 2)
+    return body(uint16_t());
+  return body(uint32_t());
+}
+
+/// The largest of the `count` tokens at `bytes`.
+template <typename T>
+uint32_t largestToken(const unsigned char *bytes, int64_t count) {
+  T largest = 0;
+  for (int64_t i = 0; i < count; ++i)
+    largest = std::max(largest, load<T>(bytes + i * sizeof(T)));
+  return largest;
+}
+
+/// A file descriptor, closed when it goes out of scope.
+class FileDescriptor {
+public:
+  explicit FileDescriptor(int fd) : fd(fd) {}
+  FileDescriptor(const FileDescriptor &) = delete;
+  FileDescriptor &operator=(const FileDescriptor &) = delete;
+  ~FileDescriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  int get() const { return fd; }
+  /// Closes the descriptor; returns false (errno set) when close fails.
+  bool close() {
+    int closing = std::exchange(fd, -1);
+    return ::close(closing) == 0;
+  }
+
+private:
+  int fd;
+};
+
+/// Reads and verifies the header of the pp token dataset `path` whose
+/// `fileBytes` bytes are mapped at `bytes`; returns its width, token count
+/// and largest token through the out-parameters.
+TokenDatasetHeader readHeader(const std::string &path,
+                              const unsigned char *bytes, size_t fileBytes,
+                              int &width, int64_t &count, uint32_t &largest) {
+  if (fileBytes < kTokenDatasetHeaderBytes)
+    refuse(path, "the header is truncated: the file has " + str(fileBytes) +
+                     " bytes, a header " + str(kTokenDatasetHeaderBytes) +
+                     "; " + kRepack);
+  TokenDatasetHeader header;
+  header.version = load<uint32_t>(bytes + kVersionOffset);
+  if (header.version != kVersion)
+    refuse(path, "byte " + str(kVersionOffset) + ": format version " +
+                     str(header.version) + " is not one this pp reads (" +
+                     str(kVersion) + "); " + kRepack);
+  uint32_t recordedWidth = load<uint32_t>(bytes + kWidthOffset);
+  if (recordedWidth != 2 && recordedWidth != 4)
+    refuse(path, "byte " + str(kWidthOffset) + ": the token width " +
+                     str(recordedWidth) +
+                     " is neither 2 nor 4 (the header is corrupt); " + kRepack);
+  width = static_cast<int>(recordedWidth);
+
+  uint64_t recordedCount = load<uint64_t>(bytes + kCountOffset);
+  uint64_t payload = fileBytes - kTokenDatasetHeaderBytes;
+  if (recordedCount > payload / recordedWidth)
+    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
+                     str(recordedCount) + " tokens of " + str(recordedWidth) +
+                     " bytes, but the file of " + str(fileBytes) +
+                     " bytes is truncated at token " +
+                     str(payload / recordedWidth) + " (byte " +
+                     str(kTokenDatasetHeaderBytes +
+                         payload / recordedWidth * recordedWidth) +
+                     "); copy it again or " + kRepack);
+  uint64_t end = kTokenDatasetHeaderBytes + recordedCount * recordedWidth;
+  if (end != fileBytes)
+    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
+                     str(recordedCount) + " tokens of " + str(recordedWidth) +
+                     " bytes, but " + str(fileBytes - end) +
+                     " more bytes follow the last token, from byte " +
+                     str(end) + "; copy it again or " + kRepack);
+  if (recordedCount == 0)
+    refuse(path, "byte " + str(kCountOffset) +
+                     ": the dataset holds no tokens; pack a non-empty text "
+                     "with pp-data pack");
+  count = static_cast<int64_t>(recordedCount);
+
+  uint64_t documents = load<uint64_t>(bytes + kDocumentsOffset);
+  if (documents > recordedCount)
+    refuse(path, "byte " + str(kDocumentsOffset) + ": " + str(documents) +
+                     " documents cannot hold " + str(recordedCount) +
+                     " tokens (each ends with a token; the header is "
+                     "corrupt); " +
+                     kRepack);
+  header.documents = static_cast<int64_t>(documents);
+
+  const unsigned char *tokens = bytes + kTokenDatasetHeaderBytes;
+  Sha256 sha;
+  sha.update(tokens, payload);
+  header.checksum = sha.hex();
+  std::string recorded = hexDigits(bytes + kChecksumOffset, kChecksumBytes);
+  if (header.checksum != recorded)
+    refuse(path, "the SHA-256 of the tokens (bytes " +
+                     str(kTokenDatasetHeaderBytes) + " to " + str(end) +
+                     ") is " + header.checksum + ", but the header (byte " +
+                     str(kChecksumOffset) + ") records " + recorded +
+                     ": the file is corrupt; copy it again or " + kRepack);
+
+  largest = load<uint32_t>(bytes + kMaxTokenOffset);
+  uint32_t actual = withTokenType(width, [&](auto type) {
+    return largestToken<decltype(type)>(tokens, count);
+  });
+  if (actual != largest)
+    refuse(path, "byte " + str(kMaxTokenOffset) + ": the header records " +
+                     str(largest) + " as the largest token, but it is " +
+                     str(actual) + " (the header is corrupt); " + kRepack);
+  header.vocabulary = load<uint32_t>(bytes + kVocabularyOffset);
+  if (largest >= header.vocabulary)
+    refuse(path, "byte " + str(kVocabularyOffset) + ": the largest token " +
+                     str(largest) + " is outside the declared vocabulary of " +
+                     str(header.vocabulary) +
+                     " tokens (the header is corrupt); " + kRepack);
+  return header;
+}
+
+} // namespace
+
+std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
+                                                 int tokenWidth) {
+  if (tokenWidth != 0 && tokenWidth != 2 && tokenWidth != 4)
+    refuse(path, "the token width must be 2 or 4 (bytes per token of a flat "
+                 "file), or 0 for pp's format; got " +
+                     std::to_string(tokenWidth));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0)
+    refuse(path, std::string("cannot open it: ") + std::strerror(errno));
+  struct stat status;
+  if (::fstat(fd.get(), &status) != 0)
+    refuse(path, std::string("cannot stat it: ") + std::strerror(errno));
+  if (S_ISDIR(status.st_mode))
+    refuse(path, "it is a directory; name the token file in it");
+  if (!S_ISREG(status.st_mode))
+    refuse(path, "it is not a regular file");
+  size_t fileBytes = static_cast<size_t>(status.st_size);
+  if (fileBytes == 0)
+    refuse(path, "the file is empty; pack a non-empty text with pp-data pack");
+
+  std::unique_ptr<TokenDataset> dataset(new TokenDataset);
+  dataset->filePath = path;
+  void *mapping =
+      ::mmap(nullptr, fileBytes, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (mapping == MAP_FAILED)
+    refuse(path, std::string("cannot map it: ") + std::strerror(errno));
+  dataset->mapping = mapping;
+  dataset->mappedBytes = fileBytes;
+  const auto *bytes = static_cast<const unsigned char *>(mapping);
+
+  bool startsWithMagic =
+      std::memcmp(bytes, kMagic, std::min(fileBytes, sizeof(kMagic))) == 0 &&
+      (tokenWidth == 0 || fileBytes >= sizeof(kMagic));
+  if (!startsWithMagic && tokenWidth == 0)
+    refuse(path, "byte 0: not a pp token dataset (it does not start with "
+                 "\"PPTOKENS\"); for a flat file of uint16 or uint32 tokens "
+                 "(nanoGPT's train.bin) pass --token-width 2|4, else pack "
+                 "text with pp-data pack");
+  if (startsWithMagic) {
+    dataset->packedHeader = std::make_unique<TokenDatasetHeader>(
+        readHeader(path, bytes, fileBytes, dataset->width, dataset->tokenCount,
+                   dataset->largest));
+    if (tokenWidth != 0 && tokenWidth != dataset->width)
+      refuse(path, "it is a pp token dataset of " +
+                       std::to_string(dataset->width) +
+                       "-byte tokens, but the token width " +
+                       std::to_string(tokenWidth) + " was given; pass " +
+                       std::to_string(dataset->width) +
+                       " or no width (the header records it)");
+    dataset->tokens = bytes + kTokenDatasetHeaderBytes;
+    return dataset;
+  }
+
+  if (fileBytes % tokenWidth != 0)
+    refuse(path, "the file has " + str(fileBytes) +
+                     " bytes, not a multiple of the token width " +
+                     std::to_string(tokenWidth) + ": it ends inside token " +
+                     str(fileBytes / tokenWidth) + " (byte " +
+                     str(fileBytes - fileBytes % tokenWidth) +
+                     "); check the token width (nanoGPT's uint16 files: 2) "
+                     "or copy it again");
+  dataset->width = tokenWidth;
+  dataset->tokens = bytes;
+  dataset->tokenCount = static_cast<int64_t>(fileBytes / tokenWidth);
+  dataset->largest = withTokenType(tokenWidth, [&](auto type) {
+    return largestToken<decltype(type)>(bytes, dataset->tokenCount);
+  });
+  return dataset;
+}
+
+TokenDataset::TokenDataset(TokenDataset &&other) noexcept {
+  *this = std::move(other);
+}
+
+TokenDataset &TokenDataset::operator=(TokenDataset &&other) noexcept {
+  if (this != &other) {
+    unmap();
+    filePath = std::move(other.filePath);
+    mapping = std::exchange(other.mapping, nullptr);
+    mappedBytes = std::exchange(other.mappedBytes, 0);
+    tokens = std::exchange(other.tokens, nullptr);
+    tokenCount = std::exchange(other.tokenCount, 0);
+    width = std::exchange(other.width, 0);
+    largest = std::exchange(other.largest, 0);
+    packedHeader = std::move(other.packedHeader);
+  }
+  return *this;
+}
+
+TokenDataset::~TokenDataset() { unmap(); }
+
+void TokenDataset::unmap() {
+  if (mapping)
+    ::munmap(mapping, mappedBytes);
+  mapping = nullptr;
+}
+
+uint32_t TokenDataset::token(int64_t index) const {
+  return withTokenType(width, [&](auto type) -> uint32_t {
+    return load<decltype(type)>(tokens + index * width);
+  });
+}
+
+int64_t TokenDataset::firstTokenAtLeast(uint32_t bound) const {
+  return withTokenType(width, [&](auto type) -> int64_t {
+    using T = decltype(type);
+    for (int64_t i = 0; i < tokenCount; ++i)
+      if (load<T>(tokens + i * sizeof(T)) >= bound)
+        return i;
+    return -1;
+  });
+}
+
+void TokenDataset::read(int64_t first, int64_t count, int64_t *out) const {
+  if (first < 0 || count < 0 || first > tokenCount ||
+      count > tokenCount - first)
+    refuse(filePath, "cannot read " + std::to_string(count) +
+                         " tokens from index " + std::to_string(first) +
+                         ": the dataset holds " + std::to_string(tokenCount) +
+                         " tokens (indices 0 to " +
+                         std::to_string(tokenCount - 1) + ")");
+  withTokenType(width, [&](auto type) {
+    using T = decltype(type);
+    const unsigned char *begin = tokens + first * sizeof(T);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = load<T>(begin + i * sizeof(T));
+  });
+}
+
+void writeTokenDataset(const std::string &path,
+                       const std::vector<uint32_t> &tokens, int64_t documents,
+                       uint32_t vocabulary, int tokenWidth) {
+  auto fail = [&](const std::string &message) {
+    throw std::runtime_error("cannot write the token dataset '" + path +
+                             "': " + message);
+  };
+  if (tokenWidth != 2 && tokenWidth != 4)
+    fail("the token width must be 2 or 4, got " + std::to_string(tokenWidth));
+  if (tokens.empty())
+    fail("there are no tokens");
+  if (documents < 0 || static_cast<uint64_t>(documents) > tokens.size())
+    fail(std::to_string(documents) + " documents cannot hold " +
+         std::to_string(tokens.size()) + " tokens");
+  uint32_t widest = tokenWidth == 2 ? std::numeric_limits<uint16_t>::max()
+                                    : std::numeric_limits<uint32_t>::max();
+  uint32_t largest = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] >= vocabulary)
+      fail("token " + std::to_string(tokens[i]) + " at index " +
+           std::to_string(i) + " is outside the vocabulary of " +
+           std::to_string(vocabulary) + " tokens");
+    if (tokens[i] > widest)
+      fail("token " + std::to_string(tokens[i]) + " at index " +
+           std::to_string(i) + " does not fit in " +
+           std::to_string(tokenWidth) + " bytes; use a token width of 4");
+    largest = std::max(largest, tokens[i]);
+  }
+
+  std::vector<unsigned char> bytes(kTokenDatasetHeaderBytes +
+                                   tokens.size() * tokenWidth);
+  unsigned char *payload = bytes.data() + kTokenDatasetHeaderBytes;
+  withTokenType(tokenWidth, [&](auto type) {
+    using T = decltype(type);
+    for (size_t i = 0; i < tokens.size(); ++i)
+      store<T>(payload + i * sizeof(T), static_cast<T>(tokens[i]));
+  });
+  std::memcpy(bytes.data(), kMagic, sizeof(kMagic));
+  store<uint32_t>(bytes.data() + kVersionOffset, kVersion);
+  store<uint32_t>(bytes.data() + kWidthOffset, tokenWidth);
+  store<uint64_t>(bytes.data() + kCountOffset, tokens.size());
+  store<uint64_t>(bytes.data() + kDocumentsOffset, documents);
+  store<uint32_t>(bytes.data() + kVocabularyOffset, vocabulary);
+  store<uint32_t>(bytes.data() + kMaxTokenOffset, largest);
+  Sha256 sha;
+  sha.update(payload, bytes.size() - kTokenDatasetHeaderBytes);
+  std::array<unsigned char, kChecksumBytes> digest = sha.digest();
+  std::memcpy(bytes.data() + kChecksumOffset, digest.data(), digest.size());
+
+  size_t slash = path.rfind('/');
+  std::string folder =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string temporary = path + ".tmp-XXXXXX";
+  FileDescriptor fd(::mkostemp(temporary.data(), O_CLOEXEC));
+  if (fd.get() < 0)
+    fail("cannot create a temporary file in '" + folder +
+         "': " + std::strerror(errno));
+  auto failWritten = [&](const std::string &action,
+                         const std::string &object = "") {
+    std::string reason = std::strerror(errno);
+    ::unlink(temporary.c_str());
+    fail(action + " '" + temporary + "'" + object + ": " + reason);
+  };
+  // mkostemp creates the file for its owner only; give it the permissions
+  // a new file gets.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd.get(), 0666 & ~mask) != 0)
+    failWritten("cannot set the permissions of");
+  for (size_t written = 0; written < bytes.size();) {
+    ssize_t wrote =
+        ::write(fd.get(), bytes.data() + written, bytes.size() - written);
+    if (wrote < 0 && errno == EINTR)
+      continue;
+    if (wrote < 0)
+      failWritten("cannot write");
+    written += static_cast<size_t>(wrote);
+  }
+  if (::fsync(fd.get()) != 0)
+    failWritten("cannot flush");
+  if (!fd.close())
+    failWritten("cannot close");
+  if (::rename(temporary.c_str(), path.c_str()) != 0)
+    failWritten("cannot rename", " to it");
+  // Make the rename itself durable (best effort: some file systems cannot
+  // sync a directory).
+  FileDescriptor directory(
+      ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (directory.get() >= 0)
+    ::fsync(directory.get());
+}
+
+} // namespace pp::runtime
