@@ -52,6 +52,11 @@ template <typename T> std::string flatBytes(const std::vector<T> &values) {
                      values.size() * sizeof(T));
 }
 
+/// Expects `message` to contain `part`.
+void expectMentions(const std::string &message, const std::string &part) {
+  EXPECT_NE(message.find(part), std::string::npos) << message;
+}
+
 /// The message TokenDataset::open throws for `path`.
 std::string openError(const std::string &path, int tokenWidth = 0) {
   try {
@@ -184,12 +189,10 @@ TEST(TokenDataset, RefusesReadsOutsideTheDataset) {
             "token dataset '" + path +
                 "': cannot read 3 tokens from index 5: the dataset holds 7 "
                 "tokens (indices 0 to 6)");
-  EXPECT_NE(readError(8, 0).find("cannot read 0 tokens from index 8"),
-            std::string::npos);
-  EXPECT_NE(readError(-1, 1).find("from index -1"), std::string::npos);
-  EXPECT_NE(readError(0, -1).find("cannot read -1 tokens"), std::string::npos);
-  EXPECT_NE(readError(1, INT64_MAX).find("the dataset holds 7"),
-            std::string::npos);
+  expectMentions(readError(8, 0), "cannot read 0 tokens from index 8");
+  expectMentions(readError(-1, 1), "from index -1");
+  expectMentions(readError(0, -1), "cannot read -1 tokens");
+  expectMentions(readError(1, INT64_MAX), "the dataset holds 7");
 }
 
 TEST(TokenDataset, FindsTheFirstTokenAtLeastABound) {
@@ -226,109 +229,89 @@ TEST(TokenDataset, MovesAndClosesItsFile) {
 
 TEST(TokenDataset, RefusesATruncatedPayload) {
   std::string bytes = packedBytes();
-  EXPECT_NE(bytesError(bytes.substr(0, bytes.size() - 1))
-                .find("records 7 tokens of 2 bytes, but the file of 85 bytes "
-                      "is truncated at token 6 (byte 84); copy it again or "
-                      "re-pack it with pp-data pack"),
-            std::string::npos);
-  EXPECT_NE(bytesError(bytes.substr(0, kTokenDatasetHeaderBytes))
-                .find("is truncated at token 0 (byte 72)"),
-            std::string::npos);
+  expectMentions(bytesError(bytes.substr(0, bytes.size() - 1)),
+                 "records 7 tokens of 2 bytes, but the file of 85 bytes "
+                 "is truncated at token 6 (byte 84); copy it again or "
+                 "re-pack it with pp-data pack");
+  expectMentions(bytesError(bytes.substr(0, kTokenDatasetHeaderBytes)),
+                 "is truncated at token 0 (byte 72)");
 }
 
 TEST(TokenDataset, RefusesTrailingBytes) {
-  EXPECT_NE(bytesError(packedBytes(4) + "xyz")
-                .find("records 7 tokens of 4 bytes, but 3 more bytes follow "
-                      "the last token, from byte 100"),
-            std::string::npos);
+  expectMentions(bytesError(packedBytes(4) + "xyz"),
+                 "records 7 tokens of 4 bytes, but 3 more bytes follow "
+                 "the last token, from byte 100");
 }
 
 TEST(TokenDataset, RefusesATruncatedHeader) {
-  EXPECT_NE(bytesError(packedBytes().substr(0, 40))
-                .find("the header is truncated: the file has 40 bytes, a "
-                      "header 72"),
-            std::string::npos);
-  EXPECT_NE(bytesError("PPTOK").find("the header is truncated"),
-            std::string::npos);
+  expectMentions(bytesError(packedBytes().substr(0, 40)),
+                 "the header is truncated: the file has 40 bytes, a "
+                 "header 72");
+  expectMentions(bytesError("PPTOK"), "the header is truncated");
 }
 
 TEST(TokenDataset, RefusesABadMagic) {
   std::string bytes = packedBytes();
   bytes[7] = 'Z';
   std::string message = bytesError(bytes);
-  EXPECT_NE(message.find("byte 0: not a pp token dataset (it does not start "
-                         "with \"PPTOKENS\"); for a flat file"),
-            std::string::npos)
-      << message;
+  expectMentions(message, "byte 0: not a pp token dataset (it does not start "
+                          "with \"PPTOKENS\"); for a flat file");
 }
 
 TEST(TokenDataset, RefusesAnUnknownVersion) {
-  EXPECT_NE(bytesError(withField<uint32_t>(packedBytes(), 8, 2))
-                .find("byte 8: format version 2 is not one this pp reads (1); "
-                      "re-pack it with pp-data pack"),
-            std::string::npos);
+  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 8, 2)),
+                 "byte 8: format version 2 is not one this pp reads (1); "
+                 "re-pack it with pp-data pack");
 }
 
 TEST(TokenDataset, RefusesABadWidth) {
-  EXPECT_NE(bytesError(withField<uint32_t>(packedBytes(), 12, 3))
-                .find("byte 12: the token width 3 is neither 2 nor 4"),
-            std::string::npos);
+  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 12, 3)),
+                 "byte 12: the token width 3 is neither 2 nor 4");
 }
 
 TEST(TokenDataset, RefusesAChecksumMismatch) {
   std::string bytes = packedBytes();
   bytes[kTokenDatasetHeaderBytes + 4] ^= 1;
   std::string message = bytesError(bytes);
-  EXPECT_NE(message.find("the SHA-256 of the tokens (bytes 72 to 86) is "),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find(", but the header (byte 40) records "),
-            std::string::npos);
+  expectMentions(message, "the SHA-256 of the tokens (bytes 72 to 86) is ");
+  expectMentions(message, ", but the header (byte 40) records ");
 }
 
 TEST(TokenDataset, RefusesAWrongRecordedMaxToken) {
-  EXPECT_NE(bytesError(withField<uint32_t>(packedBytes(), 36, 255))
-                .find("byte 36: the header records 255 as the largest token, "
-                      "but it is 256"),
-            std::string::npos);
+  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 36, 255)),
+                 "byte 36: the header records 255 as the largest token, "
+                 "but it is 256");
 }
 
 TEST(TokenDataset, RefusesInconsistentHeaderCounts) {
-  EXPECT_NE(bytesError(withField<uint32_t>(packedBytes(), 32, 100))
-                .find("byte 32: the largest token 256 is outside the declared "
-                      "vocabulary of 100 tokens"),
-            std::string::npos);
-  EXPECT_NE(bytesError(withField<uint64_t>(packedBytes(), 24, 8))
-                .find("byte 24: 8 documents cannot hold 7 tokens"),
-            std::string::npos);
+  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 32, 100)),
+                 "byte 32: the largest token 256 is outside the declared "
+                 "vocabulary of 100 tokens");
+  expectMentions(bytesError(withField<uint64_t>(packedBytes(), 24, 8)),
+                 "byte 24: 8 documents cannot hold 7 tokens");
   std::string empty = withField<uint64_t>(
       packedBytes().substr(0, kTokenDatasetHeaderBytes), 16, 0);
-  EXPECT_NE(bytesError(empty).find("byte 16: the dataset holds no tokens"),
-            std::string::npos);
+  expectMentions(bytesError(empty), "byte 16: the dataset holds no tokens");
 }
 
 TEST(TokenDataset, RefusesAFlatSizeThatIsNotAMultipleOfTheWidth) {
-  EXPECT_NE(bytesError(std::string(10, 'a'), 4)
-                .find("the file has 10 bytes, not a multiple of the token "
-                      "width 4: it ends inside token 2 (byte 8)"),
-            std::string::npos);
+  expectMentions(bytesError(std::string(10, 'a'), 4),
+                 "the file has 10 bytes, not a multiple of the token "
+                 "width 4: it ends inside token 2 (byte 8)");
 }
 
 TEST(TokenDataset, RefusesAFlatFileWithoutAWidth) {
-  EXPECT_NE(
-      bytesError(flatBytes<uint16_t>({1, 2, 3})).find("pass --token-width 2|4"),
-      std::string::npos);
+  expectMentions(bytesError(flatBytes<uint16_t>({1, 2, 3})),
+                 "pass --token-width 2|4");
 }
 
 TEST(TokenDataset, RefusesAWidthThatDisagreesWithTheHeader) {
-  EXPECT_NE(bytesError(packedBytes(4), 2)
-                .find("it is a pp token dataset of 4-byte tokens, but the "
-                      "token width 2 was given; pass 4 or no width"),
-            std::string::npos);
-  EXPECT_NE(bytesError(packedBytes(), 3)
-                .find("the token width must be 2 or 4 (bytes per token of a "
-                      "flat file), or 0 for pp's format; got 3"),
-            std::string::npos);
+  expectMentions(bytesError(packedBytes(4), 2),
+                 "it is a pp token dataset of 4-byte tokens, but the "
+                 "token width 2 was given; pass 4 or no width");
+  expectMentions(bytesError(packedBytes(), 3),
+                 "the token width must be 2 or 4 (bytes per token of a "
+                 "flat file), or 0 for pp's format; got 3");
 }
 
 TEST(TokenDataset, RefusesMissingFilesDirectoriesAndEmptyFiles) {
@@ -339,7 +322,7 @@ TEST(TokenDataset, RefusesMissingFilesDirectoriesAndEmptyFiles) {
   EXPECT_EQ(openError(directory, 2),
             "token dataset '" + directory +
                 "': it is a directory; name the token file in it");
-  EXPECT_NE(bytesError("", 2).find("the file is empty"), std::string::npos);
+  expectMentions(bytesError("", 2), "the file is empty");
 }
 
 TEST(TokenDataset, WriterRefusesWhatItCannotRecord) {
@@ -364,8 +347,7 @@ TEST(TokenDataset, WriterRefusesWhatItCannotRecord) {
                 directory + "/missing/': No such file or directory");
   // A rename that fails leaves no temporary file behind.
   ::mkdir(path.c_str(), 0755);
-  EXPECT_NE(writeError(path, kTokens, 2, 257, 2).find("cannot rename"),
-            std::string::npos);
+  expectMentions(writeError(path, kTokens, 2, 257, 2), "cannot rename");
   EXPECT_EQ(entries(directory), std::vector<std::string>{"tokens.bin"});
 }
 
