@@ -95,12 +95,6 @@ std::string packedBytes(int tokenWidth = 2) {
   return readBytes(path);
 }
 
-template <typename T>
-std::string withField(std::string bytes, size_t offset, T value) {
-  std::memcpy(bytes.data() + offset, &value, sizeof(value));
-  return bytes;
-}
-
 std::vector<int64_t> readAll(const TokenDataset &dataset) {
   std::vector<int64_t> tokens(dataset.size());
   dataset.read(0, dataset.size(), tokens.data());
@@ -258,17 +252,6 @@ TEST(TokenDataset, RefusesABadMagic) {
                           "with \"PPTOKENS\"); for a flat file");
 }
 
-TEST(TokenDataset, RefusesAnUnknownVersion) {
-  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 8, 2)),
-                 "byte 8: format version 2 is not one this pp reads (1); "
-                 "re-pack it with pp-data pack");
-}
-
-TEST(TokenDataset, RefusesABadWidth) {
-  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 12, 3)),
-                 "byte 12: the token width 3 is neither 2 nor 4");
-}
-
 TEST(TokenDataset, RefusesAChecksumMismatch) {
   std::string bytes = packedBytes();
   bytes[kTokenDatasetHeaderBytes + 4] ^= 1;
@@ -277,20 +260,34 @@ TEST(TokenDataset, RefusesAChecksumMismatch) {
   expectMentions(message, ", but the header (byte 40) records ");
 }
 
-TEST(TokenDataset, RefusesAWrongRecordedMaxToken) {
-  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 36, 255)),
-                 "byte 36: the header records 255 as the largest token, "
-                 "but it is 256");
-}
-
-TEST(TokenDataset, RefusesInconsistentHeaderCounts) {
-  expectMentions(bytesError(withField<uint32_t>(packedBytes(), 32, 100)),
-                 "byte 32: the largest token 256 is outside the declared "
-                 "vocabulary of 100 tokens");
-  expectMentions(bytesError(withField<uint64_t>(packedBytes(), 24, 8)),
-                 "byte 24: 8 documents cannot hold 7 tokens");
-  std::string empty = withField<uint64_t>(
-      packedBytes().substr(0, kTokenDatasetHeaderBytes), 16, 0);
+TEST(TokenDataset, RefusesCorruptHeaderFields) {
+  struct Corruption {
+    size_t offset;
+    uint64_t value;
+    size_t bytes;
+    const char *message;
+  };
+  const Corruption corruptions[] = {
+      {8, 2, 4,
+       "byte 8: format version 2 is not one this pp reads (1); re-pack it "
+       "with pp-data pack"},
+      {12, 3, 4, "byte 12: the token width 3 is neither 2 nor 4"},
+      {36, 255, 4,
+       "byte 36: the header records 255 as the largest token, but it is 256"},
+      {32, 100, 4,
+       "byte 32: the largest token 256 is outside the declared vocabulary of "
+       "100 tokens"},
+      {24, 8, 8, "byte 24: 8 documents cannot hold 7 tokens"},
+  };
+  for (const Corruption &corruption : corruptions) {
+    std::string bytes = packedBytes();
+    // The field's low bytes (little-endian).
+    std::memcpy(bytes.data() + corruption.offset, &corruption.value,
+                corruption.bytes);
+    expectMentions(bytesError(bytes), corruption.message);
+  }
+  std::string empty = packedBytes().substr(0, kTokenDatasetHeaderBytes);
+  std::memset(empty.data() + 16, 0, 8); // the token count
   expectMentions(bytesError(empty), "byte 16: the dataset holds no tokens");
 }
 
