@@ -5,6 +5,9 @@
 #include "runtime/communication/MessageLinks.h"
 #include "runtime/communication/TcpStore.h"
 
+#include <algorithm>
+
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
@@ -150,17 +153,41 @@ void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size,
   });
 }
 
-void Communicator::allReduceSum(std::vector<double> &values) {
-  if (size == 1 || values.empty())
+template <typename T>
+void Communicator::allReduceSumOf(T *values, size_t count) {
+  if (size == 1 || count == 0)
     return;
   gloo::AllreduceOptions options(context);
-  options.setOutput(values.data(), values.size());
+  options.setOutput(values, count);
   options.setReduceFunction(
       static_cast<void (*)(void *, const void *, const void *, size_t)>(
-          &gloo::sum<double>));
+          &gloo::sum<T>));
   options.setTimeout(timeout);
   exchangeWith(-1, "an all-reduce over the ranks",
                [&] { gloo::allreduce(options); });
+}
+
+void Communicator::allReduceSum(std::vector<double> &values) {
+  allReduceSumOf(values.data(), values.size());
+}
+
+void Communicator::allReduceSum(float *values, size_t count) {
+  allReduceSumOf(values, count);
+}
+
+void Communicator::allGather(const float *mine, size_t count, float *all) {
+  if (size == 1) {
+    std::copy(mine, mine + count, all);
+    return;
+  }
+  if (count == 0)
+    return;
+  gloo::AllgatherOptions options(context);
+  options.setInput(const_cast<float *>(mine), count);
+  options.setOutput(all, count * size);
+  options.setTimeout(timeout);
+  exchangeWith(-1, "an all-gather over the ranks",
+               [&] { gloo::allgather(options); });
 }
 
 void Communicator::broadcast(void *bytes, size_t size, int root) {

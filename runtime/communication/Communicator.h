@@ -77,12 +77,19 @@ public:
   void recv(int peer, uint64_t slot, void *bytes, size_t size,
             Patience patience = Patience::Timeout);
 
-  /// Element-wise sum over all ranks, result on every rank.
+  /// Element-wise sum over all ranks, result on every rank (the same bits
+  /// on each: every element is summed once, then copied).
   void allReduceSum(std::vector<double> &values);
+  /// allReduceSum of `count` floats at `values`.
+  void allReduceSum(float *values, size_t count);
+  /// Gathers every rank's `count` floats at `mine` into `all` (`count` x
+  /// the ranks), in rank order, on every rank.
+  void allGather(const float *mine, size_t count, float *all);
   /// Copies `size` bytes from `root` to every rank.
   void broadcast(void *bytes, size_t size, int root);
 
 private:
+  template <typename T> void allReduceSumOf(T *values, size_t count);
   Communicator(const Communicator &parent, int rank,
                std::vector<int64_t> jobRanks, uint64_t channel);
 

@@ -4,6 +4,7 @@
 
 #include "runtime/core/EnumNames.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -129,6 +130,42 @@ DeviceMesh::group(int64_t rank, const std::vector<std::string> &axes) const {
     if (i == static_cast<size_t>(-1))
       return members;
   }
+}
+
+DeviceMesh dataParallelMesh(const DeviceMesh &packageMesh,
+                            int64_t dataParallel,
+                            const std::vector<std::string> &order) {
+  std::vector<MeshAxis> axes = packageMesh.axes();
+  if (packageMesh.axisIndex("dp"))
+    throw std::runtime_error("the package's mesh (" + packageMesh.describe() +
+                             ") already has an axis 'dp'; pp-run adds the "
+                             "data-parallel axis itself (--dp)");
+  axes.push_back({"dp", dataParallel, AxisKind::DataReplicate});
+  if (order.empty())
+    return DeviceMesh(std::move(axes));
+  std::string known;
+  for (const MeshAxis &axis : axes)
+    known += (known.empty() ? "" : ",") + axis.name;
+  std::vector<MeshAxis> arranged;
+  for (const std::string &name : order) {
+    auto it = std::find_if(axes.begin(), axes.end(),
+                           [&](const MeshAxis &axis) { return axis.name == name; });
+    if (it == axes.end())
+      throw std::runtime_error(
+          "--mesh-order names '" + name + "', which is " +
+          (std::any_of(arranged.begin(), arranged.end(),
+                       [&](const MeshAxis &axis) { return axis.name == name; })
+               ? std::string("named twice")
+               : "not an axis of this job") +
+          "; list each of the axes " + known + " once, outermost first");
+    arranged.push_back(*it);
+    axes.erase(it);
+  }
+  if (!axes.empty())
+    throw std::runtime_error("--mesh-order misses the axis '" +
+                             axes.front().name + "'; list each of the axes " +
+                             known + " once, outermost first");
+  return DeviceMesh(std::move(arranged));
 }
 
 } // namespace pp::runtime

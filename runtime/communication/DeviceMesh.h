@@ -68,6 +68,16 @@ private:
   std::vector<MeshAxis> meshAxes;
 };
 
+/// The mesh of a training job: the axes of `packageMesh` (the compiled
+/// pipeline) and a data-parallel axis "dp" (replicas) of size
+/// `dataParallel`, laid out in the order `order` names them (outermost
+/// first, so the last varies fastest over consecutive ranks; empty: the
+/// package's axes, then "dp"). Throws std::runtime_error naming an axis
+/// that `order` misses, repeats or does not know.
+DeviceMesh dataParallelMesh(const DeviceMesh &packageMesh,
+                            int64_t dataParallel,
+                            const std::vector<std::string> &order);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_DEVICEMESH_H

@@ -76,4 +76,25 @@ void fillSyntheticLabels(pp_tensor *tensor, uint64_t seed,
   }
 }
 
+SyntheticMicrobatches::SyntheticMicrobatches(const Package &package,
+                                             uint64_t seed, BatchLayout layout,
+                                             int64_t dataRank)
+    : package(package), seed(seed), layout(layout), dataRank(dataRank) {}
+
+void SyntheticMicrobatches::fillInput(const TensorInfo &input, int64_t batch,
+                                      int64_t microbatch, pp_tensor *tensor) {
+  fillSynthetic(tensor, seed, input.name,
+                firstPosition(layout, batch, dataRank, microbatch),
+                input.indexBound);
+  elements += pp_tensor_numel(tensor);
+}
+
+void SyntheticMicrobatches::fillLabels(int64_t batch, int64_t microbatch,
+                                       pp_tensor *tensor) {
+  fillSyntheticLabels(tensor, seed, package.labels.name,
+                      firstPosition(layout, batch, dataRank, microbatch),
+                      package.lossClasses, package.ignoreIndex);
+  elements += pp_tensor_numel(tensor);
+}
+
 } // namespace pp::runtime

@@ -3,6 +3,7 @@
 #ifndef PP_RUNTIME_SYNTHETICDATA_H
 #define PP_RUNTIME_SYNTHETICDATA_H
 
+#include "runtime/data/MicrobatchSource.h"
 #include "runtime/pp_runtime.h"
 
 #include <string>
@@ -37,6 +38,27 @@ void fillSyntheticLabels(pp_tensor *tensor, uint64_t seed,
 /// targets) or i64 (class indices) for the labels (`isLabel`).
 void checkSyntheticDtype(const std::string &name, pp_dtype dtype, bool isLabel,
                          int64_t indexBound = 0);
+
+/// The synthetic samples of data-parallel coordinate `dataRank`: sample
+/// positions come from the batch layout (firstPosition), values from
+/// fillSynthetic (inputs, below their index bound) and fillSyntheticLabels
+/// (labels: the package's class count and ignore_index).
+class SyntheticMicrobatches : public MicrobatchSource {
+public:
+  SyntheticMicrobatches(const Package &package, uint64_t seed,
+                        BatchLayout layout, int64_t dataRank);
+
+  void fillInput(const TensorInfo &input, int64_t batch, int64_t microbatch,
+                 pp_tensor *tensor) override;
+  void fillLabels(int64_t batch, int64_t microbatch,
+                  pp_tensor *tensor) override;
+
+private:
+  const Package &package;
+  uint64_t seed;
+  BatchLayout layout;
+  int64_t dataRank;
+};
 
 } // namespace pp::runtime
 

@@ -250,6 +250,22 @@ std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
   return dataset;
 }
 
+int64_t TokenDataset::countTokens(const std::string &path, int tokenWidth) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat status;
+  if (fd.get() < 0 || ::fstat(fd.get(), &status) != 0)
+    refuse(path, std::string("cannot open it: ") + std::strerror(errno));
+  unsigned char header[kCountOffset + sizeof(uint64_t)] = {};
+  ssize_t got = ::pread(fd.get(), header, sizeof(header), 0);
+  if (got == static_cast<ssize_t>(sizeof(header)) &&
+      std::memcmp(header, kMagic, sizeof(kMagic)) == 0)
+    return static_cast<int64_t>(load<uint64_t>(header + kCountOffset));
+  if (tokenWidth != 2 && tokenWidth != 4)
+    refuse(path, "byte 0: not a pp token dataset; for a flat file of uint16 "
+                 "or uint32 tokens pass --token-width 2|4");
+  return static_cast<int64_t>(status.st_size) / tokenWidth;
+}
+
 TokenDataset::TokenDataset(TokenDataset &&other) noexcept {
   *this = std::move(other);
 }

@@ -57,6 +57,12 @@ public:
   static std::unique_ptr<TokenDataset> open(const std::string &path,
                                             int tokenWidth = 0);
 
+  /// The token count of `path` from its header (pp format) or its size
+  /// (a flat file of `tokenWidth`-byte tokens), reading no token and
+  /// verifying nothing else: for ranks that need the size of data they do
+  /// not read. Throws std::runtime_error when the file cannot be opened.
+  static int64_t countTokens(const std::string &path, int tokenWidth = 0);
+
   TokenDataset(TokenDataset &&other) noexcept;
   TokenDataset &operator=(TokenDataset &&other) noexcept;
   TokenDataset(const TokenDataset &) = delete;

@@ -47,4 +47,11 @@ void Optimizer::step(const std::string &name, float *parameter,
   }
 }
 
+int64_t Optimizer::stateBytes() const {
+  int64_t bytes = 0;
+  for (const auto &[name, state] : states)
+    bytes += (state.first.size() + state.second.size()) * sizeof(float);
+  return bytes;
+}
+
 } // namespace pp::runtime

@@ -30,6 +30,9 @@ public:
   void step(const std::string &name, float *parameter, const float *gradient,
             int64_t n);
 
+  /// Bytes of state (momentum, moments) held so far.
+  int64_t stateBytes() const;
+
 private:
   struct State {
     int64_t steps = 0;

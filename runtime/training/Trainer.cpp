@@ -6,6 +6,9 @@
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/data/TokenBatches.h"
+#include "runtime/training/GradientReduction.h"
+#include "runtime/training/ParameterUpdate.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +27,12 @@
 
 namespace pp::runtime {
 namespace {
+std::vector<Action> TEMP_EVAL_SCHEDULE(int64_t m) {
+  std::vector<Action> a;
+  for (int64_t i = 0; i < m; ++i)
+    a.push_back({Phase::Forward, i});
+  return a;
+}
 
 TensorPtr makeTensor(const TensorInfo &info) {
   pp_tensor *tensor = nullptr;
@@ -47,16 +56,22 @@ public:
     TensorPtr copy;
   };
 
-  /// Trains on synthetic data, or, given `givenInputs` (one host tensor
-  /// per package input, holding every microbatch), runs forward only.
-  StageTrainer(Package &package, Communicator &pipeline, bool reports,
+  /// Trains on the data `options` name, or, given `givenInputs` (one host
+  /// tensor per package input, holding every microbatch), runs forward
+  /// only.
+  StageTrainer(Package &package, Communicator &world, RankGroups &groups,
                Backend &backend, const TrainerOptions &options,
                std::ostream &log,
                const std::vector<pp_tensor *> *givenInputs = nullptr)
-      : package(package), pipeline(pipeline), backend(backend),
-        options(options), log(log), stage(pipeline.rank()), reports(reports),
+      : package(package), world(world), groups(groups),
+        pipeline(*groups.pipeline), dataParallel(*groups.dataParallel),
+        backend(backend), options(options), log(log), stage(groups.stage),
+        reports(world.rank() == 0),
+        layout{package.microbatchSize, options.microbatches,
+               groups.dataParallelSize},
         functions(package.stages[stage].functions),
-        optimizer(options.optimizer), givenInputs(givenInputs) {
+        update(options.optimizer, dataParallel, options.shardOptimizer),
+        givenInputs(givenInputs) {
     // Each saved value lives until the last function of the stage that
     // takes it (Package::load checked that an earlier one returns it).
     for (size_t f = 0; f < functions.size(); ++f)
@@ -74,66 +89,73 @@ public:
     initializeParameters();
     checkSchedule();
     std::vector<Placed> noLabels;
-    MicrobatchData data{0, noLabels, nullptr, 0.0, {}, {}};
-    runSchedule(data);
+    MicrobatchData data{{0, 0, nullptr, /*training=*/false}, noLabels, nullptr,
+                        0.0, {}, {}};
+    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
+                              options.microbatches),
+                data);
     return gatherOutputs(data.outputs);
   }
 
   void run() {
     checkDtypes();
+    openData();
     initializeParameters();
     checkSchedule();
     if (reports) {
+      printMesh();
       int64_t p = package.numStages, m = options.microbatches;
       log << "pipeline: " << p << (p == 1 ? " stage, " : " stages, ")
           << (options.schedule == ScheduleKind::GPipe ? "gpipe" : "1f1b")
           << ", " << m << " microbatches of " << package.microbatchSize
-          << " samples per step; ideal bubble " << std::setprecision(3)
-          << 100.0 * (p - 1) / (m + p - 1) << "%" << std::endl;
+          << " samples x dp " << layout.dataParallel << " = global batch "
+          << layout.globalBatch() << " samples per step; ideal bubble "
+          << std::setprecision(3) << 100.0 * (p - 1) / (m + p - 1) << "%"
+          << std::endl;
     }
-    std::ofstream metrics;
     // Each line is flushed, so that a crash later keeps the steps so far,
     // and checked, so that a failed write (a full disk) stops the run.
-    auto checkMetrics = [&]() {
-      if (!metrics)
-        throw std::runtime_error("cannot write the metrics file '" +
-                                 options.metricsPath +
-                                 "': " + std::strerror(errno));
-    };
-    auto writeMetrics = [&](const nlohmann::json &line) {
-      metrics << line.dump() << std::endl;
-      checkMetrics();
-    };
     if (reports && !options.metricsPath.empty()) {
       metrics.open(options.metricsPath);
       checkMetrics();
     }
+    if (evalBatches > 0)
+      evaluate(0);
     double stepSeconds = 0;
     for (int64_t step = 0; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
       stepSeconds += result.seconds;
-      if (!reports)
-        continue;
-      log << "step " << result.step << "  loss " << std::setprecision(8)
-          << result.loss << "  grad_norm " << result.gradNorm << "  "
-          << std::setprecision(4) << result.samplesPerSecond << " samples/s"
-          << std::endl;
-      if (metrics.is_open())
+      if (reports) {
+        log << "step " << result.step << "  loss " << std::setprecision(8)
+            << result.loss << "  grad_norm " << result.gradNorm << "  "
+            << std::setprecision(4) << result.samplesPerSecond
+            << " samples/s  " << result.tokensPerSecond << " tokens/s"
+            << std::endl;
         writeMetrics({{"step", result.step},
                       {"loss", result.loss},
                       {"grad_norm", result.gradNorm},
-                      {"samples_per_s", result.samplesPerSecond}});
+                      {"samples_per_s", result.samplesPerSecond},
+                      {"tokens_per_s", result.tokensPerSecond}});
+      }
+      if (evalBatches > 0 && ((options.data.evalEvery > 0 &&
+                          result.step % options.data.evalEvery == 0) ||
+                         result.step == options.steps))
+        evaluate(result.step);
     }
+    reportDataReads();
+    // Data-parallel replicas hold the same parameters: the first one
+    // hashes and saves them.
     std::unique_ptr<ParameterFileWriter> saved;
     if (reports && !options.saveParamsPath.empty())
       saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
-    std::string digest = streamParameters(saved.get());
-    if (profile)
+    std::string digest =
+        groups.dataParallelRank == 0 ? streamParameters(saved.get()) : "";
+    if (profile && groups.dataParallelRank == 0)
       writeProfile(stepSeconds);
     if (reports) {
       log << "params_sha256 " << digest << std::endl;
+      writeMetrics({{"params_sha256", digest}});
       if (metrics.is_open()) {
-        writeMetrics({{"params_sha256", digest}});
         metrics.close();
         checkMetrics();
       }
@@ -145,15 +167,85 @@ public:
 private:
   bool isLastStage() const { return stage == package.numStages - 1; }
 
+  void checkMetrics() {
+    if (!metrics)
+      throw std::runtime_error("cannot write the metrics file '" +
+                               options.metricsPath +
+                               "': " + std::strerror(errno));
+  }
+
+  /// Appends `line` to the metrics file, if there is one.
+  void writeMetrics(const nlohmann::json &line) {
+    if (!metrics.is_open())
+      return;
+    metrics << line.dump() << std::endl;
+    checkMetrics();
+  }
+
+  /// The run's first line: the mesh and every rank's coordinates on it.
+  void printMesh() {
+    const DeviceMesh &mesh = groups.mesh;
+    log << "mesh " << mesh.describe() << " (order ";
+    for (size_t i = 0; i < mesh.axes().size(); ++i)
+      log << (i ? "," : "") << mesh.axes()[i].name;
+    log << "):";
+    for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank) {
+      std::vector<int64_t> at = mesh.coordinates(rank);
+      log << " " << rank << "=(";
+      for (size_t i = 0; i < at.size(); ++i)
+        log << (i ? "," : "") << mesh.axes()[i].name << at[i];
+      log << ")";
+    }
+    log << std::endl;
+  }
+
+  /// Opens the data this rank reads: a first stage the inputs, a last
+  /// stage the labels, a middle stage nothing at all.
+  void openData() {
+    DataNeeds needs = dataNeeds(stage, package.numStages);
+    const DataOptions &data = options.data;
+    if (data.path.empty()) {
+      source = std::make_unique<SyntheticMicrobatches>(
+          package, options.seed, layout, groups.dataParallelRank);
+      return;
+    }
+    TokenDataConfig config =
+        tokenDataConfig(package, data.inputName, data.sequenceLength);
+    // Every stage runs the eval batches; a middle stage learns their count
+    // from the file's header alone.
+    if (!data.evalPath.empty())
+      evalBatches =
+          EvalSampler(tokenWindows(TokenDataset::countTokens(data.evalPath,
+                                                             data.tokenWidth),
+                                   config.sequenceLength),
+                      layout, data.evalBatches)
+              .batches();
+    if (!needs.inputs && !needs.labels)
+      return;
+    trainingData = TokenDataset::open(data.path, data.tokenWidth);
+    checkTokenDataset(config, *trainingData);
+    source = trainingMicrobatches(*trainingData, config, options.seed, layout,
+                                  groups.dataParallelRank);
+    if (data.evalPath.empty())
+      return;
+    evalData = TokenDataset::open(data.evalPath, data.tokenWidth);
+    checkTokenDataset(config, *evalData);
+    evalSource = evalMicrobatches(*evalData, config, layout,
+                                  groups.dataParallelRank, data.evalBatches);
+  }
+
   /// Fails before the first step, on every rank alike, for tensors whose
   /// dtype the trainer cannot handle yet.
   void checkDtypes() {
+    checkParameterDtypes();
+    // A token dataset's inputs and labels are checked when it opens.
+    if (!options.data.path.empty())
+      return;
     for (const TensorInfo &input : package.inputs)
       checkSyntheticDtype(input.name, input.dtype, /*isLabel=*/false,
                           input.indexBound);
     checkSyntheticDtype(package.labels.name, package.labels.dtype,
                         /*isLabel=*/true);
-    checkParameterDtypes();
   }
 
   void checkParameterDtypes() {
@@ -211,17 +303,30 @@ private:
       throw std::runtime_error(error);
   }
 
-  /// Runs one stage function over `args`; returns its results.
+  /// A batch the schedule runs: a training step or an eval batch (its
+  /// index), where its samples come from, and whether dropout drops.
+  struct BatchRef {
+    int64_t index;
+    /// Tells its messages apart from every other batch's.
+    int64_t messageStep;
+    MicrobatchSource *source;
+    bool training;
+  };
+
+  /// Runs one stage function over `args` for microbatch `microbatch` of
+  /// `batch`; returns its results.
   std::vector<TensorPtr> call(const StageFunctionInfo &function,
-                              std::vector<pp_tensor *> args, int64_t step,
-                              int64_t microbatch) {
+                              std::vector<pp_tensor *> args,
+                              const BatchRef &batch, int64_t microbatch) {
     pp_frame frame;
     frame.profile = profile.get();
     frame.args = std::move(args);
-    backend.configure(frame, step, microbatch);
+    backend.configure(frame, batch.messageStep, microbatch);
     // Dropout drops in training calls only.
-    frame.position = {options.seed, step, firstSample(step, microbatch),
-                      /*training=*/givenInputs == nullptr};
+    frame.position = {
+        options.seed, batch.index,
+        firstPosition(layout, batch.index, groups.dataParallelRank, microbatch),
+        /*training=*/batch.training};
     function.entry(&frame);
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
@@ -238,14 +343,11 @@ private:
     return results;
   }
 
-  int64_t firstSample(int64_t step, int64_t microbatch) const {
-    return (step * options.microbatches + microbatch) * package.microbatchSize;
-  }
-
   /// Microbatch `microbatch` of the input `info` a stage function takes:
-  /// its rows of the given input in a forward-only run, else synthetic
-  /// samples (integer ids below the input's index bound).
-  TensorPtr input(const TensorInfo &info, int64_t step, int64_t microbatch) {
+  /// its rows of the given input in a forward-only run, else the batch's
+  /// source's.
+  TensorPtr input(const TensorInfo &info, const BatchRef &batch,
+                  int64_t microbatch) {
     auto it = std::find_if(
         package.inputs.begin(), package.inputs.end(),
         [&](const TensorInfo &input) { return input.name == info.name; });
@@ -253,14 +355,12 @@ private:
       throw std::runtime_error("stage " + std::to_string(stage) +
                                " takes the input '" + info.name +
                                "', which the package does not list");
+    TensorPtr tensor = makeTensor(info);
     if (!givenInputs) {
-      TensorPtr tensor = makeTensor(info);
-      fillSynthetic(tensor.get(), options.seed, info.name,
-                    firstSample(step, microbatch), it->indexBound);
+      batch.source->fillInput(info, batch.index, microbatch, tensor.get());
       return tensor;
     }
     pp_tensor *all = (*givenInputs)[it - package.inputs.begin()];
-    TensorPtr tensor = makeTensor(info);
     size_t bytes = pp_tensor_nbytes(tensor.get());
     std::memcpy(pp_tensor_data(tensor.get()),
                 static_cast<const char *>(pp_tensor_data(all)) +
@@ -269,11 +369,11 @@ private:
     return tensor;
   }
 
-  /// What the stage functions of a step share: the step, its labels and
+  /// What the stage functions of a batch share: the batch, its labels and
   /// loss scale (as the functions see them), the loss so far and, per
   /// microbatch, the saved values later phases take by name.
   struct MicrobatchData {
-    int64_t step;
+    BatchRef batch;
     const std::vector<Placed> &labels;
     pp_tensor *lossScale;
     double lossSum;
@@ -300,7 +400,7 @@ private:
         args.push_back(placedParameters.at(arg.name).tensor);
         break;
       case Role::Input:
-        inputs.push_back(input(arg, data.step, mb));
+        inputs.push_back(input(arg, data.batch, mb));
         placedInputs.emplace_back();
         args.push_back(
             backend.place(inputs.back().get(), placedInputs.back().copy));
@@ -322,7 +422,7 @@ private:
       }
     }
     std::vector<TensorPtr> results =
-        call(function, std::move(args), data.step, mb);
+        call(function, std::move(args), data.batch, mb);
     for (const TensorInfo &arg : function.args)
       if (arg.role == Role::Saved && lastUse.at(arg.name) == f)
         saved.erase(arg.name);
@@ -349,15 +449,51 @@ private:
       data.saved.erase(mb);
   }
 
-  /// Runs this stage's functions in the schedule's order over the step's
-  /// microbatches and waits for its messages.
-  void runSchedule(MicrobatchData &data) {
-    for (const Action &action : buildSchedule(
-             options.schedule, package.numStages, stage, options.microbatches))
+  /// Runs this stage's functions in the order of `actions` over the
+  /// batch's microbatches and waits for its messages.
+  void runSchedule(const std::vector<Action> &actions, MicrobatchData &data) {
+    for (const Action &action : actions)
       for (size_t f = 0; f < functions.size(); ++f)
         if (actionRuns(action.phase, functions[f].phase))
           runFunction(f, action.microbatch, data);
     backend.finishStep();
+  }
+
+  /// The labels of `batch`'s microbatches on the last stage (none
+  /// elsewhere), placed for the stage functions in `placed`, and the count
+  /// of loss terms they hold (elements for mse, tokens that are not
+  /// ignore_index for cross_entropy).
+  double drawLabels(const BatchRef &batch, std::vector<TensorPtr> &labels,
+                    std::vector<Placed> &placed) {
+    placed.resize(options.microbatches);
+    if (!isLastStage())
+      return 0;
+    double count = 0;
+    for (int64_t mb = 0; mb < options.microbatches; ++mb) {
+      labels.push_back(makeTensor(package.labels));
+      pp_tensor *label = labels.back().get();
+      batch.source->fillLabels(batch.index, mb, label);
+      placed[mb].tensor = backend.place(label, placed[mb].copy);
+      if (package.lossKind == "mse") {
+        count += static_cast<double>(pp_tensor_numel(label));
+      } else {
+        const int64_t *values =
+            static_cast<const int64_t *>(pp_tensor_data(label));
+        for (int64_t i = 0, n = pp_tensor_numel(label); i < n; ++i)
+          count += values[i] != package.ignoreIndex;
+      }
+    }
+    return count;
+  }
+
+  /// Sums `values` over the last stages of all data-parallel replicas,
+  /// then sends the sums from the last stage to every stage of its
+  /// pipeline: each rank ends with the same bits, reduced over dp only.
+  void sumOverDataParallel(std::vector<double> &values) {
+    if (isLastStage())
+      dataParallel.allReduceSum(values);
+    pipeline.broadcast(values.data(), values.size() * sizeof(double),
+                       static_cast<int>(package.numStages - 1));
   }
 
   StepMetrics trainStep(int64_t step) {
@@ -365,28 +501,18 @@ private:
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
 
-    // The last stage draws every label of the step first: the loss is
-    // divided by the step's element (mse) or token (cross_entropy) count.
+    // The last stages draw every label of the step first: the loss is
+    // divided by the step's element (mse) or token (cross_entropy) count
+    // over all data-parallel replicas.
+    BatchRef batch{step, step, source.get(), /*training=*/true};
     std::vector<TensorPtr> labels;
-    std::vector<Placed> placedLabels(options.microbatches);
-    double count = 0;
+    std::vector<Placed> placedLabels;
+    double localCount = drawLabels(batch, labels, placedLabels);
+    double count = localCount;
     if (isLastStage()) {
-      for (int64_t mb = 0; mb < options.microbatches; ++mb) {
-        labels.push_back(makeTensor(package.labels));
-        fillSyntheticLabels(labels.back().get(), options.seed,
-                            package.labels.name, firstSample(step, mb),
-                            package.lossClasses, package.ignoreIndex);
-        pp_tensor *label = labels.back().get();
-        placedLabels[mb].tensor = backend.place(label, placedLabels[mb].copy);
-        if (package.lossKind == "mse") {
-          count += static_cast<double>(pp_tensor_numel(label));
-        } else {
-          const int64_t *values =
-              static_cast<const int64_t *>(pp_tensor_data(label));
-          for (int64_t i = 0, n = pp_tensor_numel(label); i < n; ++i)
-            count += values[i] != package.ignoreIndex;
-        }
-      }
+      std::vector<double> total = {localCount};
+      dataParallel.allReduceSum(total);
+      count = total[0];
     }
     TensorPtr lossScale =
         makeTensor({"loss_scale", Role::None, PP_DTYPE_F32, {}});
@@ -394,18 +520,32 @@ private:
         count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
-    MicrobatchData data{step, placedLabels, placedScale.tensor, 0.0, {}, {}};
-    runSchedule(data);
+    MicrobatchData data{batch, placedLabels, placedScale.tensor, 0.0, {}, {}};
+    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
+                              options.microbatches),
+                data);
+
+    // Each stage sums its gradients over its data-parallel replicas as
+    // soon as its own backward is done.
+    std::vector<pp_tensor *> hostGradients;
+    for (const ParameterInfo &parameter : package.parameters) {
+      auto it = gradients.find(parameter.tensor.name);
+      if (it == gradients.end())
+        continue;
+      backend.fetch(placedGradients.at(it->first).tensor, it->second.get());
+      hostGradients.push_back(it->second.get());
+    }
+    allReduceGradients(dataParallel, hostGradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
-    // summed in manifest order on every rank, so the norm is the same bits
-    // for every stage count.
+    // summed in manifest order over the pipeline (each parameter counted
+    // once: replicas hold the same sums), so the norm is the same bits on
+    // every rank and for every stage count.
     std::vector<double> squares(package.parameters.size(), 0.0);
     for (size_t i = 0; i < package.parameters.size(); ++i) {
       auto it = gradients.find(package.parameters[i].tensor.name);
       if (it == gradients.end())
         continue;
-      backend.fetch(placedGradients.at(it->first).tensor, it->second.get());
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
         squares[i] += static_cast<double>(g[j]) * g[j];
@@ -415,40 +555,114 @@ private:
     for (double square : squares)
       total += square;
     double gradNorm = std::sqrt(total);
-    if (step == 0 && !options.saveGradsPath.empty())
+    if (step == 0 && !options.saveGradsPath.empty() &&
+        groups.dataParallelRank == 0)
       saveGradients();
     float clip = 1.0f;
     if (options.maxGradNorm > 0)
       clip = static_cast<float>(
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
 
-    for (auto &[name, parameter] : parameters) {
-      // A parameter the loss does not depend on has no gradient (PyTorch's
-      // None) and keeps its value.
-      if (!withGradient.count(name))
-        continue;
-      float *g = floatsOf(gradients.at(name).get());
-      int64_t n = pp_tensor_numel(parameter.get());
-      if (clip < 1.0f)
-        for (int64_t j = 0; j < n; ++j)
-          g[j] *= clip;
-      optimizer.step(name, floatsOf(parameter.get()), g, n);
-      backend.refresh(placedParameters.at(name).tensor, parameter.get());
-    }
+    // A parameter the loss does not depend on has no gradient (PyTorch's
+    // None) and keeps its value.
+    std::vector<ParameterSlot> trained;
+    for (auto &[name, parameter] : parameters)
+      if (withGradient.count(name))
+        trained.push_back({name, floatsOf(parameter.get()),
+                           floatsOf(gradients.at(name).get()),
+                           pp_tensor_numel(parameter.get())});
+    update.apply(trained, clip);
+    for (const ParameterSlot &slot : trained)
+      backend.refresh(placedParameters.at(slot.name).tensor,
+                      parameters.at(slot.name).get());
 
-    // The loss lives on the last stage, and its clock closes the step:
+    // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
-    double report[2] = {
-        count > 0 ? data.lossSum / count : 0.0,
+    std::vector<double> report = {
+        data.lossSum, localCount,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count()};
-    pipeline.broadcast(report, sizeof(report),
-                       static_cast<int>(package.numStages - 1));
-    auto [loss, seconds] = report;
-    double samples =
-        static_cast<double>(options.microbatches * package.microbatchSize);
-    return {step + 1, loss, gradNorm, seconds,
-            seconds > 0 ? samples / seconds : 0.0};
+    sumOverDataParallel(report);
+    count = report[1];
+    double seconds = report[2] / layout.dataParallel;
+    double samples = static_cast<double>(layout.globalBatch());
+    return {step + 1, count > 0 ? report[0] / count : 0.0, gradNorm, seconds,
+            seconds > 0 ? samples / seconds : 0.0,
+            seconds > 0 ? count / seconds : 0.0};
+  }
+
+  /// Runs the eval schedule over every eval batch with dropout off and
+  /// reports the loss over all eval tokens (padding masked out) and its
+  /// perplexity, after `step` training steps. The eval functions keep no
+  /// activations for a backward and no gradients.
+  void evaluate(int64_t step) {
+    auto start = std::chrono::steady_clock::now();
+    std::vector<double> sums = {0.0, 0.0};
+    for (int64_t e = 0; e < evalBatches; ++e) {
+      // Eval batches talk on their own message steps, below every
+      // training step's.
+      BatchRef batch{e, -1 - (evalRound * evalBatches + e), evalSource.get(),
+                     /*training=*/false};
+      std::vector<TensorPtr> labels;
+      std::vector<Placed> placedLabels;
+      sums[1] += drawLabels(batch, labels, placedLabels);
+      // The loss functions return a microbatch's summed loss; the mean
+      // divides once, by every replica's tokens. The scale only seeds a
+      // backward, which eval has none of.
+      TensorPtr lossScale =
+          makeTensor({"loss_scale", Role::None, PP_DTYPE_F32, {}});
+      floatsOf(lossScale.get())[0] = 1.0f;
+      Placed placedScale;
+      placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
+      MicrobatchData data{batch, placedLabels, placedScale.tensor, 0.0, {}, {}};
+      runSchedule(TEMP_EVAL_SCHEDULE(options.microbatches), data);
+      sums[0] += data.lossSum;
+    }
+    ++evalRound;
+    sumOverDataParallel(sums);
+    double loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!reports)
+      return;
+    log << "eval after step " << step << "  loss " << std::setprecision(8)
+        << loss << "  perplexity " << std::exp(loss) << "  ("
+        << static_cast<int64_t>(sums[1]) << " tokens, " << evalBatches
+        << " batches, " << std::setprecision(3) << seconds << " s)"
+        << std::endl;
+    writeMetrics({{"eval_after_step", step},
+                  {"eval_loss", loss},
+                  {"eval_perplexity", std::exp(loss)},
+                  {"eval_tokens", static_cast<int64_t>(sums[1])}});
+  }
+
+  /// Writes (rank 0) how many tokens or elements each rank read from the
+  /// data: a first stage its inputs, a last stage its labels, a middle
+  /// stage none.
+  void reportDataReads() {
+    int64_t ranks = world.worldSize();
+    // Per rank: elements read, bytes of optimizer state.
+    std::vector<double> reads(2 * ranks, 0.0);
+    reads[2 * world.rank()] =
+        static_cast<double>((source ? source->elementsRead() : 0) +
+                            (evalSource ? evalSource->elementsRead() : 0));
+    reads[2 * world.rank() + 1] = static_cast<double>(update.stateBytes());
+    world.allReduceSum(reads);
+    if (!reports)
+      return;
+    nlohmann::json perRank = nlohmann::json::array();
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      nlohmann::json entry = {
+          {"rank", rank},
+          {"elements_read", static_cast<int64_t>(reads[2 * rank])},
+          {"optimizer_state_bytes", static_cast<int64_t>(reads[2 * rank + 1])}};
+      std::vector<int64_t> at = groups.mesh.coordinates(rank);
+      for (size_t i = 0; i < at.size(); ++i)
+        entry[groups.mesh.axes()[i].name] = at[i];
+      perRank.push_back(entry);
+    }
+    writeMetrics({{"ranks", perRank}});
   }
 
   /// The model's outputs on stage 0, each the concatenation of its
@@ -613,19 +827,34 @@ private:
   }
 
   Package &package;
+  Communicator &world;
+  RankGroups &groups;
   /// This rank's pipeline group; its rank is the stage.
   Communicator &pipeline;
+  /// The replicas of this rank's stage; its rank is the dp coordinate.
+  Communicator &dataParallel;
   Backend &backend;
   const TrainerOptions &options;
   std::ostream &log;
   int64_t stage;
   /// Whether this rank prints and writes the metrics (job rank 0).
   bool reports;
+  /// How a step's global batch splits over microbatches and replicas.
+  BatchLayout layout;
   /// This stage's functions, in execution order of their phases.
   const std::vector<StageFunctionInfo> &functions;
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
-  Optimizer optimizer;
+  ParameterUpdate update;
+  std::ofstream metrics;
+  /// The training and eval data this rank reads (null where it reads
+  /// none), and the microbatches drawn from them.
+  std::unique_ptr<TokenDataset> trainingData, evalData;
+  std::unique_ptr<MicrobatchSource> source, evalSource;
+  /// Eval batches per evaluation (0: no evaluation), and evaluations so
+  /// far.
+  int64_t evalBatches = 0;
+  int64_t evalRound = 0;
   /// Seconds per op kind of this stage's functions; null without
   /// --profile.
   std::unique_ptr<OpProfile> profile =
@@ -660,40 +889,59 @@ std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
   return checkDeadlockFree(schedules, sources);
 }
 
-std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
-                                                   Communicator &world) {
-  const DeviceMesh &mesh = package.mesh;
+RankGroups connectRankGroups(const Package &package, Communicator &world,
+                             int64_t dataParallel,
+                             const std::vector<std::string> &meshOrder) {
+  RankGroups groups;
+  groups.mesh = dataParallelMesh(package.mesh, dataParallel, meshOrder);
+  const DeviceMesh &mesh = groups.mesh;
   if (world.worldSize() != mesh.deviceCount())
     throw std::runtime_error(
-        "the package's device mesh " + mesh.describe() + " has device count " +
+        "the job's mesh " + mesh.describe() + " has device count " +
         std::to_string(mesh.deviceCount()) + ", but the job's WORLD_SIZE is " +
         std::to_string(world.worldSize()) +
         "; start one rank per device (--nproc " +
         std::to_string(mesh.deviceCount()) + ")");
-  const MeshAxis *axis = mesh.pipelineAxis();
-  std::vector<std::string> axes;
-  if (axis)
-    axes.push_back(axis->name);
-  return world.split("pipeline", mesh.group(world.rank(), axes));
-}
-
-void train(Package &package, Communicator &world, Communicator &pipeline,
-           Backend &backend, const TrainerOptions &options, std::ostream &log) {
-  for (const MeshAxis &axis : package.mesh.axes())
-    if (axis.kind != AxisKind::Pipeline && axis.size > 1)
+  for (const MeshAxis &axis : mesh.axes())
+    if (axis.kind != AxisKind::Pipeline &&
+        axis.kind != AxisKind::DataReplicate && axis.size > 1)
       throw std::runtime_error(
           "the package's mesh has a " + std::string(axisKindName(axis.kind)) +
           " axis '" + axis.name + "' of size " + std::to_string(axis.size) +
-          "; pp-run trains pipeline meshes only so far (data, tensor and "
-          "context parallelism are not supported yet)");
+          "; pp-run trains pipeline and data-parallel meshes only so far "
+          "(tensor and context parallelism are not supported yet)");
+  DataCoordinates at = dataCoordinates(mesh, world.rank());
+  groups.stage = at.stage;
+  groups.dataParallelRank = at.dataRank;
+  groups.dataParallelSize = at.dataParallel;
+  std::vector<std::string> pipelineAxes;
+  if (const MeshAxis *axis = mesh.pipelineAxis())
+    pipelineAxes.push_back(axis->name);
+  groups.pipeline =
+      world.split("pipeline", mesh.group(world.rank(), pipelineAxes));
+  groups.dataParallel = world.split("dp", mesh.group(world.rank(), {"dp"}));
+  return groups;
+}
+
+void train(Package &package, Communicator &world, RankGroups &groups,
+           Backend &backend, const TrainerOptions &options, std::ostream &log) {
   checkTrainable(package);
-  if (pipeline.worldSize() != package.numStages)
+  if (groups.pipeline->worldSize() != package.numStages)
     throw std::runtime_error("the pipeline group has " +
-                             std::to_string(pipeline.worldSize()) +
+                             std::to_string(groups.pipeline->worldSize()) +
                              " ranks but the package has " +
                              std::to_string(package.numStages) + " stages");
-  StageTrainer(package, pipeline, world.rank() == 0, backend, options, log)
-      .run();
+  StageTrainer(package, world, groups, backend, options, log).run();
+}
+
+void checkTrainingData(const Package &package, const DataOptions &data) {
+  if (data.path.empty())
+    return;
+  TokenDataConfig config =
+      tokenDataConfig(package, data.inputName, data.sequenceLength);
+  for (const std::string &path : {data.path, data.evalPath})
+    if (!path.empty())
+      checkTokenDataset(config, *TokenDataset::open(path, data.tokenWidth));
 }
 
 void checkTrainable(const Package &package) {
@@ -713,8 +961,8 @@ void checkForwardOnly(const Package &package) {
         "--pp-compile=\"infer=true ...\" or run the model file with --infer");
 }
 
-std::vector<TensorPtr> infer(Package &package, Communicator &pipeline,
-                             Backend &backend,
+std::vector<TensorPtr> infer(Package &package, Communicator &world,
+                             RankGroups &groups, Backend &backend,
                              const std::vector<pp_tensor *> &inputs,
                              int64_t microbatches) {
   checkForwardOnly(package);
@@ -726,9 +974,12 @@ std::vector<TensorPtr> infer(Package &package, Communicator &pipeline,
   TrainerOptions options;
   options.schedule = ScheduleKind::GPipe;
   options.microbatches = microbatches;
+  if (groups.dataParallelSize != 1)
+    throw std::runtime_error("a forward-only run (--infer) runs one "
+                             "pipeline; drop --dp");
   std::ostringstream quiet;
-  return StageTrainer(package, pipeline, pipeline.rank() == 0, backend,
-                      options, quiet, &inputs)
+  return StageTrainer(package, world, groups, backend, options, quiet,
+                      &inputs)
       .runForward();
 }
 

@@ -20,6 +20,26 @@
 
 namespace pp::runtime {
 
+/// Where the training and eval samples come from.
+struct DataOptions {
+  /// A token dataset (TokenDataset.h); "" for synthetic samples.
+  std::string path;
+  /// 2 or 4 for flat token files; 0 for pp's own format only.
+  int tokenWidth = 0;
+  /// Tokens per sample: the model's data input takes S tokens, the labels
+  /// the S that follow each by one.
+  int64_t sequenceLength = 0;
+  /// The model input that takes the tokens; "" for its one integer input.
+  std::string inputName;
+  /// An eval token dataset; "" for no evaluation.
+  std::string evalPath;
+  /// Evaluate before step 1, after every `evalEvery` steps (0: only) and
+  /// after the last.
+  int64_t evalEvery = 0;
+  /// Eval batches per evaluation; 0 for the whole eval dataset.
+  int64_t evalBatches = 0;
+};
+
 struct TrainerOptions {
   ScheduleKind schedule = ScheduleKind::OneForwardOneBackward;
   int64_t microbatches = 1;
@@ -39,6 +59,10 @@ struct TrainerOptions {
   /// Clip the global gradient norm to this value; 0 disables clipping.
   double maxGradNorm = 0;
   OptimizerOptions optimizer;
+  /// Keep 1/D of each stage's optimizer state on each data-parallel rank
+  /// (ZeRO-1).
+  bool shardOptimizer = false;
+  DataOptions data;
 };
 
 /// What a step reports (identical on every rank).
@@ -48,6 +72,21 @@ struct StepMetrics {
   double gradNorm = 0;
   double seconds = 0;
   double samplesPerSecond = 0;
+  /// Loss terms (tokens that are not ignore_index, or mse elements) of the
+  /// global batch per second.
+  double tokensPerSecond = 0;
+};
+
+/// A rank's place in the job's mesh and the groups it talks in.
+struct RankGroups {
+  /// The job's mesh: the package's pipeline axis and the "dp" axis.
+  DeviceMesh mesh;
+  int64_t stage = 0;
+  int64_t dataParallelRank = 0, dataParallelSize = 1;
+  /// The ranks that differ from this one only in the pipeline coordinate
+  /// (its rank is the stage), and only in the dp coordinate (its rank is
+  /// the dp coordinate).
+  std::unique_ptr<Communicator> pipeline, dataParallel;
 };
 
 /// Checks that `kind` with `microbatches` cannot deadlock on the messages
@@ -55,21 +94,26 @@ struct StepMetrics {
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
                                  int64_t microbatches);
 
-/// Connects this rank's pipeline group: the ranks of `package.mesh` that
-/// differ from `world.rank()` only in the pipeline coordinate. Its rank is
-/// this rank's stage. Throws when the job's size is not the mesh's.
-std::unique_ptr<Communicator> connectPipelineGroup(const Package &package,
-                                                   Communicator &world);
+/// Lays the job out as `package`'s pipeline times `dataParallel` replicas
+/// in `meshOrder` (dataParallelMesh) and connects this rank's groups.
+/// Throws when the job's size is not the mesh's.
+RankGroups connectRankGroups(const Package &package, Communicator &world,
+                             int64_t dataParallel,
+                             const std::vector<std::string> &meshOrder);
 
-/// Trains `package` on this rank of the job (`world`): the stage is its
-/// pipeline coordinate in the package's mesh, and stages talk over
-/// `pipeline` (from connectPipelineGroup). The stage functions run on
-/// `backend` (whose stage library the package has loaded; its messages go
-/// over `pipeline` too). Rank 0 prints each step to `log` and writes the
-/// metrics file. Throws std::runtime_error with a clear message on any
-/// failure.
-void train(Package &package, Communicator &world, Communicator &pipeline,
+/// Trains `package` on this rank of the job (`world`) in its place in
+/// `groups`: its stage's messages go over the pipeline group, its
+/// gradients and loss terms are summed over the data-parallel group. The
+/// stage functions run on `backend` (whose stage library the package has
+/// loaded). Rank 0 prints each step to `log` and writes the metrics file.
+/// Throws std::runtime_error with a clear message on any failure.
+void train(Package &package, Communicator &world, RankGroups &groups,
            Backend &backend, const TrainerOptions &options, std::ostream &log);
+
+/// Throws std::runtime_error, naming the file and the problem, unless
+/// `package` can train on the token datasets `data` names (none for
+/// synthetic data): their format, checksum, size and vocabulary.
+void checkTrainingData(const Package &package, const DataOptions &data);
 
 /// Throws std::runtime_error, saying what to do instead, when `package` is
 /// forward-only.
@@ -86,8 +130,8 @@ void checkForwardOnly(const Package &package);
 /// Package::outputs order, each the microbatches' results concatenated
 /// along dimension 0; other stages return none. Throws std::runtime_error
 /// for a training package and on any failure.
-std::vector<TensorPtr> infer(Package &package, Communicator &pipeline,
-                             Backend &backend,
+std::vector<TensorPtr> infer(Package &package, Communicator &world,
+                             RankGroups &groups, Backend &backend,
                              const std::vector<pp_tensor *> &inputs,
                              int64_t microbatches);
 

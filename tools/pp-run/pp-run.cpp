@@ -47,8 +47,6 @@ using namespace pp::runtime;
 
 namespace {
 
-enum class DataSource { Synthetic };
-
 cl::OptionCategory runCategory("pp-run options");
 
 cl::opt<std::string> input(cl::Positional, cl::Required,
@@ -70,14 +68,60 @@ cl::opt<int> microbatches("microbatches", cl::init(1),
 cl::opt<int> steps("steps", cl::init(1),
                    cl::desc("Training steps to run (>= 1)"),
                    cl::cat(runCategory));
-cl::opt<DataSource>
-    data("data", cl::init(DataSource::Synthetic), cl::desc("Training data"),
-         cl::values(clEnumValN(DataSource::Synthetic, "synthetic",
-                               "deterministic random samples keyed by "
-                               "(seed, sample index)")),
-         cl::cat(runCategory));
+cl::opt<std::string>
+    data("data", cl::init("synthetic"),
+         cl::desc("Training data: synthetic (default; deterministic random "
+                  "samples keyed by (seed, sample index)) or a token dataset "
+                  "(pp-data pack, or a flat file with --token-width)"),
+         cl::value_desc("synthetic|file"), cl::cat(runCategory));
+cl::opt<int> sequenceLength(
+    "seq-len", cl::init(0),
+    cl::desc("With --data FILE: tokens per sample; the model's token input "
+             "takes S tokens, the labels the next S (default: the model's "
+             "sequence length, which it must equal)"),
+    cl::cat(runCategory));
+cl::opt<int> tokenWidth(
+    "token-width", cl::init(0),
+    cl::desc("Read --data and --eval-data as flat little-endian token files "
+             "of this many bytes per token (2: uint16, 4: uint32), as "
+             "nanoGPT's prepare.py writes them"),
+    cl::cat(runCategory));
+cl::opt<std::string> dataInput(
+    "data-input",
+    cl::desc("With --data FILE: the model input that takes the tokens "
+             "(default: its one integer input)"),
+    cl::value_desc("name"), cl::cat(runCategory));
+cl::opt<std::string> evalData(
+    "eval-data",
+    cl::desc("Token dataset to evaluate on before step 1, every "
+             "--eval-every steps and after the last (loss and perplexity)"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<int> evalEvery("eval-every", cl::init(0),
+                       cl::desc("Evaluate after every K steps too (0: only "
+                                "before the first and after the last)"),
+                       cl::cat(runCategory));
+cl::opt<int> evalBatches(
+    "eval-batches", cl::init(0),
+    cl::desc("Global batches per evaluation (0: the whole eval dataset)"),
+    cl::cat(runCategory));
+cl::opt<int> dataParallel(
+    "dp", cl::init(1),
+    cl::desc("Data-parallel replicas of the pipeline (default 1); the "
+             "global batch is microbatch size x microbatches x D"),
+    cl::cat(runCategory));
+cl::list<std::string> meshOrder(
+    "mesh-order", cl::CommaSeparated,
+    cl::desc("The mesh's axes, outermost first; the last varies fastest over "
+             "consecutive ranks (default pp,dp)"),
+    cl::value_desc("pp,dp"), cl::cat(runCategory));
+cl::opt<bool> shardOptimizer(
+    "shard-optimizer",
+    cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
+             "rank and gather the updated parameters (ZeRO-1)"),
+    cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
-                       cl::desc("Seed of the synthetic data"),
+                       cl::desc("Seed of the synthetic data, of the training "
+                                "data's order and of dropout"),
                        cl::cat(runCategory));
 cl::opt<std::string>
     metricsPath("metrics",
@@ -239,6 +283,16 @@ TrainerOptions trainerOptions() {
   options.optimizer.learningRate = static_cast<float>(learningRate);
   options.optimizer.momentum = static_cast<float>(momentum);
   options.optimizer.weightDecay = static_cast<float>(weightDecay);
+  options.shardOptimizer = shardOptimizer;
+  if (data != "synthetic") {
+    options.data.path = data;
+    options.data.tokenWidth = tokenWidth;
+    options.data.sequenceLength = sequenceLength;
+    options.data.inputName = dataInput;
+    options.data.evalPath = evalData;
+    options.data.evalEvery = evalEvery;
+    options.data.evalBatches = evalBatches;
+  }
   return options;
 }
 
@@ -261,6 +315,31 @@ std::string optionProblem() {
     return atLeastOne("stages", stages);
   if (microbatchSize.getNumOccurrences() && microbatchSize < 1)
     return atLeastOne("microbatch-size", microbatchSize);
+  if (dataParallel < 1)
+    return atLeastOne("dp", dataParallel);
+  for (auto [flag, value] : {std::pair{"seq-len", sequenceLength.getValue()},
+                             std::pair{"eval-every", evalEvery.getValue()},
+                             std::pair{"eval-batches", evalBatches.getValue()}})
+    if (value < 0)
+      return "--" + std::string(flag) + " must be 0 or more, got " +
+             std::to_string(value);
+  if (tokenWidth != 0 && tokenWidth != 2 && tokenWidth != 4)
+    return "--token-width must be 2 (uint16 tokens) or 4 (uint32), got " +
+           std::to_string(tokenWidth);
+  if (data == "synthetic") {
+    const cl::Option *tokenOptions[] = {&sequenceLength, &tokenWidth,
+                                        &dataInput,      &evalData,
+                                        &evalEvery,      &evalBatches};
+    for (const cl::Option *option : tokenOptions)
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to token data; add --data FILE (a token dataset)";
+  } else if (evalData.empty()) {
+    for (const cl::Option *option : {&evalEvery, &evalBatches})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to evaluation; add --eval-data FILE";
+  }
   // Rates are rounded to float: they must be finite there too.
   struct Rate {
     const char *flag;
@@ -300,9 +379,12 @@ std::string inferenceOptionProblem() {
   if (outputsDir.empty())
     return "--infer needs --outputs-dir DIR, where the outputs go";
   const cl::Option *trainingOptions[] = {
-      &loss,         &metricsPath, &saveParamsPath, &freeze,
-      &microbatches, &steps,       &scheduleName,   &optimizerName,
-      &learningRate, &momentum,    &weightDecay,    &clipGradNorm};
+      &loss,         &metricsPath,    &saveParamsPath,
+      &freeze,       &microbatches,   &steps,
+      &scheduleName, &optimizerName,  &learningRate,
+      &momentum,     &weightDecay,    &clipGradNorm,
+      &data,         &dataParallel,   std::addressof(meshOrder),
+      &evalData,     &shardOptimizer};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
@@ -423,14 +505,14 @@ loadInferenceInputs(const Package &package) {
 
 /// Rank `world.rank()`'s part of a forward-only run; rank 0 writes the
 /// outputs.
-void runInference(Package &package, Communicator &world,
-                  Communicator &pipeline, Backend &backend) {
+void runInference(Package &package, Communicator &world, RankGroups &groups,
+                  Backend &backend) {
   auto [inputs, microbatches] = loadInferenceInputs(package);
   std::vector<pp_tensor *> raw;
   for (TensorPtr &input : inputs)
     raw.push_back(input.get());
   std::vector<TensorPtr> outputs =
-      infer(package, pipeline, backend, raw, microbatches);
+      infer(package, world, groups, backend, raw, microbatches);
   if (world.rank() != 0)
     return;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -488,14 +570,15 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     pp_set_gemm_threads(1);
     Package package = Package::load(packageDir);
     Communicator world(info);
-    std::unique_ptr<Communicator> pipeline =
-        connectPipelineGroup(package, world);
-    std::unique_ptr<Backend> backend = createBackend(*pipeline);
+    RankGroups groups = connectRankGroups(
+        package, world, dataParallel,
+        std::vector<std::string>(meshOrder.begin(), meshOrder.end()));
+    std::unique_ptr<Backend> backend = createBackend(*groups.pipeline);
     package.loadStageLibrary(backend->stageLibrary());
     if (inferMode)
-      runInference(package, world, *pipeline, *backend);
+      runInference(package, world, groups, *backend);
     else
-      train(package, world, *pipeline, *backend, trainerOptions(), std::cout);
+      train(package, world, groups, *backend, trainerOptions(), std::cout);
   } catch (const std::exception &failure) {
     return reportRankFailure(info.rank, info.worldSize, failure);
   }
@@ -536,6 +619,23 @@ std::vector<std::string> rankArguments(const std::string &program,
     return args;
   }
   add("schedule", scheduleName);
+  add("dp", std::to_string(dataParallel));
+  if (!meshOrder.empty())
+    add("mesh-order", llvm::join(meshOrder, ","));
+  if (shardOptimizer)
+    args.push_back("--shard-optimizer");
+  if (data != "synthetic") {
+    add("data", absolute(data));
+    add("token-width", std::to_string(tokenWidth));
+    add("seq-len", std::to_string(sequenceLength));
+    if (!dataInput.empty())
+      add("data-input", dataInput);
+    if (!evalData.empty()) {
+      add("eval-data", absolute(evalData));
+      add("eval-every", std::to_string(evalEvery));
+      add("eval-batches", std::to_string(evalBatches));
+    }
+  }
   add("microbatches", std::to_string(microbatches));
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
@@ -662,7 +762,8 @@ int main(int argc, char **argv) {
     return runRank(packageDir, info);
   }
 
-  // Every rank checks the package again; the launcher says it once.
+  // Every rank checks the package and the data again; the launcher says
+  // it once, before starting any.
   DeviceMesh mesh;
   try {
     Package package = Package::load(packageDir);
@@ -671,18 +772,20 @@ int main(int argc, char **argv) {
       loadInferenceInputs(package);
     } else {
       checkTrainable(package);
+      checkTrainingData(package, trainerOptions().data);
     }
-    mesh = package.mesh;
+    mesh = dataParallelMesh(
+        package.mesh, dataParallel,
+        std::vector<std::string>(meshOrder.begin(), meshOrder.end()));
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
   int devices = static_cast<int>(mesh.deviceCount());
   int count = numProcesses == 0 ? devices : static_cast<int>(numProcesses);
   if (count != devices)
-    return error("--nproc " + Twine(count) +
-                 " does not match the package's device mesh " +
+    return error("--nproc " + Twine(count) + " does not match the job's mesh " +
                  mesh.describe() + ", whose device count is " + Twine(devices) +
-                 "; run --nproc " + Twine(devices));
+                 " (stages x --dp); run --nproc " + Twine(devices));
   if (count == 1) {
     RendezvousInfo info;
     info.timeout = std::chrono::seconds(timeoutSeconds);

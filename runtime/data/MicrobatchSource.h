@@ -1,0 +1,55 @@
+//===- MicrobatchSource.h - where a rank's microbatches come from -*- C++ -*-===//
+//
+// The trainer asks a source for the model inputs (on the first stage) and
+// the labels (on the last stage) of each microbatch; middle stages never
+// ask. Microbatch k of batch t (a training step or an eval batch) on
+// data-parallel coordinate d is global microbatch k * D + d of the batch,
+// so the samples of a batch do not depend on how it is split.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_MICROBATCHSOURCE_H
+#define PP_RUNTIME_MICROBATCHSOURCE_H
+
+#include "runtime/data/Sampler.h"
+#include "runtime/package/Package.h"
+
+#include <cstdint>
+
+namespace pp::runtime {
+
+/// The position in the global sample order of the first sample of
+/// microbatch `microbatch` of batch `batch` on data-parallel coordinate
+/// `dataRank`: batch * B + (microbatch * D + dataRank) * b. Synthetic
+/// samples and dropout masks are keyed by it, so every mesh draws them
+/// alike.
+inline int64_t firstPosition(const BatchLayout &layout, int64_t batch,
+                             int64_t dataRank, int64_t microbatch) {
+  return batch * layout.globalBatch() +
+         (microbatch * layout.dataParallel + dataRank) * layout.microbatchSize;
+}
+
+class MicrobatchSource {
+public:
+  virtual ~MicrobatchSource() = default;
+
+  /// Fills `tensor`, the model input `input` of microbatch `microbatch`
+  /// of batch `batch`.
+  virtual void fillInput(const TensorInfo &input, int64_t batch,
+                         int64_t microbatch, pp_tensor *tensor) = 0;
+  /// Fills `tensor` with the labels of microbatch `microbatch` of batch
+  /// `batch`; positions the loss must skip hold the package's
+  /// ignore_index.
+  virtual void fillLabels(int64_t batch, int64_t microbatch,
+                          pp_tensor *tensor) = 0;
+
+  /// Elements (tokens, for a token dataset) this source has filled in.
+  int64_t elementsRead() const { return elements; }
+
+protected:
+  int64_t elements = 0;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_MICROBATCHSOURCE_H
