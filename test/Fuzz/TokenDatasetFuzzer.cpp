@@ -2,9 +2,9 @@
 //
 // Opens each input as a token file (runtime/data/TokenDataset.h) in pp's
 // format and as flat files of both widths. What opens must be consistent:
-// its size accounts for every byte, maxToken is the largest token read and
-// firstTokenAtLeast finds it; a pp dataset is canonical, so it must write
-// back to the same bytes.
+// countTokens counts its tokens, its size accounts for every byte, maxToken
+// is the largest token read and firstTokenAtLeast finds it; a pp dataset is
+// canonical, so it must write back to the same bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,12 +55,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const pp::fuzz::ScratchDirectory scratch;
   std::string path = scratch.write("tokens.bin", data, size);
   for (int width : {0, 2, 4}) {
+    int64_t counted = -1;
+    try {
+      counted = TokenDataset::countTokens(path, width);
+    } catch (const std::runtime_error &) {
+    }
     std::unique_ptr<TokenDataset> dataset;
     try {
       dataset = TokenDataset::open(path, width);
     } catch (const std::runtime_error &) {
       continue;
     }
+    if (counted != dataset->size())
+      pp::fuzz::fail("countTokens does not count what open reads");
     check(*dataset, scratch.path() + "/rewritten.bin", data, size);
   }
   return 0;

@@ -322,6 +322,57 @@ TEST(TokenDataset, RefusesMissingFilesDirectoriesAndEmptyFiles) {
   expectMentions(bytesError("", 2), "the file is empty");
 }
 
+TEST(TokenDataset, CountsTokensFromTheHeaderOrTheSize) {
+  std::string directory = freshDirectory();
+  for (int width : {2, 4}) {
+    std::string path = directory + "/packed.bin";
+    writeTokenDataset(path, kTokens, 2, kByteVocabulary, width);
+    EXPECT_EQ(TokenDataset::countTokens(path), 7);
+    EXPECT_EQ(TokenDataset::countTokens(path, width), 7);
+  }
+  writeBytes(directory + "/flat.bin", flatBytes<uint16_t>({1, 2, 3, 4}));
+  EXPECT_EQ(TokenDataset::countTokens(directory + "/flat.bin", 2), 4);
+  EXPECT_EQ(TokenDataset::countTokens(directory + "/flat.bin", 4), 2);
+  // It reads no token: a corrupt payload is open's to find.
+  std::string bytes = packedBytes();
+  bytes[kTokenDatasetHeaderBytes] ^= 1;
+  writeBytes(directory + "/flipped.bin", bytes);
+  EXPECT_EQ(TokenDataset::countTokens(directory + "/flipped.bin"), 7);
+}
+
+TEST(TokenDataset, CountingRefusesWhatTheHeaderAndSizeShow) {
+  std::string directory = freshDirectory();
+  auto countError = [&](const std::string &bytes, int tokenWidth) {
+    std::string path = directory + "/tokens.bin";
+    writeBytes(path, bytes);
+    try {
+      TokenDataset::countTokens(path, tokenWidth);
+    } catch (const std::runtime_error &error) {
+      return std::string(error.what());
+    }
+    return std::string("counted");
+  };
+  std::string packed = packedBytes();
+  expectMentions(countError(packed.substr(0, packed.size() - 1), 0),
+                 "is truncated at token 6 (byte 84)");
+  expectMentions(countError(packed + "x", 0), "1 more bytes follow");
+  expectMentions(countError(packed.substr(0, 40), 2),
+                 "the header is truncated");
+  expectMentions(countError(packed, 4), "pass 2 or no width");
+  expectMentions(countError(flatBytes<uint16_t>({1, 2, 3}), 0),
+                 "pass --token-width 2|4");
+  expectMentions(countError(flatBytes<uint16_t>({1, 2, 3}), 4),
+                 "not a multiple of the token width 4");
+  expectMentions(countError("", 2), "the file is empty");
+  expectMentions(countError(packed, 3), "the token width must be 2 or 4");
+  try {
+    TokenDataset::countTokens(directory, 2);
+    ADD_FAILURE() << "counted a directory";
+  } catch (const std::runtime_error &error) {
+    expectMentions(error.what(), "it is a directory");
+  }
+}
+
 TEST(TokenDataset, WriterRefusesWhatItCannotRecord) {
   std::string directory = freshDirectory();
   std::string path = directory + "/tokens.bin";
