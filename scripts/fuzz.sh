@@ -7,7 +7,8 @@
 #                                    and fixed crashes, then 3 s of mutation
 #   scripts/fuzz.sh TARGET SECONDS [LIBFUZZER_FLAGS...]
 #                                    a long run of pp-fuzz-TARGET (onnx,
-#                                    onnx-text, package, parameter-file)
+#                                    onnx-text, package, parameter-file,
+#                                    token-dataset)
 #
 # A long run grows its corpus in build-fuzz/corpus/TARGET (kept between
 # runs; the seeds in test/Fuzz/corpus/TARGET are read, never written) and
@@ -16,7 +17,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PP_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-targets=(onnx onnx-text package parameter-file)
+targets=(onnx onnx-text package parameter-file token-dataset)
 
 "$root/scripts/setup.sh" fuzz
 if [ ! -f "$build/build.ninja" ]; then

@@ -23,7 +23,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["pp-opt", "pp-run", "pp-data", "pp-torch-reference", "pp-fuzz-onnx",
-     "pp-fuzz-onnx-text", "pp-fuzz-package", "pp-fuzz-parameter-file"],
+     "pp-fuzz-onnx-text", "pp-fuzz-package", "pp-fuzz-parameter-file",
+     "pp-fuzz-token-dataset"],
     [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))

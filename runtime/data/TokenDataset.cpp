@@ -76,7 +76,10 @@ class FileDescriptor {
 public:
   explicit FileDescriptor(int fd) : fd(fd) {}
   FileDescriptor(const FileDescriptor &) = delete;
-  FileDescriptor &operator=(const FileDescriptor &) = delete;
+  FileDescriptor &operator=(FileDescriptor &&other) noexcept {
+    std::swap(fd, other.fd);
+    return *this;
+  }
   ~FileDescriptor() {
     if (fd >= 0)
       ::close(fd);
@@ -92,101 +95,23 @@ private:
   int fd;
 };
 
-/// Reads and verifies the header of the pp token dataset `path` whose
-/// `fileBytes` bytes are mapped at `bytes`; returns its width, token count
-/// and largest token through the out-parameters.
-TokenDatasetHeader readHeader(const std::string &path,
-                              const unsigned char *bytes, size_t fileBytes,
-                              int &width, int64_t &count, uint32_t &largest) {
-  if (fileBytes < kTokenDatasetHeaderBytes)
-    refuse(path, "the header is truncated: the file has " + str(fileBytes) +
-                     " bytes, a header " + str(kTokenDatasetHeaderBytes) +
-                     "; " + kRepack);
+/// What a token file's first bytes and size say, before any token is read.
+struct FileLayout {
+  /// pp's format: a header, then the tokens.
+  bool packed = false;
+  int width = 0;
+  int64_t count = 0;
+  /// The header's fields (pp format), its checksum not yet verified.
   TokenDatasetHeader header;
-  header.version = load<uint32_t>(bytes + kVersionOffset);
-  if (header.version != kVersion)
-    refuse(path, "byte " + str(kVersionOffset) + ": format version " +
-                     str(header.version) + " is not one this pp reads (" +
-                     str(kVersion) + "); " + kRepack);
-  uint32_t recordedWidth = load<uint32_t>(bytes + kWidthOffset);
-  if (recordedWidth != 2 && recordedWidth != 4)
-    refuse(path, "byte " + str(kWidthOffset) + ": the token width " +
-                     str(recordedWidth) +
-                     " is neither 2 nor 4 (the header is corrupt); " + kRepack);
-  width = static_cast<int>(recordedWidth);
+  uint32_t recordedLargest = 0;
+  std::string recordedChecksum;
+};
 
-  uint64_t recordedCount = load<uint64_t>(bytes + kCountOffset);
-  uint64_t payload = fileBytes - kTokenDatasetHeaderBytes;
-  if (recordedCount > payload / recordedWidth)
-    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
-                     str(recordedCount) + " tokens of " + str(recordedWidth) +
-                     " bytes, but the file of " + str(fileBytes) +
-                     " bytes is truncated at token " +
-                     str(payload / recordedWidth) + " (byte " +
-                     str(kTokenDatasetHeaderBytes +
-                         payload / recordedWidth * recordedWidth) +
-                     "); copy it again or " + kRepack);
-  uint64_t end = kTokenDatasetHeaderBytes + recordedCount * recordedWidth;
-  if (end != fileBytes)
-    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
-                     str(recordedCount) + " tokens of " + str(recordedWidth) +
-                     " bytes, but " + str(fileBytes - end) +
-                     " more bytes follow the last token, from byte " +
-                     str(end) + "; copy it again or " + kRepack);
-  if (recordedCount == 0)
-    refuse(path, "byte " + str(kCountOffset) +
-                     ": the dataset holds no tokens; pack a non-empty text "
-                     "with pp-data pack");
-  count = static_cast<int64_t>(recordedCount);
-
-  uint64_t documents = load<uint64_t>(bytes + kDocumentsOffset);
-  if (documents > recordedCount)
-    refuse(path, "byte " + str(kDocumentsOffset) + ": " + str(documents) +
-                     " documents cannot hold " + str(recordedCount) +
-                     " tokens (each ends with a token; the header is "
-                     "corrupt); " +
-                     kRepack);
-  header.documents = static_cast<int64_t>(documents);
-
-  const unsigned char *tokens = bytes + kTokenDatasetHeaderBytes;
-  Sha256 sha;
-  sha.update(tokens, payload);
-  header.checksum = sha.hex();
-  std::string recorded = hexDigits(bytes + kChecksumOffset, kChecksumBytes);
-  if (header.checksum != recorded)
-    refuse(path, "the SHA-256 of the tokens (bytes " +
-                     str(kTokenDatasetHeaderBytes) + " to " + str(end) +
-                     ") is " + header.checksum + ", but the header (byte " +
-                     str(kChecksumOffset) + ") records " + recorded +
-                     ": the file is corrupt; copy it again or " + kRepack);
-
-  largest = load<uint32_t>(bytes + kMaxTokenOffset);
-  uint32_t actual = withTokenType(width, [&](auto type) {
-    return largestToken<decltype(type)>(tokens, count);
-  });
-  if (actual != largest)
-    refuse(path, "byte " + str(kMaxTokenOffset) + ": the header records " +
-                     str(largest) + " as the largest token, but it is " +
-                     str(actual) + " (the header is corrupt); " + kRepack);
-  header.vocabulary = load<uint32_t>(bytes + kVocabularyOffset);
-  if (largest >= header.vocabulary)
-    refuse(path, "byte " + str(kVocabularyOffset) + ": the largest token " +
-                     str(largest) + " is outside the declared vocabulary of " +
-                     str(header.vocabulary) +
-                     " tokens (the header is corrupt); " + kRepack);
-  return header;
-}
-
-} // namespace
-
-std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
-                                                 int tokenWidth) {
-  if (tokenWidth != 0 && tokenWidth != 2 && tokenWidth != 4)
-    refuse(path, "the token width must be 2 or 4 (bytes per token of a flat "
-                 "file), or 0 for pp's format; got " +
-                     std::to_string(tokenWidth));
+/// Opens `path` into `fd` and returns its size: a regular file's, not
+/// empty.
+size_t openRegularFile(const std::string &path, FileDescriptor &fd) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer.
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  fd = FileDescriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0)
     refuse(path, std::string("cannot open it: ") + std::strerror(errno));
   struct stat status;
@@ -196,10 +121,130 @@ std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
     refuse(path, "it is a directory; name the token file in it");
   if (!S_ISREG(status.st_mode))
     refuse(path, "it is not a regular file");
-  size_t fileBytes = static_cast<size_t>(status.st_size);
-  if (fileBytes == 0)
+  if (status.st_size == 0)
     refuse(path, "the file is empty; pack a non-empty text with pp-data pack");
+  return static_cast<size_t>(status.st_size);
+}
 
+/// Checks the header of the pp token dataset `path` at `bytes` (at least
+/// kTokenDatasetHeaderBytes of them) against the file's size `fileBytes`.
+void readHeader(const std::string &path, const unsigned char *bytes,
+                size_t fileBytes, FileLayout &layout) {
+  TokenDatasetHeader &header = layout.header;
+  header.version = load<uint32_t>(bytes + kVersionOffset);
+  if (header.version != kVersion)
+    refuse(path, "byte " + str(kVersionOffset) + ": format version " +
+                     str(header.version) + " is not one this pp reads (" +
+                     str(kVersion) + "); " + kRepack);
+  uint32_t width = load<uint32_t>(bytes + kWidthOffset);
+  if (width != 2 && width != 4)
+    refuse(path, "byte " + str(kWidthOffset) + ": the token width " +
+                     str(width) +
+                     " is neither 2 nor 4 (the header is "
+                     "corrupt); " +
+                     kRepack);
+  layout.width = static_cast<int>(width);
+
+  uint64_t count = load<uint64_t>(bytes + kCountOffset);
+  uint64_t payload = fileBytes - kTokenDatasetHeaderBytes;
+  if (count > payload / width)
+    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
+                     str(count) + " tokens of " + str(width) +
+                     " bytes, but the file of " + str(fileBytes) +
+                     " bytes is truncated at token " + str(payload / width) +
+                     " (byte " +
+                     str(kTokenDatasetHeaderBytes + payload / width * width) +
+                     "); copy it again or " + kRepack);
+  uint64_t end = kTokenDatasetHeaderBytes + count * width;
+  if (end != fileBytes)
+    refuse(path, "the header (byte " + str(kCountOffset) + ") records " +
+                     str(count) + " tokens of " + str(width) + " bytes, but " +
+                     str(fileBytes - end) +
+                     " more bytes follow the last token, from byte " +
+                     str(end) + "; copy it again or " + kRepack);
+  if (count == 0)
+    refuse(path, "byte " + str(kCountOffset) +
+                     ": the dataset holds no tokens; pack a non-empty text "
+                     "with pp-data pack");
+  layout.count = static_cast<int64_t>(count);
+
+  uint64_t documents = load<uint64_t>(bytes + kDocumentsOffset);
+  if (documents > count)
+    refuse(path, "byte " + str(kDocumentsOffset) + ": " + str(documents) +
+                     " documents cannot hold " + str(count) +
+                     " tokens (each ends with a token; the header is "
+                     "corrupt); " +
+                     kRepack);
+  header.documents = static_cast<int64_t>(documents);
+  header.vocabulary = load<uint32_t>(bytes + kVocabularyOffset);
+  layout.recordedLargest = load<uint32_t>(bytes + kMaxTokenOffset);
+  if (layout.recordedLargest >= header.vocabulary)
+    refuse(path, "byte " + str(kVocabularyOffset) + ": the largest token " +
+                     str(layout.recordedLargest) +
+                     " is outside the declared vocabulary of " +
+                     str(header.vocabulary) +
+                     " tokens (the header is corrupt); " + kRepack);
+  layout.recordedChecksum = hexDigits(bytes + kChecksumOffset, kChecksumBytes);
+}
+
+/// The layout of the token file `path` of `fileBytes` bytes, whose first
+/// min(fileBytes, kTokenDatasetHeaderBytes) bytes are at `start`, opened
+/// with `tokenWidth` as TokenDataset::open takes it. Checks everything
+/// but the tokens themselves.
+FileLayout readLayout(const std::string &path, const unsigned char *start,
+                      size_t fileBytes, int tokenWidth) {
+  bool startsWithMagic =
+      std::memcmp(start, kMagic, std::min(fileBytes, sizeof(kMagic))) == 0 &&
+      (tokenWidth == 0 || fileBytes >= sizeof(kMagic));
+  if (!startsWithMagic && tokenWidth == 0)
+    refuse(path, "byte 0: not a pp token dataset (it does not start with "
+                 "\"PPTOKENS\"); for a flat file of uint16 or uint32 tokens "
+                 "(nanoGPT's train.bin) pass --token-width 2|4, else pack "
+                 "text with pp-data pack");
+  FileLayout layout;
+  if (startsWithMagic) {
+    if (fileBytes < kTokenDatasetHeaderBytes)
+      refuse(path, "the header is truncated: the file has " + str(fileBytes) +
+                       " bytes, a header " + str(kTokenDatasetHeaderBytes) +
+                       "; " + kRepack);
+    layout.packed = true;
+    readHeader(path, start, fileBytes, layout);
+    if (tokenWidth != 0 && tokenWidth != layout.width)
+      refuse(path, "it is a pp token dataset of " +
+                       std::to_string(layout.width) +
+                       "-byte tokens, but the token width " +
+                       std::to_string(tokenWidth) + " was given; pass " +
+                       std::to_string(layout.width) +
+                       " or no width (the header records it)");
+    return layout;
+  }
+  if (fileBytes % tokenWidth != 0)
+    refuse(path, "the file has " + str(fileBytes) +
+                     " bytes, not a multiple of the token width " +
+                     std::to_string(tokenWidth) + ": it ends inside token " +
+                     str(fileBytes / tokenWidth) + " (byte " +
+                     str(fileBytes - fileBytes % tokenWidth) +
+                     "); check the token width (nanoGPT's uint16 files: 2) "
+                     "or copy it again");
+  layout.width = tokenWidth;
+  layout.count = static_cast<int64_t>(fileBytes / tokenWidth);
+  return layout;
+}
+
+void checkTokenWidthArgument(const std::string &path, int tokenWidth) {
+  if (tokenWidth != 0 && tokenWidth != 2 && tokenWidth != 4)
+    refuse(path, "the token width must be 2 or 4 (bytes per token of a flat "
+                 "file), or 0 for pp's format; got " +
+                     std::to_string(tokenWidth));
+}
+
+} // namespace
+
+std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
+                                                 int tokenWidth) {
+  checkTokenWidthArgument(path, tokenWidth);
+  FileDescriptor fd(-1);
+  size_t fileBytes = openRegularFile(path, fd);
   std::unique_ptr<TokenDataset> dataset(new TokenDataset);
   dataset->filePath = path;
   void *mapping =
@@ -210,60 +255,48 @@ std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
   dataset->mappedBytes = fileBytes;
   const auto *bytes = static_cast<const unsigned char *>(mapping);
 
-  bool startsWithMagic =
-      std::memcmp(bytes, kMagic, std::min(fileBytes, sizeof(kMagic))) == 0 &&
-      (tokenWidth == 0 || fileBytes >= sizeof(kMagic));
-  if (!startsWithMagic && tokenWidth == 0)
-    refuse(path, "byte 0: not a pp token dataset (it does not start with "
-                 "\"PPTOKENS\"); for a flat file of uint16 or uint32 tokens "
-                 "(nanoGPT's train.bin) pass --token-width 2|4, else pack "
-                 "text with pp-data pack");
-  if (startsWithMagic) {
-    dataset->packedHeader = std::make_unique<TokenDatasetHeader>(
-        readHeader(path, bytes, fileBytes, dataset->width, dataset->tokenCount,
-                   dataset->largest));
-    if (tokenWidth != 0 && tokenWidth != dataset->width)
-      refuse(path, "it is a pp token dataset of " +
-                       std::to_string(dataset->width) +
-                       "-byte tokens, but the token width " +
-                       std::to_string(tokenWidth) + " was given; pass " +
-                       std::to_string(dataset->width) +
-                       " or no width (the header records it)");
-    dataset->tokens = bytes + kTokenDatasetHeaderBytes;
-    return dataset;
-  }
-
-  if (fileBytes % tokenWidth != 0)
-    refuse(path, "the file has " + str(fileBytes) +
-                     " bytes, not a multiple of the token width " +
-                     std::to_string(tokenWidth) + ": it ends inside token " +
-                     str(fileBytes / tokenWidth) + " (byte " +
-                     str(fileBytes - fileBytes % tokenWidth) +
-                     "); check the token width (nanoGPT's uint16 files: 2) "
-                     "or copy it again");
-  dataset->width = tokenWidth;
-  dataset->tokens = bytes;
-  dataset->tokenCount = static_cast<int64_t>(fileBytes / tokenWidth);
-  dataset->largest = withTokenType(tokenWidth, [&](auto type) {
-    return largestToken<decltype(type)>(bytes, dataset->tokenCount);
+  FileLayout layout = readLayout(path, bytes, fileBytes, tokenWidth);
+  dataset->width = layout.width;
+  dataset->tokenCount = layout.count;
+  dataset->tokens = layout.packed ? bytes + kTokenDatasetHeaderBytes : bytes;
+  dataset->largest = withTokenType(layout.width, [&](auto type) {
+    return largestToken<decltype(type)>(dataset->tokens, layout.count);
   });
+  if (!layout.packed)
+    return dataset;
+
+  Sha256 sha;
+  sha.update(dataset->tokens, fileBytes - kTokenDatasetHeaderBytes);
+  layout.header.checksum = sha.hex();
+  if (layout.header.checksum != layout.recordedChecksum)
+    refuse(path, "the SHA-256 of the tokens (bytes " +
+                     str(kTokenDatasetHeaderBytes) + " to " + str(fileBytes) +
+                     ") is " + layout.header.checksum +
+                     ", but the header (byte " + str(kChecksumOffset) +
+                     ") records " + layout.recordedChecksum +
+                     ": the file is corrupt; copy it again or " + kRepack);
+  if (dataset->largest != layout.recordedLargest)
+    refuse(path, "byte " + str(kMaxTokenOffset) + ": the header records " +
+                     str(layout.recordedLargest) +
+                     " as the largest token, but it is " +
+                     str(dataset->largest) + " (the header is corrupt); " +
+                     kRepack);
+  dataset->packedHeader =
+      std::make_unique<TokenDatasetHeader>(std::move(layout.header));
   return dataset;
 }
 
 int64_t TokenDataset::countTokens(const std::string &path, int tokenWidth) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  struct stat status;
-  if (fd.get() < 0 || ::fstat(fd.get(), &status) != 0)
-    refuse(path, std::string("cannot open it: ") + std::strerror(errno));
-  unsigned char header[kCountOffset + sizeof(uint64_t)] = {};
-  ssize_t got = ::pread(fd.get(), header, sizeof(header), 0);
-  if (got == static_cast<ssize_t>(sizeof(header)) &&
-      std::memcmp(header, kMagic, sizeof(kMagic)) == 0)
-    return static_cast<int64_t>(load<uint64_t>(header + kCountOffset));
-  if (tokenWidth != 2 && tokenWidth != 4)
-    refuse(path, "byte 0: not a pp token dataset; for a flat file of uint16 "
-                 "or uint32 tokens pass --token-width 2|4");
-  return static_cast<int64_t>(status.st_size) / tokenWidth;
+  checkTokenWidthArgument(path, tokenWidth);
+  FileDescriptor fd(-1);
+  size_t fileBytes = openRegularFile(path, fd);
+  unsigned char start[kTokenDatasetHeaderBytes];
+  size_t wanted = std::min(fileBytes, sizeof(start));
+  ssize_t got = ::pread(fd.get(), start, wanted, 0);
+  if (got != static_cast<ssize_t>(wanted))
+    refuse(path, std::string("cannot read its header: ") +
+                     (got < 0 ? std::strerror(errno) : "the file shrank"));
+  return readLayout(path, start, fileBytes, tokenWidth).count;
 }
 
 TokenDataset::TokenDataset(TokenDataset &&other) noexcept {

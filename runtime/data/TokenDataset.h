@@ -58,9 +58,11 @@ public:
                                             int tokenWidth = 0);
 
   /// The token count of `path` from its header (pp format) or its size
-  /// (a flat file of `tokenWidth`-byte tokens), reading no token and
-  /// verifying nothing else: for ranks that need the size of data they do
-  /// not read. Throws std::runtime_error when the file cannot be opened.
+  /// (a flat file of `tokenWidth`-byte tokens), reading no token: for
+  /// ranks that need the size of data they do not read. Refuses, as open
+  /// does, everything the header and the size show (a directory, a
+  /// truncated file, a corrupt header, a width that does not fit); the
+  /// checksum and the largest token are left to open.
   static int64_t countTokens(const std::string &path, int tokenWidth = 0);
 
   TokenDataset(TokenDataset &&other) noexcept;

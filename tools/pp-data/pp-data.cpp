@@ -68,10 +68,11 @@ std::string withoutProgramName(StringRef messages) {
   SmallVector<StringRef> lines;
   messages.trim().split(lines, '\n');
   std::string result;
-  for (StringRef line : lines)
-    result +=
-        (result.empty() ? "" : "\n") +
-        line.trim().drop_front(line.starts_with("pp-data: ") ? 9 : 0).str();
+  for (StringRef line : lines) {
+    line = line.trim();
+    line.consume_front("pp-data: ");
+    result += (result.empty() ? "" : "\n") + line.str();
+  }
   return result;
 }
 
