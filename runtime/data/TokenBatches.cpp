@@ -100,12 +100,18 @@ TokenDataConfig tokenDataConfig(const Package &package,
       input = &candidate;
     }
   }
-  if (!input)
+  if (!input) {
+    std::string names;
+    for (const TensorInfo &candidate : package.inputs)
+      names += (names.empty() ? "'" : ", '") + candidate.name + "' (" +
+               pp_dtype_name(candidate.dtype) + ")";
     throw std::runtime_error(
-        inputName.empty()
-            ? "--data feeds tokens to the model's integer input, but the "
-              "model has none; its inputs must index an embedding"
-            : "--data-input '" + inputName + "' is not an input of the model");
+        (inputName.empty()
+             ? "--data feeds tokens to the model's integer input, but the "
+               "model has none"
+             : "--data-input '" + inputName + "' is not an input of the model") +
+        "; its inputs are " + names);
+  }
   if (!isInteger(input->dtype))
     throw std::runtime_error("--data-input '" + input->name + "' has dtype " +
                              pp_dtype_name(input->dtype) +

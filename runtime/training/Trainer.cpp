@@ -630,7 +630,8 @@ private:
     log << "eval after step " << step << "  loss " << std::setprecision(8)
         << loss << "  perplexity " << std::exp(loss) << "  ("
         << static_cast<int64_t>(sums[1]) << " tokens, " << evalBatches
-        << " batches, " << std::setprecision(3) << seconds << " s)"
+        << (evalBatches == 1 ? " batch, " : " batches, ")
+        << std::setprecision(3) << seconds << " s)"
         << std::endl;
     writeMetrics({{"eval_after_step", step},
                   {"eval_loss", loss},

@@ -80,6 +80,13 @@ int pack() {
   if (packInputs.empty() || packOutput.empty())
     return error("pack needs text files and an output: pp-data pack "
                  "INPUT.txt... -o DATA");
+  for (const std::string &input : packInputs) {
+    bool same = false;
+    if (!sys::fs::equivalent(input, packOutput, same) && same)
+      return error("the output '" + packOutput + "' is the input '" + input +
+                   "'; packing would replace the text with its tokens: "
+                   "write the dataset to another file");
+  }
   int width = tokenWidth ? tokenWidth : 2;
   std::vector<uint32_t> tokens;
   size_t textBytes = 0;

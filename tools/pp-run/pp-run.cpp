@@ -782,10 +782,17 @@ int main(int argc, char **argv) {
   }
   int devices = static_cast<int>(mesh.deviceCount());
   int count = numProcesses == 0 ? devices : static_cast<int>(numProcesses);
-  if (count != devices)
+  if (count != devices) {
+    int64_t pipelineRanks = devices / dataParallel;
+    std::string replicas =
+        count % pipelineRanks == 0
+            ? ", or --dp " + std::to_string(count / pipelineRanks) +
+                  " for a mesh of " + std::to_string(count) + " ranks"
+            : "";
     return error("--nproc " + Twine(count) + " does not match the job's mesh " +
                  mesh.describe() + ", whose device count is " + Twine(devices) +
-                 " (stages x --dp); run --nproc " + Twine(devices));
+                 " (stages x --dp); run --nproc " + Twine(devices) + replicas);
+  }
   if (count == 1) {
     RendezvousInfo info;
     info.timeout = std::chrono::seconds(timeoutSeconds);
