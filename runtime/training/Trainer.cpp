@@ -357,7 +357,8 @@ private:
                                "', which the package does not list");
     TensorPtr tensor = makeTensor(info);
     if (!givenInputs) {
-      batch.source->fillInput(info, batch.index, microbatch, tensor.get());
+      // The package's entry knows the rows of the table it indexes.
+      batch.source->fillInput(*it, batch.index, microbatch, tensor.get());
       return tensor;
     }
     pp_tensor *all = (*givenInputs)[it - package.inputs.begin()];

@@ -8,7 +8,7 @@
 #include "runtime/communication/Communicator.h"
 #include "runtime/communication/DeviceMesh.h"
 
-#include "FreePort.h"
+#include "ThreadRanks.h"
 
 #include <gtest/gtest.h>
 
@@ -17,36 +17,9 @@
 #include <thread>
 
 using namespace pp::runtime;
-using pp::runtime::test::freePort;
+using pp::runtime::test::runRanks;
 
 namespace {
-
-/// Runs `body` on `size` threads, each one rank of a job; expects that no
-/// rank throws.
-void runRanks(int size, const std::function<void(Communicator &)> &body) {
-  int port = freePort();
-  std::vector<std::string> errors(size);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < size; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        RendezvousInfo info;
-        info.rank = rank;
-        info.worldSize = size;
-        info.masterPort = port;
-        info.jobSecret = "the job's secret";
-        info.timeout = std::chrono::seconds(30);
-        Communicator world(info);
-        body(world);
-      } catch (const std::exception &error) {
-        errors[rank] = error.what();
-      }
-    });
-  for (std::thread &thread : threads)
-    thread.join();
-  for (int rank = 0; rank < size; ++rank)
-    EXPECT_EQ(errors[rank], "") << "rank " << rank;
-}
 
 TEST(Communicator, GroupsOfA2x2x2MeshTalkAmongThemselves) {
   DeviceMesh mesh({{"pp", 2, AxisKind::Pipeline},

@@ -116,13 +116,13 @@ float seeded(const std::string &name) {
 TEST(Trainer, ASplitBackwardRunsBothHalvesAndTakesSavedValuesByName) {
   Package model = package();
   Communicator world(RendezvousInfo{});
-  std::unique_ptr<Communicator> pipeline = connectPipelineGroup(model, world);
-  std::unique_ptr<Backend> backend = createCpuBackend(*pipeline);
+  RankGroups groups = connectRankGroups(model, world, 1, {});
+  std::unique_ptr<Backend> backend = createCpuBackend(*groups.pipeline);
   TrainerOptions options;
   options.microbatches = 2;
   options.optimizer.learningRate = 0.5f;
   std::ostringstream log;
-  train(model, world, *pipeline, *backend, options, log);
+  train(model, world, groups, *backend, options, log);
   EXPECT_EQ(forwards, 2);
   EXPECT_EQ(inputGradients, 2);
   EXPECT_EQ(weightGradients, 2);
@@ -139,18 +139,39 @@ TEST(Trainer, ASplitBackwardRunsBothHalvesAndTakesSavedValuesByName) {
 
 TEST(Trainer, TheJobMustHaveTheMeshsDeviceCount) {
   Package model = package();
-  model.mesh = DeviceMesh(
-      {{"pp", 1, AxisKind::Pipeline}, {"dp", 2, AxisKind::DataReplicate}});
   Communicator world(RendezvousInfo{});
   try {
-    connectPipelineGroup(model, world);
+    connectRankGroups(model, world, 2, {"dp", "pp"});
     FAIL() << "a 2-device mesh ran on one rank";
   } catch (const std::runtime_error &error) {
     EXPECT_STREQ(error.what(),
-                 "the package's device mesh pp=1 x dp=2 has device count 2, "
-                 "but the job's WORLD_SIZE is 1; start one rank per device "
+                 "the job's mesh dp=2 x pp=1 has device count 2, but the "
+                 "job's WORLD_SIZE is 1; start one rank per device "
                  "(--nproc 2)");
   }
+}
+
+TEST(Trainer, TheMeshOrderNamesEachAxisOnce) {
+  DeviceMesh package({{"pp", 2, AxisKind::Pipeline}});
+  EXPECT_EQ(dataParallelMesh(package, 3, {}).describe(), "pp=2 x dp=3");
+  EXPECT_EQ(dataParallelMesh(package, 3, {"dp", "pp"}).describe(),
+            "dp=3 x pp=2");
+  auto refusal = [&](const std::vector<std::string> &order) {
+    try {
+      dataParallelMesh(package, 2, order);
+    } catch (const std::runtime_error &error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refusal({"pp"}), "--mesh-order misses the axis 'dp'; list each "
+                             "of the axes pp,dp once, outermost first");
+  EXPECT_EQ(refusal({"pp", "pp", "dp"}),
+            "--mesh-order names 'pp', which is named twice; list each of "
+            "the axes pp,dp once, outermost first");
+  EXPECT_EQ(refusal({"pp", "tp"}),
+            "--mesh-order names 'tp', which is not an axis of this job; list "
+            "each of the axes pp,dp once, outermost first");
 }
 
 } // namespace

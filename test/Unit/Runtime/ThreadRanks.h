@@ -1,0 +1,50 @@
+//===- ThreadRanks.h - a job's ranks as threads of a test -------*- C++ -*-===//
+
+#ifndef PP_TEST_UNIT_RUNTIME_THREADRANKS_H
+#define PP_TEST_UNIT_RUNTIME_THREADRANKS_H
+
+#include "FreePort.h"
+
+#include "runtime/communication/Communicator.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace pp::runtime::test {
+
+/// Runs `body` on `size` threads, each one rank of a job whose rank 0
+/// serves the rendezvous store on a free local port; expects that no rank
+/// throws.
+inline void runRanks(int size,
+                     const std::function<void(Communicator &)> &body) {
+  int port = freePort();
+  std::vector<std::string> errors(size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        RendezvousInfo info;
+        info.rank = rank;
+        info.worldSize = size;
+        info.masterPort = port;
+        info.jobSecret = "the job's secret";
+        info.timeout = std::chrono::seconds(30);
+        Communicator world(info);
+        body(world);
+      } catch (const std::exception &error) {
+        errors[rank] = error.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int rank = 0; rank < size; ++rank)
+    EXPECT_EQ(errors[rank], "") << "rank " << rank;
+}
+
+} // namespace pp::runtime::test
+
+#endif // PP_TEST_UNIT_RUNTIME_THREADRANKS_H
