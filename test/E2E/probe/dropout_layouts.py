@@ -53,6 +53,7 @@ evals = acceptance.tokens_of(os.path.join(work, "eval.ppd"))
 expected = acceptance.torch_loss(model, evals, range(16))
 print("PyTorch eval-mode loss on eval windows 0..15: %.7f" % expected)
 base = None
+bad = 0
 for name, extra in [("pp1xdp1", ["--microbatches", "4"]),
                     ("pp2xdp2", ["--stages", "2", "--dp", "2",
                                  "--microbatches", "2"]),
@@ -69,12 +70,15 @@ for name, extra in [("pp1xdp1", ["--microbatches", "4"]),
         capture_output=True, text=True)
     if done.returncode:
         print(name, "FAILED", done.stderr[-600:])
+        bad += 1
         continue
     rows = [json.loads(x) for x in open(metrics)]
     losses = [r["loss"] for r in rows if "loss" in r]
     ev0 = rows[0].get("eval_loss")
     base = base or losses
     rel = max(abs(a - b) / b for a, b in zip(losses, base))
+    bad += rel > 1e-5 or abs(ev0 - expected) > 1e-5 * expected
     print("%-14s losses %s max rel %.1e eval@0 %.7f (PyTorch eval mode "
           "%.7f)" % (name, " ".join("%.6f" % x for x in losses), rel, ev0,
                      expected))
+sys.exit(1 if bad else 0)
