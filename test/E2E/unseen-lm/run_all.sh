@@ -1,7 +1,7 @@
 #!/bin/sh
-# Runs every probe of issue 10's features (not wired into lit); exits 1 when
-# one fails. PyTorch's tracer warnings (stderr) are dropped.
-#   test/E2E/probe/run_all.sh BUILD_DIR WORK_DIR
+# Runs every probe of issue 10's features (test/E2E/unseen-lm.test); exits 1
+# when one fails. PyTorch's tracer warnings (stderr) are dropped.
+#   test/E2E/unseen-lm/run_all.sh BUILD_DIR WORK_DIR
 here=$(dirname "$0")
 status=0
 for probe in acceptance eval_padding epoch_order dropout_layouts; do
