@@ -1,6 +1,12 @@
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=3 microbatch-size=2 loss=mse:y split-points=act,skip" 2>/dev/null | FileCheck %s --check-prefix=THREE
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=1 microbatch-size=2 loss=mse:y" 2>/dev/null | FileCheck %s --check-prefix=ONE
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 microbatch-size=2 infer=true" 2>/dev/null | FileCheck %s --check-prefix=INFER
 // RUN: pp-opt %s --pp-derive-eval | FileCheck %s
+
+// A forward-only program's forward already is its eval: pp-compile
+// infer=true derives none.
+// INFER: func.func @stage1_forward(
+// INFER-NOT: _eval
 
 // Three stages of mlp.mlir: each eval function is its forward without the
 // saved results (and, here, nothing else was only saved). The sends and
