@@ -502,18 +502,14 @@ TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
   EXPECT_EQ(loadError(value),
             "output 'y' (2x4 f32) is not a result of the forward function of "
             "its stage 1");
-  value = forwardOnlyManifest();
-  value["stages"][0]["functions"].push_back(
-      function("stage0_backward", "backward", json::array(), json::array()));
-  EXPECT_EQ(loadError(value),
-            "the package is forward-only (it lists outputs, no loss), but "
-            "stage 0 has the backward function stage0_backward");
-  value = forwardOnlyManifest();
-  value["stages"][0]["functions"].push_back(
-      function("stage0_eval", "eval", json::array(), json::array()));
-  EXPECT_EQ(loadError(value),
-            "the package is forward-only (it lists outputs, no loss), but "
-            "stage 0 has the eval function stage0_eval");
+  for (std::string phase : {"backward", "eval"}) {
+    value = forwardOnlyManifest();
+    value["stages"][0]["functions"].push_back(function(
+        "stage0_" + phase, phase, json::array(), json::array()));
+    EXPECT_EQ(loadError(value),
+              "the package is forward-only (it lists outputs, no loss), but "
+              "stage 0 has the " + phase + " function stage0_" + phase);
+  }
   value = forwardOnlyManifest();
   value["labels"] = tensor("labels", "label", "f32", {2, 4});
   EXPECT_EQ(loadError(value),
