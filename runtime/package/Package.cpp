@@ -252,8 +252,7 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
   StageFunctionInfo function;
   function.symbol = field["function"].name();
   function.phase = field["phase"].choice(
-      parsePhase,
-      "forward, backward, backward_input, backward_weight or eval");
+      parsePhase, "forward, backward, backward_input, backward_weight or eval");
   for (const Field &arg : field["args"].elements())
     function.args.push_back(readTensor(arg, kAnyRole));
   for (const Field &result : field["results"].elements())
@@ -462,10 +461,9 @@ void checkEvalFunctions(const Package &package) {
       if (function.phase != Phase::Eval)
         continue;
       if (eval)
-        invalid(package.directory, "stage " + std::to_string(stage) +
-                                       " has two eval functions, " +
-                                       eval->symbol + " and " +
-                                       function.symbol);
+        invalid(package.directory,
+                "stage " + std::to_string(stage) + " has two eval functions, " +
+                    eval->symbol + " and " + function.symbol);
       eval = &function;
     }
     if (!eval) {
@@ -478,7 +476,8 @@ void checkEvalFunctions(const Package &package) {
           !isParameterRole(arg.role))
         invalid(package.directory,
                 where(stage, *eval) + " takes " + roleName(arg.role) + " '" +
-                    arg.name + "', but an eval function runs alone: it takes "
+                    arg.name +
+                    "', but an eval function runs alone: it takes "
                     "inputs, labels and parameters only");
     auto losses = [](const StageFunctionInfo &function) {
       return std::count_if(
@@ -488,16 +487,17 @@ void checkEvalFunctions(const Package &package) {
     const StageFunctionInfo &forward = package.stages[stage].functions.front();
     for (const TensorInfo &result : eval->results)
       if (result.role != Role::Loss)
-        invalid(package.directory,
-                where(stage, *eval) + " returns " + roleName(result.role) +
-                    " '" + result.name + "', but an eval function returns "
-                    "the loss only");
+        invalid(package.directory, where(stage, *eval) + " returns " +
+                                       roleName(result.role) + " '" +
+                                       result.name +
+                                       "', but an eval function returns "
+                                       "the loss only");
     if (losses(*eval) != losses(forward))
-      invalid(package.directory,
-              where(stage, *eval) + " returns " +
-                  std::to_string(losses(*eval)) + " losses, but " +
-                  where(stage, forward) + " returns " +
-                  std::to_string(losses(forward)));
+      invalid(package.directory, where(stage, *eval) + " returns " +
+                                     std::to_string(losses(*eval)) +
+                                     " losses, but " + where(stage, forward) +
+                                     " returns " +
+                                     std::to_string(losses(forward)));
   }
   if (withEval && withoutEval)
     invalid(package.directory,

@@ -97,7 +97,8 @@ protected:
 
   /// The model compiled for `stages` stages.
   OwningOpRef<ModuleOp> compile(int64_t stages) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kModel, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(kModel, &context);
     EXPECT_TRUE(module);
     std::string pipeline = "pp-compile{stages=" + std::to_string(stages) +
                            " microbatch-size=4 loss=mse:y" +
@@ -118,10 +119,11 @@ protected:
     if (!tensor) {
       auto ranked = cast<RankedTensorType>(type);
       pp_dtype dtype;
-      EXPECT_EQ(pp_dtype_from_name(pp::getRuntimeDtype(ranked.getElementType())
-                                       ->manifestName.data(),
-                                   &dtype),
-                PP_OK);
+      EXPECT_EQ(
+          pp_dtype_from_name(
+              pp::getRuntimeDtype(ranked.getElementType())->manifestName.data(),
+              &dtype),
+          PP_OK);
       pp_tensor *created = nullptr;
       EXPECT_EQ(pp_tensor_create(dtype, ranked.getRank(),
                                  ranked.getShape().data(), &created),
@@ -135,8 +137,8 @@ protected:
   /// Runs the functions @stage<s>_<phase> of every stage in stage order
   /// and returns the loss the last one returns; checks that every message
   /// arrived and, for eval, that nothing but the loss is returned.
-  float runPhase(ModuleOp module, const LoadedStages &library,
-                 int64_t stages, StringRef phase, bool training) {
+  float runPhase(ModuleOp module, const LoadedStages &library, int64_t stages,
+                 StringRef phase, bool training) {
     MemoryChannel channel;
     float loss = 0;
     int64_t losses = 0;
@@ -151,9 +153,9 @@ protected:
       frame.channel = &channel;
       frame.position = {/*seed=*/42, /*step=*/3, /*firstSample=*/8, training};
       for (unsigned i = 0; i < function.getNumArguments(); ++i)
-        frame.args.push_back(valueOf(
-            function.getArgAttrOfType<StringAttr>(i, pp::kNameAttrName),
-            function.getArgumentTypes()[i]));
+        frame.args.push_back(
+            valueOf(function.getArgAttrOfType<StringAttr>(i, pp::kNameAttrName),
+                    function.getArgumentTypes()[i]));
       channel.stage = stage;
       entry(&frame);
       EXPECT_EQ(frame.error, "") << symbol;

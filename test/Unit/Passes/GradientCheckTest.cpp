@@ -15,8 +15,8 @@
 #include "dialects/pp/IR/PPDialect.h"
 #include "passes/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
-#include "runtime/kernels/Frame.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/kernels/Frame.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"

@@ -431,12 +431,11 @@ json forwardOnlyManifest() {
 json manifestWithEval() {
   json value = manifest();
   json h = tensor("h", "", "bf16", {2, 4});
-  value["stages"][0]["functions"].push_back(
-      function("stage0_eval", "eval",
-               {tensor("x", "input", "f32", {2, 3}),
-                tensor("w", "parameter", "f32", {3, 4})},
-               json::array(),
-               {{{"kind", "send"}, {"peer", 1}, {"tensors", {h}}}}));
+  value["stages"][0]["functions"].push_back(function(
+      "stage0_eval", "eval",
+      {tensor("x", "input", "f32", {2, 3}),
+       tensor("w", "parameter", "f32", {3, 4})},
+      json::array(), {{{"kind", "send"}, {"peer", 1}, {"tensors", {h}}}}));
   value["stages"][1]["functions"].push_back(
       function("stage1_eval", "eval",
                {tensor("c", "frozen", "f32", {4}),
@@ -466,8 +465,7 @@ TEST(Package, EvalFunctionsRunAloneOnEveryStage) {
                               "none; every stage needs one (recompile the "
                               "model)");
   value = manifestWithEval();
-  value["stages"][0]["functions"].push_back(
-      value["stages"][0]["functions"][2]);
+  value["stages"][0]["functions"].push_back(value["stages"][0]["functions"][2]);
   value["stages"][0]["functions"][3]["function"] = "stage0_eval_again";
   EXPECT_EQ(loadError(value), "stage 0 has two eval functions, stage0_eval "
                               "and stage0_eval_again");
@@ -504,11 +502,12 @@ TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
             "its stage 1");
   for (std::string phase : {"backward", "eval"}) {
     value = forwardOnlyManifest();
-    value["stages"][0]["functions"].push_back(function(
-        "stage0_" + phase, phase, json::array(), json::array()));
+    value["stages"][0]["functions"].push_back(
+        function("stage0_" + phase, phase, json::array(), json::array()));
     EXPECT_EQ(loadError(value),
               "the package is forward-only (it lists outputs, no loss), but "
-              "stage 0 has the " + phase + " function stage0_" + phase);
+              "stage 0 has the " +
+                  phase + " function stage0_" + phase);
   }
   value = forwardOnlyManifest();
   value["labels"] = tensor("labels", "label", "f32", {2, 4});

@@ -89,8 +89,8 @@ TEST(Schedule, PhasesAndWhatTheirActionsRun) {
       "I0 W0");
   // Eval functions run in eval actions only, and those run nothing else.
   EXPECT_TRUE(actionRuns(Phase::Eval, Phase::Eval));
-  for (Phase training : {Phase::Forward, Phase::Backward,
-                         Phase::BackwardInput, Phase::BackwardWeight}) {
+  for (Phase training : {Phase::Forward, Phase::Backward, Phase::BackwardInput,
+                         Phase::BackwardWeight}) {
     EXPECT_FALSE(actionRuns(training, Phase::Eval)) << phaseName(training);
     EXPECT_FALSE(actionRuns(Phase::Eval, training)) << phaseName(training);
   }
