@@ -24,11 +24,6 @@ using namespace pp;
 
 namespace {
 
-StagePhase phaseOf(func::FuncOp function) {
-  auto phase = function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName);
-  return phase ? phase.getValue() : StagePhase::forward;
-}
-
 /// Erases the ops of `function` that have no effect and whose results
 /// nothing uses, users before the values they use.
 void eraseDeadOps(func::FuncOp function) {
@@ -162,12 +157,13 @@ struct DeriveEvalPass : public pp::impl::DeriveEvalBase<DeriveEvalPass> {
     SmallVector<func::FuncOp> forwards(numStages);
     for (auto function : module.getOps<func::FuncOp>()) {
       auto stage = function->getAttrOfType<IntegerAttr>(kStageAttrName);
-      if (!stage)
+      auto phase = function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName);
+      if (!stage || !phase)
         continue;
-      if (phaseOf(function) == StagePhase::eval)
+      if (phase.getValue() == StagePhase::eval)
         return function.emitOpError("is already an eval function; run "
                                     "pp-derive-eval once");
-      if (phaseOf(function) != StagePhase::forward)
+      if (phase.getValue() != StagePhase::forward)
         continue;
       if (stage.getInt() < 0 || stage.getInt() >= numStages)
         return function.emitOpError("is on stage ")
