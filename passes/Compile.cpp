@@ -77,6 +77,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(pp::createPartition(partition));
   pm.addPass(pp::createInsertSendRecv());
   pm.addPass(pp::createOutlineStages());
+  if (!options.infer)
+    pm.addPass(pp::createDeriveEval());
 }
 
 } // namespace
@@ -89,7 +91,8 @@ void pp::registerPasses() {
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
-      "pp-insert-send-recv, pp-outline-stages",
+      "pp-insert-send-recv, pp-outline-stages, pp-derive-eval (not with "
+      "infer=true)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         CompileOptions options;

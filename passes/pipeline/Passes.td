@@ -63,4 +63,23 @@ def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::PPDialect", "::mlir::func::FuncDialect"];
 }
 
+def DeriveEval : Pass<"pp-derive-eval", "mlir::ModuleOp"> {
+  let summary = "one forward-only eval function per stage of a training program";
+  let description = [{
+    Adds `@stage<N>_eval` (phase `eval`) to every stage of an outlined
+    training program: a copy of `@stage<N>_forward` that computes the loss
+    of held-out data and nothing the backward needs. The results of role
+    `saved` are dropped, then every op that only fed them, the tensors of
+    messages whose received values nothing uses any more (from the
+    `pp.recv` and from the sending stage's `pp.send`, so the eval functions
+    of neighbouring stages still pair, under the forward's message names),
+    and the arguments nothing reads. The last stage's eval function returns
+    the loss (`pp.role = "loss"`); a stage with nothing left to compute
+    still gets one, which may just pass messages on. `nn.dropout` stays: the
+    runtime runs it as the identity outside training. A forward-only
+    program (pp-mark-outputs) is refused: its forward already is its eval.
+  }];
+  let dependentDialects = ["::pp::PPDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // PP_PASSES_PIPELINE_PASSES_TD

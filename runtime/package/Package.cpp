@@ -252,7 +252,7 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
   StageFunctionInfo function;
   function.symbol = field["function"].name();
   function.phase = field["phase"].choice(
-      parsePhase, "forward, backward, backward_input or backward_weight");
+      parsePhase, "forward, backward, backward_input, backward_weight or eval");
   for (const Field &arg : field["args"].elements())
     function.args.push_back(readTensor(arg, kAnyRole));
   for (const Field &result : field["results"].elements())
@@ -446,8 +446,70 @@ void checkOutputs(const Package &package) {
   }
 }
 
+/// Checks that all stages of a training package have one eval function or
+/// none does, and that each runs alone: it takes inputs, labels and
+/// parameters only, and returns the loss exactly where its stage's forward
+/// does, nothing else.
+void checkEvalFunctions(const Package &package) {
+  auto where = [](int64_t stage, const StageFunctionInfo &function) {
+    return function.symbol + " (stage " + std::to_string(stage) + ")";
+  };
+  std::optional<int64_t> withEval, withoutEval;
+  for (int64_t stage = 0; stage < package.numStages; ++stage) {
+    const StageFunctionInfo *eval = nullptr;
+    for (const StageFunctionInfo &function : package.stages[stage].functions) {
+      if (function.phase != Phase::Eval)
+        continue;
+      if (eval)
+        invalid(package.directory,
+                "stage " + std::to_string(stage) + " has two eval functions, " +
+                    eval->symbol + " and " + function.symbol);
+      eval = &function;
+    }
+    if (!eval) {
+      withoutEval = withoutEval.value_or(stage);
+      continue;
+    }
+    withEval = withEval.value_or(stage);
+    for (const TensorInfo &arg : eval->args)
+      if (arg.role != Role::Input && arg.role != Role::Label &&
+          !isParameterRole(arg.role))
+        invalid(package.directory,
+                where(stage, *eval) + " takes " + roleName(arg.role) + " '" +
+                    arg.name +
+                    "', but an eval function runs alone: it takes "
+                    "inputs, labels and parameters only");
+    auto losses = [](const StageFunctionInfo &function) {
+      return std::count_if(
+          function.results.begin(), function.results.end(),
+          [](const TensorInfo &result) { return result.role == Role::Loss; });
+    };
+    const StageFunctionInfo &forward = package.stages[stage].functions.front();
+    for (const TensorInfo &result : eval->results)
+      if (result.role != Role::Loss)
+        invalid(package.directory, where(stage, *eval) + " returns " +
+                                       roleName(result.role) + " '" +
+                                       result.name +
+                                       "', but an eval function returns "
+                                       "the loss only");
+    if (losses(*eval) != losses(forward))
+      invalid(package.directory, where(stage, *eval) + " returns " +
+                                     std::to_string(losses(*eval)) +
+                                     " losses, but " + where(stage, forward) +
+                                     " returns " +
+                                     std::to_string(losses(forward)));
+  }
+  if (withEval && withoutEval)
+    invalid(package.directory,
+            "stage " + std::to_string(*withEval) +
+                " has an eval function but stage " +
+                std::to_string(*withoutEval) +
+                " has none; every stage needs one (recompile the model)");
+}
+
 /// Checks what the trainer relies on: stages match the mesh, each stage
-/// has a forward, saved values have producers, labels fit the loss.
+/// has a forward, saved values have producers, labels fit the loss, eval
+/// functions run alone.
 void checkPackage(const Package &package) {
   const std::string &directory = package.directory;
   const MeshAxis *pipeline = package.mesh.pipelineAxis();
@@ -476,6 +538,7 @@ void checkPackage(const Package &package) {
     checkOutputs(package);
     return;
   }
+  checkEvalFunctions(package);
   bool crossEntropy = package.lossKind == "cross_entropy";
   pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;
   if (package.labels.dtype != expected)
@@ -604,6 +667,13 @@ std::optional<Role> parseRole(const std::string &name) {
 }
 
 const char *roleName(Role role) { return enumName(kRoles, role, ""); }
+
+const StageFunctionInfo *StageInfo::evalFunction() const {
+  for (const StageFunctionInfo &function : functions)
+    if (function.phase == Phase::Eval)
+      return &function;
+  return nullptr;
+}
 
 bool isParameterRole(Role role) {
   return role == Role::Parameter || role == Role::Frozen ||

@@ -90,6 +90,9 @@ struct StageFunctionInfo {
 /// A stage's functions in execution order of their phases.
 struct StageInfo {
   std::vector<StageFunctionInfo> functions;
+  /// The function of phase eval, or null (a package compiled before
+  /// pp-derive-eval, or a forward-only one).
+  const StageFunctionInfo *evalFunction() const;
 };
 
 /// An entry of the manifest's "parameters" (role Parameter, Frozen or
@@ -145,6 +148,12 @@ struct Package {
   static Package load(const std::string &directory);
   /// True for a package of `pp-compile infer=true`: no loss, no backward.
   bool forwardOnly() const { return lossKind.empty(); }
+  /// True when the stages have eval functions (load() checks that all of
+  /// them have one or none does): a training package that can evaluate
+  /// held-out data without keeping anything for a backward.
+  bool hasEvalFunctions() const {
+    return !stages.empty() && stages.front().evalFunction();
+  }
   /// Why the file `fileName` does not have the size and SHA-256 the manifest
   /// records ("libstages.so has 100 bytes, but manifest.json records
   /// 15656"), or "" when it does.

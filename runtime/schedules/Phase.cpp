@@ -7,11 +7,12 @@
 namespace pp::runtime {
 namespace {
 
-constexpr EnumNames<Phase, 4> kPhases = {
+constexpr EnumNames<Phase, 5> kPhases = {
     {Phase::Forward, "forward"},
     {Phase::Backward, "backward"},
     {Phase::BackwardInput, "backward_input"},
     {Phase::BackwardWeight, "backward_weight"},
+    {Phase::Eval, "eval"},
 };
 
 } // namespace

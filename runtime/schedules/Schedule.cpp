@@ -37,6 +37,13 @@ std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
   return actions;
 }
 
+std::vector<Action> buildEvalSchedule(int64_t microbatches) {
+  std::vector<Action> actions;
+  for (int64_t microbatch = 0; microbatch < microbatches; ++microbatch)
+    actions.push_back({Phase::Eval, microbatch});
+  return actions;
+}
+
 std::string formatSchedule(const std::vector<Action> &actions) {
   std::string text;
   for (const Action &action : actions) {
@@ -47,6 +54,8 @@ std::string formatSchedule(const std::vector<Action> &actions) {
       letter = "I";
     else if (action.phase == Phase::BackwardWeight)
       letter = "W";
+    else if (action.phase == Phase::Eval)
+      letter = "E";
     text += (text.empty() ? "" : " ") + std::string(letter) +
             std::to_string(action.microbatch);
   }

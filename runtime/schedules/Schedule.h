@@ -34,8 +34,13 @@ struct Action {
 std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
                                   int64_t stage, int64_t microbatches);
 
+/// The actions of every stage in one evaluation: the eval function of each
+/// microbatch in order. Nothing is kept between them, so no schedule
+/// interleaves anything else.
+std::vector<Action> buildEvalSchedule(int64_t microbatches);
+
 /// "F0 F1 B0 ...": a stage's actions in order, each a phase (F forward, B
-/// backward, I backward_input, W backward_weight) and a microbatch.
+/// backward, I backward_input, W backward_weight, E eval) and a microbatch.
 std::string formatSchedule(const std::vector<Action> &actions);
 
 /// The stages each stage receives from, per action phase: an action of

@@ -53,12 +53,15 @@ def PP_AxisKind : I32EnumAttr<"AxisKind", "what a mesh axis parallelizes", [
   let genSpecializedAttr = 0;
 }
 
+// `eval` is a training program's forward without the values its backward
+// saves (pp-derive-eval): the loss of held-out data, nothing kept.
 def PP_StagePhase : I32EnumAttr<"StagePhase",
     "which part of a training step a stage computes", [
       I32EnumAttrCase<"forward", 0>,
       I32EnumAttrCase<"backward", 1>,
       I32EnumAttrCase<"backward_input", 2>,
-      I32EnumAttrCase<"backward_weight", 3>
+      I32EnumAttrCase<"backward_weight", 3>,
+      I32EnumAttrCase<"eval", 4>
     ]> {
   let cppNamespace = "::pp";
   let genSpecializedAttr = 0;

@@ -9,13 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoadedStages.h"
+
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
 #include "passes/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
-#include "passes/codegen/StageLibrary.h"
-#include "runtime/kernels/Frame.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/kernels/Frame.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -23,12 +24,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
-
-#include <dlfcn.h>
 
 #include <cmath>
 #include <cstring>
@@ -37,11 +34,6 @@
 using namespace mlir;
 
 namespace {
-
-struct TensorDeleter {
-  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
-};
-using Tensor = std::unique_ptr<pp_tensor, TensorDeleter>;
 
 float *floats(const Tensor &tensor) {
   return static_cast<float *>(pp_tensor_data(tensor.get()));
@@ -59,38 +51,11 @@ public:
     copy->setAttr(pp::kStageAttrName,
                   Builder(function.getContext()).getI64IntegerAttr(0));
     module->getBody()->push_back(copy);
-
-    llvm::SmallString<128> dir;
-    if (llvm::sys::fs::createUniqueDirectory("pp-gradient-check", dir)) {
-      problem = "cannot create a temporary folder";
-      return;
-    }
-    directory = dir.str().str();
-    std::string source = directory + "/program.cpp";
-    std::string library = directory + "/libprogram.so";
-    std::error_code ec;
-    llvm::raw_fd_ostream os(source, ec);
-    if (ec || failed(pp::writeStageSource(*module, "cpu", os))) {
-      problem = "cannot generate the program's code";
-      return;
-    }
-    os.close();
-    problem = pp::compileStageLibrary("cpu", source, library,
-                                      directory + "/compile.log");
-    if (!problem.empty())
-      return;
-    handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle)
-      entry = reinterpret_cast<void (*)(pp_frame *)>(
-          ::dlsym(handle, "program"));
-    if (!entry)
-      problem = std::string("cannot load the program: ") + ::dlerror();
-  }
-  ~CompiledProgram() {
-    if (handle)
-      ::dlclose(handle);
-    if (!directory.empty())
-      llvm::sys::fs::remove_directories(directory);
+    stages = std::make_unique<LoadedStages>(*module);
+    problem = stages->error();
+    entry = stages->entry("program");
+    if (problem.empty() && !entry)
+      problem = "the library has no function 'program'";
   }
 
   const std::string &error() const { return problem; }
@@ -113,9 +78,9 @@ public:
   }
 
 private:
-  std::string directory, problem;
-  void *handle = nullptr;
-  void (*entry)(pp_frame *) = nullptr;
+  std::unique_ptr<LoadedStages> stages;
+  std::string problem;
+  StageEntry entry = nullptr;
 };
 
 class GradientCheck : public ::testing::Test {

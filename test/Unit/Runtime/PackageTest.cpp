@@ -216,7 +216,7 @@ TEST(Package, BadFieldsNameWhatIsAllowed) {
   value["stages"][0]["functions"][1]["phase"] = "backwards";
   EXPECT_EQ(loadError(value),
             "manifest.json: stages[0].functions[1].phase: expected forward, "
-            "backward, backward_input or backward_weight, found "
+            "backward, backward_input, backward_weight or eval, found "
             "\"backwards\"");
   value = manifest();
   value["parameters"][0]["role"] = "input";
@@ -426,6 +426,66 @@ json forwardOnlyManifest() {
   return value;
 }
 
+/// manifest() with an eval function on each stage, as pp-derive-eval makes
+/// them: stage 0's sends "h" to stage 1, whose returns the loss.
+json manifestWithEval() {
+  json value = manifest();
+  json h = tensor("h", "", "bf16", {2, 4});
+  value["stages"][0]["functions"].push_back(function(
+      "stage0_eval", "eval",
+      {tensor("x", "input", "f32", {2, 3}),
+       tensor("w", "parameter", "f32", {3, 4})},
+      json::array(), {{{"kind", "send"}, {"peer", 1}, {"tensors", {h}}}}));
+  value["stages"][1]["functions"].push_back(
+      function("stage1_eval", "eval",
+               {tensor("c", "frozen", "f32", {4}),
+                tensor("labels", "label", "f32", {2, 4})},
+               {tensor("loss", "loss", "f32", {})},
+               {{{"kind", "recv"}, {"peer", 0}, {"tensors", {h}}}}));
+  return value;
+}
+
+TEST(Package, EvalFunctionsLoadAfterTheTrainingFunctions) {
+  EXPECT_FALSE(Package::load(writePackage(manifest())).hasEvalFunctions());
+  Package package = Package::load(writePackage(manifestWithEval()));
+  EXPECT_TRUE(package.hasEvalFunctions());
+  const StageFunctionInfo *eval = package.stages[1].evalFunction();
+  ASSERT_NE(eval, nullptr);
+  EXPECT_EQ(eval->symbol, "stage1_eval");
+  EXPECT_EQ(eval->phase, Phase::Eval);
+  EXPECT_EQ(eval->results[0].role, Role::Loss);
+  EXPECT_EQ(eval->messages[0].peer, 0);
+  EXPECT_EQ(package.stages[0].evalFunction()->args[1].name, "w");
+}
+
+TEST(Package, EvalFunctionsRunAloneOnEveryStage) {
+  json value = manifestWithEval();
+  value["stages"][1]["functions"].erase(3);
+  EXPECT_EQ(loadError(value), "stage 0 has an eval function but stage 1 has "
+                              "none; every stage needs one (recompile the "
+                              "model)");
+  value = manifestWithEval();
+  value["stages"][0]["functions"].push_back(value["stages"][0]["functions"][2]);
+  value["stages"][0]["functions"][3]["function"] = "stage0_eval_again";
+  EXPECT_EQ(loadError(value), "stage 0 has two eval functions, stage0_eval "
+                              "and stage0_eval_again");
+  value = manifestWithEval();
+  value["stages"][0]["functions"][2]["args"].push_back(
+      tensor("a", "saved", "f32", {2, 4}));
+  EXPECT_EQ(loadError(value),
+            "stage0_eval (stage 0) takes saved 'a', but an eval function runs "
+            "alone: it takes inputs, labels and parameters only");
+  value = manifestWithEval();
+  value["stages"][0]["functions"][2]["results"].push_back(
+      tensor("e", "saved", "f32", {2, 3}));
+  EXPECT_EQ(loadError(value), "stage0_eval (stage 0) returns saved 'e', but "
+                              "an eval function returns the loss only");
+  value = manifestWithEval();
+  value["stages"][1]["functions"][3]["results"] = json::array();
+  EXPECT_EQ(loadError(value), "stage1_eval (stage 1) returns 0 losses, but "
+                              "stage1_forward (stage 1) returns 1");
+}
+
 TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
   Package package = Package::load(writePackage(forwardOnlyManifest()));
   EXPECT_TRUE(package.forwardOnly());
@@ -440,12 +500,15 @@ TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
   EXPECT_EQ(loadError(value),
             "output 'y' (2x4 f32) is not a result of the forward function of "
             "its stage 1");
-  value = forwardOnlyManifest();
-  value["stages"][0]["functions"].push_back(
-      function("stage0_backward", "backward", json::array(), json::array()));
-  EXPECT_EQ(loadError(value),
-            "the package is forward-only (it lists outputs, no loss), but "
-            "stage 0 has the backward function stage0_backward");
+  for (std::string phase : {"backward", "eval"}) {
+    value = forwardOnlyManifest();
+    value["stages"][0]["functions"].push_back(
+        function("stage0_" + phase, phase, json::array(), json::array()));
+    EXPECT_EQ(loadError(value),
+              "the package is forward-only (it lists outputs, no loss), but "
+              "stage 0 has the " +
+                  phase + " function stage0_" + phase);
+  }
   value = forwardOnlyManifest();
   value["labels"] = tensor("labels", "label", "f32", {2, 4});
   EXPECT_EQ(loadError(value),

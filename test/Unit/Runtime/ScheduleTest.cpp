@@ -74,8 +74,9 @@ TEST(Schedule, TheCheckFindsADeadlock) {
 
 TEST(Schedule, PhasesAndWhatTheirActionsRun) {
   for (Phase phase : {Phase::Forward, Phase::Backward, Phase::BackwardInput,
-                      Phase::BackwardWeight})
+                      Phase::BackwardWeight, Phase::Eval})
     EXPECT_EQ(parsePhase(phaseName(phase)), phase);
+  EXPECT_STREQ(phaseName(Phase::Eval), "eval");
   EXPECT_FALSE(parsePhase("sideways"));
   // A backward action runs a backward, or both halves of a split one.
   EXPECT_TRUE(actionRuns(Phase::Backward, Phase::Backward));
@@ -86,6 +87,30 @@ TEST(Schedule, PhasesAndWhatTheirActionsRun) {
   EXPECT_EQ(
       formatSchedule({{Phase::BackwardInput, 0}, {Phase::BackwardWeight, 0}}),
       "I0 W0");
+  // Eval functions run in eval actions only, and those run nothing else.
+  EXPECT_TRUE(actionRuns(Phase::Eval, Phase::Eval));
+  for (Phase training : {Phase::Forward, Phase::Backward, Phase::BackwardInput,
+                         Phase::BackwardWeight}) {
+    EXPECT_FALSE(actionRuns(training, Phase::Eval)) << phaseName(training);
+    EXPECT_FALSE(actionRuns(Phase::Eval, training)) << phaseName(training);
+  }
+}
+
+TEST(Schedule, EvalRunsEveryMicrobatchInOrderWithoutDeadlock) {
+  EXPECT_EQ(formatSchedule(buildEvalSchedule(3)), "E0 E1 E2");
+  EXPECT_EQ(formatSchedule(buildEvalSchedule(0)), "");
+  for (int64_t stages : {1, 2, 4})
+    for (int64_t microbatches : {1, 3}) {
+      std::vector<std::vector<Action>> schedules(
+          stages, buildEvalSchedule(microbatches));
+      MessageSources sources(stages);
+      for (int64_t s = 1; s < stages; ++s)
+        sources[s][Phase::Eval].insert(s - 1);
+      if (stages >= 3) // A skip connection from stage 0 to the last.
+        sources[stages - 1][Phase::Eval].insert(0);
+      EXPECT_EQ(checkDeadlockFree(schedules, sources), "")
+          << stages << " stages, " << microbatches << " microbatches";
+    }
 }
 
 TEST(Schedule, Names) {
