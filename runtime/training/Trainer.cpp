@@ -27,11 +27,16 @@
 
 namespace pp::runtime {
 namespace {
-std::vector<Action> TEMP_EVAL_SCHEDULE(int64_t m) {
-  std::vector<Action> a;
-  for (int64_t i = 0; i < m; ++i)
-    a.push_back({Phase::Forward, i});
-  return a;
+
+/// Throws std::runtime_error, saying to recompile, unless `package` has
+/// eval functions.
+void checkEvaluable(const Package &package) {
+  if (!package.hasEvalFunctions())
+    throw std::runtime_error(
+        "the package '" + package.directory +
+        "' has no eval functions; compile the model with --pp-compile "
+        "(which derives them with pp-derive-eval) to evaluate with "
+        "--eval-data");
 }
 
 TensorPtr makeTensor(const TensorInfo &info) {
@@ -213,13 +218,15 @@ private:
         tokenDataConfig(package, data.inputName, data.sequenceLength);
     // Every stage runs the eval batches; a middle stage learns their count
     // from the file's header alone.
-    if (!data.evalPath.empty())
+    if (!data.evalPath.empty()) {
+      checkEvaluable(package);
       evalBatches =
           EvalSampler(tokenWindows(TokenDataset::countTokens(data.evalPath,
                                                              data.tokenWidth),
                                    config.sequenceLength),
                       layout, data.evalBatches)
               .batches();
+    }
     if (!needs.inputs && !needs.labels)
       return;
     trainingData = TokenDataset::open(data.path, data.tokenWidth);
@@ -294,11 +301,13 @@ private:
     }
   }
 
-  /// Proves, before the first step, that the schedule cannot deadlock on
-  /// this package's messages.
+  /// Proves, before the first step, that the schedule (and the eval
+  /// schedule, when evaluating) cannot deadlock on this package's messages.
   void checkSchedule() {
     std::string error =
         checkPackageSchedule(package, options.schedule, options.microbatches);
+    if (error.empty() && evalBatches > 0)
+      error = checkEvalSchedule(package, options.microbatches);
     if (!error.empty())
       throw std::runtime_error(error);
   }
@@ -607,16 +616,10 @@ private:
       std::vector<TensorPtr> labels;
       std::vector<Placed> placedLabels;
       sums[1] += drawLabels(batch, labels, placedLabels);
-      // The loss functions return a microbatch's summed loss; the mean
-      // divides once, by every replica's tokens. The scale only seeds a
-      // backward, which eval has none of.
-      TensorPtr lossScale =
-          makeTensor({"loss_scale", Role::None, PP_DTYPE_F32, {}});
-      floatsOf(lossScale.get())[0] = 1.0f;
-      Placed placedScale;
-      placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
-      MicrobatchData data{batch, placedLabels, placedScale.tensor, 0.0, {}, {}};
-      runSchedule(TEMP_EVAL_SCHEDULE(options.microbatches), data);
+      // The eval functions return a microbatch's summed loss and take no
+      // loss scale; the mean divides once, by every replica's tokens.
+      MicrobatchData data{batch, placedLabels, nullptr, 0.0, {}, {}};
+      runSchedule(buildEvalSchedule(options.microbatches), data);
       sums[0] += data.lossSum;
     }
     ++evalRound;
@@ -874,21 +877,38 @@ private:
 
 } // namespace
 
-std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
-                                 int64_t microbatches) {
-  int64_t stages = package.numStages;
-  std::vector<std::vector<Action>> schedules;
-  MessageSources sources(stages);
-  for (int64_t s = 0; s < stages; ++s) {
-    schedules.push_back(buildSchedule(kind, stages, s, microbatches));
-    for (const Action &action : schedules.back())
+namespace {
+
+/// Whether every stage's `schedules` can run to its end on `package`'s
+/// messages: "" if so, else which actions wait on each other.
+std::string
+checkSchedulesDeadlockFree(const Package &package,
+                           const std::vector<std::vector<Action>> &schedules) {
+  MessageSources sources(package.numStages);
+  for (int64_t s = 0; s < package.numStages; ++s)
+    for (const Action &action : schedules[s])
       for (const StageFunctionInfo &function : package.stages[s].functions)
         if (actionRuns(action.phase, function.phase))
           for (const MessageInfo &message : function.messages)
             if (!message.send)
               sources[s][action.phase].insert(message.peer);
-  }
   return checkDeadlockFree(schedules, sources);
+}
+
+} // namespace
+
+std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
+                                 int64_t microbatches) {
+  std::vector<std::vector<Action>> schedules;
+  for (int64_t s = 0; s < package.numStages; ++s)
+    schedules.push_back(buildSchedule(kind, package.numStages, s, microbatches));
+  return checkSchedulesDeadlockFree(package, schedules);
+}
+
+std::string checkEvalSchedule(const Package &package, int64_t microbatches) {
+  return checkSchedulesDeadlockFree(
+      package, std::vector<std::vector<Action>>(
+                   package.numStages, buildEvalSchedule(microbatches)));
 }
 
 RankGroups connectRankGroups(const Package &package, Communicator &world,
@@ -939,6 +959,8 @@ void train(Package &package, Communicator &world, RankGroups &groups,
 void checkTrainingData(const Package &package, const DataOptions &data) {
   if (data.path.empty())
     return;
+  if (!data.evalPath.empty())
+    checkEvaluable(package);
   TokenDataConfig config =
       tokenDataConfig(package, data.inputName, data.sequenceLength);
   for (const std::string &path : {data.path, data.evalPath})

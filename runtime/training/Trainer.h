@@ -94,6 +94,11 @@ struct RankGroups {
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
                                  int64_t microbatches);
 
+/// Checks that the eval schedule (every stage's eval function over
+/// `microbatches` microbatches in order) cannot deadlock on `package`'s
+/// messages; "" when it cannot, else why it would.
+std::string checkEvalSchedule(const Package &package, int64_t microbatches);
+
 /// Lays the job out as `package`'s pipeline times `dataParallel` replicas
 /// in `meshOrder` (dataParallelMesh) and connects this rank's groups.
 /// Throws when the job's size is not the mesh's.
