@@ -41,8 +41,8 @@ struct BatchLayout {
 /// e reads the permutation P_e of the samples, a Fisher-Yates shuffle whose
 /// i-th swap (i = N-1 down to 1) draws its partner uniformly from [0, i]
 /// with the bits counterStream(counterStream(mix64(seed), e), i) (Lemire's
-/// unbiased bounded draw; a rejected draw retries with
-/// counterStream(those bits' stream, attempt)). Position p of the global
+/// unbiased bounded draw; rejected bits retry as counterStream(bits,
+/// attempt), attempt = 1, 2, ...). Position p of the global
 /// order is P_{p / N}[p % N]. The permutations of the last two epochs used
 /// are cached (8 N bytes each), so reading positions in increasing order
 /// costs O(1) per sample, and any position can be read first (resume). The
