@@ -332,6 +332,15 @@ uint32_t TokenDataset::token(int64_t index) const {
   });
 }
 
+bool TokenDataset::looksLikeWiderTokens() const {
+  if (packed() || width != 2 || tokenCount < 16)
+    return false;
+  for (int64_t i = 1; i < tokenCount; i += 2)
+    if (token(i) != 0)
+      return false;
+  return true;
+}
+
 int64_t TokenDataset::firstTokenAtLeast(uint32_t bound) const {
   return withTokenType(width, [&](auto type) -> int64_t {
     using T = decltype(type);

@@ -86,6 +86,10 @@ public:
 
   /// Token `index` (0 <= index < size()).
   uint32_t token(int64_t index) const;
+  /// For a flat file of 2-byte tokens of at least 16: whether every token
+  /// at an odd index is 0, as when a file of uint32 tokens is read as
+  /// uint16 (the high halves).
+  bool looksLikeWiderTokens() const;
   /// Index of the first token >= bound, or -1.
   int64_t firstTokenAtLeast(uint32_t bound) const;
   /// Copies tokens [first, first + count) as int64. Throws

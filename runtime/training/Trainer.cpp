@@ -956,16 +956,28 @@ void train(Package &package, Communicator &world, RankGroups &groups,
   StageTrainer(package, world, groups, backend, options, log).run();
 }
 
-void checkTrainingData(const Package &package, const DataOptions &data) {
+std::vector<std::string> checkTrainingData(const Package &package,
+                                           const DataOptions &data) {
+  std::vector<std::string> warnings;
   if (data.path.empty())
-    return;
+    return warnings;
   if (!data.evalPath.empty())
     checkEvaluable(package);
   TokenDataConfig config =
       tokenDataConfig(package, data.inputName, data.sequenceLength);
-  for (const std::string &path : {data.path, data.evalPath})
-    if (!path.empty())
-      checkTokenDataset(config, *TokenDataset::open(path, data.tokenWidth));
+  for (const std::string &path : {data.path, data.evalPath}) {
+    if (path.empty())
+      continue;
+    std::unique_ptr<TokenDataset> dataset =
+        TokenDataset::open(path, data.tokenWidth);
+    checkTokenDataset(config, *dataset);
+    if (dataset->looksLikeWiderTokens())
+      warnings.push_back("every second token of '" + path +
+                         "' is 0, as when uint32 tokens are read as uint16; "
+                         "if the file holds uint32 tokens, pass "
+                         "--token-width 4");
+  }
+  return warnings;
 }
 
 void checkTrainable(const Package &package) {

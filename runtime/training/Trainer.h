@@ -117,8 +117,11 @@ void train(Package &package, Communicator &world, RankGroups &groups,
 
 /// Throws std::runtime_error, naming the file and the problem, unless
 /// `package` can train on the token datasets `data` names (none for
-/// synthetic data): their format, checksum, size and vocabulary.
-void checkTrainingData(const Package &package, const DataOptions &data);
+/// synthetic data): their format, checksum, size and vocabulary. Returns
+/// warnings about data that is likely misread (a flat uint32 file read as
+/// uint16).
+std::vector<std::string> checkTrainingData(const Package &package,
+                                           const DataOptions &data);
 
 /// Throws std::runtime_error, saying what to do instead, when `package` is
 /// forward-only.

@@ -772,7 +772,9 @@ int main(int argc, char **argv) {
       loadInferenceInputs(package);
     } else {
       checkTrainable(package);
-      checkTrainingData(package, trainerOptions().data);
+      for (const std::string &warning :
+           checkTrainingData(package, trainerOptions().data))
+        WithColor::warning(errs(), "pp-run") << warning << "\n";
     }
     mesh = dataParallelMesh(
         package.mesh, dataParallel,
