@@ -151,6 +151,12 @@ SharedInitializers findSharedInitializers(const onnx::GraphProto &graph);
 /// Returns how many initializers it untied.
 int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all);
 
+/// Parses the model in `contents` (binary protobuf, or ONNX's text syntax
+/// when `path` ends in `.onnxtxt`) into `model`. Returns why it does not
+/// parse, or "" when it does.
+std::string parseOnnxModel(llvm::StringRef contents, llvm::StringRef path,
+                           onnx::ModelProto &model);
+
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:

@@ -770,11 +770,15 @@ static OwningOpRef<ModuleOp> importParsed(onnx::ModelProto &model,
   return importer.import(model);
 }
 
-/// The error of a binary model that does not parse.
-static OwningOpRef<ModuleOp> unreadable(StringRef path, MLIRContext *context) {
-  return emitError(FileLineColLoc::get(context, path, 0, 0))
-             << "not a readable ONNX model: the file is empty, truncated or "
-                "not an ONNX protobuf (ModelProto)",
+/// Why a binary model does not parse.
+static constexpr llvm::StringLiteral kUnreadable =
+    "not a readable ONNX model: the file is empty, truncated or not an ONNX "
+    "protobuf (ModelProto)";
+
+/// The error `problem` about the model at `path`.
+static OwningOpRef<ModuleOp> modelError(StringRef path, MLIRContext *context,
+                                        const Twine &problem) {
+  return emitError(FileLineColLoc::get(context, path, 0, 0)) << problem,
          nullptr;
 }
 
@@ -783,11 +787,8 @@ static void loadDialects(MLIRContext *context) {
                        func::FuncDialect>();
 }
 
-OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
-                                      MLIRContext *context,
-                                      const ImportOptions &options) {
-  loadDialects(context);
-  onnx::ModelProto model;
+std::string parseOnnxModel(StringRef contents, StringRef path,
+                           onnx::ModelProto &model) {
   if (path.ends_with(".onnxtxt")) {
     std::string text = contents.str();
     std::optional<std::string> parseError;
@@ -799,15 +800,23 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
       // The parser throws on some malformed numbers (std::stof on "{-}").
       parseError = std::string("the parser threw: ") + error.what();
     }
-    if (parseError)
-      return emitError(FileLineColLoc::get(context, path, 0, 0))
-                 << "cannot parse the ONNX text syntax: " << *parseError,
-             nullptr;
-  } else if (contents.empty() ||
-             !model.ParseFromArray(contents.data(),
-                                   static_cast<int>(contents.size()))) {
-    return unreadable(path, context);
+    return parseError ? "cannot parse the ONNX text syntax: " + *parseError
+                      : "";
   }
+  if (contents.empty() ||
+      !model.ParseFromArray(contents.data(), static_cast<int>(contents.size())))
+    return kUnreadable.str();
+  return "";
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
+                                      MLIRContext *context,
+                                      const ImportOptions &options) {
+  loadDialects(context);
+  onnx::ModelProto model;
+  if (std::string problem = parseOnnxModel(contents, path, model);
+      !problem.empty())
+    return modelError(path, context, problem);
   return importParsed(model, path, context, options);
 }
 
@@ -825,7 +834,7 @@ OwningOpRef<ModuleOp> importOnnxFile(int fd, StringRef path,
   onnx::ModelProto model;
   google::protobuf::io::FileInputStream stream(fd);
   if (!model.ParseFromZeroCopyStream(&stream) || stream.ByteCount() == 0)
-    return unreadable(path, context);
+    return modelError(path, context, kUnreadable);
   return importParsed(model, path, context, options);
 }
 

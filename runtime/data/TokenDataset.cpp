@@ -2,6 +2,8 @@
 
 #include "runtime/data/TokenDataset.h"
 
+#include "runtime/core/AtomicFile.h"
+#include "runtime/core/FileDescriptor.h"
 #include "runtime/core/Sha256.h"
 
 #include <fcntl.h>
@@ -70,30 +72,6 @@ uint32_t largestToken(const unsigned char *bytes, int64_t count) {
     largest = std::max(largest, load<T>(bytes + i * sizeof(T)));
   return largest;
 }
-
-/// A file descriptor, closed when it goes out of scope.
-class FileDescriptor {
-public:
-  explicit FileDescriptor(int fd) : fd(fd) {}
-  FileDescriptor(const FileDescriptor &) = delete;
-  FileDescriptor &operator=(FileDescriptor &&other) noexcept {
-    std::swap(fd, other.fd);
-    return *this;
-  }
-  ~FileDescriptor() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-  int get() const { return fd; }
-  /// Closes the descriptor; returns false (errno set) when close fails.
-  bool close() {
-    int closing = std::exchange(fd, -1);
-    return ::close(closing) == 0;
-  }
-
-private:
-  int fd;
-};
 
 /// What a token file's first bytes and size say, before any token is read.
 struct FileLayout {
@@ -416,47 +394,11 @@ void writeTokenDataset(const std::string &path,
   std::array<unsigned char, kChecksumBytes> digest = sha.digest();
   std::memcpy(bytes.data() + kChecksumOffset, digest.data(), digest.size());
 
-  size_t slash = path.rfind('/');
-  std::string folder =
-      slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  std::string temporary = path + ".tmp-XXXXXX";
-  FileDescriptor fd(::mkostemp(temporary.data(), O_CLOEXEC));
-  if (fd.get() < 0)
-    fail("cannot create a temporary file in '" + folder +
-         "': " + std::strerror(errno));
-  auto failWritten = [&](const std::string &action,
-                         const std::string &object = "") {
-    std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    fail(action + " '" + temporary + "'" + object + ": " + reason);
-  };
-  // mkostemp creates the file for its owner only; give it the permissions
-  // a new file gets.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd.get(), 0666 & ~mask) != 0)
-    failWritten("cannot set the permissions of");
-  for (size_t written = 0; written < bytes.size();) {
-    ssize_t wrote =
-        ::write(fd.get(), bytes.data() + written, bytes.size() - written);
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote < 0)
-      failWritten("cannot write");
-    written += static_cast<size_t>(wrote);
+  try {
+    writeFileAtomically(path, bytes.data(), bytes.size());
+  } catch (const std::runtime_error &failure) {
+    fail(failure.what());
   }
-  if (::fsync(fd.get()) != 0)
-    failWritten("cannot flush");
-  if (!fd.close())
-    failWritten("cannot close");
-  if (::rename(temporary.c_str(), path.c_str()) != 0)
-    failWritten("cannot rename", " to it");
-  // Make the rename itself durable (best effort: some file systems cannot
-  // sync a directory).
-  FileDescriptor directory(
-      ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (directory.get() >= 0)
-    ::fsync(directory.get());
 }
 
 } // namespace pp::runtime

@@ -13,8 +13,11 @@
 #include "tools/pp-run/ModelCache.h"
 #include "tools/pp-run/TensorFiles.h"
 
+#include "frontends/onnx/ExportWeights.h"
+#include "frontends/onnx/OnnxImporter.h"
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Trainer.h"
@@ -25,6 +28,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -131,6 +135,12 @@ cl::opt<std::string> saveParamsPath(
     "save-params",
     cl::desc("Write the trained parameters to this file (name order; see "
              "runtime/checkpoints/ParameterFile.h)"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> exportOnnxPath(
+    "export-onnx",
+    cl::desc("After training, write the ONNX model with the trained "
+             "parameters as its initializers to this file (ONNX models "
+             "only)"),
     cl::value_desc("file"), cl::cat(runCategory));
 cl::opt<std::string> saveGradsPath(
     "save-grads",
@@ -384,7 +394,7 @@ std::string inferenceOptionProblem() {
       &scheduleName, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
       &data,         &dataParallel,   std::addressof(meshOrder),
-      &evalData,     &shardOptimizer};
+      &evalData,     &shardOptimizer, &exportOnnxPath};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
@@ -438,6 +448,37 @@ std::string outputProblem(const char *flag, const std::string &path) {
   if (!existed)
     ::unlink(path.c_str());
   return "";
+}
+
+/// Why --export-onnx cannot go with `input` ("" when it can): it writes
+/// into an ONNX model's graph, which a package or a TorchScript module has
+/// not.
+std::string exportInputProblem() {
+  if (exportOnnxPath.empty() ||
+      (!sys::fs::is_directory(input) &&
+       pp::onnx_frontend::isOnnxModelPath(input)))
+    return "";
+  return "--export-onnx writes the trained weights into an ONNX model's "
+         "graph, but '" +
+         input +
+         (sys::fs::is_directory(input) ? "' is a compiled package"
+                                       : "' is no ONNX model") +
+         "; run the ONNX model file (MODEL.onnx) it was compiled from";
+}
+
+/// Writes --export-onnx's file after training: the ONNX model `input` with
+/// the trained parameters that job rank 0 wrote to `parametersPath`.
+int exportTrainedModel(const std::string &parametersPath) {
+  try {
+    int64_t count = pp::onnx_frontend::exportTrainedWeights(
+        input, untieSharedWeights, readParameterFile(parametersPath),
+        exportOnnxPath);
+    std::cout << "exported " << count << " trained parameters into '"
+              << exportOnnxPath << "'" << std::endl;
+  } catch (const std::exception &failure) {
+    return error(failure.what());
+  }
+  return 0;
 }
 
 /// The --inputs files checked against `package`'s inputs: same count,
@@ -661,7 +702,7 @@ int main(int argc, char **argv) {
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
       "         [--dim NAME=SIZE]... [--freeze REGEX] [--untie-shared-weights]\n"
-      "         ...\n"
+      "         [--export-onnx OUT.onnx] ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
@@ -677,6 +718,8 @@ int main(int argc, char **argv) {
   if (!sys::fs::exists(input))
     return error("no such package directory or model file: '" + input + "'");
   if (std::string problem = inferenceOptionProblem(); !problem.empty())
+    return error(problem);
+  if (std::string problem = exportInputProblem(); !problem.empty())
     return error(problem);
 
   std::string packageDir = input;
@@ -735,6 +778,30 @@ int main(int argc, char **argv) {
     if (std::error_code failure = sys::fs::create_directories(outputsDir))
       return error("cannot create --outputs-dir '" + outputsDir +
                    "': " + failure.message());
+  // --export-onnx: job rank 0 saves the trained parameters (to
+  // --save-params' file, or else to a temporary one beside the export) and
+  // this process writes them into the model once training succeeded.
+  bool exporting = !exportOnnxPath.empty() && rank.value_or(0) == 0;
+  std::optional<FileRemover> temporaryParameters;
+  if (exporting) {
+    if (std::string problem = outputProblem("export-onnx", exportOnnxPath);
+        !problem.empty())
+      return error(problem);
+    if (saveParamsPath.empty()) {
+      SmallString<256> path;
+      if (std::error_code failure = sys::fs::createUniqueFile(
+              exportOnnxPath + ".params-%%%%%%", path))
+        return error("cannot create a temporary parameter file beside "
+                     "--export-onnx '" +
+                     exportOnnxPath + "': " + failure.message());
+      saveParamsPath = path.str().str();
+      temporaryParameters.emplace(path);
+    }
+  }
+  auto finish = [&](int status) {
+    return status == 0 && exporting ? exportTrainedModel(saveParamsPath)
+                                     : status;
+  };
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
   if (rank.value_or(0) == 0)
@@ -759,7 +826,7 @@ int main(int argc, char **argv) {
                    " ranks needs MASTER_ADDR and MASTER_PORT");
     info.masterPort = masterPort.value_or(29500);
     info.timeout = std::chrono::seconds(timeoutSeconds);
-    return runRank(packageDir, info);
+    return finish(runRank(packageDir, info));
   }
 
   // Every rank checks the package and the data again; the launcher says
@@ -798,7 +865,7 @@ int main(int argc, char **argv) {
   if (count == 1) {
     RendezvousInfo info;
     info.timeout = std::chrono::seconds(timeoutSeconds);
-    return runRank(packageDir, info);
+    return finish(runRank(packageDir, info));
   }
-  return launchRanks(rankArguments(argv[0], packageDir), count);
+  return finish(launchRanks(rankArguments(argv[0], packageDir), count));
 }

@@ -1,0 +1,87 @@
+//===- ExportWeights.cpp - trained parameters back into ONNX --------------===//
+
+#include "frontends/onnx/ExportWeights.h"
+
+#include "frontends/onnx/GraphImporter.h"
+#include "runtime/core/AtomicFile.h"
+
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <set>
+#include <stdexcept>
+
+namespace pp::onnx_frontend {
+
+/// `values` as the little-endian f32 bytes of ONNX's raw_data.
+static std::string littleEndianBytes(const std::vector<float> &values) {
+  std::string bytes(values.size() * sizeof(float), '\0');
+  for (size_t i = 0; i < values.size(); ++i)
+    llvm::support::endian::write<float, llvm::endianness::little>(
+        bytes.data() + i * sizeof(float), values[i]);
+  return bytes;
+}
+
+int64_t exportTrainedWeights(
+    const std::string &modelPath, bool untieSharedWeights,
+    const std::map<std::string, runtime::ParameterValues> &parameters,
+    const std::string &outputPath) {
+  auto fail = [&](const std::string &problem) {
+    throw std::runtime_error("cannot export the trained weights of '" +
+                             modelPath + "' to '" + outputPath +
+                             "': " + problem);
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> contents =
+      llvm::MemoryBuffer::getFile(modelPath);
+  if (!contents)
+    fail("cannot read the model: " + contents.getError().message());
+  onnx::ModelProto model;
+  if (std::string problem =
+          parseOnnxModel((*contents)->getBuffer(), modelPath, model);
+      !problem.empty())
+    fail(problem);
+  contents->reset();
+  untieSharedInitializers(*model.mutable_graph(), untieSharedWeights);
+
+  std::set<std::string> exported;
+  for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer()) {
+    auto parameter = parameters.find(init.name());
+    if (parameter == parameters.end())
+      continue;
+    const std::string quoted = "'" + init.name() + "'";
+    if (init.data_type() != onnx::TensorProto::FLOAT)
+      fail("the initializer " + quoted + " is " +
+           onnxTypeName(init.data_type()) +
+           ", but its trained parameter is FLOAT; the parameters come from "
+           "another model");
+    runtime::Shape shape(init.dims().begin(), init.dims().end());
+    if (shape != parameter->second.shape)
+      fail("the trained parameter " + quoted + " has the shape " +
+           runtime::formatShape(parameter->second.shape) +
+           ", but the model's initializer " + runtime::formatShape(shape) +
+           "; the parameters come from another model");
+    init.clear_float_data();
+    init.clear_external_data();
+    init.clear_data_location();
+    init.set_raw_data(littleEndianBytes(parameter->second.values));
+    exported.insert(init.name());
+  }
+  for (const auto &[name, values] : parameters)
+    if (!exported.count(name))
+      fail("the trained parameter '" + name +
+           "' is no initializer of the model; the parameters come from "
+           "another model");
+
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    fail("the model with the trained weights does not fit in one ONNX "
+         "protobuf (2 GiB)");
+  try {
+    runtime::writeFileAtomically(outputPath, bytes.data(), bytes.size());
+  } catch (const std::runtime_error &failure) {
+    fail(failure.what());
+  }
+  return static_cast<int64_t>(exported.size());
+}
+
+} // namespace pp::onnx_frontend
