@@ -18,18 +18,11 @@ import sys
 
 import numpy as np
 import onnx
-import onnx.parser
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parameter_file import read_parameters  # noqa: E402
-
-
-def load(path):
-    if path.endswith(".onnxtxt"):
-        with open(path) as f:
-            return onnx.parser.parse_model(f.read())
-    return onnx.load(path)
+from trained_params import load  # noqa: E402
 
 
 def initializers(model):

@@ -41,7 +41,9 @@ def saved(path):
         yield name, values.reshape(shape)
 
 
-initial = {i.name: numpy_helper.to_array(i) for i in load(sys.argv[1]).graph.initializer}
-for name, values in saved(sys.argv[2]):
-    same = np.array_equal(values, initial[name].astype(np.float32))
-    print(f"{name} {'unchanged' if same else 'changed'}")
+if __name__ == "__main__":
+    initial = {i.name: numpy_helper.to_array(i)
+               for i in load(sys.argv[1]).graph.initializer}
+    for name, values in saved(sys.argv[2]):
+        same = np.array_equal(values, initial[name].astype(np.float32))
+        print(f"{name} {'unchanged' if same else 'changed'}")
