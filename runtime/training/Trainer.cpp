@@ -134,7 +134,8 @@ public:
       if (reports) {
         log << "step " << result.step << "  loss " << std::setprecision(8)
             << result.loss << "  grad_norm " << result.gradNorm << "  lr "
-            << result.learningRate << "  " << std::setprecision(4)
+            << std::setprecision(6) << result.learningRate << "  "
+            << std::setprecision(4)
             << result.samplesPerSecond
             << " samples/s  " << result.tokensPerSecond << " tokens/s"
             << std::endl;
