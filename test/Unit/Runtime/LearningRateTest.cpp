@@ -15,46 +15,30 @@ LearningRateSchedule schedule(LearningRateDecay decay) {
   return {0.1, decay, 3, 10, 0.01};
 }
 
-std::vector<float> steps1To12(const LearningRateSchedule &schedule) {
-  std::vector<float> rates;
-  for (int64_t step = 1; step <= 12; ++step)
-    rates.push_back(learningRateAt(schedule, step));
-  return rates;
-}
-
-// The expected rates come from this closed form in Python, rounded to
-// float32 (numpy):
+// The expected rates of steps 1..12 (peak 0.1, warmup 3, decay to 0.01 at
+// step 10) come from this closed form in Python, rounded to float32
+// (numpy):
 //   t <= W: peak * t / W; constant: peak; t >= D: min; else, with
 //   p = (t - W) / (D - W), min + (peak - min) * r, r = 0.5 * (1 + cos(pi p))
 //   (cosine) or 1 - p (linear).
-void expectRates(const std::vector<float> &actual,
-                 const std::vector<float> &expected) {
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_FLOAT_EQ(actual[i], expected[i]) << "step " << i + 1;
-}
-
-TEST(LearningRate, WarmupRampsToThePeakAtStepW) {
-  expectRates(steps1To12(schedule(LearningRateDecay::Constant)),
-              {0.0333333351f, 0.0666666701f, 0.100000001f, 0.100000001f,
-               0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f,
-               0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f});
-}
-
-TEST(LearningRate, CosineDecaysFromThePeakToTheMinimumAtTheDecayStep) {
-  expectRates(steps1To12(schedule(LearningRateDecay::Cosine)),
-              {0.0333333351f, 0.0666666701f, 0.100000001f, 0.0955436006f,
-               0.0830570385f, 0.0650134385f, 0.0449865572f, 0.0269429591f,
-               0.0144564006f, 0.00999999978f, 0.00999999978f,
-               0.00999999978f});
-}
-
-TEST(LearningRate, LinearDecaysFromThePeakToTheMinimumAtTheDecayStep) {
-  expectRates(steps1To12(schedule(LearningRateDecay::Linear)),
-              {0.0333333351f, 0.0666666701f, 0.100000001f, 0.0871428549f,
-               0.0742857158f, 0.061428573f, 0.0485714301f, 0.0357142873f,
-               0.0228571426f, 0.00999999978f, 0.00999999978f,
-               0.00999999978f});
+TEST(LearningRate, EachScheduleFollowsTheClosedForm) {
+  const std::pair<LearningRateDecay, std::vector<float>> table[] = {
+      {LearningRateDecay::Constant,
+       {0.0333333351f, 0.0666666701f, 0.100000001f, 0.100000001f,
+        0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f,
+        0.100000001f, 0.100000001f, 0.100000001f}},
+      {LearningRateDecay::Cosine,
+       {0.0333333351f, 0.0666666701f, 0.100000001f, 0.0955436006f,
+        0.0830570385f, 0.0650134385f, 0.0449865572f, 0.0269429591f,
+        0.0144564006f, 0.00999999978f, 0.00999999978f, 0.00999999978f}},
+      {LearningRateDecay::Linear,
+       {0.0333333351f, 0.0666666701f, 0.100000001f, 0.0871428549f,
+        0.0742857158f, 0.061428573f, 0.0485714301f, 0.0357142873f,
+        0.0228571426f, 0.00999999978f, 0.00999999978f, 0.00999999978f}}};
+  for (const auto &[decay, expected] : table)
+    for (size_t i = 0; i < expected.size(); ++i)
+      EXPECT_FLOAT_EQ(learningRateAt(schedule(decay), i + 1), expected[i])
+          << "schedule " << static_cast<int>(decay) << " step " << i + 1;
 }
 
 TEST(LearningRate, BoundariesAreExact) {
@@ -73,29 +57,21 @@ TEST(LearningRate, BoundariesAreExact) {
 }
 
 TEST(LearningRate, InvalidSchedulesAreNamedByFlag) {
-  EXPECT_EQ(learningRateScheduleProblem(schedule(LearningRateDecay::Cosine)),
-            "");
-  LearningRateSchedule bad = schedule(LearningRateDecay::Cosine);
-  bad.minimum = 0.2;
-  EXPECT_EQ(learningRateScheduleProblem(bad),
-            "--min-lr must be a number in [0, --lr = 0.1], got 0.2");
-  bad = schedule(LearningRateDecay::Linear);
-  bad.warmupSteps = 11;
-  EXPECT_EQ(learningRateScheduleProblem(bad),
-            "--warmup-steps must be in [0, 10] (--decay-steps, default "
-            "--steps), got 11");
-  bad = schedule(LearningRateDecay::Constant);
-  bad.warmupSteps = -1;
-  EXPECT_EQ(learningRateScheduleProblem(bad),
-            "--warmup-steps must be in [0, 10] (--steps), got -1");
-  bad.warmupSteps = 0;
-  bad.peak = 1e39;
-  EXPECT_EQ(learningRateScheduleProblem(bad),
-            "--lr must be a number in [0, 3.4e38], got 1e+39");
-  bad = schedule(LearningRateDecay::Cosine);
-  bad.decaySteps = 0;
-  EXPECT_EQ(learningRateScheduleProblem(bad),
-            "--decay-steps must be at least 1, got 0");
+  using D = LearningRateDecay;
+  const std::pair<LearningRateSchedule, std::string> table[] = {
+      {{0.1, D::Cosine, 3, 10, 0.01}, ""},
+      {{0.1, D::Cosine, 3, 10, 0.2},
+       "--min-lr must be a number in [0, --lr = 0.1], got 0.2"},
+      {{0.1, D::Linear, 11, 10, 0.01},
+       "--warmup-steps must be in [0, 10] (--decay-steps, default --steps), "
+       "got 11"},
+      {{0.1, D::Constant, -1, 10, 0},
+       "--warmup-steps must be in [0, 10] (--steps), got -1"},
+      {{1e39, D::Constant, 0, 10, 0},
+       "--lr must be a number in [0, 3.4e38], got 1e+39"},
+      {{0.1, D::Cosine, 0, 0, 0}, "--decay-steps must be at least 1, got 0"}};
+  for (const auto &[schedule, problem] : table)
+    EXPECT_EQ(learningRateScheduleProblem(schedule), problem);
 }
 
 TEST(LearningRate, ParsesTheScheduleNames) {
