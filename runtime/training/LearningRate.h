@@ -19,7 +19,8 @@ namespace pp::runtime {
 enum class LearningRateDecay { Constant, Cosine, Linear };
 
 /// "constant", "cosine" or "linear".
-std::optional<LearningRateDecay> parseLearningRateDecay(const std::string &name);
+std::optional<LearningRateDecay>
+parseLearningRateDecay(const std::string &name);
 
 struct LearningRateSchedule {
   /// The rate after the warmup (--lr).

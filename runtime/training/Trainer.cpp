@@ -577,10 +577,11 @@ private:
     std::vector<ParameterSlot> trained;
     for (auto &[name, parameter] : parameters)
       if (withGradient.count(name))
-        trained.push_back({name, floatsOf(parameter.get()),
-                           floatsOf(gradients.at(name).get()),
-                           pp_tensor_numel(parameter.get()),
-                           update.decays(name, pp_tensor_rank(parameter.get()))});
+        trained.push_back(
+            {name, floatsOf(parameter.get()),
+             floatsOf(gradients.at(name).get()),
+             pp_tensor_numel(parameter.get()),
+             update.decays(name, pp_tensor_rank(parameter.get()))});
     float learningRate = learningRateAt(options.learningRate, step + 1);
     update.apply(trained, clip, learningRate);
     for (const ParameterSlot &slot : trained)

@@ -24,9 +24,9 @@ LearningRateSchedule schedule(LearningRateDecay decay) {
 TEST(LearningRate, EachScheduleFollowsTheClosedForm) {
   const std::pair<LearningRateDecay, std::vector<float>> table[] = {
       {LearningRateDecay::Constant,
-       {0.0333333351f, 0.0666666701f, 0.100000001f, 0.100000001f,
+       {0.0333333351f, 0.0666666701f, 0.100000001f, 0.100000001f, 0.100000001f,
         0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f, 0.100000001f,
-        0.100000001f, 0.100000001f, 0.100000001f}},
+        0.100000001f, 0.100000001f}},
       {LearningRateDecay::Cosine,
        {0.0333333351f, 0.0666666701f, 0.100000001f, 0.0955436006f,
         0.0830570385f, 0.0650134385f, 0.0449865572f, 0.0269429591f,

@@ -76,8 +76,8 @@ TEST(Optimizer, AnExcludedParameterStepsWithoutDecay) {
 }
 
 /// The values fillRandomParameter gives a tensor of `shape` named `name`.
-std::vector<float> randomInit(const std::string &name, std::vector<int64_t> shape,
-                              uint64_t seed) {
+std::vector<float> randomInit(const std::string &name,
+                              std::vector<int64_t> shape, uint64_t seed) {
   pp_tensor *tensor = nullptr;
   EXPECT_EQ(pp_tensor_create(PP_DTYPE_F32, static_cast<int64_t>(shape.size()),
                              shape.data(), &tensor),
