@@ -6,18 +6,28 @@
 
 namespace pp::runtime {
 
+Optimizer::Optimizer(OptimizerOptions options)
+    : options(std::move(options)),
+      noDecay(this->options.noDecay.value_or(kDefaultNoDecay)) {}
+
+bool Optimizer::decays(const std::string &name, int64_t rank) const {
+  if (!options.noDecay && rank <= 1)
+    return false;
+  return !std::regex_match(name, noDecay);
+}
+
 void Optimizer::step(const std::string &name, float *parameter,
-                     const float *gradient, int64_t n) {
+                     const float *gradient, int64_t n, float lr, bool decay) {
   State &state = states[name];
   ++state.steps;
-  float lr = options.learningRate;
+  float weightDecay = decay ? options.weightDecay : 0.0f;
   if (options.kind == "sgd") {
     // As torch.optim.SGD: weight decay joins the gradient, the momentum
     // buffer starts as the first (decayed) gradient.
     if (options.momentum != 0.0f && state.first.empty())
       state.first.assign(n, 0.0f);
     for (int64_t i = 0; i < n; ++i) {
-      float direction = gradient[i] + options.weightDecay * parameter[i];
+      float direction = gradient[i] + weightDecay * parameter[i];
       if (options.momentum != 0.0f) {
         state.first[i] = state.steps == 1
                              ? direction
@@ -36,7 +46,7 @@ void Optimizer::step(const std::string &name, float *parameter,
   float correction1 = 1.0f - std::pow(options.beta1, state.steps);
   float correction2 = 1.0f - std::pow(options.beta2, state.steps);
   for (int64_t i = 0; i < n; ++i) {
-    parameter[i] *= 1.0f - lr * options.weightDecay;
+    parameter[i] *= 1.0f - lr * weightDecay;
     state.first[i] =
         options.beta1 * state.first[i] + (1.0f - options.beta1) * gradient[i];
     state.second[i] = options.beta2 * state.second[i] +

@@ -5,18 +5,31 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
 namespace pp::runtime {
 
+/// The names the default weight-decay exclusion matches (ECMAScript, whole
+/// name): a dot- or slash-separated component that is a norm (ln1, ln_f,
+/// LayerNorm, rmsnorm, ...) or an embedding table (embed_tokens,
+/// word_embeddings, GPT-2's wte and wpe).
+inline constexpr const char *kDefaultNoDecay =
+    R"((.*[./])?(ln\w*|\w*[Nn]orm\w*|\w*[Ee]mbed\w*|wte|wpe)([./].*)?)";
+
 struct OptimizerOptions {
   /// "sgd" or "adamw".
   std::string kind = "sgd";
-  float learningRate = 0.01f;
   float momentum = 0.0f;
   float weightDecay = 0.0f;
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  /// The parameters weight decay skips: those whose whole name matches
+  /// this ECMAScript regex ("" decays every parameter). Unset: parameters
+  /// of rank 0 or 1 (biases, norm scales) and those kDefaultNoDecay
+  /// matches.
+  std::optional<std::string> noDecay;
 };
 
 /// SGD (momentum, weight decay added to the gradient) or AdamW (decoupled
@@ -24,11 +37,17 @@ struct OptimizerOptions {
 /// element-wise and deterministic.
 class Optimizer {
 public:
-  explicit Optimizer(OptimizerOptions options) : options(std::move(options)) {}
+  /// Throws std::regex_error for an invalid options.noDecay.
+  explicit Optimizer(OptimizerOptions options);
 
-  /// Updates `parameter` (n floats) in place with its gradient.
+  /// Whether weight decay applies to the parameter `name` of `rank`
+  /// dimensions (OptimizerOptions::noDecay).
+  bool decays(const std::string &name, int64_t rank) const;
+
+  /// Updates `parameter` (n floats) in place with its gradient at
+  /// `learningRate`, with weight decay when `decay`.
   void step(const std::string &name, float *parameter, const float *gradient,
-            int64_t n);
+            int64_t n, float learningRate, bool decay);
 
   /// Bytes of state (momentum, moments) held so far.
   int64_t stateBytes() const;
@@ -39,6 +58,7 @@ private:
     std::vector<float> first, second;
   };
   OptimizerOptions options;
+  std::regex noDecay;
   std::map<std::string, State> states;
 };
 

@@ -13,7 +13,7 @@ ParameterUpdate::ParameterUpdate(OptimizerOptions options,
       sharded(sharded && dataParallel.worldSize() > 1) {}
 
 void ParameterUpdate::apply(const std::vector<ParameterSlot> &parameters,
-                            float clip) {
+                            float clip, float learningRate) {
   int64_t total = 0;
   for (const ParameterSlot &parameter : parameters)
     total += parameter.count;
@@ -35,7 +35,8 @@ void ParameterUpdate::apply(const std::vector<ParameterSlot> &parameters,
       for (int64_t i = first; i < last; ++i)
         parameter.gradient[i] *= clip;
     optimizer.step(parameter.name, parameter.values + first,
-                   parameter.gradient + first, last - first);
+                   parameter.gradient + first, last - first, learningRate,
+                   parameter.decay);
   }
   if (!sharded)
     return;

@@ -25,6 +25,8 @@ struct ParameterSlot {
   float *values = nullptr;
   float *gradient = nullptr;
   int64_t count = 0;
+  /// Whether weight decay applies (ParameterUpdate::decays).
+  bool decay = true;
 };
 
 class ParameterUpdate {
@@ -35,13 +37,20 @@ public:
                   bool sharded);
 
   /// Multiplies the gradients by `clip` when it is below 1, then steps the
-  /// optimizer: over every element (unsharded), or over this rank's
-  /// contiguous 1/D of the elements of `parameters` taken in order, after
-  /// which the ranks gather each other's updated values. Every rank of the
-  /// group lists the same parameters in the same order with the same
-  /// gradients, so both ways give the same bits (the optimizer is
-  /// element-wise).
-  void apply(const std::vector<ParameterSlot> &parameters, float clip);
+  /// optimizer at `learningRate`: over every element (unsharded), or over
+  /// this rank's contiguous 1/D of the elements of `parameters` taken in
+  /// order, after which the ranks gather each other's updated values.
+  /// Every rank of the group lists the same parameters in the same order
+  /// with the same gradients, so both ways give the same bits (the
+  /// optimizer is element-wise).
+  void apply(const std::vector<ParameterSlot> &parameters, float clip,
+             float learningRate);
+
+  /// Whether weight decay applies to the parameter `name` of `rank`
+  /// dimensions (OptimizerOptions::noDecay).
+  bool decays(const std::string &name, int64_t rank) const {
+    return optimizer.decays(name, rank);
+  }
 
   /// Bytes of optimizer state this rank holds.
   int64_t stateBytes() const { return optimizer.stateBytes(); }

@@ -8,6 +8,7 @@
 #include "runtime/data/SyntheticData.h"
 #include "runtime/data/TokenBatches.h"
 #include "runtime/training/GradientReduction.h"
+#include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
 
 #include <nlohmann/json.hpp>
@@ -132,13 +133,16 @@ public:
       stepSeconds += result.seconds;
       if (reports) {
         log << "step " << result.step << "  loss " << std::setprecision(8)
-            << result.loss << "  grad_norm " << result.gradNorm << "  "
-            << std::setprecision(4) << result.samplesPerSecond
+            << result.loss << "  grad_norm " << result.gradNorm << "  lr "
+            << std::setprecision(6) << result.learningRate << "  "
+            << std::setprecision(4)
+            << result.samplesPerSecond
             << " samples/s  " << result.tokensPerSecond << " tokens/s"
             << std::endl;
         writeMetrics({{"step", result.step},
                       {"loss", result.loss},
                       {"grad_norm", result.gradNorm},
+                      {"lr", result.learningRate},
                       {"samples_per_s", result.samplesPerSecond},
                       {"tokens_per_s", result.tokensPerSecond}});
       }
@@ -273,20 +277,15 @@ private:
       if (parameter.stage != stage)
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
-      if (parameter.fromFile) {
-        package.readParameter(parameter, tensor.get());
-      } else {
-        // Seeded by the parameter's name, never by rank or stage, so that
-        // every partition starts from the same model.
-        fillSynthetic(tensor.get(), 0, "init/" + parameter.tensor.name, 0, 0);
-        const Shape &shape = parameter.tensor.shape;
-        float bound =
-            1.0f / std::sqrt(static_cast<float>(
-                       shape.empty() ? 1 : std::max<int64_t>(1, shape.back())));
-        for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
-          floatsOf(tensor.get())[i] *= bound;
-      }
+      // Frozen and constant tensors always come from the model.
       const std::string &name = parameter.tensor.name;
+      if (options.init == ParameterInit::Random &&
+          parameter.tensor.role == Role::Parameter)
+        fillRandomParameter(tensor.get(), name, options.seed);
+      else if (parameter.fromFile)
+        package.readParameter(parameter, tensor.get());
+      else
+        fillMissingParameter(tensor.get(), name);
       Placed &placed = placedParameters[name];
       placed.tensor = backend.place(tensor.get(), placed.copy);
       parameters[name] = std::move(tensor);
@@ -578,10 +577,13 @@ private:
     std::vector<ParameterSlot> trained;
     for (auto &[name, parameter] : parameters)
       if (withGradient.count(name))
-        trained.push_back({name, floatsOf(parameter.get()),
-                           floatsOf(gradients.at(name).get()),
-                           pp_tensor_numel(parameter.get())});
-    update.apply(trained, clip);
+        trained.push_back(
+            {name, floatsOf(parameter.get()),
+             floatsOf(gradients.at(name).get()),
+             pp_tensor_numel(parameter.get()),
+             update.decays(name, pp_tensor_rank(parameter.get()))});
+    float learningRate = learningRateAt(options.learningRate, step + 1);
+    update.apply(trained, clip, learningRate);
     for (const ParameterSlot &slot : trained)
       backend.refresh(placedParameters.at(slot.name).tensor,
                       parameters.at(slot.name).get());
@@ -596,7 +598,11 @@ private:
     count = report[1];
     double seconds = report[2] / layout.dataParallel;
     double samples = static_cast<double>(layout.globalBatch());
-    return {step + 1, count > 0 ? report[0] / count : 0.0, gradNorm, seconds,
+    return {step + 1,
+            count > 0 ? report[0] / count : 0.0,
+            gradNorm,
+            learningRate,
+            seconds,
             seconds > 0 ? samples / seconds : 0.0,
             seconds > 0 ? count / seconds : 0.0};
   }

@@ -11,7 +11,9 @@
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/training/LearningRate.h"
 #include "runtime/training/Optimizer.h"
+#include "runtime/training/ParameterInit.h"
 #include "runtime/package/Package.h"
 #include "runtime/schedules/Schedule.h"
 
@@ -59,6 +61,10 @@ struct TrainerOptions {
   /// Clip the global gradient norm to this value; 0 disables clipping.
   double maxGradNorm = 0;
   OptimizerOptions optimizer;
+  /// Each step's learning rate.
+  LearningRateSchedule learningRate;
+  /// Where trainable parameters start from; random draws from `seed`.
+  ParameterInit init = ParameterInit::Model;
   /// Keep 1/D of each stage's optimizer state on each data-parallel rank
   /// (ZeRO-1).
   bool shardOptimizer = false;
@@ -70,6 +76,8 @@ struct StepMetrics {
   int64_t step = 0;
   double loss = 0;
   double gradNorm = 0;
+  /// The learning rate the step's update used.
+  double learningRate = 0;
   double seconds = 0;
   double samplesPerSecond = 0;
   /// Loss terms (tokens that are not ignore_index, or mse elements) of the

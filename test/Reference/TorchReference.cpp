@@ -13,6 +13,8 @@
 
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/training/LearningRate.h"
+#include "runtime/training/Optimizer.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -51,6 +53,14 @@ cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"));
 cl::opt<float> learningRate("lr", cl::init(0.01f));
 cl::opt<float> momentum("momentum", cl::init(0.0f));
 cl::opt<float> weightDecay("weight-decay", cl::init(0.0f));
+cl::opt<std::string> noDecay(
+    "no-decay", cl::desc("As pp-run's: the parameters without weight decay "
+                         "(its default without the flag)"));
+cl::opt<std::string> lrScheduleName("lr-schedule", cl::init("constant"));
+cl::opt<int> warmupSteps("warmup-steps", cl::init(0));
+cl::opt<double> minLearningRate("min-lr", cl::init(0.0));
+cl::opt<int> decaySteps("decay-steps", cl::init(0),
+                        cl::desc("Default --steps, as pp-run's"));
 cl::opt<double> clipGradNorm("clip-grad-norm", cl::init(0.0));
 cl::opt<std::string> metricsPath("metrics");
 cl::opt<std::string> saveParamsPath("save-params");
@@ -458,19 +468,49 @@ int run() {
     size_t colon = loss.find(':');
     return std::pair(loss.substr(0, colon), loss.substr(colon + 1));
   }();
-  std::vector<torch::Tensor> trainable;
-  for (const auto &[name, parameter] : parameters)
+  // Two parameter groups, as PyTorch recipes build them: with weight
+  // decay and without (pp's rule decides which, pp::runtime::Optimizer).
+  pp::runtime::OptimizerOptions ppOptions;
+  if (noDecay.getNumOccurrences())
+    ppOptions.noDecay = noDecay;
+  pp::runtime::Optimizer decayRule(ppOptions);
+  std::vector<torch::Tensor> trainable, decayed, undecayed;
+  for (const auto &[name, parameter] : parameters) {
     trainable.push_back(parameter);
+    (decayRule.decays(name, parameter.dim()) ? decayed : undecayed)
+        .push_back(parameter);
+  }
+  // Each group with its options (PyTorch refuses an empty group).
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  for (auto [group, decay] : {std::pair{&decayed, weightDecay.getValue()},
+                              std::pair{&undecayed, 0.0f}}) {
+    if (group->empty())
+      continue;
+    std::unique_ptr<torch::optim::OptimizerOptions> options;
+    if (optimizerName == "adamw")
+      options = std::make_unique<torch::optim::AdamWOptions>(
+          torch::optim::AdamWOptions(learningRate).weight_decay(decay));
+    else
+      options = std::make_unique<torch::optim::SGDOptions>(
+          torch::optim::SGDOptions(learningRate)
+              .momentum(momentum)
+              .weight_decay(decay));
+    groups.emplace_back(*group, std::move(options));
+  }
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   if (optimizerName == "adamw")
-    optimizer = std::make_unique<torch::optim::AdamW>(
-        trainable,
-        torch::optim::AdamWOptions(learningRate).weight_decay(weightDecay));
+    optimizer = std::make_unique<torch::optim::AdamW>(std::move(groups));
   else
     optimizer = std::make_unique<torch::optim::SGD>(
-        trainable, torch::optim::SGDOptions(learningRate)
-                       .momentum(momentum)
-                       .weight_decay(weightDecay));
+        std::move(groups), torch::optim::SGDOptions(learningRate));
+  // The rate of each step, as LambdaLR would set it: pp's schedule
+  // (LearningRateTest checks it against the closed form).
+  pp::runtime::LearningRateSchedule schedule{
+      learningRate,
+      pp::runtime::parseLearningRateDecay(lrScheduleName)
+          .value_or(pp::runtime::LearningRateDecay::Constant),
+      warmupSteps, decaySteps.getNumOccurrences() ? decaySteps : steps,
+      minLearningRate};
 
   std::ofstream metrics;
   if (!metricsPath.empty())
@@ -524,6 +564,8 @@ int run() {
       });
     if (clipGradNorm > 0)
       torch::nn::utils::clip_grad_norm_(trainable, clipGradNorm);
+    for (torch::optim::OptimizerParamGroup &group : optimizer->param_groups())
+      group.options().set_lr(pp::runtime::learningRateAt(schedule, step + 1));
     optimizer->step();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

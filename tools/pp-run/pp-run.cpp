@@ -44,6 +44,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <sstream>
 
 using namespace llvm;
@@ -125,8 +126,15 @@ cl::opt<bool> shardOptimizer(
     cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of the synthetic data, of the training "
-                                "data's order and of dropout"),
+                                "data's order, of dropout and of --init "
+                                "random"),
                        cl::cat(runCategory));
+cl::opt<std::string> initName(
+    "init", cl::init("model"),
+    cl::desc("Where the trainable parameters start: model (default; the "
+             "model file's values) or random (drawn from --seed and each "
+             "parameter's name, the same for every layout)"),
+    cl::value_desc("model|random"), cl::cat(runCategory));
 cl::opt<std::string>
     metricsPath("metrics",
                 cl::desc("Write one JSON object per step to this file"),
@@ -164,6 +172,33 @@ cl::opt<double> momentum("momentum", cl::init(0.0),
 cl::opt<double> weightDecay("weight-decay", cl::init(0.0),
                             cl::desc("Weight decay (default 0)"),
                             cl::cat(runCategory));
+cl::opt<std::string> noDecay(
+    "no-decay",
+    cl::desc("Parameters without weight decay: those whose whole name "
+             "matches this ECMAScript regex (\"\": decay all; default: "
+             "rank 0 and 1 parameters, norms and embeddings by name)"),
+    cl::value_desc("regex"), cl::cat(runCategory));
+cl::opt<std::string> lrScheduleName(
+    "lr-schedule", cl::init("constant"),
+    cl::desc("Learning rate after the warmup: constant (default; --lr), "
+             "cosine or linear (from --lr down to --min-lr at step "
+             "--decay-steps)"),
+    cl::value_desc("constant|cosine|linear"), cl::cat(runCategory));
+cl::opt<int> warmupSteps(
+    "warmup-steps", cl::init(0),
+    cl::desc("Steps 1..W ramp the learning rate linearly: step t runs at "
+             "lr * t / W (default 0)"),
+    cl::cat(runCategory));
+cl::opt<double> minLearningRate(
+    "min-lr", cl::init(0.0),
+    cl::desc("With --lr-schedule cosine or linear: the learning rate at "
+             "step --decay-steps and after (default 0)"),
+    cl::cat(runCategory));
+cl::opt<int> decaySteps(
+    "decay-steps", cl::init(0),
+    cl::desc("With --lr-schedule cosine or linear: the step that reaches "
+             "--min-lr (default --steps)"),
+    cl::cat(runCategory));
 cl::opt<double> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
@@ -277,6 +312,19 @@ std::optional<int> environmentInt(const char *name, std::string &problem) {
   return static_cast<int>(parsed);
 }
 
+/// The schedule --lr, --lr-schedule, --warmup-steps, --min-lr and
+/// --decay-steps give (checked by optionProblem).
+LearningRateSchedule learningRateSchedule() {
+  LearningRateSchedule schedule;
+  schedule.peak = learningRate;
+  schedule.decay = parseLearningRateDecay(lrScheduleName)
+                       .value_or(LearningRateDecay::Constant);
+  schedule.warmupSteps = warmupSteps;
+  schedule.minimum = minLearningRate;
+  schedule.decaySteps = decaySteps.getNumOccurrences() ? decaySteps : steps;
+  return schedule;
+}
+
 TrainerOptions trainerOptions() {
   TrainerOptions options;
   options.schedule = *parseScheduleKind(scheduleName);
@@ -290,9 +338,12 @@ TrainerOptions trainerOptions() {
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
   // The optimizer computes in float: every rank rounds the same double.
-  options.optimizer.learningRate = static_cast<float>(learningRate);
   options.optimizer.momentum = static_cast<float>(momentum);
   options.optimizer.weightDecay = static_cast<float>(weightDecay);
+  if (noDecay.getNumOccurrences())
+    options.optimizer.noDecay = noDecay;
+  options.learningRate = learningRateSchedule();
+  options.init = *parseParameterInit(initName);
   options.shardOptimizer = shardOptimizer;
   if (data != "synthetic") {
     options.data.path = data;
@@ -304,6 +355,32 @@ TrainerOptions trainerOptions() {
     options.data.evalBatches = evalBatches;
   }
   return options;
+}
+
+/// Why --lr-schedule, --init, --no-decay and the rates and steps of the
+/// schedule are not valid ("" when they are).
+std::string learningRateProblem() {
+  std::optional<LearningRateDecay> decay =
+      parseLearningRateDecay(lrScheduleName);
+  if (!decay)
+    return "unknown --lr-schedule '" + lrScheduleName +
+           "'; use constant, cosine or linear";
+  const cl::Option *decayOptions[] = {&minLearningRate, &decaySteps};
+  if (*decay == LearningRateDecay::Constant)
+    for (const cl::Option *option : decayOptions)
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to a decaying learning rate; add --lr-schedule "
+               "cosine or linear";
+  if (!parseParameterInit(initName))
+    return "unknown --init '" + initName + "'; use model or random";
+  try {
+    (void)std::regex(noDecay.getValue());
+  } catch (const std::regex_error &failure) {
+    return "--no-decay '" + noDecay + "' is not a valid ECMAScript regular "
+           "expression: " + failure.what();
+  }
+  return learningRateScheduleProblem(learningRateSchedule());
 }
 
 /// Why the options are out of range ("" when they are not): each message
@@ -358,8 +435,7 @@ std::string optionProblem() {
     const char *range;
   };
   for (const Rate &rate :
-       {Rate{"lr", learningRate, HUGE_VAL, "a number in [0, 3.4e38]"},
-        Rate{"momentum", momentum, 1, "a number in [0, 1)"},
+       {Rate{"momentum", momentum, 1, "a number in [0, 1)"},
         Rate{"weight-decay", weightDecay, HUGE_VAL, "a number in [0, 3.4e38]"},
         Rate{"clip-grad-norm", clipGradNorm, HUGE_VAL,
              "a number in [0, 3.4e38] (0: no clipping)"}})
@@ -370,7 +446,7 @@ std::string optionProblem() {
       return "--" + std::string(rate.flag) + " must be " + rate.range +
              ", got " + given.str();
     }
-  return "";
+  return learningRateProblem();
 }
 
 /// Why --infer and the options given do not go together ("" when they
@@ -394,7 +470,9 @@ std::string inferenceOptionProblem() {
       &scheduleName, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
       &data,         &dataParallel,   std::addressof(meshOrder),
-      &evalData,     &shardOptimizer, &exportOnnxPath};
+      &evalData,     &shardOptimizer, &exportOnnxPath,
+      &initName,     &noDecay,        &lrScheduleName,
+      &warmupSteps,  &minLearningRate, &decaySteps};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
@@ -680,6 +758,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("microbatches", std::to_string(microbatches));
   add("steps", std::to_string(steps));
   add("seed", std::to_string(seed));
+  add("init", initName);
   for (auto [flag, path] : outputFiles())
     if (!path->empty())
       add(flag, absolute(*path));
@@ -687,6 +766,15 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("lr", exactDecimal(learningRate));
   add("momentum", exactDecimal(momentum));
   add("weight-decay", exactDecimal(weightDecay));
+  if (noDecay.getNumOccurrences())
+    add("no-decay", noDecay);
+  add("lr-schedule", lrScheduleName);
+  add("warmup-steps", std::to_string(warmupSteps));
+  // Given only: a constant schedule refuses them.
+  if (minLearningRate.getNumOccurrences())
+    add("min-lr", exactDecimal(minLearningRate));
+  if (decaySteps.getNumOccurrences())
+    add("decay-steps", std::to_string(decaySteps));
   add("clip-grad-norm", exactDecimal(clipGradNorm));
   return args;
 }

@@ -7,6 +7,7 @@
 
 #include "runtime/training/Backend.h"
 #include "runtime/training/GradientReduction.h"
+#include "runtime/training/LearningRate.h"
 #include "runtime/training/ParameterUpdate.h"
 
 #include "ThreadRanks.h"
@@ -68,53 +69,63 @@ TEST(DataParallel, AllReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
 
 TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
   // 3 replicas, 35 elements (not a multiple of 3), shares cutting through
-  // parameters; AdamW with clipping, over two steps.
+  // parameters, the middle one without weight decay; AdamW and SGD with
+  // momentum, clipping and a cosine learning rate, over three steps.
   const std::vector<int64_t> sizes = {10, 4, 21};
-  OptimizerOptions options;
-  options.kind = "adamw";
-  options.learningRate = 0.01f;
-  options.weightDecay = 0.1f;
-  auto train = [&](bool sharded, std::vector<std::vector<float>> &finals,
-                   std::vector<int64_t> &stateBytes) {
-    finals.assign(3, {});
-    stateBytes.assign(3, 0);
-    runRanks(3, [&](Communicator &world) {
-      ParameterUpdate update(options, world, sharded);
-      std::vector<std::vector<float>> values, gradients;
-      for (size_t p = 0; p < sizes.size(); ++p) {
-        values.emplace_back(sizes[p]);
-        for (int64_t i = 0; i < sizes[p]; ++i)
-          values[p][i] = 0.5f - 0.01f * static_cast<float>(i + 3 * p);
-      }
-      for (int step = 0; step < 2; ++step) {
-        std::vector<ParameterSlot> slots;
-        gradients.assign(sizes.size(), {});
+  const std::vector<bool> decayed = {true, false, true};
+  LearningRateSchedule schedule{0.01, LearningRateDecay::Cosine, 1, 3, 0.001};
+  for (const char *kind : {"adamw", "sgd"}) {
+    OptimizerOptions options;
+    options.kind = kind;
+    options.momentum = 0.9f;
+    options.weightDecay = 0.1f;
+    auto train = [&](bool sharded, std::vector<std::vector<float>> &finals,
+                     std::vector<int64_t> &stateBytes) {
+      finals.assign(3, {});
+      stateBytes.assign(3, 0);
+      runRanks(3, [&](Communicator &world) {
+        ParameterUpdate update(options, world, sharded);
+        std::vector<std::vector<float>> values, gradients;
         for (size_t p = 0; p < sizes.size(); ++p) {
-          gradients[p].resize(sizes[p]);
+          values.emplace_back(sizes[p]);
           for (int64_t i = 0; i < sizes[p]; ++i)
-            gradients[p][i] = gradientValue(step, p, i);
-          slots.push_back({"w" + std::to_string(p), values[p].data(),
-                           gradients[p].data(), sizes[p]});
+            values[p][i] = 0.5f - 0.01f * static_cast<float>(i + 3 * p);
         }
-        update.apply(slots, /*clip=*/0.5f);
-      }
-      for (const std::vector<float> &parameter : values)
-        finals[world.rank()].insert(finals[world.rank()].end(),
-                                    parameter.begin(), parameter.end());
-      stateBytes[world.rank()] = update.stateBytes();
-    });
-  };
-  std::vector<std::vector<float>> whole, sharded;
-  std::vector<int64_t> wholeState, shardedState;
-  train(false, whole, wholeState);
-  train(true, sharded, shardedState);
-  for (int rank = 0; rank < 3; ++rank) {
-    EXPECT_EQ(sharded[rank], whole[0]) << "rank " << rank;
-    EXPECT_EQ(whole[rank], whole[0]) << "rank " << rank;
-    EXPECT_EQ(wholeState[rank], 35 * 2 * 4);
+        for (int step = 1; step <= 3; ++step) {
+          std::vector<ParameterSlot> slots;
+          gradients.assign(sizes.size(), {});
+          for (size_t p = 0; p < sizes.size(); ++p) {
+            gradients[p].resize(sizes[p]);
+            for (int64_t i = 0; i < sizes[p]; ++i)
+              gradients[p][i] = gradientValue(step, p, i);
+            slots.push_back({"w" + std::to_string(p), values[p].data(),
+                             gradients[p].data(), sizes[p], decayed[p]});
+          }
+          update.apply(slots, /*clip=*/0.5f, learningRateAt(schedule, step));
+        }
+        for (const std::vector<float> &parameter : values)
+          finals[world.rank()].insert(finals[world.rank()].end(),
+                                      parameter.begin(), parameter.end());
+        stateBytes[world.rank()] = update.stateBytes();
+      });
+    };
+    std::vector<std::vector<float>> whole, sharded;
+    std::vector<int64_t> wholeState, shardedState;
+    train(false, whole, wholeState);
+    train(true, sharded, shardedState);
+    for (int rank = 0; rank < 3; ++rank) {
+      EXPECT_EQ(sharded[rank], whole[0]) << kind << " rank " << rank;
+      EXPECT_EQ(whole[rank], whole[0]) << kind << " rank " << rank;
+    }
+    // AdamW keeps two moments per element, SGD one momentum buffer; shares
+    // of ceil(35 / 3) = 12 elements: 12, 12 and 11.
+    int64_t floats = std::string(kind) == "adamw" ? 2 : 1;
+    EXPECT_EQ(wholeState, std::vector<int64_t>(3, 35 * floats * 4)) << kind;
+    EXPECT_EQ(shardedState,
+              (std::vector<int64_t>{12 * floats * 4, 12 * floats * 4,
+                                    11 * floats * 4}))
+        << kind;
   }
-  // Shares of ceil(35 / 3) = 12 elements: 12, 12 and 11, two floats each.
-  EXPECT_EQ(shardedState, (std::vector<int64_t>{96, 96, 88}));
 }
 
 TEST(DataParallel, AllGatherConcatenatesInRankOrder) {

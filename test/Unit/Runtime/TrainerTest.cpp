@@ -120,7 +120,7 @@ TEST(Trainer, ASplitBackwardRunsBothHalvesAndTakesSavedValuesByName) {
   std::unique_ptr<Backend> backend = createCpuBackend(*groups.pipeline);
   TrainerOptions options;
   options.microbatches = 2;
-  options.optimizer.learningRate = 0.5f;
+  options.learningRate.peak = 0.5;
   std::ostringstream log;
   train(model, world, groups, *backend, options, log);
   EXPECT_EQ(forwards, 2);
