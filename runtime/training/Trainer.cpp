@@ -63,16 +63,16 @@ constexpr char kOptimizerFile[] = "optimizer.safetensors";
 
 /// Throws, naming the first tensor that differs, unless `saved` (the
 /// tensors `where` holds) are exactly the model's tensors `model`, with
-/// the same shapes.
+/// the same shapes; `likely` says what such a checkpoint likely is.
 void checkSameTensors(const std::string &where,
                       const std::map<std::string, Shape> &model,
-                      const std::map<std::string, Shape> &saved) {
+                      const std::map<std::string, Shape> &saved,
+                      const std::string &likely) {
   for (const auto &[name, shape] : model) {
     auto it = saved.find(name);
     if (it == saved.end())
       throw std::runtime_error(where + " lacks '" + name +
-                               "', which the model has: it is a checkpoint "
-                               "of another model or another optimizer");
+                               "', which the model has: it is " + likely);
     if (it->second != shape)
       throw std::runtime_error(where + " holds '" + name + "' of shape " +
                                formatShape(it->second) +
@@ -81,9 +81,8 @@ void checkSameTensors(const std::string &where,
   for (const auto &[name, shape] : saved)
     if (!model.count(name))
       throw std::runtime_error(where + " holds '" + name +
-                               "', which the model does not have: it is a "
-                               "checkpoint of another model or another "
-                               "optimizer");
+                               "', which the model does not have: it is " +
+                               likely);
 }
 
 /// The tensors of a safetensors file by name.
@@ -986,8 +985,8 @@ private:
       for (const nlohmann::json &tensor : state.at("model").at("tensors"))
         fingerprint[tensor.at("name").get<std::string>()] =
             tensor.at("shape").get<Shape>();
-      checkSameTensors("checkpoint '" + resumed.path + "'", modelTensors(),
-                       fingerprint);
+      checkSameTensors("the model fingerprint in " + statePath, modelTensors(),
+                       fingerprint, "a checkpoint of another model");
       firstStep = state.at("step").get<int64_t>();
       cursor = state.at("consumed_samples").get<int64_t>();
       if (reports) {
@@ -1009,7 +1008,8 @@ private:
     SafeTensorsFile parameters =
         SafeTensorsFile::open(resumed.path + "/" + kParametersFile);
     checkSameTensors("checkpoint file '" + parameters.path() + "'",
-                     modelTensors(), shapesOf(parameters));
+                     modelTensors(), shapesOf(parameters),
+                     "a checkpoint of another model");
     return parameters;
   }
 
@@ -1032,7 +1032,9 @@ private:
     for (const ParameterInfo &parameter : trainedParameters())
       for (const std::string &buffer : buffers)
         expected[parameter.tensor.name + "/" + buffer] = parameter.tensor.shape;
-    checkSameTensors(where, expected, shapesOf(file));
+    checkSameTensors(where, expected, shapesOf(file),
+                     "a checkpoint of another model, or of --momentum 0 "
+                     "when this run has momentum (or the reverse)");
     std::vector<ParameterSlot> trained = trainedSlots();
     std::map<std::string, ParameterState> states;
     for (const ParameterSlot &slot : trained) {
