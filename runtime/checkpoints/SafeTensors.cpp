@@ -247,7 +247,8 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
     const auto &[begin, end, name] = ranges[i];
     if (begin != covered)
       throw refuse("tensor '" + name + "' starts at data byte " +
-                   std::to_string(begin) + ", but the tensors before it end at " +
+                   std::to_string(begin) +
+                   ", but the tensors before it end at " +
                    std::to_string(covered) +
                    (begin < covered ? " (they overlap)" : " (a hole)"));
     file.located[name] = {byOffset.size(), dataStart + begin};

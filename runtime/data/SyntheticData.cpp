@@ -81,8 +81,9 @@ SyntheticMicrobatches::SyntheticMicrobatches(const Package &package,
                                              int64_t dataRank)
     : package(package), seed(seed), layout(layout), dataRank(dataRank) {}
 
-void SyntheticMicrobatches::fillInput(const TensorInfo &input, int64_t batchStart,
-                                      int64_t microbatch, pp_tensor *tensor) {
+void SyntheticMicrobatches::fillInput(const TensorInfo &input,
+                                      int64_t batchStart, int64_t microbatch,
+                                      pp_tensor *tensor) {
   fillSynthetic(tensor, seed, input.name,
                 firstPosition(layout, batchStart, dataRank, microbatch),
                 input.indexBound);

@@ -27,8 +27,8 @@ public:
       : dataset(dataset), config(std::move(config)),
         samples(std::move(samples)) {}
 
-  void fillInput(const TensorInfo &input, int64_t batchStart, int64_t microbatch,
-                 pp_tensor *tensor) override {
+  void fillInput(const TensorInfo &input, int64_t batchStart,
+                 int64_t microbatch, pp_tensor *tensor) override {
     if (input.name != config.input)
       throw std::runtime_error("the token data feeds the input '" +
                                config.input + "', not '" + input.name + "'");

@@ -135,8 +135,8 @@ public:
     initializeParameters(nullptr);
     checkSchedule();
     std::vector<Placed> noLabels;
-    MicrobatchData data{{0, 0, 0, nullptr, /*training=*/false}, noLabels, nullptr,
-                        0.0, {}, {}};
+    MicrobatchData data{{0, 0, 0, nullptr, /*training=*/false},
+                        noLabels, nullptr, 0.0, {}, {}};
     runSchedule(buildSchedule(options.schedule, package.numStages, stage,
                               options.microbatches),
                 data);
@@ -928,9 +928,10 @@ private:
   nlohmann::json dataIdentity() const {
     if (options.data.path.empty())
       return {{"kind", "synthetic"}};
-    nlohmann::json identity = {{"kind", "tokens"},
-                               {"path", options.data.path},
-                               {"sequence_length", options.data.sequenceLength}};
+    nlohmann::json identity = {
+        {"kind", "tokens"},
+        {"path", options.data.path},
+        {"sequence_length", options.data.sequenceLength}};
     // Rank 0, a first stage, has the training data open.
     if (trainingData) {
       identity["tokens"] = trainingData->size();
@@ -1105,7 +1106,8 @@ private:
       if (steps[i] == 0)
         continue;
       metadata[name + "/step"] = std::to_string(static_cast<int64_t>(steps[i]));
-      for (const std::string &buffer : optimizerBufferNames(options.optimizer)) {
+      for (const std::string &buffer :
+           optimizerBufferNames(options.optimizer)) {
         listed.push_back(trained[i]);
         listed.back().tensor.name = name + "/" + buffer;
       }

@@ -3,13 +3,12 @@
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/SafeTensors.h"
 
+#include "TemporaryFiles.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 using namespace pp::runtime;
@@ -19,18 +18,7 @@ namespace {
 
 /// A fresh temporary directory.
 std::string freshDirectory() {
-  char directory[] = "/tmp/pp-checkpoint-test-XXXXXX";
-  EXPECT_NE(::mkdtemp(directory), nullptr);
-  return directory;
-}
-
-std::string readBytes(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-void writeBytes(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
+  return ::freshDirectory("pp-checkpoint-test");
 }
 
 /// A safetensors file of `header` (JSON text) and `data`.
@@ -99,9 +87,10 @@ TEST(SafeTensors, ReadsTensorsStoredInAnotherOrder) {
   std::string data(reinterpret_cast<const char *>(values), sizeof(values));
   std::string path = freshDirectory() + "/t.safetensors";
   writeBytes(path,
-             safetensors(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                         R"("a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                         data));
+             safetensors(
+                 R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                 R"("a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                 data));
   SafeTensorsFile file = SafeTensorsFile::open(path);
   float a = 0, b = 0;
   file.read("a", &a);
@@ -142,49 +131,40 @@ TEST(SafeTensors, RefusesMalformedFiles) {
                 "not an object of exactly dtype, shape and data_offsets");
   expectRefused(safetensors(one(good + R"(,"extra":1)"), four),
                 "not an object of exactly dtype, shape and data_offsets");
-  expectRefused(
-      safetensors(one(R"("dtype":"F16","shape":[1],"data_offsets":[0,2])"),
-                  "ab"),
-      "has dtype \"F16\"");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[-1],"data_offsets":[0,4])"),
-                  four),
-      "has the dimension -1");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])"),
-                  four),
-      "has the dimension 1.5");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":{},"data_offsets":[0,4])"),
-                  four),
-      "shape that is not an array");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[1],"data_offsets":[0])"),
-                  four),
-      "not two non-negative integers");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[1],"data_offsets":[0,8])"),
-                  four),
-      "outside the 4 data bytes");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[2],"data_offsets":[0,4])"),
-                  four),
-      "needs 8 bytes but its data_offsets span 4");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[4611686018427387904,4],)"
-                      R"("data_offsets":[0,4])"),
-                  four),
-      "needs more bytes");
+  // One tensor 'x' of these fields over these data bytes.
+  struct Case {
+    const char *fields;
+    std::string data;
+    const char *expected;
+  };
+  for (const Case &bad : {
+           Case{R"("dtype":"F16","shape":[1],"data_offsets":[0,2])", "ab",
+                "has dtype \"F16\""},
+           Case{R"("dtype":"F32","shape":[-1],"data_offsets":[0,4])", four,
+                "has the dimension -1"},
+           Case{R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])", four,
+                "has the dimension 1.5"},
+           Case{R"("dtype":"F32","shape":{},"data_offsets":[0,4])", four,
+                "shape that is not an array"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[0])", four,
+                "not two non-negative integers"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[0,8])", four,
+                "outside the 4 data bytes"},
+           Case{R"("dtype":"F32","shape":[2],"data_offsets":[0,4])", four,
+                "needs 8 bytes but its data_offsets span 4"},
+           Case{R"("dtype":"F32","shape":[4611686018427387904,4],)"
+                R"("data_offsets":[0,4])",
+                four, "needs more bytes"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[4,8])", eight,
+                "(a hole)"},
+           Case{good.c_str(), eight, "trailing bytes"},
+       })
+    expectRefused(safetensors(one(bad.fields), bad.data), bad.expected);
   expectRefused(
       safetensors(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
                   R"("y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                   four),
       "(they overlap)");
-  expectRefused(
-      safetensors(one(R"("dtype":"F32","shape":[1],"data_offsets":[4,8])"),
-                  eight),
-      "(a hole)");
-  expectRefused(safetensors(one(good), eight), "trailing bytes");
   expectRefused(safetensors(R"({"__metadata__":[]})", ""),
                 "__metadata__ is not an object");
   expectRefused(safetensors(R"({"__metadata__":{"step":3}})", ""),
@@ -215,7 +195,8 @@ TEST(CheckpointDirectory, CommitsAtomicallyAndFindsTheNewest) {
   EXPECT_TRUE(completeCheckpoints(dir).empty());
   EXPECT_FALSE(newestCheckpoint(dir));
   std::string temporary = beginCheckpoint(dir, 5);
-  EXPECT_EQ(fs::path(temporary).filename().string().rfind(".tmp-step-00000005-", 0),
+  EXPECT_EQ(fs::path(temporary).filename().string().rfind(
+                ".tmp-step-00000005-", 0),
             0u);
   // Until committed, it is not a checkpoint.
   writeFileSynced(temporary + "/" + kCheckpointStateFile, "{\"step\": 5}");
