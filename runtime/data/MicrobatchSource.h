@@ -2,9 +2,12 @@
 //
 // The trainer asks a source for the model inputs (on the first stage) and
 // the labels (on the last stage) of each microbatch; middle stages never
-// ask. Microbatch k of batch t (a training step or an eval batch) on
-// data-parallel coordinate d is global microbatch k * D + d of the batch,
-// so the samples of a batch do not depend on how it is split.
+// ask. A batch (a training step or an eval batch) is named by its start c:
+// the position of its first sample in the source's order (a training step
+// starts at the consumed-samples cursor, eval batch e at e * B).
+// Microbatch k of the batch on data-parallel coordinate d is global
+// microbatch k * D + d of the batch, so the samples of a batch do not
+// depend on how it is split.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,13 +22,13 @@
 namespace pp::runtime {
 
 /// The position in the global sample order of the first sample of
-/// microbatch `microbatch` of batch `batch` on data-parallel coordinate
-/// `dataRank`: batch * B + (microbatch * D + dataRank) * b. Synthetic
-/// samples and dropout masks are keyed by it, so every mesh draws them
-/// alike.
-inline int64_t firstPosition(const BatchLayout &layout, int64_t batch,
+/// microbatch `microbatch` of the batch starting at `batchStart` on
+/// data-parallel coordinate `dataRank`: batchStart + (microbatch * D +
+/// dataRank) * b. Synthetic samples and dropout masks are keyed by it, so
+/// every mesh, and a run resumed at any cursor, draws them alike.
+inline int64_t firstPosition(const BatchLayout &layout, int64_t batchStart,
                              int64_t dataRank, int64_t microbatch) {
-  return batch * layout.globalBatch() +
+  return batchStart +
          (microbatch * layout.dataParallel + dataRank) * layout.microbatchSize;
 }
 
@@ -34,13 +37,13 @@ public:
   virtual ~MicrobatchSource() = default;
 
   /// Fills `tensor`, the model input `input` of microbatch `microbatch`
-  /// of batch `batch`.
-  virtual void fillInput(const TensorInfo &input, int64_t batch,
+  /// of the batch starting at `batchStart`.
+  virtual void fillInput(const TensorInfo &input, int64_t batchStart,
                          int64_t microbatch, pp_tensor *tensor) = 0;
-  /// Fills `tensor` with the labels of microbatch `microbatch` of batch
-  /// `batch`; positions the loss must skip hold the package's
-  /// ignore_index.
-  virtual void fillLabels(int64_t batch, int64_t microbatch,
+  /// Fills `tensor` with the labels of microbatch `microbatch` of the
+  /// batch starting at `batchStart`; positions the loss must skip hold the
+  /// package's ignore_index.
+  virtual void fillLabels(int64_t batchStart, int64_t microbatch,
                           pp_tensor *tensor) = 0;
 
   /// Elements (tokens, for a token dataset) this source has filled in.

@@ -81,18 +81,19 @@ SyntheticMicrobatches::SyntheticMicrobatches(const Package &package,
                                              int64_t dataRank)
     : package(package), seed(seed), layout(layout), dataRank(dataRank) {}
 
-void SyntheticMicrobatches::fillInput(const TensorInfo &input, int64_t batch,
-                                      int64_t microbatch, pp_tensor *tensor) {
+void SyntheticMicrobatches::fillInput(const TensorInfo &input,
+                                      int64_t batchStart, int64_t microbatch,
+                                      pp_tensor *tensor) {
   fillSynthetic(tensor, seed, input.name,
-                firstPosition(layout, batch, dataRank, microbatch),
+                firstPosition(layout, batchStart, dataRank, microbatch),
                 input.indexBound);
   elements += pp_tensor_numel(tensor);
 }
 
-void SyntheticMicrobatches::fillLabels(int64_t batch, int64_t microbatch,
+void SyntheticMicrobatches::fillLabels(int64_t batchStart, int64_t microbatch,
                                        pp_tensor *tensor) {
   fillSyntheticLabels(tensor, seed, package.labels.name,
-                      firstPosition(layout, batch, dataRank, microbatch),
+                      firstPosition(layout, batchStart, dataRank, microbatch),
                       package.lossClasses, package.ignoreIndex);
   elements += pp_tensor_numel(tensor);
 }

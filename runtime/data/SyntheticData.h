@@ -48,9 +48,9 @@ public:
   SyntheticMicrobatches(const Package &package, uint64_t seed,
                         BatchLayout layout, int64_t dataRank);
 
-  void fillInput(const TensorInfo &input, int64_t batch, int64_t microbatch,
-                 pp_tensor *tensor) override;
-  void fillLabels(int64_t batch, int64_t microbatch,
+  void fillInput(const TensorInfo &input, int64_t batchStart,
+                 int64_t microbatch, pp_tensor *tensor) override;
+  void fillLabels(int64_t batchStart, int64_t microbatch,
                   pp_tensor *tensor) override;
 
 private:

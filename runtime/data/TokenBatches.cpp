@@ -19,34 +19,35 @@ bool isInteger(pp_dtype dtype) {
 class TokenMicrobatches : public MicrobatchSource {
 public:
   using Samples =
-      std::function<std::vector<int64_t>(int64_t batch, int64_t microbatch)>;
+      std::function<std::vector<int64_t>(int64_t batchStart,
+                                         int64_t microbatch)>;
 
   TokenMicrobatches(const TokenDataset &dataset, TokenDataConfig config,
                     Samples samples)
       : dataset(dataset), config(std::move(config)),
         samples(std::move(samples)) {}
 
-  void fillInput(const TensorInfo &input, int64_t batch, int64_t microbatch,
-                 pp_tensor *tensor) override {
+  void fillInput(const TensorInfo &input, int64_t batchStart,
+                 int64_t microbatch, pp_tensor *tensor) override {
     if (input.name != config.input)
       throw std::runtime_error("the token data feeds the input '" +
                                config.input + "', not '" + input.name + "'");
     // A padding sample's inputs are token 0; its labels are all masked.
-    fill(batch, microbatch, /*offset=*/0, /*padding=*/0, tensor);
+    fill(batchStart, microbatch, /*offset=*/0, /*padding=*/0, tensor);
   }
 
-  void fillLabels(int64_t batch, int64_t microbatch,
+  void fillLabels(int64_t batchStart, int64_t microbatch,
                   pp_tensor *tensor) override {
-    fill(batch, microbatch, /*offset=*/1, config.ignoreIndex, tensor);
+    fill(batchStart, microbatch, /*offset=*/1, config.ignoreIndex, tensor);
   }
 
 private:
   /// Row j of `tensor` gets the tokens [n S + offset, + S) of the j-th
   /// sample n of the microbatch, or `padding` for a padding sample.
-  void fill(int64_t batch, int64_t microbatch, int64_t offset,
+  void fill(int64_t batchStart, int64_t microbatch, int64_t offset,
             int64_t padding, pp_tensor *tensor) {
     int64_t length = config.sequenceLength;
-    std::vector<int64_t> rows = samples(batch, microbatch);
+    std::vector<int64_t> rows = samples(batchStart, microbatch);
     if (pp_tensor_numel(tensor) != static_cast<int64_t>(rows.size()) * length)
       throw std::runtime_error(
           "a token microbatch of " + std::to_string(rows.size()) +
@@ -192,9 +193,8 @@ trainingMicrobatches(const TokenDataset &dataset,
   auto sampler = std::make_shared<TrainingSampler>(
       seed, tokenWindows(dataset.size(), config.sequenceLength));
   return std::make_unique<TokenMicrobatches>(
-      dataset, config, [=](int64_t step, int64_t microbatch) {
-        return sampler->microbatch(step * layout.globalBatch(), layout,
-                                   dataRank, microbatch);
+      dataset, config, [=](int64_t cursor, int64_t microbatch) {
+        return sampler->microbatch(cursor, layout, dataRank, microbatch);
       });
 }
 
@@ -205,8 +205,9 @@ evalMicrobatches(const TokenDataset &dataset, const TokenDataConfig &config,
   auto sampler = std::make_shared<EvalSampler>(
       tokenWindows(dataset.size(), config.sequenceLength), layout, maxBatches);
   return std::make_unique<TokenMicrobatches>(
-      dataset, config, [=](int64_t batch, int64_t microbatch) {
-        return sampler->microbatch(batch, dataRank, microbatch);
+      dataset, config, [=](int64_t batchStart, int64_t microbatch) {
+        return sampler->microbatch(batchStart / layout.globalBatch(), dataRank,
+                                   microbatch);
       });
 }
 

@@ -53,16 +53,17 @@ int64_t tokenWindows(int64_t tokens, int64_t sequenceLength);
 void checkTokenDataset(const TokenDataConfig &config,
                        const TokenDataset &dataset);
 
-/// The training microbatches of data-parallel coordinate `dataRank`:
-/// batch t is the step starting at cursor t x B of the order of
-/// TrainingSampler(seed, samples).
+/// The training microbatches of data-parallel coordinate `dataRank`: the
+/// batch starting at c is the step that starts at consumed-samples cursor
+/// c of the order of TrainingSampler(seed, samples).
 std::unique_ptr<MicrobatchSource>
 trainingMicrobatches(const TokenDataset &dataset,
                      const TokenDataConfig &config, uint64_t seed,
                      const BatchLayout &layout, int64_t dataRank);
 
-/// The eval microbatches of data-parallel coordinate `dataRank`: batch e
-/// of EvalSampler(samples, layout, maxBatches).
+/// The eval microbatches of data-parallel coordinate `dataRank`: the batch
+/// starting at e * B is batch e of EvalSampler(samples, layout,
+/// maxBatches).
 std::unique_ptr<MicrobatchSource>
 evalMicrobatches(const TokenDataset &dataset, const TokenDataConfig &config,
                  const BatchLayout &layout, int64_t dataRank,

@@ -2,20 +2,30 @@
 
 #include "runtime/training/LearningRate.h"
 
+#include "runtime/core/EnumNames.h"
+
 #include <cmath>
 #include <sstream>
 
 namespace pp::runtime {
 
+namespace {
+
+constexpr EnumNames<LearningRateDecay, 3> kDecays = {
+    {LearningRateDecay::Constant, "constant"},
+    {LearningRateDecay::Cosine, "cosine"},
+    {LearningRateDecay::Linear, "linear"},
+};
+
+} // namespace
+
 std::optional<LearningRateDecay>
 parseLearningRateDecay(const std::string &name) {
-  if (name == "constant")
-    return LearningRateDecay::Constant;
-  if (name == "cosine")
-    return LearningRateDecay::Cosine;
-  if (name == "linear")
-    return LearningRateDecay::Linear;
-  return std::nullopt;
+  return parseEnum(kDecays, name);
+}
+
+const char *learningRateDecayName(LearningRateDecay decay) {
+  return enumName(kDecays, decay, "unknown");
 }
 
 float learningRateAt(const LearningRateSchedule &schedule, int64_t step) {

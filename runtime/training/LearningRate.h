@@ -21,6 +21,8 @@ enum class LearningRateDecay { Constant, Cosine, Linear };
 /// "constant", "cosine" or "linear".
 std::optional<LearningRateDecay>
 parseLearningRateDecay(const std::string &name);
+/// The flag's spelling of `decay`.
+const char *learningRateDecayName(LearningRateDecay decay);
 
 struct LearningRateSchedule {
   /// The rate after the warmup (--lr).

@@ -16,6 +16,14 @@ bool Optimizer::decays(const std::string &name, int64_t rank) const {
   return !std::regex_match(name, noDecay);
 }
 
+std::vector<std::string> optimizerBufferNames(const OptimizerOptions &options) {
+  if (options.kind == "adamw")
+    return {"exp_avg", "exp_avg_sq"};
+  if (options.momentum != 0.0f)
+    return {"momentum"};
+  return {};
+}
+
 void Optimizer::step(const std::string &name, float *parameter,
                      const float *gradient, int64_t n, float lr, bool decay) {
   State &state = states[name];
@@ -62,6 +70,30 @@ int64_t Optimizer::stateBytes() const {
   for (const auto &[name, state] : states)
     bytes += (state.first.size() + state.second.size()) * sizeof(float);
   return bytes;
+}
+
+ParameterState Optimizer::exportState(const std::string &name) const {
+  ParameterState exported;
+  auto it = states.find(name);
+  if (it == states.end())
+    return exported;
+  exported.steps = it->second.steps;
+  // The buffers in optimizerBufferNames order: first, then second.
+  const std::vector<float> *held[] = {&it->second.first, &it->second.second};
+  std::vector<std::string> names = optimizerBufferNames(options);
+  for (size_t i = 0; i < names.size(); ++i)
+    exported.buffers[names[i]] = *held[i];
+  return exported;
+}
+
+void Optimizer::importState(const std::string &name,
+                            const ParameterState &state) {
+  State &imported = states[name];
+  imported.steps = state.steps;
+  std::vector<float> *held[] = {&imported.first, &imported.second};
+  std::vector<std::string> names = optimizerBufferNames(options);
+  for (size_t i = 0; i < names.size(); ++i)
+    *held[i] = state.buffers.at(names[i]);
 }
 
 } // namespace pp::runtime

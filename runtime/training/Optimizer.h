@@ -32,6 +32,19 @@ struct OptimizerOptions {
   std::optional<std::string> noDecay;
 };
 
+/// A parameter's optimizer state as checkpoints hold it: the steps it has
+/// taken and its buffers by name (optimizerBufferNames), each over the
+/// elements the optimizer stepped.
+struct ParameterState {
+  int64_t steps = 0;
+  std::map<std::string, std::vector<float>> buffers;
+};
+
+/// The buffers the optimizer keeps per parameter: exp_avg and exp_avg_sq
+/// for AdamW (torch.optim's names), momentum for SGD with momentum, none
+/// for plain SGD.
+std::vector<std::string> optimizerBufferNames(const OptimizerOptions &options);
+
 /// SGD (momentum, weight decay added to the gradient) or AdamW (decoupled
 /// weight decay, Loshchilov & Hutter), with torch.optim's update rules;
 /// element-wise and deterministic.
@@ -51,6 +64,13 @@ public:
 
   /// Bytes of state (momentum, moments) held so far.
   int64_t stateBytes() const;
+
+  /// The state of `name`; steps 0 and no buffers before its first step.
+  ParameterState exportState(const std::string &name) const;
+  /// Replaces the state of `name` (buffers named as optimizerBufferNames
+  /// lists them, each of the length later steps of `name` take), so that
+  /// its next step continues from it.
+  void importState(const std::string &name, const ParameterState &state);
 
 private:
   struct State {

@@ -13,6 +13,8 @@
 #include "runtime/communication/Communicator.h"
 #include "runtime/training/Optimizer.h"
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,8 +57,35 @@ public:
   /// Bytes of optimizer state this rank holds.
   int64_t stateBytes() const { return optimizer.stateBytes(); }
 
+  /// The whole optimizer state of each of `parameters` (apply's list) that
+  /// has taken a step, on every rank of the group: sharded, the ranks
+  /// gather each other's shares (so each holds the stage's whole state
+  /// for a moment).
+  std::map<std::string, ParameterState>
+  gatherState(const std::vector<ParameterSlot> &parameters);
+
+  /// Sets this rank's optimizer state of `parameters` (apply's list) from
+  /// their whole state `states` (by name; a parameter missing there starts
+  /// afresh): sharded, each rank keeps the share apply steps.
+  void loadState(const std::vector<ParameterSlot> &parameters,
+                 const std::map<std::string, ParameterState> &states);
+
 private:
+  /// The elements of `parameters`, concatenated, that each rank steps
+  /// (all of them unsharded): ceil(total / D).
+  int64_t shareSize(const std::vector<ParameterSlot> &parameters) const;
+  /// Calls `visit(parameter, first, last, offset)` for each of `parameters`
+  /// with the elements [first, last) of it that this rank steps
+  /// (first == last when it steps none), `offset` being where the
+  /// parameter starts in the concatenation.
+  void forEachShare(const std::vector<ParameterSlot> &parameters,
+                       const std::function<void(const ParameterSlot &,
+                                                int64_t, int64_t, int64_t)>
+                           &visit) const;
+
   Optimizer optimizer;
+  /// optimizerBufferNames of the options.
+  std::vector<std::string> bufferNames;
   Communicator &dataParallel;
   bool sharded;
 };

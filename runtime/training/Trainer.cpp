@@ -4,7 +4,9 @@
 
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/OpProfile.h"
+#include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
+#include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
 #include "runtime/data/TokenBatches.h"
 #include "runtime/training/GradientReduction.h"
@@ -19,9 +21,11 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -51,6 +55,43 @@ TensorPtr makeTensor(const TensorInfo &info) {
 
 float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
+}
+
+/// The version of the checkpoint layout docs/checkpoints.md describes.
+constexpr int kCheckpointFormatVersion = 1;
+constexpr char kParametersFile[] = "parameters.safetensors";
+constexpr char kOptimizerFile[] = "optimizer.safetensors";
+
+/// Throws, naming the first tensor that differs, unless `saved` (the
+/// tensors `where` holds) are exactly the model's tensors `model`, with
+/// the same shapes; `likely` says what such a checkpoint likely is.
+void checkSameTensors(const std::string &where,
+                      const std::map<std::string, Shape> &model,
+                      const std::map<std::string, Shape> &saved,
+                      const std::string &likely) {
+  for (const auto &[name, shape] : model) {
+    auto it = saved.find(name);
+    if (it == saved.end())
+      throw std::runtime_error(where + " lacks '" + name +
+                               "', which the model has: it is " + likely);
+    if (it->second != shape)
+      throw std::runtime_error(where + " holds '" + name + "' of shape " +
+                               formatShape(it->second) +
+                               ", but the model's is " + formatShape(shape));
+  }
+  for (const auto &[name, shape] : saved)
+    if (!model.count(name))
+      throw std::runtime_error(where + " holds '" + name +
+                               "', which the model does not have: it is " +
+                               likely);
+}
+
+/// The tensors of a safetensors file by name.
+std::map<std::string, Shape> shapesOf(const SafeTensorsFile &file) {
+  std::map<std::string, Shape> shapes;
+  for (const TensorEntry &entry : file.entries())
+    shapes[entry.name] = entry.shape;
+  return shapes;
 }
 
 /// The job of one rank: its stage's parameters, gradients and data.
@@ -92,11 +133,11 @@ public:
   /// nothing on other stages.
   std::vector<TensorPtr> runForward() {
     checkParameterDtypes();
-    initializeParameters();
+    initializeParameters(nullptr);
     checkSchedule();
     std::vector<Placed> noLabels;
-    MicrobatchData data{{0, 0, nullptr, /*training=*/false}, noLabels, nullptr,
-                        0.0, {}, {}};
+    MicrobatchData data{{0, 0, 0, nullptr, /*training=*/false},
+                        noLabels, nullptr, 0.0, {}, {}};
     runSchedule(buildSchedule(options.schedule, package.numStages, stage,
                               options.microbatches),
                 data);
@@ -106,7 +147,13 @@ public:
   void run() {
     checkDtypes();
     openData();
-    initializeParameters();
+    std::optional<CheckpointRef> resumed = findResumePoint();
+    std::optional<SafeTensorsFile> savedParameters;
+    if (resumed)
+      savedParameters = openResumedParameters(*resumed);
+    initializeParameters(savedParameters ? &*savedParameters : nullptr);
+    if (resumed)
+      restoreOptimizer(*resumed);
     checkSchedule();
     if (reports) {
       printMesh();
@@ -125,10 +172,19 @@ public:
       metrics.open(options.metricsPath);
       checkMetrics();
     }
+    if (reports && resumed)
+      log << "resumed from " << resumed->path << ": step " << firstStep
+          << ", " << cursor << " samples consumed"
+          << (firstStep >= options.steps
+                  ? "; it reaches --steps " + std::to_string(options.steps) +
+                        ", nothing left to train"
+                  : "")
+          << std::endl;
     if (evalBatches > 0)
-      evaluate(0);
+      evaluate(firstStep);
     double stepSeconds = 0;
-    for (int64_t step = 0; step < options.steps; ++step) {
+    const CheckpointOptions &checkpoint = options.checkpoint;
+    for (int64_t step = firstStep; step < options.steps; ++step) {
       StepMetrics result = trainStep(step);
       stepSeconds += result.seconds;
       if (reports) {
@@ -150,6 +206,9 @@ public:
                           result.step % options.data.evalEvery == 0) ||
                          result.step == options.steps))
         evaluate(result.step);
+      if (checkpoint.every > 0 && (result.step % checkpoint.every == 0 ||
+                                   result.step == options.steps))
+        saveCheckpoint(result.step);
     }
     reportDataReads();
     // Data-parallel replicas hold the same parameters: the first one
@@ -157,8 +216,15 @@ public:
     std::unique_ptr<ParameterFileWriter> saved;
     if (reports && !options.saveParamsPath.empty())
       saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
-    std::string digest =
-        groups.dataParallelRank == 0 ? streamParameters(saved.get()) : "";
+    std::string digest = "";
+    if (groups.dataParallelRank == 0)
+      digest = streamTensors(
+          package.parameters, heldIn(parameters), "params",
+          [&](const std::string &name, const Shape &shape,
+              const float *values) {
+            if (saved)
+              saved->add(name, shape, values);
+          });
     if (profile && groups.dataParallelRank == 0)
       writeProfile(stepSeconds);
     if (reports) {
@@ -268,7 +334,9 @@ private:
                                  "; pp-run supports f32 parameters so far");
   }
 
-  void initializeParameters() {
+  /// Creates this stage's parameters with the values of `saved` (a
+  /// resumed checkpoint's, checked to fit) or else the model's.
+  void initializeParameters(const SafeTensorsFile *saved) {
     for (const StageFunctionInfo &function : functions)
       for (const TensorInfo &result : function.results)
         if (result.role == Role::Gradient)
@@ -277,10 +345,13 @@ private:
       if (parameter.stage != stage)
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
-      // Frozen and constant tensors always come from the model.
+      // A resumed run takes every tensor from its checkpoint; frozen and
+      // constant tensors otherwise always come from the model.
       const std::string &name = parameter.tensor.name;
-      if (options.init == ParameterInit::Random &&
-          parameter.tensor.role == Role::Parameter)
+      if (saved)
+        saved->read(name, floatsOf(tensor.get()));
+      else if (options.init == ParameterInit::Random &&
+               parameter.tensor.role == Role::Parameter)
         fillRandomParameter(tensor.get(), name, options.seed);
       else if (parameter.fromFile)
         package.readParameter(parameter, tensor.get());
@@ -317,6 +388,9 @@ private:
     int64_t index;
     /// Tells its messages apart from every other batch's.
     int64_t messageStep;
+    /// The position of its first sample in its source's order: a training
+    /// step's consumed-samples cursor, eval batch e's e * B.
+    int64_t start;
     MicrobatchSource *source;
     bool training;
   };
@@ -333,7 +407,7 @@ private:
     // Dropout drops in training calls only.
     frame.position = {
         options.seed, batch.index,
-        firstPosition(layout, batch.index, groups.dataParallelRank, microbatch),
+        firstPosition(layout, batch.start, groups.dataParallelRank, microbatch),
         /*training=*/batch.training};
     function.entry(&frame);
     if (!frame.error.empty())
@@ -366,7 +440,7 @@ private:
     TensorPtr tensor = makeTensor(info);
     if (!givenInputs) {
       // The package's entry knows the rows of the table it indexes.
-      batch.source->fillInput(*it, batch.index, microbatch, tensor.get());
+      batch.source->fillInput(*it, batch.start, microbatch, tensor.get());
       return tensor;
     }
     pp_tensor *all = (*givenInputs)[it - package.inputs.begin()];
@@ -481,7 +555,7 @@ private:
     for (int64_t mb = 0; mb < options.microbatches; ++mb) {
       labels.push_back(makeTensor(package.labels));
       pp_tensor *label = labels.back().get();
-      batch.source->fillLabels(batch.index, mb, label);
+      batch.source->fillLabels(batch.start, mb, label);
       placed[mb].tensor = backend.place(label, placed[mb].copy);
       if (package.lossKind == "mse") {
         count += static_cast<double>(pp_tensor_numel(label));
@@ -513,7 +587,7 @@ private:
     // The last stages draw every label of the step first: the loss is
     // divided by the step's element (mse) or token (cross_entropy) count
     // over all data-parallel replicas.
-    BatchRef batch{step, step, source.get(), /*training=*/true};
+    BatchRef batch{step, step, cursor, source.get(), /*training=*/true};
     std::vector<TensorPtr> labels;
     std::vector<Placed> placedLabels;
     double localCount = drawLabels(batch, labels, placedLabels);
@@ -572,18 +646,10 @@ private:
       clip = static_cast<float>(
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
 
-    // A parameter the loss does not depend on has no gradient (PyTorch's
-    // None) and keeps its value.
-    std::vector<ParameterSlot> trained;
-    for (auto &[name, parameter] : parameters)
-      if (withGradient.count(name))
-        trained.push_back(
-            {name, floatsOf(parameter.get()),
-             floatsOf(gradients.at(name).get()),
-             pp_tensor_numel(parameter.get()),
-             update.decays(name, pp_tensor_rank(parameter.get()))});
+    std::vector<ParameterSlot> trained = trainedSlots();
     float learningRate = learningRateAt(options.learningRate, step + 1);
     update.apply(trained, clip, learningRate);
+    cursor += layout.globalBatch();
     for (const ParameterSlot &slot : trained)
       backend.refresh(placedParameters.at(slot.name).tensor,
                       parameters.at(slot.name).get());
@@ -617,7 +683,8 @@ private:
     for (int64_t e = 0; e < evalBatches; ++e) {
       // Eval batches talk on their own message steps, below every
       // training step's.
-      BatchRef batch{e, -1 - (evalRound * evalBatches + e), evalSource.get(),
+      BatchRef batch{e, -1 - (evalRound * evalBatches + e),
+                     e * layout.globalBatch(), evalSource.get(),
                      /*training=*/false};
       std::vector<TensorPtr> labels;
       std::vector<Placed> placedLabels;
@@ -713,51 +780,69 @@ private:
     return gathered;
   }
 
-  /// Streams every parameter, frozen and constant tensor of the model to
-  /// stage 0 in name order, one at a time: stage 0 hashes each (and writes
-  /// it to `saved`, if given) and returns the digest; other stages return
-  /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
-  /// its own stage and one other tensor at most, never the whole model.
-  std::string streamParameters(ParameterFileWriter *saved) {
-    return streamTensors(package.parameters, parameters, "params", saved);
+  /// Takes a streamed tensor on stage 0: its name, shape and values.
+  using TensorSink = std::function<void(const std::string &, const Shape &,
+                                        const float *)>;
+  /// Where a stage holds the values of a tensor it streams, by name.
+  using TensorValues = std::function<const float *(const std::string &)>;
+
+  static TensorValues heldIn(const std::map<std::string, TensorPtr> &held) {
+    return [&held](const std::string &name) {
+      return floatsOf(held.at(name).get());
+    };
   }
 
-  /// streamParameters for `listed` (parameters of the package, each held
-  /// in `held` by the stage that owns it), over message slots named
-  /// `channel`/NAME.
-  std::string streamTensors(const std::vector<ParameterInfo> &listed,
-                            const std::map<std::string, TensorPtr> &held,
-                            const std::string &channel,
-                            ParameterFileWriter *saved) {
-    std::vector<const ParameterInfo *> byName;
+  /// `listed`'s names and shapes in name order: the order streamTensors
+  /// streams them in.
+  static std::vector<TensorEntry>
+  entriesByName(const std::vector<ParameterInfo> &listed) {
+    std::vector<TensorEntry> entries;
     for (const ParameterInfo &parameter : listed)
-      byName.push_back(&parameter);
-    std::sort(byName.begin(), byName.end(), [](auto *a, auto *b) {
-      return a->tensor.name < b->tensor.name;
-    });
+      entries.push_back({parameter.tensor.name, parameter.tensor.shape});
+    std::sort(entries.begin(), entries.end(),
+              [](const TensorEntry &a, const TensorEntry &b) {
+                return a.name < b.name;
+              });
+    return entries;
+  }
+
+  /// Streams the tensors `listed` (each held, as `valuesOf` finds it, by
+  /// the stage its entry names) to stage 0 in name order, one at a time,
+  /// over message slots named `channel`/NAME: stage 0 hashes each, hands
+  /// it to `sink` and returns the ParametersDigest; other stages return
+  /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
+  /// its own stage and one other tensor at most, never the whole model.
+  /// For package.parameters, the digest is params_sha256.
+  std::string streamTensors(const std::vector<ParameterInfo> &listed,
+                            const TensorValues &valuesOf,
+                            const std::string &channel,
+                            const TensorSink &sink) {
+    std::map<std::string, int64_t> owners;
+    for (const ParameterInfo &parameter : listed)
+      owners[parameter.tensor.name] = parameter.stage;
     ParametersDigest digest;
     std::vector<float> received;
-    for (const ParameterInfo *parameter : byName) {
-      const std::string &name = parameter->tensor.name;
-      int64_t count = numElements(parameter->tensor.shape);
+    for (const TensorEntry &entry : entriesByName(listed)) {
+      const std::string &name = entry.name;
+      int64_t count = numElements(entry.shape);
       size_t bytes = count * sizeof(float);
-      int owner = static_cast<int>(parameter->stage);
+      int owner = static_cast<int>(owners.at(name));
       uint64_t request = messageSlot(channel + "/request/" + name);
       uint64_t slot = messageSlot(channel + "/" + name);
       if (stage != 0) {
         if (owner == stage) {
-          // Rank 0 asks for the parameters in name order, whatever it
+          // Rank 0 asks for the tensors in name order, whatever it
           // spends on the others': wait for it as long as it is alive.
           char ready = 0;
           pipeline.recv(0, request, &ready, sizeof(ready),
                         Patience::UntilSenderEnds);
-          pipeline.send(0, slot, pp_tensor_data(held.at(name).get()), bytes);
+          pipeline.send(0, slot, valuesOf(name), bytes);
         }
         continue;
       }
       const float *values = nullptr;
       if (owner == 0) {
-        values = floatsOf(held.at(name).get());
+        values = valuesOf(name);
       } else {
         char ready = 1;
         pipeline.send(owner, request, &ready, sizeof(ready));
@@ -766,16 +851,14 @@ private:
         values = received.data();
       }
       digest.add(name, values, count);
-      if (saved)
-        saved->add(name, parameter->tensor.shape, values);
+      sink(name, entry.shape, values);
     }
     return stage == 0 ? digest.finish() : "";
   }
 
-  /// Streams the gradient sums (fetched to the host) of the parameters
-  /// whose gradients some stage computes to stage 0, which writes them to
-  /// options.saveGradsPath.
-  void saveGradients() {
+  /// The parameters of the model (every stage's) whose gradients some
+  /// stage computes: those the optimizer updates.
+  std::vector<ParameterInfo> trainedParameters() const {
     std::set<std::string> computed;
     for (const StageInfo &other : package.stages)
       for (const StageFunctionInfo &function : other.functions)
@@ -787,12 +870,323 @@ private:
       if (parameter.tensor.role == Role::Parameter &&
           computed.count(parameter.tensor.name))
         listed.push_back(parameter);
+    return listed;
+  }
+
+  /// This stage's trained parameters in name order, as the optimizer
+  /// steps them. A parameter the loss does not depend on has no gradient
+  /// (PyTorch's None) and keeps its value.
+  std::vector<ParameterSlot> trainedSlots() {
+    std::vector<ParameterSlot> trained;
+    for (auto &[name, parameter] : parameters)
+      if (withGradient.count(name))
+        trained.push_back(
+            {name, floatsOf(parameter.get()),
+             floatsOf(gradients.at(name).get()),
+             pp_tensor_numel(parameter.get()),
+             update.decays(name, pp_tensor_rank(parameter.get()))});
+    return trained;
+  }
+
+  /// Streams the gradient sums (fetched to the host) of the parameters
+  /// whose gradients some stage computes to stage 0, which writes them to
+  /// options.saveGradsPath.
+  void saveGradients() {
     std::unique_ptr<ParameterFileWriter> saved;
     if (reports)
       saved = std::make_unique<ParameterFileWriter>(options.saveGradsPath);
-    streamTensors(listed, gradients, "grads", saved.get());
+    streamTensors(trainedParameters(), heldIn(gradients), "grads",
+                  [&](const std::string &name, const Shape &shape,
+                      const float *values) {
+                    saved->add(name, shape, values);
+                  });
     if (saved)
       saved->finish();
+  }
+
+  /// The model's parameter, frozen and constant tensors by name.
+  std::map<std::string, Shape> modelTensors() const {
+    std::map<std::string, Shape> shapes;
+    for (const ParameterInfo &parameter : package.parameters)
+      shapes[parameter.tensor.name] = parameter.tensor.shape;
+    return shapes;
+  }
+
+  /// The model's fingerprint as state.json records it: every parameter,
+  /// frozen and constant tensor's name, role, dtype and shape in name
+  /// order, and the SHA-256 of that list's JSON.
+  nlohmann::json modelFingerprint() const {
+    std::map<std::string, const ParameterInfo *> byName;
+    for (const ParameterInfo &parameter : package.parameters)
+      byName[parameter.tensor.name] = &parameter;
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const auto &[name, parameter] : byName)
+      tensors.push_back({{"name", name},
+                         {"role", roleName(parameter->tensor.role)},
+                         {"dtype", pp_dtype_name(parameter->tensor.dtype)},
+                         {"shape", parameter->tensor.shape}});
+    std::string text = tensors.dump();
+    Sha256 sha;
+    sha.update(text.data(), text.size());
+    return {{"sha256", sha.hex()}, {"tensors", tensors}};
+  }
+
+  /// The identity of the training data, as state.json records it.
+  nlohmann::json dataIdentity() const {
+    if (options.data.path.empty())
+      return {{"kind", "synthetic"}};
+    nlohmann::json identity = {
+        {"kind", "tokens"},
+        {"path", options.data.path},
+        {"sequence_length", options.data.sequenceLength}};
+    // Rank 0, a first stage, has the training data open.
+    if (trainingData) {
+      identity["tokens"] = trainingData->size();
+      identity["token_width"] = trainingData->tokenWidth();
+      if (const TokenDatasetHeader *header = trainingData->header())
+        identity["checksum"] = header->checksum;
+    }
+    return identity;
+  }
+
+  /// With --resume, the newest complete checkpoint as rank 0 finds it
+  /// (every rank then loads that one); none without --resume or when the
+  /// directory holds none.
+  std::optional<CheckpointRef> findResumePoint() {
+    const CheckpointOptions &checkpoint = options.checkpoint;
+    if (!checkpoint.resume)
+      return std::nullopt;
+    int64_t step = -1;
+    if (world.rank() == 0)
+      if (std::optional<CheckpointRef> newest =
+              newestCheckpoint(checkpoint.directory))
+        step = newest->step;
+    world.broadcast(&step, sizeof(step), 0);
+    if (step < 0) {
+      if (reports)
+        log << "resume: no complete checkpoint in '" << checkpoint.directory
+            << "'; starting from scratch" << std::endl;
+      return std::nullopt;
+    }
+    return CheckpointRef{step,
+                         checkpoint.directory + "/" + checkpointName(step)};
+  }
+
+  /// Reads `resumed`'s state.json, checks that it is of this model (naming
+  /// the first tensor that differs) and takes its step and cursor; returns
+  /// its parameters file, checked to hold exactly the model's tensors.
+  SafeTensorsFile openResumedParameters(const CheckpointRef &resumed) {
+    std::string statePath = resumed.path + "/" + kCheckpointStateFile;
+    std::ifstream file(statePath);
+    nlohmann::json state =
+        nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+    auto refuse = [&](const std::string &what) {
+      return std::runtime_error("checkpoint '" + resumed.path + "': " + what);
+    };
+    if (!state.is_object() || !state.contains("format_version") ||
+        state["format_version"] != kCheckpointFormatVersion)
+      throw refuse(std::string(kCheckpointStateFile) +
+                   " is not of checkpoint format version " +
+                   std::to_string(kCheckpointFormatVersion));
+    try {
+      std::map<std::string, Shape> fingerprint;
+      for (const nlohmann::json &tensor : state.at("model").at("tensors"))
+        fingerprint[tensor.at("name").get<std::string>()] =
+            tensor.at("shape").get<Shape>();
+      checkSameTensors("the model fingerprint in " + statePath, modelTensors(),
+                       fingerprint, "a checkpoint of another model");
+      firstStep = state.at("step").get<int64_t>();
+      cursor = state.at("consumed_samples").get<int64_t>();
+      if (reports) {
+        if (state.at("seed").get<uint64_t>() != options.seed)
+          log << "warning: the checkpoint was saved with --seed "
+              << state["seed"] << ", this run has --seed " << options.seed
+              << ": data order and dropout differ from the saved run's"
+              << std::endl;
+        if (state.at("data") != dataIdentity())
+          log << "warning: the checkpoint was saved training on "
+              << state["data"].dump() << ", this run trains on "
+              << dataIdentity().dump() << std::endl;
+      }
+    } catch (const nlohmann::json::exception &e) {
+      throw refuse(std::string(kCheckpointStateFile) +
+                   " lacks a field or has one of the wrong type: " +
+                   e.what());
+    }
+    SafeTensorsFile parameters =
+        SafeTensorsFile::open(resumed.path + "/" + kParametersFile);
+    checkSameTensors("checkpoint file '" + parameters.path() + "'",
+                     modelTensors(), shapesOf(parameters),
+                     "a checkpoint of another model");
+    return parameters;
+  }
+
+  /// Loads this rank's optimizer state from `resumed` (its share, with
+  /// --shard-optimizer), after checking that the file holds exactly the
+  /// state this optimizer keeps for the model's trained parameters.
+  void restoreOptimizer(const CheckpointRef &resumed) {
+    SafeTensorsFile file =
+        SafeTensorsFile::open(resumed.path + "/" + kOptimizerFile);
+    std::string where = "checkpoint file '" + file.path() + "'";
+    auto saved = file.metadata().find("optimizer");
+    if (saved == file.metadata().end() ||
+        saved->second != options.optimizer.kind)
+      throw std::runtime_error(
+          where + " holds the state of the optimizer '" +
+          (saved == file.metadata().end() ? "" : saved->second) +
+          "', this run uses --optimizer " + options.optimizer.kind);
+    std::vector<std::string> buffers = optimizerBufferNames(options.optimizer);
+    std::map<std::string, Shape> expected;
+    for (const ParameterInfo &parameter : trainedParameters())
+      for (const std::string &buffer : buffers)
+        expected[parameter.tensor.name + "/" + buffer] = parameter.tensor.shape;
+    checkSameTensors(where, expected, shapesOf(file),
+                     "a checkpoint of another model, or of --momentum 0 "
+                     "when this run has momentum (or the reverse)");
+    std::vector<ParameterSlot> trained = trainedSlots();
+    std::map<std::string, ParameterState> states;
+    for (const ParameterSlot &slot : trained) {
+      auto steps = file.metadata().find(slot.name + "/step");
+      if (steps == file.metadata().end())
+        throw std::runtime_error(where + " lacks the step count '" +
+                                 slot.name + "/step' in its metadata");
+      ParameterState &state = states[slot.name];
+      state.steps = std::stoll(steps->second);
+      for (const std::string &buffer : buffers) {
+        std::vector<float> &values = state.buffers[buffer];
+        values.resize(slot.count);
+        file.read(slot.name + "/" + buffer, values.data());
+      }
+    }
+    update.loadState(trained, states);
+  }
+
+  /// Saves the checkpoint after `step` steps (docs/checkpoints.md): the
+  /// first replica of each stage streams its parameters and its (gathered)
+  /// optimizer state to rank 0, which writes the files into a temporary
+  /// directory, state.json last, and renames it into place; the other
+  /// ranks wait for it.
+  void saveCheckpoint(int64_t step) {
+    auto start = std::chrono::steady_clock::now();
+    const CheckpointOptions &checkpoint = options.checkpoint;
+    std::string temporary;
+    if (reports)
+      temporary = beginCheckpoint(checkpoint.directory, step);
+    std::string channel = "checkpoint/" + std::to_string(step);
+    bool streams = groups.dataParallelRank == 0;
+
+    std::unique_ptr<SafeTensorsWriter> writer;
+    auto writeTo = [&](const std::string &file,
+                       const std::vector<ParameterInfo> &listed,
+                       const std::map<std::string, std::string> &metadata) {
+      if (reports)
+        writer = std::make_unique<SafeTensorsWriter>(
+            temporary + "/" + file, entriesByName(listed), metadata);
+    };
+    TensorSink write = [&](const std::string &name, const Shape &,
+                           const float *values) { writer->add(name, values); };
+    writeTo(kParametersFile, package.parameters,
+            {{"format", "pp-parameters"}, {"step", std::to_string(step)}});
+    if (streams)
+      streamTensors(package.parameters, heldIn(parameters),
+                    channel + "/params", write);
+    if (writer)
+      writer->finish();
+
+    // Each trained parameter's state, whole on every replica; its step
+    // count summed over the pipeline (each stage fills its own).
+    std::map<std::string, ParameterState> states =
+        update.gatherState(trainedSlots());
+    std::vector<ParameterInfo> trained = trainedParameters();
+    std::vector<double> steps(trained.size(), 0.0);
+    for (size_t i = 0; i < trained.size(); ++i)
+      if (auto it = states.find(trained[i].tensor.name); it != states.end())
+        steps[i] = static_cast<double>(it->second.steps);
+    pipeline.allReduceSum(steps);
+    std::map<std::string, std::string> metadata = {
+        {"format", "pp-optimizer"},
+        {"optimizer", options.optimizer.kind},
+        {"step", std::to_string(step)}};
+    std::vector<ParameterInfo> listed;
+    for (size_t i = 0; i < trained.size(); ++i) {
+      const std::string &name = trained[i].tensor.name;
+      if (steps[i] == 0)
+        continue;
+      metadata[name + "/step"] = std::to_string(static_cast<int64_t>(steps[i]));
+      for (const std::string &buffer :
+           optimizerBufferNames(options.optimizer)) {
+        listed.push_back(trained[i]);
+        listed.back().tensor.name = name + "/" + buffer;
+      }
+    }
+    writeTo(kOptimizerFile, listed, metadata);
+    if (streams)
+      streamTensors(
+          listed,
+          [&](const std::string &stateName) {
+            size_t slash = stateName.rfind('/');
+            return states.at(stateName.substr(0, slash))
+                .buffers.at(stateName.substr(slash + 1))
+                .data();
+          },
+          channel + "/optimizer", write);
+    if (writer)
+      writer->finish();
+
+    if (reports) {
+      writeFileSynced(temporary + "/" + kCheckpointStateFile,
+                      checkpointState(step).dump(2) + "\n");
+      std::string path =
+          commitCheckpoint(checkpoint.directory, temporary, step);
+      if (checkpoint.keepLast > 0)
+        keepNewestCheckpoints(checkpoint.directory, checkpoint.keepLast);
+      log << "checkpoint after step " << step << " saved to " << path << " ("
+          << std::setprecision(3)
+          << std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           start)
+                 .count()
+          << " s)" << std::endl;
+    }
+    // Every rank continues once the checkpoint is in place.
+    char saved = 1;
+    world.broadcast(&saved, sizeof(saved), 0);
+  }
+
+  /// state.json of the checkpoint after `step` steps.
+  nlohmann::json checkpointState(int64_t step) const {
+    const OptimizerOptions &optimizer = options.optimizer;
+    nlohmann::json meshOrder = nlohmann::json::array();
+    for (const MeshAxis &axis : groups.mesh.axes())
+      meshOrder.push_back(axis.name);
+    return {
+        {"format_version", kCheckpointFormatVersion},
+        {"step", step},
+        {"consumed_samples", cursor},
+        {"seed", options.seed},
+        {"global_batch", layout.globalBatch()},
+        {"data", dataIdentity()},
+        {"optimizer",
+         {{"kind", optimizer.kind},
+          {"learning_rate",
+           {{"peak", options.learningRate.peak},
+            {"schedule", learningRateDecayName(options.learningRate.decay)},
+            {"warmup_steps", options.learningRate.warmupSteps},
+            {"decay_steps", options.learningRate.decaySteps},
+            {"minimum", options.learningRate.minimum}}},
+          {"momentum", optimizer.momentum},
+          {"weight_decay", optimizer.weightDecay},
+          {"beta1", optimizer.beta1},
+          {"beta2", optimizer.beta2},
+          {"epsilon", optimizer.epsilon}}},
+        {"model", modelFingerprint()},
+        {"saved_from",
+         {{"mesh", groups.mesh.describe()},
+          {"mesh_order", meshOrder},
+          {"stages", package.numStages},
+          {"data_parallel", layout.dataParallel},
+          {"microbatches", options.microbatches},
+          {"microbatch_size", package.microbatchSize},
+          {"shard_optimizer", options.shardOptimizer}}}};
   }
 
   /// Sends this stage's profile to stage 0, which writes every stage's with
@@ -879,6 +1273,10 @@ private:
   std::set<std::string> withGradient;
   /// A forward-only run's inputs (Package::inputs order), or null.
   const std::vector<pp_tensor *> *givenInputs;
+  /// The step the training loop starts at, and the consumed-samples cursor
+  /// of the next step (a resumed checkpoint's, else 0).
+  int64_t firstStep = 0;
+  int64_t cursor = 0;
 };
 
 } // namespace

@@ -42,9 +42,26 @@ struct DataOptions {
   int64_t evalBatches = 0;
 };
 
+/// Where and when the trainer saves checkpoints, and whether it resumes
+/// from one (docs/checkpoints.md).
+struct CheckpointOptions {
+  /// The checkpoint directory; "" for no checkpoints.
+  std::string directory;
+  /// Save after every `every` steps and after the last (0: never).
+  int64_t every = 0;
+  /// After a save, keep only the newest `keepLast` complete checkpoints
+  /// (0: keep all).
+  int64_t keepLast = 0;
+  /// Continue from the newest complete checkpoint in `directory` (from
+  /// scratch when there is none).
+  bool resume = false;
+};
+
 struct TrainerOptions {
   ScheduleKind schedule = ScheduleKind::OneForwardOneBackward;
   int64_t microbatches = 1;
+  /// The run's total step count: it ends after step `steps`, resumed or
+  /// not.
   int64_t steps = 1;
   uint64_t seed = 0;
   /// One JSON object per step and a final params_sha256 line; "" for none.
@@ -69,6 +86,7 @@ struct TrainerOptions {
   /// (ZeRO-1).
   bool shardOptimizer = false;
   DataOptions data;
+  CheckpointOptions checkpoint;
 };
 
 /// What a step reports (identical on every rank).

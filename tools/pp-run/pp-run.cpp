@@ -71,7 +71,8 @@ cl::opt<int> microbatches("microbatches", cl::init(1),
                           cl::desc("Microbatches per step (>= 1)"),
                           cl::cat(runCategory));
 cl::opt<int> steps("steps", cl::init(1),
-                   cl::desc("Training steps to run (>= 1)"),
+                   cl::desc("The run's total training steps (>= 1): it ends "
+                            "after step S, resumed or not"),
                    cl::cat(runCategory));
 cl::opt<std::string>
     data("data", cl::init("synthetic"),
@@ -155,6 +156,27 @@ cl::opt<std::string> saveGradsPath(
     cl::desc("Write the first step's gradients (summed over its microbatches, "
              "before clipping) to this file, in --save-params' format"),
     cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<std::string> checkpointDir(
+    "checkpoint-dir",
+    cl::desc("Save checkpoints in this directory (docs/checkpoints.md) and "
+             "resume from it with --resume"),
+    cl::value_desc("dir"), cl::cat(runCategory));
+cl::opt<int> checkpointEvery(
+    "checkpoint-every", cl::init(0),
+    cl::desc("With --checkpoint-dir: save after every K steps and after the "
+             "last (0: never)"),
+    cl::cat(runCategory));
+cl::opt<int> keepLast(
+    "keep-last", cl::init(0),
+    cl::desc("With --checkpoint-dir: after each save keep only the newest N "
+             "checkpoints (0: keep all)"),
+    cl::cat(runCategory));
+cl::opt<bool> resume(
+    "resume",
+    cl::desc("Continue from the newest complete checkpoint in "
+             "--checkpoint-dir (from scratch, saying so, when it holds none); "
+             "--steps stays the run's total"),
+    cl::cat(runCategory));
 cl::opt<std::string> profilePath(
     "profile",
     cl::desc("Write each stage's seconds per op kind (kernel calls and "
@@ -345,6 +367,10 @@ TrainerOptions trainerOptions() {
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
   options.shardOptimizer = shardOptimizer;
+  options.checkpoint.directory = checkpointDir;
+  options.checkpoint.every = checkpointEvery;
+  options.checkpoint.keepLast = keepLast;
+  options.checkpoint.resume = resume;
   if (data != "synthetic") {
     options.data.path = data;
     options.data.tokenWidth = tokenWidth;
@@ -406,10 +432,21 @@ std::string optionProblem() {
     return atLeastOne("dp", dataParallel);
   for (auto [flag, value] : {std::pair{"seq-len", sequenceLength.getValue()},
                              std::pair{"eval-every", evalEvery.getValue()},
-                             std::pair{"eval-batches", evalBatches.getValue()}})
+                             std::pair{"eval-batches", evalBatches.getValue()},
+                             std::pair{"checkpoint-every",
+                                       checkpointEvery.getValue()},
+                             std::pair{"keep-last", keepLast.getValue()}})
     if (value < 0)
       return "--" + std::string(flag) + " must be 0 or more, got " +
              std::to_string(value);
+  if (checkpointDir.empty())
+    for (const cl::Option *option : {static_cast<const cl::Option *>(
+                                         &checkpointEvery),
+                                     static_cast<const cl::Option *>(&keepLast),
+                                     static_cast<const cl::Option *>(&resume)})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to checkpoints; add --checkpoint-dir DIR";
   if (tokenWidth != 0 && tokenWidth != 2 && tokenWidth != 4)
     return "--token-width must be 2 (uint16 tokens) or 4 (uint32), got " +
            std::to_string(tokenWidth);
@@ -472,7 +509,8 @@ std::string inferenceOptionProblem() {
       &data,         &dataParallel,   std::addressof(meshOrder),
       &evalData,     &shardOptimizer, &exportOnnxPath,
       &initName,     &noDecay,        &lrScheduleName,
-      &warmupSteps,  &minLearningRate, &decaySteps};
+      &warmupSteps,  &minLearningRate, &decaySteps,
+      &checkpointDir};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
@@ -776,6 +814,13 @@ std::vector<std::string> rankArguments(const std::string &program,
   if (decaySteps.getNumOccurrences())
     add("decay-steps", std::to_string(decaySteps));
   add("clip-grad-norm", exactDecimal(clipGradNorm));
+  if (!checkpointDir.empty()) {
+    add("checkpoint-dir", absolute(checkpointDir));
+    add("checkpoint-every", std::to_string(checkpointEvery));
+    add("keep-last", std::to_string(keepLast));
+    if (resume)
+      args.push_back("--resume");
+  }
   return args;
 }
 

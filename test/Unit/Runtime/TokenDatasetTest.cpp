@@ -4,6 +4,8 @@
 #include "runtime/core/Sha256.h"
 #include "runtime/data/ByteTokenizer.h"
 
+#include "TemporaryFiles.h"
+
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -21,18 +23,7 @@ namespace {
 
 /// A fresh temporary directory.
 std::string freshDirectory() {
-  char directory[] = "/tmp/pp-token-dataset-test-XXXXXX";
-  EXPECT_NE(::mkdtemp(directory), nullptr);
-  return directory;
-}
-
-std::string readBytes(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-void writeBytes(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
+  return ::freshDirectory("pp-token-dataset-test");
 }
 
 /// The names in `directory` other than . and ..

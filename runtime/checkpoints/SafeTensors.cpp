@@ -1,0 +1,310 @@
+//===- SafeTensors.cpp - f32 tensors by name, safetensors format ----------===//
+
+#include "runtime/checkpoints/SafeTensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+constexpr char kMetadataKey[] = "__metadata__";
+
+/// Writes all of `bytes` to `fd`; false on failure (errno says why).
+bool writeAll(int fd, const void *bytes, size_t size) {
+  const char *at = static_cast<const char *>(bytes);
+  while (size > 0) {
+    ssize_t written = ::write(fd, at, size);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0)
+      return false;
+    at += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+/// Parses `text` as JSON, refusing a key repeated within one object
+/// (nlohmann keeps the last silently).
+nlohmann::json parseRefusingRepeatedKeys(const std::string &text,
+                                         std::string &repeated) {
+  std::vector<std::set<std::string>> open;
+  auto callback = [&](int, nlohmann::json::parse_event_t event,
+                      nlohmann::json &parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start)
+      open.emplace_back();
+    else if (event == Event::object_end && !open.empty())
+      open.pop_back();
+    else if (event == Event::key && !open.empty() &&
+             !open.back().insert(parsed.get<std::string>()).second &&
+             repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  return nlohmann::json::parse(text, callback);
+}
+
+} // namespace
+
+SafeTensorsWriter::SafeTensorsWriter(
+    const std::string &path, const std::vector<TensorEntry> &entries,
+    const std::map<std::string, std::string> &metadata)
+    : path(path), entries(entries) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty())
+    header[kMetadataKey] = metadata;
+  uint64_t offset = 0;
+  for (const TensorEntry &entry : entries) {
+    if (entry.name == kMetadataKey || header.contains(entry.name))
+      throw std::runtime_error("cannot write the safetensors file '" + path +
+                               "': the tensor name '" + entry.name +
+                               "' is repeated or reserved");
+    uint64_t bytes = static_cast<uint64_t>(numElements(entry.shape)) * 4;
+    header[entry.name] = {{"dtype", "F32"},
+                          {"shape", entry.shape},
+                          {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  // The data starts at a multiple of 8, as the format recommends.
+  text.append((8 - text.size() % 8) % 8, ' ');
+  uint64_t length = text.size();
+  unsigned char prefix[8];
+  for (int i = 0; i < 8; ++i)
+    prefix[i] = static_cast<unsigned char>(length >> (8 * i));
+  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail("cannot create it");
+  if (!writeAll(fd, prefix, sizeof(prefix)) ||
+      !writeAll(fd, text.data(), text.size()))
+    fail("cannot write its header");
+}
+
+SafeTensorsWriter::~SafeTensorsWriter() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+void SafeTensorsWriter::fail(const std::string &what) const {
+  throw std::runtime_error("safetensors file '" + path + "': " + what + ": " +
+                           std::strerror(errno));
+}
+
+void SafeTensorsWriter::add(const std::string &name, const float *values) {
+  if (next == entries.size() || entries[next].name != name)
+    throw std::runtime_error(
+        "safetensors file '" + path + "': got the values of '" + name +
+        "', expected " +
+        (next == entries.size() ? "none" : "'" + entries[next].name + "'"));
+  size_t bytes = static_cast<size_t>(numElements(entries[next].shape)) * 4;
+  if (!writeAll(fd, values, bytes))
+    fail("cannot write the values of '" + name + "'");
+  ++next;
+}
+
+void SafeTensorsWriter::finish() {
+  if (next != entries.size())
+    throw std::runtime_error("safetensors file '" + path +
+                             "': finished without the values of '" +
+                             entries[next].name + "'");
+  if (::fsync(fd) != 0)
+    fail("cannot fsync it");
+  int closing = fd;
+  fd = -1;
+  if (::close(closing) != 0)
+    fail("cannot close it");
+}
+
+SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
+  auto refuse = [&](const std::string &what) -> std::runtime_error {
+    return std::runtime_error("safetensors file '" + path + "': " + what);
+  };
+  SafeTensorsFile file;
+  file.filePath = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw refuse(std::string("cannot open it: ") + std::strerror(errno));
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    throw refuse("not a regular file");
+  }
+  size_t size = static_cast<size_t>(status.st_size);
+  if (size < 8) {
+    ::close(fd);
+    throw refuse("it holds " + std::to_string(size) +
+                 " bytes, fewer than the 8 of the header length");
+  }
+  void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED)
+    throw refuse(std::string("cannot map it: ") + std::strerror(errno));
+  file.mapping = mapping;
+  file.mappedBytes = size;
+  const unsigned char *bytes = static_cast<const unsigned char *>(mapping);
+  uint64_t length = 0;
+  for (int i = 0; i < 8; ++i)
+    length |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  if (length > size - 8)
+    throw refuse("the header length " + std::to_string(length) +
+                 " runs past the end of the file (" + std::to_string(size) +
+                 " bytes); the file is truncated or not safetensors");
+  std::string repeated;
+  nlohmann::json header;
+  try {
+    header = parseRefusingRepeatedKeys(
+        std::string(reinterpret_cast<const char *>(bytes) + 8, length),
+        repeated);
+  } catch (const nlohmann::json::exception &e) {
+    throw refuse(std::string("the header is not JSON: ") + e.what());
+  }
+  if (!header.is_object())
+    throw refuse("the header is not a JSON object");
+  if (!repeated.empty())
+    throw refuse("the header repeats the key '" + repeated + "'");
+  size_t dataStart = 8 + length;
+  uint64_t dataBytes = size - dataStart;
+  // Per tensor: [begin, end) in the data and its name.
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ranges;
+  for (const auto &[name, entry] : header.items()) {
+    if (name == kMetadataKey) {
+      if (!entry.is_object())
+        throw refuse("__metadata__ is not an object");
+      for (const auto &[key, value] : entry.items()) {
+        if (!value.is_string())
+          throw refuse("__metadata__ entry '" + key + "' is not a string");
+        file.meta[key] = value.get<std::string>();
+      }
+      continue;
+    }
+    std::string quoted = "tensor '" + name + "'";
+    if (!entry.is_object() || entry.size() != 3 || !entry.contains("dtype") ||
+        !entry.contains("shape") || !entry.contains("data_offsets"))
+      throw refuse(quoted + " is not an object of exactly dtype, shape and "
+                            "data_offsets");
+    const nlohmann::json &dtype = entry["dtype"];
+    if (!dtype.is_string() || dtype.get<std::string>() != "F32")
+      throw refuse(quoted + " has dtype " + dtype.dump() +
+                   "; pp checkpoints hold F32 tensors only");
+    const nlohmann::json &dims = entry["shape"];
+    if (!dims.is_array())
+      throw refuse(quoted + " has a shape that is not an array");
+    TensorEntry tensor{name, {}};
+    uint64_t count = 1;
+    for (const nlohmann::json &dim : dims) {
+      if (!dim.is_number_unsigned() ||
+          dim.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+        throw refuse(quoted + " has the dimension " + dim.dump() +
+                     ", not a non-negative integer");
+      tensor.shape.push_back(dim.get<int64_t>());
+      if (__builtin_mul_overflow(count, dim.get<uint64_t>(), &count) ||
+          count > dataBytes)
+        count = UINT64_MAX;
+    }
+    const nlohmann::json &offsets = entry["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2 ||
+        !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+      throw refuse(quoted + " has data_offsets " + offsets.dump() +
+                   ", not two non-negative integers");
+    uint64_t begin = offsets[0].get<uint64_t>();
+    uint64_t end = offsets[1].get<uint64_t>();
+    if (begin > end || end > dataBytes)
+      throw refuse(quoted + " has data_offsets [" + std::to_string(begin) +
+                   ", " + std::to_string(end) + "] outside the " +
+                   std::to_string(dataBytes) + " data bytes of the file");
+    if (count == UINT64_MAX || end - begin != count * 4)
+      throw refuse(quoted + " of shape " + formatShape(tensor.shape) +
+                   " needs " +
+                   (count == UINT64_MAX ? std::string("more")
+                                        : std::to_string(count * 4)) +
+                   " bytes but its data_offsets span " +
+                   std::to_string(end - begin));
+    ranges.emplace_back(begin, end, name);
+    file.tensors.push_back(std::move(tensor));
+  }
+  // The data must be exactly the tensors', back to back in some order.
+  std::vector<size_t> order(file.tensors.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return ranges[a] < ranges[b];
+  });
+  uint64_t covered = 0;
+  std::vector<TensorEntry> byOffset;
+  for (size_t i : order) {
+    const auto &[begin, end, name] = ranges[i];
+    if (begin != covered)
+      throw refuse("tensor '" + name + "' starts at data byte " +
+                   std::to_string(begin) +
+                   ", but the tensors before it end at " +
+                   std::to_string(covered) +
+                   (begin < covered ? " (they overlap)" : " (a hole)"));
+    file.located[name] = {byOffset.size(), dataStart + begin};
+    byOffset.push_back(file.tensors[i]);
+    covered = end;
+  }
+  if (covered != dataBytes)
+    throw refuse("the tensors' data ends at byte " + std::to_string(covered) +
+                 " of the " + std::to_string(dataBytes) +
+                 " data bytes: the file has trailing bytes");
+  file.tensors = std::move(byOffset);
+  return file;
+}
+
+SafeTensorsFile::SafeTensorsFile(SafeTensorsFile &&other) noexcept {
+  *this = std::move(other);
+}
+
+SafeTensorsFile &SafeTensorsFile::operator=(SafeTensorsFile &&other) noexcept {
+  if (this != &other) {
+    unmap();
+    filePath = std::move(other.filePath);
+    tensors = std::move(other.tensors);
+    located = std::move(other.located);
+    meta = std::move(other.meta);
+    mapping = other.mapping;
+    mappedBytes = other.mappedBytes;
+    other.mapping = nullptr;
+    other.mappedBytes = 0;
+  }
+  return *this;
+}
+
+SafeTensorsFile::~SafeTensorsFile() { unmap(); }
+
+void SafeTensorsFile::unmap() {
+  if (mapping)
+    ::munmap(mapping, mappedBytes);
+  mapping = nullptr;
+}
+
+const TensorEntry *SafeTensorsFile::find(const std::string &name) const {
+  auto it = located.find(name);
+  return it == located.end() ? nullptr : &tensors[it->second.first];
+}
+
+void SafeTensorsFile::read(const std::string &name, float *out) const {
+  auto it = located.find(name);
+  if (it == located.end())
+    throw std::runtime_error("safetensors file '" + filePath +
+                             "' has no tensor '" + name + "'");
+  size_t bytes =
+      static_cast<size_t>(numElements(tensors[it->second.first].shape)) * 4;
+  if (bytes != 0)
+    std::memcpy(out, static_cast<const char *>(mapping) + it->second.second,
+                bytes);
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,113 @@
+//===- SafeTensors.h - f32 tensors by name, safetensors format --*- C++ -*-===//
+//
+// The safetensors format (https://github.com/huggingface/safetensors), as
+// checkpoints use it:
+//
+//   bytes [0, 8)       N, the header's length, a little-endian uint64;
+//   bytes [8, 8 + N)   the header, a JSON object: per tensor
+//                        "NAME": {"dtype": "F32", "shape": [d0, ...],
+//                                 "data_offsets": [BEGIN, END]}
+//                      and optionally "__metadata__": {"KEY": "VALUE", ...}
+//                      (strings only), padded with spaces so that the data
+//                      starts at a multiple of 8;
+//   bytes [8 + N, end) the data: tensor NAME's raw little-endian f32 values
+//                      at [8 + N + BEGIN, 8 + N + END).
+//
+// The writer puts the tensors in the order it is given them, back to back
+// from offset 0. The reader maps the file and refuses anything else than
+// this layout: a file shorter than 8 bytes, a header length past the end,
+// a header that is not a JSON object, a repeated name, an entry that is not
+// an object of exactly those three fields, a dtype other than F32, a
+// negative or non-integer dimension, offsets whose length is not the
+// shape's bytes, data ranges that overlap, leave holes, or leave the file,
+// and metadata that is not an object of strings.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_SAFETENSORS_H
+#define PP_RUNTIME_SAFETENSORS_H
+
+#include "runtime/core/Shapes.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// A tensor's name and shape, as a safetensors header lists it.
+struct TensorEntry {
+  std::string name;
+  Shape shape;
+};
+
+/// Writes a safetensors file whose tensors are known up front and whose
+/// values arrive one tensor at a time, in the listed order, so that no
+/// more than one needs to be in memory.
+class SafeTensorsWriter {
+public:
+  /// Creates `path` and writes the header for `entries` (in that order)
+  /// and `metadata`. Throws std::runtime_error when it cannot, or when a
+  /// name repeats or is "__metadata__".
+  SafeTensorsWriter(const std::string &path,
+                    const std::vector<TensorEntry> &entries,
+                    const std::map<std::string, std::string> &metadata);
+  /// Appends the values of the next listed tensor, which must be `name`.
+  void add(const std::string &name, const float *values);
+  ~SafeTensorsWriter();
+  SafeTensorsWriter(const SafeTensorsWriter &) = delete;
+  SafeTensorsWriter &operator=(const SafeTensorsWriter &) = delete;
+  /// Fsyncs and closes the file; throws std::runtime_error when
+  /// a tensor is missing or writing failed.
+  void finish();
+
+private:
+  [[noreturn]] void fail(const std::string &what) const;
+
+  std::string path;
+  std::vector<TensorEntry> entries;
+  size_t next = 0;
+  /// The open file's descriptor; -1 once finished.
+  int fd = -1;
+};
+
+/// A safetensors file mapped read-only. Move-only; unmaps when destroyed.
+class SafeTensorsFile {
+public:
+  /// Maps and checks `path` (see the file comment); throws
+  /// std::runtime_error naming the file and what is wrong.
+  static SafeTensorsFile open(const std::string &path);
+
+  SafeTensorsFile(SafeTensorsFile &&other) noexcept;
+  SafeTensorsFile &operator=(SafeTensorsFile &&other) noexcept;
+  SafeTensorsFile(const SafeTensorsFile &) = delete;
+  SafeTensorsFile &operator=(const SafeTensorsFile &) = delete;
+  ~SafeTensorsFile();
+
+  const std::string &path() const { return filePath; }
+  /// The tensors in the order of their data.
+  const std::vector<TensorEntry> &entries() const { return tensors; }
+  const std::map<std::string, std::string> &metadata() const { return meta; }
+  /// The entry `name`, or null.
+  const TensorEntry *find(const std::string &name) const;
+  /// Copies the numElements(shape) values of tensor `name` to `out`;
+  /// throws std::runtime_error when the file has no such tensor.
+  void read(const std::string &name, float *out) const;
+
+private:
+  SafeTensorsFile() = default;
+  void unmap();
+
+  std::string filePath;
+  void *mapping = nullptr;
+  size_t mappedBytes = 0;
+  std::vector<TensorEntry> tensors;
+  /// Per name: its index in `tensors` and its first byte in the mapping.
+  std::map<std::string, std::pair<size_t, size_t>> located;
+  std::map<std::string, std::string> meta;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_SAFETENSORS_H

@@ -1,0 +1,271 @@
+//===- CheckpointFilesTest.cpp - safetensors files, checkpoint dirs -------===//
+
+#include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/checkpoints/SafeTensors.h"
+
+#include "TemporaryFiles.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+using namespace pp::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh temporary directory.
+std::string freshDirectory() {
+  return ::freshDirectory("pp-checkpoint-test");
+}
+
+/// A safetensors file of `header` (JSON text) and `data`.
+std::string safetensors(const std::string &header, const std::string &data) {
+  std::string bytes;
+  uint64_t length = header.size();
+  for (int i = 0; i < 8; ++i)
+    bytes.push_back(static_cast<char>(length >> (8 * i)));
+  return bytes + header + data;
+}
+
+/// Expects SafeTensorsFile::open of `bytes` to throw a message holding
+/// `expected`.
+void expectRefused(const std::string &bytes, const std::string &expected) {
+  std::string path = freshDirectory() + "/bad.safetensors";
+  writeBytes(path, bytes);
+  try {
+    SafeTensorsFile::open(path);
+    FAIL() << "accepted a file that should be refused: " << expected;
+  } catch (const std::runtime_error &error) {
+    EXPECT_NE(std::string(error.what()).find(expected), std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find(path), std::string::npos);
+  }
+}
+
+TEST(SafeTensors, RoundTripsTensorsAndMetadata) {
+  std::string path = freshDirectory() + "/t.safetensors";
+  std::vector<float> a = {1.5f, -2.0f, 3.25f, 0.0f, 5.0f, -0.125f};
+  std::vector<float> b = {42.0f};
+  {
+    SafeTensorsWriter writer(path, {{"layer.w", {2, 3}}, {"scalar", {}},
+                                    {"empty", {0, 4}}},
+                             {{"step", "7"}});
+    writer.add("layer.w", a.data());
+    writer.add("scalar", b.data());
+    writer.add("empty", nullptr);
+    writer.finish();
+  }
+  // The data starts at a multiple of 8.
+  std::string bytes = readBytes(path);
+  uint64_t length = 0;
+  std::memcpy(&length, bytes.data(), 8);
+  EXPECT_EQ((8 + length) % 8, 0u);
+  EXPECT_EQ(bytes.size(), 8 + length + 7 * 4);
+
+  SafeTensorsFile file = SafeTensorsFile::open(path);
+  ASSERT_EQ(file.entries().size(), 3u);
+  EXPECT_EQ(file.entries()[0].name, "layer.w");
+  EXPECT_EQ(file.find("layer.w")->shape, (Shape{2, 3}));
+  EXPECT_EQ(file.find("scalar")->shape, Shape{});
+  EXPECT_EQ(file.find("empty")->shape, (Shape{0, 4}));
+  EXPECT_EQ(file.find("missing"), nullptr);
+  EXPECT_EQ(file.metadata().at("step"), "7");
+  std::vector<float> readA(6), readB(1);
+  file.read("layer.w", readA.data());
+  file.read("scalar", readB.data());
+  EXPECT_EQ(readA, a);
+  EXPECT_EQ(readB, b);
+  EXPECT_THROW(file.read("missing", readB.data()), std::runtime_error);
+}
+
+TEST(SafeTensors, ReadsTensorsStoredInAnotherOrder) {
+  // Offsets need not follow the header's order.
+  float values[] = {1.0f, 2.0f};
+  std::string data(reinterpret_cast<const char *>(values), sizeof(values));
+  std::string path = freshDirectory() + "/t.safetensors";
+  writeBytes(path,
+             safetensors(
+                 R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                 R"("a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                 data));
+  SafeTensorsFile file = SafeTensorsFile::open(path);
+  float a = 0, b = 0;
+  file.read("a", &a);
+  file.read("b", &b);
+  EXPECT_EQ(a, 2.0f);
+  EXPECT_EQ(b, 1.0f);
+}
+
+TEST(SafeTensors, WriterRefusesMisuse) {
+  std::string path = freshDirectory() + "/t.safetensors";
+  EXPECT_THROW(SafeTensorsWriter(path, {{"x", {1}}, {"x", {2}}}, {}),
+               std::runtime_error);
+  EXPECT_THROW(SafeTensorsWriter(path, {{"__metadata__", {1}}}, {}),
+               std::runtime_error);
+  float value = 1;
+  SafeTensorsWriter writer(path, {{"x", {1}}, {"y", {1}}}, {});
+  EXPECT_THROW(writer.add("y", &value), std::runtime_error);
+  writer.add("x", &value);
+  EXPECT_THROW(writer.finish(), std::runtime_error);
+  EXPECT_THROW(SafeTensorsWriter("/nonexistent-dir/t.safetensors", {}, {}),
+               std::runtime_error);
+}
+
+TEST(SafeTensors, RefusesMalformedFiles) {
+  std::string four(4, '\0'), eight(8, '\0');
+  auto one = [](const std::string &fields) {
+    return "{\"x\":{" + fields + "}}";
+  };
+  std::string good = R"("dtype":"F32","shape":[1],"data_offsets":[0,4])";
+  expectRefused("abc", "fewer than the 8 of the header length");
+  expectRefused(safetensors("{}", "").substr(0, 8) + "{",
+                "runs past the end of the file");
+  expectRefused(safetensors("{\"x\":", ""), "the header is not JSON");
+  expectRefused(safetensors("[1,2]", ""), "not a JSON object");
+  expectRefused(safetensors("{\"x\":1,\"x\":2}", ""),
+                "repeats the key 'x'");
+  expectRefused(safetensors(one(R"("dtype":"F32","shape":[1])"), four),
+                "not an object of exactly dtype, shape and data_offsets");
+  expectRefused(safetensors(one(good + R"(,"extra":1)"), four),
+                "not an object of exactly dtype, shape and data_offsets");
+  // One tensor 'x' of these fields over these data bytes.
+  struct Case {
+    const char *fields;
+    std::string data;
+    const char *expected;
+  };
+  for (const Case &bad : {
+           Case{R"("dtype":"F16","shape":[1],"data_offsets":[0,2])", "ab",
+                "has dtype \"F16\""},
+           Case{R"("dtype":"F32","shape":[-1],"data_offsets":[0,4])", four,
+                "has the dimension -1"},
+           Case{R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])", four,
+                "has the dimension 1.5"},
+           Case{R"("dtype":"F32","shape":{},"data_offsets":[0,4])", four,
+                "shape that is not an array"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[0])", four,
+                "not two non-negative integers"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[0,8])", four,
+                "outside the 4 data bytes"},
+           Case{R"("dtype":"F32","shape":[2],"data_offsets":[0,4])", four,
+                "needs 8 bytes but its data_offsets span 4"},
+           Case{R"("dtype":"F32","shape":[4611686018427387904,4],)"
+                R"("data_offsets":[0,4])",
+                four, "needs more bytes"},
+           Case{R"("dtype":"F32","shape":[1],"data_offsets":[4,8])", eight,
+                "(a hole)"},
+           Case{good.c_str(), eight, "trailing bytes"},
+       })
+    expectRefused(safetensors(one(bad.fields), bad.data), bad.expected);
+  expectRefused(
+      safetensors(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                  R"("y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                  four),
+      "(they overlap)");
+  expectRefused(safetensors(R"({"__metadata__":[]})", ""),
+                "__metadata__ is not an object");
+  expectRefused(safetensors(R"({"__metadata__":{"step":3}})", ""),
+                "__metadata__ entry 'step' is not a string");
+  std::string directory = freshDirectory();
+  EXPECT_THROW(SafeTensorsFile::open(directory), std::runtime_error);
+  EXPECT_THROW(SafeTensorsFile::open(directory + "/missing"),
+               std::runtime_error);
+}
+
+/// Writes a checkpoint of `step` into `dir` as the trainer does (a state
+/// file, then the commit); returns its path.
+std::string saveCheckpoint(const std::string &dir, int64_t step) {
+  std::string temporary = beginCheckpoint(dir, step);
+  writeBytes(temporary + "/parameters.safetensors", "data");
+  writeFileSynced(temporary + "/" + kCheckpointStateFile,
+                  "{\"step\": " + std::to_string(step) + "}");
+  return commitCheckpoint(dir, temporary, step);
+}
+
+TEST(CheckpointDirectory, NamesStepsWithEightDigits) {
+  EXPECT_EQ(checkpointName(3), "step-00000003");
+  EXPECT_EQ(checkpointName(123456789), "step-123456789");
+}
+
+TEST(CheckpointDirectory, CommitsAtomicallyAndFindsTheNewest) {
+  std::string dir = freshDirectory() + "/checkpoints";
+  EXPECT_TRUE(completeCheckpoints(dir).empty());
+  EXPECT_FALSE(newestCheckpoint(dir));
+  std::string temporary = beginCheckpoint(dir, 5);
+  EXPECT_EQ(fs::path(temporary).filename().string().rfind(
+                ".tmp-step-00000005-", 0),
+            0u);
+  // Until committed, it is not a checkpoint.
+  writeFileSynced(temporary + "/" + kCheckpointStateFile, "{\"step\": 5}");
+  EXPECT_FALSE(newestCheckpoint(dir));
+  std::string path = commitCheckpoint(dir, temporary, 5);
+  EXPECT_EQ(path, dir + "/step-00000005");
+  EXPECT_FALSE(fs::exists(temporary));
+  EXPECT_EQ(readBytes(path + "/" + kCheckpointStateFile), "{\"step\": 5}");
+  saveCheckpoint(dir, 12);
+  saveCheckpoint(dir, 9);
+  ASSERT_EQ(newestCheckpoint(dir)->step, 12);
+  EXPECT_EQ(newestCheckpoint(dir)->path, dir + "/step-00000012");
+  std::vector<CheckpointRef> all = completeCheckpoints(dir);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].step, 5);
+  EXPECT_EQ(all[1].step, 9);
+  // Saving a step again replaces it.
+  saveCheckpoint(dir, 9);
+  EXPECT_EQ(completeCheckpoints(dir).size(), 3u);
+}
+
+TEST(CheckpointDirectory, IgnoresIncompleteCheckpoints) {
+  std::string dir = freshDirectory();
+  saveCheckpoint(dir, 2);
+  // Newer directories without a state file, with a truncated one, or with
+  // one naming another step, and other names, are no checkpoints.
+  fs::create_directories(dir + "/step-00000007");
+  fs::create_directories(dir + "/step-00000008");
+  writeBytes(dir + "/step-00000008/state.json", "{\"step\": 8");
+  fs::create_directories(dir + "/step-00000009");
+  writeBytes(dir + "/step-00000009/state.json", "{\"step\": 3}");
+  fs::create_directories(dir + "/step-10");
+  writeBytes(dir + "/step-10/state.json", "{\"step\": 10}");
+  writeBytes(dir + "/step-00000011", "{\"step\": 11}");
+  fs::create_directories(dir + "/.tmp-step-00000012-abc");
+  writeBytes(dir + "/.tmp-step-00000012-abc/state.json", "{\"step\": 12}");
+  ASSERT_EQ(completeCheckpoints(dir).size(), 1u);
+  EXPECT_EQ(newestCheckpoint(dir)->step, 2);
+}
+
+TEST(CheckpointDirectory, NextSaveRemovesStaleTemporaries) {
+  std::string dir = freshDirectory();
+  fs::create_directories(dir + "/.tmp-step-00000004-dead/nested");
+  writeBytes(dir + "/.tmp-step-00000004-dead/nested/x", "partial");
+  writeBytes(dir + "/unrelated", "kept");
+  saveCheckpoint(dir, 5);
+  EXPECT_FALSE(fs::exists(dir + "/.tmp-step-00000004-dead"));
+  EXPECT_TRUE(fs::exists(dir + "/unrelated"));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto &entry : fs::directory_iterator(dir))
+    ++entries;
+  EXPECT_EQ(entries, 2u);
+}
+
+TEST(CheckpointDirectory, KeepsTheNewest) {
+  std::string dir = freshDirectory();
+  for (int64_t step : {1, 2, 3, 4})
+    saveCheckpoint(dir, step);
+  fs::create_directories(dir + "/step-00000000");
+  keepNewestCheckpoints(dir, 2);
+  std::vector<CheckpointRef> kept = completeCheckpoints(dir);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].step, 3);
+  EXPECT_EQ(kept[1].step, 4);
+  // An incomplete directory is not a checkpoint: keep-last leaves it.
+  EXPECT_TRUE(fs::exists(dir + "/step-00000000"));
+  EXPECT_FALSE(fs::exists(dir + "/step-00000001"));
+  keepNewestCheckpoints(dir, 5);
+  EXPECT_EQ(completeCheckpoints(dir).size(), 2u);
+}
+
+} // namespace
