@@ -9,6 +9,7 @@
 #include "runtime/data/TokenBatches.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterUpdate.h"
+#include "runtime/training/TiedParameters.h"
 
 #include <nlohmann/json.hpp>
 
@@ -106,6 +107,7 @@ public:
     checkDtypes();
     openData();
     initializeParameters();
+    tied = std::make_unique<TiedParameters>(package, pipeline, stage);
     checkSchedule();
     if (reports) {
       printMesh();
@@ -148,6 +150,7 @@ public:
         evaluate(result.step);
     }
     reportDataReads();
+    tied->checkHoldersAgree(parameters);
     // Data-parallel replicas hold the same parameters: the first one
     // hashes and saves them.
     std::unique_ptr<ParameterFileWriter> saved;
@@ -265,12 +268,15 @@ private:
   }
 
   void initializeParameters() {
-    for (const StageFunctionInfo &function : functions)
-      for (const TensorInfo &result : function.results)
-        if (result.role == Role::Gradient)
-          withGradient.insert(result.name);
+    // A tied parameter has a gradient when any holder's backward returns
+    // part of it.
+    for (const StageInfo &any : package.stages)
+      for (const StageFunctionInfo &function : any.functions)
+        for (const TensorInfo &result : function.results)
+          if (result.role == Role::Gradient)
+            withGradient.insert(result.name);
     for (const ParameterInfo &parameter : package.parameters) {
-      if (parameter.stage != stage)
+      if (!parameter.heldBy(stage))
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
       if (parameter.fromFile) {
@@ -546,15 +552,16 @@ private:
       hostGradients.push_back(it->second.get());
     }
     allReduceGradients(dataParallel, hostGradients);
+    tied->sumGradients(gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed in manifest order over the pipeline (each parameter counted
     // once: replicas hold the same sums), so the norm is the same bits on
-    // every rank and for every stage count.
+    // every rank and for every stage count; a tied parameter by its owner).
     std::vector<double> squares(package.parameters.size(), 0.0);
     for (size_t i = 0; i < package.parameters.size(); ++i) {
       auto it = gradients.find(package.parameters[i].tensor.name);
-      if (it == gradients.end())
+      if (it == gradients.end() || package.parameters[i].stage != stage)
         continue;
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
@@ -869,8 +876,10 @@ private:
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
-  /// The parameters whose gradients this stage's backward returns.
+  /// The parameters whose gradients some stage's backward returns.
   std::set<std::string> withGradient;
+  /// Sums the gradients of the tied parameters this stage holds.
+  std::unique_ptr<TiedParameters> tied;
   /// A forward-only run's inputs (Package::inputs order), or null.
   const std::vector<pp_tensor *> *givenInputs;
 };

@@ -1,4 +1,4 @@
-//===- PackageTest.cpp - reading version-4 manifests ---------------------===//
+//===- PackageTest.cpp - reading version-5 manifests ---------------------===//
 
 #include "runtime/package/Package.h"
 
@@ -77,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 4},
+          {"version", 5},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -178,18 +178,18 @@ TEST(Package, EveryManifestDtypeParses) {
 
 TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  for (int version : {1, 2, 3}) {
+  for (int version : {1, 2, 3, 4}) {
     value["version"] = version;
     EXPECT_EQ(loadError(value),
               "manifest.json: package format version " +
                   std::to_string(version) +
-                  " is from an older pp (this pp-run reads version 4); "
+                  " is from an older pp (this pp-run reads version 5); "
                   "recompile the model");
   }
-  value["version"] = 5;
+  value["version"] = 6;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 5 is from a newer pp "
-            "(this pp-run reads version 4); recompile the model");
+            "manifest.json: package format version 6 is from a newer pp "
+            "(this pp-run reads version 5); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
