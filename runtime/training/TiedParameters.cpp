@@ -59,6 +59,9 @@ void TiedParameters::sumGradients(
 
 void TiedParameters::checkHoldersAgree(
     const std::map<std::string, TensorPtr> &parameters) {
+  // Every group compares before any throws, so that no holder waits for
+  // one that gave up.
+  std::string problem;
   for (Group &group : groups) {
     Sha256 hash;
     for (const std::string &name : group.names) {
@@ -73,20 +76,22 @@ void TiedParameters::checkHoldersAgree(
     std::memcpy(mine.data(), digest.data(), digest.size());
     std::vector<float> all(kFloats * group.stages.size());
     group.holders->allGather(mine.data(), kFloats, all.data());
-    for (size_t holder = 1; holder < group.stages.size(); ++holder)
+    for (size_t holder = 1; holder < group.stages.size() && problem.empty();
+         ++holder)
       if (std::memcmp(all.data(), all.data() + holder * kFloats,
                       digest.size()) != 0) {
         std::string names;
         for (const std::string &name : group.names)
           names += (names.empty() ? "'" : ", '") + name + "'";
-        throw std::runtime_error(
-            "the copies of the tied parameters " + names + " on stages " +
-            std::to_string(group.stages.front()) + " and " +
-            std::to_string(group.stages[holder]) +
-            " differ after training; they must stay the same bits (a bug in "
-            "pp: please report it with the model)");
+        problem = "the copies of the tied parameters " + names +
+                  " on stages " + std::to_string(group.stages.front()) +
+                  " and " + std::to_string(group.stages[holder]) +
+                  " differ after training; they must stay the same bits (a "
+                  "bug in pp: please report it with the model)";
       }
   }
+  if (!problem.empty())
+    throw std::runtime_error(problem);
 }
 
 } // namespace pp::runtime

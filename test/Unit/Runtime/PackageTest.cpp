@@ -284,7 +284,16 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "to 1, found 2");
   EXPECT_EQ(errorAfter([](json &m) { m["parameters"][0]["offset"] = 0; }),
             "manifest.json: parameters[0]: unknown field \"offset\" "
-            "(expected name, dtype, shape, role, stage or init)");
+            "(expected name, dtype, shape, role, stage, stages or init)");
+  // A tied parameter's holders: two or more, increasing, from its stage.
+  EXPECT_EQ(
+      errorAfter([](json &m) { m["parameters"][1]["stages"] = {0, 1}; }),
+      "manifest.json: parameters[1].stages: expected two or more stages, the "
+      "first equal to \"stage\" (1), found an array");
+  EXPECT_EQ(
+      errorAfter([](json &m) { m["parameters"][0]["stages"] = {0, 0}; }),
+      "manifest.json: parameters[0].stages[1]: expected an integer from 1 to "
+      "1, found 0");
   EXPECT_EQ(errorAfter([](json &m) { m["stages"][1]["stage"] = 2; }),
             "manifest.json: stages[1].stage: expected 1 (list the stages in "
             "order from 0), found 2");
