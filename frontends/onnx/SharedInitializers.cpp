@@ -152,8 +152,9 @@ static std::optional<std::string> rawElements(const onnx::TensorProto &tensor) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return std::nullopt;
   if (tensor.data_type() == onnx::TensorProto::FLOAT)
-    return std::string(reinterpret_cast<const char *>(tensor.float_data().data()),
-                       tensor.float_data_size() * sizeof(float));
+    return std::string(
+        reinterpret_cast<const char *>(tensor.float_data().data()),
+        tensor.float_data_size() * sizeof(float));
   if (tensor.data_type() == onnx::TensorProto::DOUBLE)
     return std::string(
         reinterpret_cast<const char *>(tensor.double_data().data()),
@@ -229,9 +230,9 @@ void tieEqualInitializers(onnx::GraphProto &graph,
     // Old exporters list initializers among the graph's inputs too.
     auto &inputs = *graph.mutable_input();
     if (auto it = llvm::find_if(inputs,
-                                 [&](const onnx::ValueInfoProto &input) {
-                                   return input.name() == tie.copy;
-                                 });
+                                [&](const onnx::ValueInfoProto &input) {
+                                  return input.name() == tie.copy;
+                                });
         it != inputs.end())
       inputs.erase(it);
     auto &nodes = *graph.mutable_node();

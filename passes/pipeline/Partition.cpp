@@ -278,9 +278,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       for (Operation *user : arg.getUsers())
         if (!forwardUse || !isBackward(user))
           holders.insert(*getStage(user));
-      main.setArgAttr(arg.getArgNumber(), kStageAttrName,
-                      builder.getI64IntegerAttr(
-                          holders.empty() ? 0 : *holders.begin()));
+      main.setArgAttr(
+          arg.getArgNumber(), kStageAttrName,
+          builder.getI64IntegerAttr(holders.empty() ? 0 : *holders.begin()));
       if (holders.size() < 2)
         continue;
       main.setArgAttr(arg.getArgNumber(), kHolderStagesAttrName,
@@ -332,7 +332,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                                    ArrayRef<BlockArgument> tied) {
     if (tied.empty())
       return success();
-    auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    auto returnOp =
+        cast<func::ReturnOp>(main.getBody().front().getTerminator());
     llvm::StringMap<BlockArgument> tiedByName;
     for (BlockArgument arg : tied)
       tiedByName[argumentName(main, arg.getArgNumber())] = arg;
@@ -365,17 +366,17 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           return main.emitError("the gradient of the tied parameter '")
                  << name.getValue() << "' has a term computed on stage "
                  << stage << ", which does not hold it (holders: "
-                 << llvm::join(llvm::map_range(holders,
-                                               [](int64_t h) {
-                                                 return std::to_string(h);
-                                               }),
+                 << llvm::join(llvm::map_range(
+                                   holders,
+                                   [](int64_t h) { return std::to_string(h); }),
                                ", ")
                  << "); place the node computing it with a user of the "
                  << "parameter (split-points)";
         auto [part, first] = partOf.try_emplace(stage, term);
         if (first)
           continue;
-        auto sum = nn::AddOp::create(builder, term.getLoc(), part->second, term);
+        auto sum =
+            nn::AddOp::create(builder, term.getLoc(), part->second, term);
         sum->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
         setBackward(sum);
         if (StringAttr node = getNode(term.getDefiningOp()))

@@ -35,7 +35,8 @@ void TiedParameters::sumGradients(
     std::vector<float> parts;
     for (const std::string &name : group.names) {
       pp_tensor *gradient = gradients.at(name).get();
-      const float *values = static_cast<const float *>(pp_tensor_data(gradient));
+      const float *values =
+          static_cast<const float *>(pp_tensor_data(gradient));
       parts.insert(parts.end(), values, values + pp_tensor_numel(gradient));
     }
     size_t count = parts.size();
@@ -83,9 +84,9 @@ void TiedParameters::checkHoldersAgree(
         std::string names;
         for (const std::string &name : group.names)
           names += (names.empty() ? "'" : ", '") + name + "'";
-        problem = "the copies of the tied parameters " + names +
-                  " on stages " + std::to_string(group.stages.front()) +
-                  " and " + std::to_string(group.stages[holder]) +
+        problem = "the copies of the tied parameters " + names + " on stages " +
+                  std::to_string(group.stages.front()) + " and " +
+                  std::to_string(group.stages[holder]) +
                   " differ after training; they must stay the same bits (a "
                   "bug in pp: please report it with the model)";
       }

@@ -31,8 +31,7 @@ public:
   /// of the groups' first parameters, so that every rank of a group splits
   /// it at the same point: every rank of the pipeline constructs this
   /// before the first step.
-  TiedParameters(const Package &package, Communicator &pipeline,
-                 int64_t stage);
+  TiedParameters(const Package &package, Communicator &pipeline, int64_t stage);
 
   /// Replaces each tied gradient of `gradients` (host f32 tensors by
   /// parameter name, this stage's part) by the sum of the holders' parts,

@@ -64,15 +64,14 @@ static llvm::cl::opt<bool> untieSharedWeights(
                    "initializers with equal values) are untied"),
     llvm::cl::init(false));
 
+/// torch.onnx.export's constant folding unties a tied LM head by writing
+/// the embedding's transpose as a second initializer.
 static llvm::cl::opt<bool> tieEqualWeights(
     "tie-equal-weights",
-    llvm::cl::desc("When importing an ONNX model, tie each floating-point "
-                   "initializer whose elements are bitwise those of an "
-                   "earlier one, or of its 2-D transpose, to that one "
-                   "(torch.onnx.export's constant folding unties a tied LM "
-                   "head that way); without it, the import warns naming "
-                   "both"),
-    llvm::cl::init(false));
+    llvm::cl::desc(
+        "When importing an ONNX model, tie each floating-point initializer "
+        "bitwise equal to an earlier one, or to its 2-D transpose, to that "
+        "one; without it, the import warns naming both"));
 
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
@@ -211,7 +210,7 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   const llvm::cl::opt<bool> *onnxOnly[] = {&untieSharedWeights,
-                                            &tieEqualWeights};
+                                           &tieEqualWeights};
   for (const llvm::cl::opt<bool> *flag : onnxOnly)
     if (torchScript && *flag) {
       llvm::errs() << "pp-opt: --" << flag->ArgStr

@@ -195,10 +195,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
         "--stages must be at least 1, got " + std::to_string(request.stages);
     return std::nullopt;
   }
-  for (auto [given, flag] : {std::pair(request.untieSharedWeights,
-                                        "--untie-shared-weights"),
-                              std::pair(request.tieEqualWeights,
-                                        "--tie-equal-weights")})
+  for (auto [given, flag] :
+       {std::pair(request.untieSharedWeights, "--untie-shared-weights"),
+        std::pair(request.tieEqualWeights, "--tie-equal-weights")})
     if (torchScript && given) {
       problem = std::string(flag) + " applies to ONNX models; '" +
                 request.modelPath +

@@ -287,11 +287,15 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "(expected name, dtype, shape, role, stage, stages or init)");
   // A tied parameter's holders: two or more, increasing, from its stage.
   EXPECT_EQ(
-      errorAfter([](json &m) { m["parameters"][1]["stages"] = {0, 1}; }),
+      errorAfter([](json &m) {
+        m["parameters"][1]["stages"] = {0, 1};
+      }),
       "manifest.json: parameters[1].stages: expected two or more stages, the "
       "first equal to \"stage\" (1), found an array");
   EXPECT_EQ(
-      errorAfter([](json &m) { m["parameters"][0]["stages"] = {0, 0}; }),
+      errorAfter([](json &m) {
+        m["parameters"][0]["stages"] = {0, 0};
+      }),
       "manifest.json: parameters[0].stages[1]: expected an integer from 1 to "
       "1, found 0");
   EXPECT_EQ(errorAfter([](json &m) { m["stages"][1]["stage"] = 2; }),

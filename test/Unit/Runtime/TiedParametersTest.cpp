@@ -36,8 +36,7 @@ Package package() {
   Package package;
   package.numStages = 4;
   package.parameters = {parameter("embed", 5, {0, 3}),
-                        parameter("a", 3, {1, 2, 3}),
-                        parameter("own", 2, {2}),
+                        parameter("a", 3, {1, 2, 3}), parameter("own", 2, {2}),
                         parameter("b", 4, {1, 2, 3})};
   return package;
 }
@@ -71,7 +70,8 @@ TEST(TiedParameters, EveryHolderGetsTheSumOfThePartsInStageOrder) {
     std::lock_guard<std::mutex> guard(lock);
     for (auto &[name, tensor] : gradients) {
       const float *values = static_cast<float *>(pp_tensor_data(tensor.get()));
-      results[stage][name].assign(values, values + pp_tensor_numel(tensor.get()));
+      results[stage][name].assign(values,
+                                  values + pp_tensor_numel(tensor.get()));
     }
   });
   for (const ParameterInfo &info : tiedPackage.parameters)
@@ -94,9 +94,9 @@ TEST(TiedParameters, CopiesThatDifferAreRefusedNamingThemAndTheStages) {
     for (const ParameterInfo &info : tiedPackage.parameters)
       if (info.heldBy(stage))
         // Stage 3's copy of "embed" drifted; "a" and "b" agree.
-        parameters[info.tensor.name] = filled(
-            info.tensor.shape[0],
-            info.tensor.name == "embed" && stage == 3 ? 3 : 0);
+        parameters[info.tensor.name] =
+            filled(info.tensor.shape[0],
+                   info.tensor.name == "embed" && stage == 3 ? 3 : 0);
     TiedParameters tied(tiedPackage, pipeline, stage);
     try {
       tied.checkHoldersAgree(parameters);
