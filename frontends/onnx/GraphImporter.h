@@ -156,6 +156,26 @@ int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all);
 /// parse, or "" when it does.
 std::string parseOnnxModel(llvm::StringRef contents, llvm::StringRef path,
                            onnx::ModelProto &model);
+/// A floating-point initializer (`copy`) whose elements are bitwise those of
+/// an earlier one (`original`), or of its 2-D transpose (`transposed`):
+/// torch.onnx.export's constant folding turns a tied LM head's transposed
+/// embedding into such a second initializer, untying the weights.
+struct EqualInitializer {
+  std::string original, copy;
+  bool transposed = false;
+};
+/// The initializers equal to an earlier one or to its transpose, in
+/// initializer order; initializers whose elements all have the same bits
+/// (fresh ones and zeros, equal by chance) are never reported.
+std::vector<EqualInitializer>
+findEqualInitializers(const onnx::GraphProto &graph);
+
+/// Ties each of `equal`: the copy's initializer is removed and the original
+/// takes its place, through a Transpose node (named `tie:COPY`, inserted
+/// before the copy's first reader and producing the copy's name) where the
+/// copy was the transpose (ImportOptions::tieEqualWeights).
+void tieEqualInitializers(onnx::GraphProto &graph,
+                          llvm::ArrayRef<EqualInitializer> equal);
 
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {

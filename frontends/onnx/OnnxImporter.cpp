@@ -573,6 +573,25 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
+  std::vector<EqualInitializer> equal = findEqualInitializers(graph);
+  if (options.tieEqualWeights && options.untieSharedWeights)
+    return emitError(fileLoc)
+               << "--tie-equal-weights and --untie-shared-weights contradict "
+                  "each other: the first ties equal initializers, the second "
+                  "unties every shared one; use one of them",
+           nullptr;
+  if (options.tieEqualWeights)
+    tieEqualInitializers(graph, equal);
+  else
+    for (const EqualInitializer &tie : equal)
+      emitWarning(fileLoc)
+          << "initializer '" << tie.copy << "' holds "
+          << (tie.transposed ? "the transpose of" : "a copy of") << " '"
+          << tie.original
+          << "' bit for bit (torch.onnx.export's constant folding turns a "
+             "tied LM head's transposed embedding into such a copy), so the "
+             "two train as separate parameters; import with "
+             "--tie-equal-weights to tie them";
   int64_t untied = untieSharedInitializers(graph, options.untieSharedWeights);
   if (untied > 0 && !options.untieSharedWeights)
     emitWarning(fileLoc)

@@ -41,11 +41,15 @@ struct ImportOptions {
   /// node order) keeps the name, the later ones get `NAME.1`, `NAME.2`, ...
   /// (skipping names the model uses). torch.onnx.export merges initializers
   /// with equal values (a fresh model's LayerNorm weights, zero biases) into
-  /// one, which pp would otherwise train as one tied parameter, and which
-  /// pp-partition cannot spread over stages. The import always unties those
-  /// whose elements all have the same bits; with this option, all of them,
-  /// weights tied on purpose (tied embeddings) too.
+  /// one, which pp would otherwise train as one tied parameter. The import
+  /// always unties those whose elements all have the same bits; with this
+  /// option, all of them, weights tied on purpose (tied embeddings) too.
   bool untieSharedWeights = false;
+  /// Ties each floating-point initializer whose elements are bitwise those
+  /// of an earlier one, or of its 2-D transpose, to that one (through a
+  /// Transpose node): torch.onnx.export's constant folding unties a tied LM
+  /// head that way. Without it, the import warns naming both.
+  bool tieEqualWeights = false;
 };
 
 /// Adds the size that `option`, the value of one `--dim NAME=SIZE` option,

@@ -7,7 +7,10 @@
 // an initializer, one whose elements all have the same bits, gets its own
 // copy; `--untie-shared-weights` unties the others too: weights tied on
 // purpose (tied embeddings), and random values that the export merged
-// (nn.TransformerEncoder's cloned layers).
+// (nn.TransformerEncoder's cloned layers). The other way round, constant
+// folding turns a tied LM head's transposed embedding into a second
+// initializer; `--tie-equal-weights` ties such bitwise copies and
+// transposes again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 
@@ -131,6 +135,134 @@ int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all) {
   }
   graph.mutable_initializer()->Swap(&untied);
   return readers.size();
+}
+
+/// The bytes of each element of a float type.
+static size_t elementBytes(int32_t dataType) {
+  return dataType == onnx::TensorProto::DOUBLE  ? 8
+         : dataType == onnx::TensorProto::FLOAT ? 4
+                                                : 2;
+}
+
+/// The elements of `tensor` as raw little-endian bytes, or nullopt for
+/// data in an external file or in ONNX's 16-bit int32_data.
+static std::optional<std::string> rawElements(const onnx::TensorProto &tensor) {
+  if (tensor.has_raw_data())
+    return tensor.raw_data();
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return std::nullopt;
+  if (tensor.data_type() == onnx::TensorProto::FLOAT)
+    return std::string(
+        reinterpret_cast<const char *>(tensor.float_data().data()),
+        tensor.float_data_size() * sizeof(float));
+  if (tensor.data_type() == onnx::TensorProto::DOUBLE)
+    return std::string(
+        reinterpret_cast<const char *>(tensor.double_data().data()),
+        tensor.double_data_size() * sizeof(double));
+  return std::nullopt;
+}
+
+/// `raw`, the elements of a rows x columns matrix of `size`-byte elements,
+/// transposed.
+static std::string transposed(const std::string &raw, int64_t rows,
+                              int64_t columns, size_t size) {
+  std::string result(raw.size(), '\0');
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t column = 0; column < columns; ++column)
+      std::memcpy(&result[(column * rows + row) * size],
+                  &raw[(row * columns + column) * size], size);
+  return result;
+}
+
+std::vector<EqualInitializer>
+findEqualInitializers(const onnx::GraphProto &graph) {
+  struct Candidate {
+    const onnx::TensorProto *tensor;
+    std::string raw;
+  };
+  // Initializers no earlier one equals, the candidates later ones may copy.
+  std::vector<Candidate> originals;
+  std::vector<EqualInitializer> equal;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    if (!isFloatDataType(init.data_type()) || hasUniformElements(init))
+      continue;
+    std::optional<std::string> raw = rawElements(init);
+    if (!raw)
+      continue;
+    auto sameType = [&](const onnx::TensorProto &other) {
+      return other.data_type() == init.data_type() &&
+             other.dims_size() == init.dims_size();
+    };
+    const onnx::TensorProto *original = nullptr;
+    bool isTranspose = false;
+    for (const Candidate &candidate : originals) {
+      const onnx::TensorProto &other = *candidate.tensor;
+      if (!sameType(other) || candidate.raw.size() != raw->size())
+        continue;
+      if (llvm::equal(other.dims(), init.dims()) && candidate.raw == *raw) {
+        original = &other;
+        break;
+      }
+      if (init.dims_size() == 2 && other.dims(0) == init.dims(1) &&
+          other.dims(1) == init.dims(0) &&
+          transposed(candidate.raw, other.dims(0), other.dims(1),
+                     elementBytes(init.data_type())) == *raw) {
+        original = &other;
+        isTranspose = true;
+        break;
+      }
+    }
+    if (original)
+      equal.push_back({original->name(), init.name(), isTranspose});
+    else
+      originals.push_back({&init, std::move(*raw)});
+  }
+  return equal;
+}
+
+void tieEqualInitializers(onnx::GraphProto &graph,
+                          ArrayRef<EqualInitializer> equal) {
+  for (const EqualInitializer &tie : equal) {
+    auto &inits = *graph.mutable_initializer();
+    inits.erase(llvm::find_if(inits, [&](const onnx::TensorProto &init) {
+      return init.name() == tie.copy;
+    }));
+    // Old exporters list initializers among the graph's inputs too.
+    auto &inputs = *graph.mutable_input();
+    if (auto it = llvm::find_if(inputs,
+                                [&](const onnx::ValueInfoProto &input) {
+                                  return input.name() == tie.copy;
+                                });
+        it != inputs.end())
+      inputs.erase(it);
+    auto &nodes = *graph.mutable_node();
+    if (!tie.transposed) {
+      for (onnx::NodeProto &node : nodes)
+        for (std::string &input : *node.mutable_input())
+          if (input == tie.copy)
+            input = tie.original;
+      continue;
+    }
+    // The transpose runs right before its first reader, on that reader's
+    // stage, so that the original is what the stages share.
+    auto firstReader = llvm::find_if(nodes, [&](const onnx::NodeProto &node) {
+      return llvm::is_contained(node.input(), tie.copy);
+    });
+    onnx::NodeProto transpose;
+    transpose.set_name("tie:" + tie.copy);
+    transpose.set_op_type("Transpose");
+    transpose.add_input(tie.original);
+    transpose.add_output(tie.copy);
+    onnx::AttributeProto *perm = transpose.add_attribute();
+    perm->set_name("perm");
+    perm->set_type(onnx::AttributeProto::INTS);
+    perm->add_ints(1);
+    perm->add_ints(0);
+    int at = firstReader - nodes.begin();
+    nodes.Add(std::move(transpose));
+    for (int i = nodes.size() - 1; i > at; --i)
+      nodes.SwapElements(i, i - 1);
+  }
 }
 
 } // namespace pp::onnx_frontend

@@ -198,7 +198,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     json manifest;
     manifest["format"] = "pp-pipeline-package";
     // Package.h's kPackageFormatVersion: the version pp-run reads.
-    manifest["version"] = 4;
+    manifest["version"] = 5;
     manifest["num_stages"] = numStages;
     json axes = json::array();
     for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
@@ -240,6 +240,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     SmallVector<StringRef> values;
     uint64_t offset = 0;
     llvm::StringSet<> seenInputs;
+    // Each parameter's index in `parameters`.
+    llvm::StringMap<size_t> heldAt;
     // Integer inputs that index a table: their bound on every stage.
     llvm::StringMap<int64_t> indexBounds;
     // Forward-only: each output's description and stage, by name.
@@ -276,6 +278,16 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         if (role != kRoleParameter && role != kRoleFrozen &&
             role != kRoleConstant)
           continue;
+        // A tied parameter, taken by several stages, is listed once: its
+        // first stage owns it, "stages" names every holder.
+        if (auto held = heldAt.find(name); held != heldAt.end()) {
+          json &entry = parameters[held->second];
+          if (!entry.contains("stages"))
+            entry["stages"] = json::array({entry["stage"]});
+          entry["stages"].push_back(stage);
+          continue;
+        }
+        heldAt[name] = parameters.size();
         json parameter = describeValue(name, role, type);
         parameter["stage"] = stage;
         auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName);

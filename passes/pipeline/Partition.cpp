@@ -9,6 +9,7 @@
 #include "passes/pipeline/CostModel.h"
 #include "passes/pipeline/Passes.h"
 
+#include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -17,6 +18,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
+#include <map>
+#include <set>
 
 namespace pp {
 #define GEN_PASS_DEF_PARTITION
@@ -154,7 +157,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         ++stage;
       stageOfNode[order[i]] = stage;
     }
-    if (failed(assignStages(main, stageOfNode)) ||
+    FailureOr<SmallVector<BlockArgument>> tied =
+        assignStages(main, stageOfNode);
+    if (failed(tied) || failed(splitTiedGradients(main, *tied)) ||
         failed(checkScheduleOrder(body)))
       return failure();
     FailureOr<MeshOp> mesh = declareMesh(numStages);
@@ -233,10 +238,13 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     return starts;
   }
 
-  /// Sets `pp.stage` on every op and checks that each parameter lives on
-  /// one stage.
-  LogicalResult assignStages(func::FuncOp main,
-                             llvm::DenseMap<StringAttr, int64_t> &stageOfNode) {
+  /// Sets `pp.stage` on every op and places each parameter on the stages
+  /// that use it: `pp.stage` is the first of them (the owner) and, for a
+  /// parameter used on several (tied weights), `pp.holder_stages` lists
+  /// them all. Returns the tied parameters.
+  FailureOr<SmallVector<BlockArgument>>
+  assignStages(func::FuncOp main,
+               llvm::DenseMap<StringAttr, int64_t> &stageOfNode) {
     Block &body = main.getBody().front();
     Builder builder(main.getContext());
     SmallVector<Operation *> unplaced;
@@ -258,6 +266,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           stage = std::max(stage, getStage(def).value_or(0));
       op->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
     }
+    SmallVector<BlockArgument> tied;
     for (BlockArgument arg : body.getArguments()) {
       if (!isModelParameter(main, arg.getArgNumber()))
         continue;
@@ -265,34 +274,129 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       // backward ops use it, where they are.
       bool forwardUse = llvm::any_of(
           arg.getUsers(), [](Operation *user) { return !isBackward(user); });
-      std::optional<int64_t> owner;
-      for (Operation *user : arg.getUsers()) {
-        if (forwardUse && isBackward(user))
-          continue;
-        std::optional<int64_t> stage = getStage(user);
-        if (owner && stage != owner) {
-          InFlightDiagnostic diag =
-              main.emitError("parameter '")
-              << argumentName(main, arg.getArgNumber())
-              << "' is used on stages " << std::min(*owner, *stage) << " and "
-              << std::max(*owner, *stage)
-              << "; weights shared across stages (tied embeddings, for "
-                 "example) are not supported yet: place their users on one "
-                 "stage with split-points";
-          // torch.onnx.export merges initializers with equal values, which
-          // ties weights the model never meant to share; the import unties
-          // only those whose elements are all equal.
-          if (main->hasAttr(kOnnxOpsetAttrName))
-            diag << ". Unless the weight is tied on purpose, import the "
-                    "model with --untie-shared-weights (pp-opt, pp-run) to "
-                    "give every node that reads it its own copy";
-          return diag;
-        }
-        owner = stage;
-      }
-      main.setArgAttr(arg.getArgNumber(), kStageAttrName,
-                      builder.getI64IntegerAttr(owner.value_or(0)));
+      std::set<int64_t> holders;
+      for (Operation *user : arg.getUsers())
+        if (!forwardUse || !isBackward(user))
+          holders.insert(*getStage(user));
+      main.setArgAttr(
+          arg.getArgNumber(), kStageAttrName,
+          builder.getI64IntegerAttr(holders.empty() ? 0 : *holders.begin()));
+      if (holders.size() < 2)
+        continue;
+      main.setArgAttr(arg.getArgNumber(), kHolderStagesAttrName,
+                      builder.getDenseI64ArrayAttr(SmallVector<int64_t>(
+                          holders.begin(), holders.end())));
+      tied.push_back(arg);
     }
+    return tied;
+  }
+
+  /// The terms of `gradient` computed on different stages: the operands of
+  /// the `nn.add` tree that sums them (autodiff's accumulation), down to
+  /// the values whose terms all come from one stage; `expanded` gets the
+  /// adds taken apart, each before its operands' adds.
+  static void collectStageTerms(Value gradient, SmallVector<Value> &terms,
+                                SmallVector<Operation *> &expanded) {
+    auto add = gradient.getDefiningOp<nn::AddOp>();
+    if (add && isBackward(add) && add.getLhs().getType() == add.getType() &&
+        add.getRhs().getType() == add.getType() && spansStages(gradient)) {
+      expanded.push_back(add);
+      collectStageTerms(add.getLhs(), terms, expanded);
+      collectStageTerms(add.getRhs(), terms, expanded);
+      return;
+    }
+    terms.push_back(gradient);
+  }
+
+  /// True when the tree of backward `nn.add`s computing `value` has ops on
+  /// two stages.
+  static bool spansStages(Value value) {
+    std::set<int64_t> seen;
+    SmallVector<Value> pending = {value};
+    while (!pending.empty()) {
+      Operation *def = pending.pop_back_val().getDefiningOp();
+      if (!def || isConstant(def))
+        continue;
+      seen.insert(*getStage(def));
+      if (isa<nn::AddOp>(def) && isBackward(def))
+        llvm::append_range(pending, def->getOperands());
+    }
+    return seen.size() > 1;
+  }
+
+  /// Replaces the program's gradient of each tied parameter by one per
+  /// holder stage, the sum of the terms computed there, so that every
+  /// holder's backward returns its part and no partial gradient travels
+  /// between stages; the runtime sums the parts over the holders.
+  LogicalResult splitTiedGradients(func::FuncOp main,
+                                   ArrayRef<BlockArgument> tied) {
+    if (tied.empty())
+      return success();
+    auto returnOp =
+        cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    llvm::StringMap<BlockArgument> tiedByName;
+    for (BlockArgument arg : tied)
+      tiedByName[argumentName(main, arg.getArgNumber())] = arg;
+    SmallVector<Value> results;
+    SmallVector<Attribute> resultAttrs;
+    SmallVector<Operation *> expanded;
+    OpBuilder builder(returnOp);
+    for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
+      DictionaryAttr attrs = main.getResultAttrDict(index);
+      auto role = attrs ? attrs.getAs<StringAttr>(kRoleAttrName) : nullptr;
+      auto name = attrs ? attrs.getAs<StringAttr>(kNameAttrName) : nullptr;
+      auto it = role && role.getValue() == kRoleGradient && name
+                    ? tiedByName.find(name.getValue())
+                    : tiedByName.end();
+      if (it == tiedByName.end()) {
+        results.push_back(result);
+        resultAttrs.push_back(attrs);
+        continue;
+      }
+      ArrayRef<int64_t> holders =
+          main.getArgAttrOfType<DenseI64ArrayAttr>(it->second.getArgNumber(),
+                                                   kHolderStagesAttrName)
+              .asArrayRef();
+      SmallVector<Value> terms;
+      collectStageTerms(result, terms, expanded);
+      std::map<int64_t, Value> partOf;
+      for (Value term : terms) {
+        int64_t stage = *getStage(term.getDefiningOp());
+        if (!llvm::is_contained(holders, stage))
+          return main.emitError("the gradient of the tied parameter '")
+                 << name.getValue() << "' has a term computed on stage "
+                 << stage << ", which does not hold it (holders: "
+                 << llvm::join(llvm::map_range(
+                                   holders,
+                                   [](int64_t h) { return std::to_string(h); }),
+                               ", ")
+                 << "); place the node computing it with a user of the "
+                 << "parameter (split-points)";
+        auto [part, first] = partOf.try_emplace(stage, term);
+        if (first)
+          continue;
+        auto sum =
+            nn::AddOp::create(builder, term.getLoc(), part->second, term);
+        sum->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
+        setBackward(sum);
+        if (StringAttr node = getNode(term.getDefiningOp()))
+          sum->setAttr(kNodeAttrName, node);
+        part->second = sum;
+      }
+      for (auto &[stage, part] : partOf) {
+        results.push_back(part);
+        resultAttrs.push_back(attrs);
+      }
+    }
+    func::ReturnOp::create(builder, returnOp.getLoc(), results);
+    returnOp.erase();
+    main.setType(FunctionType::get(main.getContext(), main.getArgumentTypes(),
+                                   TypeRange(ValueRange(results))));
+    main.setAllResultAttrs(resultAttrs);
+    // The sums the parts replaced, each before the sums it adds up.
+    for (Operation *add : expanded)
+      if (add->use_empty())
+        add->erase();
     return success();
   }
 

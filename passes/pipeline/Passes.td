@@ -20,7 +20,15 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     (and receiving their gradients) at the link rate, so cuts fall where
     little data crosses. `split-points` names the first node of every stage after the
     first instead. Sets `pp.stage` on every op, places each parameter on the
-    stage of its first user, declares the pipeline mesh `@pipeline`, orders
+    stages of its forward users (of its backward users when only they use
+    it): `pp.stage` on its @main argument is the first of them, the owner.
+    A parameter used on several stages (tied embeddings) also gets
+    `pp.holder_stages = array<i64: ...>`, every such stage in increasing
+    order; each holder's functions take it, and its gradient result is
+    replaced by one result per holder (same `pp.name`, role `gradient`):
+    the terms of autodiff's sum computed on that stage, so that no partial
+    gradient travels and the runtime sums the parts over the holders.
+    Declares the pipeline mesh `@pipeline`, orders
     the ops stage by stage (forward ascending, backward descending), records
     `pp.stage_costs` on `@main` and reports each stage's cost as a remark.
     Results of the program that no op computes (inputs or constants a

@@ -385,7 +385,7 @@ void checkSavedValues(const std::string &directory, int64_t stage,
 void checkParameterUses(const Package &package, int64_t stage) {
   std::map<std::string, Role> roles;
   for (const ParameterInfo &parameter : package.parameters)
-    if (parameter.stage == stage)
+    if (parameter.heldBy(stage))
       roles[parameter.tensor.name] = parameter.tensor.role;
   auto fail = [&](const StageFunctionInfo &function, const TensorInfo &tensor,
                   const std::string &problem) {
@@ -619,12 +619,24 @@ void readManifest(const Field &manifest, Package &package) {
   for (const Field &value : manifest["parameters"].elements()) {
     ParameterInfo parameter;
     parameter.fromFile = value["init"].either("file", "seeded_by_name");
-    std::vector<std::string> members = {"stage", "init"};
+    std::vector<std::string> members = {"stage", "stages", "init"};
     if (parameter.fromFile)
       members.insert(members.end(), {"offset", "bytes"});
     parameter.tensor = readTensor(
         value, {Role::Parameter, Role::Frozen, Role::Constant}, members);
     parameter.stage = value["stage"].integer(0, package.numStages - 1);
+    parameter.stages = {parameter.stage};
+    // A tied parameter: every stage holding it, the owner `stage` first.
+    if (value["stages"].present()) {
+      std::vector<Field> holders = value["stages"].elements();
+      if (holders.size() < 2 || holders[0].integer() != parameter.stage)
+        value["stages"].fail("two or more stages, the first equal to "
+                             "\"stage\" (" +
+                             std::to_string(parameter.stage) + ")");
+      for (size_t i = 1; i < holders.size(); ++i)
+        parameter.stages.push_back(holders[i].integer(
+            parameter.stages.back() + 1, package.numStages - 1));
+    }
     if (parameter.fromFile) {
       uint64_t needed = 0;
       if (__builtin_mul_overflow(

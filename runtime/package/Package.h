@@ -13,6 +13,7 @@
 #include "runtime/pp_kernels.h"
 #include "runtime/schedules/Phase.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -99,10 +100,21 @@ struct StageInfo {
 /// Constant).
 struct ParameterInfo {
   TensorInfo tensor;
+  /// The stage that owns it: the first of `stages`.
   int64_t stage = 0;
+  /// The stages holding a copy, increasing: `stage` alone, or every stage
+  /// using a tied weight (manifest "stages").
+  std::vector<int64_t> stages = {0};
   bool fromFile = false;
   size_t offset = 0;
   size_t bytes = 0;
+
+  /// True when `at` holds a copy.
+  bool heldBy(int64_t at) const {
+    return std::find(stages.begin(), stages.end(), at) != stages.end();
+  }
+  /// True when several stages hold copies.
+  bool isTied() const { return stages.size() > 1; }
 };
 
 /// A file of the package as the manifest's "files" records it.
@@ -113,9 +125,9 @@ struct FileDigest {
 };
 
 /// The format version of the manifests this runtime reads.
-constexpr int kPackageFormatVersion = 4;
+constexpr int kPackageFormatVersion = 5;
 
-/// A loaded package (manifest format version 4): a training package (a
+/// A loaded package (manifest format version 5): a training package (a
 /// loss and labels) or a forward-only one (outputs). load() checks the whole
 /// manifest against its schema (docs/runtime.md) and throws
 /// std::runtime_error with a message that says what is wrong with which file,

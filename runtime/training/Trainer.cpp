@@ -12,6 +12,7 @@
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
+#include "runtime/training/TiedParameters.h"
 
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,7 @@ public:
     if (resumed)
       savedParameters = openResumedParameters(*resumed);
     initializeParameters(savedParameters ? &*savedParameters : nullptr);
+    tied = std::make_unique<TiedParameters>(package, pipeline, stage);
     if (resumed)
       restoreOptimizer(*resumed);
     checkSchedule();
@@ -211,6 +213,7 @@ public:
         saveCheckpoint(result.step);
     }
     reportDataReads();
+    tied->checkHoldersAgree(parameters);
     // Data-parallel replicas hold the same parameters: the first one
     // hashes and saves them.
     std::unique_ptr<ParameterFileWriter> saved;
@@ -337,12 +340,15 @@ private:
   /// Creates this stage's parameters with the values of `saved` (a
   /// resumed checkpoint's, checked to fit) or else the model's.
   void initializeParameters(const SafeTensorsFile *saved) {
-    for (const StageFunctionInfo &function : functions)
-      for (const TensorInfo &result : function.results)
-        if (result.role == Role::Gradient)
-          withGradient.insert(result.name);
+    // A tied parameter has a gradient when any holder's backward returns
+    // part of it.
+    for (const StageInfo &any : package.stages)
+      for (const StageFunctionInfo &function : any.functions)
+        for (const TensorInfo &result : function.results)
+          if (result.role == Role::Gradient)
+            withGradient.insert(result.name);
     for (const ParameterInfo &parameter : package.parameters) {
-      if (parameter.stage != stage)
+      if (!parameter.heldBy(stage))
         continue;
       TensorPtr tensor = makeTensor(parameter.tensor);
       // A resumed run takes every tensor from its checkpoint; frozen and
@@ -619,15 +625,16 @@ private:
       hostGradients.push_back(it->second.get());
     }
     allReduceGradients(dataParallel, hostGradients);
+    tied->sumGradients(gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed in manifest order over the pipeline (each parameter counted
     // once: replicas hold the same sums), so the norm is the same bits on
-    // every rank and for every stage count.
+    // every rank and for every stage count; a tied parameter by its owner).
     std::vector<double> squares(package.parameters.size(), 0.0);
     for (size_t i = 0; i < package.parameters.size(); ++i) {
       auto it = gradients.find(package.parameters[i].tensor.name);
-      if (it == gradients.end())
+      if (it == gradients.end() || package.parameters[i].stage != stage)
         continue;
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
@@ -1269,8 +1276,10 @@ private:
   /// Host parameters and gradient sums, and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
-  /// The parameters whose gradients this stage's backward returns.
+  /// The parameters whose gradients some stage's backward returns.
   std::set<std::string> withGradient;
+  /// Sums the gradients of the tied parameters this stage holds.
+  std::unique_ptr<TiedParameters> tied;
   /// A forward-only run's inputs (Package::inputs order), or null.
   const std::vector<pp_tensor *> *givenInputs;
   /// The step the training loop starts at, and the consumed-samples cursor

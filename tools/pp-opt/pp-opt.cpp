@@ -64,6 +64,15 @@ static llvm::cl::opt<bool> untieSharedWeights(
                    "initializers with equal values) are untied"),
     llvm::cl::init(false));
 
+/// torch.onnx.export's constant folding unties a tied LM head by writing
+/// the embedding's transpose as a second initializer.
+static llvm::cl::opt<bool> tieEqualWeights(
+    "tie-equal-weights",
+    llvm::cl::desc(
+        "When importing an ONNX model, tie each floating-point initializer "
+        "bitwise equal to an earlier one, or to its 2-D transpose, to that "
+        "one; without it, the import warns naming both"));
+
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
     llvm::cl::desc("After the pass pipeline, write a pipeline package to this "
@@ -200,12 +209,16 @@ int main(int argc, char **argv) {
                  << inputPath << "' is not one (.pt)\n";
     return EXIT_FAILURE;
   }
-  if (torchScript && untieSharedWeights) {
-    llvm::errs() << "pp-opt: --untie-shared-weights applies to ONNX models; '"
-                 << inputPath << "' is a TorchScript module, whose parameters "
-                 << "are never merged\n";
-    return EXIT_FAILURE;
-  }
+  const llvm::cl::opt<bool> *onnxOnly[] = {&untieSharedWeights,
+                                           &tieEqualWeights};
+  for (const llvm::cl::opt<bool> *flag : onnxOnly)
+    if (torchScript && *flag) {
+      llvm::errs() << "pp-opt: --" << flag->ArgStr
+                   << " applies to ONNX models; '" << inputPath
+                   << "' is a TorchScript module, whose parameters are never "
+                   << "merged or folded\n";
+      return EXIT_FAILURE;
+    }
   if (torchScript) {
     auto types = parseOptionMap(inputShapes,
                                 &pp::torchscript_frontend::addInputType);
@@ -233,6 +246,7 @@ int main(int argc, char **argv) {
     options.batchSize = modelBatchSize;
     options.dimSizes = std::move(*sizes);
     options.untieSharedWeights = untieSharedWeights;
+    options.tieEqualWeights = tieEqualWeights;
     importModel.emplace([fd = modelFile, path = inputPath,
                          options](mlir::MLIRContext *context) {
       return pp::onnx_frontend::importOnnxFile(fd, path, context, options);
@@ -242,9 +256,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
                  << inputPath << "' is not one (.onnx, .onnxtxt)\n";
     return EXIT_FAILURE;
-  } else if (untieSharedWeights) {
-    llvm::errs() << "pp-opt: --untie-shared-weights applies to ONNX models; '"
-                 << inputPath << "' is not one (.onnx, .onnxtxt)\n";
+  } else if (untieSharedWeights || tieEqualWeights) {
+    llvm::errs() << "pp-opt: --"
+                 << (untieSharedWeights ? "untie-shared-weights"
+                                        : "tie-equal-weights")
+                 << " applies to ONNX models; '" << inputPath
+                 << "' is not one (.onnx, .onnxtxt)\n";
     return EXIT_FAILURE;
   } else {
     input = mlir::openInputFile(inputPath, &message);

@@ -195,16 +195,21 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
         "--stages must be at least 1, got " + std::to_string(request.stages);
     return std::nullopt;
   }
-  if (torchScript && request.untieSharedWeights) {
-    problem = "--untie-shared-weights applies to ONNX models; '" +
-              request.modelPath +
-              "' is a TorchScript module, whose parameters are never merged";
-    return std::nullopt;
-  }
+  for (auto [given, flag] :
+       {std::pair(request.untieSharedWeights, "--untie-shared-weights"),
+        std::pair(request.tieEqualWeights, "--tie-equal-weights")})
+    if (torchScript && given) {
+      problem = std::string(flag) + " applies to ONNX models; '" +
+                request.modelPath +
+                "' is a TorchScript module, whose parameters are never "
+                "merged or folded";
+      return std::nullopt;
+    }
   pp::onnx_frontend::ImportOptions options;
   options.batchSize = request.symbolicBatchSize ? request.symbolicBatchSize
                                                 : request.microbatchSize;
   options.untieSharedWeights = request.untieSharedWeights;
+  options.tieEqualWeights = request.tieEqualWeights;
   for (const std::string &dim : request.dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
     if (!problem.empty())
@@ -259,6 +264,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     hash.update(std::string("\0--input-shape=", 15) + type);
   if (request.untieSharedWeights)
     hash.update(std::string("\0--untie-shared-weights", 23));
+  if (request.tieEqualWeights)
+    hash.update(std::string("\0--tie-equal-weights", 20));
   hash.update(std::string("\0batch=", 7) +
               std::to_string(options.batchSize));
   // A rebuilt compiler or runtime makes new packages: the cache key covers

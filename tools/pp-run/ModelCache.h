@@ -35,13 +35,16 @@ struct ModelCompileRequest {
   /// Give every node its own copy of a shared floating-point initializer
   /// (ImportOptions::untieSharedWeights).
   bool untieSharedWeights = false;
+  /// Tie initializers that are bitwise copies or transposes of earlier
+  /// ones (ImportOptions::tieEqualWeights).
+  bool tieEqualWeights = false;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
   std::string cacheDir;
 };
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
-/// model's bytes and the compile options (`dims`, `inputShapes`, `freeze`
-/// and `untieSharedWeights` as given),
+/// model's bytes and the compile options (`dims`, `inputShapes`, `freeze`,
+/// `untieSharedWeights` and `tieEqualWeights` as given),
 /// unless a whole entry is there already: one whose manifest loads and
 /// whose files match their recorded digests. A damaged entry is compiled
 /// again (with a warning on stderr). Compiles of one model take turns (a

@@ -283,6 +283,13 @@ cl::opt<bool> untieSharedWeights(
              "equal (torch.onnx.export merges initializers with equal "
              "values) are untied"),
     cl::cat(runCategory));
+cl::opt<bool> tieEqualWeights(
+    "tie-equal-weights",
+    cl::desc("When compiling an ONNX model, tie each floating-point "
+             "initializer whose elements are bitwise those of an earlier one, "
+             "or of its 2-D transpose, to that one (torch.onnx.export's "
+             "constant folding unties a tied LM head that way)"),
+    cl::cat(runCategory));
 cl::opt<bool> inferMode(
     "infer",
     cl::desc("Run one forward pass on --inputs and write the model's "
@@ -835,7 +842,7 @@ int main(int argc, char **argv) {
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
       "         [--dim NAME=SIZE]... [--freeze REGEX] [--untie-shared-weights]\n"
-      "         [--export-onnx OUT.onnx] ...\n"
+      "         [--tie-equal-weights] [--export-onnx OUT.onnx] ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
@@ -862,13 +869,15 @@ int main(int argc, char **argv) {
                                           &loss,   std::addressof(splitPoints),
                                           &freeze, std::addressof(dims),
                                           std::addressof(inputShapes),
-                                          &untieSharedWeights};
+                                          &untieSharedWeights,
+                                          &tieEqualWeights};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
                      " applies when pp-run compiles a model, but '" + input +
                      "' is a compiled package; recompile it with pp-opt " +
                      "(--dim NAME=SIZE, --untie-shared-weights, " +
+                     "--tie-equal-weights, " +
                      "--pp-compile=\"... " +
                      "freeze=REGEX\") or run the model file");
   } else {
@@ -890,6 +899,7 @@ int main(int argc, char **argv) {
     request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
     request.untieSharedWeights = untieSharedWeights;
+    request.tieEqualWeights = tieEqualWeights;
     request.cacheDir = cacheDir;
     std::string problem;
     std::optional<std::string> compiled = compileModel(request, problem);

@@ -49,6 +49,16 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                              << " must be an integer, got " << attr.getValue();
     return success();
   }
+  if (name == kHolderStagesAttrName) {
+    auto holders = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!holders || holders.size() < 2 ||
+        !llvm::is_sorted(holders.asArrayRef(), std::less_equal<int64_t>()))
+      return op->emitError()
+             << "'" << name << "' on " << where
+             << " must be an array<i64> of two or more increasing stages, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kInitAttrName) {
     auto value = dyn_cast<ElementsAttr>(attr.getValue());
     if (!value || value.getType() != type)
@@ -62,6 +72,7 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                            << where << " (expected one of '" << kNameAttrName
                            << "', '" << kRoleAttrName << "', '" << kInitAttrName
                            << "', '" << kStageAttrName << "', '"
+                           << kHolderStagesAttrName << "', '"
                            << kShardingAttrName << "', '" << kPlacementAttrName
                            << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());

@@ -68,6 +68,10 @@ constexpr llvm::StringLiteral kInitAttrName = "pp.init";
 constexpr llvm::StringLiteral kNodeAttrName = "pp.node";
 /// The pipeline stage an op runs on.
 constexpr llvm::StringLiteral kStageAttrName = "pp.stage";
+/// The stages holding a parameter used on several (tied weights), in
+/// increasing order, on its @main argument; `pp.stage` is the first, the
+/// owner.
+constexpr llvm::StringLiteral kHolderStagesAttrName = "pp.holder_stages";
 /// Per-stage cost summaries pp-partition records on @main.
 constexpr llvm::StringLiteral kStageCostsAttrName = "pp.stage_costs";
 /// The mesh pp-partition declares for the pipeline.

@@ -81,8 +81,15 @@ func.func @placement_kind() -> (tensor<4xf32> {pp.placement = 0}) {
 
 // -----
 
-// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.sharding', 'pp.placement')}}
+// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.holder_stages', 'pp.sharding', 'pp.placement')}}
 func.func @unknown_attr(%w: tensor<4xf32> {pp.stages = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.holder_stages' on argument 0 must be an array<i64> of two or more increasing stages, got array<i64: 3, 0>}}
+func.func @holders_unordered(%w: tensor<4xf32> {pp.stage = 0, pp.holder_stages = array<i64: 3, 0>}) {
   return
 }
 

@@ -1,4 +1,4 @@
-//===- PackageTest.cpp - reading version-4 manifests ---------------------===//
+//===- PackageTest.cpp - reading version-5 manifests ---------------------===//
 
 #include "runtime/package/Package.h"
 
@@ -77,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 4},
+          {"version", 5},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -178,18 +178,18 @@ TEST(Package, EveryManifestDtypeParses) {
 
 TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  for (int version : {1, 2, 3}) {
+  for (int version : {1, 2, 3, 4}) {
     value["version"] = version;
     EXPECT_EQ(loadError(value),
               "manifest.json: package format version " +
                   std::to_string(version) +
-                  " is from an older pp (this pp-run reads version 4); "
+                  " is from an older pp (this pp-run reads version 5); "
                   "recompile the model");
   }
-  value["version"] = 5;
+  value["version"] = 6;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 5 is from a newer pp "
-            "(this pp-run reads version 4); recompile the model");
+            "manifest.json: package format version 6 is from a newer pp "
+            "(this pp-run reads version 5); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
@@ -284,7 +284,20 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "to 1, found 2");
   EXPECT_EQ(errorAfter([](json &m) { m["parameters"][0]["offset"] = 0; }),
             "manifest.json: parameters[0]: unknown field \"offset\" "
-            "(expected name, dtype, shape, role, stage or init)");
+            "(expected name, dtype, shape, role, stage, stages or init)");
+  // A tied parameter's holders: two or more, increasing, from its stage.
+  EXPECT_EQ(
+      errorAfter([](json &m) {
+        m["parameters"][1]["stages"] = {0, 1};
+      }),
+      "manifest.json: parameters[1].stages: expected two or more stages, the "
+      "first equal to \"stage\" (1), found an array");
+  EXPECT_EQ(
+      errorAfter([](json &m) {
+        m["parameters"][0]["stages"] = {0, 0};
+      }),
+      "manifest.json: parameters[0].stages[1]: expected an integer from 1 to "
+      "1, found 0");
   EXPECT_EQ(errorAfter([](json &m) { m["stages"][1]["stage"] = 2; }),
             "manifest.json: stages[1].stage: expected 1 (list the stages in "
             "order from 0), found 2");
