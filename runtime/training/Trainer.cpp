@@ -1101,13 +1101,15 @@ private:
       writer->finish();
 
     // Each trained parameter's state, whole on every replica; its step
-    // count summed over the pipeline (each stage fills its own).
+    // count summed over the pipeline (each stage fills its own; a tied
+    // parameter's holders share one, which its owner fills).
     std::map<std::string, ParameterState> states =
         update.gatherState(trainedSlots());
     std::vector<ParameterInfo> trained = trainedParameters();
     std::vector<double> steps(trained.size(), 0.0);
     for (size_t i = 0; i < trained.size(); ++i)
-      if (auto it = states.find(trained[i].tensor.name); it != states.end())
+      if (auto it = states.find(trained[i].tensor.name);
+          it != states.end() && trained[i].stage == stage)
         steps[i] = static_cast<double>(it->second.steps);
     pipeline.allReduceSum(steps);
     std::map<std::string, std::string> metadata = {
