@@ -24,6 +24,7 @@ static std::string littleEndianBytes(const std::vector<float> &values) {
 
 int64_t exportTrainedWeights(
     const std::string &modelPath, bool untieSharedWeights,
+    bool tieEqualWeights,
     const std::map<std::string, runtime::ParameterValues> &parameters,
     const std::string &outputPath) {
   auto fail = [&](const std::string &problem) {
@@ -41,6 +42,12 @@ int64_t exportTrainedWeights(
       !problem.empty())
     fail(problem);
   contents->reset();
+  // The graph as the import saw it: re-tied equal initializers (written
+  // once, a Transpose where one was the other's transpose), then untied
+  // copies.
+  if (tieEqualWeights)
+    tieEqualInitializers(*model.mutable_graph(),
+                         findEqualInitializers(model.graph()));
   untieSharedInitializers(*model.mutable_graph(), untieSharedWeights);
 
   std::set<std::string> exported;

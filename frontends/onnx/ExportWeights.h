@@ -24,8 +24,10 @@
 
 namespace pp::onnx_frontend {
 
-/// Writes the ONNX model at `modelPath` (`.onnx` or `.onnxtxt`), untied as
-/// its import with `untieSharedWeights` untied it, to `outputPath` as a
+/// Writes the ONNX model at `modelPath` (`.onnx` or `.onnxtxt`), tied and
+/// untied as its import with `tieEqualWeights` and `untieSharedWeights`
+/// did (a re-tied copy is gone, read through the original), to
+/// `outputPath` as a
 /// binary ONNX model whose floating-point initializers hold `parameters`
 /// (f32, little-endian raw data). The file is replaced atomically.
 /// Throws std::runtime_error, before writing anything, when the model does
@@ -34,6 +36,7 @@ namespace pp::onnx_frontend {
 /// many initializers it replaced.
 int64_t exportTrainedWeights(
     const std::string &modelPath, bool untieSharedWeights,
+    bool tieEqualWeights,
     const std::map<std::string, runtime::ParameterValues> &parameters,
     const std::string &outputPath);
 

@@ -594,7 +594,8 @@ std::string exportInputProblem() {
 int exportTrainedModel(const std::string &parametersPath) {
   try {
     int64_t count = pp::onnx_frontend::exportTrainedWeights(
-        input, untieSharedWeights, readParameterFile(parametersPath),
+        input, untieSharedWeights, tieEqualWeights,
+        readParameterFile(parametersPath),
         exportOnnxPath);
     std::cout << "exported " << count << " trained parameters into '"
               << exportOnnxPath << "'" << std::endl;

@@ -46,6 +46,17 @@ def check(ok, what):
         print("FAIL:", what)
 
 
+def initial_model(argv):
+    """The build and work folders a probe gets (argv[1], argv[2]), with
+    pp-run's cache in the work folder, and the LM with acceptance.py's
+    initial weights."""
+    build, work = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    os.environ["PP_CACHE_DIR"] = os.path.join(work, "cache")
+    model = make_probe_lm.build()
+    model.load_state_dict(torch.load(os.path.join(work, "probe-lm.init.pt")))
+    return build, work, model
+
+
 def tokens_of(path):
     # pp's dataset: a 72-byte header, then uint16 tokens (pp-data pack).
     return np.fromfile(path, dtype=np.uint16, offset=72).astype(np.int64)

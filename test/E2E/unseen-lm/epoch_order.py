@@ -12,18 +12,13 @@ import subprocess
 import sys
 
 import numpy as np
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import acceptance  # noqa: E402
-import make_probe_lm  # noqa: E402
 import pp_sampler  # noqa: E402
 
-build, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-os.environ["PP_CACHE_DIR"] = os.path.join(work, "cache")
-model = make_probe_lm.build()
-model.load_state_dict(torch.load(os.path.join(work, "probe-lm.init.pt")))
+build, work, model = acceptance.initial_model(sys.argv)
 train = acceptance.tokens_of(os.path.join(work, "train.ppd"))
 bad = 0
 STEPS, SEED = 9, 11
