@@ -334,6 +334,11 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       llvm::raw_string_ostream os(diagnostics);
       os << (diagnostics.empty() ? "" : "\n") << diagnostic.getLocation()
          << ": " << diagnostic.str();
+    } else if (diagnostic.getSeverity() == DiagnosticSeverity::Warning) {
+      // The import's warnings (initializers that look tied, ...) are said
+      // when the model compiles; a cached package does not repeat them.
+      llvm::WithColor::warning(llvm::errs(), "pp-run")
+          << request.modelPath << ": " << diagnostic.str() << "\n";
     }
     return success();
   });
