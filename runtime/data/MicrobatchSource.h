@@ -7,7 +7,9 @@
 // starts at the consumed-samples cursor, eval batch e at e * B).
 // Microbatch k of the batch on data-parallel coordinate d is global
 // microbatch k * D + d of the batch, so the samples of a batch do not
-// depend on how it is split.
+// depend on how it is split. Its first sample's position
+// (BatchLayout::firstPosition) keys synthetic samples and dropout masks, so
+// every mesh, and a run resumed at any cursor, draws them alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,17 +22,6 @@
 #include <cstdint>
 
 namespace pp::runtime {
-
-/// The position in the global sample order of the first sample of
-/// microbatch `microbatch` of the batch starting at `batchStart` on
-/// data-parallel coordinate `dataRank`: batchStart + (microbatch * D +
-/// dataRank) * b. Synthetic samples and dropout masks are keyed by it, so
-/// every mesh, and a run resumed at any cursor, draws them alike.
-inline int64_t firstPosition(const BatchLayout &layout, int64_t batchStart,
-                             int64_t dataRank, int64_t microbatch) {
-  return batchStart +
-         (microbatch * layout.dataParallel + dataRank) * layout.microbatchSize;
-}
 
 class MicrobatchSource {
 public:

@@ -60,13 +60,6 @@ void checkMicrobatch(const BatchLayout &layout, int64_t dataRank,
              "the microbatches per step");
 }
 
-/// The first position (relative to its step or batch) that `dataRank`
-/// reads for `microbatch`: (k * D + d) * b.
-int64_t microbatchOffset(const BatchLayout &layout, int64_t dataRank,
-                         int64_t microbatch) {
-  return (microbatch * layout.dataParallel + dataRank) * layout.microbatchSize;
-}
-
 } // namespace
 
 void BatchLayout::validate() const {
@@ -133,7 +126,7 @@ std::vector<int64_t> TrainingSampler::microbatch(int64_t cursor,
                              std::to_string(cursor) +
                              "; it must be at least 0, and a step from it "
                              "must end below 2^63");
-  int64_t first = cursor + microbatchOffset(layout, dataRank, microbatch);
+  int64_t first = layout.firstPosition(cursor, dataRank, microbatch);
   std::vector<int64_t> result(layout.microbatchSize);
   for (int64_t j = 0; j < layout.microbatchSize; ++j)
     result[j] = sampleAt(first + j);
@@ -158,8 +151,8 @@ std::vector<int64_t> EvalSampler::microbatch(int64_t batch, int64_t dataRank,
                                              int64_t microbatch) const {
   checkIndex(batch, batchCount, "eval batch", "the eval batches");
   checkMicrobatch(batchLayout, dataRank, microbatch);
-  int64_t first = batch * batchLayout.globalBatch() +
-                  microbatchOffset(batchLayout, dataRank, microbatch);
+  int64_t first = batchLayout.firstPosition(batch * batchLayout.globalBatch(),
+                                            dataRank, microbatch);
   std::vector<int64_t> result(batchLayout.microbatchSize);
   for (int64_t j = 0; j < batchLayout.microbatchSize; ++j)
     result[j] = first + j < sampleCount ? first + j : -1;

@@ -30,6 +30,14 @@ struct BatchLayout {
   int64_t microbatches = 1;
   int64_t dataParallel = 1;
 
+  /// The position in a sample order of the first sample that
+  /// data-parallel coordinate `dataRank` reads for microbatch `microbatch`
+  /// of the step or batch starting at `batchStart`:
+  /// batchStart + (microbatch * D + dataRank) * b.
+  int64_t firstPosition(int64_t batchStart, int64_t dataRank,
+                        int64_t microbatch) const {
+    return batchStart + (microbatch * dataParallel + dataRank) * microbatchSize;
+  }
   /// B = b * m * D. Throws std::runtime_error like validate().
   int64_t globalBatch() const;
   /// Throws std::runtime_error, naming the field, unless every field is at

@@ -85,7 +85,7 @@ void SyntheticMicrobatches::fillInput(const TensorInfo &input,
                                       int64_t batchStart, int64_t microbatch,
                                       pp_tensor *tensor) {
   fillSynthetic(tensor, seed, input.name,
-                firstPosition(layout, batchStart, dataRank, microbatch),
+                layout.firstPosition(batchStart, dataRank, microbatch),
                 input.indexBound);
   elements += pp_tensor_numel(tensor);
 }
@@ -93,7 +93,7 @@ void SyntheticMicrobatches::fillInput(const TensorInfo &input,
 void SyntheticMicrobatches::fillLabels(int64_t batchStart, int64_t microbatch,
                                        pp_tensor *tensor) {
   fillSyntheticLabels(tensor, seed, package.labels.name,
-                      firstPosition(layout, batchStart, dataRank, microbatch),
+                      layout.firstPosition(batchStart, dataRank, microbatch),
                       package.lossClasses, package.ignoreIndex);
   elements += pp_tensor_numel(tensor);
 }

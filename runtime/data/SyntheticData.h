@@ -40,7 +40,7 @@ void checkSyntheticDtype(const std::string &name, pp_dtype dtype, bool isLabel,
                          int64_t indexBound = 0);
 
 /// The synthetic samples of data-parallel coordinate `dataRank`: sample
-/// positions come from the batch layout (firstPosition), values from
+/// positions come from the batch layout (BatchLayout::firstPosition), values from
 /// fillSynthetic (inputs, below their index bound) and fillSyntheticLabels
 /// (labels: the package's class count and ignore_index).
 class SyntheticMicrobatches : public MicrobatchSource {

@@ -413,7 +413,7 @@ private:
     // Dropout drops in training calls only.
     frame.position = {
         options.seed, batch.index,
-        firstPosition(layout, batch.start, groups.dataParallelRank, microbatch),
+        layout.firstPosition(batch.start, groups.dataParallelRank, microbatch),
         /*training=*/batch.training};
     function.entry(&frame);
     if (!frame.error.empty())
