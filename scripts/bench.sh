@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Throughput of pp against LibTorch on the same model, data and optimizer,
-# measured in one run (ratios, since machines are noisy). Each pp rank and
-# LibTorch use one thread. Two sections (docs/development.md, Benchmarks):
+# Throughput of pp against LibTorch and PyTorch on the same model, data and
+# optimizer, measured in one run (ratios, since machines are noisy). Each pp
+# rank and each peer use one thread. Three sections (docs/development.md,
+# Benchmarks):
 #
 # mlp: the bundled MLP made WIDTH wide (default 1024) at 1 to 3 stages. The
 #   last column is the 1F1B/GPipe ideal for p stages and m microbatches,
@@ -14,19 +15,35 @@
 #   else the tiny LM of test/E2E/make_tiny_lm.py; PP_BENCH_MODEL,
 #   PP_BENCH_LOSS and PP_BENCH_INPUTS (NAME=TYPE ..., pp-run's
 #   --input-shape) choose another.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all] (after
-# scripts/build.sh; default all)
+# peers (--peers): pp against PyTorch 2.x (scripts/bench/peer.py) on the
+#   WIDTH-wide MLP, the bundled GPT and the bundled byte-level GPT: 1 stage
+#   against eager PyTorch, 2 ranks against torch.distributed.pipelining
+#   (GPipe and 1F1B), runs alternating; step times, pp/peer ratios with the
+#   goals, pipeline bubbles, pp's GEMM rate against the machine's best
+#   SGEMM and each rank's peak RSS. PyTorch 2.x comes from a virtual
+#   environment, $PP_BENCH_VENV (default build/bench-venv; made with pip
+#   install torch numpy onnx when missing, about 5 GB); PP_BENCH_PEER_MODELS
+#   (default "mlp gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose
+#   what runs.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers]
+# (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PP_BUILD_DIR:-$root/build}"
-width="${1:-1024}"
-section="${2:-all}"
-case "$section" in
-  mlp|torchscript|all) ;;
-  *) echo "bench.sh: unknown section '$section'; use mlp, torchscript or all" >&2
-     exit 2 ;;
-esac
+width=1024
+section=all
+for arg in "$@"; do
+  case "$arg" in
+    mlp|torchscript|all|peers) section="$arg" ;;
+    --peers) section=peers ;;
+    *[!0-9]*|"")
+      echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
+           "torchscript, all or --peers" >&2
+      exit 2 ;;
+    *) width="$arg" ;;
+  esac
+done
 out="$build/bench"
 mkdir -p "$out"
 
@@ -131,5 +148,9 @@ for kind, t in sorted(stage["ops"].items(), key=lambda kv: -kv[1]["seconds"]):
 PY
 }
 
-[ "$section" = torchscript ] || bench_mlp
-[ "$section" = mlp ] || bench_torchscript
+case "$section" in
+  mlp) bench_mlp ;;
+  torchscript) bench_torchscript ;;
+  all) bench_mlp; bench_torchscript ;;
+  peers) . "$root/scripts/bench/peers.sh"; bench_peers ;;
+esac

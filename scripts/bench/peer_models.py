@@ -1,0 +1,193 @@
+"""The models of `scripts/bench.sh --peers` as PyTorch 2.x nn.Modules.
+
+Each model is built with the architecture and the initial weights of the
+file pp trains, and can be cut into the two stages of a 2-rank pipeline
+without either rank holding the other's parameters:
+
+  mlp6  an ONNX MLP of test/models/make_mlp6.py (any --width), weights read
+        from the ONNX initializers. pp trains the loss on `y` only and leaves
+        out `aux_head`, whose output `aux_out` nothing uses; so does this
+        one. Stage 1 starts at `sigmoid3`, where pp's partition starts it.
+  gpt   a traced GPT of test/models/make_transformers.py or
+        make_byte_gpt.py, built from make_transformers' classes with the
+        sizes and weights of the traced module's state_dict (the head count
+        is make_transformers.HEADS, which the weights do not show). Stage 1
+        starts at the middle block.
+
+`load(kind, path)` returns a Model: its stage modules, a batch maker and the
+loss, with pp's shapes (microbatch rows first).
+"""
+import os
+import sys
+
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "models"))
+import make_transformers as transformers  # noqa: E402
+
+
+def _parameters(weights, names):
+    return nn.ParameterDict({
+        name.replace(".", "_"): nn.Parameter(torch.from_numpy(weights[name].copy()))
+        for name in names})
+
+
+class Mlp6Front(nn.Module):
+    """make_mlp6.py's nodes flatten .. fc3_bias; returns (h3, x_flat)."""
+
+    NAMES = ["fc1.weight", "fc1.bias", "aux.weight", "aux.bias", "fc2.weight",
+             "fc2.bias", "fc3.weight", "fc3.bias"]
+
+    def __init__(self, weights):
+        super().__init__()
+        self.p = _parameters(weights, self.NAMES)
+
+    def forward(self, x, aux):
+        p = self.p
+        x_flat = x.flatten(1)
+        a1 = F.relu(F.linear(x_flat, p.fc1_weight, p.fc1_bias))
+        a1_mix = a1 + F.linear(aux, p.aux_weight, p.aux_bias)
+        a2 = torch.tanh(0.5 * F.linear(a1_mix, p.fc2_weight) + 2.0 * p.fc2_bias)
+        return a2 @ p.fc3_weight + p.fc3_bias, x_flat
+
+
+class Mlp6Back(nn.Module):
+    """make_mlp6.py's nodes sigmoid3 .. head; returns y."""
+
+    NAMES = ["fc4.weight", "fc4.bias", "skip.weight", "fc5.weight",
+             "fc5.bias", "head.weight", "head.bias"]
+
+    def __init__(self, weights):
+        super().__init__()
+        self.p = _parameters(weights, self.NAMES)
+
+    def forward(self, h3, x_flat):
+        p = self.p
+        a3_half = torch.sigmoid(h3) * 0.5
+        a4 = F.relu(F.linear(a3_half, p.fc4_weight, p.fc4_bias))
+        a4_skip = a4 - F.linear(x_flat, p.skip_weight)
+        a5 = torch.tanh(F.linear(a4_skip, p.fc5_weight, p.fc5_bias))
+        return F.linear(a5, p.head_weight, p.head_bias)
+
+
+class Mlp6(nn.Module):
+    """The whole MLP: Mlp6Front, then Mlp6Back."""
+
+    def __init__(self, weights):
+        super().__init__()
+        self.front, self.back = Mlp6Front(weights), Mlp6Back(weights)
+
+    def forward(self, x, aux):
+        return self.back(*self.front(x, aux))
+
+
+def _set_gpt_sizes(state, layers):
+    """Sets make_transformers' sizes, which its classes read when built,
+    to those of the weights in `state`."""
+    transformers.VOCAB, transformers.D_MODEL = state["tok.weight"].shape
+    transformers.SEQ = state["pos.weight"].shape[0]
+    transformers.LAYERS = layers
+
+
+class GptStage(nn.Module):
+    """Blocks [first, last) of make_transformers.Gpt, with its embeddings
+    when first is 0 and its final norm and head when last is the block
+    count."""
+
+    def __init__(self, state, first, last, layers):
+        super().__init__()
+        _set_gpt_sizes(state, layers)
+        vocab, d_model = state["tok.weight"].shape
+        self.embeds, self.heads = first == 0, last == layers
+        if self.embeds:
+            self.tok = nn.Embedding(vocab, d_model)
+            self.pos = nn.Embedding(transformers.SEQ, d_model)
+        self.blocks = nn.ModuleList(transformers.GptBlock()
+                                    for _ in range(first, last))
+        if self.heads:
+            self.ln_f = nn.LayerNorm(d_model)
+            self.lm_head = nn.Linear(d_model, vocab, bias=False)
+
+        def mine(key):
+            if key.startswith("blocks."):
+                return first <= int(key.split(".")[1]) < last
+            return self.embeds if key.startswith(("tok.", "pos.")) else self.heads
+
+        self.load_state_dict(
+            {(f"blocks.{int(k.split('.')[1]) - first}." + k.split(".", 2)[2]
+              if k.startswith("blocks.") else k): v
+             for k, v in state.items() if mine(k)}, strict=True)
+
+    def forward(self, x):
+        if self.embeds:
+            positions = torch.arange(0, x.size(1), dtype=torch.long)
+            x = self.tok(x) + self.pos(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x)) if self.heads else x
+
+
+class Model:
+    """A peer model: stage modules, batches and loss in pp's shapes."""
+
+    def __init__(self, build_stage, make_batch, loss):
+        self.build_stage = build_stage  # (index, count) -> nn.Module
+        self.make_batch = make_batch    # (rows, generator) -> (inputs, target)
+        self.loss = loss                # (output, target) -> scalar
+
+
+def _load_mlp6(path):
+    weights = {t.name: numpy_helper.to_array(t)
+               for t in onnx.load(path).graph.initializer}
+
+    def build_stage(index, count):
+        if count == 1:
+            return Mlp6(weights)
+        return (Mlp6Front if index == 0 else Mlp6Back)(weights)
+
+    def make_batch(rows, generator):
+        x = torch.randn(rows, 4, 4, generator=generator)
+        aux = torch.randn(rows, 8, generator=generator)
+        return (x, aux), torch.randn(rows, 4, generator=generator)
+
+    return Model(build_stage, make_batch, F.mse_loss)
+
+
+def _load_gpt(path):
+    state = torch.jit.load(path).state_dict()
+    layers = 1 + max(int(k.split(".")[1]) for k in state if k.startswith("blocks."))
+    vocab = state["tok.weight"].shape[0]
+    seq = state["pos.weight"].shape[0]
+
+    def build_stage(index, count):
+        if count == 1:
+            _set_gpt_sizes(state, layers)
+            model = transformers.Gpt()
+            model.load_state_dict(state, strict=True)
+            return model
+        middle = layers // 2
+        return GptStage(state, *[(0, middle), (middle, layers)][index], layers)
+
+    def make_batch(rows, generator):
+        tokens = torch.randint(0, vocab, (rows, seq), generator=generator)
+        return (tokens,), torch.randint(0, vocab, (rows, seq), generator=generator)
+
+    def loss(logits, labels):
+        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
+
+    return Model(build_stage, make_batch, loss)
+
+
+LOADERS = {"mlp6": _load_mlp6, "gpt": _load_gpt}
+
+
+def load(kind, path):
+    if kind not in LOADERS:
+        raise SystemExit(f"peer_models: unknown model kind '{kind}'; use "
+                         f"{' or '.join(LOADERS)}")
+    return LOADERS[kind](path)

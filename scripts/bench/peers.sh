@@ -1,0 +1,159 @@
+# The peers section of scripts/bench.sh (sourced; it sets root, build, out
+# and width): pp against PyTorch 2.x, one thread per rank. See bench.sh's
+# header and docs/development.md, Benchmarks.
+
+# The Python of a virtual environment with PyTorch 2.x and onnx, made when
+# missing (PyTorch 2.x is a benchmark-only dependency).
+peer_python() {
+  local venv="${PP_BENCH_VENV:-$build/bench-venv}"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "bench.sh: making $venv with PyTorch 2.x (pip install torch numpy onnx, about 5 GB)" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet torch numpy onnx >&2
+  fi
+  if ! "$venv/bin/python" -c 'import onnx' 2> /dev/null; then
+    "$venv/bin/pip" install --quiet onnx >&2
+  fi
+  "$venv/bin/python" -c 'import sys, torch
+if int(torch.__version__.split(".")[0]) < 2:
+    sys.exit(f"bench.sh: {sys.prefix} has PyTorch {torch.__version__}; the peers need 2.x: "
+             "set PP_BENCH_VENV to another virtual environment, or remove this one")' >&2
+  echo "$venv/bin/python"
+}
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Waits for the rank processes given; on a failure prints the logs given
+# after `--` and exits.
+wait_ranks() {
+  local pids=() failed=0 pid
+  while [ "$1" != -- ]; do pids+=("$1"); shift; done
+  shift
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  if [ "$failed" = 1 ]; then
+    echo "bench.sh: a rank failed; its logs:" >&2
+    tail -n 20 "$@" >&2
+    exit 1
+  fi
+}
+
+# run_pp DIR STAGES SCHEDULE TAG STEPS [pp-run options]: one pp job on the
+# package compiled into DIR/cache-sSTAGES, its ranks started by hand so that
+# /usr/bin/time gives each one's peak RSS (TAG.rankR.rss, in KB); rank 0
+# writes TAG.jsonl.
+run_pp() {
+  local dir="$1" stages="$2" schedule="$3" tag="$4" steps="$5"
+  shift 5
+  local package
+  package=$(dirname "$(find "$dir/cache-s$stages" -mindepth 2 -maxdepth 2 -name manifest.json)")
+  local port secret rank pids=() logs=()
+  port=$(free_port)
+  secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
+  for rank in $(seq $((stages - 1)) -1 0); do
+    PP_JOB_SECRET=$secret RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$stages \
+      MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+      timeout "$peer_timeout" /usr/bin/time -f %M -o "$dir/$tag.rank$rank.rss" \
+      "$build/bin/pp-run" "$package" "${pp_threads[@]}" --schedule "$schedule" \
+      --microbatches "$microbatches" --steps "$steps" --seed 1 --optimizer adamw \
+      --lr 0.001 --metrics "$dir/$tag.jsonl" "$@" > "$dir/$tag.rank$rank.log" 2>&1 &
+    pids+=($!) logs+=("$dir/$tag.rank$rank.log")
+  done
+  wait_ranks "${pids[@]}" -- "${logs[@]}"
+}
+
+# run_peer DIR STAGES SCHEDULE TAG: PyTorch eager (1 stage) or a
+# torch.distributed.pipelining job (2 stages); each rank writes TAG.rankR.json.
+run_peer() {
+  local dir="$1" stages="$2" schedule="$3" tag="$4"
+  local common=("$kind" "$model" --microbatch-size "$microbatch_size"
+                --microbatches "$microbatches" --steps "$steps")
+  if [ "$stages" = 1 ]; then
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 timeout "$peer_timeout" "$python" \
+      "$root/scripts/bench/peer.py" eager "${common[@]}" \
+      --out "$dir/$tag.rank0.json" > "$dir/$tag.rank0.log" 2>&1 ||
+      { tail -n 20 "$dir/$tag.rank0.log" >&2; exit 1; }
+    return
+  fi
+  local port rank pids=() logs=()
+  port=$(free_port)
+  for rank in $(seq $((stages - 1)) -1 0); do
+    RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$stages MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=$port OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \
+      timeout "$peer_timeout" "$python" "$root/scripts/bench/peer.py" pipeline \
+      "${common[@]}" --schedule "$schedule" --out "$dir/$tag.rank$rank.json" \
+      > "$dir/$tag.rank$rank.log" 2>&1 &
+    pids+=($!) logs+=("$dir/$tag.rank$rank.log")
+  done
+  wait_ranks "${pids[@]}" -- "${logs[@]}"
+}
+
+# The machine's best single-thread SGEMM rate, as JSON lines in FILE:
+# pp-gemm-rate's (when built) and torch.mm's.
+measure_sgemm() {
+  local file="$1"
+  : > "$file"
+  if [ -x "$build/bin/pp-gemm-rate" ]; then
+    "$build/bin/pp-gemm-rate" --threads 1 >> "$file"
+  fi
+  OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$python" "$root/scripts/bench/peer.py" sgemm \
+    >> "$file" 2> /dev/null
+}
+
+bench_peers() {
+  [ -x /usr/bin/time ] || { echo "bench.sh: install /usr/bin/time (apt-get install time)" >&2; exit 1; }
+  local python
+  python=$(peer_python)
+  local peers="$out/peers" repeats="${PP_BENCH_REPEATS:-3}"
+  local names=(${PP_BENCH_PEER_MODELS:-mlp gpt byte-gpt})
+  peer_timeout="${PP_BENCH_TIMEOUT:-300}"
+  pp_threads=()
+  "$build/bin/pp-run" --help | grep -q -e '--threads' && pp_threads=(--threads 1)
+  rm -rf "$peers"
+  mkdir -p "$peers"
+  echo "${pp_threads[*]:-no --threads option} and OPENBLAS_NUM_THREADS=1" > "$peers/pp-threads"
+  uptime > "$peers/load-before"
+  measure_sgemm "$peers/sgemm.jsonl"
+
+  local name kind model loss inputs microbatch_size microbatches=8 steps stages
+  local schedule r dir
+  for name in "${names[@]}"; do
+    case "$name" in
+      mlp) kind=mlp6 model="$out/mlp6-w$width.onnx" loss=mse:y inputs=()
+           microbatch_size=64 steps=6
+           [ -f "$model" ] || /usr/bin/python3 "$root/test/models/make_mlp6.py" "$model" --width "$width" ;;
+      gpt) kind=gpt model="$root/test/models/gpt.traced.pt" loss=cross_entropy:output_0
+           inputs=(--input-shape "tokens=?x8xi64") microbatch_size=16 steps=20 ;;
+      byte-gpt) kind=gpt model="$root/test/models/byte-gpt.traced.pt" loss=cross_entropy:output_0
+           inputs=(--input-shape "tokens=?x32xi64") microbatch_size=16 steps=8 ;;
+      *) echo "bench.sh: unknown peer model '$name' in PP_BENCH_PEER_MODELS; use mlp, gpt or byte-gpt" >&2
+         exit 2 ;;
+    esac
+    dir="$peers/$name"
+    mkdir -p "$dir"
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps(dict(zip(
+        ["model", "width", "microbatch_size", "microbatches", "steps"], sys.argv[1:]))))' \
+      "$model" "$width" "$microbatch_size" "$microbatches" "$steps" > "$dir/config.json"
+    for stages in 1 2; do
+      "$build/bin/pp-run" "$model" --stages "$stages" --microbatch-size "$microbatch_size" \
+        --loss "$loss" "${inputs[@]}" --microbatches "$microbatches" \
+        --cache-dir "$dir/cache-s$stages" --print-schedule > "$dir/compile-s$stages.log" 2>&1 ||
+        { cat "$dir/compile-s$stages.log" >&2; exit 1; }
+    done
+    # pp's matmul seconds per step: the difference of two profiled runs, so
+    # that the first step's warm-up drops out.
+    run_pp "$dir" 1 1f1b profile-first 1 --profile "$dir/profile-first.json"
+    run_pp "$dir" 1 1f1b profile-all "$steps" --profile "$dir/profile-all.json"
+    for r in $(seq "$repeats"); do
+      run_pp "$dir" 1 1f1b "pp-s1-r$r" "$steps"
+      run_peer "$dir" 1 eager "peer-s1-r$r"
+      for schedule in 1f1b gpipe; do
+        run_pp "$dir" 2 "$schedule" "pp-s2-$schedule-r$r" "$steps"
+        run_peer "$dir" 2 "$schedule" "peer-s2-$schedule-r$r"
+      done
+    done
+  done
+  uptime > "$peers/load-after"
+  "$python" "$root/scripts/bench/peers_table.py" "$peers" "$repeats" "${names[@]}"
+}
