@@ -10,7 +10,8 @@
       one rank of a 2-stage torch.distributed.pipelining job (gloo; RANK,
       WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment).
   peer.py sgemm [--size N]
-      the best rate of torch.mm on N x N x N (float32) as a JSON line.
+      the best rate of torch.mm on N x N x N (float32) as a JSON line in
+      pp-gemm-rate's format.
 
 KIND is mlp6 or gpt (scripts/bench/peer_models.py). A run writes one JSON
 object to --out: each step's seconds and the process's peak resident set
@@ -103,9 +104,9 @@ def sgemm(args):
         start = time.perf_counter()
         torch.mm(a, b)
         best = min(best, time.perf_counter() - start)
-    print(json.dumps({"engine": "torch.mm " + torch.__version__, "m": n, "n": n,
-                      "k": n, "threads": torch.get_num_threads(),
-                      "gflops": 2 * n ** 3 / best / 1e9}))
+    print(json.dumps({"engine": "torch.mm " + torch.__version__, "trans": "NN",
+                      "shape": f"{n}x{n}x{n}", "threads": torch.get_num_threads(),
+                      "gflops": 2 * n ** 3 / best / 1e9, "seconds": best}))
 
 
 def main():

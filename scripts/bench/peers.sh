@@ -53,7 +53,8 @@ run_pp() {
   secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
   for rank in $(seq $((stages - 1)) -1 0); do
     PP_JOB_SECRET=$secret RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$stages \
-      MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
+      LOCAL_WORLD_SIZE=$stages MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
       timeout "$peer_timeout" /usr/bin/time -f %M -o "$dir/$tag.rank$rank.rss" \
       "$build/bin/pp-run" "$package" "${pp_threads[@]}" --schedule "$schedule" \
       --microbatches "$microbatches" --steps "$steps" --seed 1 --optimizer adamw \
@@ -89,13 +90,13 @@ run_peer() {
   wait_ranks "${pids[@]}" -- "${logs[@]}"
 }
 
-# The machine's best single-thread SGEMM rate, as JSON lines in FILE:
+# Appends the machine's single-thread SGEMM rates to FILE as JSON lines:
 # pp-gemm-rate's (when built) and torch.mm's.
 measure_sgemm() {
   local file="$1"
-  : > "$file"
   if [ -x "$build/bin/pp-gemm-rate" ]; then
-    "$build/bin/pp-gemm-rate" --threads 1 >> "$file"
+    "$build/bin/pp-gemm-rate" --threads 1 >> "$file" ||
+      echo "bench.sh: pp-gemm-rate --threads 1 failed; the best SGEMM rate is torch.mm's" >&2
   fi
   OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$python" "$root/scripts/bench/peer.py" sgemm \
     >> "$file" 2> /dev/null
@@ -114,6 +115,7 @@ bench_peers() {
   mkdir -p "$peers"
   echo "${pp_threads[*]:-no --threads option} and OPENBLAS_NUM_THREADS=1" > "$peers/pp-threads"
   uptime > "$peers/load-before"
+  # The SGEMM rates, before and after the runs: the table takes the best.
   measure_sgemm "$peers/sgemm.jsonl"
 
   local name kind model loss inputs microbatch_size microbatches=8 steps stages
@@ -154,6 +156,7 @@ bench_peers() {
       done
     done
   done
+  measure_sgemm "$peers/sgemm.jsonl"
   uptime > "$peers/load-after"
   "$python" "$root/scripts/bench/peers_table.py" "$peers" "$repeats" "${names[@]}"
 }

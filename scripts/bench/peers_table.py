@@ -12,13 +12,12 @@ import sys
 
 import torch
 
-LABELS = {"mlp": "MLP {width} wide", "gpt": "GPT (gpt.traced.pt)",
-          "byte-gpt": "byte GPT (byte-gpt.traced.pt)"}
+LABELS = {"mlp": "MLP {width} wide", "gpt": "gpt.traced.pt",
+          "byte-gpt": "byte-gpt.traced.pt"}
 # The issue's goals for pp / peer step time, by model kind and run.
 STEP_GOALS = {("mlp", "s1"): 1.0, ("gpt", "s1"): 0.8, ("gpt", "s2-1f1b"): 0.8}
 GEMM_SHARE_GOAL, RSS_GOAL = 0.8, 0.5
-RUNS = [("s1", "1 stage", "eager"), ("s2-1f1b", "2 ranks 1F1B", "pipelining 1F1B"),
-        ("s2-gpipe", "2 ranks GPipe", "pipelining GPipe")]
+RUNS = [("s1", "1 stage"), ("s2-1f1b", "2 ranks 1F1B"), ("s2-gpipe", "2 ranks GPipe")]
 
 
 def read_json(path):
@@ -33,9 +32,10 @@ def pp_step_seconds(path, rows):
     return statistics.median(rows / rate for rate in rates[1:])
 
 
-def peer_step_seconds(paths):
-    """Median over steps 2..N of a peer run's step, the slowest rank's."""
-    ranks = [read_json(p)["step_seconds"] for p in paths]
+def peer_step_seconds(ranks):
+    """Median over steps 2..N of a peer run's step, the slowest rank's,
+    from each rank's record."""
+    ranks = [rank["step_seconds"] for rank in ranks]
     return statistics.median(max(step) for step in list(zip(*ranks))[1:])
 
 
@@ -45,7 +45,7 @@ def summary(values):
 
 def ms(stats):
     mid, low, high = stats
-    return f"{mid * 1e3:9.1f} [{low * 1e3:.1f}-{high * 1e3:.1f}]"
+    return f"{mid * 1e3:.1f} [{low * 1e3:.1f}-{high * 1e3:.1f}]"
 
 
 def goal_text(ratio, goal, at_most=True):
@@ -56,22 +56,13 @@ def goal_text(ratio, goal, at_most=True):
 
 
 def best_sgemm(path):
-    """The best 1024^3 single-thread rate of the JSON lines in `path`, and
-    which engine gave it: any key with "gflop" in its name is the rate."""
+    """The best 1024^3 rate ("gflops") of the JSON lines in `path`
+    (pp-gemm-rate's format), and which engine gave it."""
     best = (0.0, "none")
     with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            record = json.loads(line)
-            if any(record.get(k, 1024) != 1024 for k in ("m", "n", "k")):
-                continue
-            rates = [v for k, v in record.items()
-                     if "gflop" in k.lower() and isinstance(v, (int, float))]
-            engine = record.get("engine", "?")
-            if rates and max(rates) > best[0]:
-                best = (max(rates), engine)
+        for record in (json.loads(line) for line in f if line.startswith("{")):
+            if record.get("shape") == "1024x1024x1024" and record["gflops"] > best[0]:
+                best = (record["gflops"], record["engine"])
     return best
 
 
@@ -102,87 +93,115 @@ def commit():
     return git("rev-parse", "--short", "HEAD") + dirty
 
 
+def measure(out, name, repeats):
+    """The measurements of one model: step-time stats, peak RSS and the
+    GEMM rate."""
+    base = f"{out}/{name}"
+    config = read_json(f"{base}/config.json")
+    m = int(config["microbatches"])
+    rows = int(config["microbatch_size"]) * m
+    runs = range(1, repeats + 1)
+    result = {"name": name, "m": m, "steps": {}, "rss": {},
+              "label": LABELS[name].format(width=config["width"]),
+              "shape": f"{config['microbatch_size']} x {m}"}
+    for run, _ in RUNS:
+        ranks = range(1 if run == "s1" else 2)
+        peer_runs = [[read_json(f"{base}/peer-{run}-r{r}.rank{k}.json") for k in ranks]
+                     for r in runs]
+        result["steps"][run] = (
+            summary([pp_step_seconds(f"{base}/pp-{run}-r{r}.jsonl", rows) for r in runs]),
+            summary([peer_step_seconds(ranks_of_run) for ranks_of_run in peer_runs]))
+        result["rss"][run] = (
+            [max(int(open(f"{base}/pp-{run}-r{r}.rank{k}.rss").read().split()[-1])
+                 for r in runs) for k in ranks],
+            [max(run_ranks[k]["max_rss_kb"] for run_ranks in peer_runs) for k in ranks],
+            min(rank["import_rss_kb"] for run_ranks in peer_runs for rank in run_ranks))
+    result["flops"] = read_json(
+        f"{base}/peer-s1-r1.rank0.json")["matmul_flops_per_step"]
+    first, result["kinds"] = matmul_seconds(f"{base}/profile-first.json")
+    total, _ = matmul_seconds(f"{base}/profile-all.json")
+    result["matmul_seconds"] = (total - first) / (int(config["steps"]) - 1)
+    result["gemm_rate"] = result["flops"] / result["matmul_seconds"]
+    return result
+
+
+def first_column(model, row):
+    return [model["label"], model["shape"], ""][row]
+
+
+def print_steps(models):
+    print(f"\n{'model, microbatch x m':<24}{'run':<15}{'pp ms/step':>22}"
+          f"{'PyTorch ms/step':>22}{'ratio':>7}  goal")
+    for model in models:
+        family = "mlp" if model["name"] == "mlp" else "gpt"
+        for row, (run, label) in enumerate(RUNS):
+            pp, peer = model["steps"][run]
+            ratio = pp[0] / peer[0]
+            print(f"{first_column(model, row):<24}{label:<15}{ms(pp):>22}{ms(peer):>22}"
+                  f"{ratio:>7.2f}  {goal_text(ratio, STEP_GOALS.get((family, run)))}")
+
+
+def print_bubbles(models):
+    print(f"\n{'bubble at 2 ranks':<24}{'schedule':<15}{'pp':>9}{'PyTorch':>9}"
+          f"{'ideal':>9}")
+    for model in models:
+        steps = model["steps"]
+        for row, (run, label) in enumerate(RUNS[1:]):
+            bubble = [1 - steps["s1"][side][0] / (2 * steps[run][side][0])
+                      for side in (0, 1)]
+            print(f"{first_column(model, row):<24}{label[8:]:<15}{bubble[0]:>9.1%}"
+                  f"{bubble[1]:>9.1%}{1 / (model['m'] + 1):>9.1%}")
+
+
+def print_gemm(models, best, engine):
+    print(f"\n{'pp GEMM rate, 1 stage':<24}{'GFLOP/step':>11}{'matmul ms':>11}"
+          f"{'GFLOP/s':>9}{'share':>7}  goal  (best SGEMM {best:.1f} GFLOP/s: {engine})")
+    for model in models:
+        share = model["gemm_rate"] / 1e9 / best
+        print(f"{model['label']:<24}{model['flops'] / 1e9:>11.2f}"
+              f"{model['matmul_seconds'] * 1e3:>11.1f}{model['gemm_rate'] / 1e9:>9.1f}"
+              f"{share:>7.0%}  {goal_text(share, GEMM_SHARE_GOAL, at_most=False)}")
+
+
+def print_rss(models):
+    print(f"\n{'peak RSS, MB':<24}{'run':<15}{'pp':>12}{'PyTorch':>14}{'import':>8}"
+          f"{'ratio':>7}  goal")
+    for model in models:
+        for row, (run, label) in enumerate(RUNS):
+            pp, peer, imported = model["rss"][run]
+            ratio = max(pp) / max(peer)
+            print(f"{first_column(model, row):<24}{label:<15}"
+                  f"{' / '.join(f'{kb / 1024:.0f}' for kb in pp):>12}"
+                  f"{' / '.join(f'{kb / 1024:.0f}' for kb in peer):>14}"
+                  f"{imported / 1024:>8.0f}{ratio:>7.2f}  {goal_text(ratio, RSS_GOAL)}")
+
+
 def main():
     out, repeats, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     threads = open(f"{out}/pp-threads").read().strip()
     best, engine = best_sgemm(f"{out}/sgemm.jsonl")
     load = [open(f"{out}/load-{w}").read().split("load average:")[1].strip()
             for w in ("before", "after")]
-    print(f"\npp {commit()} against PyTorch {torch.__version__}; {machine()}")
-    print(f"load average before {load[0]}, after {load[1]}")
-    print(f"one thread per rank (pp: {threads}; PyTorch: torch.set_num_threads(1)); step: median over steps 2..N of a run (the "
-          f"slowest rank's step for PyTorch), then median [min-max] over "
-          f"{repeats} alternating runs")
-
-    rows_out, bubbles, gemm, memory = [], [], [], []
-    for name in names:
-        config = read_json(f"{out}/{name}/config.json")
-        family = "mlp" if name == "mlp" else "gpt"
-        label = LABELS[name].format(width=config["width"])
-        m = int(config["microbatches"])
-        rows = int(config["microbatch_size"]) * m
-        shape = f"{config['microbatch_size']} x {m}"
-        base = f"{out}/{name}"
-        pp, peer, rss = {}, {}, {}
-        for run, _, _ in RUNS:
-            ranks = 1 if run == "s1" else 2
-            pp[run] = summary([pp_step_seconds(f"{base}/pp-{run}-r{r}.jsonl", rows)
-                               for r in range(1, repeats + 1)])
-            peer[run] = summary([peer_step_seconds(
-                [f"{base}/peer-{run}-r{r}.rank{k}.json" for k in range(ranks)])
-                for r in range(1, repeats + 1)])
-            rss[run] = (
-                [max(int(open(f"{base}/pp-{run}-r{r}.rank{k}.rss").read().split()[-1])
-                     for r in range(1, repeats + 1)) for k in range(ranks)],
-                [max(read_json(f"{base}/peer-{run}-r{r}.rank{k}.json")["max_rss_kb"]
-                     for r in range(1, repeats + 1)) for k in range(ranks)],
-                min(read_json(f"{base}/peer-{run}-r{r}.rank{k}.json")["import_rss_kb"]
-                    for r in range(1, repeats + 1) for k in range(ranks)))
-        for run, pp_label, peer_label in RUNS:
-            ratio = pp[run][0] / peer[run][0]
-            rows_out.append(f"{label if run == 's1' else shape if run == 's2-1f1b' else '':<30}"
-                            f"{pp_label:<15}{ms(pp[run]):>26}  {peer_label:<17}"
-                            f"{ms(peer[run]):>26}{ratio:>8.2f}  "
-                            f"{goal_text(ratio, STEP_GOALS.get((family, run)))}")
-            pp_rss, peer_rss, peer_import = rss[run]
-            rss_ratio = max(pp_rss) / max(peer_rss)
-            memory.append(f"{label if run == 's1' else '':<30}{pp_label:<15}"
-                          f"{' / '.join(f'{k / 1024:.0f}' for k in pp_rss):>14}"
-                          f"{' / '.join(f'{k / 1024:.0f}' for k in peer_rss):>16}"
-                          f"{peer_import / 1024:>11.0f}{rss_ratio:>8.2f}  "
-                          f"{goal_text(rss_ratio, RSS_GOAL)}")
-        ideal = 1 / (m + 1)
-        for run, pp_label, peer_label in RUNS[1:]:
-            bubble = lambda steps: 1 - steps["s1"][0] / (2 * steps[run][0])
-            bubbles.append(f"{label if run == 's2-1f1b' else '':<30}{pp_label[8:]:<8}"
-                           f"{bubble(pp):>9.1%}{bubble(peer):>9.1%}{ideal:>9.1%}")
-        flops = read_json(f"{base}/peer-s1-r1.rank0.json")["matmul_flops_per_step"]
-        first, kinds = matmul_seconds(f"{base}/profile-first.json")
-        total, _ = matmul_seconds(f"{base}/profile-all.json")
-        per_step = (total - first) / (int(config["steps"]) - 1)
-        rate = flops / per_step / 1e9
-        gemm.append(f"{label:<30}{flops / 1e9:>10.2f}{per_step * 1e3:>12.1f}{rate:>10.1f}"
-                    f"{rate / best:>8.0%}  {goal_text(rate / best, GEMM_SHARE_GOAL, False)}"
-                    f"  ({'+'.join(kinds)})")
-
-    print(f"\n{'model (microbatch x count)':<30}{'pp':<15}{'pp ms/step':>26}  {'PyTorch':<17}"
-          f"{'PyTorch ms/step':>26}{'pp/peer':>8}  goal")
-    print("\n".join(rows_out))
-    print(f"\nbubble at 2 ranks: 1 - T1 / (2 T2), T1 the 1-stage (eager) step; "
-          f"ideal (p-1)/(m+p-1)")
-    print(f"{'model':<30}{'':<8}{'pp':>9}{'PyTorch':>9}{'ideal':>9}")
-    print("\n".join(bubbles))
-    print(f"\npp's GEMM rate at 1 stage: the step's matmul FLOPs (forward and "
-          f"backward, counted by PyTorch's FlopCounterMode) / pp's matmul seconds\n"
-          f"per step (--profile, steps 2..N); share of the best 1024^3 "
-          f"single-thread SGEMM, {best:.1f} GFLOP/s ({engine})")
-    print(f"{'model':<30}{'GFLOP/step':>10}{'matmul ms':>12}{'GFLOP/s':>10}{'share':>8}  goal")
-    print("\n".join(gemm))
-    print(f"\npeak RSS in MB per rank (rank 0 / rank 1; max over runs); PyTorch's "
-          f"own after `import torch` alone: 'import'")
-    print(f"{'model':<30}{'run':<15}{'pp':>14}{'PyTorch':>16}{'import':>11}"
-          f"{'pp/peer':>8}  goal")
-    print("\n".join(memory))
+    models = [measure(out, name, repeats) for name in names]
+    print(f"\npp {commit()} against PyTorch {torch.__version__}, {machine()}, "
+          f"load average before {load[0]}, after {load[1]}.")
+    print(f"One thread per rank (pp: {threads}; PyTorch: torch.set_num_threads(1)). "
+          f"PyTorch runs eager at 1 stage,\ntorch.distributed.pipelining (gloo) at 2 "
+          f"ranks. Step: median over steps 2..N of a run (PyTorch: the slowest\n"
+          f"rank's), then median [min-max] over {repeats} alternating runs; ratio: pp / "
+          f"PyTorch.")
+    print_steps(models)
+    print("\nBubble: 1 - T1 / (2 T2), T1 the 1-stage step, T2 the 2-rank step; ideal "
+          "(p-1)/(m+p-1).")
+    print_bubbles(models)
+    print("\nGEMM rate: a step's matmul FLOPs (forwards and backwards, PyTorch's "
+          "FlopCounterMode) over pp's\nmatmul seconds per step (--profile, "
+          f"steps 2..N; kinds {', '.join(sorted(set(k for m in models for k in m['kinds'])))})"
+          f"; share: of the best\nsingle-thread 1024^3 SGEMM.")
+    print_gemm(models, best, engine)
+    print("\nPeak RSS per rank (rank 0 / rank 1), the largest over the runs; import: "
+          "a PyTorch process's after its imports.")
+    print_rss(models)
 
 
 if __name__ == "__main__":
