@@ -19,7 +19,6 @@ size (getrusage) and that after the imports, plus the matmul FLOPs per step for 
 """
 import argparse
 import json
-import os
 import resource
 import time
 

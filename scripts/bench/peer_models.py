@@ -31,21 +31,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import make_transformers as transformers  # noqa: E402
 
 
-def _parameters(weights, names):
-    return nn.ParameterDict({
-        name.replace(".", "_"): nn.Parameter(torch.from_numpy(weights[name].copy()))
-        for name in names})
+class _Mlp6Part(nn.Module):
+    """Some of make_mlp6.py's nodes: holds the initializers named in NAMES
+    (as p.fc1_weight for fc1.weight, ...)."""
+
+    NAMES = []
+
+    def __init__(self, weights):
+        super().__init__()
+        self.p = nn.ParameterDict({
+            name.replace(".", "_"): nn.Parameter(torch.from_numpy(weights[name].copy()))
+            for name in self.NAMES})
 
 
-class Mlp6Front(nn.Module):
+class Mlp6Front(_Mlp6Part):
     """make_mlp6.py's nodes flatten .. fc3_bias; returns (h3, x_flat)."""
 
     NAMES = ["fc1.weight", "fc1.bias", "aux.weight", "aux.bias", "fc2.weight",
              "fc2.bias", "fc3.weight", "fc3.bias"]
-
-    def __init__(self, weights):
-        super().__init__()
-        self.p = _parameters(weights, self.NAMES)
 
     def forward(self, x, aux):
         p = self.p
@@ -56,15 +59,11 @@ class Mlp6Front(nn.Module):
         return a2 @ p.fc3_weight + p.fc3_bias, x_flat
 
 
-class Mlp6Back(nn.Module):
+class Mlp6Back(_Mlp6Part):
     """make_mlp6.py's nodes sigmoid3 .. head; returns y."""
 
     NAMES = ["fc4.weight", "fc4.bias", "skip.weight", "fc5.weight",
              "fc5.bias", "head.weight", "head.bias"]
-
-    def __init__(self, weights):
-        super().__init__()
-        self.p = _parameters(weights, self.NAMES)
 
     def forward(self, h3, x_flat):
         p = self.p
