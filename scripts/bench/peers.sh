@@ -110,7 +110,9 @@ bench_peers() {
   local names=(${PP_BENCH_PEER_MODELS:-mlp gpt byte-gpt})
   peer_timeout="${PP_BENCH_TIMEOUT:-300}"
   pp_threads=()
-  "$build/bin/pp-run" --help | grep -q -e '--threads' && pp_threads=(--threads 1)
+  local help
+  help=$("$build/bin/pp-run" --help)
+  [[ "$help" == *" --threads"* ]] && pp_threads=(--threads 1)
   rm -rf "$peers"
   mkdir -p "$peers"
   echo "${pp_threads[*]:-no --threads option} and OPENBLAS_NUM_THREADS=1" > "$peers/pp-threads"
