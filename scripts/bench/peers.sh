@@ -108,9 +108,7 @@ bench_peers() {
   python=$(peer_python)
   local peers="$out/peers" repeats="${PP_BENCH_REPEATS:-3}"
   local names=(${PP_BENCH_PEER_MODELS:-mlp gpt byte-gpt})
-  peer_timeout="${PP_BENCH_TIMEOUT:-300}"
-  pp_threads=()
-  local help
+  local peer_timeout="${PP_BENCH_TIMEOUT:-300}" pp_threads=() help
   help=$("$build/bin/pp-run" --help)
   [[ "$help" == *" --threads"* ]] && pp_threads=(--threads 1)
   rm -rf "$peers"
