@@ -9,6 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import textwrap
 
 import torch
 
@@ -153,9 +154,9 @@ def print_bubbles(models):
                   f"{bubble[1]:>9.1%}{1 / (model['m'] + 1):>9.1%}")
 
 
-def print_gemm(models, best, engine):
+def print_gemm(models, best):
     print(f"\n{'pp GEMM rate, 1 stage':<24}{'GFLOP/step':>11}{'matmul ms':>11}"
-          f"{'GFLOP/s':>9}{'share':>7}  goal  (best SGEMM {best:.1f} GFLOP/s: {engine})")
+          f"{'GFLOP/s':>9}{'share':>7}  goal")
     for model in models:
         share = model["gemm_rate"] / 1e9 / best
         print(f"{model['label']:<24}{model['flops'] / 1e9:>11.2f}"
@@ -183,13 +184,13 @@ def main():
     load = [open(f"{out}/load-{w}").read().split("load average:")[1].strip()
             for w in ("before", "after")]
     models = [measure(out, name, repeats) for name in names]
-    print(f"\npp {commit()} against PyTorch {torch.__version__}, {machine()}, "
-          f"load average before {load[0]}, after {load[1]}.")
-    print(f"One thread per rank (pp: {threads}; PyTorch: torch.set_num_threads(1)). "
-          f"PyTorch runs eager at 1 stage,\ntorch.distributed.pipelining (gloo) at 2 "
-          f"ranks. Step: median over steps 2..N of a run (PyTorch: the slowest\n"
-          f"rank's), then median [min-max] over {repeats} alternating runs; ratio: pp / "
-          f"PyTorch.")
+    print("\n" + textwrap.fill(
+        f"pp {commit()} against PyTorch {torch.__version__}, {machine()}, load average "
+        f"before {load[0]}, after {load[1]}. One thread per rank (pp: {threads}; "
+        f"PyTorch: torch.set_num_threads(1)). PyTorch runs eager at 1 stage, "
+        f"torch.distributed.pipelining (gloo) at 2 ranks. Step: median over steps 2..N "
+        f"of a run (PyTorch: the slowest rank's), then median [min-max] over {repeats} "
+        f"alternating runs; ratio: pp / PyTorch.", width=96, break_on_hyphens=False))
     print_steps(models)
     print("\nBubble: 1 - T1 / (2 T2), T1 the 1-stage step, T2 the 2-rank step; ideal "
           "(p-1)/(m+p-1).")
@@ -197,8 +198,8 @@ def main():
     print("\nGEMM rate: a step's matmul FLOPs (forwards and backwards, PyTorch's "
           "FlopCounterMode) over pp's\nmatmul seconds per step (--profile, "
           f"steps 2..N; kinds {', '.join(sorted(set(k for m in models for k in m['kinds'])))})"
-          f"; share: of the best\nsingle-thread 1024^3 SGEMM.")
-    print_gemm(models, best, engine)
+          f"; share: of the best\nsingle-thread 1024^3 SGEMM, {best:.1f} GFLOP/s ({engine}).")
+    print_gemm(models, best)
     print("\nPeak RSS per rank (rank 0 / rank 1), the largest over the runs; import: "
           "a PyTorch process's after its imports.")
     print_rss(models)
