@@ -3,21 +3,23 @@
 # header and docs/development.md, Benchmarks.
 
 # The Python of a virtual environment with PyTorch 2.x and onnx, made when
-# missing (PyTorch 2.x is a benchmark-only dependency).
+# missing (PyTorch 2.x is a benchmark-only dependency). Run in $(...),
+# where bash turns `set -e` off: each step exits by itself.
 peer_python() {
   local venv="${PP_BENCH_VENV:-$build/bench-venv}"
   if [ ! -x "$venv/bin/python" ]; then
     echo "bench.sh: making $venv with PyTorch 2.x (pip install torch numpy onnx, about 5 GB)" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet torch numpy onnx >&2
+    python3 -m venv "$venv" >&2 && "$venv/bin/pip" install --quiet torch numpy onnx >&2 ||
+      { echo "bench.sh: cannot make $venv; set PP_BENCH_VENV to a virtual environment with torch 2.x and onnx" >&2; exit 1; }
   fi
   if ! "$venv/bin/python" -c 'import onnx' 2> /dev/null; then
-    "$venv/bin/pip" install --quiet onnx >&2
+    "$venv/bin/pip" install --quiet onnx >&2 ||
+      { echo "bench.sh: cannot install onnx into $venv" >&2; exit 1; }
   fi
   "$venv/bin/python" -c 'import sys, torch
 if int(torch.__version__.split(".")[0]) < 2:
     sys.exit(f"bench.sh: {sys.prefix} has PyTorch {torch.__version__}; the peers need 2.x: "
-             "set PP_BENCH_VENV to another virtual environment, or remove this one")' >&2
+             "set PP_BENCH_VENV to another virtual environment, or remove this one")' >&2 || exit 1
   echo "$venv/bin/python"
 }
 
