@@ -68,9 +68,11 @@ def best_sgemm(path):
 
 
 def matmul_seconds(profile):
-    """Seconds in matmul kernels of a profile's stage 0, and their kinds."""
+    """Seconds in matmul kernels of a profile's stage 0 (the op kinds
+    naming matmul, gemm or linear, which a fused kind may too), and those
+    kinds."""
     ops = read_json(profile)["stages"][0]["ops"]
-    kinds = sorted(k for k in ops if "matmul" in k or "gemm" in k)
+    kinds = sorted(k for k in ops if any(w in k for w in ("matmul", "gemm", "linear")))
     return sum(ops[k]["seconds"] for k in kinds), kinds
 
 
