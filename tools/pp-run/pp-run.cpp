@@ -240,8 +240,10 @@ cl::opt<int>
     timeoutSeconds("timeout", cl::init(300),
                    cl::desc("Seconds a rank waits for another before failing"),
                    cl::cat(runCategory));
+/// Registered as --pp-threads and renamed --threads by claimThreadsOption:
+/// libLLVM registers a --threads of its own.
 cl::opt<int> threads(
-    "threads", cl::init(0),
+    "pp-threads", cl::init(0),
     cl::desc("Threads per rank for GEMMs and the runtime's parallel loops "
              "(default: this machine's cores divided among the job's ranks "
              "on it, at least 1); results do not depend on it"),
@@ -742,6 +744,16 @@ int printScheduleOf(const std::string &packageDir) {
   return 0;
 }
 
+/// Gives pp-run's thread count the name --threads, which libLLVM takes for
+/// an option of its own that pp-run never uses.
+void claimThreadsOption() {
+  auto options = cl::getRegisteredOptions();
+  auto taken = options.find("threads");
+  if (taken != options.end())
+    taken->second->removeArgument();
+  threads.setArgStr("threads");
+}
+
 /// --threads, else the CPUs this process may run on divided among the
 /// job's ranks on this machine (LOCAL_WORLD_SIZE), at least 1.
 int rankThreads() {
@@ -867,6 +879,7 @@ std::vector<std::string> rankArguments(const std::string &program,
 } // namespace
 
 int main(int argc, char **argv) {
+  claimThreadsOption();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
