@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 
 using namespace pp::runtime;
 
@@ -22,11 +23,14 @@ constexpr double kSampleWork = 1024.0 * 1024;
 constexpr int kMaxCallsPerSample = 1000;
 constexpr int kSamples = 3;
 
+/// (transA, transB, m, n, k): what a choice depends on.
+using ShapeKey = std::tuple<bool, bool, int64_t, int64_t, int64_t>;
+
 /// The process's choices (ranks may be threads of one process).
 struct Choices {
   std::mutex mutex;
   std::optional<GemmEngine> forced;
-  std::map<std::string, GemmEngine> byShape;
+  std::map<ShapeKey, GemmEngine> byShape;
   std::unique_ptr<GemmEngineCache> cache;
 };
 
@@ -95,8 +99,8 @@ GemmEngine pp::runtime::gemmEngineFor(const GemmArguments &args) {
   std::lock_guard<std::mutex> lock(state.mutex);
   if (state.forced)
     return *state.forced;
-  std::string shape = gemmShapeKey(args);
-  auto known = state.byShape.find(shape);
+  ShapeKey key{args.transA, args.transB, args.m, args.n, args.k};
+  auto known = state.byShape.find(key);
   if (known != state.byShape.end())
     return known->second;
   if (!state.cache) {
@@ -105,7 +109,7 @@ GemmEngine pp::runtime::gemmEngineFor(const GemmArguments &args) {
         defaultGemmEngineCachePath(machineId), machineId);
   }
   GemmEngine engine = state.cache->choose(
-      shape, [&] { return measureGemmEngines(args); });
-  state.byShape.emplace(shape, engine);
+      gemmShapeKey(args), [&] { return measureGemmEngines(args); });
+  state.byShape.emplace(key, engine);
   return engine;
 }
