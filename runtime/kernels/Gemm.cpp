@@ -15,6 +15,20 @@
 
 using namespace pp::runtime;
 
+namespace {
+
+/// C = beta * C, the whole GEMM when k is 0 (which oneDNN refuses); beta 0
+/// overwrites whatever C held.
+void scaleC(const GemmArguments &args, float beta) {
+  for (int64_t row = 0; row < args.m; ++row) {
+    float *values = static_cast<float *>(args.c) + row * args.ldc;
+    for (int64_t col = 0; col < args.n; ++col)
+      values[col] = beta == 0.0f ? 0.0f : beta * values[col];
+  }
+}
+
+} // namespace
+
 extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
                                  int64_t k, float alpha, const float *a,
                                  int64_t lda, const float *b, int64_t ldb,
@@ -26,6 +40,10 @@ extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
     return status;
   if (m == 0 || n == 0)
     return PP_OK;
+  if (k == 0) {
+    scaleC(args, beta);
+    return PP_OK;
+  }
   return runGemmPanels(gemmEngineFor(args), args, alpha, beta,
                        /*parallel=*/true);
 }

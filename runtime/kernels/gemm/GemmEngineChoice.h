@@ -17,7 +17,7 @@ namespace pp::runtime {
 /// Makes every GEMM use `engine`; nothing restores the measured choice.
 void forceGemmEngine(std::optional<GemmEngine> engine);
 
-/// The engine for the shape of `args` (checked, m, n > 0).
+/// The engine for the shape of `args` (checked, m, n, k > 0).
 GemmEngine gemmEngineFor(const GemmArguments &args);
 
 /// "NT 64x1024x1024": the transposes and sizes that key a choice.

@@ -31,7 +31,7 @@ const char *gemmEngineName(GemmEngine engine);
 std::optional<GemmEngine> parseGemmEngine(std::string_view name);
 
 /// C = alpha * op(A) * op(B) + beta * C with `engine` on the calling thread.
-/// `args` must have passed checkGemmArguments and have m, n > 0. Records
+/// `args` must have passed checkGemmArguments and have m, n, k > 0. Records
 /// the error and returns its status when the library fails.
 pp_status runGemmEngine(GemmEngine engine, const GemmArguments &args,
                         float alpha, float beta);

@@ -30,7 +30,7 @@ GemmPanels planGemmPanels(int64_t m, int64_t n, int64_t k);
 GemmArguments gemmPanel(const GemmArguments &args, const GemmPanels &panels,
                         int64_t index);
 
-/// Runs `args` (checked, m, n > 0) with `engine` panel by panel: on the
+/// Runs `args` (checked, m, n, k > 0) with `engine` panel by panel: on the
 /// thread pool when `parallel`, else on the calling thread.
 pp_status runGemmPanels(GemmEngine engine, const GemmArguments &args,
                         float alpha, float beta, bool parallel);

@@ -152,6 +152,11 @@ TEST_P(ForcedGemmEngine, MatchesReferenceOnOddShapesAndAllTransposes) {
                                           0});
 }
 
+TEST_P(ForcedGemmEngine, ScalesCWhenKIsZero) {
+  expectMatchesReference(GemmCase{4, 6, 0, false, false, 1.0f, 0.5f, 0});
+  expectMatchesReference(GemmCase{4, 6, 0, true, true, 1.0f, 0.0f, 1});
+}
+
 TEST_P(ForcedGemmEngine, MatchesReferenceAcrossPanels) {
   // Above the panel size: several panels, strided operands, alpha, beta.
   for (int transposes = 0; transposes < 4; ++transposes)
