@@ -11,6 +11,7 @@
 #include "runtime/kernels/gemm/GemmPanels.h"
 
 #include <cstdint>
+#include <exception>
 #include <limits>
 
 using namespace pp::runtime;
@@ -44,8 +45,13 @@ extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
     scaleC(args, beta);
     return PP_OK;
   }
-  return runGemmPanels(gemmEngineFor(args), args, alpha, beta,
-                       /*parallel=*/true);
+  GemmEngine engine;
+  try {
+    engine = gemmEngineFor(args);
+  } catch (const std::exception &failure) {
+    return failWith(PP_ERROR_INTERNAL, "pp_gemm_f32: ", failure.what());
+  }
+  return runGemmPanels(engine, args, alpha, beta, /*parallel=*/true);
 }
 
 extern "C" pp_status pp_set_gemm_engine(const char *name) {

@@ -15,7 +15,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <sys/file.h>
+#include <thread>
 
 using namespace pp::runtime;
 using nlohmann::json;
@@ -120,10 +122,20 @@ GemmEngine GemmEngineCache::choose(
   }
   std::string lockPath = path + ".lock";
   FileDescriptor lock(::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  auto deadline = std::chrono::steady_clock::now() + lockWait;
   int locked = lock.get() < 0 ? -1 : 0;
-  while (locked == 0 && ::flock(lock.get(), LOCK_EX) != 0)
-    if (errno != EINTR)
+  while (locked == 0 && ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
       locked = -1;
+    else if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error(
+          "another process has held the GEMM engine cache lock '" + lockPath +
+          "' for " + std::to_string(lockWait.count() / 1000.0) +
+          " s (a stopped or hung pp process?); end it, or set "
+          "PP_GEMM_CACHE to another file for every rank of the job");
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   if (locked != 0) {
     warn("cannot be locked through '" + lockPath + "': " + std::strerror(errno),
          uncached);

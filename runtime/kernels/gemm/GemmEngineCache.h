@@ -19,6 +19,7 @@
 
 #include "runtime/kernels/gemm/GemmEngines.h"
 
+#include <chrono>
 #include <functional>
 #include <set>
 #include <string>
@@ -48,14 +49,20 @@ inline constexpr GemmEngine kUncachedGemmEngine = GemmEngine::OneDnn;
 
 class GemmEngineCache {
 public:
-  GemmEngineCache(std::string path, std::string machineId)
-      : path(std::move(path)), machineId(std::move(machineId)) {}
+  /// A cache in the file `path`; `lockWait` bounds how long choose waits
+  /// for another process's lock.
+  GemmEngineCache(std::string path, std::string machineId,
+                  std::chrono::milliseconds lockWait = std::chrono::minutes(2))
+      : path(std::move(path)), machineId(std::move(machineId)),
+        lockWait(lockWait) {}
 
   /// The engine for `shape`: read from the file, else found by `measure`
   /// and added to the file, under an exclusive lock. A corrupt file or one
   /// of another machine gets a warning on stderr and is rewritten; a file
   /// that cannot be locked or written gets a warning and
-  /// kUncachedGemmEngine. Each warning is given once per cache.
+  /// kUncachedGemmEngine. Each warning is given once per cache. Throws
+  /// std::runtime_error when another process holds the lock past
+  /// `lockWait` (a stopped or hung process).
   GemmEngine choose(const std::string &shape,
                     const std::function<GemmMeasurement()> &measure);
 
@@ -65,6 +72,7 @@ private:
   void warn(const std::string &problem, const std::string &consequence);
 
   std::string path, machineId;
+  std::chrono::milliseconds lockWait;
   std::set<std::string> warned;
 };
 

@@ -2,12 +2,17 @@
 
 #include "runtime/kernels/gemm/GemmEngineCache.h"
 
+#include "runtime/core/FileDescriptor.h"
+
 #include "TemporaryFiles.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/file.h>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -92,6 +97,27 @@ TEST(GemmEngineCache, UnusableLocationWarnsAndUsesTheFixedEngine) {
   EXPECT_EQ(warnings.find("warning", warnings.find("warning") + 1),
             std::string::npos)
       << "warned twice: " << warnings;
+}
+
+TEST(GemmEngineCache, GivesUpOnALockHeldTooLong) {
+  std::string path = freshDirectory("pp-gemm-cache") + "/cache.json";
+  pp::runtime::FileDescriptor holder(
+      ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0);
+  std::atomic<int> calls{0};
+  GemmEngineCache cache(path, "machine A", std::chrono::milliseconds(50));
+  try {
+    cache.choose(kShape, measuring(GemmEngine::Blis, calls));
+    FAIL() << "choose returned while another holder kept the lock";
+  } catch (const std::runtime_error &failure) {
+    EXPECT_NE(std::string(failure.what())
+                  .find("another process has held the GEMM engine cache "
+                        "lock '" +
+                        path + ".lock' for 0.05"),
+              std::string::npos)
+        << failure.what();
+  }
+  EXPECT_EQ(calls, 0);
 }
 
 TEST(GemmEngineCache, RacingCachesMeasureOnceAndAgree) {
