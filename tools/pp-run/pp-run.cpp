@@ -765,6 +765,9 @@ int rankThreads() {
                       : 1;
   std::string problem;
   int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
+  if (!problem.empty())
+    throw std::runtime_error(problem + "; it counts the job's ranks on this "
+                             "machine (or give --threads)");
   return std::max(1, available / std::max(1, localRanks));
 }
 
