@@ -47,7 +47,7 @@ double bestSeconds(GemmEngine engine, const GemmArguments &trial, int calls) {
   for (int sample = 0; sample <= kSamples; ++sample) {
     Clock::time_point start = Clock::now();
     for (int call = 0; call < calls; ++call)
-      if (runGemmPanels(engine, trial, 1.0f, 0.0f, /*parallel=*/false) != PP_OK)
+      if (runGemmEngine(engine, trial, 1.0f, 0.0f) != PP_OK)
         return std::numeric_limits<double>::infinity();
     std::chrono::duration<double> elapsed = Clock::now() - start;
     // Sample 0 warms up (oneDNN compiles its kernels on first use).
@@ -66,12 +66,15 @@ std::string pp::runtime::gemmShapeKey(const GemmArguments &args) {
 }
 
 GemmMeasurement pp::runtime::measureGemmEngines(const GemmArguments &args) {
-  std::vector<float> scratch(static_cast<size_t>(args.m * args.n));
-  GemmArguments trial = args;
+  // Every panel is one engine call: the first, a full-sized one, stands for
+  // them all (and bounds the time and memory a measurement takes).
+  GemmArguments trial =
+      gemmPanel(args, planGemmPanels(args.m, args.n, args.k), 0);
+  std::vector<float> scratch(static_cast<size_t>(trial.m * trial.n));
   trial.c = scratch.data();
-  trial.ldc = args.n;
-  double work = static_cast<double>(args.m) * static_cast<double>(args.n) *
-                static_cast<double>(args.k);
+  trial.ldc = trial.n;
+  double work = static_cast<double>(trial.m) * static_cast<double>(trial.n) *
+                static_cast<double>(trial.k);
   int calls = static_cast<int>(std::clamp(
       std::ceil(kSampleWork / std::max(work, 1.0)), 1.0, 1.0 * kMaxCallsPerSample));
   GemmMeasurement measurement{kGemmEngines[0], {}};

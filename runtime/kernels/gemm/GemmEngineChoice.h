@@ -23,9 +23,9 @@ GemmEngine gemmEngineFor(const GemmArguments &args);
 /// "NT 64x1024x1024": the transposes and sizes that key a choice.
 std::string gemmShapeKey(const GemmArguments &args);
 
-/// Times every engine on `args`' A and B (into scratch memory; C is left
-/// alone), running the panels on the calling thread: a warm-up, then the
-/// best of three samples.
+/// Times every engine on the first panel of `args` (its A and B, into
+/// scratch memory; C is left alone) on the calling thread: a warm-up, then
+/// the best of three samples.
 GemmMeasurement measureGemmEngines(const GemmArguments &args);
 
 } // namespace pp::runtime
