@@ -29,9 +29,22 @@ set(PP_MLIR_LIBS MLIR LLVM)
 # Runtime dependencies.
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
+# OpenBLAS's own cblas.h (declares openblas_*), not whichever cblas.h the
+# Debian alternatives point at: BLIS ships one too.
 find_path(PP_CBLAS_INCLUDE_DIR cblas.h
   PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
-  REQUIRED)
+  NO_DEFAULT_PATH REQUIRED)
+# More GEMM engines: oneDNN, and BLIS's OpenMP flavour linked statically
+# (its BLAS and CBLAS symbols would otherwise compete with OpenBLAS's).
+# (Debian's dnnl CMake package also asks for OpenCL headers pp never uses.)
+find_library(PP_DNNL_LIBRARY dnnl REQUIRED)
+find_path(PP_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.h REQUIRED)
+find_library(PP_BLIS_LIBRARY libblis.a
+  PATHS /usr/lib/x86_64-linux-gnu/blis-openmp NO_DEFAULT_PATH REQUIRED)
+find_path(PP_BLIS_INCLUDE_DIR blis.h
+  PATHS /usr/include/x86_64-linux-gnu/blis-openmp NO_DEFAULT_PATH REQUIRED)
+# oneDNN and BLIS run on OpenMP; pp sets its thread count per thread.
+find_package(OpenMP REQUIRED)
 find_package(Gloo REQUIRED CONFIG)
 find_package(nlohmann_json 3 REQUIRED CONFIG)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)

@@ -84,18 +84,27 @@ int64_t pp_tensor_numel(const pp_tensor *tensor);
 size_t pp_tensor_nbytes(const pp_tensor *tensor);
 void *pp_tensor_data(pp_tensor *tensor);
 
-/* Row-major single-precision GEMM through OpenBLAS:
+/* Row-major single-precision GEMM:
  *   C[m x n] = alpha * op(A) * op(B) + beta * C
  * where op(A) is m x k (A stored k x m when trans_a) and op(B) is k x n
  * (B stored n x k when trans_b); lda, ldb, ldc are row strides in elements.
- * With beta == 0, C is overwritten and may hold anything. */
+ * With beta == 0, C is overwritten and may hold anything. Runs on the engine
+ * pp_set_gemm_engine chose, split into panels of C (a function of m, n, k)
+ * on pp_set_threads' threads: the bits do not depend on the thread count. */
 pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t k, float alpha, const float *a, int64_t lda,
                       const float *b, int64_t ldb, float beta, float *c,
                       int64_t ldc);
 
-/* Threads each GEMM may use (OpenBLAS); at least 1. */
-void pp_set_gemm_threads(int threads);
+/* The GEMM engine of this process: "auto" (the default: per shape, the
+ * fastest engine measured on this machine, cached in $PP_GEMM_CACHE or
+ * ~/.cache/pp), or "onednn", "openblas" or "blis" for every shape.
+ * PP_ERROR_INVALID_ARGUMENT for another name. */
+pp_status pp_set_gemm_engine(const char *name);
+
+/* Threads the runtime's parallel loops use (GEMM panels); at least 1, the
+ * default. Results do not depend on it. */
+void pp_set_threads(int threads);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -13,8 +13,10 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   # Frontends: ONNX (+ protobuf) and TorchScript (LibTorch).
   libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev
-  # Runtime: GEMM, CPU point-to-point and collectives, JSON, hashing.
-  libopenblas-dev libgloo-dev nlohmann-json3-dev libssl-dev
+  # Runtime: GEMM engines (OpenBLAS, oneDNN, BLIS's OpenMP flavour), CPU
+  # point-to-point and collectives, JSON, hashing.
+  libopenblas-dev libdnnl-dev libblis-dev libblis-openmp-dev libgloo-dev
+  nlohmann-json3-dev libssl-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
   # Transformer fixtures (test/models/*.py) and ONNX's backend node tests.

@@ -22,9 +22,9 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["pp-opt", "pp-run", "pp-data", "pp-torch-reference", "pp-fuzz-onnx",
-     "pp-fuzz-onnx-text", "pp-fuzz-package", "pp-fuzz-parameter-file",
-     "pp-fuzz-token-dataset"],
+    ["pp-opt", "pp-run", "pp-data", "pp-gemm-rate", "pp-torch-reference",
+     "pp-fuzz-onnx", "pp-fuzz-onnx-text", "pp-fuzz-package",
+     "pp-fuzz-parameter-file", "pp-fuzz-token-dataset"],
     [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))

@@ -1,30 +1,71 @@
-//===- Gemm.cpp - CPU GEMM through OpenBLAS ---------------------*- C++ -*-===//
+//===- Gemm.cpp - CPU GEMM over the measured engine, in panels --*- C++ -*-===//
+//
+// pp_gemm_f32 picks an engine per shape (gemm/GemmEngineChoice.h) and runs
+// C's panels (gemm/GemmPanels.h) on the runtime's thread pool.
+//
+//===----------------------------------------------------------------------===//
 
-#include "runtime/kernels/GemmArguments.h"
+#include "runtime/core/Error.h"
+#include "runtime/core/ThreadPool.h"
+#include "runtime/kernels/gemm/GemmEngineChoice.h"
+#include "runtime/kernels/gemm/GemmPanels.h"
 
-#include <cblas.h>
+#include <cstdint>
+#include <exception>
 #include <limits>
 
 using namespace pp::runtime;
+
+namespace {
+
+/// C = beta * C, the whole GEMM when k is 0 (which oneDNN refuses); beta 0
+/// overwrites whatever C held.
+void scaleC(const GemmArguments &args, float beta) {
+  for (int64_t row = 0; row < args.m; ++row) {
+    float *values = static_cast<float *>(args.c) + row * args.ldc;
+    for (int64_t col = 0; col < args.n; ++col)
+      values[col] = beta == 0.0f ? 0.0f : beta * values[col];
+  }
+}
+
+} // namespace
 
 extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
                                  int64_t k, float alpha, const float *a,
                                  int64_t lda, const float *b, int64_t ldb,
                                  float beta, float *c, int64_t ldc) {
   GemmArguments args{transA, transB, m, n, k, a, lda, b, ldb, c, ldc};
+  // OpenBLAS takes 32-bit sizes; every engine must accept every call.
   if (pp_status status = checkGemmArguments(
-          "pp_gemm_f32", args, std::numeric_limits<blasint>::max()))
+          "pp_gemm_f32", args, std::numeric_limits<int32_t>::max()))
     return status;
   if (m == 0 || n == 0)
     return PP_OK;
-  auto blasInt = [](int64_t value) { return static_cast<blasint>(value); };
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, blasInt(m), blasInt(n),
-              blasInt(k), alpha, a, blasInt(blasStride(lda)), b,
-              blasInt(blasStride(ldb)), beta, c, blasInt(blasStride(ldc)));
-  return PP_OK;
+  if (k == 0) {
+    scaleC(args, beta);
+    return PP_OK;
+  }
+  GemmEngine engine;
+  try {
+    engine = gemmEngineFor(args);
+  } catch (const std::exception &failure) {
+    return failWith(PP_ERROR_INTERNAL, "pp_gemm_f32: ", failure.what());
+  }
+  return runGemmPanels(engine, args, alpha, beta, /*parallel=*/true);
 }
 
-extern "C" void pp_set_gemm_threads(int threads) {
-  openblas_set_num_threads(threads < 1 ? 1 : threads);
+extern "C" pp_status pp_set_gemm_engine(const char *name) {
+  std::string_view engine = name ? name : "";
+  if (engine == "auto") {
+    forceGemmEngine(std::nullopt);
+    return PP_OK;
+  }
+  if (std::optional<GemmEngine> forced = parseGemmEngine(engine)) {
+    forceGemmEngine(forced);
+    return PP_OK;
+  }
+  return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_set_gemm_engine: unknown "
+                  "engine '", engine, "'; use auto, onednn, openblas or blis");
 }
+
+extern "C" void pp_set_threads(int threads) { setThreadCount(threads); }

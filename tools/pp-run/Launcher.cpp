@@ -450,6 +450,7 @@ private:
     std::pair<std::string, std::string> variables[] = {
         {"RANK", std::to_string(number)},
         {"LOCAL_RANK", std::to_string(number)},
+        {"LOCAL_WORLD_SIZE", std::to_string(count)},
         {"WORLD_SIZE", std::to_string(count)},
         {"MASTER_ADDR", "127.0.0.1"},
         {"MASTER_PORT", std::to_string(port)},

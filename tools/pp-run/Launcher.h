@@ -17,7 +17,7 @@
 
 /// Starts `count` ranks, each running this program with `arguments` (the
 /// command line, program name first) and RANK, LOCAL_RANK, WORLD_SIZE,
-/// MASTER_ADDR and MASTER_PORT set, and waits for them.
+/// LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, and waits for them.
 ///
 /// Each rank runs in a process group of its own and gets SIGTERM when the
 /// launcher dies. Rank 0's standard output is passed on as it is; every

@@ -34,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <array>
@@ -239,6 +240,20 @@ cl::opt<int>
     timeoutSeconds("timeout", cl::init(300),
                    cl::desc("Seconds a rank waits for another before failing"),
                    cl::cat(runCategory));
+/// Registered as --pp-threads and renamed --threads by claimThreadsOption:
+/// libLLVM registers a --threads of its own.
+cl::opt<int> threads(
+    "pp-threads", cl::init(0),
+    cl::desc("Threads per rank for GEMMs and the runtime's parallel loops "
+             "(default: this machine's cores divided among the job's ranks "
+             "on it, at least 1); results do not depend on it"),
+    cl::cat(runCategory));
+cl::opt<std::string> gemmEngine(
+    "gemm-engine", cl::init("auto"),
+    cl::desc("GEMM engine: auto (default; per shape, the fastest one "
+             "measured on this machine, cached in $PP_GEMM_CACHE or "
+             "~/.cache/pp), onednn, openblas or blis"),
+    cl::cat(runCategory));
 cl::opt<int> stages("stages", cl::init(1),
                     cl::desc("Pipeline stages when compiling a model "
                              "(default 1)"),
@@ -729,10 +744,39 @@ int printScheduleOf(const std::string &packageDir) {
   return 0;
 }
 
+/// Gives pp-run's thread count the name --threads, which libLLVM takes for
+/// an option of its own that pp-run never uses.
+void claimThreadsOption() {
+  auto options = cl::getRegisteredOptions();
+  auto taken = options.find("threads");
+  if (taken != options.end())
+    taken->second->removeArgument();
+  threads.setArgStr("threads");
+}
+
+/// --threads, else the CPUs this process may run on divided among the
+/// job's ranks on this machine (LOCAL_WORLD_SIZE), at least 1.
+int rankThreads() {
+  if (threads > 0)
+    return threads;
+  cpu_set_t cpus;
+  int available = ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0
+                      ? CPU_COUNT(&cpus)
+                      : 1;
+  std::string problem;
+  int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
+  if (!problem.empty())
+    throw std::runtime_error(problem + "; it counts the job's ranks on this "
+                             "machine (or give --threads)");
+  return std::max(1, available / std::max(1, localRanks));
+}
+
 /// Runs rank `info.rank` of the job on `packageDir`.
 int runRank(const std::string &packageDir, const RendezvousInfo &info) {
   try {
-    pp_set_gemm_threads(1);
+    pp_set_threads(rankThreads());
+    if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
+      throw std::runtime_error(pp_last_error());
     Package package = Package::load(packageDir);
     Communicator world(info);
     RankGroups groups = connectRankGroups(
@@ -774,6 +818,9 @@ std::vector<std::string> rankArguments(const std::string &program,
   };
   add("timeout", std::to_string(timeoutSeconds));
   add("device", deviceName);
+  add("gemm-engine", gemmEngine);
+  if (threads > 0)
+    add("threads", std::to_string(threads));
   if (inferMode) {
     std::vector<std::string> files;
     for (const std::string &file : inputFiles)
@@ -835,6 +882,7 @@ std::vector<std::string> rankArguments(const std::string &program,
 } // namespace
 
 int main(int argc, char **argv) {
+  claimThreadsOption();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -854,6 +902,12 @@ int main(int argc, char **argv) {
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
+  if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
+    return error(std::string("--gemm-engine: ") + pp_last_error());
+  if (threads < 0)
+    return error("--threads " + Twine(threads) +
+                 " is negative; give a thread count per rank, or leave it "
+                 "out for the machine's cores divided among the ranks");
   if (std::string problem = optionProblem(); !problem.empty())
     return error(problem);
   if (!sys::fs::exists(input))

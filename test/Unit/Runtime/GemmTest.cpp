@@ -1,8 +1,9 @@
-//===- GemmTest.cpp - OpenBLAS GEMM against a naive reference ---*- C++ -*-===//
+//===- GemmTest.cpp - every GEMM engine against a naive reference -*- C++ -*-===//
 
 #include "runtime/pp_runtime.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <limits>
 #include <random>
@@ -44,8 +45,10 @@ using GemmCase =
 
 class GemmAgainstReference : public ::testing::TestWithParam<GemmCase> {};
 
-TEST_P(GemmAgainstReference, MatchesDoublePrecisionReference) {
-  auto [m, n, k, transA, transB, alpha, beta, pad] = GetParam();
+/// Runs pp_gemm_f32 on random operands of `shape` and checks it against
+/// the double-precision reference.
+void expectMatchesReference(const GemmCase &shape) {
+  auto [m, n, k, transA, transB, alpha, beta, pad] = shape;
   std::mt19937 rng(static_cast<unsigned>(m * 131 + n * 17 + k));
   int64_t lda = (transA ? m : k) + pad, ldb = (transB ? k : n) + pad;
   int64_t ldc = n + pad;
@@ -66,7 +69,12 @@ TEST_P(GemmAgainstReference, MatchesDoublePrecisionReference) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j)
       ASSERT_NEAR(c[i * ldc + j], expected[i * ldc + j], tolerance)
-          << "at (" << i << ", " << j << ")";
+          << "at (" << i << ", " << j << ") of " << m << " x " << n << " x "
+          << k << (transA ? " transA" : "") << (transB ? " transB" : "");
+}
+
+TEST_P(GemmAgainstReference, MatchesDoublePrecisionReference) {
+  expectMatchesReference(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -121,6 +129,72 @@ TEST(Gemm, RejectsBadArguments) {
   expectInvalid(pp_gemm_f32(false, false, 2, 2, 2, 1.0f, nullptr, 2, b.data(),
                             2, 0.0f, c.data(), 2),
                 "a is NULL");
+}
+
+/// Runs each test with one engine forced, and auto again afterwards.
+class ForcedGemmEngine : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override { ASSERT_EQ(pp_set_gemm_engine(GetParam()), PP_OK); }
+  void TearDown() override {
+    pp_set_gemm_engine("auto");
+    pp_set_threads(1);
+  }
+};
+
+TEST_P(ForcedGemmEngine, MatchesReferenceOnOddShapesAndAllTransposes) {
+  const int64_t sizes[] = {1, 3, 17, 64, 129};
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : sizes)
+        for (int transposes = 0; transposes < 4; ++transposes)
+          expectMatchesReference(GemmCase{m, n, k, (transposes & 1) != 0,
+                                          (transposes & 2) != 0, 1.0f, 0.0f,
+                                          0});
+}
+
+TEST_P(ForcedGemmEngine, ScalesCWhenKIsZero) {
+  expectMatchesReference(GemmCase{4, 6, 0, false, false, 1.0f, 0.5f, 0});
+  expectMatchesReference(GemmCase{4, 6, 0, true, true, 1.0f, 0.0f, 1});
+}
+
+TEST_P(ForcedGemmEngine, MatchesReferenceAcrossPanels) {
+  // Above the panel size: several panels, strided operands, alpha, beta.
+  for (int transposes = 0; transposes < 4; ++transposes)
+    expectMatchesReference(GemmCase{300, 520, 70, (transposes & 1) != 0,
+                                    (transposes & 2) != 0, -0.5f, 1.5f, 3});
+}
+
+/// C of an m x n x k GEMM on fixed random operands at `threads` threads.
+std::vector<float> productAtThreads(int threads, int64_t m, int64_t n,
+                                    int64_t k) {
+  pp_set_threads(threads);
+  std::mt19937 rng(7);
+  std::vector<float> a = randomMatrix(m * k, rng), b = randomMatrix(k * n, rng);
+  std::vector<float> c(m * n);
+  EXPECT_EQ(pp_gemm_f32(false, true, m, n, k, 1.0f, a.data(), k, b.data(), k,
+                        0.0f, c.data(), n),
+            PP_OK)
+      << pp_last_error();
+  return c;
+}
+
+TEST_P(ForcedGemmEngine, ThreadsGiveIdenticalBits) {
+  const int64_t shapes[][3] = {{512, 512, 256}, {257, 513, 33}, {64, 1024, 96}};
+  for (auto [m, n, k] : shapes) {
+    std::vector<float> one = productAtThreads(1, m, n, k);
+    std::vector<float> two = productAtThreads(2, m, n, k);
+    EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)),
+              0)
+        << m << " x " << n << " x " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ForcedGemmEngine,
+                         ::testing::Values("onednn", "openblas", "blis"));
+
+TEST(Gemm, RejectsUnknownEngine) {
+  expectInvalid(pp_set_gemm_engine("mkl"),
+                "unknown engine 'mkl'; use auto, onednn, openblas or blis");
 }
 
 } // namespace

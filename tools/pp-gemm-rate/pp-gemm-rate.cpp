@@ -1,0 +1,180 @@
+//===- pp-gemm-rate.cpp - SGEMM rate of each engine on this machine -------===//
+//
+// Times pp_gemm_f32 with each engine forced on the given shapes and prints
+// one JSON line per engine and shape (docs/development.md, Benchmarks):
+//
+//   {"engine":"onednn","trans":"NN","shape":"1024x1024x1024","threads":1,
+//    "gflops":231.4,"seconds":0.00928}
+//
+// The machine's best SGEMM rate for a shape is the largest "gflops".
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/pp_runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+// Plain argument parsing: libLLVM's command-line registry already holds a
+// --threads of its own.
+
+namespace {
+
+const char *const kUsage =
+    "usage: pp-gemm-rate [--shape MxNxK]... [--trans NN|NT|TN|TT] "
+    "[--threads N] [--engine NAME]... [--min-seconds S]\n"
+    "  --shape MxNxK    C[M x N] = op(A)[M x K] op(B)[K x N] (repeatable; "
+    "default 1024x1024x1024)\n"
+    "  --trans XY       transposes of A and B (default NN)\n"
+    "  --threads N      threads pp_gemm_f32 runs on (default 1)\n"
+    "  --engine NAME    onednn, openblas or blis (repeatable; default all "
+    "three)\n"
+    "  --min-seconds S  time each engine and shape at least this long "
+    "(default 0.2)\n"
+    "Prints one JSON line per engine and shape.\n";
+
+struct Options {
+  std::vector<std::string> shapes, engines;
+  std::string transposes = "NN";
+  int threads = 1;
+  double minSeconds = 0.2;
+};
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+bool parseShape(const std::string &text, Shape &shape) {
+  char end = 0;
+  long long m, n, k;
+  if (std::sscanf(text.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &end) != 3 ||
+      m < 1 || n < 1 || k < 1)
+    return false;
+  shape = {m, n, k};
+  return true;
+}
+
+/// The best seconds of one pp_gemm_f32 on `shape` after a warm-up call,
+/// repeating for at least --min-seconds and 3 calls; negative on failure.
+double bestSeconds(const Shape &shape, bool transA, bool transB,
+                   double minSeconds) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> values(-1.0f, 1.0f);
+  std::vector<float> a(shape.m * shape.k), b(shape.k * shape.n),
+      c(shape.m * shape.n);
+  for (std::vector<float> *matrix : {&a, &b})
+    for (float &value : *matrix)
+      value = values(rng);
+  auto multiply = [&] {
+    return pp_gemm_f32(transA, transB, shape.m, shape.n, shape.k, 1.0f,
+                       a.data(), transA ? shape.m : shape.k, b.data(),
+                       transB ? shape.k : shape.n, 0.0f, c.data(), shape.n);
+  };
+  if (multiply() != PP_OK)
+    return -1;
+  using Clock = std::chrono::steady_clock;
+  double best = std::numeric_limits<double>::infinity(), total = 0;
+  for (int call = 0; call < 3 || total < minSeconds; ++call) {
+    Clock::time_point start = Clock::now();
+    if (multiply() != PP_OK)
+      return -1;
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    best = std::min(best, seconds);
+    total += seconds;
+  }
+  return best;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "pp-gemm-rate: error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Reads argv into `options`; an error message, or "" on success.
+std::string parseArguments(int argc, char **argv, Options &options) {
+  for (int index = 1; index < argc; ++index) {
+    std::string flag = argv[index], value;
+    size_t equals = flag.find('=');
+    if (equals != std::string::npos) {
+      value = flag.substr(equals + 1);
+      flag.resize(equals);
+    } else if (index + 1 < argc) {
+      value = argv[++index];
+    } else {
+      return flag + " needs a value; see --help";
+    }
+    char *end = nullptr;
+    if (flag == "--shape")
+      options.shapes.push_back(value);
+    else if (flag == "--engine")
+      options.engines.push_back(value);
+    else if (flag == "--trans")
+      options.transposes = value;
+    else if (flag == "--threads")
+      options.threads = static_cast<int>(std::strtol(value.c_str(), &end, 10));
+    else if (flag == "--min-seconds")
+      options.minSeconds = std::strtod(value.c_str(), &end);
+    else
+      return "unknown option '" + flag + "'; see --help";
+    if (end && (*end || value.empty()))
+      return flag + " '" + value + "' is not a number";
+  }
+  return "";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  for (int index = 1; index < argc; ++index)
+    if (std::string(argv[index]) == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  Options options;
+  if (std::string problem = parseArguments(argc, argv, options);
+      !problem.empty())
+    return fail(problem);
+  std::vector<Shape> parsed;
+  for (const std::string &text : options.shapes)
+    if (!parseShape(text, parsed.emplace_back()))
+      return fail("--shape '" + text +
+                  "' is not MxNxK with positive sizes, e.g. 64x1024x1024");
+  if (parsed.empty())
+    parsed.push_back({1024, 1024, 1024});
+  const std::string &transposes = options.transposes;
+  if (transposes.size() != 2 ||
+      transposes.find_first_not_of("NT") != std::string::npos)
+    return fail("--trans '" + transposes + "' is not NN, NT, TN or TT");
+  if (options.threads < 1)
+    return fail("--threads " + std::to_string(options.threads) +
+                " must be at least 1");
+  if (options.engines.empty())
+    options.engines = {"onednn", "openblas", "blis"};
+  pp_set_threads(options.threads);
+  for (const std::string &engine : options.engines) {
+    if (pp_set_gemm_engine(engine.c_str()) != PP_OK)
+      return fail(pp_last_error());
+    for (const Shape &shape : parsed) {
+      double seconds = bestSeconds(shape, transposes[0] == 'T',
+                                   transposes[1] == 'T', options.minSeconds);
+      if (seconds < 0)
+        return fail(pp_last_error());
+      double flops = 2.0 * shape.m * shape.n * shape.k;
+      std::printf("{\"engine\":\"%s\",\"trans\":\"%s\",\"shape\":"
+                  "\"%lldx%lldx%lld\",\"threads\":%d,\"gflops\":%.1f,"
+                  "\"seconds\":%.6g}\n",
+                  engine.c_str(), transposes.c_str(),
+                  static_cast<long long>(shape.m),
+                  static_cast<long long>(shape.n),
+                  static_cast<long long>(shape.k), options.threads,
+                  flops / seconds * 1e-9, seconds);
+    }
+  }
+  return 0;
+}
