@@ -31,7 +31,7 @@ set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
 # OpenBLAS's own cblas.h (declares openblas_*), not whichever cblas.h the
 # Debian alternatives point at: BLIS ships one too.
-find_path(PP_CBLAS_INCLUDE_DIR cblas.h
+find_path(PP_OPENBLAS_INCLUDE_DIR cblas.h
   PATHS /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas
   NO_DEFAULT_PATH REQUIRED)
 # More GEMM engines: oneDNN, and BLIS's OpenMP flavour linked statically
