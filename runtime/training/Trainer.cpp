@@ -54,6 +54,17 @@ TensorPtr makeTensor(const TensorInfo &info) {
   return TensorPtr(tensor);
 }
 
+/// A tensor like `info` over the floats at `data`, which outlive it.
+TensorPtr borrowTensor(const TensorInfo &info, float *data) {
+  pp_tensor *tensor = nullptr;
+  if (pp_tensor_borrow(data, info.dtype,
+                       static_cast<int64_t>(info.shape.size()),
+                       info.shape.data(), &tensor) != PP_OK)
+    throw std::runtime_error(std::string("cannot view '") + info.name +
+                             "': " + pp_last_error());
+  return TensorPtr(tensor);
+}
+
 float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
@@ -118,7 +129,6 @@ public:
         layout{package.microbatchSize, options.microbatches,
                groups.dataParallelSize},
         functions(package.stages[stage].functions),
-        update(options.optimizer, dataParallel, options.shardOptimizer),
         givenInputs(givenInputs) {
     // Each saved value lives until the last function of the stage that
     // takes it (Package::load checked that an earlier one returns it).
@@ -347,10 +357,15 @@ private:
         for (const TensorInfo &result : function.results)
           if (result.role == Role::Gradient)
             withGradient.insert(result.name);
+    layOutTrainedParameters();
     for (const ParameterInfo &parameter : package.parameters) {
       if (!parameter.heldBy(stage))
         continue;
-      TensorPtr tensor = makeTensor(parameter.tensor);
+      const FlatParameter *trained = flat->find(parameter.tensor.name);
+      TensorPtr tensor =
+          trained ? borrowTensor(parameter.tensor,
+                                 flat->values() + trained->offset)
+                  : makeTensor(parameter.tensor);
       // A resumed run takes every tensor from its checkpoint; frozen and
       // constant tensors otherwise always come from the model.
       const std::string &name = parameter.tensor.name;
@@ -370,11 +385,38 @@ private:
       // does anything in a forward-only run.
       if (parameter.tensor.role != Role::Parameter || givenInputs)
         continue;
-      TensorPtr gradient = makeTensor(parameter.tensor);
+      TensorPtr gradient =
+          trained ? borrowTensor(parameter.tensor,
+                                 flat->gradients() + trained->offset)
+                  : makeTensor(parameter.tensor);
       Placed &sum = placedGradients[name];
       sum.tensor = backend.place(gradient.get(), sum.copy);
       gradients[name] = std::move(gradient);
     }
+  }
+
+  /// Lays out the flat buffers of this stage's trained parameters (in name
+  /// order, as the optimizer steps them; none in a forward-only run) and
+  /// the update over them. A parameter the loss does not depend on has no
+  /// gradient (PyTorch's None) and keeps its value.
+  void layOutTrainedParameters() {
+    std::vector<FlatParameter> trained;
+    if (!givenInputs)
+      for (const ParameterInfo &parameter : package.parameters)
+        if (parameter.heldBy(stage) &&
+            parameter.tensor.role == Role::Parameter &&
+            withGradient.count(parameter.tensor.name))
+          trained.push_back(
+              {parameter.tensor.name,
+               static_cast<int64_t>(parameter.tensor.shape.size()),
+               numElements(parameter.tensor.shape)});
+    std::sort(trained.begin(), trained.end(),
+              [](const FlatParameter &a, const FlatParameter &b) {
+                return a.name < b.name;
+              });
+    flat = std::make_unique<FlatParameters>(std::move(trained));
+    update = std::make_unique<ParameterUpdate>(
+        options.optimizer, *flat, dataParallel, options.shardOptimizer);
   }
 
   /// Proves, before the first step, that the schedule (and the eval
@@ -653,13 +695,12 @@ private:
       clip = static_cast<float>(
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
 
-    std::vector<ParameterSlot> trained = trainedSlots();
     float learningRate = learningRateAt(options.learningRate, step + 1);
-    update.apply(trained, clip, learningRate);
+    update->apply(clip, learningRate);
     cursor += layout.globalBatch();
-    for (const ParameterSlot &slot : trained)
-      backend.refresh(placedParameters.at(slot.name).tensor,
-                      parameters.at(slot.name).get());
+    for (const FlatParameter &trained : flat->parameters())
+      backend.refresh(placedParameters.at(trained.name).tensor,
+                      parameters.at(trained.name).get());
 
     // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
@@ -732,7 +773,7 @@ private:
     reads[2 * world.rank()] =
         static_cast<double>((source ? source->elementsRead() : 0) +
                             (evalSource ? evalSource->elementsRead() : 0));
-    reads[2 * world.rank() + 1] = static_cast<double>(update.stateBytes());
+    reads[2 * world.rank() + 1] = static_cast<double>(update->stateBytes());
     world.allReduceSum(reads);
     if (!reports)
       return;
@@ -878,21 +919,6 @@ private:
           computed.count(parameter.tensor.name))
         listed.push_back(parameter);
     return listed;
-  }
-
-  /// This stage's trained parameters in name order, as the optimizer
-  /// steps them. A parameter the loss does not depend on has no gradient
-  /// (PyTorch's None) and keeps its value.
-  std::vector<ParameterSlot> trainedSlots() {
-    std::vector<ParameterSlot> trained;
-    for (auto &[name, parameter] : parameters)
-      if (withGradient.count(name))
-        trained.push_back(
-            {name, floatsOf(parameter.get()),
-             floatsOf(gradients.at(name).get()),
-             pp_tensor_numel(parameter.get()),
-             update.decays(name, pp_tensor_rank(parameter.get()))});
-    return trained;
   }
 
   /// Streams the gradient sums (fetched to the host) of the parameters
@@ -1050,22 +1076,21 @@ private:
     checkSameTensors(where, expected, shapesOf(file),
                      "a checkpoint of another model, or of --momentum 0 "
                      "when this run has momentum (or the reverse)");
-    std::vector<ParameterSlot> trained = trainedSlots();
     std::map<std::string, ParameterState> states;
-    for (const ParameterSlot &slot : trained) {
-      auto steps = file.metadata().find(slot.name + "/step");
+    for (const FlatParameter &trained : flat->parameters()) {
+      auto steps = file.metadata().find(trained.name + "/step");
       if (steps == file.metadata().end())
         throw std::runtime_error(where + " lacks the step count '" +
-                                 slot.name + "/step' in its metadata");
-      ParameterState &state = states[slot.name];
+                                 trained.name + "/step' in its metadata");
+      ParameterState &state = states[trained.name];
       state.steps = std::stoll(steps->second);
       for (const std::string &buffer : buffers) {
         std::vector<float> &values = state.buffers[buffer];
-        values.resize(slot.count);
-        file.read(slot.name + "/" + buffer, values.data());
+        values.resize(trained.count);
+        file.read(trained.name + "/" + buffer, values.data());
       }
     }
-    update.loadState(trained, states);
+    update->loadState(states);
   }
 
   /// Saves the checkpoint after `step` steps (docs/checkpoints.md): the
@@ -1104,7 +1129,7 @@ private:
     // count summed over the pipeline (each stage fills its own; a tied
     // parameter's holders share one, which its owner fills).
     std::map<std::string, ParameterState> states =
-        update.gatherState(trainedSlots());
+        update->gatherState();
     std::vector<ParameterInfo> trained = trainedParameters();
     std::vector<double> steps(trained.size(), 0.0);
     for (size_t i = 0; i < trained.size(); ++i)
@@ -1259,7 +1284,6 @@ private:
   const std::vector<StageFunctionInfo> &functions;
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
-  ParameterUpdate update;
   std::ofstream metrics;
   /// The training and eval data this rank reads (null where it reads
   /// none), and the microbatches drawn from them.
@@ -1275,7 +1299,12 @@ private:
       options.profilePath.empty()
           ? nullptr
           : std::make_unique<OpProfile>([this] { backend.synchronize(); });
-  /// Host parameters and gradient sums, and where the stages see them.
+  /// This stage's trained parameters and their gradient sums, each in one
+  /// buffer, and their update.
+  std::unique_ptr<FlatParameters> flat;
+  std::unique_ptr<ParameterUpdate> update;
+  /// Host parameters and gradient sums (those of trained parameters views
+  /// of `flat`), and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
   /// The parameters whose gradients some stage's backward returns.

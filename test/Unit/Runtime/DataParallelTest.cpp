@@ -69,53 +69,60 @@ TEST(DataParallel, AllReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
 
 TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
   // 3 replicas, 35 elements (not a multiple of 3), shares cutting through
-  // parameters, the middle one without weight decay; AdamW and SGD with
-  // momentum, clipping and a cosine learning rate, over three steps.
+  // parameters, the middle one without weight decay (a rank-1 parameter);
+  // AdamW and SGD with momentum, clipping and a cosine learning rate, over
+  // three steps.
   const std::vector<int64_t> sizes = {10, 4, 21};
-  const std::vector<bool> decayed = {true, false, true};
+  const std::vector<int64_t> ranks = {2, 1, 2};
   LearningRateSchedule schedule{0.01, LearningRateDecay::Cosine, 1, 3, 0.001};
   for (const char *kind : {"adamw", "sgd"}) {
     OptimizerOptions options;
     options.kind = kind;
     options.momentum = 0.9f;
     options.weightDecay = 0.1f;
+    using States = std::map<std::string, ParameterState>;
     auto train = [&](bool sharded, std::vector<std::vector<float>> &finals,
-                     std::vector<int64_t> &stateBytes) {
+                     std::vector<int64_t> &stateBytes,
+                     std::vector<States> &gathered) {
       finals.assign(3, {});
       stateBytes.assign(3, 0);
+      gathered.assign(3, {});
       runRanks(3, [&](Communicator &world) {
-        ParameterUpdate update(options, world, sharded);
-        std::vector<std::vector<float>> values, gradients;
-        for (size_t p = 0; p < sizes.size(); ++p) {
-          values.emplace_back(sizes[p]);
-          for (int64_t i = 0; i < sizes[p]; ++i)
-            values[p][i] = 0.5f - 0.01f * static_cast<float>(i + 3 * p);
-        }
+        std::vector<FlatParameter> laidOut;
+        for (size_t p = 0; p < sizes.size(); ++p)
+          laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
+        FlatParameters flat(laidOut);
+        ParameterUpdate update(options, flat, world, sharded);
+        for (int64_t i = 0; i < flat.size(); ++i)
+          flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
-          std::vector<ParameterSlot> slots;
-          gradients.assign(sizes.size(), {});
-          for (size_t p = 0; p < sizes.size(); ++p) {
-            gradients[p].resize(sizes[p]);
-            for (int64_t i = 0; i < sizes[p]; ++i)
-              gradients[p][i] = gradientValue(step, p, i);
-            slots.push_back({"w" + std::to_string(p), values[p].data(),
-                             gradients[p].data(), sizes[p], decayed[p]});
-          }
-          update.apply(slots, /*clip=*/0.5f, learningRateAt(schedule, step));
+          for (const FlatParameter &parameter : flat.parameters())
+            for (int64_t i = 0; i < parameter.count; ++i)
+              flat.gradients()[parameter.offset + i] =
+                  gradientValue(step, parameter.offset, i);
+          update.apply(/*clip=*/0.5f, learningRateAt(schedule, step));
         }
-        for (const std::vector<float> &parameter : values)
-          finals[world.rank()].insert(finals[world.rank()].end(),
-                                      parameter.begin(), parameter.end());
+        finals[world.rank()].assign(flat.values(),
+                                    flat.values() + flat.size());
         stateBytes[world.rank()] = update.stateBytes();
+        gathered[world.rank()] = update.gatherState();
       });
     };
     std::vector<std::vector<float>> whole, sharded;
     std::vector<int64_t> wholeState, shardedState;
-    train(false, whole, wholeState);
-    train(true, sharded, shardedState);
+    std::vector<States> wholeStates, shardedStates;
+    train(false, whole, wholeState, wholeStates);
+    train(true, sharded, shardedState, shardedStates);
     for (int rank = 0; rank < 3; ++rank) {
       EXPECT_EQ(sharded[rank], whole[0]) << kind << " rank " << rank;
       EXPECT_EQ(whole[rank], whole[0]) << kind << " rank " << rank;
+      // Gathered, the shares are the whole state, on every rank.
+      ASSERT_EQ(shardedStates[rank].size(), sizes.size());
+      for (const auto &[name, state] : wholeStates[0]) {
+        EXPECT_EQ(shardedStates[rank].at(name).steps, 3) << name;
+        EXPECT_EQ(shardedStates[rank].at(name).buffers, state.buffers)
+            << kind << " " << name << " rank " << rank;
+      }
     }
     // AdamW keeps two moments per element, SGD one momentum buffer; shares
     // of ceil(35 / 3) = 12 elements: 12, 12 and 11.
