@@ -163,6 +163,7 @@ public:
     if (resumed)
       savedParameters = openResumedParameters(*resumed);
     initializeParameters(savedParameters ? &*savedParameters : nullptr);
+    prepareGradientReduction();
     tied = std::make_unique<TiedParameters>(package, pipeline, stage);
     if (resumed)
       restoreOptimizer(*resumed);
@@ -419,6 +420,41 @@ private:
         options.optimizer, *flat, dataParallel, options.shardOptimizer);
   }
 
+  /// Lists this stage's gradients for the data-parallel reduction (in
+  /// manifest order) and counts the calls per step that add to each.
+  void prepareGradientReduction() {
+    std::vector<pp_tensor *> listed;
+    for (const ParameterInfo &parameter : package.parameters) {
+      auto it = gradients.find(parameter.tensor.name);
+      if (it == gradients.end())
+        continue;
+      reductionIndex[it->first] = listed.size();
+      listed.push_back(it->second.get());
+    }
+    reducer = std::make_unique<GradientReducer>(dataParallel, listed);
+    for (const StageFunctionInfo &function : functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          contributionsPerStep[result.name] += options.microbatches;
+  }
+
+  /// Adds a microbatch's `contribution` to the gradient `name`; once its
+  /// step's last contribution is in, copies the sum to the host and hands
+  /// it to the data-parallel reduction.
+  void addGradient(const std::string &name, pp_tensor *contribution) {
+    pp_tensor *sum = placedGradients.at(name).tensor;
+    backend.accumulate(sum, contribution);
+    if (--contributionsLeft.at(name) == 0)
+      finalizeGradient(name);
+  }
+
+  /// Copies the step's sum of the gradient `name` to the host and hands it
+  /// to the data-parallel reduction.
+  void finalizeGradient(const std::string &name) {
+    backend.fetch(placedGradients.at(name).tensor, gradients.at(name).get());
+    reducer->ready(reductionIndex.at(name));
+  }
+
   /// Proves, before the first step, that the schedule (and the eval
   /// schedule, when evaluating) cannot deadlock on this package's messages.
   void checkSchedule() {
@@ -443,14 +479,29 @@ private:
     bool training;
   };
 
+  /// Takes a stage function's result `index` as the function hands it over.
+  using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
+
   /// Runs one stage function over `args` for microbatch `microbatch` of
-  /// `batch`; returns its results.
+  /// `batch`, passing each result to `onResult` as soon as the function
+  /// hands it over; returns its results.
   std::vector<TensorPtr> call(const StageFunctionInfo &function,
                               std::vector<pp_tensor *> args,
-                              const BatchRef &batch, int64_t microbatch) {
+                              const BatchRef &batch, int64_t microbatch,
+                              const ResultHandler &onResult) {
     pp_frame frame;
     frame.profile = profile.get();
     frame.args = std::move(args);
+    // The generated code is C: a failure becomes the frame's error.
+    frame.onResult = [&](int64_t index, pp_tensor *result) {
+      if (static_cast<size_t>(index) >= function.results.size())
+        return;
+      try {
+        onResult(static_cast<size_t>(index), result);
+      } catch (const std::exception &error) {
+        failFrame(&frame, error.what());
+      }
+    };
     backend.configure(frame, batch.messageStep, microbatch);
     // Dropout drops in training calls only.
     frame.position = {
@@ -552,8 +603,15 @@ private:
                                  "', which no argument can have");
       }
     }
+    // Gradients add up as the function returns them, so that the last
+    // microbatch's are reduced over the replicas while it computes the
+    // rest; microbatches arrive in order, so each sum's order is fixed.
     std::vector<TensorPtr> results =
-        call(function, std::move(args), data.batch, mb);
+        call(function, std::move(args), data.batch, mb,
+             [&](size_t index, pp_tensor *result) {
+               if (function.results[index].role == Role::Gradient)
+                 addGradient(function.results[index].name, result);
+             });
     for (const TensorInfo &arg : function.args)
       if (arg.role == Role::Saved && lastUse.at(arg.name) == f)
         saved.erase(arg.name);
@@ -570,10 +628,6 @@ private:
         TensorPtr host = makeTensor(info);
         backend.fetch(results[i].get(), host.get());
         data.outputs[info.name].push_back(std::move(host));
-      } else if (info.role == Role::Gradient) {
-        // Microbatches arrive in order, so the sum's order is fixed.
-        backend.accumulate(placedGradients.at(info.name).tensor,
-                           results[i].get());
       }
     }
     if (saved.empty())
@@ -631,6 +685,8 @@ private:
     auto start = std::chrono::steady_clock::now();
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
+    contributionsLeft = contributionsPerStep;
+    reducer->begin();
 
     // The last stages draw every label of the step first: the loss is
     // divided by the step's element (mse) or token (cross_entropy) count
@@ -656,17 +712,16 @@ private:
                               options.microbatches),
                 data);
 
-    // Each stage sums its gradients over its data-parallel replicas as
-    // soon as its own backward is done.
-    std::vector<pp_tensor *> hostGradients;
-    for (const ParameterInfo &parameter : package.parameters) {
-      auto it = gradients.find(parameter.tensor.name);
-      if (it == gradients.end())
-        continue;
-      backend.fetch(placedGradients.at(it->first).tensor, it->second.get());
-      hostGradients.push_back(it->second.get());
-    }
-    allReduceGradients(dataParallel, hostGradients);
+    // The reduction over the data-parallel replicas started during the
+    // backward; the gradients no function returns join it now.
+    for (auto &[name, sum] : gradients)
+      if (!contributionsPerStep.count(name))
+        finalizeGradient(name);
+    auto waitStart = std::chrono::steady_clock::now();
+    reducer->finish();
+    reduceWaitSeconds += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - waitStart)
+                             .count();
     tied->sumGradients(gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
@@ -1233,7 +1288,11 @@ private:
       opSeconds += totals.seconds;
     }
     std::string mine =
-        nlohmann::json{{"stage", stage}, {"op_seconds", opSeconds}, {"ops", ops}}
+        nlohmann::json{{"stage", stage},
+                       {"op_seconds", opSeconds},
+                       {"ops", ops},
+                       {"dp_reduce_seconds", reducer->reducingSeconds()},
+                       {"dp_reduce_wait_seconds", reduceWaitSeconds}}
             .dump();
     uint64_t sizeSlot = messageSlot("profile/size");
     uint64_t slot = messageSlot("profile");
@@ -1309,6 +1368,14 @@ private:
   std::map<std::string, Placed> placedParameters, placedGradients;
   /// The parameters whose gradients some stage's backward returns.
   std::set<std::string> withGradient;
+  /// Sums the gradients over the data-parallel replicas during the backward.
+  std::unique_ptr<GradientReducer> reducer;
+  /// Per gradient, its place in the reducer's list, the contributions
+  /// (calls returning it) a step adds and, this step, those still to come.
+  std::map<std::string, size_t> reductionIndex;
+  std::map<std::string, int64_t> contributionsPerStep, contributionsLeft;
+  /// Seconds the steps waited for the reduction after their backward.
+  double reduceWaitSeconds = 0;
   /// Sums the gradients of the tied parameters this stage holds.
   std::unique_ptr<TiedParameters> tied;
   /// A forward-only run's inputs (Package::inputs order), or null.
