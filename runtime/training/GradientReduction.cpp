@@ -33,7 +33,7 @@ GradientReducer::GradientReducer(Communicator &dataParallel,
     return;
   staging.resize(largest);
   isReady.assign(listed.size(), true);
-  reduced = buckets.size();
+  reduced = started = buckets.size();
   worker = std::thread([this] { run(); });
 }
 
@@ -55,7 +55,7 @@ void GradientReducer::begin() {
   isReady.assign(gradients.size(), false);
   for (Bucket &bucket : buckets)
     bucket.pending = bucket.last - bucket.first;
-  reduced = 0;
+  reduced = started = 0;
   open = true;
 }
 
@@ -77,16 +77,26 @@ void GradientReducer::ready(size_t index) {
 void GradientReducer::finish() {
   if (!worker.joinable())
     return;
-  for (size_t i = 0; i < gradients.size(); ++i)
-    ready(i);
   std::unique_lock<std::mutex> lock(mutex);
-  changed.wait(lock, [&] { return reduced == buckets.size() || failure; });
+  for (size_t i = 0; i < gradients.size(); ++i)
+    if (!isReady[i]) {
+      isReady[i] = true;
+      --buckets[bucketOf[i]].pending;
+    }
+  // Reduce what the communication thread has not started here rather than
+  // wait for it to wake up.
+  while (reduced < buckets.size() && !failure) {
+    if (canStartNext())
+      reduceNext(lock);
+    else
+      changed.wait(lock);
+  }
   open = false;
   if (failure) {
     std::exception_ptr failed = failure;
     failure = nullptr;
-    // The thread stopped the step; the next begin() starts afresh.
-    reduced = buckets.size();
+    // The step stops here; the next begin() starts afresh.
+    reduced = started = buckets.size();
     try {
       std::rethrow_exception(failed);
     } catch (const std::exception &error) {
@@ -103,36 +113,41 @@ double GradientReducer::reducingSeconds() const {
   return seconds;
 }
 
+bool GradientReducer::canStartNext() const {
+  return open && !failure && started == reduced && started < buckets.size() &&
+         buckets[buckets.size() - 1 - started].pending == 0;
+}
+
+void GradientReducer::reduceNext(std::unique_lock<std::mutex> &lock) {
+  const Bucket &bucket = buckets[buckets.size() - 1 - started];
+  ++started;
+  lock.unlock();
+  auto start = std::chrono::steady_clock::now();
+  std::exception_ptr failed;
+  try {
+    reduce(bucket);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  lock.lock();
+  seconds += took;
+  if (failed)
+    failure = failed;
+  else
+    ++reduced;
+  changed.notify_all();
+}
+
 void GradientReducer::run() {
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
-    // The next bucket is the last one not yet reduced.
-    changed.wait(lock, [&] {
-      return stopping ||
-             (open && !failure && reduced < buckets.size() &&
-              buckets[buckets.size() - 1 - reduced].pending == 0);
-    });
+    changed.wait(lock, [&] { return stopping || canStartNext(); });
     if (stopping)
       return;
-    const Bucket &bucket = buckets[buckets.size() - 1 - reduced];
-    lock.unlock();
-    auto start = std::chrono::steady_clock::now();
-    std::exception_ptr failed;
-    try {
-      reduce(bucket);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-    double took = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    lock.lock();
-    seconds += took;
-    if (failed)
-      failure = failed;
-    else
-      ++reduced;
-    changed.notify_all();
+    reduceNext(lock);
   }
 }
 

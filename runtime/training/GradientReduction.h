@@ -31,7 +31,8 @@ constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 /// together in buckets of up to `bucketBytes` (a larger tensor alone), one
 /// all-reduce per bucket. A bucket's all-reduce starts on a communication
 /// thread once each of its tensors is final (ready()), while the caller
-/// computes the rest of the backward. Buckets are reduced last first (the
+/// computes the rest of the backward; finish() reduces those it has not
+/// started yet itself. Buckets are reduced last first (the
 /// order in which a backward finishes them), the same order on every rank;
 /// since a bucket's contents and an all-reduce's order of additions do not
 /// depend on when it starts, every rank ends with the same bits as a
@@ -70,6 +71,11 @@ private:
   };
   /// The communication thread: reduces the buckets of each step in order.
   void run();
+  /// Whether the next bucket (in the last-first order) is complete and no
+  /// reduction is in flight (the caller holds `mutex`).
+  bool canStartNext() const;
+  /// Reduces the next bucket, releasing `lock` meanwhile.
+  void reduceNext(std::unique_lock<std::mutex> &lock);
   /// Sums bucket `bucket` over the group, in place.
   void reduce(const Bucket &bucket);
 
@@ -85,9 +91,10 @@ private:
   mutable std::mutex mutex;
   std::condition_variable changed;
   std::vector<bool> isReady;
-  /// Buckets reduced this step (they go from the last to the first), and
-  /// whether a step is open.
-  size_t reduced = 0;
+  /// Buckets whose reduction started, and those reduced, this step (they
+  /// go from the last to the first; one at a time, by the communication
+  /// thread or by finish()), and whether a step is open.
+  size_t started = 0, reduced = 0;
   bool open = false;
   bool stopping = false;
   std::exception_ptr failure;

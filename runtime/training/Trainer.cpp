@@ -715,7 +715,8 @@ private:
     // The reduction over the data-parallel replicas started during the
     // backward; the gradients no function returns join it now.
     for (auto &[name, sum] : gradients)
-      if (!contributionsPerStep.count(name))
+      if (auto left = contributionsLeft.find(name);
+          left == contributionsLeft.end() || left->second > 0)
         finalizeGradient(name);
     auto waitStart = std::chrono::steady_clock::now();
     reducer->finish();
