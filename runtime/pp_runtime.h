@@ -49,7 +49,8 @@ const char *pp_dtype_name(pp_dtype dtype);
  * PP_ERROR_INVALID_ARGUMENT for another name. */
 pp_status pp_dtype_from_name(const char *name, pp_dtype *out);
 
-/* A dense, row-major, 64-byte-aligned host tensor that owns its buffer. */
+/* A dense, row-major host tensor: one that owns its buffer (64-byte-aligned)
+ * or one that borrows it (pp_tensor_borrow). */
 typedef struct pp_tensor pp_tensor;
 
 /* Allocates a zero-filled tensor. `shape` holds `rank` non-negative sizes
@@ -73,6 +74,12 @@ const pp_allocator *pp_host_cache_allocator(void);
 pp_status pp_tensor_create_in(const pp_allocator *allocator, pp_dtype dtype,
                               int64_t rank, const int64_t *shape,
                               pp_tensor **out);
+
+/* A tensor over `data`, which its caller owns and keeps alive until the
+ * tensor is destroyed (which leaves `data` alone): a view of part of a
+ * larger buffer, such as a stage's flat parameters. */
+pp_status pp_tensor_borrow(void *data, pp_dtype dtype, int64_t rank,
+                           const int64_t *shape, pp_tensor **out);
 
 /* Frees a tensor; NULL is ignored. */
 void pp_tensor_destroy(pp_tensor *tensor);

@@ -95,54 +95,79 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
   return pp_tensor_create_in(&hostAllocator, dtype, rank, shape, out);
 }
 
-extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
-                                         pp_dtype dtype, int64_t rank,
-                                         const int64_t *shape,
-                                         pp_tensor **out) {
+namespace {
+
+/// A tensor of `shape` over a buffer from `allocate` (given the byte
+/// count), released by `release`; `function` names the caller in errors.
+template <typename Allocate>
+pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
+                       const int64_t *shape, Allocate &&allocate,
+                       void (*release)(void *), pp_tensor **out) {
   if (!out)
-    return failWith(PP_ERROR_INVALID_ARGUMENT,
-                    "pp_tensor_create: the output pointer is NULL");
+    return failWith(PP_ERROR_INVALID_ARGUMENT, function,
+                    ": the output pointer is NULL");
   *out = nullptr;
   size_t elementSize = pp_dtype_size(dtype);
   if (elementSize == 0)
-    return failWith(PP_ERROR_INVALID_ARGUMENT,
-                    "pp_tensor_create: unknown "
-                    "dtype ",
+    return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": unknown dtype ",
                     static_cast<int>(dtype));
   if (rank < 0 || (rank > 0 && !shape))
-    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: rank ", rank,
+    return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": rank ", rank,
                     " needs a shape of that many sizes");
   int64_t numel = 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (shape[d] < 0)
-      return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: dimension ",
-                      d, " has negative size ", shape[d]);
+      return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": dimension ", d,
+                      " has negative size ", shape[d]);
     if (shape[d] != 0 && numel > std::numeric_limits<int64_t>::max() /
                                      static_cast<int64_t>(elementSize) /
                                      shape[d])
-      return failWith(PP_ERROR_INVALID_ARGUMENT,
-                      "pp_tensor_create: the shape holds more bytes than "
-                      "int64_t can count");
+      return failWith(PP_ERROR_INVALID_ARGUMENT, function,
+                      ": the shape holds more bytes than int64_t can count");
     numel *= shape[d];
   }
   size_t nbytes = static_cast<size_t>(numel) * elementSize;
-  void *data = allocator->allocate(nbytes);
+  void *data = allocate(nbytes);
   if (!data)
-    return failWith(PP_ERROR_OUT_OF_MEMORY,
-                    "pp_tensor_create: cannot "
-                    "allocate ",
+    return failWith(PP_ERROR_OUT_OF_MEMORY, function, ": cannot allocate ",
                     nbytes, " bytes");
   auto *tensor = new (std::nothrow)
       pp_tensor{dtype, std::vector<int64_t>(shape, shape + rank),
                 numel, nbytes,
-                data,  allocator->release};
+                data,  release};
   if (!tensor) {
-    allocator->release(data);
-    return failWith(PP_ERROR_OUT_OF_MEMORY,
-                    "pp_tensor_create: cannot allocate the tensor header");
+    release(data);
+    return failWith(PP_ERROR_OUT_OF_MEMORY, function,
+                    ": cannot allocate the tensor header");
   }
   *out = tensor;
   return PP_OK;
+}
+
+/// A borrowed buffer stays with its owner.
+void keepBorrowed(void *) {}
+
+} // namespace
+
+extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
+                                         pp_dtype dtype, int64_t rank,
+                                         const int64_t *shape,
+                                         pp_tensor **out) {
+  return createTensor(
+      "pp_tensor_create", dtype, rank, shape,
+      [&](size_t nbytes) { return allocator->allocate(nbytes); },
+      allocator->release, out);
+}
+
+extern "C" pp_status pp_tensor_borrow(void *data, pp_dtype dtype,
+                                      int64_t rank, const int64_t *shape,
+                                      pp_tensor **out) {
+  if (!data)
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "pp_tensor_borrow: the data pointer is NULL");
+  return createTensor(
+      "pp_tensor_borrow", dtype, rank, shape, [&](size_t) { return data; },
+      keepBorrowed, out);
 }
 
 extern "C" void pp_tensor_destroy(pp_tensor *tensor) {

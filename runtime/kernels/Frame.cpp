@@ -242,6 +242,8 @@ void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index) {
     frame->results.resize(index + 1, nullptr);
   pp_tensor_destroy(frame->results[index]);
   frame->results[index] = tensor;
+  if (frame->onResult && tensor)
+    frame->onResult(index, tensor);
 }
 
 void pp_frame_release(pp_frame *, pp_tensor *tensor) {

@@ -9,6 +9,7 @@
 #include "runtime/pp_kernels.h"
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -183,6 +184,12 @@ struct pp_frame {
   /// Where pp_frame_profile_begin/end add their times; null when no profile
   /// was asked for.
   pp::runtime::OpProfile *profile = nullptr;
+  /// Called by pp_frame_result with each result as the code hands it over
+  /// (the frame still owns it), so that the caller can use a result while
+  /// the function computes the next; unset when the caller waits for the
+  /// function to return. An error it records with failFrame fails the call
+  /// (reported when the function returns).
+  std::function<void(int64_t index, pp_tensor *result)> onResult;
 
   pp_frame() = default;
   pp_frame(const pp_frame &) = delete;

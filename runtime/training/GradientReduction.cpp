@@ -3,40 +3,168 @@
 #include "runtime/training/GradientReduction.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <stdexcept>
 
 namespace pp::runtime {
 
-void allReduceGradients(Communicator &dataParallel,
-                        const std::vector<pp_tensor *> &gradients,
-                        size_t bucketBytes) {
-  if (dataParallel.worldSize() == 1)
-    return;
+GradientReducer::GradientReducer(Communicator &dataParallel,
+                                 std::vector<pp_tensor *> gradients,
+                                 size_t bucketBytes)
+    : dataParallel(dataParallel), gradients(std::move(gradients)) {
   size_t bucketFloats = std::max<size_t>(1, bucketBytes / sizeof(float));
-  std::vector<float> bucket;
-  for (size_t first = 0; first < gradients.size();) {
+  const std::vector<pp_tensor *> &listed = this->gradients;
+  size_t largest = 0;
+  for (size_t first = 0; first < listed.size();) {
     // Gather tensors until the next would overflow the bucket.
     size_t last = first, floats = 0;
     do {
-      floats += pp_tensor_numel(gradients[last]);
+      floats += pp_tensor_numel(listed[last]);
+      bucketOf.push_back(buckets.size());
       ++last;
-    } while (last < gradients.size() &&
-             floats + pp_tensor_numel(gradients[last]) <= bucketFloats);
-    bucket.resize(floats);
-    float *at = bucket.data();
-    for (size_t i = first; i < last; ++i) {
-      size_t n = pp_tensor_numel(gradients[i]);
-      std::memcpy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
-      at += n;
-    }
-    dataParallel.allReduceSum(bucket.data(), bucket.size());
-    at = bucket.data();
-    for (size_t i = first; i < last; ++i) {
-      size_t n = pp_tensor_numel(gradients[i]);
-      std::memcpy(pp_tensor_data(gradients[i]), at, n * sizeof(float));
-      at += n;
-    }
+    } while (last < listed.size() &&
+             floats + pp_tensor_numel(listed[last]) <= bucketFloats);
+    buckets.push_back({first, last, 0});
+    largest = std::max(largest, floats);
     first = last;
+  }
+  if (dataParallel.worldSize() == 1 || buckets.empty())
+    return;
+  staging.resize(largest);
+  isReady.assign(listed.size(), true);
+  reduced = started = buckets.size();
+  worker = std::thread([this] { run(); });
+}
+
+GradientReducer::~GradientReducer() {
+  if (!worker.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  worker.join();
+}
+
+void GradientReducer::begin() {
+  if (!worker.joinable())
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  isReady.assign(gradients.size(), false);
+  for (Bucket &bucket : buckets)
+    bucket.pending = bucket.last - bucket.first;
+  reduced = started = 0;
+  open = true;
+}
+
+void GradientReducer::ready(size_t index) {
+  if (!worker.joinable())
+    return;
+  bool complete = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!open || isReady.at(index))
+      return;
+    isReady[index] = true;
+    complete = --buckets[bucketOf[index]].pending == 0;
+  }
+  if (complete)
+    changed.notify_all();
+}
+
+void GradientReducer::finish() {
+  if (!worker.joinable())
+    return;
+  std::unique_lock<std::mutex> lock(mutex);
+  for (size_t i = 0; i < gradients.size(); ++i)
+    if (!isReady[i]) {
+      isReady[i] = true;
+      --buckets[bucketOf[i]].pending;
+    }
+  // Reduce what the communication thread has not started here rather than
+  // wait for it to wake up.
+  while (reduced < buckets.size() && !failure) {
+    if (canStartNext())
+      reduceNext(lock);
+    else
+      changed.wait(lock);
+  }
+  open = false;
+  if (failure) {
+    std::exception_ptr failed = failure;
+    failure = nullptr;
+    // The step stops here; the next begin() starts afresh.
+    reduced = started = buckets.size();
+    try {
+      std::rethrow_exception(failed);
+    } catch (const std::exception &error) {
+      throw std::runtime_error(
+          std::string("summing the gradients over the data-parallel "
+                      "replicas: ") +
+          error.what());
+    }
+  }
+}
+
+double GradientReducer::reducingSeconds() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return seconds;
+}
+
+bool GradientReducer::canStartNext() const {
+  return open && !failure && started == reduced && started < buckets.size() &&
+         buckets[buckets.size() - 1 - started].pending == 0;
+}
+
+void GradientReducer::reduceNext(std::unique_lock<std::mutex> &lock) {
+  const Bucket &bucket = buckets[buckets.size() - 1 - started];
+  ++started;
+  lock.unlock();
+  auto start = std::chrono::steady_clock::now();
+  std::exception_ptr failed;
+  try {
+    reduce(bucket);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  lock.lock();
+  seconds += took;
+  if (failed)
+    failure = failed;
+  else
+    ++reduced;
+  changed.notify_all();
+}
+
+void GradientReducer::run() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    changed.wait(lock, [&] { return stopping || canStartNext(); });
+    if (stopping)
+      return;
+    reduceNext(lock);
+  }
+}
+
+void GradientReducer::reduce(const Bucket &bucket) {
+  float *at = staging.data();
+  for (size_t i = bucket.first; i < bucket.last; ++i) {
+    size_t n = pp_tensor_numel(gradients[i]);
+    std::memcpy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
+    at += n;
+  }
+  size_t floats = at - staging.data();
+  dataParallel.allReduceSum(staging.data(), floats);
+  at = staging.data();
+  for (size_t i = bucket.first; i < bucket.last; ++i) {
+    size_t n = pp_tensor_numel(gradients[i]);
+    std::memcpy(pp_tensor_data(gradients[i]), at, n * sizeof(float));
+    at += n;
   }
 }
 

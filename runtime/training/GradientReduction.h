@@ -2,6 +2,7 @@
 //
 // Sums a stage's gradients over its data-parallel group: the replicas of
 // the stage that hold the same parameters and trained on other samples.
+// The all-reduces run on a communication thread while the backward goes on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,11 @@
 #include "runtime/communication/Communicator.h"
 #include "runtime/pp_runtime.h"
 
+#include <condition_variable>
 #include <cstddef>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace pp::runtime {
@@ -20,16 +25,82 @@ namespace pp::runtime {
 /// buckets, smaller for the models a CPU trains).
 constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 
-/// Replaces each f32 host tensor of `gradients` by its element-wise sum
-/// over the ranks of `dataParallel` (every rank lists the same tensors in
-/// the same order). Consecutive tensors travel together in buckets of up
-/// to `bucketBytes` (a larger tensor alone), one all-reduce per bucket, so
-/// that a stage's reduction starts as soon as its own backward is done,
-/// whatever the other stages are computing. Every rank ends with the same
-/// bits. Nothing happens in a group of one.
-void allReduceGradients(Communicator &dataParallel,
-                        const std::vector<pp_tensor *> &gradients,
-                        size_t bucketBytes = kGradientBucketBytes);
+/// Replaces each f32 host tensor of a list of gradients, every step, by its
+/// element-wise sum over the ranks of a data-parallel group (every rank
+/// lists the same tensors in the same order). Consecutive tensors travel
+/// together in buckets of up to `bucketBytes` (a larger tensor alone), one
+/// all-reduce per bucket. A bucket's all-reduce starts on a communication
+/// thread once each of its tensors is final (ready()), while the caller
+/// computes the rest of the backward; finish() reduces those it has not
+/// started yet itself. Buckets are reduced last first (the
+/// order in which a backward finishes them), the same order on every rank;
+/// since a bucket's contents and an all-reduce's order of additions do not
+/// depend on when it starts, every rank ends with the same bits as a
+/// blocking reduction after the backward. Nothing happens in a group of
+/// one.
+class GradientReducer {
+public:
+  /// Reduces `gradients` (host tensors that outlive this object) over
+  /// `dataParallel`, which no other thread uses between begin() and
+  /// finish().
+  GradientReducer(Communicator &dataParallel,
+                  std::vector<pp_tensor *> gradients,
+                  size_t bucketBytes = kGradientBucketBytes);
+  /// Waits for a reduction in flight to end.
+  ~GradientReducer();
+  GradientReducer(const GradientReducer &) = delete;
+  GradientReducer &operator=(const GradientReducer &) = delete;
+
+  /// Starts a step's reduction: every gradient is pending.
+  void begin();
+  /// Says that gradient `index` (of the list) holds its final value for
+  /// the step; its bucket is reduced once all of its gradients are.
+  void ready(size_t index);
+  /// Marks the gradients still pending final and waits until every bucket
+  /// is summed. Throws std::runtime_error with the communication thread's
+  /// failure, if it failed.
+  void finish();
+
+  /// Seconds the communication thread spent in all-reduces so far.
+  double reducingSeconds() const;
+
+private:
+  struct Bucket {
+    /// Its gradients [first, last) and how many are still pending.
+    size_t first = 0, last = 0, pending = 0;
+  };
+  /// The communication thread: reduces the buckets of each step in order.
+  void run();
+  /// Whether the next bucket (in the last-first order) is complete and no
+  /// reduction is in flight (the caller holds `mutex`).
+  bool canStartNext() const;
+  /// Reduces the next bucket, releasing `lock` meanwhile.
+  void reduceNext(std::unique_lock<std::mutex> &lock);
+  /// Sums bucket `bucket` over the group, in place.
+  void reduce(const Bucket &bucket);
+
+  Communicator &dataParallel;
+  std::vector<pp_tensor *> gradients;
+  std::vector<Bucket> buckets;
+  /// The bucket of each gradient.
+  std::vector<size_t> bucketOf;
+  /// Staging for one bucket's values (used by the communication thread).
+  std::vector<float> staging;
+
+  /// Guards what follows; `changed` signals both threads.
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<bool> isReady;
+  /// Buckets whose reduction started, and those reduced, this step (they
+  /// go from the last to the first; one at a time, by the communication
+  /// thread or by finish()), and whether a step is open.
+  size_t started = 0, reduced = 0;
+  bool open = false;
+  bool stopping = false;
+  std::exception_ptr failure;
+  double seconds = 0;
+  std::thread worker;
+};
 
 } // namespace pp::runtime
 

@@ -1,4 +1,4 @@
-//===- Optimizer.h - parameter updates --------------------------*- C++ -*-===//
+//===- Optimizer.h - parameter updates over flat buffers --------*- C++ -*-===//
 
 #ifndef PP_RUNTIME_OPTIMIZER_H
 #define PP_RUNTIME_OPTIMIZER_H
@@ -45,9 +45,21 @@ struct ParameterState {
 /// for plain SGD.
 std::vector<std::string> optimizerBufferNames(const OptimizerOptions &options);
 
+/// The elements of one parameter that an Optimizer steps: positions
+/// [begin, end) of the flat buffers it steps.
+struct OptimizerSegment {
+  std::string name;
+  int64_t begin = 0, end = 0;
+  /// Whether weight decay applies (Optimizer::decays).
+  bool decay = true;
+};
+
 /// SGD (momentum, weight decay added to the gradient) or AdamW (decoupled
 /// weight decay, Loshchilov & Hutter), with torch.optim's update rules;
-/// element-wise and deterministic.
+/// element-wise and deterministic. It steps flat buffers: parameters,
+/// gradients and each state buffer are one contiguous array of floats,
+/// cut into segments, one per parameter (each with its own step count and
+/// weight decay), and each segment is one vectorizable loop.
 class Optimizer {
 public:
   /// Throws std::regex_error for an invalid options.noDecay.
@@ -57,29 +69,56 @@ public:
   /// dimensions (OptimizerOptions::noDecay).
   bool decays(const std::string &name, int64_t rank) const;
 
-  /// Updates `parameter` (n floats) in place with its gradient at
-  /// `learningRate`, with weight decay when `decay`.
-  void step(const std::string &name, float *parameter, const float *gradient,
-            int64_t n, float learningRate, bool decay);
+  /// Lays the state out over `segments`, which cover [0, n) in order
+  /// without gaps, and forgets any state held so far.
+  void layOut(std::vector<OptimizerSegment> segments);
 
-  /// Bytes of state (momentum, moments) held so far.
+  /// Updates the n parameters at `values` (the laid-out positions) in
+  /// place with their gradients at `learningRate`: one step of every
+  /// segment.
+  void step(float *values, const float *gradients, float learningRate);
+
+  /// Bytes of state (momentum, moments) held so far: none before the first
+  /// step or import.
   int64_t stateBytes() const;
 
-  /// The state of `name`; steps 0 and no buffers before its first step.
+  /// The names of the state buffers (optimizerBufferNames).
+  const std::vector<std::string> &stateBufferNames() const {
+    return bufferNames;
+  }
+  /// State buffer `index` (optimizerBufferNames order) over the laid-out
+  /// positions; empty before the first step or import.
+  const std::vector<float> &buffer(size_t index) const {
+    return buffers[index];
+  }
+
+  /// The state of the segment `name`; steps 0 and no buffers before its
+  /// first step (or when no segment has that name).
   ParameterState exportState(const std::string &name) const;
-  /// Replaces the state of `name` (buffers named as optimizerBufferNames
-  /// lists them, each of the length later steps of `name` take), so that
-  /// its next step continues from it.
+  /// Replaces the state of the segment `name` (buffers named as
+  /// optimizerBufferNames lists them, each of the segment's length), so
+  /// that its next step continues from it. Throws std::invalid_argument
+  /// for a name no segment has or a buffer of another length.
   void importState(const std::string &name, const ParameterState &state);
 
 private:
-  struct State {
+  struct Segment {
+    OptimizerSegment where;
     int64_t steps = 0;
-    std::vector<float> first, second;
   };
+  /// Zero-filled state buffers over the laid-out positions, unless held.
+  void allocateState();
+  /// The index of the segment `name`; segments.size() when none has it.
+  size_t find(const std::string &name) const;
+
   OptimizerOptions options;
   std::regex noDecay;
-  std::map<std::string, State> states;
+  std::vector<std::string> bufferNames;
+  std::vector<Segment> segments;
+  /// The laid-out positions' count.
+  int64_t size = 0;
+  /// Per optimizerBufferNames entry, one value per position.
+  std::vector<std::vector<float>> buffers;
 };
 
 } // namespace pp::runtime

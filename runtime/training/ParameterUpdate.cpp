@@ -8,121 +8,74 @@
 namespace pp::runtime {
 
 ParameterUpdate::ParameterUpdate(OptimizerOptions options,
+                                 FlatParameters &flat,
                                  Communicator &dataParallel, bool sharded)
-    : optimizer(options), bufferNames(optimizerBufferNames(options)),
-      dataParallel(dataParallel),
-      sharded(sharded && dataParallel.worldSize() > 1) {}
-
-int64_t
-ParameterUpdate::shareSize(const std::vector<ParameterSlot> &parameters) const {
-  int64_t total = 0;
-  for (const ParameterSlot &parameter : parameters)
-    total += parameter.count;
-  int64_t ranks = sharded ? dataParallel.worldSize() : 1;
-  return (total + ranks - 1) / ranks;
-}
-
-void ParameterUpdate::forEachShare(
-    const std::vector<ParameterSlot> &parameters,
-    const std::function<void(const ParameterSlot &, int64_t, int64_t,
-                             int64_t)> &visit) const {
-  int64_t share = shareSize(parameters);
-  int64_t begin = sharded ? dataParallel.rank() * share : 0;
-  // This rank's elements are [begin, begin + share) of the concatenated
-  // parameters.
-  int64_t offset = 0;
-  for (const ParameterSlot &parameter : parameters) {
-    int64_t first =
-        std::min(std::max<int64_t>(begin - offset, 0), parameter.count);
-    int64_t last =
-        std::max(first, std::min<int64_t>(begin + share - offset,
-                                          parameter.count));
-    visit(parameter, first, last, offset);
-    offset += parameter.count;
+    : optimizer(std::move(options)), flat(flat), dataParallel(dataParallel),
+      sharded(sharded && dataParallel.worldSize() > 1) {
+  int64_t ranks = this->sharded ? dataParallel.worldSize() : 1;
+  share = (flat.size() + ranks - 1) / ranks;
+  begin = std::min(flat.size(), this->sharded ? dataParallel.rank() * share : 0);
+  end = std::min(flat.size(), begin + share);
+  // One segment per parameter with elements in [begin, end), at positions
+  // relative to begin.
+  std::vector<OptimizerSegment> segments;
+  for (const FlatParameter &parameter : flat.parameters()) {
+    int64_t first = std::max(begin, parameter.offset);
+    int64_t last = std::min(end, parameter.offset + parameter.count);
+    if (first < last)
+      segments.push_back({parameter.name, first - begin, last - begin,
+                          optimizer.decays(parameter.name, parameter.rank)});
   }
+  optimizer.layOut(std::move(segments));
 }
 
-void ParameterUpdate::apply(const std::vector<ParameterSlot> &parameters,
-                            float clip, float learningRate) {
-  // Step this rank's elements; the optimizer state of a parameter covers
-  // its elements in that range.
-  forEachShare(parameters, [&](const ParameterSlot &parameter, int64_t first,
-                               int64_t last, int64_t) {
-    if (first == last)
-      return;
-    if (clip < 1.0f)
-      for (int64_t i = first; i < last; ++i)
-        parameter.gradient[i] *= clip;
-    optimizer.step(parameter.name, parameter.values + first,
-                   parameter.gradient + first, last - first, learningRate,
-                   parameter.decay);
-  });
+void ParameterUpdate::apply(float clip, float learningRate) {
+  float *gradients = flat.gradients();
+  if (clip < 1.0f)
+    for (int64_t i = begin; i < end; ++i)
+      gradients[i] *= clip;
+  optimizer.step(flat.values() + begin, gradients + begin, learningRate);
   if (!sharded)
     return;
 
   // Every rank contributes its share (padded to `share`) and receives all.
-  int64_t share = shareSize(parameters);
-  int64_t ranks = dataParallel.worldSize();
-  int64_t begin = dataParallel.rank() * share;
-  std::vector<float> mine(share, 0.0f), all(share * ranks);
-  forEachShare(parameters, [&](const ParameterSlot &parameter, int64_t first,
-                               int64_t last, int64_t offset) {
-    std::copy(parameter.values + first, parameter.values + last,
-              mine.begin() + (offset + first - begin));
-  });
+  std::vector<float> mine(share, 0.0f), all(share * dataParallel.worldSize());
+  std::copy(flat.values() + begin, flat.values() + end, mine.begin());
   dataParallel.allGather(mine.data(), mine.size(), all.data());
-  int64_t offset = 0;
-  for (const ParameterSlot &parameter : parameters) {
-    std::memcpy(parameter.values, all.data() + offset,
-                parameter.count * sizeof(float));
-    offset += parameter.count;
-  }
+  std::memcpy(flat.values(), all.data(), flat.size() * sizeof(float));
 }
 
-std::map<std::string, ParameterState>
-ParameterUpdate::gatherState(const std::vector<ParameterSlot> &parameters) {
+std::map<std::string, ParameterState> ParameterUpdate::gatherState() {
   std::map<std::string, ParameterState> states;
+  const std::vector<FlatParameter> &parameters = flat.parameters();
   if (!sharded) {
-    for (const ParameterSlot &parameter : parameters) {
+    for (const FlatParameter &parameter : parameters) {
       ParameterState state = optimizer.exportState(parameter.name);
       if (state.steps > 0)
         states[parameter.name] = std::move(state);
     }
     return states;
   }
-  // Each buffer's share, padded like apply's, and each parameter's step
-  // count from the rank that steps its first element.
-  int64_t share = shareSize(parameters);
-  int64_t begin = dataParallel.rank() * share;
+  // Each parameter's step count from the rank that steps its first
+  // element, and each buffer's shares, padded like apply's.
   std::vector<double> steps(parameters.size(), 0.0);
-  std::vector<std::vector<float>> mine(bufferNames.size(),
-                                       std::vector<float>(share, 0.0f));
-  size_t index = 0;
-  forEachShare(parameters, [&](const ParameterSlot &parameter, int64_t first,
-                               int64_t last, int64_t offset) {
-    size_t at = index++;
-    ParameterState state = optimizer.exportState(parameter.name);
-    if (first == last || state.steps == 0)
-      return;
-    if (first == 0)
-      steps[at] = static_cast<double>(state.steps);
-    for (size_t b = 0; b < bufferNames.size(); ++b) {
-      const std::vector<float> &values = state.buffers.at(bufferNames[b]);
-      std::copy(values.begin(), values.end(),
-                mine[b].begin() + (offset + first - begin));
-    }
-  });
+  for (size_t p = 0; p < parameters.size(); ++p)
+    if (parameters[p].offset >= begin && parameters[p].offset < end)
+      steps[p] = static_cast<double>(
+          optimizer.exportState(parameters[p].name).steps);
   dataParallel.allReduceSum(steps);
-  std::vector<float> all(share * dataParallel.worldSize());
+  const std::vector<std::string> &bufferNames = optimizer.stateBufferNames();
+  std::vector<float> mine(share), all(share * dataParallel.worldSize());
   for (size_t b = 0; b < bufferNames.size(); ++b) {
-    dataParallel.allGather(mine[b].data(), mine[b].size(), all.data());
-    int64_t offset = 0;
-    for (size_t p = 0; p < parameters.size(); ++p) {
+    const std::vector<float> &held = optimizer.buffer(b);
+    std::fill(mine.begin(), mine.end(), 0.0f);
+    std::copy(held.begin(), held.end(), mine.begin());
+    dataParallel.allGather(mine.data(), mine.size(), all.data());
+    for (size_t p = 0; p < parameters.size(); ++p)
       if (steps[p] > 0)
         states[parameters[p].name].buffers[bufferNames[b]].assign(
-            all.begin() + offset, all.begin() + offset + parameters[p].count);
-      offset += parameters[p].count;
-    }
+            all.begin() + parameters[p].offset,
+            all.begin() + parameters[p].offset + parameters[p].count);
   }
   for (size_t p = 0; p < parameters.size(); ++p)
     if (steps[p] > 0)
@@ -131,18 +84,19 @@ ParameterUpdate::gatherState(const std::vector<ParameterSlot> &parameters) {
 }
 
 void ParameterUpdate::loadState(
-    const std::vector<ParameterSlot> &parameters,
     const std::map<std::string, ParameterState> &states) {
-  forEachShare(parameters, [&](const ParameterSlot &parameter, int64_t first,
-                               int64_t last, int64_t) {
+  for (const FlatParameter &parameter : flat.parameters()) {
     auto it = states.find(parameter.name);
-    if (first == last || it == states.end())
-      return;
+    int64_t first = std::max(begin, parameter.offset) - parameter.offset;
+    int64_t last =
+        std::min(end, parameter.offset + parameter.count) - parameter.offset;
+    if (first >= last || it == states.end())
+      continue;
     ParameterState mine{it->second.steps, {}};
     for (const auto &[name, values] : it->second.buffers)
       mine.buffers[name].assign(values.begin() + first, values.begin() + last);
     optimizer.importState(parameter.name, mine);
-  });
+  }
 }
 
 } // namespace pp::runtime

@@ -54,6 +54,17 @@ TensorPtr makeTensor(const TensorInfo &info) {
   return TensorPtr(tensor);
 }
 
+/// A tensor like `info` over the floats at `data`, which outlive it.
+TensorPtr borrowTensor(const TensorInfo &info, float *data) {
+  pp_tensor *tensor = nullptr;
+  if (pp_tensor_borrow(data, info.dtype,
+                       static_cast<int64_t>(info.shape.size()),
+                       info.shape.data(), &tensor) != PP_OK)
+    throw std::runtime_error(std::string("cannot view '") + info.name +
+                             "': " + pp_last_error());
+  return TensorPtr(tensor);
+}
+
 float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
@@ -118,7 +129,6 @@ public:
         layout{package.microbatchSize, options.microbatches,
                groups.dataParallelSize},
         functions(package.stages[stage].functions),
-        update(options.optimizer, dataParallel, options.shardOptimizer),
         givenInputs(givenInputs) {
     // Each saved value lives until the last function of the stage that
     // takes it (Package::load checked that an earlier one returns it).
@@ -153,6 +163,7 @@ public:
     if (resumed)
       savedParameters = openResumedParameters(*resumed);
     initializeParameters(savedParameters ? &*savedParameters : nullptr);
+    prepareGradientReduction();
     tied = std::make_unique<TiedParameters>(package, pipeline, stage);
     if (resumed)
       restoreOptimizer(*resumed);
@@ -347,10 +358,15 @@ private:
         for (const TensorInfo &result : function.results)
           if (result.role == Role::Gradient)
             withGradient.insert(result.name);
+    layOutTrainedParameters();
     for (const ParameterInfo &parameter : package.parameters) {
       if (!parameter.heldBy(stage))
         continue;
-      TensorPtr tensor = makeTensor(parameter.tensor);
+      const FlatParameter *trained = flat->find(parameter.tensor.name);
+      TensorPtr tensor =
+          trained ? borrowTensor(parameter.tensor,
+                                 flat->values() + trained->offset)
+                  : makeTensor(parameter.tensor);
       // A resumed run takes every tensor from its checkpoint; frozen and
       // constant tensors otherwise always come from the model.
       const std::string &name = parameter.tensor.name;
@@ -370,11 +386,73 @@ private:
       // does anything in a forward-only run.
       if (parameter.tensor.role != Role::Parameter || givenInputs)
         continue;
-      TensorPtr gradient = makeTensor(parameter.tensor);
+      TensorPtr gradient =
+          trained ? borrowTensor(parameter.tensor,
+                                 flat->gradients() + trained->offset)
+                  : makeTensor(parameter.tensor);
       Placed &sum = placedGradients[name];
       sum.tensor = backend.place(gradient.get(), sum.copy);
       gradients[name] = std::move(gradient);
     }
+  }
+
+  /// Lays out the flat buffers of this stage's trained parameters (in name
+  /// order, as the optimizer steps them; none in a forward-only run) and
+  /// the update over them. A parameter the loss does not depend on has no
+  /// gradient (PyTorch's None) and keeps its value.
+  void layOutTrainedParameters() {
+    std::vector<FlatParameter> trained;
+    if (!givenInputs)
+      for (const ParameterInfo &parameter : package.parameters)
+        if (parameter.heldBy(stage) &&
+            parameter.tensor.role == Role::Parameter &&
+            withGradient.count(parameter.tensor.name))
+          trained.push_back(
+              {parameter.tensor.name,
+               static_cast<int64_t>(parameter.tensor.shape.size()),
+               numElements(parameter.tensor.shape)});
+    std::sort(trained.begin(), trained.end(),
+              [](const FlatParameter &a, const FlatParameter &b) {
+                return a.name < b.name;
+              });
+    flat = std::make_unique<FlatParameters>(std::move(trained));
+    update = std::make_unique<ParameterUpdate>(
+        options.optimizer, *flat, dataParallel, options.shardOptimizer);
+  }
+
+  /// Lists this stage's gradients for the data-parallel reduction (in
+  /// manifest order) and counts the calls per step that add to each.
+  void prepareGradientReduction() {
+    std::vector<pp_tensor *> listed;
+    for (const ParameterInfo &parameter : package.parameters) {
+      auto it = gradients.find(parameter.tensor.name);
+      if (it == gradients.end())
+        continue;
+      reductionIndex[it->first] = listed.size();
+      listed.push_back(it->second.get());
+    }
+    reducer = std::make_unique<GradientReducer>(dataParallel, listed);
+    for (const StageFunctionInfo &function : functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          contributionsPerStep[result.name] += options.microbatches;
+  }
+
+  /// Adds a microbatch's `contribution` to the gradient `name`; once its
+  /// step's last contribution is in, copies the sum to the host and hands
+  /// it to the data-parallel reduction.
+  void addGradient(const std::string &name, pp_tensor *contribution) {
+    pp_tensor *sum = placedGradients.at(name).tensor;
+    backend.accumulate(sum, contribution);
+    if (--contributionsLeft.at(name) == 0)
+      finalizeGradient(name);
+  }
+
+  /// Copies the step's sum of the gradient `name` to the host and hands it
+  /// to the data-parallel reduction.
+  void finalizeGradient(const std::string &name) {
+    backend.fetch(placedGradients.at(name).tensor, gradients.at(name).get());
+    reducer->ready(reductionIndex.at(name));
   }
 
   /// Proves, before the first step, that the schedule (and the eval
@@ -401,14 +479,29 @@ private:
     bool training;
   };
 
+  /// Takes a stage function's result `index` as the function hands it over.
+  using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
+
   /// Runs one stage function over `args` for microbatch `microbatch` of
-  /// `batch`; returns its results.
+  /// `batch`, passing each result to `onResult` as soon as the function
+  /// hands it over; returns its results.
   std::vector<TensorPtr> call(const StageFunctionInfo &function,
                               std::vector<pp_tensor *> args,
-                              const BatchRef &batch, int64_t microbatch) {
+                              const BatchRef &batch, int64_t microbatch,
+                              const ResultHandler &onResult) {
     pp_frame frame;
     frame.profile = profile.get();
     frame.args = std::move(args);
+    // The generated code is C: a failure becomes the frame's error.
+    frame.onResult = [&](int64_t index, pp_tensor *result) {
+      if (static_cast<size_t>(index) >= function.results.size())
+        return;
+      try {
+        onResult(static_cast<size_t>(index), result);
+      } catch (const std::exception &error) {
+        failFrame(&frame, error.what());
+      }
+    };
     backend.configure(frame, batch.messageStep, microbatch);
     // Dropout drops in training calls only.
     frame.position = {
@@ -510,8 +603,15 @@ private:
                                  "', which no argument can have");
       }
     }
+    // Gradients add up as the function returns them, so that the last
+    // microbatch's are reduced over the replicas while it computes the
+    // rest; microbatches arrive in order, so each sum's order is fixed.
     std::vector<TensorPtr> results =
-        call(function, std::move(args), data.batch, mb);
+        call(function, std::move(args), data.batch, mb,
+             [&](size_t index, pp_tensor *result) {
+               if (function.results[index].role == Role::Gradient)
+                 addGradient(function.results[index].name, result);
+             });
     for (const TensorInfo &arg : function.args)
       if (arg.role == Role::Saved && lastUse.at(arg.name) == f)
         saved.erase(arg.name);
@@ -528,10 +628,6 @@ private:
         TensorPtr host = makeTensor(info);
         backend.fetch(results[i].get(), host.get());
         data.outputs[info.name].push_back(std::move(host));
-      } else if (info.role == Role::Gradient) {
-        // Microbatches arrive in order, so the sum's order is fixed.
-        backend.accumulate(placedGradients.at(info.name).tensor,
-                           results[i].get());
       }
     }
     if (saved.empty())
@@ -589,6 +685,8 @@ private:
     auto start = std::chrono::steady_clock::now();
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
+    contributionsLeft = contributionsPerStep;
+    reducer->begin();
 
     // The last stages draw every label of the step first: the loss is
     // divided by the step's element (mse) or token (cross_entropy) count
@@ -614,17 +712,17 @@ private:
                               options.microbatches),
                 data);
 
-    // Each stage sums its gradients over its data-parallel replicas as
-    // soon as its own backward is done.
-    std::vector<pp_tensor *> hostGradients;
-    for (const ParameterInfo &parameter : package.parameters) {
-      auto it = gradients.find(parameter.tensor.name);
-      if (it == gradients.end())
-        continue;
-      backend.fetch(placedGradients.at(it->first).tensor, it->second.get());
-      hostGradients.push_back(it->second.get());
-    }
-    allReduceGradients(dataParallel, hostGradients);
+    // The reduction over the data-parallel replicas started during the
+    // backward; the gradients no function returns join it now.
+    for (auto &[name, sum] : gradients)
+      if (auto left = contributionsLeft.find(name);
+          left == contributionsLeft.end() || left->second > 0)
+        finalizeGradient(name);
+    auto waitStart = std::chrono::steady_clock::now();
+    reducer->finish();
+    reduceWaitSeconds += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - waitStart)
+                             .count();
     tied->sumGradients(gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
@@ -653,13 +751,12 @@ private:
       clip = static_cast<float>(
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
 
-    std::vector<ParameterSlot> trained = trainedSlots();
     float learningRate = learningRateAt(options.learningRate, step + 1);
-    update.apply(trained, clip, learningRate);
+    update->apply(clip, learningRate);
     cursor += layout.globalBatch();
-    for (const ParameterSlot &slot : trained)
-      backend.refresh(placedParameters.at(slot.name).tensor,
-                      parameters.at(slot.name).get());
+    for (const FlatParameter &trained : flat->parameters())
+      backend.refresh(placedParameters.at(trained.name).tensor,
+                      parameters.at(trained.name).get());
 
     // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
@@ -732,7 +829,7 @@ private:
     reads[2 * world.rank()] =
         static_cast<double>((source ? source->elementsRead() : 0) +
                             (evalSource ? evalSource->elementsRead() : 0));
-    reads[2 * world.rank() + 1] = static_cast<double>(update.stateBytes());
+    reads[2 * world.rank() + 1] = static_cast<double>(update->stateBytes());
     world.allReduceSum(reads);
     if (!reports)
       return;
@@ -878,21 +975,6 @@ private:
           computed.count(parameter.tensor.name))
         listed.push_back(parameter);
     return listed;
-  }
-
-  /// This stage's trained parameters in name order, as the optimizer
-  /// steps them. A parameter the loss does not depend on has no gradient
-  /// (PyTorch's None) and keeps its value.
-  std::vector<ParameterSlot> trainedSlots() {
-    std::vector<ParameterSlot> trained;
-    for (auto &[name, parameter] : parameters)
-      if (withGradient.count(name))
-        trained.push_back(
-            {name, floatsOf(parameter.get()),
-             floatsOf(gradients.at(name).get()),
-             pp_tensor_numel(parameter.get()),
-             update.decays(name, pp_tensor_rank(parameter.get()))});
-    return trained;
   }
 
   /// Streams the gradient sums (fetched to the host) of the parameters
@@ -1050,22 +1132,21 @@ private:
     checkSameTensors(where, expected, shapesOf(file),
                      "a checkpoint of another model, or of --momentum 0 "
                      "when this run has momentum (or the reverse)");
-    std::vector<ParameterSlot> trained = trainedSlots();
     std::map<std::string, ParameterState> states;
-    for (const ParameterSlot &slot : trained) {
-      auto steps = file.metadata().find(slot.name + "/step");
+    for (const FlatParameter &trained : flat->parameters()) {
+      auto steps = file.metadata().find(trained.name + "/step");
       if (steps == file.metadata().end())
         throw std::runtime_error(where + " lacks the step count '" +
-                                 slot.name + "/step' in its metadata");
-      ParameterState &state = states[slot.name];
+                                 trained.name + "/step' in its metadata");
+      ParameterState &state = states[trained.name];
       state.steps = std::stoll(steps->second);
       for (const std::string &buffer : buffers) {
         std::vector<float> &values = state.buffers[buffer];
-        values.resize(slot.count);
-        file.read(slot.name + "/" + buffer, values.data());
+        values.resize(trained.count);
+        file.read(trained.name + "/" + buffer, values.data());
       }
     }
-    update.loadState(trained, states);
+    update->loadState(states);
   }
 
   /// Saves the checkpoint after `step` steps (docs/checkpoints.md): the
@@ -1104,7 +1185,7 @@ private:
     // count summed over the pipeline (each stage fills its own; a tied
     // parameter's holders share one, which its owner fills).
     std::map<std::string, ParameterState> states =
-        update.gatherState(trainedSlots());
+        update->gatherState();
     std::vector<ParameterInfo> trained = trainedParameters();
     std::vector<double> steps(trained.size(), 0.0);
     for (size_t i = 0; i < trained.size(); ++i)
@@ -1208,7 +1289,11 @@ private:
       opSeconds += totals.seconds;
     }
     std::string mine =
-        nlohmann::json{{"stage", stage}, {"op_seconds", opSeconds}, {"ops", ops}}
+        nlohmann::json{{"stage", stage},
+                       {"op_seconds", opSeconds},
+                       {"ops", ops},
+                       {"dp_reduce_seconds", reducer->reducingSeconds()},
+                       {"dp_reduce_wait_seconds", reduceWaitSeconds}}
             .dump();
     uint64_t sizeSlot = messageSlot("profile/size");
     uint64_t slot = messageSlot("profile");
@@ -1259,7 +1344,6 @@ private:
   const std::vector<StageFunctionInfo> &functions;
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
-  ParameterUpdate update;
   std::ofstream metrics;
   /// The training and eval data this rank reads (null where it reads
   /// none), and the microbatches drawn from them.
@@ -1275,11 +1359,24 @@ private:
       options.profilePath.empty()
           ? nullptr
           : std::make_unique<OpProfile>([this] { backend.synchronize(); });
-  /// Host parameters and gradient sums, and where the stages see them.
+  /// This stage's trained parameters and their gradient sums, each in one
+  /// buffer, and their update.
+  std::unique_ptr<FlatParameters> flat;
+  std::unique_ptr<ParameterUpdate> update;
+  /// Host parameters and gradient sums (those of trained parameters views
+  /// of `flat`), and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters, placedGradients;
   /// The parameters whose gradients some stage's backward returns.
   std::set<std::string> withGradient;
+  /// Sums the gradients over the data-parallel replicas during the backward.
+  std::unique_ptr<GradientReducer> reducer;
+  /// Per gradient, its place in the reducer's list, the contributions
+  /// (calls returning it) a step adds and, this step, those still to come.
+  std::map<std::string, size_t> reductionIndex;
+  std::map<std::string, int64_t> contributionsPerStep, contributionsLeft;
+  /// Seconds the steps waited for the reduction after their backward.
+  double reduceWaitSeconds = 0;
   /// Sums the gradients of the tied parameters this stage holds.
   std::unique_ptr<TiedParameters> tied;
   /// A forward-only run's inputs (Package::inputs order), or null.

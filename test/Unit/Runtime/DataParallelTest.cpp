@@ -14,7 +14,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 using namespace pp::runtime;
 using pp::runtime::test::runRanks;
@@ -28,34 +30,57 @@ float gradientValue(int rank, size_t tensor, int64_t element) {
          1e-3f * static_cast<float>(tensor) + 1e-7f * element;
 }
 
-TEST(DataParallel, AllReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
-  // Tensor sizes around a bucket of 16 floats: several tensors share one,
-  // a larger one travels alone.
-  const std::vector<int64_t> sizes = {3, 5, 7, 40, 1, 16, 17};
+/// Gradient tensors of `sizes` on `rank`, filled for step `step`.
+std::vector<TensorPtr> makeGradients(const std::vector<int64_t> &sizes,
+                                     int rank, int step) {
+  std::vector<TensorPtr> gradients;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    pp_tensor *tensor = nullptr;
+    EXPECT_EQ(pp_tensor_create(PP_DTYPE_F32, 1, &sizes[t], &tensor), PP_OK);
+    for (int64_t i = 0; i < sizes[t]; ++i)
+      static_cast<float *>(pp_tensor_data(tensor))[i] =
+          gradientValue(rank + step, t, i);
+    gradients.emplace_back(tensor);
+  }
+  return gradients;
+}
+
+std::vector<pp_tensor *> pointersTo(const std::vector<TensorPtr> &owned) {
+  std::vector<pp_tensor *> pointers;
+  for (const TensorPtr &tensor : owned)
+    pointers.push_back(tensor.get());
+  return pointers;
+}
+
+/// The values of `tensors`, concatenated.
+std::vector<float> valuesOf(const std::vector<TensorPtr> &tensors) {
+  std::vector<float> values;
+  for (const TensorPtr &tensor : tensors) {
+    const float *data = static_cast<const float *>(pp_tensor_data(tensor.get()));
+    values.insert(values.end(), data, data + pp_tensor_numel(tensor.get()));
+  }
+  return values;
+}
+
+// Tensor sizes around a bucket of 16 floats: several tensors share one, a
+// larger one travels alone; buckets {0, 1, 2}, {3}, {4}, {5}, {6}.
+const std::vector<int64_t> kSizes = {3, 5, 7, 40, 1, 16, 17};
+const std::vector<std::vector<size_t>> kBuckets = {
+    {0, 1, 2}, {3}, {4}, {5}, {6}};
+
+TEST(DataParallel, ReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
   for (size_t bucketBytes : {size_t(64), kGradientBucketBytes}) {
     std::vector<std::vector<float>> results(3);
     runRanks(3, [&](Communicator &world) {
-      std::vector<TensorPtr> owned;
-      std::vector<pp_tensor *> gradients;
-      for (size_t t = 0; t < sizes.size(); ++t) {
-        pp_tensor *tensor = nullptr;
-        ASSERT_EQ(pp_tensor_create(PP_DTYPE_F32, 1, &sizes[t], &tensor), PP_OK);
-        for (int64_t i = 0; i < sizes[t]; ++i)
-          static_cast<float *>(pp_tensor_data(tensor))[i] =
-              gradientValue(world.rank(), t, i);
-        owned.emplace_back(tensor);
-        gradients.push_back(tensor);
-      }
-      allReduceGradients(world, gradients, bucketBytes);
-      for (pp_tensor *tensor : gradients) {
-        const float *values = static_cast<const float *>(pp_tensor_data(tensor));
-        results[world.rank()].insert(results[world.rank()].end(), values,
-                                     values + pp_tensor_numel(tensor));
-      }
+      std::vector<TensorPtr> gradients = makeGradients(kSizes, world.rank(), 0);
+      GradientReducer reducer(world, pointersTo(gradients), bucketBytes);
+      reducer.begin();
+      reducer.finish();
+      results[world.rank()] = valuesOf(gradients);
     });
     size_t flat = 0;
-    for (size_t t = 0; t < sizes.size(); ++t)
-      for (int64_t i = 0; i < sizes[t]; ++i, ++flat) {
+    for (size_t t = 0; t < kSizes.size(); ++t)
+      for (int64_t i = 0; i < kSizes[t]; ++i, ++flat) {
         float expected = gradientValue(0, t, i) + gradientValue(1, t, i) +
                          gradientValue(2, t, i);
         EXPECT_NEAR(results[0][flat], expected, 1e-6f)
@@ -67,55 +92,116 @@ TEST(DataParallel, AllReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
   }
 }
 
+TEST(DataParallel, AnOverlappedReductionGivesTheBlockingBits) {
+  // Over two steps, the gradients become final one by one in an order of
+  // their own (as a backward hands them over), the last bucket while the
+  // others are pending; the result is each bucket's blocking all-reduce.
+  runRanks(3, [&](Communicator &world) {
+    int rank = world.rank();
+    std::vector<TensorPtr> gradients = makeGradients(kSizes, rank, 0);
+    GradientReducer reducer(world, pointersTo(gradients), 64);
+    for (int step = 1; step <= 2; ++step) {
+      reducer.begin();
+      std::vector<TensorPtr> final = makeGradients(kSizes, rank, step);
+      double before = reducer.reducingSeconds();
+      for (size_t t : {size_t(6), size_t(2), size_t(5), size_t(0)}) {
+        std::memcpy(pp_tensor_data(gradients[t].get()),
+                    pp_tensor_data(final[t].get()),
+                    pp_tensor_nbytes(final[t].get()));
+        reducer.ready(t);
+        if (t == 6) {
+          // The communication thread reduces the last bucket now.
+          auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (reducer.reducingSeconds() == before &&
+                 std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          EXPECT_GT(reducer.reducingSeconds(), before) << "step " << step;
+        }
+      }
+      // The rest become final when the backward is over.
+      for (size_t t : {size_t(1), size_t(3), size_t(4)})
+        std::memcpy(pp_tensor_data(gradients[t].get()),
+                    pp_tensor_data(final[t].get()),
+                    pp_tensor_nbytes(final[t].get()));
+      reducer.finish();
+      for (const std::vector<size_t> &bucket : kBuckets) {
+        std::vector<float> blocking;
+        for (size_t t : bucket) {
+          const float *values =
+              static_cast<const float *>(pp_tensor_data(final[t].get()));
+          blocking.insert(blocking.end(), values, values + kSizes[t]);
+        }
+        world.allReduceSum(blocking.data(), blocking.size());
+        std::vector<float> overlapped;
+        for (size_t t : bucket) {
+          const float *values =
+              static_cast<const float *>(pp_tensor_data(gradients[t].get()));
+          overlapped.insert(overlapped.end(), values, values + kSizes[t]);
+        }
+        EXPECT_EQ(overlapped, blocking) << "step " << step << " bucket of "
+                                        << bucket.front();
+      }
+    }
+  });
+}
+
 TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
   // 3 replicas, 35 elements (not a multiple of 3), shares cutting through
-  // parameters, the middle one without weight decay; AdamW and SGD with
-  // momentum, clipping and a cosine learning rate, over three steps.
+  // parameters, the middle one without weight decay (a rank-1 parameter);
+  // AdamW and SGD with momentum, clipping and a cosine learning rate, over
+  // three steps.
   const std::vector<int64_t> sizes = {10, 4, 21};
-  const std::vector<bool> decayed = {true, false, true};
+  const std::vector<int64_t> ranks = {2, 1, 2};
   LearningRateSchedule schedule{0.01, LearningRateDecay::Cosine, 1, 3, 0.001};
   for (const char *kind : {"adamw", "sgd"}) {
     OptimizerOptions options;
     options.kind = kind;
     options.momentum = 0.9f;
     options.weightDecay = 0.1f;
+    using States = std::map<std::string, ParameterState>;
     auto train = [&](bool sharded, std::vector<std::vector<float>> &finals,
-                     std::vector<int64_t> &stateBytes) {
+                     std::vector<int64_t> &stateBytes,
+                     std::vector<States> &gathered) {
       finals.assign(3, {});
       stateBytes.assign(3, 0);
+      gathered.assign(3, {});
       runRanks(3, [&](Communicator &world) {
-        ParameterUpdate update(options, world, sharded);
-        std::vector<std::vector<float>> values, gradients;
-        for (size_t p = 0; p < sizes.size(); ++p) {
-          values.emplace_back(sizes[p]);
-          for (int64_t i = 0; i < sizes[p]; ++i)
-            values[p][i] = 0.5f - 0.01f * static_cast<float>(i + 3 * p);
-        }
+        std::vector<FlatParameter> laidOut;
+        for (size_t p = 0; p < sizes.size(); ++p)
+          laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
+        FlatParameters flat(laidOut);
+        ParameterUpdate update(options, flat, world, sharded);
+        for (int64_t i = 0; i < flat.size(); ++i)
+          flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
-          std::vector<ParameterSlot> slots;
-          gradients.assign(sizes.size(), {});
-          for (size_t p = 0; p < sizes.size(); ++p) {
-            gradients[p].resize(sizes[p]);
-            for (int64_t i = 0; i < sizes[p]; ++i)
-              gradients[p][i] = gradientValue(step, p, i);
-            slots.push_back({"w" + std::to_string(p), values[p].data(),
-                             gradients[p].data(), sizes[p], decayed[p]});
-          }
-          update.apply(slots, /*clip=*/0.5f, learningRateAt(schedule, step));
+          for (const FlatParameter &parameter : flat.parameters())
+            for (int64_t i = 0; i < parameter.count; ++i)
+              flat.gradients()[parameter.offset + i] =
+                  gradientValue(step, parameter.offset, i);
+          update.apply(/*clip=*/0.5f, learningRateAt(schedule, step));
         }
-        for (const std::vector<float> &parameter : values)
-          finals[world.rank()].insert(finals[world.rank()].end(),
-                                      parameter.begin(), parameter.end());
+        finals[world.rank()].assign(flat.values(),
+                                    flat.values() + flat.size());
         stateBytes[world.rank()] = update.stateBytes();
+        gathered[world.rank()] = update.gatherState();
       });
     };
     std::vector<std::vector<float>> whole, sharded;
     std::vector<int64_t> wholeState, shardedState;
-    train(false, whole, wholeState);
-    train(true, sharded, shardedState);
+    std::vector<States> wholeStates, shardedStates;
+    train(false, whole, wholeState, wholeStates);
+    train(true, sharded, shardedState, shardedStates);
     for (int rank = 0; rank < 3; ++rank) {
       EXPECT_EQ(sharded[rank], whole[0]) << kind << " rank " << rank;
       EXPECT_EQ(whole[rank], whole[0]) << kind << " rank " << rank;
+      // Gathered, the shares are the whole state, on every rank.
+      ASSERT_EQ(shardedStates[rank].size(), sizes.size());
+      for (const auto &[name, state] : wholeStates[0]) {
+        EXPECT_EQ(shardedStates[rank].at(name).steps, 3) << name;
+        EXPECT_EQ(shardedStates[rank].at(name).buffers, state.buffers)
+            << kind << " " << name << " rank " << rank;
+      }
     }
     // AdamW keeps two moments per element, SGD one momentum buffer; shares
     // of ceil(35 / 3) = 12 elements: 12, 12 and 11.

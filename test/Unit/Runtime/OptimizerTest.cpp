@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 using namespace pp::runtime;
 
@@ -54,8 +55,9 @@ std::vector<float> stepOnce(const char *kind, bool decay, float lr) {
   options.kind = kind;
   options.weightDecay = 0.1f;
   Optimizer optimizer(options);
+  optimizer.layOut({{"p", 0, 2, decay}});
   std::vector<float> values = {1.0f, -2.0f}, gradient = {0.5f, 0.25f};
-  optimizer.step("p", values.data(), gradient.data(), 2, lr, decay);
+  optimizer.step(values.data(), gradient.data(), lr);
   return values;
 }
 
@@ -73,6 +75,108 @@ TEST(Optimizer, AnExcludedParameterStepsWithoutDecay) {
   std::vector<float> sgd = stepOnce("sgd", true, 0.5f);
   EXPECT_FLOAT_EQ(sgd[0], 1.0f - 0.5f * (0.5f + 0.1f));
   EXPECT_FLOAT_EQ(sgd[1], -2.0f - 0.5f * (0.25f - 0.2f));
+}
+
+/// torch.optim's AdamW and SGD (with momentum) on one tensor, element by
+/// element: the formulas the flat optimizer must reproduce bit for bit.
+struct ReferenceTensor {
+  std::vector<float> values, first, second;
+  int64_t steps = 0;
+
+  void step(const OptimizerOptions &options, const std::vector<float> &gradient,
+            float lr, bool decay) {
+    ++steps;
+    float weightDecay = decay ? options.weightDecay : 0.0f;
+    first.resize(values.size());
+    second.resize(values.size());
+    float correction1 = 1.0f - std::pow(options.beta1, steps);
+    float correction2 = 1.0f - std::pow(options.beta2, steps);
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (options.kind == "sgd") {
+        float direction = gradient[i] + weightDecay * values[i];
+        first[i] =
+            steps == 1 ? direction : options.momentum * first[i] + direction;
+        values[i] -= lr * first[i];
+        continue;
+      }
+      values[i] *= 1.0f - lr * weightDecay;
+      first[i] =
+          options.beta1 * first[i] + (1.0f - options.beta1) * gradient[i];
+      second[i] = options.beta2 * second[i] +
+                  (1.0f - options.beta2) * gradient[i] * gradient[i];
+      float mHat = first[i] / correction1;
+      float vHat = second[i] / correction2;
+      values[i] -= lr * mHat / (std::sqrt(vHat) + options.epsilon);
+    }
+  }
+};
+
+TEST(Optimizer, AFlatStepGivesEachTensorsBitsAndKeepsItsState) {
+  // Four tensors in one flat buffer (sizes that leave vector remainders),
+  // two without decay; the third resumes from an imported state at step 5.
+  const std::vector<int64_t> sizes = {7, 1, 33, 4};
+  const std::vector<bool> decayed = {true, false, true, false};
+  for (const char *kind : {"adamw", "sgd"}) {
+    OptimizerOptions options;
+    options.kind = kind;
+    options.momentum = 0.9f;
+    options.weightDecay = 0.05f;
+    Optimizer optimizer(options);
+    std::vector<OptimizerSegment> segments;
+    std::vector<ReferenceTensor> reference(sizes.size());
+    std::vector<float> values;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      int64_t begin = static_cast<int64_t>(values.size());
+      segments.push_back(
+          {"t" + std::to_string(t), begin, begin + sizes[t], decayed[t]});
+      for (int64_t i = 0; i < sizes[t]; ++i)
+        reference[t].values.push_back(0.3f - 0.017f * (i + 5 * t));
+      values.insert(values.end(), reference[t].values.begin(),
+                    reference[t].values.end());
+    }
+    optimizer.layOut(segments);
+    ParameterState resumed{4, {}};
+    for (const std::string &buffer : optimizerBufferNames(options))
+      resumed.buffers[buffer].assign(sizes[2], 0.125f);
+    optimizer.importState("t2", resumed);
+    reference[2].steps = 4;
+    reference[2].first.assign(sizes[2], 0.125f);
+    reference[2].second.assign(sizes[2], 0.125f);
+    std::vector<float> gradients(values.size());
+    for (int step = 1; step <= 3; ++step) {
+      float lr = 0.01f / step;
+      for (size_t t = 0, at = 0; t < sizes.size(); ++t) {
+        std::vector<float> gradient(sizes[t]);
+        for (int64_t i = 0; i < sizes[t]; ++i, ++at)
+          gradients[at] = gradient[i] = 0.02f * step - 0.003f * i + 0.1f * t;
+        reference[t].step(options, gradient, lr, decayed[t]);
+      }
+      optimizer.step(values.data(), gradients.data(), lr);
+    }
+    std::vector<float> expected;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      expected.insert(expected.end(), reference[t].values.begin(),
+                      reference[t].values.end());
+      ParameterState state = optimizer.exportState("t" + std::to_string(t));
+      EXPECT_EQ(state.steps, t == 2 ? 7 : 3) << kind << " t" << t;
+      EXPECT_EQ(state.buffers.begin()->second, reference[t].first)
+          << kind << " t" << t;
+    }
+    EXPECT_EQ(values, expected) << kind;
+  }
+}
+
+TEST(Optimizer, RefusesSegmentsWithGapsAndForeignStates) {
+  Optimizer optimizer({});
+  EXPECT_THROW(optimizer.layOut({{"a", 0, 2, true}, {"b", 3, 4, true}}),
+               std::invalid_argument);
+  OptimizerOptions options;
+  options.kind = "adamw";
+  Optimizer adamw(options);
+  adamw.layOut({{"a", 0, 2, true}});
+  ParameterState state{1, {{"exp_avg", {1, 2, 3}}, {"exp_avg_sq", {1, 2, 3}}}};
+  EXPECT_THROW(adamw.importState("a", state), std::invalid_argument);
+  EXPECT_THROW(adamw.importState("b", state), std::invalid_argument);
 }
 
 /// The values fillRandomParameter gives a tensor of `shape` named `name`.
