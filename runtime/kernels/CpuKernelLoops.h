@@ -117,6 +117,70 @@ inline int64_t rowLength(const Shape &shape) {
   return shape.empty() ? 1 : shape.back();
 }
 
+/// `shape`, a row-major tensor walked with a second set of `strides`, with
+/// each run of adjacent dimensions that both walk as one dimension merged
+/// into it and each dimension of size 1 dropped: the same elements in the
+/// same order, in fewer and longer rows.
+inline std::pair<Shape, Shape> mergeDimensions(const Shape &shape,
+                                               const Shape &strides) {
+  Shape merged, mergedStrides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!merged.empty() && mergedStrides.back() == strides[d] * shape[d]) {
+      merged.back() *= shape[d];
+      mergedStrides.back() = strides[d];
+      continue;
+    }
+    merged.push_back(shape[d]);
+    mergedStrides.push_back(strides[d]);
+  }
+  return {merged, mergedStrides};
+}
+
+/// Walks a row-major tensor of `shape` whose element i belongs to group
+/// `sum(index(i)[d] * groupStrides[d])`, calling `row(first, group, step,
+/// length)` for each run of `length` consecutive elements starting at
+/// element `first`, of which element `first + j` belongs to group `group +
+/// j * step` (step 0: all to one group), in row-major order.
+template <typename Row>
+inline void forEachGroupedRow(const Shape &shape, const Shape &groupStrides,
+                              Row row) {
+  auto [merged, strides] = mergeDimensions(shape, groupStrides);
+  int64_t length = rowLength(merged);
+  int64_t step = merged.empty() ? 0 : strides.back();
+  int64_t first = 0;
+  forEachRow<1>(merged, {strides}, {0}, [&](std::array<int64_t, 1> group) {
+    row(first, group[0], step, length);
+    first += length;
+  });
+}
+
+/// Adds each element of the row-major tensor `in` of `shape` to its group's
+/// sum in `sums` (groups as in forEachGroupedRow) in row-major order: each
+/// sum's order of additions depends only on the shapes.
+inline void accumulateGroups(const Shape &shape, const Shape &groupStrides,
+                             const float *in, double *sums) {
+  forEachGroupedRow(
+      shape, groupStrides,
+      [&](int64_t first, int64_t group, int64_t step, int64_t length) {
+        const float *values = in + first;
+        double *to = sums + group;
+        if (step == 0) {
+          double sum = *to;
+          for (int64_t j = 0; j < length; ++j)
+            sum += values[j];
+          *to = sum;
+        } else if (step == 1) {
+          for (int64_t j = 0; j < length; ++j)
+            to[j] += values[j];
+        } else {
+          for (int64_t j = 0; j < length; ++j)
+            to[j * step] += values[j];
+        }
+      });
+}
+
 /// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
 template <typename Function>
 inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,

@@ -170,23 +170,9 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
   if (!result)
     return nullptr;
-  // Accumulate in double, visiting the input in row-major order.
   std::vector<double> sums(numElements(target), 0.0);
-  Shape strides = broadcastStrides(target, inputShape);
-  Shape index(inputShape.size(), 0);
-  int64_t offset = 0;
-  const float *in = floats(input);
-  for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
-    sums[offset] += in[i];
-    for (size_t d = inputShape.size(); d-- > 0;) {
-      ++index[d];
-      offset += strides[d];
-      if (index[d] < inputShape[d])
-        break;
-      offset -= strides[d] * index[d];
-      index[d] = 0;
-    }
-  }
+  accumulateGroups(inputShape, broadcastStrides(target, inputShape),
+                   floats(input), sums.data());
   float *out = floats(result);
   for (size_t i = 0; i < sums.size(); ++i)
     out[i] = static_cast<float>(sums[i]);

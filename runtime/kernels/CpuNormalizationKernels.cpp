@@ -19,14 +19,12 @@ namespace {
 /// row-major order, with the index of its group.
 template <typename Visit>
 void forEachGrouped(const ReducePlan &plan, Visit visit) {
-  int64_t inner = rowLength(plan.input);
-  int64_t step = plan.input.empty() ? 0 : plan.groupStrides.back();
-  int64_t i = 0;
-  forEachRow<1>(plan.input, {plan.groupStrides}, {0},
-                [&](std::array<int64_t, 1> at) {
-                  for (int64_t j = 0; j < inner; ++j)
-                    visit(i++, at[0] + j * step);
-                });
+  forEachGroupedRow(
+      plan.input, plan.groupStrides,
+      [&](int64_t first, int64_t group, int64_t step, int64_t length) {
+        for (int64_t j = 0; j < length; ++j)
+          visit(first + j, group + j * step);
+      });
 }
 
 /// A reduction of `input` with `keep_dims`: `reduceGroups(plan, in, out)`
@@ -50,7 +48,7 @@ pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
 /// The sums of the groups of `plan` in double.
 std::vector<double> groupSums(const ReducePlan &plan, const float *in) {
   std::vector<double> sums(plan.groups, 0.0);
-  forEachGrouped(plan, [&](int64_t i, int64_t group) { sums[group] += in[i]; });
+  accumulateGroups(plan.input, plan.groupStrides, in, sums.data());
   return sums;
 }
 
