@@ -11,6 +11,7 @@
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MathFormulas.h"
 #include "runtime/kernels/Matmul.h"
 
 #include <algorithm>
@@ -90,15 +91,15 @@ pp_tensor *pp_cpu_relu(pp_frame *frame, pp_tensor *input) {
 
 pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "sigmoid", input,
-               [](float x) { return static_cast<float>(sigmoid(x)); });
+               [](float x) { return math::sigmoid(x); });
 }
 
 pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "tanh", input, [](float x) { return std::tanh(x); });
+  return unary(frame, "tanh", input, [](float x) { return math::tanh(x); });
 }
 
 pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "exp", input, [](float x) { return std::exp(x); });
+  return unary(frame, "exp", input, [](float x) { return math::exp(x); });
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
@@ -215,8 +216,7 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
   if (!input)
     return nullptr;
-  std::optional<pp_dtype> target =
-      checkCast(frame, pp_tensor_dtype(input), to);
+  std::optional<pp_dtype> target = checkCast(frame, pp_tensor_dtype(input), to);
   if (!target)
     return nullptr;
   pp_tensor *result = newTensor(frame, *target, shapeOf(input));
