@@ -44,6 +44,18 @@ std::vector<uint32_t> bits(pp_tensor *tensor) {
   return result;
 }
 
+/// The bits of `values` rounded to f32.
+std::vector<uint32_t> roundedBits(const std::vector<double> &values) {
+  std::vector<uint32_t> result;
+  for (double value : values) {
+    float rounded = static_cast<float>(value);
+    uint32_t word;
+    std::memcpy(&word, &rounded, 4);
+    result.push_back(word);
+  }
+  return result;
+}
+
 /// Sums `input` to `target` (right-aligned, size 1 or equal per dimension)
 /// element by element in row-major order, in double.
 std::vector<uint32_t> referenceSumTo(pp_tensor *input, const Shape &target) {
@@ -63,14 +75,7 @@ std::vector<uint32_t> referenceSumTo(pp_tensor *input, const Shape &target) {
     }
     sums[group] += in[i];
   }
-  std::vector<uint32_t> result;
-  for (double sum : sums) {
-    float value = static_cast<float>(sum);
-    uint32_t word;
-    std::memcpy(&word, &value, 4);
-    result.push_back(word);
-  }
-  return result;
+  return roundedBits(sums);
 }
 
 struct SumCase {
@@ -110,6 +115,70 @@ TEST(CpuKernelFastPaths, SumToAndReduceSumAddInRowMajorOrder) {
         pp_cpu_reduce_sum(&frame, x.get(), axes.size(), axes.data(), 1));
     ASSERT_TRUE(frame.error.empty()) << frame.error;
     EXPECT_EQ(bits(reduced.get()), expected);
+  }
+}
+
+/// layer_norm over the last dimension of [rows, size] with weight `w` and
+/// its three gradients for `g`, one row at a time, each sum in element
+/// order and the weight and bias gradients summed in row order.
+struct LayerNormReference {
+  std::vector<double> y, dx, dw, db;
+
+  LayerNormReference(const float *x, const float *w, const float *g,
+                     int64_t rows, int64_t size, double epsilon)
+      : dw(size), db(size) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = x + r * size, *gr = g + r * size;
+      double sum = 0, squares = 0, gwSum = 0, gwXhatSum = 0;
+      for (int64_t j = 0; j < size; ++j)
+        sum += row[j];
+      double mean = sum / size;
+      for (int64_t j = 0; j < size; ++j)
+        squares += (row[j] - mean) * (row[j] - mean);
+      double rstd = 1.0 / std::sqrt(squares / size + epsilon);
+      auto xhat = [&](int64_t j) { return (row[j] - mean) * rstd; };
+      for (int64_t j = 0; j < size; ++j) {
+        y.push_back(xhat(j) * w[j]);
+        double gw = static_cast<double>(gr[j]) * w[j];
+        gwSum += gw;
+        gwXhatSum += gw * xhat(j);
+        dw[j] += gr[j] * xhat(j);
+        db[j] += gr[j];
+      }
+      for (int64_t j = 0; j < size; ++j)
+        dx.push_back(rstd * (static_cast<double>(gr[j]) * w[j] - gwSum / size -
+                             xhat(j) * (gwXhatSum / size)));
+    }
+  }
+};
+
+TEST(CpuKernelFastPaths, LayerNormAndItsGradientsGoRowByRow) {
+  const Shape shapes[] = {{7, 37}, {9, 5}, {1, 3}, {2, 3, 8}, {4, 1}};
+  for (const Shape &shape : shapes) {
+    SCOPED_TRACE(pp::runtime::formatShape(shape));
+    int64_t size = shape.back();
+    int64_t rows = pp::runtime::numElements(shape) / size;
+    Tensor x = unevenValues(shape), g = unevenValues(shape);
+    Tensor w = unevenValues({size});
+    const double epsilon = 1e-5;
+    LayerNormReference reference(
+        static_cast<const float *>(pp_tensor_data(x.get())),
+        static_cast<const float *>(pp_tensor_data(w.get())),
+        static_cast<const float *>(pp_tensor_data(g.get())), rows, size,
+        epsilon);
+    pp_frame frame;
+    Tensor y(pp_cpu_layer_norm(&frame, x.get(), w.get(), nullptr, -1, epsilon));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    EXPECT_EQ(bits(y.get()), roundedBits(reference.y));
+    const std::vector<double> *grads[] = {&reference.dx, &reference.dw,
+                                          &reference.db};
+    for (int64_t index = 0; index < 3; ++index) {
+      Tensor d(pp_cpu_layer_norm_grad(&frame, g.get(), x.get(), w.get(), -1,
+                                      epsilon, index));
+      ASSERT_TRUE(frame.error.empty()) << frame.error;
+      EXPECT_EQ(bits(d.get()), roundedBits(*grads[index]))
+          << "result " << index;
+    }
   }
 }
 
