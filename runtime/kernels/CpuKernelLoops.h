@@ -313,13 +313,20 @@ inline pp_tensor *scalar(pp_frame *frame, double value) {
 
 /// The maximum of a row of logits (`classes` values `stride` apart) and the
 /// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
-inline std::pair<double, double>
-softmaxNormalizer(const float *row, int64_t classes, int64_t stride = 1) {
+/// `exps`, when given, receives the `classes` exponentials.
+inline std::pair<double, double> softmaxNormalizer(const float *row,
+                                                   int64_t classes,
+                                                   int64_t stride = 1,
+                                                   double *exps = nullptr) {
   double max = -std::numeric_limits<double>::infinity(), total = 0;
   for (int64_t c = 0; c < classes; ++c)
     max = std::max<double>(max, row[c * stride]);
-  for (int64_t c = 0; c < classes; ++c)
-    total += std::exp(row[c * stride] - max);
+  for (int64_t c = 0; c < classes; ++c) {
+    double exp = std::exp(row[c * stride] - max);
+    if (exps)
+      exps[c] = exp;
+    total += exp;
+  }
   return {max, total};
 }
 

@@ -106,12 +106,15 @@ pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   if (!checkInputs(frame, "softmax", {input}))
     return nullptr;
   const float *in = floats(input);
+  std::vector<double> exps;
   return alongAxis(
       frame, "softmax", input, axis,
       [&](float *out, int64_t start, int64_t stride, int64_t size) {
-        auto [max, total] = softmaxNormalizer(in + start, size, stride);
-        for (int64_t at = start; at < start + size * stride; at += stride)
-          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
+        exps.resize(size);
+        double total =
+            softmaxNormalizer(in + start, size, stride, exps.data()).second;
+        for (int64_t c = 0; c < size; ++c)
+          out[start + c * stride] = static_cast<float>(exps[c] / total);
       });
 }
 
@@ -427,6 +430,7 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   if (!result)
     return nullptr;
   float *out = floats(result);
+  std::vector<double> exps(classes);
   for (int64_t r = 0; r < rows; ++r) {
     if (y[r] == ignore_index) {
       std::fill_n(out + r * classes, classes, 0.0f);
@@ -436,9 +440,9 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     if (reduction == 0)
       scale /= counted;
     const float *row = z + r * classes;
-    auto [max, total] = softmaxNormalizer(row, classes);
+    double total = softmaxNormalizer(row, classes, 1, exps.data()).second;
     for (int64_t c = 0; c < classes; ++c) {
-      double softmax = std::exp(row[c] - max) / total;
+      double softmax = exps[c] / total;
       out[r * classes + c] =
           static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
     }

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -180,6 +181,60 @@ TEST(CpuKernelFastPaths, LayerNormAndItsGradientsGoRowByRow) {
           << "result " << index;
     }
   }
+}
+
+/// softmax of each row of `rows` x `classes` logits and, for `labels`,
+/// the gradient of the mean cross entropy (ignoring label -100) scaled by
+/// `scale`, in double from exp(logit - maximum) / sum(exp).
+struct SoftmaxReference {
+  std::vector<double> softmax, crossEntropyGrad;
+
+  SoftmaxReference(const float *logits, const int64_t *labels, int64_t rows,
+                   int64_t classes, double scale) {
+    int64_t counted = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      counted += labels[r] != -100;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = logits + r * classes;
+      double max = *std::max_element(row, row + classes), total = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        total += std::exp(row[c] - max);
+      for (int64_t c = 0; c < classes; ++c) {
+        double p = std::exp(row[c] - max) / total;
+        softmax.push_back(p);
+        crossEntropyGrad.push_back(labels[r] == -100 ? 0.0
+                                                     : (p - (c == labels[r])) *
+                                                           (scale / counted));
+      }
+    }
+  }
+};
+
+TEST(CpuKernelFastPaths, SoftmaxAndCrossEntropyGradExponentiateOnce) {
+  const int64_t rows = 7, classes = 13;
+  Tensor logits = unevenValues({rows, classes});
+  // Moderate logits: unevenValues' extremes would saturate the softmax.
+  float *z = static_cast<float *>(pp_tensor_data(logits.get()));
+  for (int64_t i = 0; i < rows * classes; ++i)
+    z[i] = std::sin(1.3f * static_cast<float>(i)) * 4.0f;
+  int64_t labelShape[] = {rows};
+  pp_tensor *labelTensor = nullptr;
+  ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, labelShape, &labelTensor), PP_OK);
+  Tensor labels(labelTensor);
+  int64_t *y = static_cast<int64_t *>(pp_tensor_data(labels.get()));
+  for (int64_t r = 0; r < rows; ++r)
+    y[r] = r == 3 ? -100 : (r * 5) % classes;
+  Tensor grad = unevenValues({});
+  const float scale = 0.7f;
+  static_cast<float *>(pp_tensor_data(grad.get()))[0] = scale;
+  SoftmaxReference reference(z, y, rows, classes, scale);
+  pp_frame frame;
+  Tensor softmax(pp_cpu_softmax(&frame, logits.get(), -1));
+  Tensor dz(pp_cpu_cross_entropy_grad(&frame, grad.get(), logits.get(),
+                                      labels.get(), -100, 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(bits(softmax.get()), roundedBits(reference.softmax));
+  EXPECT_EQ(bits(dz.get()), roundedBits(reference.crossEntropyGrad));
 }
 
 } // namespace
