@@ -45,6 +45,15 @@ PP_HOST_DEVICE inline float floatOfBits(uint32_t bits) {
   return x;
 }
 
+/// The polynomial c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule in fmaf
+/// (unrolled at compile time, so that the loops calling it vectorize).
+PP_HOST_DEVICE inline float polynomial(float, float cn) { return cn; }
+template <typename... Rest>
+PP_HOST_DEVICE inline float polynomial(float x, float c0, float c1,
+                                       Rest... rest) {
+  return polynomial(x, fmaf(c0, x, c1), rest...);
+}
+
 /// e^x within 1 ulp (0.92 at most over all f32, denormal results included;
 /// glibc's expf: 0.50; MathFormulasTest checks a sweep): x = j ln 2 + r with
 /// |r| <= ln(2) / 2, e^r by its Taylor polynomial of degree 7, scaled by
@@ -59,14 +68,8 @@ PP_HOST_DEVICE inline float exp(float x) {
   float shifted = fmaf(clamped, kLog2e, kRoundingShift);
   float j = shifted - kRoundingShift;
   float r = fmaf(j, -kLn2Low, fmaf(j, -kLn2High, clamped));
-  float p = 0x1.a01a02p-13f;
-  p = fmaf(p, r, 0x1.6c16c2p-10f);
-  p = fmaf(p, r, 0x1.111112p-7f);
-  p = fmaf(p, r, 0x1.555556p-5f);
-  p = fmaf(p, r, 0x1.555556p-3f);
-  p = fmaf(p, r, 0.5f);
-  p = fmaf(p, r, 1.0f);
-  p = fmaf(p, r, 1.0f);
+  float p = polynomial(r, 0x1.a01a02p-13f, 0x1.6c16c2p-10f, 0x1.111112p-7f,
+                       0x1.555556p-5f, 0x1.555556p-3f, 0.5f, 1.0f, 1.0f);
   // 2^j as 2^half * 2^(j - half): each factor is a normal f32 for j in
   // [-150, 128], so only the last product rounds (into the denormals).
   int32_t power =
@@ -78,44 +81,31 @@ PP_HOST_DEVICE inline float exp(float x) {
 }
 
 /// erf(x) within 1.5 ulp (1.10 at most over all f32; glibc's erff: 0.90;
-/// MathFormulasTest checks a sweep): x + x P(x^2)
-/// below 0.921875, else 1 - e^Q(|x|) with Q a polynomial fit of
-/// log(erfc) on [0.921875, 4] (|x| > 4 evaluates Q(4): erf rounds to 1).
+/// MathFormulasTest checks a sweep): x + x P(x^2) below 0.921875, else
+/// 1 - e^Q(|x|) with Q a polynomial fit of log(erfc) on [0.921875, 4]
+/// (|x| > 4 evaluates Q(4), whose erf rounds to 1).
 PP_HOST_DEVICE inline float erf(float x) {
   float s = x * x;
-  float p = 0x1.5f12dap-14f;
-  p = fmaf(p, s, -0x1.aaea14p-11f);
-  p = fmaf(p, s, 0x1.54daeap-8f);
-  p = fmaf(p, s, -0x1.b8107ep-6f);
-  p = fmaf(p, s, 0x1.ce2e20p-4f);
-  p = fmaf(p, s, -0x1.812744p-2f);
-  p = fmaf(p, s, 0x1.06eba8p-3f);
+  float p = polynomial(s, 0x1.5f12dap-14f, -0x1.aaea14p-11f, 0x1.54daeap-8f,
+                       -0x1.b8107ep-6f, 0x1.ce2e20p-4f, -0x1.812744p-2f,
+                       0x1.06eba8p-3f);
   float nearZero = fmaf(p, x, x);
   float t = fabsf(x);
   float u = t > 4.0f ? 4.0f : t;
-  float q = -0x1.624fa6p-16f;
-  q = fmaf(q, u, 0x1.c7da36p-12f);
-  q = fmaf(q, u, -0x1.1170f2p-8f);
-  q = fmaf(q, u, 0x1.9b9d12p-6f);
-  q = fmaf(q, u, -0x1.bb8988p-4f);
-  q = fmaf(q, u, -0x1.444568p-1f);
-  q = fmaf(q, u, -0x1.21280cp+0f);
-  q = fmaf(q, u, 0x1.6f643cp-13f);
+  float q = polynomial(u, -0x1.624fa6p-16f, 0x1.c7da36p-12f, -0x1.1170f2p-8f,
+                       0x1.9b9d12p-6f, -0x1.bb8988p-4f, -0x1.444568p-1f,
+                       -0x1.21280cp+0f, 0x1.6f643cp-13f);
   float tail = copysignf(1.0f - exp(q), x);
   return t < 0.921875f ? nearZero : tail;
 }
 
 /// tanh(x) within 2 ulp (1.36 at most over all f32; glibc's tanhf: 2.16;
-/// MathFormulasTest checks a sweep): x + x^3
-/// P(x^2) below 0.625, else 1 - 2 / (e^(2|x|) + 1) with x's sign.
+/// MathFormulasTest checks a sweep): x + x^3 P(x^2) below 0.625, else
+/// 1 - 2 / (e^(2|x|) + 1), with x's sign.
 PP_HOST_DEVICE inline float tanh(float x) {
   float s = x * x;
-  float p = 0x1.18e1eep-9f;
-  p = fmaf(p, s, -0x1.0bf502p-7f);
-  p = fmaf(p, s, 0x1.638b5ap-6f);
-  p = fmaf(p, s, -0x1.b9ee90p-5f);
-  p = fmaf(p, s, 0x1.111066p-3f);
-  p = fmaf(p, s, -0x1.555554p-2f);
+  float p = polynomial(s, 0x1.18e1eep-9f, -0x1.0bf502p-7f, 0x1.638b5ap-6f,
+                       -0x1.b9ee90p-5f, 0x1.111066p-3f, -0x1.555554p-2f);
   float nearZero = fmaf(x * s, p, x);
   float t = fabsf(x);
   float tail = 1.0f - 2.0f / (exp(2.0f * t) + 1.0f);
@@ -123,11 +113,10 @@ PP_HOST_DEVICE inline float tanh(float x) {
   return copysignf(t < 0.625f ? nearZero : tail, x);
 }
 
-/// 1 / (1 + e^-x) within 2 ulp (1.50 at most over all f32;
-/// MathFormulasTest checks a sweep): with
-/// e = e^-|x|, 1 / (1 + e) for x >= 0 and e / (1 + e) below (which keeps
-/// the small values of very negative x), the quotient corrected once for
-/// the rounding of 1 + e and its own.
+/// 1 / (1 + e^-x) within 2 ulp (1.50 at most over all f32; MathFormulasTest
+/// checks a sweep): with e = e^-|x|, 1 / (1 + e) for x >= 0 and e / (1 + e)
+/// below (which keeps the small values of very negative x), the quotient
+/// corrected once for the rounding of 1 + e and its own.
 PP_HOST_DEVICE inline float sigmoid(float x) {
   float e = exp(-fabsf(x));
   float numerator = x >= 0.0f ? 1.0f : e;
