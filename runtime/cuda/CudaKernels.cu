@@ -127,14 +127,14 @@ struct Relu {
 };
 struct Sigmoid {
   __device__ float operator()(float x) const {
-    return static_cast<float>(1.0 / (1.0 + exp(-static_cast<double>(x))));
+    return math::sigmoid(x);
   }
 };
 struct Tanh {
-  __device__ float operator()(float x) const { return tanhf(x); }
+  __device__ float operator()(float x) const { return math::tanh(x); }
 };
 struct Exp {
-  __device__ float operator()(float x) const { return expf(x); }
+  __device__ float operator()(float x) const { return math::exp(x); }
 };
 struct Log {
   __device__ float operator()(float x) const { return logf(x); }
@@ -146,7 +146,7 @@ struct Rsqrt {
   __device__ float operator()(float x) const { return math::rsqrt(x); }
 };
 struct Erf {
-  __device__ float operator()(float x) const { return erff(x); }
+  __device__ float operator()(float x) const { return math::erf(x); }
 };
 struct Gelu {
   int approximate;

@@ -22,13 +22,32 @@
 
 namespace pp::runtime::cpu {
 
+/// The x86-64 levels that the elementwise loops are compiled for, one of
+/// them picked when the library loads: AVX-512, AVX2 with FMA, baseline.
+/// Each gives the same bits: the formulas fuse a multiply and an add only
+/// through an explicit fmaf, and the kernels compile with -ffp-contract=off.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PP_CPU_CLONES                                                          \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PP_CPU_CLONES
+#endif
+
+/// Sets `out[i] = element(i)` for i in [0, count), in a loop that the
+/// compiler vectorizes (per PP_CPU_CLONES) when `element` inlines.
+template <typename Element>
+PP_CPU_CLONES void fillElements(float *out, int64_t count, Element element) {
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = element(i);
+}
+
 inline float *floats(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
 /// Checks that every operand exists and holds f32 values.
 inline bool checkInputs(pp_frame *frame, const char *kernel,
-                 std::initializer_list<pp_tensor *> inputs) {
+                        std::initializer_list<pp_tensor *> inputs) {
   for (pp_tensor *input : inputs) {
     if (!input)
       return false; // An earlier call failed and said why.
@@ -52,16 +71,15 @@ inline pp_tensor *unaryIndexed(pp_frame *frame, const char *kernel,
   if (!result)
     return nullptr;
   const float *in = floats(input);
-  float *out = floats(result);
-  for (int64_t i = 0, n = pp_tensor_numel(input); i < n; ++i)
-    out[i] = function(i, in[i]);
+  fillElements(floats(result), pp_tensor_numel(input),
+               [&](int64_t i) { return function(i, in[i]); });
   return result;
 }
 
 /// A new f32 tensor holding `function(x)` for every element x of `input`.
 template <typename Function>
 inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
-                 Function function) {
+                        Function function) {
   return unaryIndexed(frame, kernel, input,
                       [&](int64_t, float x) { return function(x); });
 }
@@ -72,7 +90,7 @@ inline pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input,
 /// and start at `offsets`.
 template <size_t N, typename Row>
 inline void forEachRow(const Shape &shape, const std::array<Shape, N> &strides,
-                std::array<int64_t, N> offsets, Row row) {
+                       std::array<int64_t, N> offsets, Row row) {
   size_t rank = shape.size();
   int64_t inner = rank ? shape.back() : 1;
   int64_t rows = inner ? numElements(shape) / inner : 0;
@@ -100,7 +118,7 @@ inline void forEachRow(const Shape &shape, const std::array<Shape, N> &strides,
 /// for an operand broadcast along it).
 template <size_t N, typename Row>
 inline void forEachBroadcastRow(const std::array<Shape, N> &operands,
-                         const Shape &shape, Row row) {
+                                const Shape &shape, Row row) {
   std::array<Shape, N + 1> strides;
   std::array<int64_t, N + 1> steps;
   for (size_t t = 0; t < N; ++t)
@@ -117,10 +135,74 @@ inline int64_t rowLength(const Shape &shape) {
   return shape.empty() ? 1 : shape.back();
 }
 
+/// `shape`, a row-major tensor walked with a second set of `strides`, with
+/// each run of adjacent dimensions that both walk as one dimension merged
+/// into it and each dimension of size 1 dropped: the same elements in the
+/// same order, in fewer and longer rows.
+inline std::pair<Shape, Shape> mergeDimensions(const Shape &shape,
+                                               const Shape &strides) {
+  Shape merged, mergedStrides;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (!merged.empty() && mergedStrides.back() == strides[d] * shape[d]) {
+      merged.back() *= shape[d];
+      mergedStrides.back() = strides[d];
+      continue;
+    }
+    merged.push_back(shape[d]);
+    mergedStrides.push_back(strides[d]);
+  }
+  return {merged, mergedStrides};
+}
+
+/// Walks a row-major tensor of `shape` whose element i belongs to group
+/// `sum(index(i)[d] * groupStrides[d])`, calling `row(first, group, step,
+/// length)` for each run of `length` consecutive elements starting at
+/// element `first`, of which element `first + j` belongs to group `group +
+/// j * step` (step 0: all to one group), in row-major order.
+template <typename Row>
+inline void forEachGroupedRow(const Shape &shape, const Shape &groupStrides,
+                              Row row) {
+  auto [merged, strides] = mergeDimensions(shape, groupStrides);
+  int64_t length = rowLength(merged);
+  int64_t step = merged.empty() ? 0 : strides.back();
+  int64_t first = 0;
+  forEachRow<1>(merged, {strides}, {0}, [&](std::array<int64_t, 1> group) {
+    row(first, group[0], step, length);
+    first += length;
+  });
+}
+
+/// Adds each element of the row-major tensor `in` of `shape` to its group's
+/// sum in `sums` (groups as in forEachGroupedRow) in row-major order: each
+/// sum's order of additions depends only on the shapes.
+inline void accumulateGroups(const Shape &shape, const Shape &groupStrides,
+                             const float *in, double *sums) {
+  forEachGroupedRow(
+      shape, groupStrides,
+      [&](int64_t first, int64_t group, int64_t step, int64_t length) {
+        const float *values = in + first;
+        double *to = sums + group;
+        if (step == 0) {
+          double sum = *to;
+          for (int64_t j = 0; j < length; ++j)
+            sum += values[j];
+          *to = sum;
+        } else if (step == 1) {
+          for (int64_t j = 0; j < length; ++j)
+            to[j] += values[j];
+        } else {
+          for (int64_t j = 0; j < length; ++j)
+            to[j * step] += values[j];
+        }
+      });
+}
+
 /// Elementwise `function(lhs, rhs)` with NumPy broadcasting.
 template <typename Function>
 inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
-                  pp_tensor *rhs, Function function) {
+                         pp_tensor *rhs, Function function) {
   if (!checkInputs(frame, kernel, {lhs, rhs}))
     return nullptr;
   std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
@@ -131,25 +213,26 @@ inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   float *out = floats(result);
   Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
   if (lhsShape == rhsShape) {
-    for (int64_t i = 0, n = numElements(*shape); i < n; ++i)
-      out[i] = function(a[i], b[i]);
+    fillElements(out, numElements(*shape),
+                 [&](int64_t i) { return function(a[i], b[i]); });
     return result;
   }
   int64_t inner = rowLength(*shape);
-  forEachBroadcastRow<2>(
-      {lhsShape, rhsShape}, *shape, [&](const auto &at, const auto &steps) {
-        const float *pa = a + at[0], *pb = b + at[1];
-        float *po = out + at[2];
-        for (int64_t j = 0; j < inner; ++j)
-          po[j] = function(pa[j * steps[0]], pb[j * steps[1]]);
-      });
+  forEachBroadcastRow<2>({lhsShape, rhsShape}, *shape,
+                         [&](const auto &at, const auto &steps) {
+                           const float *pa = a + at[0], *pb = b + at[1];
+                           int64_t stepA = steps[0], stepB = steps[1];
+                           fillElements(out + at[2], inner, [&](int64_t j) {
+                             return function(pa[j * stepA], pb[j * stepB]);
+                           });
+                         });
   return result;
 }
 
 /// Moves the elements `copy` describes from `source` to `dest`, which have
 /// the same dtype (any).
 inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
-                    pp_tensor *dest) {
+                           pp_tensor *dest) {
   const char *from = static_cast<const char *>(pp_tensor_data(source));
   char *to = static_cast<char *>(pp_tensor_data(dest));
   size_t elementSize = pp_dtype_size(pp_tensor_dtype(source));
@@ -179,8 +262,8 @@ inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
 /// k * stride` of `out`. Null, with the error recorded in `frame`, when
 /// `input` has no such axis.
 template <typename Line>
-inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel, pp_tensor *input,
-                     int64_t axis, Line line) {
+inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
+                            pp_tensor *input, int64_t axis, Line line) {
   std::string error;
   std::optional<AxisLayout> layout =
       axisLayout(shapeOf(input), axis, kernel, error);
@@ -228,17 +311,22 @@ inline pp_tensor *scalar(pp_frame *frame, double value) {
   return result;
 }
 
-inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
 /// The maximum of a row of logits (`classes` values `stride` apart) and the
 /// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
-inline std::pair<double, double> softmaxNormalizer(const float *row, int64_t classes,
-                                            int64_t stride = 1) {
+/// `exps`, when given, receives the `classes` exponentials.
+inline std::pair<double, double> softmaxNormalizer(const float *row,
+                                                   int64_t classes,
+                                                   int64_t stride = 1,
+                                                   double *exps = nullptr) {
   double max = -std::numeric_limits<double>::infinity(), total = 0;
   for (int64_t c = 0; c < classes; ++c)
     max = std::max<double>(max, row[c * stride]);
-  for (int64_t c = 0; c < classes; ++c)
-    total += std::exp(row[c * stride] - max);
+  for (int64_t c = 0; c < classes; ++c) {
+    double exp = std::exp(row[c * stride] - max);
+    if (exps)
+      exps[c] = exp;
+    total += exp;
+  }
   return {max, total};
 }
 

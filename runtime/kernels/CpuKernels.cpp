@@ -11,6 +11,7 @@
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MathFormulas.h"
 #include "runtime/kernels/Matmul.h"
 
 #include <algorithm>
@@ -90,27 +91,30 @@ pp_tensor *pp_cpu_relu(pp_frame *frame, pp_tensor *input) {
 
 pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
   return unary(frame, "sigmoid", input,
-               [](float x) { return static_cast<float>(sigmoid(x)); });
+               [](float x) { return math::sigmoid(x); });
 }
 
 pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "tanh", input, [](float x) { return std::tanh(x); });
+  return unary(frame, "tanh", input, [](float x) { return math::tanh(x); });
 }
 
 pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "exp", input, [](float x) { return std::exp(x); });
+  return unary(frame, "exp", input, [](float x) { return math::exp(x); });
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   if (!checkInputs(frame, "softmax", {input}))
     return nullptr;
   const float *in = floats(input);
+  std::vector<double> exps;
   return alongAxis(
       frame, "softmax", input, axis,
       [&](float *out, int64_t start, int64_t stride, int64_t size) {
-        auto [max, total] = softmaxNormalizer(in + start, size, stride);
-        for (int64_t at = start; at < start + size * stride; at += stride)
-          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
+        exps.resize(size);
+        double total =
+            softmaxNormalizer(in + start, size, stride, exps.data()).second;
+        for (int64_t c = 0; c < size; ++c)
+          out[start + c * stride] = static_cast<float>(exps[c] / total);
       });
 }
 
@@ -170,23 +174,9 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
   if (!result)
     return nullptr;
-  // Accumulate in double, visiting the input in row-major order.
   std::vector<double> sums(numElements(target), 0.0);
-  Shape strides = broadcastStrides(target, inputShape);
-  Shape index(inputShape.size(), 0);
-  int64_t offset = 0;
-  const float *in = floats(input);
-  for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
-    sums[offset] += in[i];
-    for (size_t d = inputShape.size(); d-- > 0;) {
-      ++index[d];
-      offset += strides[d];
-      if (index[d] < inputShape[d])
-        break;
-      offset -= strides[d] * index[d];
-      index[d] = 0;
-    }
-  }
+  accumulateGroups(inputShape, broadcastStrides(target, inputShape),
+                   floats(input), sums.data());
   float *out = floats(result);
   for (size_t i = 0; i < sums.size(); ++i)
     out[i] = static_cast<float>(sums[i]);
@@ -229,8 +219,7 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
   if (!input)
     return nullptr;
-  std::optional<pp_dtype> target =
-      checkCast(frame, pp_tensor_dtype(input), to);
+  std::optional<pp_dtype> target = checkCast(frame, pp_tensor_dtype(input), to);
   if (!target)
     return nullptr;
   pp_tensor *result = newTensor(frame, *target, shapeOf(input));
@@ -441,6 +430,7 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   if (!result)
     return nullptr;
   float *out = floats(result);
+  std::vector<double> exps(classes);
   for (int64_t r = 0; r < rows; ++r) {
     if (y[r] == ignore_index) {
       std::fill_n(out + r * classes, classes, 0.0f);
@@ -450,9 +440,9 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     if (reduction == 0)
       scale /= counted;
     const float *row = z + r * classes;
-    auto [max, total] = softmaxNormalizer(row, classes);
+    double total = softmaxNormalizer(row, classes, 1, exps.data()).second;
     for (int64_t c = 0; c < classes; ++c) {
-      double softmax = std::exp(row[c] - max) / total;
+      double softmax = exps[c] / total;
       out[r * classes + c] =
           static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
     }

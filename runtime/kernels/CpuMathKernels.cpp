@@ -54,25 +54,28 @@ pp_tensor *pp_cpu_sqrt(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cpu_rsqrt(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "rsqrt", input, math::rsqrt);
+  return unary(frame, "rsqrt", input, [](float x) { return math::rsqrt(x); });
 }
 
 pp_tensor *pp_cpu_erf(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "erf", input, [](float x) { return erff(x); });
+  return unary(frame, "erf", input, [](float x) { return math::erf(x); });
 }
 
 pp_tensor *pp_cpu_sqrt_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *result) {
-  return binary(frame, "sqrt_grad", grad, result, math::sqrtGrad);
+  return binary(frame, "sqrt_grad", grad, result,
+                [](float g, float y) { return math::sqrtGrad(g, y); });
 }
 
 pp_tensor *pp_cpu_rsqrt_grad(pp_frame *frame, pp_tensor *grad,
                              pp_tensor *result) {
-  return binary(frame, "rsqrt_grad", grad, result, math::rsqrtGrad);
+  return binary(frame, "rsqrt_grad", grad, result,
+                [](float g, float y) { return math::rsqrtGrad(g, y); });
 }
 
 pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input) {
-  return binary(frame, "erf_grad", grad, input, math::erfGrad);
+  return binary(frame, "erf_grad", grad, input,
+                [](float g, float x) { return math::erfGrad(g, x); });
 }
 
 pp_tensor *pp_cpu_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
@@ -93,11 +96,13 @@ pp_tensor *pp_cpu_pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
 }
 
 pp_tensor *pp_cpu_maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "maximum", lhs, rhs, math::maximum);
+  return binary(frame, "maximum", lhs, rhs,
+                [](float a, float b) { return math::maximum(a, b); });
 }
 
 pp_tensor *pp_cpu_minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "minimum", lhs, rhs, math::minimum);
+  return binary(frame, "minimum", lhs, rhs,
+                [](float a, float b) { return math::minimum(a, b); });
 }
 
 pp_tensor *pp_cpu_pow_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,

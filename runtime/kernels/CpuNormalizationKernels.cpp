@@ -8,6 +8,8 @@
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/ReductionPlans.h"
 
+#include <array>
+#include <type_traits>
 #include <vector>
 
 using namespace pp::runtime;
@@ -19,14 +21,12 @@ namespace {
 /// row-major order, with the index of its group.
 template <typename Visit>
 void forEachGrouped(const ReducePlan &plan, Visit visit) {
-  int64_t inner = rowLength(plan.input);
-  int64_t step = plan.input.empty() ? 0 : plan.groupStrides.back();
-  int64_t i = 0;
-  forEachRow<1>(plan.input, {plan.groupStrides}, {0},
-                [&](std::array<int64_t, 1> at) {
-                  for (int64_t j = 0; j < inner; ++j)
-                    visit(i++, at[0] + j * step);
-                });
+  forEachGroupedRow(
+      plan.input, plan.groupStrides,
+      [&](int64_t first, int64_t group, int64_t step, int64_t length) {
+        for (int64_t j = 0; j < length; ++j)
+          visit(first + j, group + j * step);
+      });
 }
 
 /// A reduction of `input` with `keep_dims`: `reduceGroups(plan, in, out)`
@@ -50,22 +50,47 @@ pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
 /// The sums of the groups of `plan` in double.
 std::vector<double> groupSums(const ReducePlan &plan, const float *in) {
   std::vector<double> sums(plan.groups, 0.0);
-  forEachGrouped(plan, [&](int64_t i, int64_t group) { sums[group] += in[i]; });
+  accumulateGroups(plan.input, plan.groupStrides, in, sums.data());
   return sums;
 }
 
-/// The mean and 1 / sqrt(variance + epsilon) of `size` values (biased
-/// variance, two passes in double).
-std::pair<double, double> rowStatistics(const float *row, int64_t size,
-                                        double epsilon) {
-  double sum = 0, squares = 0;
-  for (int64_t j = 0; j < size; ++j)
-    sum += row[j];
-  double mean = sum / size;
-  for (int64_t j = 0; j < size; ++j)
-    squares += (row[j] - mean) * (row[j] - mean);
-  return {mean, 1.0 / std::sqrt(squares / size + epsilon)};
+/// Rows are normalized in blocks of this many, their sums interleaved:
+/// each row's sums keep their element order, and the blocks' independent
+/// chains of additions overlap in the CPU.
+constexpr int64_t kRowBlock = 4;
+
+/// Calls `block(first, count)` for the rows [first, first + count) of
+/// [0, rows), in blocks of kRowBlock rows then one by one; `count` is a
+/// std::integral_constant, so loops over a block's rows unroll.
+template <typename Block> void forEachRowBlock(int64_t rows, Block block) {
+  int64_t r = 0;
+  for (; r + kRowBlock <= rows; r += kRowBlock)
+    block(r, std::integral_constant<int64_t, kRowBlock>());
+  for (; r < rows; ++r)
+    block(r, std::integral_constant<int64_t, 1>());
 }
+
+/// The means and 1 / sqrt(variance + epsilon) of `Count` consecutive rows
+/// of `size` values from `rows` (biased variance, two passes in double,
+/// each row's sums in element order).
+template <int64_t Count> struct RowStatistics {
+  std::array<double, Count> mean, rstd;
+
+  RowStatistics(const float *rows, int64_t size, double epsilon) {
+    std::array<double, Count> sum{}, squares{};
+    for (int64_t j = 0; j < size; ++j)
+      for (int64_t k = 0; k < Count; ++k)
+        sum[k] += rows[k * size + j];
+    for (int64_t k = 0; k < Count; ++k)
+      mean[k] = sum[k] / size;
+    for (int64_t j = 0; j < size; ++j)
+      for (int64_t k = 0; k < Count; ++k)
+        squares[k] +=
+            (rows[k * size + j] - mean[k]) * (rows[k * size + j] - mean[k]);
+    for (int64_t k = 0; k < Count; ++k)
+      rstd[k] = 1.0 / std::sqrt(squares[k] / size + epsilon);
+  }
+};
 
 } // namespace
 
@@ -196,19 +221,24 @@ pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
     return nullptr;
   const float *w = weight ? floats(weight) : nullptr;
   const float *b = bias ? floats(bias) : nullptr;
-  for (int64_t r = 0; r < plan->rows; ++r) {
-    const float *row = floats(input) + r * plan->size;
-    float *out = floats(result) + r * plan->size;
-    auto [mean, rstd] = rowStatistics(row, plan->size, epsilon);
-    for (int64_t j = 0; j < plan->size; ++j) {
-      double value = (row[j] - mean) * rstd;
-      if (w)
-        value *= w[j];
-      if (b)
-        value += b[j];
-      out[j] = static_cast<float>(value);
+  int64_t size = plan->size;
+  forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
+    const float *rows = floats(input) + first * size;
+    RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
+    for (int64_t k = 0; k < count; ++k) {
+      const float *row = rows + k * size;
+      float *out = floats(result) + (first + k) * size;
+      double mean = statistics.mean[k], rstd = statistics.rstd[k];
+      for (int64_t j = 0; j < size; ++j) {
+        double value = (row[j] - mean) * rstd;
+        if (w)
+          value *= w[j];
+        if (b)
+          value += b[j];
+        out[j] = static_cast<float>(value);
+      }
     }
-  }
+  });
   return result;
 }
 
@@ -232,35 +262,43 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
   int64_t size = plan->size;
   // The weight and bias gradients sum over the rows, in row order.
   std::vector<double> sums(result_index == 0 ? 0 : size, 0.0);
-  for (int64_t r = 0; r < plan->rows; ++r) {
-    const float *row = x + r * size, *g = dy + r * size;
-    if (result_index == 2) {
+  if (result_index == 2)
+    accumulateGroups({plan->rows, size}, {0, 1}, dy, sums.data());
+  else
+    forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
+      const float *rows = x + first * size, *grads = dy + first * size;
+      RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
+      if (result_index == 1) {
+        for (int64_t k = 0; k < count; ++k) {
+          const float *row = rows + k * size, *g = grads + k * size;
+          double mean = statistics.mean[k], rstd = statistics.rstd[k];
+          for (int64_t j = 0; j < size; ++j)
+            sums[j] += g[j] * ((row[j] - mean) * rstd);
+        }
+        return;
+      }
+      // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
+      std::array<double, decltype(count)::value> meanGw{}, meanGwXhat{};
       for (int64_t j = 0; j < size; ++j)
-        sums[j] += g[j];
-      continue;
-    }
-    auto [mean, rstd] = rowStatistics(row, size, epsilon);
-    if (result_index == 1) {
-      for (int64_t j = 0; j < size; ++j)
-        sums[j] += g[j] * ((row[j] - mean) * rstd);
-      continue;
-    }
-    // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
-    double meanGw = 0, meanGwXhat = 0;
-    for (int64_t j = 0; j < size; ++j) {
-      double gw = static_cast<double>(g[j]) * w[j];
-      meanGw += gw;
-      meanGwXhat += gw * ((row[j] - mean) * rstd);
-    }
-    meanGw /= size;
-    meanGwXhat /= size;
-    for (int64_t j = 0; j < size; ++j) {
-      double xhat = (row[j] - mean) * rstd;
-      out[r * size + j] =
-          static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] - meanGw -
-                                     xhat * meanGwXhat));
-    }
-  }
+        for (int64_t k = 0; k < count; ++k) {
+          double gw = static_cast<double>(grads[k * size + j]) * w[j];
+          meanGw[k] += gw;
+          meanGwXhat[k] += gw * ((rows[k * size + j] - statistics.mean[k]) *
+                                 statistics.rstd[k]);
+        }
+      for (int64_t k = 0; k < count; ++k) {
+        meanGw[k] /= size;
+        meanGwXhat[k] /= size;
+        const float *row = rows + k * size, *g = grads + k * size;
+        double mean = statistics.mean[k], rstd = statistics.rstd[k];
+        for (int64_t j = 0; j < size; ++j) {
+          double xhat = (row[j] - mean) * rstd;
+          out[(first + k) * size + j] =
+              static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] -
+                                         meanGw[k] - xhat * meanGwXhat[k]));
+        }
+      }
+    });
   for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)
     out[j] = static_cast<float>(sums[j]);
   return result;
