@@ -10,6 +10,7 @@
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
+#include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
 
@@ -32,6 +33,11 @@ pp_tensor *pp_cpu_copy(pp_frame *frame, pp_tensor *input) {
     std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
                 pp_tensor_nbytes(input));
   return result;
+}
+
+pp_tensor *pp_cpu_empty(pp_frame *frame, pp_dtype dtype, int64_t rank,
+                        const int64_t *shape) {
+  return newTensor(frame, dtype, Shape(shape, shape + rank));
 }
 
 pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
@@ -65,40 +71,39 @@ pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
 }
 
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "add", lhs, rhs, [](float a, float b) { return a + b; });
+  return binary(frame, "add", lhs, rhs, elementwise::add);
 }
 
 pp_tensor *pp_cpu_sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "sub", lhs, rhs, [](float a, float b) { return a - b; });
+  return binary(frame, "sub", lhs, rhs, elementwise::sub);
 }
 
 pp_tensor *pp_cpu_mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "mul", lhs, rhs, [](float a, float b) { return a * b; });
+  return binary(frame, "mul", lhs, rhs, elementwise::mul);
 }
 
 pp_tensor *pp_cpu_div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "div", lhs, rhs, [](float a, float b) { return a / b; });
+  return binary(frame, "div", lhs, rhs, elementwise::div);
 }
 
 pp_tensor *pp_cpu_neg(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "neg", input, [](float x) { return -x; });
+  return unary(frame, "neg", input, elementwise::neg);
 }
 
 pp_tensor *pp_cpu_relu(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "relu", input, [](float x) { return x > 0 ? x : 0.0f; });
+  return unary(frame, "relu", input, elementwise::relu);
 }
 
 pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "sigmoid", input,
-               [](float x) { return static_cast<float>(sigmoid(x)); });
+  return unary(frame, "sigmoid", input, elementwise::sigmoid);
 }
 
 pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "tanh", input, [](float x) { return std::tanh(x); });
+  return unary(frame, "tanh", input, elementwise::tanh);
 }
 
 pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "exp", input, [](float x) { return std::exp(x); });
+  return unary(frame, "exp", input, elementwise::exp);
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
@@ -130,20 +135,17 @@ pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
 
 pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *input) {
-  return binary(frame, "relu_grad", grad, input,
-                [](float g, float x) { return x > 0 ? g : 0.0f; });
+  return binary(frame, "relu_grad", grad, input, elementwise::relu_grad);
 }
 
 pp_tensor *pp_cpu_sigmoid_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *result) {
-  return binary(frame, "sigmoid_grad", grad, result,
-                [](float g, float y) { return g * y * (1.0f - y); });
+  return binary(frame, "sigmoid_grad", grad, result, elementwise::sigmoid_grad);
 }
 
 pp_tensor *pp_cpu_tanh_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *result) {
-  return binary(frame, "tanh_grad", grad, result,
-                [](float g, float y) { return g * (1.0f - y * y); });
+  return binary(frame, "tanh_grad", grad, result, elementwise::tanh_grad);
 }
 
 pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
