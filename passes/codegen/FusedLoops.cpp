@@ -158,8 +158,11 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
        << "]));\n";
 
   if (cuda) {
-    os << "  if (" << elements << " == 0)\n    return;\n"
-       << "  " << name << "_kernel<<<" << (elements + 255) / 256 << ", 256>>>("
+    if (elements == 0) { // Nothing to launch.
+      os << "}\n";
+      return code;
+    }
+    os << "  " << name << "_kernel<<<" << (elements + 255) / 256 << ", 256>>>("
        << pointers(fusion, false) << ");\n"
        << "  if (!pp_cuda_launched(frame, \"" << name << "\")) {\n";
     writeReleaseResults(os, "    ", std::to_string(numResults));
@@ -175,8 +178,8 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
   }
   std::string at = rank ? "i0" : "0";
   for (int64_t d = 1; d < rank; ++d)
-    at = "(" + at + ") * " + std::to_string(shape[d]) + " + i" +
-         std::to_string(d);
+    at = (d > 1 ? "(" + at + ")" : at) + " * " + std::to_string(shape[d]) +
+         " + i" + std::to_string(d);
   os << indent << "{\n" << indent << "  const int64_t at = " << at << ";\n";
   if (failed(writeElement(fusion, attributes, os, indent + "  ")))
     return failure();

@@ -979,7 +979,7 @@ def NN_FusionOp : Op<NN_Dialect, "fusion", [IsolatedFromAbove, SingleBlock,
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `(` $inputs `)` attr-dict `:` functional-type($inputs, results) $body
+    ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, results) $body
   }];
   let extraClassDeclaration = [{
     /// The type of result 0, whose shape every result and every op of the
