@@ -117,10 +117,11 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
        << "  if (at >= " << elements << ")\n    return;\n";
     if (rank > 0) {
       os << "  int64_t rest = at;\n";
+      // Inputs of the fusion's shape read at `at`, others by index.
       for (int64_t d = rank - 1; d > 0; --d)
-        os << "  const int64_t i" << d << " = rest % " << shape[d]
-           << ";\n  rest /= " << shape[d] << ";\n";
-      os << "  const int64_t i0 = rest;\n";
+        os << "  [[maybe_unused]] const int64_t i" << d << " = rest % "
+           << shape[d] << ";\n  rest /= " << shape[d] << ";\n";
+      os << "  [[maybe_unused]] const int64_t i0 = rest;\n";
     }
     if (failed(writeElement(fusion, attributes, os, "  ")))
       return failure();

@@ -77,9 +77,9 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // CU-NEXT: if (at >= 8)
 // CU-NEXT: return;
 // CU-NEXT: int64_t rest = at;
-// CU-NEXT: const int64_t i1 = rest % 4;
+// CU-NEXT: {{\[\[}}maybe_unused]] const int64_t i1 = rest % 4;
 // CU-NEXT: rest /= 4;
-// CU-NEXT: const int64_t i0 = rest;
+// CU-NEXT: {{\[\[}}maybe_unused]] const int64_t i0 = rest;
 // CU-NEXT: const float x0 = in0[at];
 // CU-NEXT: const float x1 = in1[i1 * 1];
 // CU-NEXT: const float v0 = pp::runtime::elementwise::add(x0, x1);
