@@ -135,24 +135,21 @@ void fuse(ArrayRef<Operation *> group) {
       if (!members.contains(operand.getDefiningOp()))
         inputs.insert(operand);
     Value result = op->getResult(0);
-    if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-          return !members.contains(user);
-        }))
+    if (llvm::any_of(result.getUsers(),
+                     [&](Operation *user) { return !members.contains(user); }))
       escaping.push_back(result);
   }
   OpBuilder builder(group.back());
   builder.setInsertionPointAfter(group.back());
   Location loc = builder.getFusedLoc(locations);
-  auto fusion = nn::FusionOp::create(builder, loc,
-                                     ValueRange(escaping).getTypes(),
-                                     inputs.getArrayRef());
+  auto fusion = nn::FusionOp::create(
+      builder, loc, ValueRange(escaping).getTypes(), inputs.getArrayRef());
   SmallVector<Location> argumentLocations;
   for (Value input : inputs)
     argumentLocations.push_back(input.getLoc());
-  Block *body =
-      builder.createBlock(&fusion.getBody(), {},
-                          ValueRange(inputs.getArrayRef()).getTypes(),
-                          argumentLocations);
+  Block *body = builder.createBlock(&fusion.getBody(), {},
+                                    ValueRange(inputs.getArrayRef()).getTypes(),
+                                    argumentLocations);
   IRMapping mapping;
   mapping.map(inputs.getArrayRef(), body->getArguments());
   for (Operation *op : group)

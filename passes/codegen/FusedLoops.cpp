@@ -57,14 +57,13 @@ LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
       return failure();
     std::string name = "v" + std::to_string(next++);
     os << indent << "const float " << name
-       << " = pp::runtime::elementwise::" << op.getName().stripDialect()
-       << '(' << llvm::join(arguments, ", ") << ");\n";
+       << " = pp::runtime::elementwise::" << op.getName().stripDialect() << '('
+       << llvm::join(arguments, ", ") << ");\n";
     names[op.getResult(0)] = name;
   }
   for (auto [index, value] :
        llvm::enumerate(body.getTerminator()->getOperands()))
-    os << indent << "out" << index << "[at] = " << names.lookup(value)
-       << ";\n";
+    os << indent << "out" << index << "[at] = " << names.lookup(value) << ";\n";
   return success();
 }
 
@@ -73,9 +72,9 @@ LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
 std::string pointers(nn::FusionOp fusion, bool declare) {
   SmallVector<std::string> parts;
   for (auto [index, input] : llvm::enumerate(fusion.getInputs()))
-    parts.push_back((declare ? "const " + elementType(input.getType()).str() +
-                                   " *"
-                             : std::string()) +
+    parts.push_back((declare
+                         ? "const " + elementType(input.getType()).str() + " *"
+                         : std::string()) +
                     "in" + std::to_string(index));
   for (unsigned index = 0; index < fusion.getNumResults(); ++index)
     parts.push_back((declare ? "float *" : "") + std::string("out") +
@@ -173,8 +172,8 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
 
   std::string indent = "  ";
   for (int64_t d = 0; d < rank; ++d) {
-    os << indent << "for (int64_t i" << d << " = 0; i" << d << " < "
-       << shape[d] << "; ++i" << d << ")\n";
+    os << indent << "for (int64_t i" << d << " = 0; i" << d << " < " << shape[d]
+       << "; ++i" << d << ")\n";
     indent += "  ";
   }
   std::string at = rank ? "i0" : "0";

@@ -52,8 +52,8 @@ LogicalResult FusionOp::verify() {
         !broadcastsTo(type.getShape(), shaped.getShape()))
       return emitOpError("input ")
              << index << " of type " << type
-             << " does not broadcast to the fusion's shape (that of "
-             << shaped << ")";
+             << " does not broadcast to the fusion's shape (that of " << shaped
+             << ")";
   }
   return success();
 }
