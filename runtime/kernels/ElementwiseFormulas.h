@@ -25,7 +25,7 @@ PP_HOST_DEVICE inline float neg(float x) { return -x; }
 PP_HOST_DEVICE inline float exp(float x) { return expf(x); }
 PP_HOST_DEVICE inline float log(float x) { return logf(x); }
 PP_HOST_DEVICE inline float sqrt(float x) { return sqrtf(x); }
-PP_HOST_DEVICE inline float rsqrt(float x) { return math::rsqrt(x); }
+using math::rsqrt;
 PP_HOST_DEVICE inline float erf(float x) { return erff(x); }
 PP_HOST_DEVICE inline float tanh(float x) { return tanhf(x); }
 PP_HOST_DEVICE inline float relu(float x) { return x > 0 ? x : 0.0f; }
@@ -42,12 +42,8 @@ PP_HOST_DEVICE inline float sub(float a, float b) { return a - b; }
 PP_HOST_DEVICE inline float mul(float a, float b) { return a * b; }
 PP_HOST_DEVICE inline float div(float a, float b) { return a / b; }
 PP_HOST_DEVICE inline float pow(float a, float b) { return powf(a, b); }
-PP_HOST_DEVICE inline float maximum(float a, float b) {
-  return math::maximum(a, b);
-}
-PP_HOST_DEVICE inline float minimum(float a, float b) {
-  return math::minimum(a, b);
-}
+using math::maximum;
+using math::minimum;
 /// `condition` is an i1 element (one byte, 0 or 1).
 PP_HOST_DEVICE inline float where(uint8_t condition, float onTrue,
                                   float onFalse) {
