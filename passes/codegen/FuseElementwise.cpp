@@ -102,12 +102,15 @@ private:
   }
 
   /// True when the union of `ids` and `op` can stand at `op`: every user
-  /// of one of their values is among them or after `op`.
+  /// of one of their values is among them or after `op` in this block.
   bool canStandAt(ArrayRef<unsigned> ids, Operation *op) const {
     for (unsigned id : ids)
       for (Operation *member : groups[id])
         for (Operation *user : member->getResult(0).getUsers()) {
+          // A use in another block keeps the value where it is.
           Operation *inBlock = block.findAncestorOpInBlock(*user);
+          if (!inBlock)
+            return false;
           auto it = groupOf.find(inBlock);
           bool inside = inBlock == op || (it != groupOf.end() &&
                                           llvm::is_contained(ids, it->second));
