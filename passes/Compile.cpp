@@ -3,7 +3,8 @@
 // `--pp-compile="stages=N microbatch-size=B loss=KIND:OUTPUT"`: from an
 // imported model to outlined pipeline stages (optionally `split-points=a,b`
 // and `freeze=REGEX`). `infer=true` instead of a loss compiles a
-// forward-only program: the model's outputs, no backward.
+// forward-only program: the model's outputs, no backward. `fuse=false`
+// leaves the elementwise ops unfused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "model's outputs (pp-mark-outputs instead of a loss "
                      "and pp-autodiff)"),
       llvm::cl::init(false)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("group elementwise ops of each stage function into "
+                     "fused loops (pp-fuse-elementwise)"),
+      llvm::cl::init(true)};
   Option<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("parameters whose whole name matches this regular "
@@ -79,6 +85,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(pp::createOutlineStages());
   if (!options.infer)
     pm.addPass(pp::createDeriveEval());
+  if (options.fuse)
+    pm.addPass(pp::createFuseElementwise());
 }
 
 } // namespace
@@ -92,7 +100,7 @@ void pp::registerPasses() {
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
       "pp-insert-send-recv, pp-outline-stages, pp-derive-eval (not with "
-      "infer=true)",
+      "infer=true), pp-fuse-elementwise (not with fuse=false)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         CompileOptions options;

@@ -30,7 +30,9 @@
  * its values); gather's indices are i64 or i32, negative ones counting
  * from the end of the axis. An op whose only operand is variadic (concat)
  * takes its tensors as a count and an array. `constant` makes the tensors of
- * constants (host values in host memory; `count` is 1 for a splat).
+ * constants (host values in host memory; `count` is 1 for a splat);
+ * `empty` a tensor whose elements the caller writes (the loops generated
+ * for an nn.fusion make their results with it).
  * The gradients of binary ops (pow_grad,
  * maximum_grad, minimum_grad) take `operand` 0 (lhs) or 1 (rhs) and return
  * that operand's gradient in the broadcast shape.
@@ -69,6 +71,8 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##constant(pp_frame *frame, pp_dtype dtype, int64_t rank,   \
                               const int64_t *shape, int64_t count,             \
                               const void *values);                             \
+  pp_tensor *prefix##empty(pp_frame *frame, pp_dtype dtype, int64_t rank,      \
+                           const int64_t *shape);                              \
   pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,   \
                             int transpose_lhs, int transpose_rhs);             \
   pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \

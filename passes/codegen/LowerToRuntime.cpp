@@ -5,9 +5,12 @@
 // every other owned tensor is destroyed right after its last use. Arguments
 // are borrowed from the frame. Every kernel call and message is bracketed
 // by pp_frame_profile_begin/end, which time it when the runtime profiles.
+// An nn.fusion becomes a generated function (FusedLoops.h), defined before
+// the stage function and called like a kernel.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/FusedLoops.h"
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 
@@ -17,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -41,8 +45,9 @@ constexpr llvm::StringLiteral kOperandSegments = "operandSegmentSizes";
 /// Lowers one stage function.
 class StageLowering {
 public:
-  StageLowering(func::FuncOp source, StringRef kernelPrefix)
-      : source(source), builder(source), prefix(kernelPrefix.str()) {
+  StageLowering(func::FuncOp source, StringRef target)
+      : source(source), builder(source), target(target.str()),
+        prefix(("pp_" + target + "_").str()) {
     MLIRContext *context = source.getContext();
     framePtr =
         emitc::PointerType::get(emitc::OpaqueType::get(context, "pp_frame"));
@@ -57,6 +62,7 @@ public:
     for (StringRef name : {kStageAttrName, kPhaseAttrName})
       if (Attribute attr = source->getAttr(name))
         function->setAttr(name, attr);
+    lowered = function;
     Block *entry = function.addEntryBlock();
     frame = entry->getArgument(0);
     builder.setInsertionPointToEnd(entry);
@@ -220,6 +226,7 @@ private:
       return lowerKernelCall(op);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](arith::ConstantOp) { return success(); }) // See tensorOf.
+        .Case([&](nn::FusionOp fusion) { return lowerFusion(fusion); })
         .Case([&](SendOp send) -> LogicalResult {
           for (auto [value, name] :
                llvm::zip(send.getValues(), send.getNames())) {
@@ -310,6 +317,64 @@ private:
           emitCall(callee, resultArguments, tensorPtr)->getResult(0);
       owned.insert(values[result]);
     }
+    return success();
+  }
+
+  /// A call of the function generated for `fusion`, `name(frame, inputs,
+  /// results)` with two local arrays of tensors, defined (as verbatim code)
+  /// before the stage function.
+  LogicalResult lowerFusion(nn::FusionOp fusion) {
+    std::string name = (Twine("fusion_") + source.getSymName() + "_" +
+                        Twine(fusionCallees.size()))
+                           .str();
+    FailureOr<std::string> code = writeFusedLoop(
+        fusion, name, target,
+        [&](Operation *op, SmallVectorImpl<std::string> &out) {
+          return appendAttributeTexts(op, out);
+        });
+    if (failed(code))
+      return failure();
+    Location loc = fusion.getLoc();
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(lowered);
+      emitc::VerbatimOp::create(builder, loc, *code);
+    }
+    SmallVector<KernelArgument> arguments;
+    if (failed(appendTensorArray(fusion, arguments)))
+      return failure();
+    arguments.erase(arguments.begin()); // The count: the code knows it.
+    Value results = emitc::VariableOp::create(
+        builder, loc,
+        emitc::ArrayType::get({fusion.getNumResults()}, tensorPtr),
+        emitc::OpaqueAttr::get(builder.getContext(), ""));
+    arguments.push_back(results);
+    emitCall(name, arguments, {});
+    fusionCallees.insert(name);
+    for (OpResult result : fusion.getResults()) {
+      Value at = emitc::LiteralOp::create(
+          builder, loc, builder.getIndexType(),
+          std::to_string(result.getResultNumber()));
+      Value element = emitc::SubscriptOp::create(
+          builder, loc, emitc::LValueType::get(tensorPtr), results, at);
+      values[result] = emitc::LoadOp::create(builder, loc, tensorPtr, element);
+      owned.insert(values[result]);
+    }
+    return success();
+  }
+
+  /// The text of the arguments `op`'s inherent attributes pass to its
+  /// kernel (or per-element formula), appended to `out`.
+  LogicalResult appendAttributeTexts(Operation *op,
+                                     SmallVectorImpl<std::string> &out) {
+    SmallVector<KernelArgument> arguments;
+    for (StringAttr name : op->getName().getAttributeNames())
+      if (failed(appendAttributeArguments(op, name, op->getAttr(name),
+                                          arguments)))
+        return failure();
+    for (const KernelArgument &argument : arguments)
+      out.push_back(
+          cast<emitc::OpaqueAttr>(cast<Attribute>(argument)).getValue().str());
     return success();
   }
 
@@ -458,6 +523,8 @@ private:
   /// kernel's name without the target prefix, "send" or "recv"; "" for the
   /// frame's other calls.
   StringRef profileKind(StringRef callee) const {
+    if (fusionCallees.contains(callee))
+      return "fusion";
     if (callee.consume_front(prefix))
       return callee;
     if (callee == "pp_frame_send" || callee == "pp_frame_recv")
@@ -485,8 +552,13 @@ private:
   }
 
   func::FuncOp source;
+  /// The function replacing `source`.
+  func::FuncOp lowered;
   OpBuilder builder;
-  std::string prefix;
+  /// "cpu" or "cuda", and the prefix of its kernels.
+  std::string target, prefix;
+  /// The functions generated for the nn.fusion ops.
+  llvm::StringSet<> fusionCallees;
   Type framePtr, tensorPtr;
   Value frame;
   /// Values of the stage function to the tensors of the generated code.
@@ -522,14 +594,13 @@ LogicalResult pp::lowerStagesToRuntime(ModuleOp module, StringRef target) {
   if (stages.empty())
     return module.emitError("no stage functions to lower; run "
                             "pp-outline-stages first");
-  std::string prefix = ("pp_" + target + "_").str();
   for (func::FuncOp function : stages)
     if (function.isExternal() || !llvm::hasSingleElement(function.getBody()))
       return function.emitError("stage function @")
              << function.getSymName()
              << " must have a body of one block to be lowered";
   for (func::FuncOp function : stages)
-    if (failed(StageLowering(function, prefix).lower()))
+    if (failed(StageLowering(function, target).lower()))
       return failure();
   return success();
 }

@@ -3,6 +3,7 @@
 #ifndef PP_PASSES_CODEGEN_PASSES_H
 #define PP_PASSES_CODEGEN_PASSES_H
 
+#include "dialects/nn/IR/NNDialect.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

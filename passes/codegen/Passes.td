@@ -10,6 +10,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwise : Pass<"pp-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "groups elementwise ops of stage functions into nn.fusion";
+  let description = [{
+    In every stage function (`pp.stage`), groups maximal connected sets of
+    elementwise ops (trait `NN_Elementwise`) whose results have one static
+    shape and whose kernels compute their element types into one
+    `nn.fusion`. Values the group's ops take from outside become its inputs
+    (broadcasting ones included); values used outside the group become its
+    results. A group is only grown while the fused op can stand where its
+    last op stood: no op outside the group may use one of its values before
+    that point. `pp-lower-to-runtime` turns each fusion into one generated
+    loop that calls the ops' per-element formulas, so the program computes
+    the same bits with fewer passes over memory. `pp-compile` runs it last
+    (`fuse=false` leaves it out): stage membership and the backward are
+    final then, and the eval functions are fused too.
+  }];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
 def LowerToRuntime : Pass<"pp-lower-to-runtime", "mlir::ModuleOp"> {
   let summary = "lowers stage functions to EmitC calls of the runtime ABI";
   let description = [{

@@ -14,7 +14,7 @@
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
-#include "runtime/kernels/MathFormulas.h"
+#include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/ReductionPlans.h"
 
@@ -94,116 +94,65 @@ template <int N> struct BroadcastMap {
   }
 };
 
-struct Add {
-  __device__ float operator()(float a, float b) const { return a + b; }
-};
-struct Sub {
-  __device__ float operator()(float a, float b) const { return a - b; }
-};
-struct Mul {
-  __device__ float operator()(float a, float b) const { return a * b; }
-};
-struct Div {
-  __device__ float operator()(float a, float b) const { return a / b; }
-};
-struct ReluGrad {
-  __device__ float operator()(float g, float x) const { return x > 0 ? g : 0; }
-};
-struct SigmoidGrad {
-  __device__ float operator()(float g, float y) const {
-    return g * y * (1.0f - y);
-  }
-};
-struct TanhGrad {
-  __device__ float operator()(float g, float y) const {
-    return g * (1.0f - y * y);
-  }
-};
-struct Neg {
-  __device__ float operator()(float x) const { return -x; }
-};
-struct Relu {
-  __device__ float operator()(float x) const { return x > 0 ? x : 0.0f; }
-};
-struct Sigmoid {
-  __device__ float operator()(float x) const {
-    return math::sigmoid(x);
-  }
-};
-struct Tanh {
-  __device__ float operator()(float x) const { return math::tanh(x); }
-};
-struct Exp {
-  __device__ float operator()(float x) const { return math::exp(x); }
-};
-struct Log {
-  __device__ float operator()(float x) const { return logf(x); }
-};
-struct Sqrt {
-  __device__ float operator()(float x) const { return sqrtf(x); }
-};
-struct Rsqrt {
-  __device__ float operator()(float x) const { return math::rsqrt(x); }
-};
-struct Erf {
-  __device__ float operator()(float x) const { return math::erf(x); }
-};
+// The functors the elementwise kernels apply: each calls its op's formula
+// in ElementwiseFormulas.h, as the CPU kernels and fused code do.
+#define PP_UNARY_FUNCTOR(Name, formula)                                        \
+  struct Name {                                                                \
+    __device__ float operator()(float x) const {                              \
+      return elementwise::formula(x);                                          \
+    }                                                                          \
+  };
+#define PP_BINARY_FUNCTOR(Name, formula)                                       \
+  struct Name {                                                                \
+    __device__ float operator()(float a, float b) const {                     \
+      return elementwise::formula(a, b);                                       \
+    }                                                                          \
+  };
+#define PP_OPERAND_GRAD_FUNCTOR(Name, formula)                                 \
+  struct Name {                                                                \
+    __device__ float operator()(float g, float a, float b,                    \
+                                int64_t operand) const {                       \
+      return elementwise::formula(g, a, b, operand);                           \
+    }                                                                          \
+  };
+PP_UNARY_FUNCTOR(Neg, neg)
+PP_UNARY_FUNCTOR(Relu, relu)
+PP_UNARY_FUNCTOR(Sigmoid, sigmoid)
+PP_UNARY_FUNCTOR(Tanh, tanh)
+PP_UNARY_FUNCTOR(Exp, exp)
+PP_UNARY_FUNCTOR(Log, log)
+PP_UNARY_FUNCTOR(Sqrt, sqrt)
+PP_UNARY_FUNCTOR(Rsqrt, rsqrt)
+PP_UNARY_FUNCTOR(Erf, erf)
+PP_BINARY_FUNCTOR(Add, add)
+PP_BINARY_FUNCTOR(Sub, sub)
+PP_BINARY_FUNCTOR(Mul, mul)
+PP_BINARY_FUNCTOR(Div, div)
+PP_BINARY_FUNCTOR(Pow, pow)
+PP_BINARY_FUNCTOR(Maximum, maximum)
+PP_BINARY_FUNCTOR(Minimum, minimum)
+PP_BINARY_FUNCTOR(ReluGrad, relu_grad)
+PP_BINARY_FUNCTOR(SigmoidGrad, sigmoid_grad)
+PP_BINARY_FUNCTOR(TanhGrad, tanh_grad)
+PP_BINARY_FUNCTOR(SqrtGrad, sqrt_grad)
+PP_BINARY_FUNCTOR(RsqrtGrad, rsqrt_grad)
+PP_BINARY_FUNCTOR(ErfGrad, erf_grad)
+PP_OPERAND_GRAD_FUNCTOR(PowGrad, pow_grad)
+PP_OPERAND_GRAD_FUNCTOR(MaximumGrad, maximum_grad)
+PP_OPERAND_GRAD_FUNCTOR(MinimumGrad, minimum_grad)
+#undef PP_UNARY_FUNCTOR
+#undef PP_BINARY_FUNCTOR
+#undef PP_OPERAND_GRAD_FUNCTOR
 struct Gelu {
   int approximate;
   __device__ float operator()(float x) const {
-    return math::gelu(x, approximate);
-  }
-};
-struct SqrtGrad {
-  __device__ float operator()(float g, float y) const {
-    return math::sqrtGrad(g, y);
-  }
-};
-struct RsqrtGrad {
-  __device__ float operator()(float g, float y) const {
-    return math::rsqrtGrad(g, y);
-  }
-};
-struct ErfGrad {
-  __device__ float operator()(float g, float x) const {
-    return math::erfGrad(g, x);
+    return elementwise::gelu(x, approximate);
   }
 };
 struct GeluGrad {
   int approximate;
   __device__ float operator()(float g, float x) const {
-    return math::geluGrad(g, x, approximate);
-  }
-};
-struct Pow {
-  __device__ float operator()(float a, float b) const { return powf(a, b); }
-};
-struct Maximum {
-  __device__ float operator()(float a, float b) const {
-    return math::maximum(a, b);
-  }
-};
-struct Minimum {
-  __device__ float operator()(float a, float b) const {
-    return math::minimum(a, b);
-  }
-};
-struct PowGrad {
-  __device__ float operator()(float g, float a, float b,
-                              int64_t operand) const {
-    return math::powGrad(g, a, b, operand);
-  }
-};
-struct MaximumGrad {
-  __device__ float operator()(float g, float a, float b,
-                              int64_t operand) const {
-    return math::maximumGrad(g, a, b, operand);
-  }
-};
-struct MinimumGrad {
-  __device__ float operator()(float g, float a, float b,
-                              int64_t operand) const {
-    return math::minimumGrad(g, a, b, operand);
+    return elementwise::gelu_grad(g, x, approximate);
   }
 };
 
@@ -1017,6 +966,15 @@ pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend) {
 
 pp_tensor *pp_cuda_copy(pp_frame *frame, pp_tensor *input) {
   return input ? copyTo(frame, input, shapeOf(input)) : nullptr;
+}
+
+pp_tensor *pp_cuda_empty(pp_frame *frame, pp_dtype dtype, int64_t rank,
+                         const int64_t *shape) {
+  return newDeviceTensor(frame, dtype, Shape(shape, shape + rank));
+}
+
+int pp_cuda_launched(pp_frame *frame, const char *kernel) {
+  return checkLaunch(frame, kernel);
 }
 
 pp_tensor *pp_cuda_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,

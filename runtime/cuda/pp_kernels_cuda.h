@@ -24,6 +24,11 @@ const pp_allocator *pp_cuda_tensor_allocator(void);
  * accumulates microbatch gradients with it. */
 pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend);
 
+/* 1 when the last kernel launch succeeded; else 0, with the error recorded
+ * in `frame` under `kernel`. The kernels generated for an nn.fusion check
+ * their launch with it. */
+int pp_cuda_launched(pp_frame *frame, const char *kernel);
+
 PP_DECLARE_KERNELS(pp_cuda_)
 
 #ifdef __cplusplus

@@ -45,6 +45,12 @@ inline float *floats(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
+/// The per-element formula of elementwise op `name` (ElementwiseFormulas.h)
+/// as a lambda: the loops below inline it and vectorize, which they do not
+/// through a function pointer.
+#define PP_FORMULA(name)                                                       \
+  [](auto... operands) { return elementwise::name(operands...); }
+
 /// Checks that every operand exists and holds f32 values.
 inline bool checkInputs(pp_frame *frame, const char *kernel,
                         std::initializer_list<pp_tensor *> inputs) {

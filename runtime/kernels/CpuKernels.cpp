@@ -10,8 +10,8 @@
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
+#include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Frame.h"
-#include "runtime/kernels/MathFormulas.h"
 #include "runtime/kernels/Matmul.h"
 
 #include <algorithm>
@@ -33,6 +33,11 @@ pp_tensor *pp_cpu_copy(pp_frame *frame, pp_tensor *input) {
     std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
                 pp_tensor_nbytes(input));
   return result;
+}
+
+pp_tensor *pp_cpu_empty(pp_frame *frame, pp_dtype dtype, int64_t rank,
+                        const int64_t *shape) {
+  return newTensor(frame, dtype, Shape(shape, shape + rank));
 }
 
 pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
@@ -66,55 +71,51 @@ pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
 }
 
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "add", lhs, rhs, [](float a, float b) { return a + b; });
+  return binary(frame, "add", lhs, rhs, PP_FORMULA(add));
 }
 
 pp_tensor *pp_cpu_sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "sub", lhs, rhs, [](float a, float b) { return a - b; });
+  return binary(frame, "sub", lhs, rhs, PP_FORMULA(sub));
 }
 
 pp_tensor *pp_cpu_mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "mul", lhs, rhs, [](float a, float b) { return a * b; });
+  return binary(frame, "mul", lhs, rhs, PP_FORMULA(mul));
 }
 
 pp_tensor *pp_cpu_div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "div", lhs, rhs, [](float a, float b) { return a / b; });
+  return binary(frame, "div", lhs, rhs, PP_FORMULA(div));
 }
 
 pp_tensor *pp_cpu_neg(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "neg", input, [](float x) { return -x; });
+  return unary(frame, "neg", input, PP_FORMULA(neg));
 }
 
 pp_tensor *pp_cpu_relu(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "relu", input, [](float x) { return x > 0 ? x : 0.0f; });
+  return unary(frame, "relu", input, PP_FORMULA(relu));
 }
 
 pp_tensor *pp_cpu_sigmoid(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "sigmoid", input,
-               [](float x) { return math::sigmoid(x); });
+  return unary(frame, "sigmoid", input, PP_FORMULA(sigmoid));
 }
 
 pp_tensor *pp_cpu_tanh(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "tanh", input, [](float x) { return math::tanh(x); });
+  return unary(frame, "tanh", input, PP_FORMULA(tanh));
 }
 
 pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "exp", input, [](float x) { return math::exp(x); });
+  return unary(frame, "exp", input, PP_FORMULA(exp));
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   if (!checkInputs(frame, "softmax", {input}))
     return nullptr;
   const float *in = floats(input);
-  std::vector<double> exps;
   return alongAxis(
       frame, "softmax", input, axis,
       [&](float *out, int64_t start, int64_t stride, int64_t size) {
-        exps.resize(size);
-        double total =
-            softmaxNormalizer(in + start, size, stride, exps.data()).second;
-        for (int64_t c = 0; c < size; ++c)
-          out[start + c * stride] = static_cast<float>(exps[c] / total);
+        auto [max, total] = softmaxNormalizer(in + start, size, stride);
+        for (int64_t at = start; at < start + size * stride; at += stride)
+          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
       });
 }
 
@@ -134,20 +135,17 @@ pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
 
 pp_tensor *pp_cpu_relu_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *input) {
-  return binary(frame, "relu_grad", grad, input,
-                [](float g, float x) { return x > 0 ? g : 0.0f; });
+  return binary(frame, "relu_grad", grad, input, PP_FORMULA(relu_grad));
 }
 
 pp_tensor *pp_cpu_sigmoid_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *result) {
-  return binary(frame, "sigmoid_grad", grad, result,
-                [](float g, float y) { return g * y * (1.0f - y); });
+  return binary(frame, "sigmoid_grad", grad, result, PP_FORMULA(sigmoid_grad));
 }
 
 pp_tensor *pp_cpu_tanh_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *result) {
-  return binary(frame, "tanh_grad", grad, result,
-                [](float g, float y) { return g * (1.0f - y * y); });
+  return binary(frame, "tanh_grad", grad, result, PP_FORMULA(tanh_grad));
 }
 
 pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
@@ -174,9 +172,23 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
   if (!result)
     return nullptr;
+  // Accumulate in double, visiting the input in row-major order.
   std::vector<double> sums(numElements(target), 0.0);
-  accumulateGroups(inputShape, broadcastStrides(target, inputShape),
-                   floats(input), sums.data());
+  Shape strides = broadcastStrides(target, inputShape);
+  Shape index(inputShape.size(), 0);
+  int64_t offset = 0;
+  const float *in = floats(input);
+  for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
+    sums[offset] += in[i];
+    for (size_t d = inputShape.size(); d-- > 0;) {
+      ++index[d];
+      offset += strides[d];
+      if (index[d] < inputShape[d])
+        break;
+      offset -= strides[d] * index[d];
+      index[d] = 0;
+    }
+  }
   float *out = floats(result);
   for (size_t i = 0; i < sums.size(); ++i)
     out[i] = static_cast<float>(sums[i]);
@@ -219,7 +231,8 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
   if (!input)
     return nullptr;
-  std::optional<pp_dtype> target = checkCast(frame, pp_tensor_dtype(input), to);
+  std::optional<pp_dtype> target =
+      checkCast(frame, pp_tensor_dtype(input), to);
   if (!target)
     return nullptr;
   pp_tensor *result = newTensor(frame, *target, shapeOf(input));
@@ -430,7 +443,6 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   if (!result)
     return nullptr;
   float *out = floats(result);
-  std::vector<double> exps(classes);
   for (int64_t r = 0; r < rows; ++r) {
     if (y[r] == ignore_index) {
       std::fill_n(out + r * classes, classes, 0.0f);
@@ -440,9 +452,9 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     if (reduction == 0)
       scale /= counted;
     const float *row = z + r * classes;
-    double total = softmaxNormalizer(row, classes, 1, exps.data()).second;
+    auto [max, total] = softmaxNormalizer(row, classes);
     for (int64_t c = 0; c < classes; ++c) {
-      double softmax = exps[c] / total;
+      double softmax = std::exp(row[c] - max) / total;
       out[r * classes + c] =
           static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
     }

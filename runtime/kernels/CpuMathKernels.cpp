@@ -1,12 +1,13 @@
 //===- CpuMathKernels.cpp - host kernels of the math functions ------------===//
 //
 // log, sqrt, rsqrt, erf, gelu, pow, maximum, minimum and their gradients;
-// the formulas are in MathFormulas.h, shared with the CUDA kernels.
+// the formulas are in ElementwiseFormulas.h (over MathFormulas.h), shared
+// with the CUDA kernels and fused code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/CpuKernelLoops.h"
-#include "runtime/kernels/MathFormulas.h"
+#include "runtime/kernels/ElementwiseFormulas.h"
 
 using namespace pp::runtime;
 using namespace pp::runtime::cpu;
@@ -46,80 +47,76 @@ pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
 extern "C" {
 
 pp_tensor *pp_cpu_log(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "log", input, [](float x) { return logf(x); });
+  return unary(frame, "log", input, PP_FORMULA(log));
 }
 
 pp_tensor *pp_cpu_sqrt(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "sqrt", input, [](float x) { return sqrtf(x); });
+  return unary(frame, "sqrt", input, PP_FORMULA(sqrt));
 }
 
 pp_tensor *pp_cpu_rsqrt(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "rsqrt", input, [](float x) { return math::rsqrt(x); });
+  return unary(frame, "rsqrt", input, PP_FORMULA(rsqrt));
 }
 
 pp_tensor *pp_cpu_erf(pp_frame *frame, pp_tensor *input) {
-  return unary(frame, "erf", input, [](float x) { return math::erf(x); });
+  return unary(frame, "erf", input, PP_FORMULA(erf));
 }
 
 pp_tensor *pp_cpu_sqrt_grad(pp_frame *frame, pp_tensor *grad,
                             pp_tensor *result) {
-  return binary(frame, "sqrt_grad", grad, result,
-                [](float g, float y) { return math::sqrtGrad(g, y); });
+  return binary(frame, "sqrt_grad", grad, result, PP_FORMULA(sqrt_grad));
 }
 
 pp_tensor *pp_cpu_rsqrt_grad(pp_frame *frame, pp_tensor *grad,
                              pp_tensor *result) {
-  return binary(frame, "rsqrt_grad", grad, result,
-                [](float g, float y) { return math::rsqrtGrad(g, y); });
+  return binary(frame, "rsqrt_grad", grad, result, PP_FORMULA(rsqrt_grad));
 }
 
 pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input) {
-  return binary(frame, "erf_grad", grad, input,
-                [](float g, float x) { return math::erfGrad(g, x); });
+  return binary(frame, "erf_grad", grad, input, PP_FORMULA(erf_grad));
 }
 
 pp_tensor *pp_cpu_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
   return unary(frame, "gelu", input,
-               [=](float x) { return math::gelu(x, approximate); });
+               [=](float x) { return elementwise::gelu(x, approximate); });
 }
 
 pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
                             int approximate) {
   return binary(frame, "gelu_grad", grad, input, [=](float g, float x) {
-    return math::geluGrad(g, x, approximate);
+    return elementwise::gelu_grad(g, x, approximate);
   });
 }
 
 pp_tensor *pp_cpu_pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
   return binary(frame, "pow", lhs, rhs,
-                [](float a, float b) { return powf(a, b); });
+                PP_FORMULA(pow));
 }
 
 pp_tensor *pp_cpu_maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "maximum", lhs, rhs,
-                [](float a, float b) { return math::maximum(a, b); });
+  return binary(frame, "maximum", lhs, rhs, PP_FORMULA(maximum));
 }
 
 pp_tensor *pp_cpu_minimum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "minimum", lhs, rhs,
-                [](float a, float b) { return math::minimum(a, b); });
+  return binary(frame, "minimum", lhs, rhs, PP_FORMULA(minimum));
 }
 
 pp_tensor *pp_cpu_pow_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
                            pp_tensor *rhs, int64_t operand) {
-  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand, math::powGrad);
+  return operandGrad(frame, "pow_grad", grad, lhs, rhs, operand,
+                     PP_FORMULA(pow_grad));
 }
 
 pp_tensor *pp_cpu_maximum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
                                pp_tensor *rhs, int64_t operand) {
   return operandGrad(frame, "maximum_grad", grad, lhs, rhs, operand,
-                     math::maximumGrad);
+                     PP_FORMULA(maximum_grad));
 }
 
 pp_tensor *pp_cpu_minimum_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *lhs,
                                pp_tensor *rhs, int64_t operand) {
   return operandGrad(frame, "minimum_grad", grad, lhs, rhs, operand,
-                     math::minimumGrad);
+                     PP_FORMULA(minimum_grad));
 }
 
 } // extern "C"

@@ -1,5 +1,6 @@
-// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime 2>/dev/null | FileCheck %s
-// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime="target=cuda" 2>/dev/null | FileCheck %s --check-prefix=CUDA
+// The kernel calls of unfused ops (pp-lower-to-runtime-fusion.mlir: nn.fusion).
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y fuse=false" --pp-lower-to-runtime 2>/dev/null | FileCheck %s
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y fuse=false" --pp-lower-to-runtime="target=cuda" 2>/dev/null | FileCheck %s --check-prefix=CUDA
 
 // Each stage function takes the frame; arguments, kernels, messages and
 // results are runtime calls; each tensor is released after its last use.
@@ -21,7 +22,7 @@
 
 // Every kernel call and message is bracketed for the profile, named by the
 // kernel without its prefix; the frame's other calls are not.
-// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=PROFILE
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y fuse=false" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=PROFILE
 // PROFILE-LABEL: func.func @stage0_forward(
 // PROFILE: emitc.call_opaque "pp_frame_arg"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">]}
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22matmul\22">]}

@@ -35,6 +35,12 @@ template <typename ConcreteType>
 class KernelTakesIndices
     : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesIndices> {};
 
+/// The op is an elementwise map with NumPy broadcasting whose per-element
+/// formula is `pp::runtime::elementwise::<mnemonic>` (NN_Elementwise).
+template <typename ConcreteType>
+class Elementwise
+    : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {};
+
 /// Why the runtime's kernels cannot compute `op` (a HasRuntimeKernel op) on
 /// its element types, naming the op and its types; "" when they can. The
 /// element types each op's kernels take come from its traits

@@ -98,4 +98,18 @@ def NN_KernelTakesIndices : NativeOpTrait<"KernelTakesIndices"> {
   let cppNamespace = "::pp::nn";
 }
 
+/// The op is an elementwise map: every result element is a function of the
+/// operands' elements at the same index, the operands broadcast to the
+/// result's shape as in NumPy. The function is
+/// `pp::runtime::elementwise::<mnemonic>(operand elements in order,
+/// inherent attributes sorted by name)` in
+/// runtime/kernels/ElementwiseFormulas.h, the one the op's CPU kernel calls
+/// per element, with the kernel's argument conventions (enums and unit
+/// flags as int, I64Attr as int64_t). pp-fuse-elementwise groups such ops
+/// into an `nn.fusion`, whose generated loop calls the same functions, so
+/// that fused and unfused code compute the same bits.
+def NN_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::pp::nn";
+}
+
 #endif // PP_DIALECTS_NN_IR_NNINTERFACES_TD

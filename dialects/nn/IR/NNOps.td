@@ -12,6 +12,7 @@
 include "dialects/nn/IR/NNBase.td"
 include "dialects/nn/IR/NNInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class NN_InferredOp<string mnemonic, list<Trait> traits = []>
@@ -28,7 +29,7 @@ class NN_SameTypeOp<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
-    : NN_SameTypeOp<mnemonic, traits> {
+    : NN_SameTypeOp<mnemonic, !listconcat(traits, [NN_Elementwise])> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element of "
       # "`input`. The result has the type of the input.\n\n"
@@ -52,7 +53,8 @@ def NN_SigmoidOp
     : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))", [NN_Differentiable, NN_HasRuntimeKernel]>;
 
 def NN_GeluOp
-    : NN_SameTypeOp<"gelu", [NN_Differentiable, NN_HasRuntimeKernel]> {
+    : NN_SameTypeOp<"gelu", [NN_Differentiable, NN_HasRuntimeKernel,
+                             NN_Elementwise]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)` with `Phi` the standard normal CDF, evaluated exactly with
@@ -183,7 +185,8 @@ def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel,
 class NN_BinaryOp<string mnemonic, string formula, Type operandType,
                   list<Trait> traits = []>
     : NN_InferredOp<mnemonic,
-                    !listconcat(traits, [SameOperandsAndResultElementType])> {
+                    !listconcat(traits, [SameOperandsAndResultElementType,
+                                         NN_Elementwise])> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = "Computes `" # formula # "` elementwise. The operand "
       # "shapes are broadcast against each other as in NumPy: aligned from the "
@@ -220,7 +223,9 @@ def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor,
 def NN_MinimumOp : NN_BinaryOp<"minimum", "min(lhs, rhs)", NN_NumericTensor,
                                  [NN_Differentiable, NN_HasRuntimeKernel]>;
 
-def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel,
+                                        NN_KernelTakesAnyElementType,
+                                        NN_Elementwise]> {
   let summary = "elementwise select with broadcasting";
   let description = [{
     Takes `on_true` where `condition` is true and `on_false` elsewhere. The
@@ -641,7 +646,7 @@ def NN_MseLossOp
 
 class NN_ActivationGradOp<string mnemonic, string forward, string saved,
                           string formula>
-    : NN_SameTypeOp<mnemonic, [NN_HasRuntimeKernel]> {
+    : NN_SameTypeOp<mnemonic, [NN_HasRuntimeKernel, NN_Elementwise]> {
   let summary = "gradient of nn." # forward;
   let description = "Given the result gradient `grad` and the forward "
       # "op's " # saved # ", returns the input gradient `" # formula # "`."
@@ -671,7 +676,7 @@ def NN_ErfGradOp : NN_ActivationGradOp<"erf_grad", "erf", "input",
 class NN_BinaryOperandGradOp<string mnemonic, string forward,
                              string lhsFormula, string rhsFormula>
     : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType,
-                               NN_HasRuntimeKernel]> {
+                               NN_HasRuntimeKernel, NN_Elementwise]> {
   let summary = "gradient of nn." # forward # " with respect to one operand";
   let description = "Given the result gradient `grad` and the forward "
       # "operands `lhs` and `rhs` (which broadcast to the shape of `grad`), "
@@ -759,7 +764,8 @@ def NN_ReduceMaxGradOp
   }];
 }
 
-def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad", [NN_HasRuntimeKernel]> {
+def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad", [NN_HasRuntimeKernel,
+                                                NN_Elementwise]> {
   let summary = "gradient of nn.gelu";
   let description = [{
     Given the result gradient and the forward input, returns the input
@@ -938,6 +944,67 @@ def NN_MseLossGradOp
     $grad `,` $input `,` $target `reduction` `` $reduction attr-dict `:`
     functional-type(operands, results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion (built by pp-fuse-elementwise)
+//===----------------------------------------------------------------------===//
+
+def NN_FusionOp : Op<NN_Dialect, "fusion", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects, RecursivelySpeculatable]> {
+  let summary = "elementwise ops computed in one pass over memory";
+  let description = [{
+    A connected group of elementwise ops (`NN_Elementwise`) whose results
+    all have the same shape, the fusion's shape. The body's arguments are
+    the `inputs`, each of the fusion's shape or broadcasting to it as in
+    NumPy; `nn.yield` returns the values the fusion hands out (several when
+    an intermediate is also used outside). Generated code computes every
+    result in one loop over the elements, calling per element the formulas
+    that the ops' kernels call, so the results have the bits of the unfused
+    ops. `pp-fuse-elementwise` builds it inside stage functions.
+
+    Example:
+
+    ```mlir
+    %y, %z = nn.fusion (%x, %b)
+        : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %s = nn.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %g = nn.gelu %s : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      nn.yield %s, %g : tensor<4x8xf32>, tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, results) $body
+  }];
+  let extraClassDeclaration = [{
+    /// The type of result 0, whose shape every result and every op of the
+    /// body has.
+    ::mlir::RankedTensorType getFusionType();
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def NN_YieldOp : Op<NN_Dialect, "yield", [Pure, Terminator, ReturnLike,
+                                           HasParent<"FusionOp">]> {
+  let summary = "the values an nn.fusion hands out";
+  let description = [{
+    Terminates the body of an `nn.fusion`: its operands become the fusion's
+    results, in order.
+
+    Example:
+
+    ```mlir
+    nn.yield %s, %g : tensor<4x8xf32>, tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // PP_DIALECTS_NN_IR_NNOPS_TD

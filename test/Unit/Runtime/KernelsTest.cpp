@@ -1012,6 +1012,18 @@ TEST(CpuKernels, ConstantRepeatsASplatOrCopiesEveryValue) {
                          "element, or one to repeat");
 }
 
+TEST(CpuKernels, EmptyMakesATensorOfTheShapeAndDtype) {
+  pp_frame frame;
+  const int64_t dims[] = {2, 3};
+  Tensor matrix(pp_cpu_empty(&frame, PP_DTYPE_I32, 2, dims));
+  Tensor scalar(pp_cpu_empty(&frame, PP_DTYPE_F32, 0, nullptr));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(pp_tensor_dtype(matrix.get()), PP_DTYPE_I32);
+  EXPECT_EQ(shape(matrix), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(pp_tensor_rank(scalar.get()), 0);
+  EXPECT_EQ(pp_tensor_numel(scalar.get()), 1);
+}
+
 TEST(CpuKernels, CrossEntropyOverSequencesWithI32Labels) {
   // Logits [batch 2, sequence 2, classes 3] and i32 labels [2, 2], one
   // position ignored: against a double-precision reference.

@@ -1,0 +1,188 @@
+//===- FusedLoops.cpp - the generated loop of an nn.fusion ----------------===//
+
+#include "passes/codegen/FusedLoops.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace pp;
+
+namespace {
+
+/// The C++ type of one element of `type`: i1 elements are bytes.
+StringRef elementType(Type type) {
+  return getElementTypeOrSelf(type).isInteger(1) ? "uint8_t" : "float";
+}
+
+/// The index into an input of `shape` of the element at multi-index
+/// (i0, i1, ...) of the fusion's `target` shape, which it broadcasts to:
+/// `at` (the row-major index) for an input of the fusion's shape.
+std::string inputIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
+  if (shape == target)
+    return "at";
+  SmallVector<std::string> terms;
+  int64_t stride = 1;
+  size_t offset = target.size() - shape.size();
+  for (size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] != 1)
+      terms.push_back("i" + std::to_string(k + offset) + " * " +
+                      std::to_string(stride));
+    stride *= shape[k];
+  }
+  return terms.empty() ? "0" : llvm::join(llvm::reverse(terms), " + ");
+}
+
+/// Writes the fusion's element `at` (multi-index i0, i1, ...): reads the
+/// inputs, applies every op's formula, stores the results.
+LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
+                           raw_ostream &os, StringRef indent) {
+  Block &body = fusion.getBody().front();
+  ArrayRef<int64_t> shape = fusion.getFusionType().getShape();
+  llvm::DenseMap<Value, std::string> names;
+  for (BlockArgument arg : body.getArguments()) {
+    std::string name = "x" + std::to_string(arg.getArgNumber());
+    os << indent << "const " << elementType(arg.getType()) << ' ' << name
+       << " = in" << arg.getArgNumber() << '['
+       << inputIndex(cast<RankedTensorType>(arg.getType()).getShape(), shape)
+       << "];\n";
+    names[arg] = name;
+  }
+  unsigned next = 0;
+  for (Operation &op : body.without_terminator()) {
+    SmallVector<std::string> arguments;
+    for (Value operand : op.getOperands())
+      arguments.push_back(names.lookup(operand));
+    if (failed(attributes(&op, arguments)))
+      return failure();
+    std::string name = "v" + std::to_string(next++);
+    os << indent << "const float " << name
+       << " = pp::runtime::elementwise::" << op.getName().stripDialect() << '('
+       << llvm::join(arguments, ", ") << ");\n";
+    names[op.getResult(0)] = name;
+  }
+  for (auto [index, value] :
+       llvm::enumerate(body.getTerminator()->getOperands()))
+    os << indent << "out" << index << "[at] = " << names.lookup(value) << ";\n";
+  return success();
+}
+
+/// The element pointers of the inputs and results, as a parameter list
+/// (`const float *in0, ..., float *out0, ...`) or as arguments.
+std::string pointers(nn::FusionOp fusion, bool declare) {
+  SmallVector<std::string> parts;
+  for (auto [index, input] : llvm::enumerate(fusion.getInputs()))
+    parts.push_back((declare
+                         ? "const " + elementType(input.getType()).str() + " *"
+                         : std::string()) +
+                    "in" + std::to_string(index));
+  for (unsigned index = 0; index < fusion.getNumResults(); ++index)
+    parts.push_back((declare ? "float *" : "") + std::string("out") +
+                    std::to_string(index));
+  return llvm::join(parts, ", ");
+}
+
+/// Releases the results made so far (`count` of them) and nulls them.
+void writeReleaseResults(raw_ostream &os, StringRef indent, StringRef count) {
+  os << indent << "for (int k = 0; k < " << count << "; ++k) {\n"
+     << indent << "  pp_frame_release(frame, results[k]);\n"
+     << indent << "  results[k] = nullptr;\n"
+     << indent << "}\n";
+}
+
+} // namespace
+
+FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
+                                          StringRef target,
+                                          AttributeArguments attributes) {
+  bool cuda = target == "cuda";
+  ArrayRef<int64_t> shape = fusion.getFusionType().getShape();
+  int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t elements = fusion.getFusionType().getNumElements();
+  unsigned numInputs = fusion.getInputs().size();
+  unsigned numResults = fusion.getNumResults();
+  std::string code;
+  llvm::raw_string_ostream os(code);
+  os << "// nn.fusion of";
+  for (Operation &op : fusion.getBody().front().without_terminator())
+    os << ' ' << op.getName().stripDialect();
+  os << " over " << fusion.getFusionType() << ".\n";
+
+  if (cuda) {
+    os << "static __global__ void " << name << "_kernel("
+       << pointers(fusion, true) << ") {\n"
+       << "  const int64_t at = blockIdx.x * static_cast<int64_t>(blockDim.x) "
+          "+ threadIdx.x;\n"
+       << "  if (at >= " << elements << ")\n    return;\n";
+    if (rank > 0) {
+      os << "  int64_t rest = at;\n";
+      // Inputs of the fusion's shape read at `at`, others by index.
+      for (int64_t d = rank - 1; d > 0; --d)
+        os << "  [[maybe_unused]] const int64_t i" << d << " = rest % "
+           << shape[d] << ";\n  rest /= " << shape[d] << ";\n";
+      os << "  [[maybe_unused]] const int64_t i0 = rest;\n";
+    }
+    if (failed(writeElement(fusion, attributes, os, "  ")))
+      return failure();
+    os << "}\n\n";
+  }
+
+  os << "static void " << name
+     << "(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {\n";
+  if (rank > 0)
+    os << "  static const int64_t shape[] = {"
+       << llvm::join(llvm::map_range(
+                         shape, [](int64_t d) { return std::to_string(d); }),
+                     ", ")
+       << "};\n";
+  else
+    os << "  const int64_t *shape = nullptr;\n";
+  os << "  for (int r = 0; r < " << numResults << "; ++r)\n"
+     << "    results[r] = nullptr;\n"
+     << "  for (int i = 0; i < " << numInputs << "; ++i)\n"
+     << "    if (!inputs[i])\n"
+     << "      return; // An earlier call failed and said why.\n"
+     << "  for (int r = 0; r < " << numResults << "; ++r) {\n"
+     << "    results[r] = pp_" << target << "_empty(frame, PP_DTYPE_F32, "
+     << rank << ", shape);\n"
+     << "    if (!results[r]) {\n";
+  writeReleaseResults(os, "      ", "r");
+  os << "      return;\n    }\n  }\n";
+  for (auto [index, input] : llvm::enumerate(fusion.getInputs()))
+    os << "  const " << elementType(input.getType()) << " *in" << index
+       << " = static_cast<const " << elementType(input.getType())
+       << " *>(pp_tensor_data(inputs[" << index << "]));\n";
+  for (unsigned index = 0; index < numResults; ++index)
+    os << "  float *out" << index
+       << " = static_cast<float *>(pp_tensor_data(results[" << index
+       << "]));\n";
+
+  if (cuda) {
+    if (elements == 0) { // Nothing to launch.
+      os << "}\n";
+      return code;
+    }
+    os << "  " << name << "_kernel<<<" << (elements + 255) / 256 << ", 256>>>("
+       << pointers(fusion, false) << ");\n"
+       << "  if (!pp_cuda_launched(frame, \"" << name << "\")) {\n";
+    writeReleaseResults(os, "    ", std::to_string(numResults));
+    os << "  }\n}\n";
+    return code;
+  }
+
+  std::string indent = "  ";
+  for (int64_t d = 0; d < rank; ++d) {
+    os << indent << "for (int64_t i" << d << " = 0; i" << d << " < " << shape[d]
+       << "; ++i" << d << ")\n";
+    indent += "  ";
+  }
+  std::string at = rank ? "i0" : "0";
+  for (int64_t d = 1; d < rank; ++d)
+    at = (d > 1 ? "(" + at + ")" : at) + " * " + std::to_string(shape[d]) +
+         " + i" + std::to_string(d);
+  os << indent << "{\n" << indent << "  const int64_t at = " << at << ";\n";
+  if (failed(writeElement(fusion, attributes, os, indent + "  ")))
+    return failure();
+  os << indent << "}\n}\n";
+  return code;
+}

@@ -1,0 +1,89 @@
+// RUN: pp-opt %s --pp-lower-to-runtime | FileCheck %s
+// RUN: pp-opt %s --pp-lower-to-runtime="target=cuda" | FileCheck %s --check-prefix=CUDA-IR
+// RUN: rm -rf %t && pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=1 loss=mse:y" --pp-emit-package="dir=%t compile=false" -o /dev/null 2>/dev/null
+// RUN: FileCheck %s --check-prefix=CPP < %t/stages.cpp
+// RUN: FileCheck %s --check-prefix=CU < %t/stages.cu
+
+// An nn.fusion is a call of a function generated before the stage function
+// (verbatim code), with a local array of its input tensors and one for its
+// results, which it owns as a kernel's results; profiled as "fusion".
+// CHECK: emitc.verbatim "// nn.fusion of add gelu mul over tensor<4x8xf32>.
+// CHECK-SAME: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results)
+// CHECK-SAME: pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape)
+// CHECK-SAME: const float x1 = in1[i1 * 1];
+// CHECK-SAME: const float v1 = pp::runtime::elementwise::gelu(v0, 1);
+// CHECK-LABEL: func.func @stage0_forward
+// CHECK: %[[IN:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
+// CHECK: %[[OUT:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
+// CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F:.*]]) {args = [0 : index, #emitc.opaque<"\22fusion\22">]}
+// CHECK-NEXT: emitc.call_opaque "fusion_stage0_forward_0"(%[[F]], %[[IN]], %[[OUT]])
+// CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// CHECK: %[[R0:.*]] = emitc.load %{{.*}} : <!emitc.ptr<!emitc.opaque<"pp_tensor">>>
+// CHECK: %[[R1:.*]] = emitc.load
+// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R0]])
+// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R1]])
+
+// CUDA-IR: emitc.verbatim "// nn.fusion of add gelu mul over tensor<4x8xf32>.
+// CUDA-IR-SAME: static __global__ void fusion_stage0_forward_0_kernel(const float *in0, const float *in1, float *out0, float *out1)
+// CUDA-IR-SAME: pp_cuda_empty(frame, PP_DTYPE_F32, 2, shape)
+// CUDA-IR-SAME: fusion_stage0_forward_0_kernel<<<1, 256>>>(in0, in1, out0, out1);
+// CUDA-IR-SAME: pp_cuda_launched(frame, \22fusion_stage0_forward_0\22)
+
+func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) attributes {pp.stage = 0 : i64} {
+  %0:2 = nn.fusion (%x, %b)
+      : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+    %s = nn.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %g = nn.gelu %s approximate<tanh> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %m = nn.mul %g, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    nn.yield %s, %m : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// The C++ of the MLP's forward fusion (fc1's bias add and tanh; the
+// intermediate is also saved for the backward): one loop nest over the
+// elements, the bias read by stride, each op's formula once per element.
+// CPP: #include "runtime/kernels/ElementwiseFormulas.h"
+// CPP-LABEL: // nn.fusion of add tanh over tensor<2x4xf32>.
+// CPP-NEXT: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {
+// CPP-NEXT: static const int64_t shape[] = {2, 4};
+// CPP: results[r] = pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape);
+// CPP: float *out1 = static_cast<float *>(pp_tensor_data(results[1]));
+// CPP-NEXT: for (int64_t i0 = 0; i0 < 2; ++i0)
+// CPP-NEXT: for (int64_t i1 = 0; i1 < 4; ++i1)
+// CPP-NEXT: {
+// CPP-NEXT: const int64_t at = i0 * 4 + i1;
+// CPP-NEXT: const float x0 = in0[at];
+// CPP-NEXT: const float x1 = in1[i1 * 1];
+// CPP-NEXT: const float v0 = pp::runtime::elementwise::add(x0, x1);
+// CPP-NEXT: const float v1 = pp::runtime::elementwise::tanh(v0);
+// CPP-NEXT: out0[at] = v0;
+// CPP-NEXT: out1[at] = v1;
+// CPP-NEXT: }
+// CPP-NEXT: }
+// CPP: void stage0_forward(pp_frame* [[F:v[0-9]+]]) {
+// CPP: pp_frame_profile_begin([[F]], "fusion");
+// CPP-NEXT: fusion_stage0_forward_0([[F]], [[IN:v[0-9]+]], [[OUT:v[0-9]+]]);
+// CPP: // nn.fusion of tanh_grad add over tensor<2x4xf32>.
+// CPP: // nn.fusion of add tanh over tensor<2x4xf32>.
+// CPP-NEXT: static void fusion_stage0_eval_0(
+
+// The CUDA twin: one thread per element, its multi-index from the row-major
+// index, launched on the default stream and checked.
+// CU-LABEL: static __global__ void fusion_stage0_forward_0_kernel(const float *in0, const float *in1, float *out0, float *out1) {
+// CU-NEXT: const int64_t at = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+// CU-NEXT: if (at >= 8)
+// CU-NEXT: return;
+// CU-NEXT: int64_t rest = at;
+// CU-NEXT: {{\[\[}}maybe_unused]] const int64_t i1 = rest % 4;
+// CU-NEXT: rest /= 4;
+// CU-NEXT: {{\[\[}}maybe_unused]] const int64_t i0 = rest;
+// CU-NEXT: const float x0 = in0[at];
+// CU-NEXT: const float x1 = in1[i1 * 1];
+// CU-NEXT: const float v0 = pp::runtime::elementwise::add(x0, x1);
+// CU-NEXT: const float v1 = pp::runtime::elementwise::tanh(v0);
+// CU: results[r] = pp_cuda_empty(frame, PP_DTYPE_F32, 2, shape);
+// CU: fusion_stage0_forward_0_kernel<<<1, 256>>>(in0, in1, out0, out1);
+// CU-NEXT: if (!pp_cuda_launched(frame, "fusion_stage0_forward_0")) {
