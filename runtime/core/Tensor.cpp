@@ -1,6 +1,7 @@
 //===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
 
 #include "runtime/core/Error.h"
+#include "runtime/core/PlacedTensor.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@ struct pp_tensor {
   int64_t numel;
   size_t nbytes;
   void *data;
+  /// Frees `data`; null for a placed tensor (PlacedTensor.h), whose memory
+  /// and header belong to an arena.
   void (*release)(void *data);
 };
 
@@ -95,14 +98,13 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
   return pp_tensor_create_in(&hostAllocator, dtype, rank, shape, out);
 }
 
-extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
-                                         pp_dtype dtype, int64_t rank,
-                                         const int64_t *shape,
-                                         pp_tensor **out) {
-  if (!out)
-    return failWith(PP_ERROR_INVALID_ARGUMENT,
-                    "pp_tensor_create: the output pointer is NULL");
-  *out = nullptr;
+namespace {
+
+/// The element count and bytes of a tensor of `dtype` and `shape`, or the
+/// error status (recorded for pp_last_error) of a shape pp_tensor_create
+/// refuses.
+pp_status countTensor(pp_dtype dtype, int64_t rank, const int64_t *shape,
+                      int64_t &numel, size_t &nbytes) {
   size_t elementSize = pp_dtype_size(dtype);
   if (elementSize == 0)
     return failWith(PP_ERROR_INVALID_ARGUMENT,
@@ -112,7 +114,7 @@ extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
   if (rank < 0 || (rank > 0 && !shape))
     return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: rank ", rank,
                     " needs a shape of that many sizes");
-  int64_t numel = 1;
+  numel = 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (shape[d] < 0)
       return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_create: dimension ",
@@ -125,7 +127,25 @@ extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
                       "int64_t can count");
     numel *= shape[d];
   }
-  size_t nbytes = static_cast<size_t>(numel) * elementSize;
+  nbytes = static_cast<size_t>(numel) * elementSize;
+  return PP_OK;
+}
+
+} // namespace
+
+extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
+                                         pp_dtype dtype, int64_t rank,
+                                         const int64_t *shape,
+                                         pp_tensor **out) {
+  if (!out)
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "pp_tensor_create: the output pointer is NULL");
+  *out = nullptr;
+  int64_t numel = 0;
+  size_t nbytes = 0;
+  if (pp_status status = countTensor(dtype, rank, shape, numel, nbytes);
+      status != PP_OK)
+    return status;
   void *data = allocator->allocate(nbytes);
   if (!data)
     return failWith(PP_ERROR_OUT_OF_MEMORY,
@@ -146,11 +166,45 @@ extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
 }
 
 extern "C" void pp_tensor_destroy(pp_tensor *tensor) {
-  if (!tensor)
+  if (!tensor || !tensor->release)
     return;
   tensor->release(tensor->data);
   delete tensor;
 }
+
+namespace pp::runtime {
+
+std::optional<size_t> tensorBytes(pp_dtype dtype,
+                                  const std::vector<int64_t> &shape) {
+  int64_t numel = 0;
+  size_t nbytes = 0;
+  if (countTensor(dtype, static_cast<int64_t>(shape.size()), shape.data(),
+                  numel, nbytes) != PP_OK)
+    return std::nullopt;
+  return nbytes;
+}
+
+pp_tensor *createPlacedTensor() {
+  return new (std::nothrow) pp_tensor{PP_DTYPE_F32, {}, 0, 0, nullptr, nullptr};
+}
+
+void placeTensor(pp_tensor *tensor, pp_dtype dtype,
+                 const std::vector<int64_t> &shape, void *data) {
+  tensor->dtype = dtype;
+  // Same rank as the header's last use in the steady state: no allocation.
+  tensor->shape.assign(shape.begin(), shape.end());
+  tensor->numel = 1;
+  for (int64_t size : shape)
+    tensor->numel *= size;
+  tensor->nbytes = static_cast<size_t>(tensor->numel) * pp_dtype_size(dtype);
+  tensor->data = data;
+}
+
+bool isPlacedTensor(const pp_tensor *tensor) { return !tensor->release; }
+
+void destroyPlacedTensor(pp_tensor *tensor) { delete tensor; }
+
+} // namespace pp::runtime
 
 extern "C" pp_dtype pp_tensor_dtype(const pp_tensor *tensor) {
   return tensor->dtype;

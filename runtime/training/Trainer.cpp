@@ -2,13 +2,15 @@
 
 #include "runtime/training/Trainer.h"
 
-#include "runtime/kernels/Frame.h"
-#include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
 #include "runtime/data/TokenBatches.h"
+#include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MemoryArena.h"
+#include "runtime/kernels/OpProfile.h"
+#include "runtime/training/ActivationMemory.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
@@ -126,6 +128,11 @@ public:
       for (const TensorInfo &arg : functions[f].args)
         if (arg.role == Role::Saved)
           lastUse[arg.name] = f;
+    if (options.memoryPlan && backend.servesMemoryPlans())
+      for (const StageFunctionInfo &function : functions)
+        if (function.memoryPlan)
+          arenas[function.symbol] = std::make_unique<MemoryArena>(
+              function.symbol, *function.memoryPlan);
   }
 
   /// Runs each microbatch of the given inputs through the forward
@@ -415,7 +422,15 @@ private:
         options.seed, batch.index,
         layout.firstPosition(batch.start, groups.dataParallelRank, microbatch),
         /*training=*/batch.training};
+    auto arena = arenas.find(function.symbol);
+    if (arena != arenas.end()) {
+      frame.arena = arena->second.get();
+      frame.arena->begin();
+    }
     function.entry(&frame);
+    if (frame.error.empty() && frame.arena)
+      frame.error = frame.arena->finish();
+    heapAllocations += frame.heapAllocations;
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
                                function.symbol + "): " + frame.error);
@@ -587,6 +602,7 @@ private:
 
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
+    int64_t heapAllocationsBefore = heapAllocations;
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
 
@@ -613,6 +629,7 @@ private:
     runSchedule(buildSchedule(options.schedule, package.numStages, stage,
                               options.microbatches),
                 data);
+    heapAllocationsPerStep = heapAllocations - heapAllocationsBefore;
 
     // Each stage sums its gradients over its data-parallel replicas as
     // soon as its own backward is done.
@@ -723,31 +740,83 @@ private:
   }
 
   /// Writes (rank 0) how many tokens or elements each rank read from the
-  /// data: a first stage its inputs, a last stage its labels, a middle
-  /// stage none.
+  /// data (a first stage its inputs, a last stage its labels, a middle
+  /// stage none), its optimizer state and its activation memory
+  /// (ActivationMemory.h), and prints each stage's activation memory.
   void reportDataReads() {
-    int64_t ranks = world.worldSize();
-    // Per rank: elements read, bytes of optimizer state.
-    std::vector<double> reads(2 * ranks, 0.0);
-    reads[2 * world.rank()] =
+    StageMemory memory =
+        stageMemory(package, stage, options.schedule, options.microbatches);
+    const std::vector<std::string> fields = {
+        "elements_read",
+        "optimizer_state_bytes",
+        "saved_bytes_per_microbatch",
+        "estimated_saved_bytes_per_microbatch",
+        "in_flight_microbatches",
+        "activation_bytes",
+        "arena_bytes",
+        "heap_tensor_allocations_per_step"};
+    std::vector<double> mine = {
         static_cast<double>((source ? source->elementsRead() : 0) +
-                            (evalSource ? evalSource->elementsRead() : 0));
-    reads[2 * world.rank() + 1] = static_cast<double>(update.stateBytes());
-    world.allReduceSum(reads);
+                            (evalSource ? evalSource->elementsRead() : 0)),
+        static_cast<double>(update.stateBytes()),
+        static_cast<double>(memory.savedBytesPerMicrobatch),
+        memory.estimatedSavedBytes.value_or(-1),
+        static_cast<double>(memory.inFlightMicrobatches),
+        static_cast<double>(memory.activationBytes()),
+        static_cast<double>(arenas.empty() ? 0 : memory.arenaBytes),
+        static_cast<double>(heapAllocationsPerStep)};
+    int64_t ranks = world.worldSize();
+    size_t count = fields.size();
+    std::vector<double> all(count * ranks, 0.0);
+    std::copy(mine.begin(), mine.end(), all.begin() + count * world.rank());
+    world.allReduceSum(all);
     if (!reports)
       return;
     nlohmann::json perRank = nlohmann::json::array();
     for (int64_t rank = 0; rank < ranks; ++rank) {
-      nlohmann::json entry = {
-          {"rank", rank},
-          {"elements_read", static_cast<int64_t>(reads[2 * rank])},
-          {"optimizer_state_bytes", static_cast<int64_t>(reads[2 * rank + 1])}};
+      nlohmann::json entry = {{"rank", rank}};
+      for (size_t i = 0; i < count; ++i)
+        entry[fields[i]] = static_cast<int64_t>(all[count * rank + i]);
       std::vector<int64_t> at = groups.mesh.coordinates(rank);
       for (size_t i = 0; i < at.size(); ++i)
         entry[groups.mesh.axes()[i].name] = at[i];
       perRank.push_back(entry);
+      // Replicas hold the same: one line per stage.
+      if (firstReplica(rank))
+        printActivationMemory(entry);
     }
     writeMetrics({{"ranks", perRank}});
+  }
+
+  /// Whether `rank` is the first of its stage's replicas: its coordinates
+  /// off the pipeline axis are all 0.
+  bool firstReplica(int64_t rank) const {
+    const MeshAxis *pipelineAxis = groups.mesh.pipelineAxis();
+    std::vector<int64_t> at = groups.mesh.coordinates(rank);
+    for (size_t i = 0; i < at.size(); ++i)
+      if (&groups.mesh.axes()[i] != pipelineAxis && at[i] != 0)
+        return false;
+    return true;
+  }
+
+  /// One line of a stage's activation memory, from its rank's entry of
+  /// the report.
+  void printActivationMemory(const nlohmann::json &entry) {
+    auto mib = [](const nlohmann::json &bytes) {
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(3)
+           << bytes.get<int64_t>() / 1048576.0 << " MiB";
+      return text.str();
+    };
+    log << "activation memory of rank " << entry["rank"] << ": "
+        << entry["in_flight_microbatches"] << " microbatches x "
+        << mib(entry["saved_bytes_per_microbatch"])
+        << " saved = " << mib(entry["activation_bytes"])
+        << " (pp-partition's estimate "
+        << mib(entry["estimated_saved_bytes_per_microbatch"])
+        << " per microbatch), arenas " << mib(entry["arena_bytes"]) << ", "
+        << entry["heap_tensor_allocations_per_step"]
+        << " tensors allocated on their own per step" << std::endl;
   }
 
   /// The model's outputs on stage 0, each the concatenation of its
@@ -1259,6 +1328,13 @@ private:
   const std::vector<StageFunctionInfo> &functions;
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
+  /// The arena of each stage function with a memory plan, by symbol (none
+  /// with options.memoryPlan false or a backend that does not serve them).
+  std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
+  /// Tensors the stage functions allocated on their own (not from an
+  /// arena): so far, and in the last training step's schedule.
+  int64_t heapAllocations = 0;
+  int64_t heapAllocationsPerStep = 0;
   ParameterUpdate update;
   std::ofstream metrics;
   /// The training and eval data this rank reads (null where it reads
