@@ -174,6 +174,7 @@ public:
           << layout.globalBatch() << " samples per step; ideal bubble "
           << std::setprecision(3) << 100.0 * (p - 1) / (m + p - 1) << "%"
           << std::endl;
+      printActivationMemory();
     }
     // Each line is flushed, so that a crash later keeps the steps so far,
     // and checked, so that a failed write (a full disk) stops the run.
@@ -742,7 +743,7 @@ private:
   /// Writes (rank 0) how many tokens or elements each rank read from the
   /// data (a first stage its inputs, a last stage its labels, a middle
   /// stage none), its optimizer state and its activation memory
-  /// (ActivationMemory.h), and prints each stage's activation memory.
+  /// (ActivationMemory.h).
   void reportDataReads() {
     StageMemory memory =
         stageMemory(package, stage, options.schedule, options.microbatches);
@@ -781,42 +782,34 @@ private:
       for (size_t i = 0; i < at.size(); ++i)
         entry[groups.mesh.axes()[i].name] = at[i];
       perRank.push_back(entry);
-      // Replicas hold the same: one line per stage.
-      if (firstReplica(rank))
-        printActivationMemory(entry);
     }
     writeMetrics({{"ranks", perRank}});
   }
 
-  /// Whether `rank` is the first of its stage's replicas: its coordinates
-  /// off the pipeline axis are all 0.
-  bool firstReplica(int64_t rank) const {
-    const MeshAxis *pipelineAxis = groups.mesh.pipelineAxis();
-    std::vector<int64_t> at = groups.mesh.coordinates(rank);
-    for (size_t i = 0; i < at.size(); ++i)
-      if (&groups.mesh.axes()[i] != pipelineAxis && at[i] != 0)
-        return false;
-    return true;
-  }
-
-  /// One line of a stage's activation memory, from its rank's entry of
-  /// the report.
-  void printActivationMemory(const nlohmann::json &entry) {
-    auto mib = [](const nlohmann::json &bytes) {
+  /// Prints (rank 0) each stage's activation memory: the saved bytes per
+  /// microbatch times the microbatches the schedule holds in flight,
+  /// pp-partition's estimate of the saved bytes, and the stage functions'
+  /// arenas.
+  void printActivationMemory() {
+    auto mib = [](double bytes) {
       std::ostringstream text;
-      text << std::fixed << std::setprecision(3)
-           << bytes.get<int64_t>() / 1048576.0 << " MiB";
+      text << std::fixed << std::setprecision(3) << bytes / 1048576.0
+           << " MiB";
       return text.str();
     };
-    log << "activation memory of rank " << entry["rank"] << ": "
-        << entry["in_flight_microbatches"] << " microbatches x "
-        << mib(entry["saved_bytes_per_microbatch"])
-        << " saved = " << mib(entry["activation_bytes"])
-        << " (pp-partition's estimate "
-        << mib(entry["estimated_saved_bytes_per_microbatch"])
-        << " per microbatch), arenas " << mib(entry["arena_bytes"]) << ", "
-        << entry["heap_tensor_allocations_per_step"]
-        << " tensors allocated on their own per step" << std::endl;
+    log << "activation memory:";
+    for (int64_t at = 0; at < package.numStages; ++at) {
+      StageMemory memory = stageMemory(package, at, options.schedule,
+                                       options.microbatches);
+      log << (at == 0 ? "" : ";") << " stage " << at << " "
+          << memory.inFlightMicrobatches << " x "
+          << mib(memory.savedBytesPerMicrobatch) << " = "
+          << mib(memory.activationBytes()) << " (estimate "
+          << (memory.estimatedSavedBytes ? mib(*memory.estimatedSavedBytes)
+                                         : "none")
+          << "), arenas " << mib(arenas.empty() ? 0 : memory.arenaBytes);
+    }
+    log << std::endl;
   }
 
   /// The model's outputs on stage 0, each the concatenation of its
