@@ -262,7 +262,7 @@ MemoryPlan readMemoryPlan(const Field &field) {
   for (const Field &entry : field["allocations"].elements()) {
     std::vector<Field> pair = entry.elements();
     if (pair.size() != 2)
-      entry.fail("[bytes, offset]");
+      entry.fail("[bytes, offset], two integers");
     PlannedAllocation allocation;
     allocation.bytes = static_cast<uint64_t>(pair[0].integer(0));
     allocation.offset = pair[1].integer(PlannedAllocation::kOutlivesCall);
