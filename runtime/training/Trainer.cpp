@@ -2,14 +2,14 @@
 
 #include "runtime/training/Trainer.h"
 
+#include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MemoryArena.h"
+#include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
 #include "runtime/data/TokenBatches.h"
-#include "runtime/kernels/Frame.h"
-#include "runtime/kernels/MemoryArena.h"
-#include "runtime/kernels/OpProfile.h"
 #include "runtime/training/ActivationMemory.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterInit.h"
