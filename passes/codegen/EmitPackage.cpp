@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/MemoryPlan.h"
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/codegen/StageLibrary.h"
@@ -102,6 +103,19 @@ json describeFunction(func::FuncOp function) {
           {"args", args},
           {"results", results},
           {"messages", messages}};
+}
+
+/// The manifest's "memory_plan" of a function lowered with `plan`
+/// (kMemoryPlanAttrName): {"arena_bytes", "allocations": [[bytes, offset],
+/// ...]}.
+json describeMemoryPlan(DictionaryAttr plan) {
+  json allocations = json::array();
+  ArrayRef<int64_t> entries =
+      plan.getAs<DenseI64ArrayAttr>("allocations").asArrayRef();
+  for (size_t i = 0; i + 1 < entries.size(); i += 2)
+    allocations.push_back({entries[i], entries[i + 1]});
+  return {{"arena_bytes", plan.getAs<IntegerAttr>("arena_bytes").getInt()},
+          {"allocations", allocations}};
 }
 
 /// The bound the values of the integer input `input` must stay below: the
@@ -376,12 +390,20 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     if (failed(writeFile("parameters.bin", values)))
       return failure();
     json libraries;
+    // Both targets make the same calls, so the CPU lowering's plans are the
+    // package's.
+    llvm::StringMap<DictionaryAttr> plans;
     for (StringRef target : {"cpu", "cuda"}) {
       std::string source = target == "cpu" ? "stages.cpp" : "stages.cu";
-      if (failed(writeSource(target, source)))
+      if (failed(
+              writeSource(target, source, target == "cpu" ? &plans : nullptr)))
         return failure();
       libraries[target.str()] = {{"source", source}};
     }
+    for (json &stage : manifest["stages"])
+      for (json &function : stage["functions"])
+        function["memory_plan"] = describeMemoryPlan(
+            plans.lookup(function["function"].get<std::string>()));
     if (compile) {
       if (failed(compileLibrary("cpu", "stages.cpp", "libstages.so")))
         return failure();
@@ -480,11 +502,13 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return success();
   }
 
-  /// Lowers a copy of the module for `target` and writes it as C++.
-  LogicalResult writeSource(StringRef target, StringRef name) {
+  /// Lowers a copy of the module for `target` and writes it as C++; with
+  /// `plans`, records each function's memory plan.
+  LogicalResult writeSource(StringRef target, StringRef name,
+                            llvm::StringMap<DictionaryAttr> *plans) {
     std::string code;
     llvm::raw_string_ostream os(code);
-    if (failed(writeStageSource(getOperation(), target, os)))
+    if (failed(writeStageSource(getOperation(), target, os, plans)))
       return failure();
     return writeFile(name, {code});
   }

@@ -6,13 +6,17 @@
 // are borrowed from the frame. Every kernel call and message is bracketed
 // by pp_frame_profile_begin/end, which time it when the runtime profiles.
 // An nn.fusion becomes a generated function (FusedLoops.h), defined before
-// the stage function and called like a kernel.
+// the stage function and called like a kernel. Each lowered function
+// carries its memory plan (pp.memory_plan): where in one arena each tensor
+// it allocates lives (MemoryPlan.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/codegen/FusedLoops.h"
+#include "passes/codegen/MemoryPlan.h"
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
+#include "passes/pipeline/CostModel.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -25,6 +29,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace pp {
 #define GEN_PASS_DEF_LOWERTORUNTIME
@@ -81,15 +86,17 @@ public:
         return failure();
       // A result owns its tensor: hand over a copy of borrowed or repeated
       // ones.
-      if (!owned.contains(tensor) || !given.insert(tensor).second)
+      if (!owned.contains(tensor) || !given.insert(tensor).second) {
         tensor = call(prefix + "copy", {tensor}, {});
-      else
+        allocationBytes[tensor] = bytesOf(value.getType());
+      } else
         owned.remove(tensor);
       callVoid("pp_frame_result", {tensor},
                {integer(static_cast<int64_t>(index))});
     }
     func::ReturnOp::create(builder, source.getLoc());
     releaseAfterLastUse();
+    attachMemoryPlan(function);
     bracketForProfile(function);
     source.erase();
     return success();
@@ -200,6 +207,13 @@ private:
     emitCall(callee, operands, literals, {});
   }
 
+  /// Records that the code allocates `tensor`, of `type`, and must release
+  /// it.
+  void own(Value tensor, Type type) {
+    owned.insert(tensor);
+    allocationBytes[tensor] = bytesOf(type);
+  }
+
   /// The tensor of `value`. Constants become tensors at their first use,
   /// one per distinct value, so that the code does not depend on where
   /// upstream passes put or merge constants. Null after an error.
@@ -215,7 +229,7 @@ private:
       if (failed(made))
         return Value();
       tensor = *made;
-      owned.insert(tensor);
+      own(tensor, value.getType());
     }
     values[value] = tensor;
     return tensor;
@@ -254,7 +268,7 @@ private:
                 stringLiteral(cast<StringAttr>(name).getValue()), *dtype};
             llvm::append_range(literals, shapeLiterals(type.getShape()));
             values[result] = call("pp_frame_recv", {}, literals);
-            owned.insert(values[result]);
+            own(values[result], type);
           }
           return success();
         })
@@ -315,7 +329,7 @@ private:
         resultArguments.push_back(integer(result.getResultNumber()));
       values[result] =
           emitCall(callee, resultArguments, tensorPtr)->getResult(0);
-      owned.insert(values[result]);
+      own(values[result], result.getType());
     }
     return success();
   }
@@ -519,6 +533,58 @@ private:
     }
   }
 
+  /// Plans the arena of `function` (planArena over its allocations in call
+  /// order, each alive until its pp_frame_release; one handed to
+  /// pp_frame_result outlives the call) and records it as
+  /// `pp.memory_plan = {arena_bytes, allocations = [bytes, offset, ...]}`,
+  /// offset -1 for a result.
+  void attachMemoryPlan(func::FuncOp function) {
+    SmallVector<Value> allocations;
+    llvm::DenseMap<Value, int64_t> allocated, released;
+    llvm::DenseSet<Value> results;
+    int64_t position = 0;
+    for (Operation &op : function.getBody().front()) {
+      ++position;
+      auto call = dyn_cast<emitc::CallOpaqueOp>(op);
+      if (!call)
+        continue;
+      if (call.getNumResults() == 1 &&
+          allocationBytes.contains(call.getResult(0))) {
+        allocations.push_back(call.getResult(0));
+        allocated[call.getResult(0)] = position;
+      } else if (call.getCallee() == "pp_frame_release") {
+        released[call.getOperand(1)] = position;
+      } else if (call.getCallee() == "pp_frame_result") {
+        results.insert(call.getOperand(1));
+      }
+    }
+    SmallVector<BufferLifetime> lifetimes;
+    for (Value tensor : allocations) {
+      // Every owned tensor has a release; one without stays alive.
+      auto release = released.find(tensor);
+      lifetimes.push_back(
+          {static_cast<uint64_t>(allocationBytes.lookup(tensor)),
+           allocated.lookup(tensor),
+           release == released.end() ? std::numeric_limits<int64_t>::max()
+                                     : release->second,
+           results.contains(tensor)});
+    }
+    ArenaPlan plan = planArena(lifetimes);
+    SmallVector<int64_t> entries;
+    for (auto [lifetime, offset] : llvm::zip(lifetimes, plan.offsets))
+      llvm::append_range(
+          entries,
+          ArrayRef<int64_t>{static_cast<int64_t>(lifetime.bytes), offset});
+    function->setAttr(
+        kMemoryPlanAttrName,
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("arena_bytes",
+                                  builder.getI64IntegerAttr(
+                                      static_cast<int64_t>(plan.arenaBytes))),
+             builder.getNamedAttr("allocations",
+                                  builder.getDenseI64ArrayAttr(entries))}));
+  }
+
   /// The op kind a profile bracket names for a call of `callee`: a
   /// kernel's name without the target prefix, "send" or "recv"; "" for the
   /// frame's other calls.
@@ -569,6 +635,9 @@ private:
   llvm::DenseMap<Value, SmallVector<Value>> arrayElements;
   /// The tensors the code creates and must release.
   llvm::SetVector<Value> owned;
+  /// The bytes of every tensor the code allocates (owned ones and copies
+  /// handed out as results).
+  llvm::DenseMap<Value, double> allocationBytes;
 };
 
 struct LowerToRuntimePass

@@ -12,15 +12,20 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <string>
 
 namespace pp {
 
 /// Prints the stage functions of a copy of `module` lowered for `target`
-/// ("cpu" or "cuda") as a C++ (CUDA) source with C linkage.
-mlir::LogicalResult writeStageSource(mlir::ModuleOp module,
-                                     llvm::StringRef target,
-                                     llvm::raw_ostream &os);
+/// ("cpu" or "cuda") as a C++ (CUDA) source with C linkage; with `plans`,
+/// also records each function's memory plan (kMemoryPlanAttrName) by
+/// symbol.
+mlir::LogicalResult
+writeStageSource(mlir::ModuleOp module, llvm::StringRef target,
+                 llvm::raw_ostream &os,
+                 llvm::StringMap<mlir::DictionaryAttr> *plans = nullptr);
 
 /// Compiles the generated `source` for `target` into the shared library
 /// `library`, linked against the runtime; the compiler's output goes to

@@ -44,6 +44,14 @@ struct CrossingValue {
   double bytes;
 };
 
+/// A value a backward op takes from the forward: the activation a stage
+/// keeps per microbatch in flight until its backward (OutlineStages' saved
+/// values), with the nodes whose backward ops use it.
+struct SavedValue {
+  double bytes;
+  SmallVector<size_t> backwardUsers;
+};
+
 /// The model's nodes in program order with what partitioning needs.
 struct NodeSequence {
   SmallVector<StringAttr> names;
@@ -51,6 +59,21 @@ struct NodeSequence {
   SmallVector<OpCost> work;
   /// The results of each node used by later nodes.
   SmallVector<SmallVector<CrossingValue>> crossing;
+  /// Forward results and graph inputs that backward ops use.
+  SmallVector<SavedValue> saved;
+
+  /// Bytes the stage of nodes [begin, end) saves per microbatch for its
+  /// backward: each value its nodes' backward ops take from the forward,
+  /// once.
+  double savedBytes(size_t begin, size_t end) const {
+    double bytes = 0;
+    for (const SavedValue &value : saved)
+      if (llvm::any_of(value.backwardUsers, [&](size_t node) {
+            return node >= begin && node < end;
+          }))
+        bytes += value.bytes;
+    return bytes;
+  }
 
   /// Bytes that leave the stage of nodes [begin, end) for later stages.
   double bytesSentOnward(size_t begin, size_t end) const {
@@ -201,9 +224,27 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
             lastUser = std::max(lastUser, index[userNode]);
         if (lastUser > at)
           nodes.crossing[at].push_back({lastUser, bytesOf(result.getType())});
+        collectSaved(result, index, nodes);
       }
     }
+    auto main = cast<func::FuncOp>(body.getParentOp());
+    for (BlockArgument arg : body.getArguments())
+      if (argumentRole(main, arg.getArgNumber()) == kRoleInput)
+        collectSaved(arg, index, nodes);
     return nodes;
+  }
+
+  /// Records `value` as saved when backward ops of nodes use it.
+  static void collectSaved(Value value,
+                           const llvm::DenseMap<StringAttr, size_t> &index,
+                           NodeSequence &nodes) {
+    SavedValue saved{bytesOf(value.getType()), {}};
+    for (Operation *user : value.getUsers())
+      if (StringAttr node = getNode(user);
+          node && isBackward(user) && index.count(node))
+        saved.backwardUsers.push_back(index.lookup(node));
+    if (!saved.backwardUsers.empty())
+      nodes.saved.push_back(std::move(saved));
   }
 
   /// The index of the first node of each stage.
@@ -637,6 +678,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           builder.getNamedAttr("flops", builder.getF64FloatAttr(cost.flops)),
           builder.getNamedAttr("bytes", builder.getF64FloatAttr(cost.bytes)),
           builder.getNamedAttr("sent_bytes", builder.getF64FloatAttr(sent)),
+          builder.getNamedAttr(
+              "saved_bytes",
+              builder.getF64FloatAttr(nodes.savedBytes(begin, end))),
           builder.getNamedAttr("estimated_us",
                                builder.getF64FloatAttr(micros))};
       if (begin == end) {

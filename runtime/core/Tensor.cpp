@@ -1,6 +1,7 @@
 //===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
 
 #include "runtime/core/Error.h"
+#include "runtime/core/PlacedTensor.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,8 @@ struct pp_tensor {
   int64_t numel;
   size_t nbytes;
   void *data;
+  /// Frees `data`; null for a placed tensor (PlacedTensor.h), whose memory
+  /// and header belong to an arena.
   void (*release)(void *data);
 };
 
@@ -97,16 +100,11 @@ extern "C" pp_status pp_tensor_create(pp_dtype dtype, int64_t rank,
 
 namespace {
 
-/// A tensor of `shape` over a buffer from `allocate` (given the byte
-/// count), released by `release`; `function` names the caller in errors.
-template <typename Allocate>
-pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
-                       const int64_t *shape, Allocate &&allocate,
-                       void (*release)(void *), pp_tensor **out) {
-  if (!out)
-    return failWith(PP_ERROR_INVALID_ARGUMENT, function,
-                    ": the output pointer is NULL");
-  *out = nullptr;
+/// The element count and bytes of a tensor of `dtype` and `shape`, or the
+/// error status (recorded for pp_last_error) of a shape pp_tensor_create
+/// refuses; `function` names the caller in errors.
+pp_status countTensor(const char *function, pp_dtype dtype, int64_t rank,
+                      const int64_t *shape, int64_t &numel, size_t &nbytes) {
   size_t elementSize = pp_dtype_size(dtype);
   if (elementSize == 0)
     return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": unknown dtype ",
@@ -114,7 +112,7 @@ pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
   if (rank < 0 || (rank > 0 && !shape))
     return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": rank ", rank,
                     " needs a shape of that many sizes");
-  int64_t numel = 1;
+  numel = 1;
   for (int64_t d = 0; d < rank; ++d) {
     if (shape[d] < 0)
       return failWith(PP_ERROR_INVALID_ARGUMENT, function, ": dimension ", d,
@@ -126,7 +124,26 @@ pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
                       ": the shape holds more bytes than int64_t can count");
     numel *= shape[d];
   }
-  size_t nbytes = static_cast<size_t>(numel) * elementSize;
+  nbytes = static_cast<size_t>(numel) * elementSize;
+  return PP_OK;
+}
+
+/// A tensor of `shape` over a buffer from `allocate` (given the byte
+/// count), released by `release`; `function` names the caller in errors.
+template <typename Allocate>
+pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
+                       const int64_t *shape, Allocate &&allocate,
+                       void (*release)(void *), pp_tensor **out) {
+  if (!out)
+    return failWith(PP_ERROR_INVALID_ARGUMENT, function,
+                    ": the output pointer is NULL");
+  *out = nullptr;
+  int64_t numel = 0;
+  size_t nbytes = 0;
+  if (pp_status status =
+          countTensor(function, dtype, rank, shape, numel, nbytes);
+      status != PP_OK)
+    return status;
   void *data = allocate(nbytes);
   if (!data)
     return failWith(PP_ERROR_OUT_OF_MEMORY, function, ": cannot allocate ",
@@ -171,11 +188,46 @@ extern "C" pp_status pp_tensor_borrow(void *data, pp_dtype dtype,
 }
 
 extern "C" void pp_tensor_destroy(pp_tensor *tensor) {
-  if (!tensor)
+  if (!tensor || !tensor->release)
     return;
   tensor->release(tensor->data);
   delete tensor;
 }
+
+namespace pp::runtime {
+
+std::optional<size_t> tensorBytes(pp_dtype dtype,
+                                  const std::vector<int64_t> &shape) {
+  int64_t numel = 0;
+  size_t nbytes = 0;
+  if (countTensor("pp_tensor_create", dtype,
+                  static_cast<int64_t>(shape.size()), shape.data(), numel,
+                  nbytes) != PP_OK)
+    return std::nullopt;
+  return nbytes;
+}
+
+pp_tensor *createPlacedTensor() {
+  return new (std::nothrow) pp_tensor{PP_DTYPE_F32, {}, 0, 0, nullptr, nullptr};
+}
+
+void placeTensor(pp_tensor *tensor, pp_dtype dtype,
+                 const std::vector<int64_t> &shape, void *data) {
+  tensor->dtype = dtype;
+  // Same rank as the header's last use in the steady state: no allocation.
+  tensor->shape.assign(shape.begin(), shape.end());
+  tensor->numel = 1;
+  for (int64_t size : shape)
+    tensor->numel *= size;
+  tensor->nbytes = static_cast<size_t>(tensor->numel) * pp_dtype_size(dtype);
+  tensor->data = data;
+}
+
+bool isPlacedTensor(const pp_tensor *tensor) { return !tensor->release; }
+
+void destroyPlacedTensor(pp_tensor *tensor) { delete tensor; }
+
+} // namespace pp::runtime
 
 extern "C" pp_dtype pp_tensor_dtype(const pp_tensor *tensor) {
   return tensor->dtype;

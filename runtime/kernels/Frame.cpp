@@ -2,7 +2,9 @@
 
 #include "runtime/kernels/Frame.h"
 
+#include "runtime/core/PlacedTensor.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/MemoryArena.h"
 
 #include <cstring>
 #include <sstream>
@@ -23,6 +25,11 @@ void failFrame(pp_frame *frame, const std::string &message) {
 
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape) {
+  if (frame->arena && frame->error.empty())
+    if (std::optional<pp_tensor *> placed =
+            frame->arena->place(frame, dtype, shape))
+      return *placed;
+  ++frame->heapAllocations;
   pp_tensor *tensor = nullptr;
   int64_t rank = static_cast<int64_t>(shape.size());
   pp_status status = frame->allocator
@@ -238,6 +245,12 @@ pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index) {
 void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index) {
   if (index < 0)
     return failFrame(frame, "negative result index");
+  if (tensor && isPlacedTensor(tensor))
+    return failFrame(frame, "result " + std::to_string(index) +
+                                " lives in the stage function's arena, which "
+                                "its next call reuses; the manifest's memory "
+                                "plan must mark it as outliving the call: "
+                                "recompile the model");
   if (static_cast<int64_t>(frame->results.size()) <= index)
     frame->results.resize(index + 1, nullptr);
   pp_tensor_destroy(frame->results[index]);

@@ -18,6 +18,8 @@
 
 namespace pp::runtime {
 
+class MemoryArena;
+
 /// Moves named tensors between stages for pp_frame_send/pp_frame_recv.
 class MessageChannel {
 public:
@@ -32,7 +34,9 @@ public:
 };
 
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on
-/// failure.
+/// failure. With an arena, the frame's memory plan places it; else (and
+/// for what the plan says outlives the call) the frame's allocator makes
+/// it.
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape);
 
@@ -179,6 +183,12 @@ struct pp_frame {
   pp::runtime::MessageChannel *channel = nullptr;
   /// Where kernels and receives allocate; null for host memory.
   const pp_allocator *allocator = nullptr;
+  /// Serves the call's allocations by its memory plan; null for none (all
+  /// from `allocator`). After a failure the plan's order no longer holds:
+  /// allocations come from `allocator`.
+  pp::runtime::MemoryArena *arena = nullptr;
+  /// Tensors this call allocated from `allocator` (not from the arena).
+  int64_t heapAllocations = 0;
   pp::runtime::RunPosition position;
   std::string error;
   /// Where pp_frame_profile_begin/end add their times; null when no profile

@@ -131,6 +131,12 @@ public:
     return number;
   }
 
+  /// A number.
+  double number() const {
+    checkType(value && value->is_number(), "a number");
+    return value->get<double>();
+  }
+
   /// Checks that this is a number or a string.
   void numberOrString() const {
     checkType(value && (value->is_number() || value->is_string()),
@@ -247,8 +253,34 @@ TensorInfo readTensor(const Field &field, const std::vector<Role> &roles,
   return tensor;
 }
 
+/// A function's "memory_plan": {"arena_bytes", "allocations": [[bytes,
+/// offset], ...]}, each offset -1 (outlives the call) or inside the arena.
+MemoryPlan readMemoryPlan(const Field &field) {
+  field.onlyMembers({"arena_bytes", "allocations"});
+  MemoryPlan plan;
+  plan.arenaBytes = static_cast<uint64_t>(field["arena_bytes"].integer(0));
+  for (const Field &entry : field["allocations"].elements()) {
+    std::vector<Field> pair = entry.elements();
+    if (pair.size() != 2)
+      entry.fail("[bytes, offset], two integers");
+    PlannedAllocation allocation;
+    allocation.bytes = static_cast<uint64_t>(pair[0].integer(0));
+    allocation.offset = pair[1].integer(PlannedAllocation::kOutlivesCall);
+    if (allocation.offset != PlannedAllocation::kOutlivesCall &&
+        allocation.bytes >
+            plan.arenaBytes -
+                std::min<uint64_t>(plan.arenaBytes, allocation.offset))
+      pair[1].fail("-1 or an offset where " + std::to_string(allocation.bytes) +
+                   " bytes fit in the arena of " +
+                   std::to_string(plan.arenaBytes));
+    plan.allocations.push_back(allocation);
+  }
+  return plan;
+}
+
 StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
-  field.onlyMembers({"function", "phase", "args", "results", "messages"});
+  field.onlyMembers(
+      {"function", "phase", "args", "results", "messages", "memory_plan"});
   StageFunctionInfo function;
   function.symbol = field["function"].name();
   function.phase = field["phase"].choice(
@@ -266,6 +298,8 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
       info.tensors.push_back(readTensor(tensor, {}));
     function.messages.push_back(info);
   }
+  if (field["memory_plan"].present())
+    function.memoryPlan = readMemoryPlan(field["memory_plan"]);
   return function;
 }
 
@@ -336,15 +370,22 @@ void checkLibraries(const Field &field,
 }
 
 /// "stage_costs" (informational): per stage an object of numbers and
-/// strings.
-void checkStageCosts(const Field &field, int64_t numStages) {
+/// strings. Returns each stage's "saved_bytes" (nullopt where absent).
+std::vector<std::optional<double>> readStageCosts(const Field &field,
+                                                  int64_t numStages) {
   std::vector<Field> costs = field.elements();
   if (static_cast<int64_t>(costs.size()) != numStages)
     field.fail("an array of " + std::to_string(numStages) +
                " entries (num_stages)");
-  for (const Field &cost : costs)
+  std::vector<std::optional<double>> savedBytes;
+  for (const Field &cost : costs) {
     for (const auto &member : cost.members())
       member.second.numberOrString();
+    Field saved = cost["saved_bytes"];
+    savedBytes.push_back(saved.present() ? std::optional(saved.number())
+                                         : std::nullopt);
+  }
+  return savedBytes;
 }
 
 /// Checks that every saved argument of a stage's functions is a saved
@@ -577,7 +618,8 @@ void readManifest(const Field &manifest, Package &package) {
   if (manifest["libraries"].present())
     checkLibraries(manifest["libraries"], package.files);
   if (manifest["stage_costs"].present())
-    checkStageCosts(manifest["stage_costs"], package.numStages);
+    package.estimatedSavedBytes =
+        readStageCosts(manifest["stage_costs"], package.numStages);
 
   // A training package has a loss and labels, a forward-only one outputs.
   Field loss = manifest["loss"];

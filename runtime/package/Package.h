@@ -10,6 +10,7 @@
 
 #include "runtime/communication/DeviceMesh.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/MemoryArena.h"
 #include "runtime/pp_kernels.h"
 #include "runtime/schedules/Phase.h"
 
@@ -86,6 +87,9 @@ struct StageFunctionInfo {
   std::vector<TensorInfo> results;
   std::vector<MessageInfo> messages;
   StageFunctionPointer entry = nullptr;
+  /// Where its tensors live (manifest "memory_plan"); absent in packages
+  /// compiled before memory plans.
+  std::optional<MemoryPlan> memoryPlan;
 };
 
 /// A stage's functions in execution order of their phases.
@@ -156,6 +160,10 @@ struct Package {
   std::vector<StageInfo> stages;
   /// Every file of the package but the manifest, by name.
   std::map<std::string, FileDigest> files;
+  /// pp-partition's estimate of the bytes each stage saves per microbatch
+  /// for its backward (stage_costs "saved_bytes"); empty, or nullopt for a
+  /// stage, where the manifest has none.
+  std::vector<std::optional<double>> estimatedSavedBytes;
 
   static Package load(const std::string &directory);
   /// True for a package of `pp-compile infer=true`: no loss, no backward.

@@ -51,6 +51,10 @@ public:
   /// GPU's kernels), so that a profile times kernels rather than launches;
   /// nothing to wait for where kernels finish before they return.
   virtual void synchronize() {}
+  /// Whether the kernels allocate through the frame (newTensor), so that a
+  /// memory plan's arena can serve them; CUDA kernels allocate device
+  /// memory themselves, in stream order.
+  virtual bool servesMemoryPlans() const { return false; }
 };
 
 /// Host memory, the CPU kernels (libstages.so) and messages over

@@ -88,6 +88,8 @@ public:
   /// A send has written its message when it returns: nothing to wait for.
   void finishStep() override {}
 
+  bool servesMemoryPlans() const override { return true; }
+
 private:
   CommunicatorChannel channel;
 };

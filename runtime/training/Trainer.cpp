@@ -3,12 +3,14 @@
 #include "runtime/training/Trainer.h"
 
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MemoryArena.h"
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
 #include "runtime/data/TokenBatches.h"
+#include "runtime/training/ActivationMemory.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
@@ -136,6 +138,11 @@ public:
       for (const TensorInfo &arg : functions[f].args)
         if (arg.role == Role::Saved)
           lastUse[arg.name] = f;
+    if (options.memoryPlan && backend.servesMemoryPlans())
+      for (const StageFunctionInfo &function : functions)
+        if (function.memoryPlan)
+          arenas[function.symbol] = std::make_unique<MemoryArena>(
+              function.symbol, *function.memoryPlan);
   }
 
   /// Runs each microbatch of the given inputs through the forward
@@ -178,6 +185,7 @@ public:
           << layout.globalBatch() << " samples per step; ideal bubble "
           << std::setprecision(3) << 100.0 * (p - 1) / (m + p - 1) << "%"
           << std::endl;
+      printActivationMemory();
     }
     // Each line is flushed, so that a crash later keeps the steps so far,
     // and checked, so that a failed write (a full disk) stops the run.
@@ -508,7 +516,15 @@ private:
         options.seed, batch.index,
         layout.firstPosition(batch.start, groups.dataParallelRank, microbatch),
         /*training=*/batch.training};
+    auto arena = arenas.find(function.symbol);
+    if (arena != arenas.end()) {
+      frame.arena = arena->second.get();
+      frame.arena->begin();
+    }
     function.entry(&frame);
+    if (frame.error.empty() && frame.arena)
+      frame.error = frame.arena->finish();
+    heapAllocations += frame.heapAllocations;
     if (!frame.error.empty())
       throw std::runtime_error("stage " + std::to_string(stage) + " (" +
                                function.symbol + "): " + frame.error);
@@ -683,6 +699,7 @@ private:
 
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
+    int64_t heapAllocationsBefore = heapAllocations;
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
     contributionsLeft = contributionsPerStep;
@@ -711,6 +728,7 @@ private:
     runSchedule(buildSchedule(options.schedule, package.numStages, stage,
                               options.microbatches),
                 data);
+    heapAllocationsPerStep = heapAllocations - heapAllocationsBefore;
 
     // The reduction over the data-parallel replicas started during the
     // backward; the gradients no function returns join it now.
@@ -820,31 +838,75 @@ private:
   }
 
   /// Writes (rank 0) how many tokens or elements each rank read from the
-  /// data: a first stage its inputs, a last stage its labels, a middle
-  /// stage none.
+  /// data (a first stage its inputs, a last stage its labels, a middle
+  /// stage none), its optimizer state and its activation memory
+  /// (ActivationMemory.h).
   void reportDataReads() {
-    int64_t ranks = world.worldSize();
-    // Per rank: elements read, bytes of optimizer state.
-    std::vector<double> reads(2 * ranks, 0.0);
-    reads[2 * world.rank()] =
+    StageMemory memory =
+        stageMemory(package, stage, options.schedule, options.microbatches);
+    const std::vector<std::string> fields = {
+        "elements_read",
+        "optimizer_state_bytes",
+        "saved_bytes_per_microbatch",
+        "estimated_saved_bytes_per_microbatch",
+        "in_flight_microbatches",
+        "activation_bytes",
+        "arena_bytes",
+        "heap_tensor_allocations_per_step"};
+    std::vector<double> mine = {
         static_cast<double>((source ? source->elementsRead() : 0) +
-                            (evalSource ? evalSource->elementsRead() : 0));
-    reads[2 * world.rank() + 1] = static_cast<double>(update->stateBytes());
-    world.allReduceSum(reads);
+                            (evalSource ? evalSource->elementsRead() : 0)),
+        static_cast<double>(update->stateBytes()),
+        static_cast<double>(memory.savedBytesPerMicrobatch),
+        memory.estimatedSavedBytes.value_or(-1),
+        static_cast<double>(memory.inFlightMicrobatches),
+        static_cast<double>(memory.activationBytes()),
+        static_cast<double>(arenas.empty() ? 0 : memory.arenaBytes),
+        static_cast<double>(heapAllocationsPerStep)};
+    int64_t ranks = world.worldSize();
+    size_t count = fields.size();
+    std::vector<double> all(count * ranks, 0.0);
+    std::copy(mine.begin(), mine.end(), all.begin() + count * world.rank());
+    world.allReduceSum(all);
     if (!reports)
       return;
     nlohmann::json perRank = nlohmann::json::array();
     for (int64_t rank = 0; rank < ranks; ++rank) {
-      nlohmann::json entry = {
-          {"rank", rank},
-          {"elements_read", static_cast<int64_t>(reads[2 * rank])},
-          {"optimizer_state_bytes", static_cast<int64_t>(reads[2 * rank + 1])}};
+      nlohmann::json entry = {{"rank", rank}};
+      for (size_t i = 0; i < count; ++i)
+        entry[fields[i]] = static_cast<int64_t>(all[count * rank + i]);
       std::vector<int64_t> at = groups.mesh.coordinates(rank);
       for (size_t i = 0; i < at.size(); ++i)
         entry[groups.mesh.axes()[i].name] = at[i];
       perRank.push_back(entry);
     }
     writeMetrics({{"ranks", perRank}});
+  }
+
+  /// Prints (rank 0) each stage's activation memory: the saved bytes per
+  /// microbatch times the microbatches the schedule holds in flight,
+  /// pp-partition's estimate of the saved bytes, and the stage functions'
+  /// arenas.
+  void printActivationMemory() {
+    auto mib = [](double bytes) {
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(3) << bytes / 1048576.0
+           << " MiB";
+      return text.str();
+    };
+    log << "activation memory:";
+    for (int64_t at = 0; at < package.numStages; ++at) {
+      StageMemory memory = stageMemory(package, at, options.schedule,
+                                       options.microbatches);
+      log << (at == 0 ? "" : ";") << " stage " << at << " "
+          << memory.inFlightMicrobatches << " x "
+          << mib(memory.savedBytesPerMicrobatch) << " = "
+          << mib(memory.activationBytes()) << " (estimate "
+          << (memory.estimatedSavedBytes ? mib(*memory.estimatedSavedBytes)
+                                         : "none")
+          << "), arenas " << mib(arenas.empty() ? 0 : memory.arenaBytes);
+    }
+    log << std::endl;
   }
 
   /// The model's outputs on stage 0, each the concatenation of its
@@ -1344,6 +1406,13 @@ private:
   const std::vector<StageFunctionInfo> &functions;
   /// Per saved value, the index of the last function that takes it.
   std::map<std::string, size_t> lastUse;
+  /// The arena of each stage function with a memory plan, by symbol (none
+  /// with options.memoryPlan false or a backend that does not serve them).
+  std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
+  /// Tensors the stage functions allocated on their own (not from an
+  /// arena): so far, and in the last training step's schedule.
+  int64_t heapAllocations = 0;
+  int64_t heapAllocationsPerStep = 0;
   std::ofstream metrics;
   /// The training and eval data this rank reads (null where it reads
   /// none), and the microbatches drawn from them.

@@ -85,6 +85,10 @@ struct TrainerOptions {
   /// Keep 1/D of each stage's optimizer state on each data-parallel rank
   /// (ZeRO-1).
   bool shardOptimizer = false;
+  /// Serve each stage function's tensors from its arena by the package's
+  /// memory plan (where the backend's kernels allocate through the frame);
+  /// false allocates every tensor on its own.
+  bool memoryPlan = true;
   DataOptions data;
   CheckpointOptions checkpoint;
 };

@@ -70,3 +70,11 @@ func.func @stage1_forward(%x: tensor<2x3xf32>, %w: tensor<3xf32>) -> tensor<2x1x
   %g = nn.gelu %m approximate<tanh> : (tensor<2x1xf32>) -> tensor<2x1xf32>
   return %g : tensor<2x1xf32>
 }
+
+// Each function carries its memory plan, [bytes, offset] per allocation in
+// call order: stage0_forward's matmul result (2x4 f32) at 0; the add's
+// (sent as fc1) at 64, since the matmul result is alive during the add;
+// tanh's (saved:act) and the copy of the borrowed input x (saved:x) are
+// results (-1), which outlive the call.
+// RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=PLAN
+// PLAN: func.func @stage0_forward({{.*}}) attributes {pp.memory_plan = {allocations = array<i64: 32, 0, 32, 64, 32, -1, 24, -1>, arena_bytes = 128 : i64}

@@ -126,6 +126,12 @@ cl::opt<bool> shardOptimizer(
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
              "rank and gather the updated parameters (ZeRO-1)"),
     cl::cat(runCategory));
+cl::opt<bool> memoryPlan(
+    "memory-plan", cl::init(true),
+    cl::desc("Serve each stage function's tensors from one arena by the "
+             "package's memory plan (default true; CPU); false allocates "
+             "every tensor on its own"),
+    cl::cat(runCategory));
 cl::opt<uint64_t> seed("seed", cl::init(0),
                        cl::desc("Seed of the synthetic data, of the training "
                                 "data's order, of dropout and of --init "
@@ -389,6 +395,7 @@ TrainerOptions trainerOptions() {
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
   options.shardOptimizer = shardOptimizer;
+  options.memoryPlan = memoryPlan;
   options.checkpoint.directory = checkpointDir;
   options.checkpoint.every = checkpointEvery;
   options.checkpoint.keepLast = keepLast;
@@ -532,7 +539,7 @@ std::string inferenceOptionProblem() {
       &evalData,     &shardOptimizer, &exportOnnxPath,
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
-      &checkpointDir};
+      &checkpointDir, &memoryPlan};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
@@ -836,6 +843,8 @@ std::vector<std::string> rankArguments(const std::string &program,
     add("mesh-order", llvm::join(meshOrder, ","));
   if (shardOptimizer)
     args.push_back("--shard-optimizer");
+  if (!memoryPlan)
+    args.push_back("--memory-plan=false");
   if (data != "synthetic") {
     add("data", absolute(data));
     add("token-width", std::to_string(tokenWidth));

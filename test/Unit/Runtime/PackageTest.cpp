@@ -534,3 +534,38 @@ TEST(Package, ForwardOnlyPackagesListOutputsInsteadOfALoss) {
 }
 
 } // namespace
+
+TEST(Package, MemoryPlansAndSavedBytesEstimatesAreRead) {
+  json value = manifest();
+  value["stages"][0]["functions"][0]["memory_plan"] = {
+      {"arena_bytes", 128}, {"allocations", {{16, 0}, {8, -1}, {64, 64}}}};
+  value["stage_costs"] = {{{"saved_bytes", 96.0}}, {{"flops", 1.0}}};
+  Package package = Package::load(writePackage(value));
+  const std::optional<MemoryPlan> &plan =
+      package.stages[0].functions[0].memoryPlan;
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->arenaBytes, 128u);
+  ASSERT_EQ(plan->allocations.size(), 3u);
+  EXPECT_EQ(plan->allocations[1].offset, PlannedAllocation::kOutlivesCall);
+  EXPECT_EQ(plan->allocations[2].bytes, 64u);
+  EXPECT_FALSE(package.stages[1].functions[0].memoryPlan.has_value());
+  ASSERT_EQ(package.estimatedSavedBytes.size(), 2u);
+  EXPECT_EQ(package.estimatedSavedBytes[0], 96.0);
+  EXPECT_FALSE(package.estimatedSavedBytes[1].has_value());
+}
+
+TEST(Package, MemoryPlansStayInsideTheirArena) {
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["memory_plan"] = {
+                  {"arena_bytes", 128}, {"allocations", {{16, 0}, {80, 64}}}};
+            }),
+            "manifest.json: stages[0].functions[0].memory_plan.allocations[1]"
+            "[1]: expected -1 or an offset where 80 bytes fit in the arena of "
+            "128, found 64");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["memory_plan"] = {
+                  {"arena_bytes", 128}, {"allocations", {{16}}}};
+            }),
+            "manifest.json: stages[0].functions[0].memory_plan.allocations[0]"
+            ": expected [bytes, offset], two integers, found an array");
+}

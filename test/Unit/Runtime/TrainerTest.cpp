@@ -84,7 +84,8 @@ Package package() {
       {tensor("loss", Role::Loss, {}), tensor("b", Role::Saved, {1}),
        tensor("a", Role::Saved, {1}), tensor("unused", Role::Saved, {1})},
       {},
-      &forward};
+      &forward,
+      std::nullopt};
   StageFunctionInfo bi{"backward_input",
                        Phase::BackwardInput,
                        {tensor("a", Role::Saved, {1}),
@@ -92,14 +93,16 @@ Package package() {
                         tensor("loss_scale", Role::LossScale, {})},
                        {},
                        {},
-                       &backwardInput};
+                       &backwardInput,
+                       std::nullopt};
   StageFunctionInfo bw{
       "backward_weight",
       Phase::BackwardWeight,
       {tensor("c", Role::Frozen, {1}), tensor("b", Role::Saved, {1})},
       {tensor("w", Role::Gradient, {1})},
       {},
-      &backwardWeight};
+      &backwardWeight,
+      std::nullopt};
   package.stages = {StageInfo{{f, bi, bw}}};
   return package;
 }

@@ -1,0 +1,50 @@
+//===- ActivationMemory.h - what a stage holds for its backward --*- C++
+//-*-===//
+//
+// A stage keeps each microbatch's saved values (the forward's `saved`
+// results) from its forward until its backward; the schedule decides how
+// many microbatches are in flight at once. Its stage functions' scratch
+// tensors live in their arenas (MemoryArena.h), which persist across calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_TRAINING_ACTIVATIONMEMORY_H
+#define PP_RUNTIME_TRAINING_ACTIVATIONMEMORY_H
+
+#include "runtime/package/Package.h"
+#include "runtime/schedules/Schedule.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace pp::runtime {
+
+/// A stage's activation memory in a training step.
+struct StageMemory {
+  /// Bytes of the saved results of the stage's forward, per microbatch.
+  uint64_t savedBytesPerMicrobatch = 0;
+  /// The most microbatches whose forward ran and whose backward did not, at
+  /// any point of the stage's schedule (1F1B: min(m, stages - stage);
+  /// GPipe: m).
+  int64_t inFlightMicrobatches = 0;
+  /// The arenas of the stage's functions that have memory plans, together.
+  uint64_t arenaBytes = 0;
+  /// pp-partition's estimate of savedBytesPerMicrobatch, where the
+  /// manifest has one.
+  std::optional<double> estimatedSavedBytes;
+
+  /// The saved values the stage holds at its peak.
+  uint64_t activationBytes() const {
+    return savedBytesPerMicrobatch *
+           static_cast<uint64_t>(inFlightMicrobatches);
+  }
+};
+
+/// The activation memory of `stage` of `package` under `kind` with
+/// `microbatches` per step.
+StageMemory stageMemory(const Package &package, int64_t stage,
+                        ScheduleKind kind, int64_t microbatches);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_TRAINING_ACTIVATIONMEMORY_H
