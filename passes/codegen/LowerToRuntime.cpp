@@ -372,7 +372,8 @@ private:
       Value element = emitc::SubscriptOp::create(
           builder, loc, emitc::LValueType::get(tensorPtr), results, at);
       values[result] = emitc::LoadOp::create(builder, loc, tensorPtr, element);
-      owned.insert(values[result]);
+      // The generated function allocates its results in result order.
+      own(values[result], result.getType());
     }
     return success();
   }
@@ -542,12 +543,23 @@ private:
     SmallVector<Value> allocations;
     llvm::DenseMap<Value, int64_t> allocated, released;
     llvm::DenseSet<Value> results;
-    int64_t position = 0;
+    int64_t position = 0, fusionCall = 0;
     for (Operation &op : function.getBody().front()) {
       ++position;
+      // A fused loop's results are loaded from its array after its call,
+      // which allocates them in result order (and before the releases of
+      // its inputs that follow it).
+      if (auto load = dyn_cast<emitc::LoadOp>(op);
+          load && allocationBytes.contains(load.getResult())) {
+        allocations.push_back(load.getResult());
+        allocated[load.getResult()] = fusionCall;
+        continue;
+      }
       auto call = dyn_cast<emitc::CallOpaqueOp>(op);
       if (!call)
         continue;
+      if (fusionCallees.contains(call.getCallee()))
+        fusionCall = position;
       if (call.getNumResults() == 1 &&
           allocationBytes.contains(call.getResult(0))) {
         allocations.push_back(call.getResult(0));
