@@ -127,7 +127,8 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
     os << "}\n\n";
   }
 
-  os << "static void " << name
+  // The host loop is compiled for each x86-64 level, as the kernels' loops.
+  os << (cuda ? "" : "PP_CPU_CLONES ") << "static void " << name
      << "(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {\n";
   if (rank > 0)
     os << "  static const int64_t shape[] = {"

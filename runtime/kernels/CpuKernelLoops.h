@@ -13,6 +13,7 @@
 
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MathFormulas.h"
 
 #include <algorithm>
 #include <array>
@@ -21,17 +22,6 @@
 #include <limits>
 
 namespace pp::runtime::cpu {
-
-/// The x86-64 levels that the elementwise loops are compiled for, one of
-/// them picked when the library loads: AVX-512, AVX2 with FMA, baseline.
-/// Each gives the same bits: the formulas fuse a multiply and an add only
-/// through an explicit fmaf, and the kernels compile with -ffp-contract=off.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define PP_CPU_CLONES                                                          \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PP_CPU_CLONES
-#endif
 
 /// Sets `out[i] = element(i)` for i in [0, count), in a loop that the
 /// compiler vectorizes (per PP_CPU_CLONES) when `element` inlines.

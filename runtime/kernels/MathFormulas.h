@@ -25,6 +25,19 @@
 
 #include <string>
 
+/// The x86-64 levels that the elementwise loops (the kernels' and
+/// the generated fused loops of nn.fusion) are compiled for, one of
+/// them picked when the library loads: AVX-512, AVX2 with FMA, baseline.
+/// Each gives the same bits: the formulas fuse a multiply and an add only
+/// through an explicit fmaf, and the kernels and
+/// generated code compile with -ffp-contract=off.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PP_CPU_CLONES                                                          \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define PP_CPU_CLONES
+#endif
+
 namespace pp::runtime::math {
 
 constexpr float kSqrt1_2 = 0.70710678118654752440f;      // 1 / sqrt(2)
