@@ -294,10 +294,31 @@ MatmulOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   Value grad = resultGradients[0], a = getLhs(), b = getRhs();
   bool ta = getTransposeLhs(), tb = getTransposeRhs();
   Location loc = getLoc();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  // A linear layer on a batch ([..., M, K] times a [K, N] weight): the
+  // weight's gradient is one GEMM over the batch's rows flattened, instead
+  // of a gradient per batch element that sum_to then adds up.
+  bool flattenRows = !ta && bType.getRank() == 2 && aType.getRank() > 2 &&
+                     gradType.getRank() == aType.getRank() &&
+                     aType.hasStaticShape() && gradType.hasStaticShape();
+  auto rows = [&](Value value, RankedTensorType type) -> Value {
+    int64_t columns = type.getShape().back();
+    return ReshapeOp::create(
+        builder, loc, value,
+        ArrayRef<int64_t>{type.getNumElements() / std::max<int64_t>(columns, 1),
+                          columns});
+  };
   return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
     if (i == 0)
       return ta ? MatmulOp::create(builder, loc, b, grad, tb, true)   // B dC^T
                 : MatmulOp::create(builder, loc, grad, b, false, !tb); // dC B^T
+    if (flattenRows) {
+      Value aRows = rows(a, aType), gradRows = rows(grad, gradType);
+      return tb ? MatmulOp::create(builder, loc, gradRows, aRows, true, false)
+                : MatmulOp::create(builder, loc, aRows, gradRows, true, false);
+    }
     return tb ? MatmulOp::create(builder, loc, grad, a, true, ta)    // dC^T A
               : MatmulOp::create(builder, loc, a, grad, !ta, false); // A^T dC
   });
