@@ -97,16 +97,7 @@ std::vector<Tensor> run(ModuleOp module, const std::vector<pp_tensor *> &args) {
   StageEntry entry = stages.entry("stage0_forward");
   if (!entry)
     return {};
-  pp_frame frame;
-  frame.args = args;
-  entry(&frame);
-  EXPECT_TRUE(frame.error.empty()) << frame.error;
-  std::vector<Tensor> results;
-  for (pp_tensor *&result : frame.results) {
-    results.emplace_back(result);
-    result = nullptr;
-  }
-  return results;
+  return callStage(entry, args);
 }
 
 TEST(FusedLoop, ComputesTheBitsOfTheKernels) {

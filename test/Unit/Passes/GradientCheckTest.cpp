@@ -62,19 +62,10 @@ public:
 
   /// The results of the program on `args` (borrowed).
   std::vector<Tensor> run(const std::vector<pp_tensor *> &args) {
-    pp_frame frame;
-    frame.args = args;
     // A training call: dropout draws the same mask on every run.
-    frame.position = {/*seed=*/42, /*step=*/3, /*firstSample=*/8,
-                      /*training=*/true};
-    entry(&frame);
-    EXPECT_TRUE(frame.error.empty()) << frame.error;
-    std::vector<Tensor> results;
-    for (pp_tensor *&result : frame.results) {
-      results.emplace_back(result);
-      result = nullptr;
-    }
-    return results;
+    return callStage(entry, args,
+                     {/*seed=*/42, /*step=*/3, /*firstSample=*/8,
+                      /*training=*/true});
   }
 
 private:

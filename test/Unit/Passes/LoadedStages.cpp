@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 
 LoadedStages::LoadedStages(mlir::ModuleOp module) {
   llvm::SmallString<128> dir;
@@ -44,4 +45,20 @@ LoadedStages::~LoadedStages() {
 StageEntry LoadedStages::entry(const std::string &symbol) const {
   return handle ? reinterpret_cast<StageEntry>(::dlsym(handle, symbol.c_str()))
                 : nullptr;
+}
+
+std::vector<Tensor> callStage(StageEntry entry,
+                              const std::vector<pp_tensor *> &args,
+                              const pp::runtime::RunPosition &position) {
+  pp_frame frame;
+  frame.args = args;
+  frame.position = position;
+  entry(&frame);
+  EXPECT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<Tensor> results;
+  for (pp_tensor *&result : frame.results) {
+    results.emplace_back(result);
+    result = nullptr;
+  }
+  return results;
 }

@@ -9,12 +9,14 @@
 #ifndef PP_TEST_UNIT_PASSES_LOADEDSTAGES_H
 #define PP_TEST_UNIT_PASSES_LOADEDSTAGES_H
 
+#include "runtime/kernels/Frame.h"
 #include "runtime/pp_kernels.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 struct TensorDeleter {
   void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
@@ -41,5 +43,11 @@ private:
   std::string directory, problem;
   void *handle = nullptr;
 };
+
+/// Calls `entry` on `args` (borrowed) in a frame at `position` and takes
+/// its results; an error the call records fails the test.
+std::vector<Tensor> callStage(StageEntry entry,
+                              const std::vector<pp_tensor *> &args,
+                              const pp::runtime::RunPosition &position = {});
 
 #endif // PP_TEST_UNIT_PASSES_LOADEDSTAGES_H
