@@ -231,7 +231,7 @@ public:
                                    result.step == options.steps))
         saveCheckpoint(result.step);
     }
-    reportDataReads();
+    reportRankFacts();
     tied->checkHoldersAgree(parameters);
     // Data-parallel replicas hold the same parameters: the first one
     // hashes and saves them.
@@ -837,11 +837,11 @@ private:
                   {"eval_tokens", static_cast<int64_t>(sums[1])}});
   }
 
-  /// Writes (rank 0) how many tokens or elements each rank read from the
-  /// data (a first stage its inputs, a last stage its labels, a middle
-  /// stage none), its optimizer state and its activation memory
-  /// (ActivationMemory.h).
-  void reportDataReads() {
+  /// Writes (rank 0) the metrics' `ranks` line: per rank, how many tokens
+  /// or elements it read from the data (a first stage its inputs, a last
+  /// stage its labels, a middle stage none), its optimizer state and its
+  /// activation memory (ActivationMemory.h).
+  void reportRankFacts() {
     StageMemory memory =
         stageMemory(package, stage, options.schedule, options.microbatches);
     const std::vector<std::string> fields = {
