@@ -33,6 +33,21 @@ public:
                            pp_tensor &tensor) = 0;
 };
 
+/// The devices that a stage function's collectives (pp.all_reduce,
+/// pp.all_gather, pp.reduce_scatter, pp.shard_slice and the sharded gather
+/// and cross-entropy) span: the ranks of the caller's tensor-parallel group.
+class CollectiveGroup {
+public:
+  virtual ~CollectiveGroup() = default;
+  /// This device's index in the group, in [0, size()).
+  virtual int64_t rank() const = 0;
+  /// The number of devices in the group.
+  virtual int64_t size() const = 0;
+  /// Writes every member's `bytes` bytes at `mine` into `all` (size() *
+  /// bytes), in group order. Throws std::runtime_error on a failure.
+  virtual void allGather(const void *mine, size_t bytes, void *all) = 0;
+};
+
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on
 /// failure. With an arena, the frame's memory plan places it; else (and
 /// for what the plan says outlives the call) the frame's allocator makes
@@ -181,6 +196,9 @@ struct pp_frame {
   std::vector<pp_tensor *> args;
   std::vector<pp_tensor *> results;
   pp::runtime::MessageChannel *channel = nullptr;
+  /// The tensor-parallel group of the calling rank; null where the stage
+  /// function has no collectives (a package without a tensor axis).
+  pp::runtime::CollectiveGroup *collectives = nullptr;
   /// Where kernels and receives allocate; null for host memory.
   const pp_allocator *allocator = nullptr;
   /// Serves the call's allocations by its memory plan; null for none (all

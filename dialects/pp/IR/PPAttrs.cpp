@@ -32,25 +32,89 @@ LogicalResult MeshAxisAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   ArrayAttr dims) {
+                                   ArrayAttr dims, DenseI64ArrayAttr blocks,
+                                   ArrayAttr partial) {
   llvm::StringSet<> used;
+  auto checkAxisName = [&](Attribute axis, const Twine &where) {
+    auto name = dyn_cast<StringAttr>(axis);
+    if (!name || name.getValue().empty())
+      return emitError() << where << " names axis " << axis
+                         << "; axis names are non-empty strings",
+             failure();
+    if (!used.insert(name.getValue()).second)
+      return emitError() << "mesh axis \"" << name.getValue()
+                         << "\" appears twice in a sharding; an axis shards "
+                            "one dimension or holds one pending sum",
+             failure();
+    return success();
+  };
   for (auto [index, dim] : llvm::enumerate(dims)) {
     auto axes = dyn_cast<ArrayAttr>(dim);
     if (!axes)
       return emitError() << "sharding of dimension " << index
                          << " must be a list of axis names, got " << dim;
-    for (Attribute axis : axes) {
-      auto name = dyn_cast<StringAttr>(axis);
-      if (!name || name.getValue().empty())
-        return emitError() << "sharding of dimension " << index
-                           << " names axis " << axis
-                           << "; axis names are non-empty strings";
-      if (!used.insert(name.getValue()).second)
-        return emitError() << "mesh axis \"" << name.getValue()
-                           << "\" shards more than one dimension";
-    }
+    for (Attribute axis : axes)
+      if (failed(checkAxisName(axis, "sharding of dimension " +
+                                         Twine(index))))
+        return failure();
   }
+  if (blocks) {
+    if (static_cast<size_t>(blocks.size()) != dims.size())
+      return emitError() << "sharding has " << blocks.size()
+                         << " block counts for " << dims.size()
+                         << " dimensions; give one per dimension";
+    for (auto [index, count] : llvm::enumerate(blocks.asArrayRef()))
+      if (count < 1)
+        return emitError() << "dimension " << index << " has block count "
+                           << count << "; counts are at least 1";
+  }
+  if (partial)
+    for (Attribute axis : partial)
+      if (failed(checkAxisName(axis, "the partial axes")))
+        return failure();
   return success();
+}
+
+int64_t ShardingAttr::getBlockCount(int64_t dim) const {
+  DenseI64ArrayAttr blocks = getBlocks();
+  return blocks ? blocks[dim] : 1;
+}
+
+std::string ShardingAttr::problemWith(
+    RankedTensorType type, function_ref<int64_t(StringRef)> axisSize) const {
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  if (static_cast<int64_t>(getDims().size()) != type.getRank()) {
+    os << "sharding " << *this << " has " << getDims().size()
+       << " dimensions but annotates " << type;
+    return problem;
+  }
+  auto checkAxis = [&](Attribute axis) {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    if (axisSize(name) == 0)
+      os << "sharding " << *this << " names axis \"" << name
+         << "\", which the mesh does not have";
+    return axisSize(name);
+  };
+  for (auto [index, dim] : llvm::enumerate(getDims())) {
+    int64_t devices = 1;
+    for (Attribute axis : cast<ArrayAttr>(dim))
+      devices *= checkAxis(axis);
+    if (!problem.empty())
+      return problem;
+    int64_t size = type.getDimSize(index);
+    int64_t pieces = devices * getBlockCount(index);
+    if (!ShapedType::isDynamic(size) && size % pieces != 0)
+      os << "dimension " << index << " of " << type << " (size " << size
+         << ") does not split into " << getBlockCount(index) << " block(s) x "
+         << devices << " device(s)";
+    if (!problem.empty())
+      return problem;
+  }
+  if (getPartial())
+    for (Attribute axis : getPartial())
+      checkAxis(axis);
+  return problem;
 }
 
 Attribute PlacementAttr::parse(AsmParser &parser, Type) {

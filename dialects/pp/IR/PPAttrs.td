@@ -33,15 +33,41 @@ def PP_ShardingAttr : PP_Attr<"Sharding", "sharding"> {
     One list of mesh axis names per tensor dimension: the dimension is split
     over the product of those axes, major to minor; an empty list leaves it
     whole. No axis may shard two dimensions. Axes not named replicate the
-    tensor. The attribute is checked against the tensor it annotates
-    (`pp.sharding` on a function argument or result).
+    tensor.
 
-    Example: `#pp.sharding<[[], ["tp"]]>` splits the columns of a matrix over
-    the `tp` axis.
+    `blocks` (one count per dimension, 1 when absent) views a sharded
+    dimension as that many equal blocks, each split over the axes: a device
+    holds its piece of every block, in block order. A fused QKV projection's
+    96 output features are 3 blocks (q, k, v), so that each device holds its
+    heads of q, k and v.
+
+    `partial` names axes over which the tensor is a pending sum: the value is
+    the sum of the devices' tensors (the result of a row-parallel matmul
+    before its all-reduce).
+
+    The attribute is checked against the tensor it annotates (`pp.sharding`
+    on a function argument, one per result in an op's `pp.sharding` array).
+
+    Examples: `#pp.sharding<[[], ["tp"]]>` splits the columns of a matrix
+    over the `tp` axis; `#pp.sharding<[[], ["tp"]], blocks = array<i64: 1,
+    3>>` the columns of a fused QKV weight; `#pp.sharding<[[], []], partial
+    = ["tp"]>` is a pending sum over `tp`.
   }];
-  let parameters = (ins "::mlir::ArrayAttr":$dims);
-  let assemblyFormat = "`<` $dims `>`";
+  let parameters = (ins "::mlir::ArrayAttr":$dims,
+                    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$blocks,
+                    OptionalParameter<"::mlir::ArrayAttr">:$partial);
+  let assemblyFormat = [{
+    `<` $dims (`,` `blocks` `=` $blocks^)? (`,` `partial` `=` $partial^)? `>`
+  }];
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The block count of dimension `dim` (1 without `blocks`).
+    int64_t getBlockCount(int64_t dim) const;
+    /// Why this sharding cannot annotate a tensor of `type` on a mesh whose
+    /// axes have the sizes `axisSize` gives (0 for an unknown axis), or "".
+    std::string problemWith(::mlir::RankedTensorType type,
+        ::llvm::function_ref<int64_t(::llvm::StringRef)> axisSize) const;
+  }];
 }
 
 def PP_PlacementAttr : PP_Attr<"Placement", "placement"> {

@@ -239,20 +239,169 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
 }
 
+/// Checks that dimension `dim` of `splitType` (the side holding one shard
+/// per device) splits into `blocks` blocks of `group` pieces each.
+static LogicalResult verifyBlocks(Operation *op, RankedTensorType whole,
+                                  int64_t dim, int64_t blocks, int64_t group) {
+  if (blocks < 1)
+    return op->emitOpError() << "has blocks = " << blocks
+                             << "; a dimension has at least 1 block";
+  if (dim < 0 || dim >= whole.getRank())
+    return success(); // verifyScaledDim reports it.
+  int64_t size = whole.getDimSize(dim);
+  if (!ShapedType::isDynamic(size) && size % (blocks * group) != 0)
+    return op->emitOpError()
+           << "dimension " << dim << " of size " << size
+           << " does not split into " << blocks << " block(s) of " << group
+           << " device pieces; pad it to a multiple of " << blocks * group;
+  return success();
+}
+
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {
   FailureOr<int64_t> group =
       verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
-  if (failed(group))
+  if (failed(group) ||
+      failed(verifyScaledDim(*this, getInput().getType(),
+                             getResult().getType(), getDim(), *group, 1)))
     return failure();
-  return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
-                         getDim(), *group, 1);
+  return verifyBlocks(*this, getResult().getType(), getDim(), getBlocks(),
+                      *group);
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &table) {
   FailureOr<int64_t> group =
       verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
-  if (failed(group))
+  if (failed(group) ||
+      failed(verifyBlocks(*this, getInput().getType(), getDim(), getBlocks(),
+                          *group)))
     return failure();
   return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
                          getDim(), 1, *group);
+}
+
+LogicalResult ShardSliceOp::verifySymbolUses(SymbolTableCollection &table) {
+  FailureOr<int64_t> group =
+      verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
+  if (failed(group) ||
+      failed(verifyBlocks(*this, getInput().getType(), getDim(), getBlocks(),
+                          *group)))
+    return failure();
+  return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
+                         getDim(), 1, *group);
+}
+
+//===----------------------------------------------------------------------===//
+// Sharded gather and cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// The shape of gathering `indices` from data of `dataShape` along `axis`:
+/// the axis replaced by the indices' shape.
+static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> dataShape,
+                                          ArrayRef<int64_t> indices,
+                                          int64_t axis) {
+  SmallVector<int64_t> shape(dataShape.take_front(axis));
+  llvm::append_range(shape, indices);
+  llvm::append_range(shape, dataShape.drop_front(axis + 1));
+  return shape;
+}
+
+/// Checks a sharded gather's (or its gradient's) data, indices and axis.
+static LogicalResult verifyShardedGather(Operation *op,
+                                         RankedTensorType data,
+                                         RankedTensorType indices,
+                                         RankedTensorType gathered,
+                                         int64_t axis) {
+  if (!indices.getElementType().isSignlessInteger())
+    return op->emitOpError() << "indices must be signless integers, got "
+                             << indices;
+  if (axis < 0 || axis >= data.getRank())
+    return op->emitOpError() << "axis " << axis << " is out of range for "
+                             << data;
+  SmallVector<int64_t> expected =
+      gatheredShape(data.getShape(), indices.getShape(), axis);
+  if (gathered.getShape() != ArrayRef<int64_t>(expected) ||
+      gathered.getElementType() != data.getElementType())
+    return op->emitOpError()
+           << "gathering " << indices << " from " << data << " along axis "
+           << axis << " gives " << data.getElementType() << " of shape ["
+           << llvm::make_range(expected.begin(), expected.end()) << "], not "
+           << gathered;
+  return success();
+}
+
+LogicalResult ShardedGatherOp::verify() {
+  return verifyShardedGather(*this, getData().getType(), getIndices().getType(),
+                             getResult().getType(), getAxis());
+}
+
+LogicalResult ShardedGatherOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
+}
+
+LogicalResult ShardedGatherGradOp::verify() {
+  auto data = getResult().getType();
+  if (data.getShape() != getDataShape())
+    return emitOpError() << "result " << data << " does not have data_shape ["
+                         << getDataShape() << "]";
+  return verifyShardedGather(*this, data, getIndices().getType(),
+                             getGrad().getType(), getAxis());
+}
+
+LogicalResult
+ShardedGatherGradOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
+}
+
+/// Checks the logits, labels and (for the gradient) loss gradient of a
+/// sharded cross-entropy.
+static LogicalResult verifyShardedLoss(Operation *op, RankedTensorType logits,
+                                       RankedTensorType labels) {
+  if (!isa<FloatType>(logits.getElementType()) || logits.getRank() < 1)
+    return op->emitOpError() << "logits must be floats with a class "
+                                "dimension, got "
+                             << logits;
+  if (!labels.getElementType().isSignlessInteger() ||
+      labels.getShape() != logits.getShape().drop_back())
+    return op->emitOpError()
+           << "labels " << labels
+           << " must be integers shaped like the logits without their class "
+              "dimension ("
+           << logits << ")";
+  return success();
+}
+
+LogicalResult ShardedCrossEntropyOp::verify() {
+  if (failed(verifyShardedLoss(*this, getLogits().getType(),
+                               getLabels().getType())))
+    return failure();
+  auto loss = RankedTensorType::get({}, getLogits().getType().getElementType());
+  if (getResult().getType() != loss)
+    return emitOpError() << "returns the summed loss as " << loss << ", not "
+                         << getResult().getType();
+  return success();
+}
+
+LogicalResult
+ShardedCrossEntropyOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
+}
+
+LogicalResult ShardedCrossEntropyGradOp::verify() {
+  if (failed(verifyShardedLoss(*this, getLogits().getType(),
+                               getLabels().getType())))
+    return failure();
+  auto loss = RankedTensorType::get({}, getLogits().getType().getElementType());
+  if (getGrad().getType() != loss)
+    return emitOpError() << "takes the gradient of the summed loss as " << loss
+                         << ", not " << getGrad().getType();
+  if (getResult().getType() != getLogits().getType())
+    return emitOpError() << "result " << getResult().getType()
+                         << " must have the logits' type "
+                         << getLogits().getType();
+  return success();
+}
+
+LogicalResult
+ShardedCrossEntropyGradOp::verifySymbolUses(SymbolTableCollection &table) {
+  return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
 }

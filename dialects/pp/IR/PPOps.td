@@ -175,12 +175,12 @@ def PP_RecvOp : PP_PointToPointOp<"recv", [PP_ChannelEffects]> {
 
 class PP_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : PP_Op<mnemonic, !listconcat(traits, [PP_ChannelEffects,
-        SameOperandsAndResultElementType,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
   let results = (outs AnyRankedTensor:$result);
 }
 
 def PP_AllReduceOp : PP_CollectiveOp<"all_reduce", [SameOperandsAndResultType,
+                                                    SameOperandsAndResultElementType,
                                                     InferTypeOpInterface]> {
   let summary = "reduces a tensor over mesh axes, result on every device";
   let description = [{
@@ -204,12 +204,15 @@ def PP_AllReduceOp : PP_CollectiveOp<"all_reduce", [SameOperandsAndResultType,
   }];
 }
 
-def PP_AllGatherOp : PP_CollectiveOp<"all_gather"> {
+def PP_AllGatherOp : PP_CollectiveOp<"all_gather",
+    [SameOperandsAndResultElementType]> {
   let summary = "concatenates the shards of a tensor along one dimension";
   let description = [{
     Every device of the group formed by `axes` contributes its shard; the
     result concatenates them along `dim` in group order, so that dimension
-    grows by the group size.
+    grows by the group size. With `blocks = B` each shard is B equal blocks
+    and the result holds, block by block, every device's piece (the layout
+    of `#pp.sharding` blocks).
 
     Example:
 
@@ -219,20 +222,24 @@ def PP_AllGatherOp : PP_CollectiveOp<"all_gather"> {
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
-                   StrArrayAttr:$axes, I64Attr:$dim);
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   DefaultValuedAttr<I64Attr, "1">:$blocks);
   let assemblyFormat = [{
-    $mesh $input `over` $axes `dim` `=` $dim attr-dict `:`
-    functional-type(operands, results)
+    $mesh $input `over` $axes `dim` `=` $dim (`blocks` `=` $blocks^)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 
-def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter"> {
+def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter",
+    [SameOperandsAndResultElementType]> {
   let summary = "reduces a tensor and leaves each device one shard";
   let description = [{
     Reduces the tensors of the group formed by `axes` and splits the result
-    along `dim` into one equal shard per device. The dimension must divide
-    evenly by the group size: an odd sequence length under sequence
-    parallelism is rejected here, at compile time, instead of hanging.
+    along `dim` into one equal shard per device (with `blocks = B`, each of
+    B equal blocks is split, as `#pp.sharding` blocks are). The dimension
+    must divide evenly by the group size: an odd sequence length under
+    sequence parallelism is rejected here, at compile time, instead of
+    hanging.
 
     Example:
 
@@ -243,11 +250,148 @@ def PP_ReduceScatterOp : PP_CollectiveOp<"reduce_scatter"> {
   }];
   let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
                    StrArrayAttr:$axes, I64Attr:$dim,
+                   DefaultValuedAttr<I64Attr, "1">:$blocks,
                    PP_ReductionKindAttr:$reduction);
   let assemblyFormat = [{
-    $mesh $input `over` $axes `dim` `=` $dim `reduction` `` $reduction
+    $mesh $input `over` $axes `dim` `=` $dim (`blocks` `=` $blocks^)?
+    `reduction` `` $reduction attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def PP_ShardSliceOp : PP_CollectiveOp<"shard_slice",
+    [SameOperandsAndResultElementType]> {
+  let summary = "keeps this device's shard of a replicated tensor";
+  let description = [{
+    The input holds the same value on every device of the group formed by
+    `axes`; each device keeps its piece of dimension `dim` (split into
+    `blocks` blocks as `#pp.sharding` does), with no communication. The
+    tensor-parallel pass uses it where a replicated value meets a sharded
+    one (a bias added to a column-parallel output).
+
+    Example:
+
+    ```mlir
+    %b = pp.shard_slice @world %x over ["tp"] dim = 0
+        : (tensor<96xf32>) -> tensor<48xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$input,
+                   StrArrayAttr:$axes, I64Attr:$dim,
+                   DefaultValuedAttr<I64Attr, "1">:$blocks);
+  let assemblyFormat = [{
+    $mesh $input `over` $axes `dim` `=` $dim (`blocks` `=` $blocks^)?
     attr-dict `:` functional-type(operands, results)
   }];
+}
+
+def PP_ShardedGatherOp : PP_CollectiveOp<"sharded_gather"> {
+  let summary = "gathers from a table split along the gathered axis";
+  let description = [{
+    `data` is this device's contiguous piece of a table split along `axis`
+    over the group formed by `axes` (device r holds entries [r n, (r+1) n)
+    of that axis, n its local size); `indices` are global. Each device
+    gathers the entries it holds and zeros for the others, so the result is
+    a pending sum over the group (`nn.gather` of the whole table once
+    summed): a vocabulary-parallel embedding. No communication.
+
+    Example:
+
+    ```mlir
+    %e = pp.sharded_gather @world %table, %tokens over ["tp"] axis = 0
+        : (tensor<32x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$data,
+                   AnyRankedTensor:$indices, StrArrayAttr:$axes,
+                   I64Attr:$axis);
+  let assemblyFormat = [{
+    $mesh $data `,` $indices `over` $axes `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def PP_ShardedGatherGradOp : PP_CollectiveOp<"sharded_gather_grad"> {
+  let summary = "the gradient of pp.sharded_gather for this device's piece";
+  let description = [{
+    Scatters (adds) the rows of `grad` whose global index falls in this
+    device's piece of the table (as pp.sharded_gather reads it) into a zero
+    tensor of this device's shape `data_shape`. No communication.
+
+    Example:
+
+    ```mlir
+    %g = pp.sharded_gather_grad @world %dy, %tokens over ["tp"] axis = 0
+        data_shape = [32, 16]
+        : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<32x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$grad,
+                   AnyRankedTensor:$indices, StrArrayAttr:$axes,
+                   I64Attr:$axis, DenseI64ArrayAttr:$data_shape);
+  let assemblyFormat = [{
+    $mesh $grad `,` $indices `over` $axes `axis` `=` $axis
+    `data_shape` `=` $data_shape attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def PP_ShardedCrossEntropyOp : PP_CollectiveOp<"sharded_cross_entropy"> {
+  let summary = "summed cross-entropy of logits split over their classes";
+  let description = [{
+    `logits` hold this device's contiguous piece of the class dimension (the
+    last) of logits split over the group formed by `axes`; `labels` are
+    global class indices. The result, on every device, is the sum over
+    positions whose label is not `ignore_index` of log(sum exp(logits)) -
+    logits[label], as `nn.cross_entropy` with reduction<sum> on the whole
+    logits: the devices exchange their maxima, sums of exponentials and
+    label logits (a few values per position), never the logits (a
+    vocabulary-parallel loss).
+
+    Example:
+
+    ```mlir
+    %l = pp.sharded_cross_entropy @world %logits, %labels over ["tp"]
+        ignore_index = -100 : (tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$logits,
+                   AnyRankedTensor:$labels, StrArrayAttr:$axes,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let assemblyFormat = [{
+    $mesh $logits `,` $labels `over` $axes (`ignore_index` `=` $ignore_index^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def PP_ShardedCrossEntropyGradOp
+    : PP_CollectiveOp<"sharded_cross_entropy_grad"> {
+  let summary = "the gradient of pp.sharded_cross_entropy for this device's classes";
+  let description = [{
+    `grad` (a scalar) times (softmax(logits) - onehot(label)) on this
+    device's classes, zero at positions whose label is `ignore_index`; the
+    softmax is over all classes of the group (maxima and sums exchanged as
+    in pp.sharded_cross_entropy). The result has the local logits' shape.
+
+    Example:
+
+    ```mlir
+    %d = pp.sharded_cross_entropy_grad @world %g, %logits, %labels over ["tp"]
+        : (tensor<f32>, tensor<2x8x32xf32>, tensor<2x8xi64>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, AnyRankedTensor:$grad,
+                   AnyRankedTensor:$logits, AnyRankedTensor:$labels,
+                   StrArrayAttr:$axes,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index);
+  let assemblyFormat = [{
+    $mesh $grad `,` $logits `,` $labels `over` $axes
+    (`ignore_index` `=` $ignore_index^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // PP_DIALECTS_PP_IR_PPOPS_TD
