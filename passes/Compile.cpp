@@ -42,6 +42,19 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("group elementwise ops of each stage function into "
                      "fused loops (pp-fuse-elementwise)"),
       llvm::cl::init(true)};
+  Option<int64_t> tp{
+      *this, "tp",
+      llvm::cl::desc("devices of the tensor-parallel axis inside each stage "
+                     "(pp-shard-tensor-parallel)"),
+      llvm::cl::init(1)};
+  Option<bool> sp{*this, "sp",
+                  llvm::cl::desc("sequence parallelism on the tensor axis "
+                                 "(pp-shard-tensor-parallel sp=true)"),
+                  llvm::cl::init(false)};
+  ListOption<std::string> shard{
+      *this, "shard",
+      llvm::cl::desc("NAME=DIM: shard parameter NAME along DIM over the "
+                     "tensor axis (pp-shard-tensor-parallel)")};
   Option<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("parameters whose whole name matches this regular "
@@ -82,6 +95,13 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
                                options.splitPoints.end());
   pm.addPass(pp::createPartition(partition));
   pm.addPass(pp::createInsertSendRecv());
+  if (options.tp != 1 || options.sp || !options.shard.empty()) {
+    pp::ShardTensorParallelOptions parallel;
+    parallel.tp = options.tp;
+    parallel.sequenceParallel = options.sp;
+    parallel.shard.assign(options.shard.begin(), options.shard.end());
+    pm.addPass(pp::createShardTensorParallel(parallel));
+  }
   pm.addPass(pp::createOutlineStages());
   if (!options.infer)
     pm.addPass(pp::createDeriveEval());
@@ -94,12 +114,14 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
 void pp::registerPasses() {
   registerTrainingPasses();
   registerPipelinePasses();
+  registerParallelPasses();
   registerCodegenPasses();
   registerPassPipeline(
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
-      "pp-insert-send-recv, pp-outline-stages, pp-derive-eval (not with "
+      "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
+      "pp-outline-stages, pp-derive-eval (not with "
       "infer=true), pp-fuse-elementwise (not with fuse=false)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {

@@ -4,6 +4,7 @@
 #define PP_PASSES_PASSES_H
 
 #include "passes/codegen/Passes.h"
+#include "passes/parallel/Passes.h"
 #include "passes/pipeline/Passes.h"
 #include "passes/training/Passes.h"
 

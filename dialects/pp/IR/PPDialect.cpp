@@ -27,8 +27,27 @@ void PPDialect::initialize() {
 }
 
 /// Checks a pp.sharding or pp.placement attribute on a value of `type`.
+/// True when `init`, a parameter's whole (global) value, can be the initial
+/// value of an argument of per-device type `type` that `sharding` splits:
+/// the same but for a multiple of the size along the sharded dimensions.
+static bool isShardedInit(ShapedType init, Type type, ShardingAttr sharding) {
+  auto local = dyn_cast<RankedTensorType>(type);
+  if (!local || !init.hasRank() || init.getRank() != local.getRank() ||
+      init.getElementType() != local.getElementType() ||
+      static_cast<int64_t>(sharding.getDims().size()) != local.getRank())
+    return false;
+  for (int64_t d = 0; d < local.getRank(); ++d) {
+    bool split = !cast<ArrayAttr>(sharding.getDims()[d]).empty();
+    int64_t whole = init.getDimSize(d), piece = local.getDimSize(d);
+    if (split ? piece == 0 || whole % piece != 0 : whole != piece)
+      return false;
+  }
+  return true;
+}
+
 static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
-                                          Type type, NamedAttribute attr) {
+                                          Type type, NamedAttribute attr,
+                                          DictionaryAttr siblings = {}) {
   if (attr.getName() == kPlacementAttrName) {
     if (!isa<PlacementAttr>(attr.getValue()))
       return op->emitError()
@@ -61,10 +80,18 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
   }
   if (name == kInitAttrName) {
     auto value = dyn_cast<ElementsAttr>(attr.getValue());
+    auto sharding =
+        siblings ? siblings.getAs<ShardingAttr>(kShardingAttrName) : nullptr;
+    if (value && sharding && isShardedInit(value.getShapedType(), type, sharding))
+      return success();
     if (!value || value.getType() != type)
       return op->emitError() << "'" << name << "' on " << where
                              << " must be an elements attribute of type "
-                             << type << ", got " << attr.getValue();
+                             << type
+                             << (sharding ? " (or of its whole type, which "
+                                            "its pp.sharding splits)"
+                                          : "")
+                             << ", got " << attr.getValue();
     return success();
   }
   if (name != kShardingAttrName)
@@ -97,8 +124,11 @@ LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  DictionaryAttr siblings;
+  if (auto function = dyn_cast<FunctionOpInterface>(op))
+    siblings = function.getArgAttrDict(argIndex);
   return verifyValueAttribute(op, "argument " + std::to_string(argIndex), type,
-                              attr);
+                              attr, siblings);
 }
 
 LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,

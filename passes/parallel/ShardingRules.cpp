@@ -1,0 +1,699 @@
+//===- ShardingRules.cpp - how each op runs on sharded operands -----------===//
+//
+// One rule per op family. A rule keeps a sharding flowing through an op
+// whenever the op's per-device computation on per-device data is the
+// device's part of the whole result, turns shardings of summed dimensions
+// into pending sums, and asks for replicated operands otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/parallel/ShardingRules.h"
+
+#include "dialects/nn/IR/NNOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace pp;
+
+namespace {
+
+using Layout = TensorLayout;
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+int64_t normalizedAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+int64_t bytesOf(RankedTensorType type) {
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(bits / 8, 1);
+}
+
+/// Builds plans for one op.
+class Rules {
+public:
+  Rules(Operation *op, ArrayRef<Layout> operands,
+        const ShardingContext &context)
+      : op(op), current(operands), context(context) {}
+
+  ShardingPlan plan() {
+    return llvm::TypeSwitch<Operation *, ShardingPlan>(op)
+        .Case([&](arith::ConstantOp) { return replicated(); })
+        .Case([&](nn::MatmulOp matmul) { return planMatmul(matmul); })
+        .Case([&](nn::TransposeOp transpose) {
+          return planTranspose(transpose);
+        })
+        .Case([&](nn::ReshapeOp reshape) { return planReshape(reshape); })
+        .Case([&](nn::BroadcastToOp broadcast) {
+          return planBroadcastTo(broadcast);
+        })
+        .Case([&](nn::SumToOp sumTo) { return planSumTo(sumTo); })
+        .Case([&](nn::ReduceSumOp reduce) {
+          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
+                            /*sumsShards=*/true, /*linear=*/true);
+        })
+        .Case([&](nn::ReduceMeanOp reduce) {
+          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
+                            /*sumsShards=*/false, /*linear=*/true);
+        })
+        .Case([&](nn::ReduceMaxOp reduce) {
+          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
+                            /*sumsShards=*/false, /*linear=*/false);
+        })
+        .Case([&](nn::ReduceSumGradOp grad) { return planReduceSumGrad(grad); })
+        .Case([&](nn::SplitOp split) { return planSplit(split); })
+        .Case([&](nn::ConcatOp concat) { return planConcat(concat); })
+        .Case([&](nn::SliceOp slice) { return planSlice(slice); })
+        .Case([&](nn::SliceGradOp grad) { return planSliceGrad(grad); })
+        .Case([&](nn::GatherOp gather) { return planGather(gather); })
+        .Case([&](nn::GatherGradOp grad) { return planGatherGrad(grad); })
+        .Case([&](nn::CrossEntropyOp loss) {
+          return planCrossEntropy(loss.getReduction(), /*logits=*/0,
+                                  /*isGrad=*/false);
+        })
+        .Case([&](nn::CrossEntropyGradOp grad) {
+          return planCrossEntropy(grad.getReduction(), /*logits=*/1,
+                                  /*isGrad=*/true);
+        })
+        .Case([&](nn::SoftmaxOp softmax) {
+          return planKeepingAxes(axesFrom(softmax.getAxis(), 1));
+        })
+        .Case([&](nn::LogSoftmaxOp softmax) {
+          return planKeepingAxes(axesFrom(softmax.getAxis(), 1));
+        })
+        .Case([&](nn::SoftmaxGradOp grad) {
+          return planKeepingAxes(axesFrom(grad.getAxis(), 1));
+        })
+        .Case([&](nn::LogSoftmaxGradOp grad) {
+          return planKeepingAxes(axesFrom(grad.getAxis(), 1));
+        })
+        .Case([&](nn::TriluOp) {
+          int64_t rank = resultType(0).getRank();
+          return planKeepingAxes({rank - 2, rank - 1});
+        })
+        .Case([&](nn::LayerNormOp norm) { return planLayerNorm(norm); })
+        .Case([&](nn::LayerNormGradOp grad) {
+          return planLayerNormGrad(grad);
+        })
+        .Case([&](nn::DropoutOp) { return replicated(); })
+        .Default([&](Operation *) {
+          if (op->hasTrait<nn::Elementwise>())
+            return planElementwise();
+          return replicated();
+        });
+  }
+
+private:
+  Operation *op;
+  ArrayRef<Layout> current;
+  const ShardingContext &context;
+
+  RankedTensorType operandType(unsigned i) const {
+    return context.operandTypes[i];
+  }
+  RankedTensorType resultType(unsigned i) const {
+    return tensorType(op->getResult(i));
+  }
+  int64_t devices() const { return context.devices; }
+  std::optional<Layout> hint(unsigned result) const {
+    if (result < context.resultHints.size())
+      return context.resultHints[result];
+    return std::nullopt;
+  }
+  bool fits(RankedTensorType type, Layout layout) const {
+    return layoutFits(type, layout, devices());
+  }
+
+  /// Every operand and result replicated.
+  ShardingPlan replicated() const {
+    ShardingPlan plan;
+    plan.operands.assign(op->getNumOperands(), Layout::replicated());
+    plan.results.assign(op->getNumResults(), Layout::replicated());
+    return plan;
+  }
+
+  /// The layout a pending sum of `type` becomes when its user cannot take
+  /// a pending sum: split along the sequence under sequence parallelism,
+  /// else replicated.
+  Layout resolvedPartial(RankedTensorType type) const {
+    Layout sequence = Layout::sharded(1);
+    if (context.sequenceParallel && type.getRank() == 3 &&
+        fits(type, sequence))
+      return sequence;
+    return Layout::replicated();
+  }
+
+  /// The normalized axes `[axis, axis + count)`.
+  SmallVector<int64_t> axesFrom(int64_t axis, int64_t count) const {
+    int64_t first = normalizedAxis(axis, resultType(0).getRank());
+    SmallVector<int64_t> axes;
+    for (int64_t i = 0; i < count; ++i)
+      axes.push_back(first + i);
+    return axes;
+  }
+
+  /// An op whose operands and results all have the result's shape and
+  /// whose computation mixes elements only along `axes`: a sharding along
+  /// any other dimension flows through.
+  ShardingPlan planKeepingAxes(ArrayRef<int64_t> axes) const {
+    RankedTensorType type = resultType(0);
+    Layout target = Layout::replicated();
+    for (Layout layout : current)
+      if (layout.isSharded() && !llvm::is_contained(axes, layout.dim)) {
+        target = layout;
+        break;
+      }
+    if (target.isReplicated())
+      for (Layout layout : current)
+        if (layout.isPartial()) {
+          target = resolvedPartial(type);
+          if (target.isSharded() && llvm::is_contained(axes, target.dim))
+            target = Layout::replicated();
+          break;
+        }
+    ShardingPlan plan;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      plan.operands.push_back(operandType(i).getShape() == type.getShape()
+                                  ? target
+                                  : Layout::replicated());
+    plan.results.assign(op->getNumResults(), target);
+    return plan;
+  }
+
+  /// True when the op, given its operands' pending sums, computes the
+  /// pending sum of its result: a sum of pending sums, a negation, a
+  /// product or quotient of one pending sum by replicated values.
+  bool keepsPartialSums() const {
+    unsigned partial = 0, replicatedCount = 0;
+    for (Layout layout : current) {
+      partial += layout.isPartial();
+      replicatedCount += layout.isReplicated();
+    }
+    if (partial == 0)
+      return false;
+    if (isa<nn::AddOp, nn::SubOp, nn::NegOp>(op))
+      return partial == current.size();
+    if (isa<nn::MulOp>(op))
+      return partial == 1 && replicatedCount == current.size() - 1;
+    if (isa<nn::DivOp>(op))
+      return current[0].isPartial() && current[1].isReplicated();
+    return false;
+  }
+
+  /// Elementwise ops with NumPy broadcasting: operand dimensions align with
+  /// the result's trailing ones; a broadcast operand dimension is whole on
+  /// every device.
+  ShardingPlan planElementwise() const {
+    ShardingPlan plan;
+    RankedTensorType type = resultType(0);
+    int64_t rank = type.getRank();
+    if (keepsPartialSums()) {
+      plan.operands.assign(current.begin(), current.end());
+      plan.results.push_back(Layout::partial());
+      return plan;
+    }
+    // The operand dimension matching result dimension `dim`, unless the
+    // operand broadcasts along it.
+    auto operandDim = [&](unsigned i, int64_t dim) -> std::optional<int64_t> {
+      RankedTensorType operand = operandType(i);
+      int64_t d = dim - (rank - operand.getRank());
+      if (d < 0 || operand.getDimSize(d) != type.getDimSize(dim))
+        return std::nullopt;
+      return d;
+    };
+    Layout target = Layout::replicated();
+    bool anyPartial = false;
+    for (auto [i, layout] : llvm::enumerate(current)) {
+      anyPartial |= layout.isPartial();
+      if (!layout.isSharded() || !target.isReplicated())
+        continue;
+      int64_t dim = layout.dim + (rank - operandType(i).getRank());
+      if (operandDim(i, dim))
+        target = Layout::sharded(dim, layout.blocks);
+    }
+    if (target.isReplicated() && anyPartial)
+      target = resolvedPartial(type);
+    for (unsigned i = 0; i < current.size(); ++i) {
+      std::optional<int64_t> d =
+          target.isSharded() ? operandDim(i, target.dim) : std::nullopt;
+      plan.operands.push_back(d ? Layout::sharded(*d, target.blocks)
+                                : Layout::replicated());
+    }
+    plan.results.push_back(target);
+    return plan;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Contractions
+  //===--------------------------------------------------------------------===//
+
+  enum class Factor { Batch, M, N, K };
+
+  /// The matmul factor dimension `dim` of operand `which` (0 lhs, 1 rhs)
+  /// spans, and for a batch dimension the result dimension.
+  std::pair<Factor, int64_t> matmulFactor(nn::MatmulOp matmul, unsigned which,
+                                          int64_t dim) const {
+    int64_t rank = operandType(which).getRank();
+    int64_t resultRank = resultType(0).getRank();
+    bool transposed =
+        which == 0 ? matmul.getTransposeLhs() : matmul.getTransposeRhs();
+    Factor inner = which == 0 ? Factor::K : Factor::N;
+    Factor outer = which == 0 ? Factor::M : Factor::K;
+    if (transposed)
+      std::swap(inner, outer);
+    if (dim == rank - 1)
+      return {inner, 0};
+    if (dim == rank - 2)
+      return {outer, 0};
+    return {Factor::Batch, dim + (resultRank - rank)};
+  }
+
+  /// The dimension of operand `which` that spans `factor` (for Batch: the
+  /// result dimension `batchDim`), unless it is broadcast or absent.
+  std::optional<int64_t> matmulDim(nn::MatmulOp matmul, unsigned which,
+                                   Factor factor, int64_t batchDim) const {
+    RankedTensorType type = operandType(which);
+    int64_t rank = type.getRank();
+    for (int64_t d = 0; d < rank; ++d) {
+      auto [f, result] = matmulFactor(matmul, which, d);
+      if (f != factor || (f == Factor::Batch && result != batchDim))
+        continue;
+      if (f == Factor::Batch &&
+          type.getDimSize(d) != resultType(0).getDimSize(result))
+        return std::nullopt;
+      return d;
+    }
+    return std::nullopt;
+  }
+
+  /// The plan that keeps operand `which`'s sharding `layout`.
+  ShardingPlan matmulKeeping(nn::MatmulOp matmul, unsigned which,
+                             Layout layout) const {
+    ShardingPlan plan;
+    plan.operands.assign(2, Layout::replicated());
+    plan.operands[which] = layout;
+    unsigned other = 1 - which;
+    int64_t resultRank = resultType(0).getRank();
+    auto [factor, batchDim] = matmulFactor(matmul, which, layout.dim);
+    switch (factor) {
+    case Factor::Batch:
+      if (auto d = matmulDim(matmul, other, Factor::Batch, batchDim))
+        plan.operands[other] = Layout::sharded(*d, layout.blocks);
+      plan.results.push_back(Layout::sharded(batchDim, layout.blocks));
+      break;
+    case Factor::M:
+      plan.results.push_back(Layout::sharded(resultRank - 2, layout.blocks));
+      break;
+    case Factor::N:
+      plan.results.push_back(Layout::sharded(resultRank - 1, layout.blocks));
+      break;
+    case Factor::K:
+      plan.operands[other] = Layout::sharded(
+          *matmulDim(matmul, other, Factor::K, 0), layout.blocks);
+      plan.results.push_back(Layout::partial());
+      break;
+    }
+    return plan;
+  }
+
+  /// Bytes a conversion of an operand of `type` from `from` to `to` moves
+  /// (slicing a replicated tensor moves none).
+  static int64_t conversionBytes(RankedTensorType type, Layout from,
+                                 Layout to) {
+    if (from == to || from.isReplicated())
+      return 0;
+    if (from.isPartial() && to.isReplicated())
+      return 2 * bytesOf(type);
+    return bytesOf(type);
+  }
+
+  /// Matmuls: a sharded batch dimension stays sharded; M or N sharding
+  /// gives a sharded result; K sharded on both sides gives a pending sum; a
+  /// pending sum times a replicated operand stays one. Among the plans that
+  /// keep the lhs's or the rhs's layout or replicate both, the one that
+  /// moves the fewest bytes (counting the all-reduce a pending result will
+  /// need) wins.
+  ShardingPlan planMatmul(nn::MatmulOp matmul) const {
+    SmallVector<ShardingPlan> candidates;
+    for (unsigned which = 0; which < 2; ++which) {
+      Layout layout = current[which];
+      if (layout.isSharded()) {
+        candidates.push_back(matmulKeeping(matmul, which, layout));
+      } else if (layout.isPartial()) {
+        ShardingPlan plan;
+        plan.operands.assign(2, Layout::replicated());
+        plan.operands[which] = layout;
+        plan.results.push_back(Layout::partial());
+        candidates.push_back(plan);
+      }
+    }
+    candidates.push_back(replicated());
+    const ShardingPlan *best = nullptr;
+    int64_t bestBytes = 0;
+    for (const ShardingPlan &plan : candidates) {
+      bool fitsAll = true;
+      int64_t bytes = plan.results[0].isPartial() ? bytesOf(resultType(0)) : 0;
+      for (unsigned i = 0; i < 2; ++i) {
+        fitsAll &= fits(operandType(i), plan.operands[i]);
+        bytes += conversionBytes(operandType(i), current[i], plan.operands[i]);
+      }
+      if (fitsAll && (!best || bytes < bestBytes)) {
+        best = &plan;
+        bestBytes = bytes;
+      }
+    }
+    return *best;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Shapes
+  //===--------------------------------------------------------------------===//
+
+  /// A single-operand op whose result layout `map` computes from a
+  /// sharding (nullopt: the operand must be replicated); pending sums pass
+  /// when `linear`.
+  ShardingPlan planUnary(function_ref<std::optional<Layout>(Layout)> map,
+                         bool linear = true) const {
+    ShardingPlan plan;
+    Layout layout = current[0];
+    if (layout.isPartial() && !linear)
+      layout = Layout::replicated();
+    std::optional<Layout> result =
+        layout.isSharded() ? map(layout) : std::optional<Layout>(layout);
+    if (!result || !fits(resultType(0), *result)) {
+      layout = Layout::replicated();
+      result = Layout::replicated();
+    }
+    plan.operands.push_back(layout);
+    plan.operands.append(op->getNumOperands() - 1, Layout::replicated());
+    plan.results.assign(op->getNumResults(), *result);
+    return plan;
+  }
+
+  ShardingPlan planTranspose(nn::TransposeOp transpose) const {
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      auto *at = llvm::find(permutation, layout.dim);
+      return Layout::sharded(at - permutation.begin(), layout.blocks);
+    });
+  }
+
+  ShardingPlan planReshape(nn::ReshapeOp) const {
+    return planUnary([&](Layout layout) {
+      return reshapeLayout(operandType(0).getShape(), resultType(0).getShape(),
+                           layout, devices());
+    });
+  }
+
+  ShardingPlan planBroadcastTo(nn::BroadcastToOp) const {
+    int64_t added = resultType(0).getRank() - operandType(0).getRank();
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      if (operandType(0).getDimSize(layout.dim) !=
+          resultType(0).getDimSize(layout.dim + added))
+        return std::nullopt;
+      return Layout::sharded(layout.dim + added, layout.blocks);
+    });
+  }
+
+  /// sum_to sums the leading dimensions and those the result keeps with
+  /// size 1: a sharding of a summed dimension becomes a pending sum.
+  ShardingPlan planSumTo(nn::SumToOp) const {
+    int64_t dropped = operandType(0).getRank() - resultType(0).getRank();
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      int64_t dim = layout.dim - dropped;
+      if (dim < 0 || resultType(0).getDimSize(dim) !=
+                         operandType(0).getDimSize(layout.dim))
+        return Layout::partial();
+      return Layout::sharded(dim, layout.blocks);
+    });
+  }
+
+  /// Reductions over `axes`: other dimensions keep their sharding; a
+  /// sharding of a reduced dimension becomes a pending sum for a sum
+  /// (`sumsShards`) and needs the whole dimension otherwise.
+  ShardingPlan planReduce(ArrayRef<int64_t> axes, bool keepDims,
+                          bool sumsShards, bool linear) const {
+    int64_t rank = operandType(0).getRank();
+    SmallVector<int64_t> reduced;
+    for (int64_t axis : axes)
+      reduced.push_back(normalizedAxis(axis, rank));
+    return planUnary(
+        [&](Layout layout) -> std::optional<Layout> {
+          if (llvm::is_contained(reduced, layout.dim))
+            return sumsShards ? std::optional<Layout>(Layout::partial())
+                              : std::nullopt;
+          int64_t dim = layout.dim;
+          if (!keepDims)
+            dim -= llvm::count_if(reduced,
+                                  [&](int64_t r) { return r < layout.dim; });
+          return Layout::sharded(dim, layout.blocks);
+        },
+        linear);
+  }
+
+  ShardingPlan planReduceSumGrad(nn::ReduceSumGradOp grad) const {
+    int64_t rank = resultType(0).getRank();
+    SmallVector<int64_t> reduced;
+    for (int64_t axis : grad.getAxes())
+      reduced.push_back(normalizedAxis(axis, rank));
+    bool keptDims = operandType(0).getRank() == rank;
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      int64_t dim = layout.dim;
+      if (!keptDims)
+        for (int64_t d = 0; d < rank; ++d)
+          if (llvm::is_contained(reduced, d) && d <= dim)
+            ++dim;
+      if (llvm::is_contained(reduced, dim))
+        return std::nullopt;
+      return Layout::sharded(dim, layout.blocks);
+    });
+  }
+
+  /// split: a sharding of another dimension flows into every part; one of
+  /// the split dimension does when the parts are equal and each is a whole
+  /// number of its blocks (a fused QKV projection in 3 blocks).
+  ShardingPlan planSplit(nn::SplitOp split) const {
+    int64_t axis = normalizedAxis(split.getAxis(), operandType(0).getRank());
+    ArrayRef<int64_t> sizes = split.getSizes();
+    int64_t parts = sizes.size();
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      if (layout.dim != axis)
+        return layout;
+      bool equal = llvm::all_equal(sizes);
+      if (!equal || layout.blocks % parts != 0)
+        return std::nullopt;
+      return Layout::sharded(axis, layout.blocks / parts);
+    });
+  }
+
+  ShardingPlan planConcat(nn::ConcatOp concat) const {
+    int64_t rank = resultType(0).getRank();
+    int64_t axis = normalizedAxis(concat.getAxis(), rank);
+    ShardingPlan plan;
+    Layout first = current[0];
+    bool same = llvm::all_of(current, [&](Layout l) { return l == first; });
+    bool equalSizes = true;
+    for (unsigned i = 1; i < op->getNumOperands(); ++i)
+      equalSizes &= operandType(i).getShape() == operandType(0).getShape();
+    Layout result = Layout::replicated();
+    if (same && first.isPartial())
+      result = first;
+    else if (same && first.isSharded() && first.dim != axis)
+      result = first;
+    else if (same && first.isSharded() && equalSizes)
+      result = Layout::sharded(axis, first.blocks * op->getNumOperands());
+    Layout operand = result.isReplicated() ? result : first;
+    plan.operands.assign(op->getNumOperands(), operand);
+    plan.results.push_back(result);
+    return plan;
+  }
+
+  /// True when a slice with these parameters keeps dimension `dim` whole.
+  static bool keepsWhole(ArrayRef<int64_t> starts, ArrayRef<int64_t> limits,
+                         ArrayRef<int64_t> strides, int64_t size,
+                         int64_t dim) {
+    return starts[dim] == 0 && limits[dim] == size && strides[dim] == 1;
+  }
+
+  ShardingPlan planSlice(nn::SliceOp slice) const {
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      if (!keepsWhole(slice.getStarts(), slice.getLimits(), slice.getStrides(),
+                      operandType(0).getDimSize(layout.dim), layout.dim))
+        return std::nullopt;
+      return layout;
+    });
+  }
+
+  /// slice_grad places the gradient of a slice in zeros: along a whole
+  /// dimension the sharding flows; along the sliced one it does when the
+  /// slice is one of equal slots (a q, k or v part of a fused projection),
+  /// each slot then being as many blocks as the gradient has.
+  ShardingPlan planSliceGrad(nn::SliceGradOp grad) const {
+    return planUnary([&](Layout layout) -> std::optional<Layout> {
+      int64_t dim = layout.dim;
+      int64_t size = operandType(0).getDimSize(dim);
+      int64_t whole = grad.getInputShape()[dim];
+      if (keepsWhole(grad.getStarts(), grad.getLimits(), grad.getStrides(),
+                     whole, dim))
+        return layout;
+      if (grad.getStrides()[dim] != 1 || whole % size != 0 ||
+          grad.getStarts()[dim] % size != 0)
+        return std::nullopt;
+      return Layout::sharded(dim, layout.blocks * (whole / size));
+    });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Gathers and losses
+  //===--------------------------------------------------------------------===//
+
+  ShardingPlan planGather(nn::GatherOp gather) const {
+    int64_t axis = normalizedAxis(gather.getAxis(), operandType(0).getRank());
+    int64_t indexRank = operandType(1).getRank();
+    Layout data = current[0], indices = current[1];
+    ShardingPlan plan;
+    if (data.isPartial() || (data.isSharded() && data.dim != axis)) {
+      plan.operands = {data, Layout::replicated()};
+      plan.results.push_back(
+          data.isPartial()
+              ? data
+              : Layout::sharded(data.dim < axis ? data.dim
+                                                : data.dim + indexRank - 1,
+                                data.blocks));
+      return plan;
+    }
+    if (data.isSharded() && data.blocks == 1) {
+      plan.operands = {data, Layout::replicated()};
+      plan.results.push_back(Layout::partial());
+      plan.replacement = ShardingPlan::Replacement::ShardedGather;
+      return plan;
+    }
+    if (data.isReplicated() && indices.isSharded()) {
+      plan.operands = {data, indices};
+      plan.results.push_back(
+          Layout::sharded(axis + indices.dim, indices.blocks));
+      return plan;
+    }
+    return replicated();
+  }
+
+  /// gather_grad scatters into a table: a parameter's gradient that wants
+  /// the table's vocabulary-parallel layout gets its rows computed on the
+  /// device holding them.
+  ShardingPlan planGatherGrad(nn::GatherGradOp grad) const {
+    int64_t rank = resultType(0).getRank();
+    int64_t axis = normalizedAxis(grad.getAxis(), rank);
+    int64_t indexRank = operandType(1).getRank();
+    Layout gradient = current[0], indices = current[1];
+    ShardingPlan plan;
+    if (gradient.isPartial() && indices.isReplicated()) {
+      plan.operands = {gradient, indices};
+      plan.results.push_back(gradient);
+      return plan;
+    }
+    if (gradient.isSharded() &&
+        (gradient.dim < axis || gradient.dim >= axis + indexRank)) {
+      int64_t dim =
+          gradient.dim < axis ? gradient.dim : gradient.dim - indexRank + 1;
+      plan.operands = {gradient, Layout::replicated()};
+      plan.results.push_back(Layout::sharded(dim, gradient.blocks));
+      return plan;
+    }
+    if (gradient.isSharded() && indices.dim == gradient.dim - axis &&
+        indices.isSharded() && indices.blocks == gradient.blocks) {
+      plan.operands = {gradient, indices};
+      plan.results.push_back(Layout::partial());
+      return plan;
+    }
+    std::optional<Layout> wanted = hint(0);
+    if (wanted && wanted->shards(axis) && wanted->blocks == 1 &&
+        fits(resultType(0), *wanted)) {
+      plan.operands = {Layout::replicated(), Layout::replicated()};
+      plan.results.push_back(*wanted);
+      plan.replacement = ShardingPlan::Replacement::ShardedGatherGrad;
+      return plan;
+    }
+    return replicated();
+  }
+
+  /// Cross-entropy over the last (class) dimension: vocabulary-parallel
+  /// for logits split over the classes (summed losses); for logits split
+  /// along a position dimension, the labels follow and a summed loss is a
+  /// pending sum.
+  ShardingPlan planCrossEntropy(nn::LossReduction reduction, unsigned logits,
+                                bool isGrad) const {
+    Layout layout = current[logits];
+    RankedTensorType type = operandType(logits);
+    int64_t classes = type.getRank() - 1;
+    bool summed = reduction == nn::LossReduction::sum;
+    ShardingPlan plan;
+    plan.operands.assign(op->getNumOperands(), Layout::replicated());
+    if (layout.isSharded() && layout.dim == classes && layout.blocks == 1 &&
+        summed) {
+      plan.operands[logits] = layout;
+      plan.results.push_back(isGrad ? layout : Layout::replicated());
+      plan.replacement =
+          isGrad ? ShardingPlan::Replacement::ShardedCrossEntropyGrad
+                 : ShardingPlan::Replacement::ShardedCrossEntropy;
+      return plan;
+    }
+    if (layout.isSharded() && layout.dim < classes &&
+        reduction != nn::LossReduction::mean) {
+      plan.operands[logits] = layout;
+      plan.operands[logits + 1] = layout; // the labels
+      if (isGrad && !summed)
+        plan.operands[0] = layout; // a gradient per position
+      plan.results.push_back(isGrad || !summed ? layout : Layout::partial());
+      return plan;
+    }
+    plan.results.push_back(Layout::replicated());
+    return plan;
+  }
+
+  /// Layer norm over `axis..`: a sharding of an earlier dimension flows;
+  /// the scale and shift are replicated.
+  ShardingPlan planLayerNorm(nn::LayerNormOp norm) const {
+    int64_t axis = normalizedAxis(norm.getAxis(), resultType(0).getRank());
+    ShardingPlan plan = planNormalizedInput(current[0], axis);
+    plan.operands.append(op->getNumOperands() - 1, Layout::replicated());
+    return plan;
+  }
+
+  /// The input layout of a layer norm (or its gradient) and its result's.
+  ShardingPlan planNormalizedInput(Layout input, int64_t axis) const {
+    RankedTensorType type = resultType(0);
+    if (input.isPartial())
+      input = resolvedPartial(type);
+    if (input.isSharded() && input.dim >= axis)
+      input = Layout::replicated();
+    ShardingPlan plan;
+    plan.operands.push_back(input);
+    plan.results.push_back(input);
+    return plan;
+  }
+
+  /// The gradient of a layer norm: grad and input share the layout of the
+  /// forward input; the scale and shift gradients sum over the positions,
+  /// so a sharded position dimension makes them pending sums.
+  ShardingPlan planLayerNormGrad(nn::LayerNormGradOp grad) const {
+    int64_t axis = normalizedAxis(grad.getAxis(), resultType(0).getRank());
+    Layout input = current[1].isSharded() ? current[1] : current[0];
+    ShardingPlan plan = planNormalizedInput(input, axis);
+    Layout layout = plan.operands[0];
+    plan.operands = {layout, layout, Layout::replicated()};
+    Layout sums = layout.isSharded() ? Layout::partial() : layout;
+    plan.results = {layout, sums, sums};
+    return plan;
+  }
+};
+
+} // namespace
+
+ShardingPlan pp::planSharding(Operation *op, ArrayRef<TensorLayout> operands,
+                              const ShardingContext &context) {
+  return Rules(op, operands, context).plan();
+}
