@@ -112,11 +112,16 @@ private:
   /// arguments it becomes), to the argument number.
   DenseMap<Value, unsigned> parameterOf;
   llvm::StringMap<unsigned> parameterByName;
+  /// In a trial, pending sums that a user summed: their layout from then on.
+  DenseMap<Value, Layout> resolved;
   /// Conversions made in the rewrite, by value and target layout.
   DenseMap<std::pair<Value, std::tuple<int, int64_t, int64_t>>, Value>
       conversions;
 
   Layout layoutOf(Value value) const {
+    auto sum = resolved.find(value);
+    if (sum != resolved.end())
+      return sum->second;
     auto parameter = parameterOf.find(value);
     if (parameter != parameterOf.end())
       return parameterLayouts.lookup(parameter->second);
@@ -331,8 +336,11 @@ private:
         sizeProblem = reshapeSizeProblem(user, value, from);
       }
     }
-    if (!rewrite)
+    if (!rewrite) {
+      if (from.isPartial())
+        resolved[value] = to;
       return value;
+    }
     auto key = std::make_pair(
         value, std::make_tuple(static_cast<int>(to.kind), to.dim, to.blocks));
     if (Value done = conversions.lookup(key))
@@ -369,6 +377,16 @@ private:
     Value converted = made.back()->getResult(0);
     globals[converted] = global;
     conversions[key] = converted;
+    // A pending sum is summed once: every later user takes the sum.
+    if (from.isPartial()) {
+      Operation *sum = made.back();
+      value.replaceUsesWithIf(converted, [&](OpOperand &use) {
+        return use.getOwner() != sum &&
+               use.getOwner()->getBlock() == sum->getBlock() &&
+               sum->isBeforeInBlock(use.getOwner());
+      });
+      layouts[converted] = to;
+    }
     return converted;
   }
 
@@ -681,9 +699,11 @@ private:
     return found;
   }
 
-  /// All-gathers a propagation with `seeds` needs on `devices` devices.
+  /// All-gathers a propagation with `seeds` needs on `devices` devices,
+  /// without sequence parallelism (whose all-gathers before each
+  /// column-parallel block are its design, not a sign of a bad seed).
   Propagation trial(const LayoutMap &seeds, int64_t devices) {
-    Propagation propagation(main, devices, sequenceParallel, seeds,
+    Propagation propagation(main, devices, /*sequenceParallel=*/false, seeds,
                             /*rewrite=*/false);
     (void)propagation.run();
     if (getenv("PP_TP_DEBUG")) {

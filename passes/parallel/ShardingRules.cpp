@@ -326,24 +326,24 @@ private:
                                  Layout to) {
     if (from == to || from.isReplicated())
       return 0;
-    if (from.isPartial() && to.isReplicated())
-      return 2 * bytesOf(type);
     return bytesOf(type);
   }
 
   /// Matmuls: a sharded batch dimension stays sharded; M or N sharding
   /// gives a sharded result; K sharded on both sides gives a pending sum; a
   /// pending sum times a replicated operand stays one. Among the plans that
-  /// keep the lhs's or the rhs's layout or replicate both, the one that
-  /// moves the fewest bytes (counting the all-reduce a pending result will
-  /// need) wins.
+  /// keep the lhs's or the rhs's sharding, keep a pending sum or replicate
+  /// both, the one that moves the fewest bytes (counting the all-reduce a
+  /// pending result will need) wins; on a tie, the earlier (shardings
+  /// first: a weight stays split).
   ShardingPlan planMatmul(nn::MatmulOp matmul) const {
     SmallVector<ShardingPlan> candidates;
+    for (unsigned which = 0; which < 2; ++which)
+      if (current[which].isSharded())
+        candidates.push_back(matmulKeeping(matmul, which, current[which]));
     for (unsigned which = 0; which < 2; ++which) {
       Layout layout = current[which];
-      if (layout.isSharded()) {
-        candidates.push_back(matmulKeeping(matmul, which, layout));
-      } else if (layout.isPartial()) {
+      if (layout.isPartial()) {
         ShardingPlan plan;
         plan.operands.assign(2, Layout::replicated());
         plan.operands[which] = layout;
