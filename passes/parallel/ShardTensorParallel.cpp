@@ -35,6 +35,8 @@ using Layout = TensorLayout;
 using LayoutMap = llvm::DenseMap<unsigned, Layout>;
 
 std::string nodeOf(Operation *op) {
+  if (isa<YieldOp>(op))
+    return "the stage's result";
   if (StringAttr node = getNode(op))
     return "node '" + node.getValue().str() + "' (" +
            op->getName().getStringRef().str() + ")";
@@ -238,9 +240,11 @@ private:
   LogicalResult walkOp(Operation *op, const DenseMap<Value, Layout> &hints) {
     SmallVector<Layout> current;
     SmallVector<RankedTensorType> types;
+    SmallVector<bool> parameters;
     for (Value operand : op->getOperands()) {
       current.push_back(layoutOf(operand));
       types.push_back(globalOf(operand));
+      parameters.push_back(parameterOf.count(operand));
     }
     SmallVector<std::optional<Layout>> resultHints;
     for (Value result : op->getResults()) {
@@ -249,7 +253,8 @@ private:
                                 ? std::nullopt
                                 : std::optional<Layout>(hint->second));
     }
-    ShardingContext context{devices, sequenceParallel, types, resultHints};
+    ShardingContext context{devices, sequenceParallel, types, parameters,
+                            resultHints};
     ShardingPlan plan = planSharding(op, current, context);
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
@@ -630,12 +635,23 @@ private:
     return success();
   }
 
-  /// A candidate seed: a parameter and the layouts to try, in order.
+  /// A candidate seed: parameters sharded together (the projections of one
+  /// input: q, k and v, or a gated MLP's gate and up projections), each
+  /// along its output dimension, in one of `blockCounts` block counts.
   struct Candidate {
-    unsigned parameter;
-    SmallVector<Layout> layouts;
+    /// (@main argument, dimension) of each parameter.
+    SmallVector<std::pair<unsigned, int64_t>> members;
+    SmallVector<int64_t> blockCounts;
     /// A token embedding or an LM head: its dimension is the vocabulary.
     bool vocabulary = false;
+
+    /// `seeds` with every member laid out in `blocks` blocks.
+    LayoutMap seeded(const LayoutMap &seeds, int64_t blocks) const {
+      LayoutMap tried = seeds;
+      for (auto [parameter, dim] : members)
+        tried[parameter] = Layout::sharded(dim, blocks);
+      return tried;
+    }
   };
 
   /// True when `value` reaches a cross-entropy's logits through reshapes.
@@ -663,11 +679,12 @@ private:
     return outer.getArgNumber();
   }
 
-  /// Column-parallel projections and token embeddings of the forward
-  /// stages, in program order, each parameter once.
+  /// Token embeddings and column-parallel projections (grouped by their
+  /// input) of the forward stages, in program order, each parameter once.
   SmallVector<Candidate> candidates(const LayoutMap &fixed) {
     SmallVector<Candidate> found;
     llvm::DenseSet<unsigned> seen;
+    DenseMap<Value, size_t> byInput;
     for (auto [index, layout] : fixed)
       seen.insert(index);
     for (StageOp stage : main.getBody().front().getOps<StageOp>()) {
@@ -679,7 +696,7 @@ private:
           if (parameter && gather.getAxis() == 0 &&
               !gather.getIndices().getDefiningOp<arith::ConstantOp>() &&
               seen.insert(*parameter).second)
-            found.push_back({*parameter, {Layout::sharded(0)}, true});
+            found.push_back({{{*parameter, 0}}, {1}, true});
           return;
         }
         auto matmul = dyn_cast<nn::MatmulOp>(op);
@@ -689,11 +706,16 @@ private:
         if (!parameter || matmul.getRhs().getType().getRank() != 2 ||
             !seen.insert(*parameter).second)
           return;
-        int64_t dim = matmul.getTransposeRhs() ? 0 : 1;
-        found.push_back({*parameter,
-                         {Layout::sharded(dim, 1), Layout::sharded(dim, 2),
-                          Layout::sharded(dim, 3)},
-                         feedsLogits(matmul.getResult())});
+        std::pair<unsigned, int64_t> member = {
+            *parameter, matmul.getTransposeRhs() ? 0 : 1};
+        auto group = byInput.find(matmul.getLhs());
+        if (group != byInput.end()) {
+          found[group->second].members.push_back(member);
+          return;
+        }
+        byInput[matmul.getLhs()] = found.size();
+        found.push_back(
+            {{member}, {1, 2, 3}, feedsLogits(matmul.getResult())});
       });
     }
     return found;
@@ -722,26 +744,33 @@ private:
   LogicalResult chooseSeeds(LayoutMap &seeds) {
     int64_t baseline = trial(seeds, tp).gathers;
     for (const Candidate &candidate : candidates(seeds)) {
-      auto type = cast<RankedTensorType>(
-          main.getArgument(candidate.parameter).getType());
-      StringRef name = argumentName(main, candidate.parameter);
-      int64_t dim = candidate.layouts.front().dim;
-      if (candidate.vocabulary && !layoutFits(type, Layout::sharded(dim), tp)) {
-        int64_t size = type.getDimSize(dim);
+      auto typeOf = [&](unsigned parameter) {
+        return cast<RankedTensorType>(main.getArgument(parameter).getType());
+      };
+      auto fitsAll = [&](int64_t blocks) {
+        return llvm::all_of(candidate.members, [&](auto member) {
+          return layoutFits(typeOf(member.first),
+                            Layout::sharded(member.second, blocks), tp);
+        });
+      };
+      auto [first, dim] = candidate.members.front();
+      StringRef name = argumentName(main, first);
+      if (candidate.vocabulary && !fitsAll(1)) {
+        int64_t size = typeOf(first).getDimSize(dim);
         return main.emitError()
                << "pp-shard-tensor-parallel: the vocabulary (" << size
                << " entries along dimension " << dim << " of parameter '"
-               << name << "', " << type << ") does not split over tp = "
-               << tp.getValue() << " devices; pad the vocabulary to "
+               << name << "', " << typeOf(first)
+               << ") does not split over tp = " << tp.getValue()
+               << " devices; pad the vocabulary to "
                << (size + tp - 1) / tp * tp << " (a multiple of "
                << tp.getValue() << ") or use a tp that divides " << size;
       }
       std::string sizeProblem;
-      for (Layout layout : candidate.layouts) {
-        if (!layoutFits(type, layout, tp))
+      for (int64_t blocks : candidate.blockCounts) {
+        if (!fitsAll(blocks))
           continue;
-        LayoutMap tried = seeds;
-        tried[candidate.parameter] = layout;
+        LayoutMap tried = candidate.seeded(seeds, blocks);
         Propagation result = trial(tried, tp);
         if (result.gathers <= baseline) {
           seeds = tried;
@@ -755,7 +784,8 @@ private:
       if (!sizeProblem.empty())
         return main.emitError()
                << "pp-shard-tensor-parallel: parameter '" << name << "' ("
-               << type << ") would be column-parallel, but " << sizeProblem
+               << typeOf(first) << ") would be column-parallel, but "
+               << sizeProblem
                << "; use a tp that divides the number of attention heads";
     }
     return success();

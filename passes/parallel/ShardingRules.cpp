@@ -320,13 +320,15 @@ private:
     return plan;
   }
 
-  /// Bytes a conversion of an operand of `type` from `from` to `to` moves
-  /// (slicing a replicated tensor moves none).
-  static int64_t conversionBytes(RankedTensorType type, Layout from,
-                                 Layout to) {
-    if (from == to || from.isReplicated())
+  /// What converting operand `i` from its layout to `to` costs: the bytes
+  /// it moves (slicing a replicated tensor moves none), four times over for
+  /// a parameter, whose shards should stay shards.
+  int64_t conversionCost(unsigned i, Layout to) const {
+    if (current[i] == to || current[i].isReplicated())
       return 0;
-    return bytesOf(type);
+    bool parameter =
+        i < context.operandIsParameter.size() && context.operandIsParameter[i];
+    return bytesOf(operandType(i)) * (parameter ? 4 : 1);
   }
 
   /// Matmuls: a sharded batch dimension stays sharded; M or N sharding
@@ -359,7 +361,7 @@ private:
       int64_t bytes = plan.results[0].isPartial() ? bytesOf(resultType(0)) : 0;
       for (unsigned i = 0; i < 2; ++i) {
         fitsAll &= fits(operandType(i), plan.operands[i]);
-        bytes += conversionBytes(operandType(i), current[i], plan.operands[i]);
+        bytes += conversionCost(i, plan.operands[i]);
       }
       if (fitsAll && (!best || bytes < bestBytes)) {
         best = &plan;

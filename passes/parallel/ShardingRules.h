@@ -47,6 +47,9 @@ struct ShardingContext {
   /// The global types of the op's operands (the op's own operand types may
   /// already be per-device).
   llvm::ArrayRef<mlir::RankedTensorType> operandTypes;
+  /// For each operand, true when it is a parameter (gathering one every
+  /// step is the costliest conversion a rule can ask for).
+  llvm::ArrayRef<bool> operandIsParameter;
   /// For each result, the layout its users want when the rule may choose
   /// (a parameter's gradient wants the parameter's layout); may be empty.
   llvm::ArrayRef<std::optional<TensorLayout>> resultHints;
