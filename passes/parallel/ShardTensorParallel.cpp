@@ -305,26 +305,39 @@ private:
   }
 
   /// When `user` is a reshape that cannot keep `value`'s sharding `from`
-  /// only because the devices do not divide the dimension it splits into
-  /// (a hidden dimension into attention heads), says so.
+  /// because the devices do not divide the dimension that receives the
+  /// major part of the sharded one (a hidden dimension split into attention
+  /// heads), says so.
   std::string reshapeSizeProblem(Operation *user, Value value, Layout from) {
     auto reshape = dyn_cast<nn::ReshapeOp>(user);
     if (!reshape)
       return "";
     ArrayRef<int64_t> in = globalOf(value).getShape();
-    ArrayRef<int64_t> out = cast<RankedTensorType>(reshape.getType()).getShape();
-    std::optional<Layout> whole = reshapeLayout(in, out, from, 1);
-    if (!whole)
-      return "";
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << nodeOf(user) << " splits dimension " << from.dim << " (size "
-       << in[from.dim] << ") into dimension " << whole->dim << " of [";
-    llvm::interleaveComma(out, os);
-    os << "], whose "
-       << out[whole->dim] << " entries (attention heads) do not split over "
-       << devices << " devices";
-    return text;
+    ArrayRef<int64_t> out =
+        cast<RankedTensorType>(reshape.getType()).getShape();
+    // The flat extent of the sharded dimension's blocks; the output
+    // dimension that ends at or beyond it receives their major part.
+    int64_t inner = 1;
+    for (int64_t size : in.drop_front(from.dim + 1))
+      inner *= size;
+    int64_t top = inner * in[from.dim] / from.blocks;
+    int64_t stride = 1;
+    for (int64_t d = out.size() - 1; d >= 0; stride *= out[d--]) {
+      if (stride >= top || stride * out[d] < top)
+        continue;
+      if (out[d] % devices == 0)
+        return "";
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << nodeOf(user) << " splits dimension " << from.dim << " (size "
+         << in[from.dim] << ") into dimension " << d << " of [";
+      llvm::interleaveComma(out, os);
+      os << "], whose " << out[d]
+         << " entries (attention heads) do not split over " << devices
+         << " devices";
+      return text;
+    }
+    return "";
   }
 
   //===--------------------------------------------------------------------===//
