@@ -49,15 +49,16 @@ def PP_ShardingAttr : PP_Attr<"Sharding", "sharding"> {
     on a function argument, one per result in an op's `pp.sharding` array).
 
     Examples: `#pp.sharding<[[], ["tp"]]>` splits the columns of a matrix
-    over the `tp` axis; `#pp.sharding<[[], ["tp"]], blocks = array<i64: 1,
-    3>>` the columns of a fused QKV weight; `#pp.sharding<[[], []], partial
-    = ["tp"]>` is a pending sum over `tp`.
+    over the `tp` axis; `#pp.sharding<[[], ["tp"]], blocks = [1, 3]>` the
+    columns of a fused QKV weight; `#pp.sharding<[[], []], partial =
+    ["tp"]>` is a pending sum over `tp`. `blocks` and `partial` may come in
+    either order.
   }];
   let parameters = (ins "::mlir::ArrayAttr":$dims,
                     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$blocks,
                     OptionalParameter<"::mlir::ArrayAttr">:$partial);
   let assemblyFormat = [{
-    `<` $dims (`,` `blocks` `=` $blocks^)? (`,` `partial` `=` $partial^)? `>`
+    `<` $dims (`,` struct($blocks, $partial)^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

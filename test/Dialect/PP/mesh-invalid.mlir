@@ -31,8 +31,36 @@ pp.mesh @m [#pp.axis<"x" = 2, expert>]
 
 // -----
 
-// expected-error @+1 {{mesh axis "tp" shards more than one dimension}}
+// expected-error @+1 {{mesh axis "tp" appears twice in a sharding; an axis shards one dimension or holds one pending sum}}
 func.func @axis_twice(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], ["tp"]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mesh axis "tp" appears twice in a sharding; an axis shards one dimension or holds one pending sum}}
+func.func @sharded_and_partial(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], partial = ["tp"]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the partial axes names axis 3 : i64; axis names are non-empty strings}}
+func.func @partial_not_a_name(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[[], []], partial = [3]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding has 1 block counts for 2 dimensions; give one per dimension}}
+func.func @block_counts(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], blocks = [3]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{dimension 1 has block count 0; counts are at least 1}}
+func.func @no_blocks(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], blocks = [1, 0]>}) {
   return
 }
 
