@@ -68,6 +68,11 @@ def PP_ShardingAttr : PP_Attr<"Sharding", "sharding"> {
     /// axes have the sizes `axisSize` gives (0 for an unknown axis), or "".
     std::string problemWith(::mlir::RankedTensorType type,
         ::llvm::function_ref<int64_t(::llvm::StringRef)> axisSize) const;
+    /// The shape of the whole tensor of which a device holds a shard of
+    /// shape `local`: every sharded dimension times the sizes `axisSize`
+    /// gives its axes.
+    ::llvm::SmallVector<int64_t> getGlobalShape(::llvm::ArrayRef<int64_t> local,
+        ::llvm::function_ref<int64_t(::llvm::StringRef)> axisSize) const;
   }];
 }
 

@@ -26,9 +26,47 @@ void PPDialect::initialize() {
       >();
 }
 
-/// Checks a pp.sharding or pp.placement attribute on a value of `type`.
+/// Checks the pp.init `init` of an argument of `type` (a device's shard)
+/// that carries `sharding`: its type is the whole tensor's on the mesh
+/// @pipeline, of which the argument is a shard.
+static LogicalResult verifyShardedInit(Operation *op, StringRef where,
+                                       Type type, ShardingAttr sharding,
+                                       ElementsAttr init) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      op, StringAttr::get(op->getContext(), kPipelineMeshName));
+  if (!mesh)
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << " has type " << init.getType()
+                           << ", not the argument's " << type
+                           << "; a sharded argument's whole initial value "
+                              "needs the mesh @"
+                           << kPipelineMeshName << " to relate the two";
+  auto axisSize = [&](StringRef name) -> int64_t {
+    MeshAxisAttr axis = mesh.lookupAxis(name);
+    return axis ? axis.getSize() : 0;
+  };
+  auto local = cast<RankedTensorType>(type);
+  auto whole = RankedTensorType::get(
+      sharding.getGlobalShape(local.getShape(), axisSize),
+      local.getElementType());
+  if (std::string problem = sharding.problemWith(whole, axisSize);
+      !problem.empty())
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << ": " << problem;
+  if (init.getType() != whole)
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << " must be the whole tensor " << whole
+                           << " of which the argument " << type
+                           << " is the shard " << sharding
+                           << " says, got " << init.getType();
+  return success();
+}
+
+/// Checks a pp.* attribute on a value of `type` whose attributes are
+/// `siblings` (null where the value has no attribute dictionary).
 static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
-                                          Type type, NamedAttribute attr) {
+                                          Type type, NamedAttribute attr,
+                                          DictionaryAttr siblings) {
   if (attr.getName() == kPlacementAttrName) {
     if (!isa<PlacementAttr>(attr.getValue()))
       return op->emitError()
@@ -60,7 +98,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
     return success();
   }
   if (name == kInitAttrName) {
+    // A sharded argument (a device's shard) keeps the whole initial value.
     auto value = dyn_cast<ElementsAttr>(attr.getValue());
+    auto sharding = siblings ? siblings.getAs<ShardingAttr>(kShardingAttrName)
+                             : ShardingAttr();
+    if (value && value.getType() != type && sharding &&
+        isa<RankedTensorType>(type) &&
+        static_cast<int64_t>(sharding.getDims().size()) ==
+            cast<RankedTensorType>(type).getRank())
+      return verifyShardedInit(op, where, type, sharding, value);
     if (!value || value.getType() != type)
       return op->emitError() << "'" << name << "' on " << where
                              << " must be an elements attribute of type "
@@ -97,8 +143,11 @@ LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  auto function = dyn_cast<FunctionOpInterface>(op);
   return verifyValueAttribute(op, "argument " + std::to_string(argIndex), type,
-                              attr);
+                              attr,
+                              function ? function.getArgAttrDict(argIndex)
+                                       : DictionaryAttr());
 }
 
 LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
@@ -108,7 +157,8 @@ LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
   // Only function-like ops carry result attributes.
   auto function = cast<FunctionOpInterface>(op);
   return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
-                              function.getResultTypes()[resultIndex], attr);
+                              function.getResultTypes()[resultIndex], attr,
+                              function.getResultAttrDict(resultIndex));
 }
 
 DictionaryAttr pp::getNameAndRoleAttrs(MLIRContext *context, StringRef name,
