@@ -255,29 +255,53 @@ std::optional<GatherPlan> wholeTablePlan(pp_frame *frame, const char *kernel,
                            pp_tensor_data(indices));
 }
 
+/// `input` on every device of the frame's group reduced as `reduction` in
+/// group order, into a new f32 tensor: the whole tensor (all_reduce), or
+/// with `scatter` this device's shard of dimension `dim` split into
+/// `blocks` blocks (reduce_scatter). Null after an earlier failure or with
+/// the error recorded.
+pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
+                           pp_tensor *input, int reduction, bool scatter,
+                           int64_t blocks = 1, int64_t dim = 0) {
+  CollectiveGroup *group = checkInputs(frame, kernel, {input}) &&
+                                   checkReduction(frame, kernel, reduction)
+                               ? groupOf(frame, kernel)
+                               : nullptr;
+  if (!group)
+    return nullptr;
+  Shape whole = shapeOf(input);
+  int64_t count = pp_tensor_numel(input);
+  int64_t devices = scatter ? group->size() : 1;
+  std::optional<ShardLayout> layout =
+      scatter ? shardLayout(frame, kernel, whole, dim, blocks, devices)
+              : ShardLayout{1, 1, 1, count};
+  std::optional<std::vector<char>> all =
+      layout ? gatherTensors(frame, kernel, *group, input) : std::nullopt;
+  pp_tensor *result =
+      all ? newTensor(frame, PP_DTYPE_F32, scaledShape(whole, dim, 1, devices))
+          : nullptr;
+  if (!result)
+    return nullptr;
+  const float *values = reinterpret_cast<const float *>(all->data());
+  float *out = floats(result);
+  layout->forEachRun(scatter ? group->rank() : 0, [&](int64_t local,
+                                                      int64_t global,
+                                                      int64_t run) {
+    for (int64_t i = 0; i < run; ++i)
+      out[local + i] =
+          reduceInOrder(values + global + i, group->size(), count, reduction);
+  });
+  return result;
+}
+
 } // namespace
 
 extern "C" {
 
 pp_tensor *pp_cpu_all_reduce(pp_frame *frame, pp_tensor *input,
                              int reduction) {
-  CollectiveGroup *group =
-      checkInputs(frame, "all_reduce", {input}) &&
-              checkReduction(frame, "all_reduce", reduction)
-          ? groupOf(frame, "all_reduce")
-          : nullptr;
-  std::optional<std::vector<char>> all =
-      group ? gatherTensors(frame, "all_reduce", *group, input) : std::nullopt;
-  pp_tensor *result =
-      all ? newTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
-  if (!result)
-    return nullptr;
-  int64_t count = pp_tensor_numel(input);
-  const float *values = reinterpret_cast<const float *>(all->data());
-  float *out = floats(result);
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = reduceInOrder(values + i, group->size(), count, reduction);
-  return result;
+  return reduceOverGroup(frame, "all_reduce", input, reduction,
+                         /*scatter=*/false);
 }
 
 pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
@@ -308,35 +332,8 @@ pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
 
 pp_tensor *pp_cpu_reduce_scatter(pp_frame *frame, pp_tensor *input,
                                  int64_t blocks, int64_t dim, int reduction) {
-  CollectiveGroup *group =
-      checkInputs(frame, "reduce_scatter", {input}) &&
-              checkReduction(frame, "reduce_scatter", reduction)
-          ? groupOf(frame, "reduce_scatter")
-          : nullptr;
-  if (!group)
-    return nullptr;
-  Shape whole = shapeOf(input);
-  std::optional<ShardLayout> layout =
-      shardLayout(frame, "reduce_scatter", whole, dim, blocks, group->size());
-  std::optional<std::vector<char>> all =
-      layout ? gatherTensors(frame, "reduce_scatter", *group, input)
-             : std::nullopt;
-  pp_tensor *result =
-      all ? newTensor(frame, PP_DTYPE_F32,
-                      scaledShape(whole, dim, 1, group->size()))
-          : nullptr;
-  if (!result)
-    return nullptr;
-  int64_t count = pp_tensor_numel(input);
-  const float *values = reinterpret_cast<const float *>(all->data());
-  float *out = floats(result);
-  layout->forEachRun(group->rank(), [&](int64_t local, int64_t global,
-                                        int64_t run) {
-    for (int64_t i = 0; i < run; ++i)
-      out[local + i] =
-          reduceInOrder(values + global + i, group->size(), count, reduction);
-  });
-  return result;
+  return reduceOverGroup(frame, "reduce_scatter", input, reduction,
+                         /*scatter=*/true, blocks, dim);
 }
 
 pp_tensor *pp_cpu_shard_slice(pp_frame *frame, pp_tensor *input,
@@ -412,30 +409,10 @@ pp_tensor *pp_cpu_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
       plan ? newTensor(frame, PP_DTYPE_F32, dataShape) : nullptr;
   if (!result)
     return nullptr;
-  // This device's rows of gather_grad on the whole table: each sums the
-  // slices that gathered it, in index order, in double.
-  const AxisLayout &layout = plan->layout;
-  IndexGroups groups = groupIndices(plan->rows, layout.size);
-  int64_t pieceRows = layout.size / group->size();
-  int64_t first = group->rank() * pieceRows;
-  int64_t count = static_cast<int64_t>(plan->rows.size());
-  const float *g = floats(grad);
-  float *out = floats(result);
-  std::vector<double> sums(layout.inner);
-  for (int64_t o = 0; o < layout.outer; ++o)
-    for (int64_t r = 0; r < pieceRows; ++r) {
-      std::fill(sums.begin(), sums.end(), 0.0);
-      for (int64_t k = groups.offsets[first + r];
-           k < groups.offsets[first + r + 1]; ++k) {
-        const float *slice =
-            g + (o * count + groups.positions[k]) * layout.inner;
-        for (int64_t i = 0; i < layout.inner; ++i)
-          sums[i] += slice[i];
-      }
-      float *row = out + (o * pieceRows + r) * layout.inner;
-      for (int64_t i = 0; i < layout.inner; ++i)
-        row[i] = static_cast<float>(sums[i]);
-    }
+  // This device's rows of gather_grad on the whole table.
+  int64_t pieceRows = plan->layout.size / group->size();
+  sumGatheredSlices(*plan, floats(grad), group->rank() * pieceRows, pieceRows,
+                    floats(result));
   return result;
 }
 

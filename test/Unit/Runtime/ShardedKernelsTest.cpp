@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/Shapes.h"
 #include "runtime/kernels/Frame.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 using pp::runtime::CollectiveGroup;
+using pp::runtime::numElements;
 
 namespace {
 
@@ -62,21 +64,14 @@ std::vector<float> wiggly(int64_t count, float phase = 0.0f) {
   return data;
 }
 
-int64_t product(const Shape &shape) {
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  return count;
-}
-
 /// Device `rank`'s shard of `whole` (of `shape`) along `dim` with `blocks`
 /// blocks over `devices` devices, written from the contract's definition:
 /// block k's elements [rank n / (b T), (rank + 1) n / (b T)).
 std::vector<float> shardOf(const std::vector<float> &whole, const Shape &shape,
                            int64_t dim, int64_t blocks, int64_t devices,
                            int64_t rank) {
-  int64_t outer = product(Shape(shape.begin(), shape.begin() + dim));
-  int64_t inner = product(Shape(shape.begin() + dim + 1, shape.end()));
+  int64_t outer = numElements(Shape(shape.begin(), shape.begin() + dim));
+  int64_t inner = numElements(Shape(shape.begin() + dim + 1, shape.end()));
   int64_t block = shape[dim] / blocks, piece = block / devices;
   std::vector<float> shard;
   for (int64_t o = 0; o < outer; ++o)
@@ -232,7 +227,7 @@ TEST(ShardedKernels, GatherSliceAndReduceScatterFollowTheBlockLayout) {
         Shape whole = {2, 2};
         whole[dim] = 2 * blocks * devices;
         whole.push_back(3);
-        int64_t count = product(whole);
+        int64_t count = numElements(whole);
         std::vector<float> table = wiggly(count);
         std::vector<std::vector<float>> gathered =
             onEveryDevice(devices, [&](pp_frame &frame, int64_t rank) {
@@ -284,7 +279,7 @@ TEST(ShardedKernels, ShardedGatherSumsToTheGatherOfTheWholeTable) {
       SCOPED_TRACE("axis " + std::to_string(axis));
       Shape whole = {3, 3};
       whole[axis] = 4 * devices;
-      std::vector<float> table = wiggly(product(whole));
+      std::vector<float> table = wiggly(numElements(whole));
       int64_t size = whole[axis];
       // Every row, the last by a negative index, and repeats.
       std::vector<int64_t> indices = {0, size - 1, -1, 1, -size, 1};
@@ -351,7 +346,7 @@ TEST(ShardedKernels, ShardedCrossEntropyMatchesTheWholeLogits) {
   forGroupSizes([](int64_t devices) {
     int64_t classes = 4 * devices;
     Shape whole = {2, 3, classes};
-    std::vector<float> logits = wiggly(product(whole));
+    std::vector<float> logits = wiggly(numElements(whole));
     // Labels on every device's piece, and two ignored positions.
     std::vector<int64_t> labels = {0, -100, classes - 1, 5, -100, 2};
     Shape labelShape = {2, 3};
