@@ -303,6 +303,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         }
         heldAt[name] = parameters.size();
         json parameter = describeValue(name, role, type);
+        if (auto sharding = attrs.getAs<ShardingAttr>(kShardingAttrName))
+          if (failed(describeSharding(name, sharding,
+                                      cast<RankedTensorType>(type), mesh,
+                                      parameter)))
+            return failure();
         parameter["stage"] = stage;
         auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName);
         if (init) {
@@ -419,6 +424,54 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
     std::string text = manifest.dump(2) + "\n";
     return writeFile("manifest.json", {text});
+  }
+
+  /// Adds "global_shape" and "sharding" ({"axis", "dim", "blocks"}) to
+  /// `parameter`, the manifest's entry of parameter `name`, whose stage
+  /// functions take the shard of type `local` that `sharding` describes: the
+  /// runtime slices one dimension of the whole tensor over one tensor axis.
+  LogicalResult describeSharding(StringRef name, ShardingAttr sharding,
+                                 RankedTensorType local, MeshOp mesh,
+                                 json &parameter) {
+    std::optional<std::pair<int64_t, MeshAxisAttr>> split;
+    bool supported = !sharding.getPartial() || sharding.getPartial().empty();
+    for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
+      auto names = cast<ArrayAttr>(axes);
+      if (names.empty())
+        continue;
+      MeshAxisAttr axis =
+          names.size() == 1
+              ? mesh.lookupAxis(cast<StringAttr>(names[0]).getValue())
+              : MeshAxisAttr();
+      supported = supported && !split && axis &&
+                  axis.getKind() == AxisKind::tensor;
+      split = {static_cast<int64_t>(dim), axis};
+    }
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    os << sharding;
+    if (!supported || !split)
+      return fail("parameter '" + name + "' is sharded as " + printed +
+                  "; the runtime shards one dimension of a parameter over "
+                  "one tensor axis of the mesh @" +
+                  kPipelineMeshName + " (a replicated parameter has no " +
+                  kShardingAttrName + ")");
+    auto axisSize = [&](StringRef axis) -> int64_t {
+      MeshAxisAttr found = mesh.lookupAxis(axis);
+      return found ? found.getSize() : 0;
+    };
+    SmallVector<int64_t> global =
+        sharding.getGlobalShape(local.getShape(), axisSize);
+    std::string problem = sharding.problemWith(
+        RankedTensorType::get(global, local.getElementType()), axisSize);
+    if (!problem.empty())
+      return fail("parameter '" + name + "': " + problem);
+    auto [dim, axis] = *split;
+    parameter["global_shape"] = std::vector<int64_t>(global.begin(), global.end());
+    parameter["sharding"] = {{"axis", axis.getName().str()},
+                             {"dim", dim},
+                             {"blocks", sharding.getBlockCount(dim)}};
+    return success();
   }
 
   /// Every tensor a stage function takes, returns, sends or receives is a

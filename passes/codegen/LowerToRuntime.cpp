@@ -236,7 +236,8 @@ private:
   }
 
   LogicalResult lowerOp(Operation *op) {
-    if (op->hasTrait<nn::HasRuntimeKernel>())
+    if (op->hasTrait<nn::HasRuntimeKernel>() ||
+        op->hasTrait<CollectiveKernel>())
       return lowerKernelCall(op);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](arith::ConstantOp) { return success(); }) // See tensorOf.
@@ -286,9 +287,10 @@ private:
   /// a unit flag: 0), then, for an op with several results, the index of the
   /// result the call computes. An op whose only operand is variadic (it has
   /// no operand segment sizes) passes its tensors as a count and an array.
+  /// A collective (pp::CollectiveKernel) passes no `mesh` and `axes`: its
+  /// kernel runs over the frame's group.
   LogicalResult lowerKernelCall(Operation *op) {
-    if (std::string problem = nn::kernelElementTypeProblem(op);
-        !problem.empty()) {
+    if (std::string problem = kernelElementTypeProblem(op); !problem.empty()) {
       StringAttr node = op->getAttrOfType<StringAttr>(kNodeAttrName);
       return op->emitError()
              << (node ? "node '" + node.getValue().str() + "': " : "")
@@ -315,8 +317,10 @@ private:
       else
         return failure();
     }
+    bool collective = op->hasTrait<CollectiveKernel>();
     for (StringAttr name : op->getName().getAttributeNames()) {
-      if (name.getValue() == kOperandSegments)
+      if (name.getValue() == kOperandSegments ||
+          (collective && llvm::is_contained({"mesh", "axes"}, name.getValue())))
         continue;
       Attribute attr = op->getAttr(name);
       if (failed(appendAttributeArguments(op, name, attr, arguments)))
@@ -332,6 +336,29 @@ private:
       own(values[result], result.getType());
     }
     return success();
+  }
+
+  /// Why the runtime's kernels cannot compute `op` on its element types; ""
+  /// when they can. An nn op's traits say what its kernels take
+  /// (nn::kernelElementTypeProblem); the collective kernels compute f32
+  /// values and take integer indices and labels.
+  static std::string kernelElementTypeProblem(Operation *op) {
+    if (!op->hasTrait<CollectiveKernel>())
+      return nn::kernelElementTypeProblem(op);
+    auto isF32 = [](Type type) { return getElementTypeOrSelf(type).isF32(); };
+    auto isF32OrIndex = [&](Type type) {
+      return isF32(type) || getElementTypeOrSelf(type).isInteger();
+    };
+    if (llvm::all_of(op->getResultTypes(), isF32) &&
+        llvm::all_of(op->getOperandTypes(), isF32OrIndex))
+      return "";
+    std::string problem;
+    llvm::raw_string_ostream os(problem);
+    os << op->getName() << " on ";
+    llvm::interleaveComma(op->getOperandTypes(), os);
+    os << ": pp's collective kernels compute f32 values (with integer "
+          "indices and labels) only";
+    return problem;
   }
 
   /// A call of the function generated for `fusion`, `name(frame, inputs,
@@ -448,6 +475,9 @@ private:
               return std::to_string(static_cast<int>(kind.getValue()));
             })
             .Case([](nn::GeluApproximationAttr kind) {
+              return std::to_string(static_cast<int>(kind.getValue()));
+            })
+            .Case([](ReductionKindAttr kind) {
               return std::to_string(static_cast<int>(kind.getValue()));
             })
             .Default([](Attribute) { return std::nullopt; });

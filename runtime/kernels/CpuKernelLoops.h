@@ -307,6 +307,32 @@ inline pp_tensor *scalar(pp_frame *frame, double value) {
   return result;
 }
 
+/// Writes rows [first, first + rows) of the table gather_grad computes for
+/// the gather `plan` and its result's gradient `grad` to `out` (outer x rows
+/// x inner): each element sums the slices that gathered it, in index order,
+/// in double (the CUDA kernel's order and precision).
+inline void sumGatheredSlices(const GatherPlan &plan, const float *grad,
+                              int64_t first, int64_t rows, float *out) {
+  const AxisLayout &layout = plan.layout;
+  IndexGroups groups = groupIndices(plan.rows, layout.size);
+  int64_t count = static_cast<int64_t>(plan.rows.size());
+  std::vector<double> sums(layout.inner);
+  for (int64_t o = 0; o < layout.outer; ++o)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t k = groups.offsets[first + r];
+           k < groups.offsets[first + r + 1]; ++k) {
+        const float *slice =
+            grad + (o * count + groups.positions[k]) * layout.inner;
+        for (int64_t i = 0; i < layout.inner; ++i)
+          sums[i] += slice[i];
+      }
+      float *row = out + (o * rows + r) * layout.inner;
+      for (int64_t i = 0; i < layout.inner; ++i)
+        row[i] = static_cast<float>(sums[i]);
+    }
+}
+
 /// The maximum of a row of logits (`classes` values `stride` apart) and the
 /// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
 /// `exps`, when given, receives the `classes` exponentials.

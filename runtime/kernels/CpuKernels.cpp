@@ -312,27 +312,8 @@ pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
       plan ? newTensor(frame, PP_DTYPE_F32, dataShape) : nullptr;
   if (!result)
     return nullptr;
-  // Each element sums the slices that gathered it, in index order, in
-  // double: the CUDA kernel's order and precision.
-  const AxisLayout &layout = plan->layout;
-  IndexGroups groups = groupIndices(plan->rows, layout.size);
-  int64_t count = static_cast<int64_t>(plan->rows.size());
-  const float *g = floats(grad);
-  float *out = floats(result);
-  std::vector<double> sums(layout.inner);
-  for (int64_t o = 0; o < layout.outer; ++o)
-    for (int64_t r = 0; r < layout.size; ++r) {
-      std::fill(sums.begin(), sums.end(), 0.0);
-      for (int64_t k = groups.offsets[r]; k < groups.offsets[r + 1]; ++k) {
-        const float *slice =
-            g + (o * count + groups.positions[k]) * layout.inner;
-        for (int64_t i = 0; i < layout.inner; ++i)
-          sums[i] += slice[i];
-      }
-      float *row = out + (o * layout.size + r) * layout.inner;
-      for (int64_t i = 0; i < layout.inner; ++i)
-        row[i] = static_cast<float>(sums[i]);
-    }
+  sumGatheredSlices(*plan, floats(grad), 0, plan->layout.size,
+                    floats(result));
   return result;
 }
 

@@ -7,7 +7,7 @@ namespace pp::runtime {
 std::optional<std::vector<int64_t>>
 crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
                    pp_tensor *labels, int64_t ignoreIndex,
-                   const void *hostLabels) {
+                   const void *hostLabels, int64_t pieces) {
   pp_dtype dtype = pp_tensor_dtype(labels);
   Shape shape = shapeOf(logits), positions = shapeOf(labels);
   if (dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32) {
@@ -21,7 +21,7 @@ crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
                          formatShape(shape) + " without its class dimension");
     return std::nullopt;
   }
-  int64_t classes = shape.back(), count = pp_tensor_numel(labels);
+  int64_t classes = pieces * shape.back(), count = pp_tensor_numel(labels);
   std::vector<int64_t> values(count);
   for (int64_t i = 0; i < count; ++i) {
     int64_t label = dtype == PP_DTYPE_I64

@@ -11,11 +11,13 @@ namespace pp::runtime {
 /// from `hostLabels` (the labels' values in host memory): `labels` is i64 or
 /// i32, shaped like `logits` ([..., classes]) without the class dimension,
 /// and each label is in [0, classes) or `ignoreIndex`. nullopt with the
-/// error, naming `kernel`, recorded in `frame`.
+/// error, naming `kernel`, recorded in `frame`. Logits that are one of
+/// `pieces` equal pieces of the classes (a vocabulary-parallel loss) take
+/// labels in [0, pieces * classes).
 std::optional<std::vector<int64_t>>
 crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
                    pp_tensor *labels, int64_t ignoreIndex,
-                   const void *hostLabels);
+                   const void *hostLabels, int64_t pieces = 1);
 
 } // namespace pp::runtime
 

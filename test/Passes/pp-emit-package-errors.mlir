@@ -37,3 +37,23 @@ module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = 
     return
   }
 }
+
+// -----
+
+// expected-error @+1 {{parameter 'w' is sharded as #pp.sharding<[["tp"], ["dp"]]>; the runtime shards one dimension of a parameter over one tensor axis of the mesh @pipeline (a replicated parameter has no pp.sharding)}}
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>, #pp.axis<"dp" = 2, data_replicate>, #pp.axis<"tp" = 2, tensor>]
+  func.func @stage0_forward(%y: tensor<2xf32> {pp.name = "y", pp.role = "label"}, %w: tensor<2x2xf32> {pp.name = "w", pp.role = "parameter", pp.sharding = #pp.sharding<[["tp"], ["dp"]]>}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{parameter 'w': dimension 0 of tensor<6x2xf32> (size 6) does not split into 2 block(s) x 2 device(s)}}
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>, #pp.axis<"tp" = 2, tensor>]
+  func.func @stage0_forward(%y: tensor<2xf32> {pp.name = "y", pp.role = "label"}, %w: tensor<3x2xf32> {pp.name = "w", pp.role = "parameter", pp.sharding = #pp.sharding<[["tp"], []], blocks = [2, 1]>}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+}

@@ -46,3 +46,14 @@ func.func @stage0_forward(%t: tensor<6x3xf64>, %i: tensor<4xi64>, %x: tensor<2x3
   %w = nn.where %b, %v, %v : (tensor<2x3xi1>, tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<2x3xi64>
   return %cols, %l, %c, %w : tensor<3x4xf64>, tensor<f32>, tensor<3x4xi32>, tensor<2x3xi64>
 }
+
+// -----
+
+// The collective kernels compute f32 values (with integer indices).
+pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>, #pp.axis<"tp" = 2, tensor>]
+
+func.func @stage0_forward(%x: tensor<4xi64>) -> tensor<4xi64> attributes {pp.stage = 0 : i64} {
+  // expected-error @+1 {{pp.all_reduce on tensor<4xi64>: pp's collective kernels compute f32 values (with integer indices and labels) only}}
+  %s = pp.all_reduce @pipeline %x over ["tp"] reduction<sum> : (tensor<4xi64>) -> tensor<4xi64>
+  return %s : tensor<4xi64>
+}

@@ -117,6 +117,16 @@ std::string ShardingAttr::problemWith(
   return problem;
 }
 
+SmallVector<int64_t> ShardingAttr::getGlobalShape(
+    ArrayRef<int64_t> local, function_ref<int64_t(StringRef)> axisSize) const {
+  SmallVector<int64_t> global(local);
+  for (auto [index, dim] : llvm::enumerate(getDims()))
+    for (Attribute axis : cast<ArrayAttr>(dim))
+      if (index < global.size() && !ShapedType::isDynamic(global[index]))
+        global[index] *= axisSize(cast<StringAttr>(axis).getValue());
+  return global;
+}
+
 Attribute PlacementAttr::parse(AsmParser &parser, Type) {
   SMLoc loc = parser.getCurrentLocation();
   SmallVector<int64_t> stages;

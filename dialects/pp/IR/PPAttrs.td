@@ -49,15 +49,16 @@ def PP_ShardingAttr : PP_Attr<"Sharding", "sharding"> {
     on a function argument, one per result in an op's `pp.sharding` array).
 
     Examples: `#pp.sharding<[[], ["tp"]]>` splits the columns of a matrix
-    over the `tp` axis; `#pp.sharding<[[], ["tp"]], blocks = array<i64: 1,
-    3>>` the columns of a fused QKV weight; `#pp.sharding<[[], []], partial
-    = ["tp"]>` is a pending sum over `tp`.
+    over the `tp` axis; `#pp.sharding<[[], ["tp"]], blocks = [1, 3]>` the
+    columns of a fused QKV weight; `#pp.sharding<[[], []], partial =
+    ["tp"]>` is a pending sum over `tp`. `blocks` and `partial` may come in
+    either order.
   }];
   let parameters = (ins "::mlir::ArrayAttr":$dims,
                     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$blocks,
                     OptionalParameter<"::mlir::ArrayAttr">:$partial);
   let assemblyFormat = [{
-    `<` $dims (`,` `blocks` `=` $blocks^)? (`,` `partial` `=` $partial^)? `>`
+    `<` $dims (`,` struct($blocks, $partial)^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -66,6 +67,11 @@ def PP_ShardingAttr : PP_Attr<"Sharding", "sharding"> {
     /// Why this sharding cannot annotate a tensor of `type` on a mesh whose
     /// axes have the sizes `axisSize` gives (0 for an unknown axis), or "".
     std::string problemWith(::mlir::RankedTensorType type,
+        ::llvm::function_ref<int64_t(::llvm::StringRef)> axisSize) const;
+    /// The shape of the whole tensor of which a device holds a shard of
+    /// shape `local`: every sharded dimension times the sizes `axisSize`
+    /// gives its axes.
+    ::llvm::SmallVector<int64_t> getGlobalShape(::llvm::ArrayRef<int64_t> local,
         ::llvm::function_ref<int64_t(::llvm::StringRef)> axisSize) const;
   }];
 }

@@ -26,28 +26,47 @@ void PPDialect::initialize() {
       >();
 }
 
-/// Checks a pp.sharding or pp.placement attribute on a value of `type`.
-/// True when `init`, a parameter's whole (global) value, can be the initial
-/// value of an argument of per-device type `type` that `sharding` splits:
-/// the same but for a multiple of the size along the sharded dimensions.
-static bool isShardedInit(ShapedType init, Type type, ShardingAttr sharding) {
-  auto local = dyn_cast<RankedTensorType>(type);
-  if (!local || !init.hasRank() || init.getRank() != local.getRank() ||
-      init.getElementType() != local.getElementType() ||
-      static_cast<int64_t>(sharding.getDims().size()) != local.getRank())
-    return false;
-  for (int64_t d = 0; d < local.getRank(); ++d) {
-    bool split = !cast<ArrayAttr>(sharding.getDims()[d]).empty();
-    int64_t whole = init.getDimSize(d), piece = local.getDimSize(d);
-    if (split ? piece == 0 || whole % piece != 0 : whole != piece)
-      return false;
-  }
-  return true;
+/// Checks the pp.init `init` of an argument of `type` (a device's shard)
+/// that carries `sharding`: its type is the whole tensor's on the mesh
+/// @pipeline, of which the argument is a shard.
+static LogicalResult verifyShardedInit(Operation *op, StringRef where,
+                                       Type type, ShardingAttr sharding,
+                                       ElementsAttr init) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      op, StringAttr::get(op->getContext(), kPipelineMeshName));
+  if (!mesh)
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << " has type " << init.getType()
+                           << ", not the argument's " << type
+                           << "; a sharded argument's whole initial value "
+                              "needs the mesh @"
+                           << kPipelineMeshName << " to relate the two";
+  auto axisSize = [&](StringRef name) -> int64_t {
+    MeshAxisAttr axis = mesh.lookupAxis(name);
+    return axis ? axis.getSize() : 0;
+  };
+  auto local = cast<RankedTensorType>(type);
+  auto whole = RankedTensorType::get(
+      sharding.getGlobalShape(local.getShape(), axisSize),
+      local.getElementType());
+  if (std::string problem = sharding.problemWith(whole, axisSize);
+      !problem.empty())
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << ": " << problem;
+  if (init.getType() != whole)
+    return op->emitError() << "'" << kInitAttrName << "' on " << where
+                           << " must be the whole tensor " << whole
+                           << " of which the argument " << type
+                           << " is the shard " << sharding
+                           << " says, got " << init.getType();
+  return success();
 }
 
+/// Checks a pp.* attribute on a value of `type` whose attributes are
+/// `siblings` (null where the value has no attribute dictionary).
 static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                                           Type type, NamedAttribute attr,
-                                          DictionaryAttr siblings = {}) {
+                                          DictionaryAttr siblings) {
   if (attr.getName() == kPlacementAttrName) {
     if (!isa<PlacementAttr>(attr.getValue()))
       return op->emitError()
@@ -79,19 +98,19 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
     return success();
   }
   if (name == kInitAttrName) {
+    // A sharded argument (a device's shard) keeps the whole initial value.
     auto value = dyn_cast<ElementsAttr>(attr.getValue());
-    auto sharding =
-        siblings ? siblings.getAs<ShardingAttr>(kShardingAttrName) : nullptr;
-    if (value && sharding && isShardedInit(value.getShapedType(), type, sharding))
-      return success();
+    auto sharding = siblings ? siblings.getAs<ShardingAttr>(kShardingAttrName)
+                             : ShardingAttr();
+    if (value && value.getType() != type && sharding &&
+        isa<RankedTensorType>(type) &&
+        static_cast<int64_t>(sharding.getDims().size()) ==
+            cast<RankedTensorType>(type).getRank())
+      return verifyShardedInit(op, where, type, sharding, value);
     if (!value || value.getType() != type)
       return op->emitError() << "'" << name << "' on " << where
                              << " must be an elements attribute of type "
-                             << type
-                             << (sharding ? " (or of its whole type, which "
-                                            "its pp.sharding splits)"
-                                          : "")
-                             << ", got " << attr.getValue();
+                             << type << ", got " << attr.getValue();
     return success();
   }
   if (name != kShardingAttrName)
@@ -124,11 +143,11 @@ LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned argIndex,
                                                   NamedAttribute attr) {
   Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  DictionaryAttr siblings;
-  if (auto function = dyn_cast<FunctionOpInterface>(op))
-    siblings = function.getArgAttrDict(argIndex);
+  auto function = dyn_cast<FunctionOpInterface>(op);
   return verifyValueAttribute(op, "argument " + std::to_string(argIndex), type,
-                              attr, siblings);
+                              attr,
+                              function ? function.getArgAttrDict(argIndex)
+                                       : DictionaryAttr());
 }
 
 LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
@@ -138,7 +157,8 @@ LogicalResult PPDialect::verifyRegionResultAttribute(Operation *op,
   // Only function-like ops carry result attributes.
   auto function = cast<FunctionOpInterface>(op);
   return verifyValueAttribute(op, "result " + std::to_string(resultIndex),
-                              function.getResultTypes()[resultIndex], attr);
+                              function.getResultTypes()[resultIndex], attr,
+                              function.getResultAttrDict(resultIndex));
 }
 
 DictionaryAttr pp::getNameAndRoleAttrs(MLIRContext *context, StringRef name,

@@ -93,7 +93,8 @@ static FailureOr<int64_t> verifyCollectiveGroup(Operation *op,
 }
 
 /// Checks that `dim` indexes `type` and that the result of a collective that
-/// scales that dimension by `numerator / denominator` has type `result`.
+/// scales that dimension by `numerator / denominator` (which divides it:
+/// verifyBlocks) has type `result`.
 static LogicalResult verifyScaledDim(Operation *op, RankedTensorType input,
                                      RankedTensorType result, int64_t dim,
                                      int64_t numerator, int64_t denominator) {
@@ -102,15 +103,8 @@ static LogicalResult verifyScaledDim(Operation *op, RankedTensorType input,
            << "dim " << dim << " is out of range for " << input;
   int64_t size = input.getDimSize(dim);
   SmallVector<int64_t> shape(input.getShape());
-  if (!ShapedType::isDynamic(size)) {
-    if ((size * numerator) % denominator != 0)
-      return op->emitOpError()
-             << "dimension " << dim << " of size " << size
-             << " does not divide evenly over the " << denominator
-             << " devices of the group; pad it to a multiple of "
-             << denominator;
+  if (!ShapedType::isDynamic(size))
     shape[dim] = size * numerator / denominator;
-  }
   auto expected = RankedTensorType::get(shape, input.getElementType());
   if (result != expected)
     return op->emitOpError()
@@ -239,8 +233,8 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &table) {
   return verifyCollectiveGroup(*this, getMeshAttr(), getAxes(), table);
 }
 
-/// Checks that dimension `dim` of `splitType` (the side holding one shard
-/// per device) splits into `blocks` blocks of `group` pieces each.
+/// Checks that dimension `dim` of `whole` (the side holding the whole
+/// tensor) splits into `blocks` blocks of `group` pieces each.
 static LogicalResult verifyBlocks(Operation *op, RankedTensorType whole,
                                   int64_t dim, int64_t blocks, int64_t group) {
   if (blocks < 1)
@@ -249,12 +243,15 @@ static LogicalResult verifyBlocks(Operation *op, RankedTensorType whole,
   if (dim < 0 || dim >= whole.getRank())
     return success(); // verifyScaledDim reports it.
   int64_t size = whole.getDimSize(dim);
-  if (!ShapedType::isDynamic(size) && size % (blocks * group) != 0)
-    return op->emitOpError()
-           << "dimension " << dim << " of size " << size
-           << " does not split into " << blocks << " block(s) of " << group
-           << " device pieces; pad it to a multiple of " << blocks * group;
-  return success();
+  if (ShapedType::isDynamic(size) || size % (blocks * group) == 0)
+    return success();
+  InFlightDiagnostic error = op->emitOpError()
+                             << "dimension " << dim << " of size " << size
+                             << " does not divide evenly over the " << group
+                             << " devices of the group";
+  if (blocks > 1)
+    error << " in each of " << blocks << " blocks";
+  return error << "; pad it to a multiple of " << blocks * group;
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &table) {

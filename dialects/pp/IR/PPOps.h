@@ -15,6 +15,16 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
+namespace pp {
+
+/// The runtime has a kernel `pp_<target>_<mnemonic>` for the collective, run
+/// over the calling frame's group (PP_CollectiveKernel).
+template <typename ConcreteType>
+class CollectiveKernel
+    : public mlir::OpTrait::TraitBase<ConcreteType, CollectiveKernel> {};
+
+} // namespace pp
+
 #define GET_OP_CLASSES
 #include "dialects/pp/IR/PPOps.h.inc"
 

@@ -173,8 +173,16 @@ def PP_RecvOp : PP_PointToPointOp<"recv", [PP_ChannelEffects]> {
   }];
 }
 
+/// The runtime has a kernel `pp_<target>_<mnemonic>` for the collective,
+/// which runs over the calling frame's group: pp-lower-to-runtime derives
+/// its call as an nn op's (NN_HasRuntimeKernel) without `mesh` and `axes`.
+def PP_CollectiveKernel : NativeOpTrait<"CollectiveKernel"> {
+  let cppNamespace = "::pp";
+}
+
 class PP_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : PP_Op<mnemonic, !listconcat(traits, [PP_ChannelEffects,
+        PP_CollectiveKernel,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
   let results = (outs AnyRankedTensor:$result);
 }

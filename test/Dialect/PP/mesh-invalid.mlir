@@ -31,8 +31,36 @@ pp.mesh @m [#pp.axis<"x" = 2, expert>]
 
 // -----
 
-// expected-error @+1 {{mesh axis "tp" shards more than one dimension}}
+// expected-error @+1 {{mesh axis "tp" appears twice in a sharding; an axis shards one dimension or holds one pending sum}}
 func.func @axis_twice(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], ["tp"]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mesh axis "tp" appears twice in a sharding; an axis shards one dimension or holds one pending sum}}
+func.func @sharded_and_partial(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], partial = ["tp"]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the partial axes names axis 3 : i64; axis names are non-empty strings}}
+func.func @partial_not_a_name(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[[], []], partial = [3]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding has 1 block counts for 2 dimensions; give one per dimension}}
+func.func @block_counts(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], blocks = [3]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{dimension 1 has block count 0; counts are at least 1}}
+func.func @no_blocks(%w: tensor<16x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], blocks = [1, 0]>}) {
   return
 }
 
@@ -125,5 +153,36 @@ func.func @placement_negative(%w: tensor<4xf32> {pp.placement = #pp.placement<st
 
 // expected-error @+1 {{placement needs at least one stage}}
 func.func @placement_empty(%w: tensor<4xf32> {pp.placement = #pp.placement<stages = []>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.init' on argument 0 has type 'tensor<8x8xf32>', not the argument's 'tensor<8x4xf32>'; a sharded argument's whole initial value needs the mesh @pipeline to relate the two}}
+func.func @sharded_init_no_mesh(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["tp"]]>, pp.init = dense<1.0> : tensor<8x8xf32>}) {
+  return
+}
+
+// -----
+
+pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>, #pp.axis<"tp" = 2, tensor>]
+// expected-error @+1 {{'pp.init' on argument 0 must be the whole tensor 'tensor<8x8xf32>' of which the argument 'tensor<8x4xf32>' is the shard #pp.sharding<[[], ["tp"]]> says, got 'tensor<8x6xf32>'}}
+func.func @sharded_init_wrong_whole(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["tp"]]>, pp.init = dense<1.0> : tensor<8x6xf32>}) {
+  return
+}
+
+// -----
+
+pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>, #pp.axis<"tp" = 2, tensor>]
+// expected-error @+1 {{'pp.init' on argument 0: dimension 1 of tensor<8x8xf32> (size 8) does not split into 3 block(s) x 2 device(s)}}
+func.func @sharded_init_blocks(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["tp"]], blocks = [1, 3]>, pp.init = dense<1.0> : tensor<8x8xf32>}) {
+  return
+}
+
+// -----
+
+pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>, #pp.axis<"tp" = 2, tensor>]
+// expected-error @+1 {{'pp.init' on argument 0: sharding #pp.sharding<[[], ["sp"]]> names axis "sp", which the mesh does not have}}
+func.func @sharded_init_axis(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["sp"]]>, pp.init = dense<1.0> : tensor<8x8xf32>}) {
   return
 }

@@ -22,3 +22,13 @@ func.func @annotated(%embedding: tensor<100x16xf32> {pp.placement = #pp.placemen
   %0 = arith.constant dense<0.0> : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// A sharded parameter (a device's shard) keeps the whole initial value.
+// CHECK-LABEL: func @sharded_init
+// CHECK-SAME: tensor<8x4xf32> {pp.init = dense<1.000000e+00> : tensor<8x8xf32>, pp.sharding = #pp.sharding<{{\[}}[], ["tp"]]>}
+// CHECK-SAME: tensor<6x8xf32> {pp.init = dense<2.000000e+00> : tensor<12x8xf32>, pp.sharding = #pp.sharding<{{\[}}["tp"], []], blocks = [3, 1]>}
+pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>, #pp.axis<"tp" = 2, tensor>]
+func.func @sharded_init(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["tp"]]>, pp.init = dense<1.0> : tensor<8x8xf32>},
+                        %qkv: tensor<6x8xf32> {pp.sharding = #pp.sharding<[["tp"], []], blocks = [3, 1]>, pp.init = dense<2.0> : tensor<12x8xf32>}) {
+  return
+}
