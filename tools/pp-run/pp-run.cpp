@@ -989,8 +989,8 @@ int main(int argc, char **argv) {
                      "(--dim NAME=SIZE, --untie-shared-weights, " +
                      "--tie-equal-weights, " +
                      "--pp-compile=\"... " +
-                     "freeze=REGEX sp=true shard=NAME=DIM " +
-                     "pad-sequence=true\") or run the model file");
+                     "freeze=REGEX\", likewise sp, shard and " +
+                     "pad-sequence) or run the model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;
