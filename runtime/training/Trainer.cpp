@@ -1280,7 +1280,7 @@ private:
 
   /// Saves the checkpoint after `step` steps (docs/checkpoints.md): the
   /// first replica of each stage streams its parameters and its (gathered)
-  /// optimizer state to rank 0, which writes the files into a temporary
+  /// optimizer state, sharded tensors assembled whole, to rank 0, which writes the files into a temporary
   /// directory, state.json last, and renames it into place; the other
   /// ranks wait for it.
   void saveCheckpoint(int64_t step) {
