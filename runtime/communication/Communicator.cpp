@@ -175,7 +175,8 @@ void Communicator::allReduceSum(float *values, size_t count) {
   allReduceSumOf(values, count);
 }
 
-void Communicator::allGather(const float *mine, size_t count, float *all) {
+template <typename T>
+void Communicator::allGatherOf(const T *mine, size_t count, T *all) {
   if (size == 1) {
     std::copy(mine, mine + count, all);
     return;
@@ -183,11 +184,20 @@ void Communicator::allGather(const float *mine, size_t count, float *all) {
   if (count == 0)
     return;
   gloo::AllgatherOptions options(context);
-  options.setInput(const_cast<float *>(mine), count);
+  options.setInput(const_cast<T *>(mine), count);
   options.setOutput(all, count * size);
   options.setTimeout(timeout);
   exchangeWith(-1, "an all-gather over the ranks",
                [&] { gloo::allgather(options); });
+}
+
+void Communicator::allGather(const float *mine, size_t count, float *all) {
+  allGatherOf(mine, count, all);
+}
+
+void Communicator::allGatherBytes(const void *mine, size_t bytes, void *all) {
+  allGatherOf(static_cast<const uint8_t *>(mine), bytes,
+              static_cast<uint8_t *>(all));
 }
 
 void Communicator::broadcast(void *bytes, size_t size, int root) {

@@ -85,11 +85,15 @@ public:
   /// Gathers every rank's `count` floats at `mine` into `all` (`count` x
   /// the ranks), in rank order, on every rank.
   void allGather(const float *mine, size_t count, float *all);
+  /// Gathers every rank's `bytes` bytes at `mine` into `all` (`bytes` x
+  /// the ranks), in rank order, on every rank.
+  void allGatherBytes(const void *mine, size_t bytes, void *all);
   /// Copies `size` bytes from `root` to every rank.
   void broadcast(void *bytes, size_t size, int root);
 
 private:
   template <typename T> void allReduceSumOf(T *values, size_t count);
+  template <typename T> void allGatherOf(const T *mine, size_t count, T *all);
   Communicator(const Communicator &parent, int rank,
                std::vector<int64_t> jobRanks, uint64_t channel);
 

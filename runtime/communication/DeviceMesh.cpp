@@ -140,7 +140,12 @@ DeviceMesh dataParallelMesh(const DeviceMesh &packageMesh,
     throw std::runtime_error("the package's mesh (" + packageMesh.describe() +
                              ") already has an axis 'dp'; pp-run adds the "
                              "data-parallel axis itself (--dp)");
-  axes.push_back({"dp", dataParallel, AxisKind::DataReplicate});
+  // By default the pipeline axis, then "dp", then the package's other axes
+  // (tensor parallelism innermost: its groups on consecutive ranks).
+  auto inner = std::find_if(axes.begin(), axes.end(), [](const MeshAxis &axis) {
+    return axis.kind != AxisKind::Pipeline;
+  });
+  axes.insert(inner, {"dp", dataParallel, AxisKind::DataReplicate});
   if (order.empty())
     return DeviceMesh(std::move(axes));
   std::string known;

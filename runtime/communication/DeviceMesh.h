@@ -72,8 +72,9 @@ private:
 /// pipeline) and a data-parallel axis "dp" (replicas) of size
 /// `dataParallel`, laid out in the order `order` names them (outermost
 /// first, so the last varies fastest over consecutive ranks; empty: the
-/// package's axes, then "dp"). Throws std::runtime_error naming an axis
-/// that `order` misses, repeats or does not know.
+/// package's pipeline axis, then "dp", then the package's other axes, as
+/// in pp,dp,tp). Throws std::runtime_error naming an axis that `order`
+/// misses, repeats or does not know.
 DeviceMesh dataParallelMesh(const DeviceMesh &packageMesh,
                             int64_t dataParallel,
                             const std::vector<std::string> &order);

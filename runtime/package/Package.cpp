@@ -316,6 +316,60 @@ DeviceMesh readMesh(const Field &field) {
   return DeviceMesh(std::move(axes));
 }
 
+/// The sharding of a parameter entry `value` whose local shape is `local`
+/// ("global_shape" and "sharding", both or neither), checked against
+/// `mesh`: a tensor axis, a dimension in range whose global size divides
+/// by blocks times the axis' size, and a local shape that is the global
+/// one with that dimension divided by the axis' size.
+std::optional<ParameterSharding> readSharding(const Field &value,
+                                              const Shape &local,
+                                              const DeviceMesh &mesh) {
+  Field field = value["sharding"];
+  if (!field.present() && !value["global_shape"].present())
+    return std::nullopt;
+  if (!field.present())
+    field.fail("a sharding {\"axis\", \"dim\", \"blocks\"} beside "
+               "\"global_shape\"");
+  field.onlyMembers({"axis", "dim", "blocks"});
+  ParameterSharding sharding;
+  sharding.axis = field["axis"].name();
+  std::optional<size_t> axis = mesh.axisIndex(sharding.axis);
+  if (!axis || mesh.axes()[*axis].kind != AxisKind::Tensor) {
+    std::string tensorAxes;
+    for (const MeshAxis &candidate : mesh.axes())
+      if (candidate.kind == AxisKind::Tensor)
+        tensorAxes += (tensorAxes.empty() ? "" : ", ") + candidate.name;
+    field["axis"].fail("a tensor axis of \"mesh\" (" +
+                       (tensorAxes.empty() ? std::string("it has none")
+                                           : tensorAxes) +
+                       ")");
+  }
+  sharding.parts = mesh.axes()[*axis].size;
+  sharding.globalShape = value["global_shape"].shape();
+  int64_t rank = static_cast<int64_t>(sharding.globalShape.size());
+  if (rank == 0)
+    value["global_shape"].fail("the shape of a tensor of rank 1 or more (a "
+                               "scalar cannot be sharded)");
+  sharding.dim = field["dim"].integer(0, rank - 1);
+  sharding.blocks = field["blocks"].present() ? field["blocks"].integer(1) : 1;
+  int64_t size = sharding.globalShape[sharding.dim];
+  if (size % (sharding.blocks * sharding.parts) != 0)
+    value["global_shape"].fail(
+        "a size of dimension " + std::to_string(sharding.dim) +
+        " that divides by " + std::to_string(sharding.blocks) + " blocks x " +
+        std::to_string(sharding.parts) + " devices of axis '" + sharding.axis +
+        "' (it is " + std::to_string(size) + ")");
+  Shape expected = sharding.globalShape;
+  expected[sharding.dim] /= sharding.parts;
+  if (local != expected)
+    value["shape"].fail(formatShape(expected) + " (global_shape " +
+                        formatShape(sharding.globalShape) + " with dimension " +
+                        std::to_string(sharding.dim) + " split over the " +
+                        std::to_string(sharding.parts) + " devices of axis '" +
+                        sharding.axis + "')");
+  return sharding;
+}
+
 /// A file name inside the package directory: no path separator, not "."
 /// or "..".
 std::optional<std::string> parseFileName(const std::string &name) {
@@ -661,7 +715,8 @@ void readManifest(const Field &manifest, Package &package) {
   for (const Field &value : manifest["parameters"].elements()) {
     ParameterInfo parameter;
     parameter.fromFile = value["init"].either("file", "seeded_by_name");
-    std::vector<std::string> members = {"stage", "stages", "init"};
+    std::vector<std::string> members = {"stage", "stages", "init",
+                                        "global_shape", "sharding"};
     if (parameter.fromFile)
       members.insert(members.end(), {"offset", "bytes"});
     parameter.tensor = readTensor(
@@ -679,18 +734,22 @@ void readManifest(const Field &manifest, Package &package) {
         parameter.stages.push_back(holders[i].integer(
             parameter.stages.back() + 1, package.numStages - 1));
     }
+    parameter.sharding =
+        readSharding(value, parameter.tensor.shape, package.mesh);
+    // parameters.bin holds the whole (global) tensor.
     if (parameter.fromFile) {
       uint64_t needed = 0;
       if (__builtin_mul_overflow(
               pp_dtype_size(parameter.tensor.dtype),
-              static_cast<uint64_t>(numElements(parameter.tensor.shape)),
+              static_cast<uint64_t>(numElements(parameter.globalShape())),
               &needed) ||
           needed > static_cast<uint64_t>(INT64_MAX))
-        value["shape"].fail("a shape of fewer than 2^63 bytes");
+        value[parameter.sharding ? "global_shape" : "shape"].fail(
+            "a shape of fewer than 2^63 bytes");
       parameter.bytes = value["bytes"].integer(0);
       if (parameter.bytes != needed)
         value["bytes"].fail(std::to_string(needed) + " (" +
-                            formatShape(parameter.tensor.shape) + " " +
+                            formatShape(parameter.globalShape()) + " " +
                             pp_dtype_name(parameter.tensor.dtype) + ")");
       parameter.offset = value["offset"].integer(0);
       if (parameter.offset > parameterBytes ||

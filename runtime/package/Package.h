@@ -100,9 +100,25 @@ struct StageInfo {
   const StageFunctionInfo *evalFunction() const;
 };
 
+/// How a parameter is split over a tensor axis of the mesh (manifest
+/// "sharding"): dimension `dim` of the global shape, viewed as `blocks`
+/// blocks, each split into `parts` (the axis' size) equal pieces; device r
+/// holds piece r of every block, in block order (docs/runtime.md).
+struct ParameterSharding {
+  std::string axis;
+  int64_t dim = 0;
+  int64_t blocks = 1;
+  int64_t parts = 1;
+  /// The whole tensor's shape (manifest "global_shape"): dimension `dim`
+  /// is `parts` times the local shape's.
+  Shape globalShape;
+};
+
 /// An entry of the manifest's "parameters" (role Parameter, Frozen or
 /// Constant).
 struct ParameterInfo {
+  /// Its name and its LOCAL shape: what a stage function takes on one
+  /// device.
   TensorInfo tensor;
   /// The stage that owns it: the first of `stages`.
   int64_t stage = 0;
@@ -112,6 +128,9 @@ struct ParameterInfo {
   bool fromFile = false;
   size_t offset = 0;
   size_t bytes = 0;
+  /// Set for a parameter sharded over a tensor axis; nullopt for one that
+  /// every device holds whole (replicated).
+  std::optional<ParameterSharding> sharding = std::nullopt;
 
   /// True when `at` holds a copy.
   bool heldBy(int64_t at) const {
@@ -119,6 +138,11 @@ struct ParameterInfo {
   }
   /// True when several stages hold copies.
   bool isTied() const { return stages.size() > 1; }
+  /// The shape of the whole tensor: what parameters.bin, checkpoints and
+  /// parameter files hold.
+  const Shape &globalShape() const {
+    return sharding ? sharding->globalShape : tensor.shape;
+  }
 };
 
 /// A file of the package as the manifest's "files" records it.
@@ -182,7 +206,7 @@ struct Package {
   /// CPU, libstages_cuda.so for CUDA) and resolves every stage function.
   void loadStageLibrary(const std::string &fileName);
   /// Reads the initial value of `parameter` from parameters.bin into
-  /// `tensor`, which has the parameter's shape. The first call verifies the
+  /// `tensor`, which has the parameter's global shape. The first call verifies the
   /// file; it stays open for the next parameter.
   void readParameter(const ParameterInfo &parameter, pp_tensor *tensor) const;
 

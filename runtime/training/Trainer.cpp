@@ -2,6 +2,7 @@
 
 #include "runtime/training/Trainer.h"
 
+#include "runtime/communication/CommunicatorCollectives.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MemoryArena.h"
 #include "runtime/kernels/OpProfile.h"
@@ -14,6 +15,7 @@
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
+#include "runtime/training/TensorShards.h"
 #include "runtime/training/TiedParameters.h"
 
 #include <nlohmann/json.hpp>
@@ -126,6 +128,7 @@ public:
                const std::vector<pp_tensor *> *givenInputs = nullptr)
       : package(package), world(world), groups(groups),
         pipeline(*groups.pipeline), dataParallel(*groups.dataParallel),
+        tensorParallel(*groups.tensorParallel),
         backend(backend), options(options), log(log), stage(groups.stage),
         reports(world.rank() == 0),
         layout{package.microbatchSize, options.microbatches,
@@ -375,18 +378,8 @@ private:
           trained ? borrowTensor(parameter.tensor,
                                  flat->values() + trained->offset)
                   : makeTensor(parameter.tensor);
-      // A resumed run takes every tensor from its checkpoint; frozen and
-      // constant tensors otherwise always come from the model.
+      fillInitialValue(parameter, saved, tensor.get());
       const std::string &name = parameter.tensor.name;
-      if (saved)
-        saved->read(name, floatsOf(tensor.get()));
-      else if (options.init == ParameterInit::Random &&
-               parameter.tensor.role == Role::Parameter)
-        fillRandomParameter(tensor.get(), name, options.seed);
-      else if (parameter.fromFile)
-        package.readParameter(parameter, tensor.get());
-      else
-        fillMissingParameter(tensor.get(), name);
       Placed &placed = placedParameters[name];
       placed.tensor = backend.place(tensor.get(), placed.copy);
       parameters[name] = std::move(tensor);
@@ -402,6 +395,53 @@ private:
       sum.tensor = backend.place(gradient.get(), sum.copy);
       gradients[name] = std::move(gradient);
     }
+  }
+
+  /// Writes `parameter`'s first value into `local` (this rank's shard of
+  /// it): the global tensor, then this rank's slice, so that every layout
+  /// starts from the same weights. A resumed run takes every tensor from
+  /// its checkpoint `saved`; frozen and constant tensors otherwise always
+  /// come from the model.
+  void fillInitialValue(const ParameterInfo &parameter,
+                        const SafeTensorsFile *saved, pp_tensor *local) {
+    const std::string &name = parameter.tensor.name;
+    if (saved) {
+      readShard(*saved, parameter, name, floatsOf(local));
+      return;
+    }
+    TensorPtr global;
+    pp_tensor *whole = local;
+    if (parameter.sharding) {
+      TensorInfo info = parameter.tensor;
+      info.shape = parameter.globalShape();
+      global = makeTensor(info);
+      whole = global.get();
+    }
+    if (options.init == ParameterInit::Random &&
+        parameter.tensor.role == Role::Parameter)
+      fillRandomParameter(whole, name, options.seed);
+    else if (parameter.fromFile)
+      package.readParameter(parameter, whole);
+    else
+      fillMissingParameter(whole, name);
+    if (parameter.sharding)
+      sliceShard(*parameter.sharding, groups.tensorParallelRank,
+                 floatsOf(whole), floatsOf(local));
+  }
+
+  /// Reads the global tensor `name` (of `parameter`'s global shape: the
+  /// parameter or a buffer of its optimizer state) from `file` and writes
+  /// this rank's shard of it to `local`.
+  void readShard(const SafeTensorsFile &file, const ParameterInfo &parameter,
+                 const std::string &name, float *local) const {
+    if (!parameter.sharding) {
+      file.read(name, local);
+      return;
+    }
+    std::vector<float> global(numElements(parameter.globalShape()));
+    file.read(name, global.data());
+    sliceShard(*parameter.sharding, groups.tensorParallelRank, global.data(),
+               local);
   }
 
   /// Lays out the flat buffers of this stage's trained parameters (in name
@@ -499,6 +539,7 @@ private:
                               const ResultHandler &onResult) {
     pp_frame frame;
     frame.profile = profile.get();
+    frame.collectives = groups.collectives.get();
     frame.args = std::move(args);
     // The generated code is C: a failure becomes the frame's error.
     frame.onResult = [&](int64_t index, pp_tensor *result) {
@@ -744,18 +785,23 @@ private:
     tied->sumGradients(gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
-    // summed in manifest order over the pipeline (each parameter counted
-    // once: replicas hold the same sums), so the norm is the same bits on
-    // every rank and for every stage count; a tied parameter by its owner).
+    // summed over the tensor-parallel group (a sharded parameter's shards;
+    // a replicated one by the first device alone, counted once), then in
+    // manifest order over the pipeline (each parameter counted once:
+    // replicas hold the same sums), so the norm is the same bits on every
+    // rank and for every stage count; a tied parameter by its owner).
     std::vector<double> squares(package.parameters.size(), 0.0);
     for (size_t i = 0; i < package.parameters.size(); ++i) {
-      auto it = gradients.find(package.parameters[i].tensor.name);
-      if (it == gradients.end() || package.parameters[i].stage != stage)
+      const ParameterInfo &parameter = package.parameters[i];
+      auto it = gradients.find(parameter.tensor.name);
+      if (it == gradients.end() || parameter.stage != stage ||
+          (!parameter.sharding && groups.tensorParallelRank != 0))
         continue;
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
         squares[i] += static_cast<double>(g[j]) * g[j];
     }
+    tensorParallel.allReduceSum(squares);
     pipeline.allReduceSum(squares);
     double total = 0;
     for (double square : squares)
@@ -958,13 +1004,13 @@ private:
     };
   }
 
-  /// `listed`'s names and shapes in name order: the order streamTensors
-  /// streams them in.
+  /// `listed`'s names and global shapes in name order: the order
+  /// streamTensors streams them in.
   static std::vector<TensorEntry>
   entriesByName(const std::vector<ParameterInfo> &listed) {
     std::vector<TensorEntry> entries;
     for (const ParameterInfo &parameter : listed)
-      entries.push_back({parameter.tensor.name, parameter.tensor.shape});
+      entries.push_back({parameter.tensor.name, parameter.globalShape()});
     std::sort(entries.begin(), entries.end(),
               [](const TensorEntry &a, const TensorEntry &b) {
                 return a.name < b.name;
@@ -973,26 +1019,44 @@ private:
   }
 
   /// Streams the tensors `listed` (each held, as `valuesOf` finds it, by
-  /// the stage its entry names) to stage 0 in name order, one at a time,
-  /// over message slots named `channel`/NAME: stage 0 hashes each, hands
-  /// it to `sink` and returns the ParametersDigest; other stages return
-  /// "". Stage 0 asks a stage for each of its tensors in turn, so it holds
-  /// its own stage and one other tensor at most, never the whole model.
-  /// For package.parameters, the digest is params_sha256.
+  /// the stage its entry names) whole to stage 0 in name order, one at a
+  /// time, over message slots named `channel`/NAME: stage 0 hashes each,
+  /// hands it to `sink` and returns the ParametersDigest; other stages
+  /// return "". Stage 0 asks a stage for each of its tensors in turn, so it
+  /// holds its own stage and one other tensor at most, never the whole
+  /// model. A sharded tensor's devices first send their shards to the
+  /// first one, which assembles the global tensor; only the first device of
+  /// each tensor-parallel group streams. Every rank of the pipeline and
+  /// tensor-parallel groups calls it. For package.parameters, the digest is
+  /// params_sha256.
   std::string streamTensors(const std::vector<ParameterInfo> &listed,
                             const TensorValues &valuesOf,
                             const std::string &channel,
                             const TensorSink &sink) {
-    std::map<std::string, int64_t> owners;
+    std::map<std::string, const ParameterInfo *> byName;
     for (const ParameterInfo &parameter : listed)
-      owners[parameter.tensor.name] = parameter.stage;
+      byName[parameter.tensor.name] = &parameter;
+    bool first = groups.tensorParallelRank == 0;
     ParametersDigest digest;
-    std::vector<float> received;
+    std::vector<float> received, gathered;
     for (const TensorEntry &entry : entriesByName(listed)) {
       const std::string &name = entry.name;
+      const ParameterInfo &parameter = *byName.at(name);
       int64_t count = numElements(entry.shape);
       size_t bytes = count * sizeof(float);
-      int owner = static_cast<int>(owners.at(name));
+      int owner = static_cast<int>(parameter.stage);
+      const float *values = nullptr;
+      if (owner == stage) {
+        values = valuesOf(name);
+        if (parameter.sharding) {
+          gathered = gatherShardsToFirst(
+              *parameter.sharding, tensorParallel,
+              messageSlot(channel + "/shards/" + name), values);
+          values = gathered.data();
+        }
+      }
+      if (!first)
+        continue;
       uint64_t request = messageSlot(channel + "/request/" + name);
       uint64_t slot = messageSlot(channel + "/" + name);
       if (stage != 0) {
@@ -1002,14 +1066,11 @@ private:
           char ready = 0;
           pipeline.recv(0, request, &ready, sizeof(ready),
                         Patience::UntilSenderEnds);
-          pipeline.send(0, slot, valuesOf(name), bytes);
+          pipeline.send(0, slot, values, bytes);
         }
         continue;
       }
-      const float *values = nullptr;
-      if (owner == 0) {
-        values = valuesOf(name);
-      } else {
+      if (owner != 0) {
         char ready = 1;
         pipeline.send(owner, request, &ready, sizeof(ready));
         received.resize(count);
@@ -1019,7 +1080,7 @@ private:
       digest.add(name, values, count);
       sink(name, entry.shape, values);
     }
-    return stage == 0 ? digest.finish() : "";
+    return stage == 0 && first ? digest.finish() : "";
   }
 
   /// The parameters of the model (every stage's) whose gradients some
@@ -1055,17 +1116,18 @@ private:
       saved->finish();
   }
 
-  /// The model's parameter, frozen and constant tensors by name.
+  /// The model's parameter, frozen and constant tensors by name, with
+  /// their global shapes.
   std::map<std::string, Shape> modelTensors() const {
     std::map<std::string, Shape> shapes;
     for (const ParameterInfo &parameter : package.parameters)
-      shapes[parameter.tensor.name] = parameter.tensor.shape;
+      shapes[parameter.tensor.name] = parameter.globalShape();
     return shapes;
   }
 
   /// The model's fingerprint as state.json records it: every parameter,
-  /// frozen and constant tensor's name, role, dtype and shape in name
-  /// order, and the SHA-256 of that list's JSON.
+  /// frozen and constant tensor's name, role, dtype and global shape in
+  /// name order, and the SHA-256 of that list's JSON.
   nlohmann::json modelFingerprint() const {
     std::map<std::string, const ParameterInfo *> byName;
     for (const ParameterInfo &parameter : package.parameters)
@@ -1075,7 +1137,7 @@ private:
       tensors.push_back({{"name", name},
                          {"role", roleName(parameter->tensor.role)},
                          {"dtype", pp_dtype_name(parameter->tensor.dtype)},
-                         {"shape", parameter->tensor.shape}});
+                         {"shape", parameter->globalShape()}});
     std::string text = tensors.dump();
     Sha256 sha;
     sha.update(text.data(), text.size());
@@ -1188,24 +1250,29 @@ private:
           "', this run uses --optimizer " + options.optimizer.kind);
     std::vector<std::string> buffers = optimizerBufferNames(options.optimizer);
     std::map<std::string, Shape> expected;
-    for (const ParameterInfo &parameter : trainedParameters())
+    std::map<std::string, ParameterInfo> trained;
+    for (const ParameterInfo &parameter : trainedParameters()) {
+      trained[parameter.tensor.name] = parameter;
       for (const std::string &buffer : buffers)
-        expected[parameter.tensor.name + "/" + buffer] = parameter.tensor.shape;
+        expected[parameter.tensor.name + "/" + buffer] =
+            parameter.globalShape();
+    }
     checkSameTensors(where, expected, shapesOf(file),
                      "a checkpoint of another model, or of --momentum 0 "
                      "when this run has momentum (or the reverse)");
     std::map<std::string, ParameterState> states;
-    for (const FlatParameter &trained : flat->parameters()) {
-      auto steps = file.metadata().find(trained.name + "/step");
+    for (const FlatParameter &held : flat->parameters()) {
+      auto steps = file.metadata().find(held.name + "/step");
       if (steps == file.metadata().end())
         throw std::runtime_error(where + " lacks the step count '" +
-                                 trained.name + "/step' in its metadata");
-      ParameterState &state = states[trained.name];
+                                 held.name + "/step' in its metadata");
+      ParameterState &state = states[held.name];
       state.steps = std::stoll(steps->second);
       for (const std::string &buffer : buffers) {
         std::vector<float> &values = state.buffers[buffer];
-        values.resize(trained.count);
-        file.read(trained.name + "/" + buffer, values.data());
+        values.resize(held.count);
+        readShard(file, trained.at(held.name), held.name + "/" + buffer,
+                  values.data());
       }
     }
     update->loadState(states);
@@ -1213,7 +1280,7 @@ private:
 
   /// Saves the checkpoint after `step` steps (docs/checkpoints.md): the
   /// first replica of each stage streams its parameters and its (gathered)
-  /// optimizer state to rank 0, which writes the files into a temporary
+  /// optimizer state, sharded tensors assembled whole, to rank 0, which writes the files into a temporary
   /// directory, state.json last, and renames it into place; the other
   /// ranks wait for it.
   void saveCheckpoint(int64_t step) {
@@ -1336,6 +1403,7 @@ private:
           {"mesh_order", meshOrder},
           {"stages", package.numStages},
           {"data_parallel", layout.dataParallel},
+          {"tensor_parallel", groups.tensorParallelSize},
           {"microbatches", options.microbatches},
           {"microbatch_size", package.microbatchSize},
           {"shard_optimizer", options.shardOptimizer}}}};
@@ -1394,6 +1462,9 @@ private:
   Communicator &pipeline;
   /// The replicas of this rank's stage; its rank is the dp coordinate.
   Communicator &dataParallel;
+  /// The devices sharing this rank's sharded parameters; its rank is the
+  /// tensor-parallel coordinate.
+  Communicator &tensorParallel;
   Backend &backend;
   const TrainerOptions &options;
   std::ostream &log;
@@ -1505,14 +1576,17 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
         std::to_string(world.worldSize()) +
         "; start one rank per device (--nproc " +
         std::to_string(mesh.deviceCount()) + ")");
-  for (const MeshAxis &axis : mesh.axes())
-    if (axis.kind != AxisKind::Pipeline &&
-        axis.kind != AxisKind::DataReplicate && axis.size > 1)
+  std::vector<std::string> tensorAxes;
+  for (const MeshAxis &axis : mesh.axes()) {
+    if (axis.kind == AxisKind::Tensor)
+      tensorAxes.push_back(axis.name);
+    if (axis.kind == AxisKind::Context && axis.size > 1)
       throw std::runtime_error(
-          "the package's mesh has a " + std::string(axisKindName(axis.kind)) +
-          " axis '" + axis.name + "' of size " + std::to_string(axis.size) +
-          "; pp-run trains pipeline and data-parallel meshes only so far "
-          "(tensor and context parallelism are not supported yet)");
+          "the package's mesh has a context axis '" + axis.name +
+          "' of size " + std::to_string(axis.size) +
+          "; pp-run trains pipeline, data- and tensor-parallel meshes only "
+          "so far (context parallelism is not supported yet)");
+  }
   DataCoordinates at = dataCoordinates(mesh, world.rank());
   groups.stage = at.stage;
   groups.dataParallelRank = at.dataRank;
@@ -1523,6 +1597,12 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
   groups.pipeline =
       world.split("pipeline", mesh.group(world.rank(), pipelineAxes));
   groups.dataParallel = world.split("dp", mesh.group(world.rank(), {"dp"}));
+  groups.tensorParallel =
+      world.split("tp", mesh.group(world.rank(), tensorAxes));
+  groups.tensorParallelRank = groups.tensorParallel->rank();
+  groups.tensorParallelSize = groups.tensorParallel->worldSize();
+  groups.collectives =
+      std::make_unique<CommunicatorCollectives>(*groups.tensorParallel);
   return groups;
 }
 

@@ -11,6 +11,7 @@
 
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/kernels/Frame.h"
 #include "runtime/training/LearningRate.h"
 #include "runtime/training/Optimizer.h"
 #include "runtime/training/ParameterInit.h"
@@ -109,14 +110,21 @@ struct StepMetrics {
 
 /// A rank's place in the job's mesh and the groups it talks in.
 struct RankGroups {
-  /// The job's mesh: the package's pipeline axis and the "dp" axis.
+  /// The job's mesh: the package's axes (pipeline and tensor) and the "dp"
+  /// axis.
   DeviceMesh mesh;
   int64_t stage = 0;
   int64_t dataParallelRank = 0, dataParallelSize = 1;
+  /// This rank's coordinate over the package's tensor axes and their
+  /// devices (1 without any).
+  int64_t tensorParallelRank = 0, tensorParallelSize = 1;
   /// The ranks that differ from this one only in the pipeline coordinate
-  /// (its rank is the stage), and only in the dp coordinate (its rank is
-  /// the dp coordinate).
-  std::unique_ptr<Communicator> pipeline, dataParallel;
+  /// (its rank is the stage), only in the dp coordinate (its rank is the
+  /// dp coordinate), and only in the tensor axes' coordinates (its rank is
+  /// tensorParallelRank).
+  std::unique_ptr<Communicator> pipeline, dataParallel, tensorParallel;
+  /// The stage functions' collectives: over `tensorParallel`.
+  std::unique_ptr<CollectiveGroup> collectives;
 };
 
 /// Checks that `kind` with `microbatches` cannot deadlock on the messages
@@ -129,9 +137,10 @@ std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
 /// messages; "" when it cannot, else why it would.
 std::string checkEvalSchedule(const Package &package, int64_t microbatches);
 
-/// Lays the job out as `package`'s pipeline times `dataParallel` replicas
-/// in `meshOrder` (dataParallelMesh) and connects this rank's groups.
-/// Throws when the job's size is not the mesh's.
+/// Lays the job out as `package`'s mesh (pipeline and tensor axes) times
+/// `dataParallel` replicas in `meshOrder` (dataParallelMesh) and connects
+/// this rank's groups. Throws when the job's size is not the mesh's, or
+/// the mesh has a context axis.
 RankGroups connectRankGroups(const Package &package, Communicator &world,
                              int64_t dataParallel,
                              const std::vector<std::string> &meshOrder);

@@ -65,6 +65,33 @@ static std::optional<std::string> quotedOptionValue(llvm::StringRef flag,
   return std::nullopt;
 }
 
+/// Why `request`'s tensor-parallel options (--tp, --sp, --shard,
+/// --pad-sequence) cannot be compiled, or "".
+static std::string tensorParallelProblem(const ModelCompileRequest &request) {
+  if (request.tensorParallel < 1)
+    return "--tp must be at least 1, got " +
+           std::to_string(request.tensorParallel);
+  if (request.tensorParallel == 1)
+    for (auto [given, flag] :
+         {std::pair(request.sequenceParallel, "--sp"),
+          std::pair(!request.shards.empty(), "--shard"),
+          std::pair(request.padSequence, "--pad-sequence")})
+      if (given)
+        return std::string(flag) +
+               " applies to tensor parallelism; add --tp T (T > 1)";
+  for (const std::string &shard : request.shards) {
+    llvm::StringRef name, dim;
+    std::tie(name, dim) = llvm::StringRef(shard).rsplit('=');
+    unsigned long long index = 0;
+    if (name.empty() || dim.empty() || dim.getAsInteger(10, index) ||
+        name.find_first_of(",{}\"' ") != llvm::StringRef::npos)
+      return "--shard '" + shard +
+             "' is not NAME=DIM (a parameter name without commas, braces, "
+             "quotes or spaces, and a dimension index such as 0)";
+  }
+  return "";
+}
+
 namespace {
 
 /// An exclusive flock(2) on a file, released when this is destroyed or the
@@ -205,6 +232,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                 "merged or folded";
       return std::nullopt;
     }
+  problem = tensorParallelProblem(request);
+  if (!problem.empty())
+    return std::nullopt;
   pp::onnx_frontend::ImportOptions options;
   options.batchSize = request.symbolicBatchSize ? request.symbolicBatchSize
                                                 : request.microbatchSize;
@@ -244,6 +274,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   }
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
+  if (request.tensorParallel > 1)
+    pipeline += " tp=" + std::to_string(request.tensorParallel);
+  if (request.sequenceParallel)
+    pipeline += " sp=true";
+  if (!request.shards.empty())
+    pipeline += " shard=" + llvm::join(request.shards, ",");
+  if (request.padSequence)
+    pipeline += " pad-sequence=true";
   if (!request.freeze.empty()) {
     std::optional<std::string> freeze =
         quotedOptionValue("--freeze", request.freeze, problem);

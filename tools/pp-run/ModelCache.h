@@ -38,13 +38,25 @@ struct ModelCompileRequest {
   /// Tie initializers that are bitwise copies or transposes of earlier
   /// ones (ImportOptions::tieEqualWeights).
   bool tieEqualWeights = false;
+  /// Devices of the tensor-parallel axis inside each stage (pp-compile
+  /// tp=T); 1 compiles no tensor axis.
+  int64_t tensorParallel = 1;
+  /// Sequence parallelism on the tensor axis (pp-compile sp=true).
+  bool sequenceParallel = false;
+  /// `--shard NAME=DIM` options, as given: parameters sharded by hand
+  /// (pp-compile shard=NAME=DIM,...).
+  std::vector<std::string> shards;
+  /// Pad the sequence to a multiple of the tensor-parallel degree and mask
+  /// the padding out of the loss (pp-compile pad-sequence=true).
+  bool padSequence = false;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
   std::string cacheDir;
 };
 
 /// Compiles the model into a package in the cache, keyed by a SHA-256 of the
-/// model's bytes and the compile options (`dims`, `inputShapes`, `freeze`,
-/// `untieSharedWeights` and `tieEqualWeights` as given),
+/// model's bytes and the compile options (the pp-compile pipeline, with the
+/// tensor-parallel options, and `dims`, `inputShapes`, `untieSharedWeights`
+/// and `tieEqualWeights` as given),
 /// unless a whole entry is there already: one whose manifest loads and
 /// whose files match their recorded digests. A damaged entry is compiled
 /// again (with a warning on stderr). Compiles of one model take turns (a

@@ -119,8 +119,9 @@ cl::opt<int> dataParallel(
 cl::list<std::string> meshOrder(
     "mesh-order", cl::CommaSeparated,
     cl::desc("The mesh's axes, outermost first; the last varies fastest over "
-             "consecutive ranks (default pp,dp)"),
-    cl::value_desc("pp,dp"), cl::cat(runCategory));
+             "consecutive ranks (default pp,dp,tp: tensor-parallel groups on "
+             "consecutive ranks)"),
+    cl::value_desc("pp,dp,tp"), cl::cat(runCategory));
 cl::opt<bool> shardOptimizer(
     "shard-optimizer",
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
@@ -290,6 +291,29 @@ cl::list<std::string> inputShapes(
              "TorchScript module, e.g. tokens=?x8xi64 (`?`: the microbatch "
              "size); repeatable"),
     cl::value_desc("NAME=DIMSxTYPE"), cl::cat(runCategory));
+cl::opt<int> tensorParallel(
+    "tp", cl::init(1),
+    cl::desc("Devices of the tensor-parallel axis inside each stage: "
+             "compiling a model, pp-compile shards its layers over T devices "
+             "(tp=T); running a package, T must be its tensor axis' size "
+             "(default 1; the job has stages x --dp x T ranks)"),
+    cl::value_desc("T"), cl::cat(runCategory));
+cl::opt<bool> sequenceParallel(
+    "sp",
+    cl::desc("When compiling a model with --tp: split LayerNorm, dropout and "
+             "residual regions along the sequence too (pp-compile sp=true)"),
+    cl::cat(runCategory));
+cl::list<std::string> shards(
+    "shard",
+    cl::desc("When compiling a model with --tp: shard the parameter NAME "
+             "along dimension DIM over the tensor axis, where no pattern "
+             "does; repeatable"),
+    cl::value_desc("NAME=DIM"), cl::cat(runCategory));
+cl::opt<bool> padSequence(
+    "pad-sequence",
+    cl::desc("When compiling a model with --tp and --sp: pad the sequence "
+             "to a multiple of T and mask the padding out of the loss"),
+    cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
     cl::desc("When compiling a model, freeze the parameters whose whole name "
@@ -459,6 +483,8 @@ std::string optionProblem() {
     return atLeastOne("microbatch-size", microbatchSize);
   if (dataParallel < 1)
     return atLeastOne("dp", dataParallel);
+  if (tensorParallel < 1)
+    return atLeastOne("tp", tensorParallel);
   for (auto [flag, value] : {std::pair{"seq-len", sequenceLength.getValue()},
                              std::pair{"eval-every", evalEvery.getValue()},
                              std::pair{"eval-batches", evalBatches.getValue()},
@@ -593,6 +619,22 @@ std::string outputProblem(const char *flag, const std::string &path) {
   if (!existed)
     ::unlink(path.c_str());
   return "";
+}
+
+/// Why --tp, given, differs from the tensor-parallel degree `package` was
+/// compiled for (its tensor axes' devices; 1 without any), or "".
+std::string tensorParallelMismatch(const Package &package) {
+  int64_t compiled = 1;
+  for (const MeshAxis &axis : package.mesh.axes())
+    if (axis.kind == AxisKind::Tensor)
+      compiled *= axis.size;
+  if (!tensorParallel.getNumOccurrences() || tensorParallel == compiled)
+    return "";
+  return "--tp " + std::to_string(tensorParallel) + " does not match the "
+         "package '" + input + "', compiled for tp " +
+         std::to_string(compiled) + " (mesh " + package.mesh.describe() +
+         "); drop --tp, or recompile with --pp-compile=\"... tp=" +
+         std::to_string(tensorParallel) + "\" or run the model file";
 }
 
 /// Why --export-onnx cannot go with `input` ("" when it can): it writes
@@ -900,7 +942,8 @@ int main(int argc, char **argv) {
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
       "         [--dim NAME=SIZE]... [--freeze REGEX] [--untie-shared-weights]\n"
-      "         [--tie-equal-weights] [--export-onnx OUT.onnx] ...\n"
+      "         [--tie-equal-weights] [--export-onnx OUT.onnx]\n"
+      "         [--tp T [--sp] [--shard NAME=DIM]... [--pad-sequence]] ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
@@ -934,7 +977,10 @@ int main(int argc, char **argv) {
                                           &freeze, std::addressof(dims),
                                           std::addressof(inputShapes),
                                           &untieSharedWeights,
-                                          &tieEqualWeights};
+                                          &tieEqualWeights,
+                                          &sequenceParallel,
+                                          std::addressof(shards),
+                                          &padSequence};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
@@ -943,7 +989,8 @@ int main(int argc, char **argv) {
                      "(--dim NAME=SIZE, --untie-shared-weights, " +
                      "--tie-equal-weights, " +
                      "--pp-compile=\"... " +
-                     "freeze=REGEX\") or run the model file");
+                     "freeze=REGEX\", likewise sp, shard and " +
+                     "pad-sequence) or run the model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;
@@ -964,6 +1011,10 @@ int main(int argc, char **argv) {
     request.freeze = freeze;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;
+    request.tensorParallel = tensorParallel;
+    request.sequenceParallel = sequenceParallel;
+    request.shards.assign(shards.begin(), shards.end());
+    request.padSequence = padSequence;
     request.cacheDir = cacheDir;
     std::string problem;
     std::optional<std::string> compiled = compileModel(request, problem);
@@ -1050,6 +1101,9 @@ int main(int argc, char **argv) {
            checkTrainingData(package, trainerOptions().data))
         WithColor::warning(errs(), "pp-run") << warning << "\n";
     }
+    if (std::string problem = tensorParallelMismatch(package);
+        !problem.empty())
+      return error(problem);
     mesh = dataParallelMesh(
         package.mesh, dataParallel,
         std::vector<std::string>(meshOrder.begin(), meshOrder.end()));
@@ -1067,7 +1121,8 @@ int main(int argc, char **argv) {
             : "";
     return error("--nproc " + Twine(count) + " does not match the job's mesh " +
                  mesh.describe() + ", whose device count is " + Twine(devices) +
-                 " (stages x --dp); run --nproc " + Twine(devices) + replicas);
+                 " (stages x --dp x tp); run --nproc " + Twine(devices) +
+                 replicas);
   }
   if (count == 1) {
     RendezvousInfo info;

@@ -284,7 +284,8 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "to 1, found 2");
   EXPECT_EQ(errorAfter([](json &m) { m["parameters"][0]["offset"] = 0; }),
             "manifest.json: parameters[0]: unknown field \"offset\" "
-            "(expected name, dtype, shape, role, stage, stages or init)");
+            "(expected name, dtype, shape, role, stage, stages, init, "
+            "global_shape or sharding)");
   // A tied parameter's holders: two or more, increasing, from its stage.
   EXPECT_EQ(
       errorAfter([](json &m) {
@@ -415,6 +416,111 @@ TEST(Package, StagesLabelsAndMeshMustAgree) {
   value["labels"]["dtype"] = "i64";
   EXPECT_EQ(loadError(value), "the labels 'labels' are i64, but a mse loss "
                               "needs f32 targets");
+}
+
+/// manifest() on a pp=2 x tp=2 mesh, the parameter "w" sharded over "tp"
+/// on dimension 1 (global [3, 8], local [3, 4]) with `blocks` blocks.
+json shardedManifest(int64_t blocks = 1) {
+  json value = manifest();
+  value["mesh"]["axes"].push_back(
+      {{"name", "tp"}, {"size", 2}, {"kind", "tensor"}});
+  value["parameters"][0]["global_shape"] = {3, 8};
+  value["parameters"][0]["sharding"] = {
+      {"axis", "tp"}, {"dim", 1}, {"blocks", blocks}};
+  return value;
+}
+
+TEST(Package, ShardedParametersHaveAGlobalShapeAndASharding) {
+  Package package = Package::load(writePackage(shardedManifest(2)));
+  EXPECT_EQ(package.mesh.describe(), "pp=2 x tp=2");
+  const ParameterInfo &w = package.parameters[0];
+  ASSERT_TRUE(w.sharding);
+  EXPECT_EQ(w.sharding->axis, "tp");
+  EXPECT_EQ(w.sharding->dim, 1);
+  EXPECT_EQ(w.sharding->blocks, 2);
+  EXPECT_EQ(w.sharding->parts, 2);
+  EXPECT_EQ(w.tensor.shape, (Shape{3, 4}));
+  EXPECT_EQ(w.globalShape(), (Shape{3, 8}));
+  // Replicated: no sharding, the global shape is the local one.
+  const ParameterInfo &c = package.parameters[1];
+  EXPECT_FALSE(c.sharding);
+  EXPECT_EQ(c.globalShape(), (Shape{4}));
+  // "blocks" defaults to 1.
+  json value = shardedManifest();
+  value["parameters"][0]["sharding"].erase("blocks");
+  EXPECT_EQ(Package::load(writePackage(value)).parameters[0].sharding->blocks,
+            1);
+}
+
+TEST(Package, ParametersBinHoldsTheGlobalTensorOfAShardedParameter) {
+  json value = shardedManifest();
+  std::string bytes(3 * 8 * sizeof(float), '\0');
+  value["files"]["parameters.bin"] = fileRecord(bytes);
+  value["parameters"][0]["init"] = "file";
+  value["parameters"][0]["offset"] = 0;
+  value["parameters"][0]["bytes"] = 3 * 4 * sizeof(float);
+  EXPECT_EQ(loadError(value), "manifest.json: parameters[0].bytes: expected "
+                              "96 (3x8 f32), found 48");
+  value["parameters"][0]["bytes"] = 3 * 8 * sizeof(float);
+  EXPECT_EQ(errorOf([&] {
+              Package::load(writePackage(value, {{"parameters.bin", bytes}}));
+            }),
+            "done");
+}
+
+TEST(Package, BadShardingsNameTheFieldAndTheRule) {
+  auto shardedError = [](const std::function<void(json &)> &change) {
+    json value = shardedManifest();
+    change(value);
+    return loadError(value);
+  };
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["sharding"]["axis"] = "pp";
+            }),
+            "manifest.json: parameters[0].sharding.axis: expected a tensor "
+            "axis of \"mesh\" (tp), found \"pp\"");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["sharding"]["axis"] = "sp";
+            }),
+            "manifest.json: parameters[0].sharding.axis: expected a tensor "
+            "axis of \"mesh\" (tp), found \"sp\"");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["parameters"][0]["global_shape"] = {3, 8};
+              m["parameters"][0]["sharding"] = {{"axis", "tp"}, {"dim", 1}};
+            }),
+            "manifest.json: parameters[0].sharding.axis: expected a tensor "
+            "axis of \"mesh\" (it has none), found \"tp\"");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["sharding"]["dim"] = 2;
+            }),
+            "manifest.json: parameters[0].sharding.dim: expected an integer "
+            "from 0 to 1, found 2");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["sharding"]["blocks"] = 3;
+            }),
+            "manifest.json: parameters[0].global_shape: expected a size of "
+            "dimension 1 that divides by 3 blocks x 2 devices of axis 'tp' "
+            "(it is 8), found an array");
+  EXPECT_EQ(shardedError([](json &m) { m["parameters"][0]["shape"] = {3, 8}; }),
+            "manifest.json: parameters[0].shape: expected 3x4 (global_shape "
+            "3x8 with dimension 1 split over the 2 devices of axis 'tp'), "
+            "found an array");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0].erase("sharding");
+            }),
+            "manifest.json: parameters[0].sharding: missing (expected a "
+            "sharding {\"axis\", \"dim\", \"blocks\"} beside "
+            "\"global_shape\")");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0].erase("global_shape");
+            }),
+            "manifest.json: parameters[0].global_shape: missing (expected an "
+            "array)");
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["sharding"]["size"] = 2;
+            }),
+            "manifest.json: parameters[0].sharding: unknown field \"size\" "
+            "(expected axis, dim or blocks)");
 }
 
 /// manifest() as a forward-only package: forward functions only, stage 1
