@@ -118,9 +118,26 @@ json describeMemoryPlan(DictionaryAttr plan) {
           {"allocations", allocations}};
 }
 
+/// The whole size of axis `axis` of a table that `gather` holds one
+/// device's piece of: the local size times the devices of its group.
+int64_t shardedAxisSize(ShardedGatherOp gather) {
+  auto data = cast<RankedTensorType>(gather.getData().getType());
+  int64_t axis = static_cast<int64_t>(gather.getAxis());
+  int64_t size = data.getDimSize(axis < 0 ? axis + data.getRank() : axis);
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(gather, gather.getMeshAttr());
+  for (Attribute name : gather.getAxes())
+    if (MeshAxisAttr meshAxis =
+            mesh ? mesh.lookupAxis(cast<StringAttr>(name).getValue())
+                 : MeshAxisAttr())
+      size *= meshAxis.getSize();
+  return size;
+}
+
 /// The bound the values of the integer input `input` must stay below: the
-/// smallest size of an axis that an nn.gather indexes with them (followed
-/// through reshapes and casts), or nullopt when no gather does.
+/// smallest size of an axis that an nn.gather (or a pp.sharded_gather, its
+/// whole table) indexes with them (followed through reshapes and casts), or
+/// nullopt when no gather does.
 std::optional<int64_t> indexBoundOf(Value input) {
   std::optional<int64_t> bound;
   SmallVector<Value> values = {input};
@@ -134,6 +151,11 @@ std::optional<int64_t> indexBoundOf(Value input) {
         auto data = cast<RankedTensorType>(gather.getData().getType());
         int64_t axis = static_cast<int64_t>(gather.getAxis());
         int64_t size = data.getDimSize(axis < 0 ? axis + data.getRank() : axis);
+        bound = std::min(bound.value_or(size), size);
+      } else if (auto sharded = dyn_cast<ShardedGatherOp>(user)) {
+        if (use.get() != sharded.getIndices())
+          continue;
+        int64_t size = shardedAxisSize(sharded);
         bound = std::min(bound.value_or(size), size);
       } else if (isa<nn::ReshapeOp, nn::CastOp>(user)) {
         values.push_back(user->getResult(0));
