@@ -573,6 +573,7 @@ struct ShardTensorParallelPass
     axes.push_back(
         MeshAxisAttr::get(&getContext(), kTensorAxis, tp, AxisKind::tensor));
     mesh.setAxesAttr(ArrayAttr::get(&getContext(), axes));
+    updateSavedBytes();
     reportParameters(final.parameterLayouts);
   }
 
@@ -802,6 +803,52 @@ private:
                << "; use a tp that divides the number of attention heads";
     }
     return success();
+  }
+
+  /// Recounts each stage's `saved_bytes` in `pp.stage_costs` (what its
+  /// backward takes from its forward per microbatch: forward results,
+  /// values received in the forward, graph inputs) at the per-device sizes,
+  /// for the runtime's activation-memory estimate.
+  void updateSavedBytes() {
+    auto costs = main->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
+    if (!costs)
+      return;
+    SmallVector<Attribute> updated(costs.begin(), costs.end());
+    for (StageOp stage : main.getBody().front().getOps<StageOp>()) {
+      int64_t index = stage.getStage();
+      if (stage.getPhase() != StagePhase::backward ||
+          index >= static_cast<int64_t>(updated.size()))
+        continue;
+      double bytes = 0;
+      llvm::DenseSet<Value> counted;
+      for (Value operand : stage.getInputs()) {
+        if (!isSavedFromForward(operand, index) ||
+            !counted.insert(operand).second)
+          continue;
+        auto type = cast<RankedTensorType>(operand.getType());
+        bytes += static_cast<double>(type.getNumElements()) *
+                 std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+      }
+      NamedAttrList entry(cast<DictionaryAttr>(updated[index]));
+      entry.set("saved_bytes", FloatAttr::get(Float64Type::get(&getContext()),
+                                              bytes));
+      updated[index] = entry.getDictionary(&getContext());
+    }
+    main->setAttr(kStageCostsAttrName, ArrayAttr::get(&getContext(), updated));
+  }
+
+  /// True when the backward of stage `index` takes `value` from its
+  /// forward (pp-outline-stages makes it a `saved` value).
+  bool isSavedFromForward(Value value, int64_t index) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return argumentRole(main, arg.getArgNumber()) == kRoleInput;
+    if (auto transfer = value.getDefiningOp<TransferOp>()) {
+      auto producer = transfer.getValues().front().getDefiningOp<StageOp>();
+      return producer && producer.getPhase() == StagePhase::forward;
+    }
+    auto producer = value.getDefiningOp<StageOp>();
+    return producer && static_cast<int64_t>(producer.getStage()) == index &&
+           producer.getPhase() == StagePhase::forward;
   }
 
   /// A remark per sharded parameter.
