@@ -5,7 +5,8 @@ GPT-NeoX-style parallel residual blocks (attention and MLP both read one
 LayerNorm of the stream and are added to it together), separate q, k and v
 projections with biases and 4 heads over d_model 64, exact (erf) GELU in
 an MLP of ratio 3, learned positions, a final LayerNorm and an LM head tied
-to the token embedding, vocabulary 96, 2 layers. Writes probe-tp.pt
+to the token embedding, vocabulary 258 (pp-data's 257 byte tokens, padded
+to an even count), 2 layers. Writes probe-tp.pt
 (torch.jit.script, so that it imports at any sequence length up to 64) and
 probe-tp.init.pt (the state dict).
 
@@ -19,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-VOCAB, D, HEADS, LAYERS, MAX_SEQ, RATIO = 96, 64, 4, 2, 64, 3
+VOCAB, D, HEADS, LAYERS, MAX_SEQ, RATIO = 258, 64, 4, 2, 64, 3
 
 
 class Block(nn.Module):
