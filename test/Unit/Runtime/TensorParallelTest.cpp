@@ -282,8 +282,13 @@ TEST(TensorParallel, DataAndTensorParallelWithAShardedOptimizerMatchTp1) {
   TrainerOptions options = trainingOptions(3);
   options.shardOptimizer = true;
   std::string one = train(1, 2, options);
+  options.metricsPath = freshDirectory("pp-tp-metrics") + "/metrics.jsonl";
   std::string two = train(2, 2, options);
   EXPECT_EQ(linesOf(two), linesOf(one));
+  // Each rank's entry names its coordinates, tp included.
+  std::string metrics = readBytes(options.metricsPath);
+  for (const char *coordinate : {"\"tp\":0}", "\"tp\":1}", "\"dp\":1,"})
+    EXPECT_NE(metrics.find(coordinate), std::string::npos) << metrics;
   EXPECT_NE(two.find("mesh pp=1 x dp=2 x tp=2 (order pp,dp,tp): "
                      "0=(pp0,dp0,tp0) 1=(pp0,dp0,tp1) 2=(pp0,dp1,tp0) "
                      "3=(pp0,dp1,tp1)"),
