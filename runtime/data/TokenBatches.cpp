@@ -43,31 +43,33 @@ public:
 
 private:
   /// Row j of `tensor` gets the tokens [n S + offset, + S) of the j-th
-  /// sample n of the microbatch, or `padding` for a padding sample.
+  /// sample n of the microbatch, or `padding` for a padding sample; the
+  /// positions past S of a padded sequence get `padding` too.
   void fill(int64_t batchStart, int64_t microbatch, int64_t offset,
             int64_t padding, pp_tensor *tensor) {
     int64_t length = config.sequenceLength;
+    int64_t padded = std::max(config.paddedLength, length);
     std::vector<int64_t> rows = samples(batchStart, microbatch);
-    if (pp_tensor_numel(tensor) != static_cast<int64_t>(rows.size()) * length)
+    if (pp_tensor_numel(tensor) != static_cast<int64_t>(rows.size()) * padded)
       throw std::runtime_error(
           "a token microbatch of " + std::to_string(rows.size()) +
-          " samples of " + std::to_string(length) + " tokens does not fill " +
+          " samples of " + std::to_string(padded) + " tokens does not fill " +
           formatShape(Shape(pp_tensor_shape(tensor),
                             pp_tensor_shape(tensor) + pp_tensor_rank(tensor))));
-    std::vector<int64_t> tokens(length);
+    std::vector<int64_t> tokens(padded, padding);
     for (size_t j = 0; j < rows.size(); ++j) {
       if (rows[j] < 0) {
-        std::fill(tokens.begin(), tokens.end(), padding);
+        std::fill(tokens.begin(), tokens.begin() + length, padding);
       } else {
         dataset.read(rows[j] * length + offset, length, tokens.data());
         elements += length;
       }
       if (pp_tensor_dtype(tensor) == PP_DTYPE_I32)
         std::copy(tokens.begin(), tokens.end(),
-                  static_cast<int32_t *>(pp_tensor_data(tensor)) + j * length);
+                  static_cast<int32_t *>(pp_tensor_data(tensor)) + j * padded);
       else
         std::copy(tokens.begin(), tokens.end(),
-                  static_cast<int64_t *>(pp_tensor_data(tensor)) + j * length);
+                  static_cast<int64_t *>(pp_tensor_data(tensor)) + j * padded);
     }
   }
 
@@ -80,7 +82,7 @@ private:
 
 TokenDataConfig tokenDataConfig(const Package &package,
                                 const std::string &inputName,
-                                int64_t sequenceLength) {
+                                int64_t sequenceLength, bool padSequence) {
   if (package.lossKind != "cross_entropy")
     throw std::runtime_error(
         "--data trains a language model with a cross_entropy loss, but the "
@@ -129,7 +131,18 @@ TokenDataConfig tokenDataConfig(const Package &package,
     throw std::runtime_error("the token input '" + input->name + "' is " +
                              formatShape(shape) +
                              "; --data feeds [microbatch, sequence] inputs");
-  if (sequenceLength != 0 && sequenceLength != shape[1])
+  if (padSequence && sequenceLength == 0)
+    throw std::runtime_error(
+        "--pad-sequence pads samples of --seq-len S tokens to the model's "
+        "sequence of " + std::to_string(shape[1]) +
+        "; give S, the data's sequence length");
+  if (padSequence && sequenceLength > shape[1])
+    throw std::runtime_error(
+        "--seq-len " + std::to_string(sequenceLength) +
+        " is longer than the model's token input '" + input->name + "' of " +
+        formatShape(shape) + ", so --pad-sequence cannot pad it; compile the "
+        "model for sequences of at least " + std::to_string(sequenceLength));
+  if (sequenceLength != 0 && sequenceLength != shape[1] && !padSequence)
     throw std::runtime_error(
         "--seq-len " + std::to_string(sequenceLength) +
         " does not match the model's token input '" + input->name + "' of " +
@@ -149,7 +162,8 @@ TokenDataConfig tokenDataConfig(const Package &package,
   TokenDataConfig config;
   config.input = input->name;
   config.inputDtype = input->dtype;
-  config.sequenceLength = shape[1];
+  config.sequenceLength = sequenceLength != 0 ? sequenceLength : shape[1];
+  config.paddedLength = shape[1];
   config.vocabulary = package.lossClasses;
   if (input->indexBound > 0)
     config.vocabulary = std::min(config.vocabulary, input->indexBound);

@@ -27,6 +27,9 @@ struct TokenDataConfig {
   pp_dtype inputDtype = PP_DTYPE_I64;
   /// S: tokens per sample.
   int64_t sequenceLength = 0;
+  /// The model's sequence: S, or more when samples are padded to it (token
+  /// 0 in the input, ignore_index in the labels, masked out of the loss).
+  int64_t paddedLength = 0;
   /// Tokens must lie below this: the smaller of the rows of the table the
   /// input indexes and the loss's class count.
   int64_t vocabulary = 0;
@@ -37,11 +40,13 @@ struct TokenDataConfig {
 /// cross_entropy loss whose labels are [microbatch, S] i64, and one
 /// integer input of the same shape (`inputName`, or the model's only
 /// integer input) and no other input. `sequenceLength` 0 takes S from the
-/// model; another value must equal it. Throws std::runtime_error naming
-/// what does not fit and how to fix it.
+/// model; another value must equal it or, with `padSequence`, be at most
+/// the model's sequence, samples then being padded to it. Throws
+/// std::runtime_error naming what does not fit and how to fix it.
 TokenDataConfig tokenDataConfig(const Package &package,
                                 const std::string &inputName,
-                                int64_t sequenceLength);
+                                int64_t sequenceLength,
+                                bool padSequence = false);
 
 /// The samples a dataset of `tokens` tokens holds at sequence length `S`:
 /// (tokens - 1) / S, 0 when it holds fewer than S + 1 tokens.

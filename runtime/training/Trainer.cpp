@@ -310,7 +310,8 @@ private:
       return;
     }
     TokenDataConfig config =
-        tokenDataConfig(package, data.inputName, data.sequenceLength);
+        tokenDataConfig(package, data.inputName, data.sequenceLength,
+                        data.padSequence);
     // Every stage runs the eval batches; a middle stage learns their count
     // from the file's header alone.
     if (!data.evalPath.empty()) {
@@ -1625,7 +1626,8 @@ std::vector<std::string> checkTrainingData(const Package &package,
   if (!data.evalPath.empty())
     checkEvaluable(package);
   TokenDataConfig config =
-      tokenDataConfig(package, data.inputName, data.sequenceLength);
+      tokenDataConfig(package, data.inputName, data.sequenceLength,
+                        data.padSequence);
   for (const std::string &path : {data.path, data.evalPath}) {
     if (path.empty())
       continue;

@@ -32,6 +32,10 @@ struct DataOptions {
   /// Tokens per sample: the model's data input takes S tokens, the labels
   /// the S that follow each by one.
   int64_t sequenceLength = 0;
+  /// Pad samples shorter than the model's sequence (compiled for a multiple
+  /// of the tensor-parallel degree, pp-run --pad-sequence) to its length:
+  /// token 0 in the input, ignore_index in the labels.
+  bool padSequence = false;
   /// The model input that takes the tokens; "" for its one integer input.
   std::string inputName;
   /// An eval token dataset; "" for no evaluation.

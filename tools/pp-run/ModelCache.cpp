@@ -65,6 +65,44 @@ static std::optional<std::string> quotedOptionValue(llvm::StringRef flag,
   return std::nullopt;
 }
 
+/// `size` rounded up to a multiple of `multiple`.
+static int64_t roundUp(int64_t size, int64_t multiple) {
+  return (size + multiple - 1) / multiple * multiple;
+}
+
+/// --pad-sequence: the sizes that give the model a sequence the tensor
+/// axis divides. Dimension 1 of each --input-shape NAME=TYPE (TorchScript:
+/// [batch, sequence, ...]) and each --dim NAME=SIZE (a symbolic ONNX
+/// dimension) that `devices` does not divide are rounded up to a multiple
+/// of it; other entries stay as given.
+static void padSequenceSizes(int64_t devices, std::vector<std::string> &dims,
+                             std::vector<std::string> &inputShapes) {
+  auto padded = [&](llvm::StringRef size) -> std::optional<std::string> {
+    int64_t value = 0;
+    if (size.getAsInteger(10, value) || value < 1 || value % devices == 0)
+      return std::nullopt;
+    return std::to_string(roundUp(value, devices));
+  };
+  for (std::string &dim : dims) {
+    auto [name, size] = llvm::StringRef(dim).rsplit('=');
+    if (std::optional<std::string> bigger = padded(size))
+      dim = (name + "=" + *bigger).str();
+  }
+  for (std::string &shape : inputShapes) {
+    auto [name, type] = llvm::StringRef(shape).split('=');
+    llvm::SmallVector<llvm::StringRef> sizes;
+    type.split(sizes, 'x');
+    if (sizes.size() < 3)
+      continue;
+    if (std::optional<std::string> bigger = padded(sizes[1])) {
+      std::string rewritten = (name + "=" + sizes[0]).str();
+      for (size_t i = 1; i < sizes.size(); ++i)
+        rewritten += "x" + (i == 1 ? *bigger : sizes[i].str());
+      shape = rewritten;
+    }
+  }
+}
+
 /// Why `request`'s tensor-parallel options (--tp, --sp, --shard,
 /// --pad-sequence) cannot be compiled, or "".
 static std::string tensorParallelProblem(const ModelCompileRequest &request) {
@@ -235,19 +273,23 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   problem = tensorParallelProblem(request);
   if (!problem.empty())
     return std::nullopt;
+  std::vector<std::string> dims = request.dims;
+  std::vector<std::string> inputShapes = request.inputShapes;
+  if (request.padSequence)
+    padSequenceSizes(request.tensorParallel, dims, inputShapes);
   pp::onnx_frontend::ImportOptions options;
   options.batchSize = request.symbolicBatchSize ? request.symbolicBatchSize
                                                 : request.microbatchSize;
   options.untieSharedWeights = request.untieSharedWeights;
   options.tieEqualWeights = request.tieEqualWeights;
-  for (const std::string &dim : request.dims) {
+  for (const std::string &dim : dims) {
     problem = pp::onnx_frontend::addDimSize(dim, options.dimSizes);
     if (!problem.empty())
       return std::nullopt;
   }
   pp::torchscript_frontend::ImportOptions torchOptions;
   torchOptions.batchSize = options.batchSize;
-  for (const std::string &type : request.inputShapes) {
+  for (const std::string &type : inputShapes) {
     problem = pp::torchscript_frontend::addInputType(type,
                                                      torchOptions.inputTypes);
     if (!problem.empty())
@@ -280,8 +322,6 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     pipeline += " sp=true";
   if (!request.shards.empty())
     pipeline += " shard=" + llvm::join(request.shards, ",");
-  if (request.padSequence)
-    pipeline += " pad-sequence=true";
   if (!request.freeze.empty()) {
     std::optional<std::string> freeze =
         quotedOptionValue("--freeze", request.freeze, problem);
@@ -296,9 +336,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   llvm::SHA256 hash;
   hash.update((*file)->getBuffer());
   hash.update(pipeline);
-  for (const std::string &dim : request.dims)
+  for (const std::string &dim : dims)
     hash.update(std::string("\0--dim=", 7) + dim);
-  for (const std::string &type : request.inputShapes)
+  for (const std::string &type : inputShapes)
     hash.update(std::string("\0--input-shape=", 15) + type);
   if (request.untieSharedWeights)
     hash.update(std::string("\0--untie-shared-weights", 23));

@@ -46,8 +46,10 @@ struct ModelCompileRequest {
   /// `--shard NAME=DIM` options, as given: parameters sharded by hand
   /// (pp-compile shard=NAME=DIM,...).
   std::vector<std::string> shards;
-  /// Pad the sequence to a multiple of the tensor-parallel degree and mask
-  /// the padding out of the loss (pp-compile pad-sequence=true).
+  /// Compile for a sequence padded to a multiple of the tensor-parallel
+  /// degree: dimension 1 of each `inputShapes` entry and each `dims` size
+  /// that the degree does not divide is rounded up (the runtime pads the
+  /// data and masks the padding out of the loss).
   bool padSequence = false;
   /// "" for $PP_CACHE_DIR, else ~/.cache/pp.
   std::string cacheDir;

@@ -311,8 +311,11 @@ cl::list<std::string> shards(
     cl::value_desc("NAME=DIM"), cl::cat(runCategory));
 cl::opt<bool> padSequence(
     "pad-sequence",
-    cl::desc("When compiling a model with --tp and --sp: pad the sequence "
-             "to a multiple of T and mask the padding out of the loss"),
+    cl::desc("Pad token samples of --seq-len S to the model's sequence and "
+             "mask the padding out of the loss; when compiling a model with "
+             "--tp T, compile it for S rounded up to a multiple of T "
+             "(dimension 1 of --input-shape, or a --dim that T does not "
+             "divide)"),
     cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
@@ -428,6 +431,7 @@ TrainerOptions trainerOptions() {
     options.data.path = data;
     options.data.tokenWidth = tokenWidth;
     options.data.sequenceLength = sequenceLength;
+    options.data.padSequence = padSequence;
     options.data.inputName = dataInput;
     options.data.evalPath = evalData;
     options.data.evalEvery = evalEvery;
@@ -508,7 +512,8 @@ std::string optionProblem() {
   if (data == "synthetic") {
     const cl::Option *tokenOptions[] = {&sequenceLength, &tokenWidth,
                                         &dataInput,      &evalData,
-                                        &evalEvery,      &evalBatches};
+                                        &evalEvery,      &evalBatches,
+                                        &padSequence};
     for (const cl::Option *option : tokenOptions)
       if (option->getNumOccurrences())
         return "--" + option->ArgStr.str() +
@@ -891,6 +896,8 @@ std::vector<std::string> rankArguments(const std::string &program,
     add("data", absolute(data));
     add("token-width", std::to_string(tokenWidth));
     add("seq-len", std::to_string(sequenceLength));
+    if (padSequence)
+      args.push_back("--pad-sequence");
     if (!dataInput.empty())
       add("data-input", dataInput);
     if (!evalData.empty()) {
@@ -979,8 +986,7 @@ int main(int argc, char **argv) {
                                           &untieSharedWeights,
                                           &tieEqualWeights,
                                           &sequenceParallel,
-                                          std::addressof(shards),
-                                          &padSequence};
+                                          std::addressof(shards)};
     for (const cl::Option *option : compileOptions)
       if (option->getNumOccurrences())
         return error("--" + option->ArgStr +
@@ -989,8 +995,8 @@ int main(int argc, char **argv) {
                      "(--dim NAME=SIZE, --untie-shared-weights, " +
                      "--tie-equal-weights, " +
                      "--pp-compile=\"... " +
-                     "freeze=REGEX\", likewise sp, shard and " +
-                     "pad-sequence) or run the model file");
+                     "freeze=REGEX\", likewise sp and shard) or run the " +
+                     "model file");
   } else {
     ModelCompileRequest request;
     request.modelPath = input;

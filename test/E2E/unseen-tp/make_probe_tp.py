@@ -7,7 +7,7 @@ projections with biases and 4 heads over d_model 64, exact (erf) GELU in
 an MLP of ratio 3, learned positions, a final LayerNorm and an LM head tied
 to the token embedding, vocabulary 258 (pp-data's 257 byte tokens, padded
 to an even count), 2 layers. Writes probe-tp.pt
-(torch.jit.script, so that it imports at any sequence length up to 64) and
+(torch.jit.script, so that it imports at any sequence length up to 256) and
 probe-tp.init.pt (the state dict).
 
     /usr/bin/python3 make_probe_tp.py OUTDIR
@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-VOCAB, D, HEADS, LAYERS, MAX_SEQ, RATIO = 258, 64, 4, 2, 64, 3
+VOCAB, D, HEADS, LAYERS, MAX_SEQ, RATIO = 258, 64, 4, 2, 256, 3
 
 
 class Block(nn.Module):
