@@ -599,9 +599,10 @@ private:
              << tp.getValue() << " devices, but input '"
              << argumentName(main, arg.getArgNumber())
              << "' has sequence length " << length << " (dimension 1), which "
-             << tp.getValue() << " does not divide; pad the sequence to " << padded
-             << " with pp-run --pad-sequence (pad-sequence=true), or use a "
-                "tp that divides "
+             << tp.getValue() << " does not divide; pad the sequence to "
+             << padded
+             << " with pp-run --pad-sequence (or compile for a padded length "
+                "and pad the data), or use a tp that divides "
              << length << ", or drop sp";
     }
     return success();

@@ -2,7 +2,7 @@
 
 // Sequence parallelism cannot split a sequence of 3 over 2 devices: refused
 // at compile time, naming the fix, instead of hanging at run time.
-// expected-error @+1 {{pp-shard-tensor-parallel: sequence parallelism (sp=true) splits the sequence over tp = 2 devices, but input 'tokens' has sequence length 3 (dimension 1), which 2 does not divide; pad the sequence to 4 with pp-run --pad-sequence (pad-sequence=true), or use a tp that divides 3, or drop sp}}
+// expected-error @+1 {{pp-shard-tensor-parallel: sequence parallelism (sp=true) splits the sequence over tp = 2 devices, but input 'tokens' has sequence length 3 (dimension 1), which 2 does not divide; pad the sequence to 4 with pp-run --pad-sequence (or compile for a padded length and pad the data), or use a tp that divides 3, or drop sp}}
 func.func @main(%tokens: tensor<2x3xi64> {pp.name = "tokens", pp.role = "input"},
                 %tok: tensor<6x8xf32> {pp.name = "tok.weight", pp.role = "parameter"},
                 %t: tensor<2x3x8xf32> {pp.name = "labels", pp.role = "label"})
