@@ -341,10 +341,13 @@ private:
   /// Why the runtime's kernels cannot compute `op` on its element types; ""
   /// when they can. An nn op's traits say what its kernels take
   /// (nn::kernelElementTypeProblem); the collective kernels compute f32
-  /// values and take integer indices and labels.
+  /// values and take integer indices and labels, and those that only move
+  /// elements (all-gather, shard slice) move any type's.
   static std::string kernelElementTypeProblem(Operation *op) {
     if (!op->hasTrait<CollectiveKernel>())
       return nn::kernelElementTypeProblem(op);
+    if (isa<AllGatherOp, ShardSliceOp>(op))
+      return "";
     auto isF32 = [](Type type) { return getElementTypeOrSelf(type).isF32(); };
     auto isF32OrIndex = [&](Type type) {
       return isF32(type) || getElementTypeOrSelf(type).isInteger();

@@ -321,23 +321,26 @@ private:
   }
 
   /// What converting operand `i` from its layout to `to` costs: the bytes
-  /// it moves (slicing a replicated tensor moves none), four times over for
-  /// a parameter, whose shards should stay shards.
-  int64_t conversionCost(unsigned i, Layout to) const {
+  /// it moves (slicing a replicated tensor moves none), counted apart for
+  /// a parameter, whose shards should stay shards: gathering a weight every
+  /// step costs more than moving any activation.
+  std::pair<int64_t, int64_t> conversionCost(unsigned i, Layout to) const {
     if (current[i] == to || current[i].isReplicated())
-      return 0;
+      return {0, 0};
     bool parameter =
         i < context.operandIsParameter.size() && context.operandIsParameter[i];
-    return bytesOf(operandType(i)) * (parameter ? 4 : 1);
+    int64_t bytes = bytesOf(operandType(i));
+    return parameter ? std::pair<int64_t, int64_t>{bytes, 0}
+                     : std::pair<int64_t, int64_t>{0, bytes};
   }
 
   /// Matmuls: a sharded batch dimension stays sharded; M or N sharding
   /// gives a sharded result; K sharded on both sides gives a pending sum; a
   /// pending sum times a replicated operand stays one. Among the plans that
   /// keep the lhs's or the rhs's sharding, keep a pending sum or replicate
-  /// both, the one that moves the fewest bytes (counting the all-reduce a
-  /// pending result will need) wins; on a tie, the earlier (shardings
-  /// first: a weight stays split).
+  /// both, the one that gathers the fewest parameter bytes, then moves the
+  /// fewest other bytes (counting the all-reduce a pending result will
+  /// need), wins; on a tie, the earlier (shardings first).
   ShardingPlan planMatmul(nn::MatmulOp matmul) const {
     SmallVector<ShardingPlan> candidates;
     for (unsigned which = 0; which < 2; ++which)
@@ -355,17 +358,20 @@ private:
     }
     candidates.push_back(replicated());
     const ShardingPlan *best = nullptr;
-    int64_t bestBytes = 0;
+    std::pair<int64_t, int64_t> bestCost;
     for (const ShardingPlan &plan : candidates) {
       bool fitsAll = true;
-      int64_t bytes = plan.results[0].isPartial() ? bytesOf(resultType(0)) : 0;
+      std::pair<int64_t, int64_t> cost = {
+          0, plan.results[0].isPartial() ? bytesOf(resultType(0)) : 0};
       for (unsigned i = 0; i < 2; ++i) {
         fitsAll &= fits(operandType(i), plan.operands[i]);
-        bytes += conversionCost(i, plan.operands[i]);
+        auto [parameterBytes, bytes] = conversionCost(i, plan.operands[i]);
+        cost.first += parameterBytes;
+        cost.second += bytes;
       }
-      if (fitsAll && (!best || bytes < bestBytes)) {
+      if (fitsAll && (!best || cost < bestCost)) {
         best = &plan;
-        bestBytes = bytes;
+        bestCost = cost;
       }
     }
     return *best;
@@ -397,28 +403,34 @@ private:
   }
 
   ShardingPlan planTranspose(nn::TransposeOp transpose) const {
-    return planUnary([&](Layout layout) -> std::optional<Layout> {
-      ArrayRef<int64_t> permutation = transpose.getPermutation();
-      auto *at = llvm::find(permutation, layout.dim);
-      return Layout::sharded(at - permutation.begin(), layout.blocks);
-    });
+    return planUnary(
+        [&](Layout layout) -> std::optional<Layout> {
+          ArrayRef<int64_t> permutation = transpose.getPermutation();
+          auto *at = llvm::find(permutation, layout.dim);
+          return Layout::sharded(at - permutation.begin(), layout.blocks);
+        },
+        /*linear=*/false);
   }
 
   ShardingPlan planReshape(nn::ReshapeOp) const {
-    return planUnary([&](Layout layout) {
-      return reshapeLayout(operandType(0).getShape(), resultType(0).getShape(),
-                           layout, devices());
-    });
+    return planUnary(
+        [&](Layout layout) {
+          return reshapeLayout(operandType(0).getShape(),
+                               resultType(0).getShape(), layout, devices());
+        },
+        /*linear=*/false);
   }
 
   ShardingPlan planBroadcastTo(nn::BroadcastToOp) const {
     int64_t added = resultType(0).getRank() - operandType(0).getRank();
-    return planUnary([&](Layout layout) -> std::optional<Layout> {
-      if (operandType(0).getDimSize(layout.dim) !=
-          resultType(0).getDimSize(layout.dim + added))
-        return std::nullopt;
-      return Layout::sharded(layout.dim + added, layout.blocks);
-    });
+    return planUnary(
+        [&](Layout layout) -> std::optional<Layout> {
+          if (operandType(0).getDimSize(layout.dim) !=
+              resultType(0).getDimSize(layout.dim + added))
+            return std::nullopt;
+          return Layout::sharded(layout.dim + added, layout.blocks);
+        },
+        /*linear=*/false);
   }
 
   /// sum_to sums the leading dimensions and those the result keeps with
@@ -521,13 +533,25 @@ private:
     return starts[dim] == 0 && limits[dim] == size && strides[dim] == 1;
   }
 
+  /// slice: a dimension taken whole keeps its sharding; along the sharded
+  /// dimension, a slice of whole blocks (the q, k or v part of a fused
+  /// projection) keeps those blocks.
   ShardingPlan planSlice(nn::SliceOp slice) const {
-    return planUnary([&](Layout layout) -> std::optional<Layout> {
-      if (!keepsWhole(slice.getStarts(), slice.getLimits(), slice.getStrides(),
-                      operandType(0).getDimSize(layout.dim), layout.dim))
-        return std::nullopt;
-      return layout;
-    });
+    return planUnary(
+        [&](Layout layout) -> std::optional<Layout> {
+          int64_t dim = layout.dim;
+          int64_t size = operandType(0).getDimSize(dim);
+          int64_t start = slice.getStarts()[dim], limit = slice.getLimits()[dim];
+          if (keepsWhole(slice.getStarts(), slice.getLimits(),
+                         slice.getStrides(), size, dim))
+            return layout;
+          int64_t block = size / layout.blocks;
+          if (slice.getStrides()[dim] != 1 || start % block != 0 ||
+              limit % block != 0)
+            return std::nullopt;
+          return Layout::sharded(dim, (limit - start) / block);
+        },
+        /*linear=*/false);
   }
 
   /// slice_grad places the gradient of a slice in zeros: along a whole

@@ -226,3 +226,23 @@ func.func @main(%w: tensor<4x8xf32> {pp.name = "w", pp.role = "parameter"})
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// slice of whole blocks along the sharded dimension (a q, k or v part of a
+// fused projection) keeps those blocks; a slice across blocks needs the
+// dimension whole.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[C:.*]] = nn.concat {{.*}} blocks = [2, 1]
+// CHECK: nn.slice %[[C]] starts = [2, 0] limits = [4, 8] strides = [1, 1] {pp.sharding = [#pp.sharding<{{\[\[}}"tp"], []]>]} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+func.func @main(%w: tensor<4x8xf32> {pp.name = "w", pp.role = "parameter"})
+    -> (tensor<4x8xf32> {pp.name = "y", pp.role = "output"}) {
+  %0 = pp.stage @pipeline stage 0 ins(%w) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%p: tensor<4x8xf32>):
+    %c = nn.concat %p, %p axis = 0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    %r = nn.slice %c starts = [4, 0] limits = [8, 8] strides = [1, 1] : (tensor<8x8xf32>) -> tensor<4x8xf32>
+    pp.yield %r : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
