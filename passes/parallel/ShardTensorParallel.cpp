@@ -17,6 +17,9 @@
 #include "passes/ProgramUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "pp-shard-tensor-parallel"
 
 namespace pp {
 #define GEN_PASS_DEF_SHARDTENSORPARALLEL
@@ -743,13 +746,14 @@ private:
     Propagation propagation(main, devices, /*sequenceParallel=*/false, seeds,
                             /*rewrite=*/false);
     (void)propagation.run();
-    if (getenv("PP_TP_DEBUG")) {
-      llvm::errs() << "trial devices=" << devices << " seeds:";
-      for (auto [i, l] : seeds)
-        llvm::errs() << " " << argumentName(main, i) << "=" << l.describe();
-      llvm::errs() << " -> gathers " << propagation.gathers << " first "
+    LLVM_DEBUG({
+      llvm::dbgs() << "trial on " << devices << " devices, seeds:";
+      for (auto [index, layout] : seeds)
+        llvm::dbgs() << " " << argumentName(main, index) << "="
+                     << layout.describe();
+      llvm::dbgs() << ": " << propagation.gathers << " all-gathers "
                    << propagation.firstGather << "\n";
-    }
+    });
     return propagation;
   }
 
