@@ -80,7 +80,7 @@ def print_model(model):
         config = configs[key]
         if "failed" in config:
             print(f"{label:<12}  " + "\n              ".join(textwrap.wrap(
-                f"does not compile: {config['failed']}", 82)))
+                f"does not compile: {config['failed']}", 82, break_long_words=False)))
             continue
         print(f"{label:<12}{ms(config['step']):>22}{config['step'][0] / one:>10.2f}  "
               + ("\n" + " " * 46).join(textwrap.wrap(config["communication"], 50)))
