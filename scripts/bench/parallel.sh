@@ -18,9 +18,20 @@ bench_parallel() {
   # The configurations: NAME|CACHE|RANKS|MICROBATCHES|the pp-run options
   # compiling the package into CACHE (dp 2 runs the 1-rank one)|those
   # running it.
+  # With a choice of tp collectives, tp runs over shared memory, and over
+  # Gloo once more.
+  local tp_run="" tp_gloo=()
+  if [[ "$("$build/bin/pp-run" --help)" == *"--tp-collectives"* ]]; then
+    tp_run="--tp-collectives shm"
+    tp_gloo=("tp2-gloo|tp2|2|8|--stages 1 --tp 2|--tp-collectives gloo")
+    echo "shared memory (--tp-collectives shm; tp 2, Gloo: --tp-collectives gloo)"
+  else
+    echo "Gloo (this pp-run has no --tp-collectives)"
+  fi > "$runs/tp-collectives"
   local configs=("1-rank|s1|1|8|--stages 1|"
-                 "tp2|tp2|2|8|--stages 1 --tp 2|"
-                 "tp2-sp|tp2-sp|2|8|--stages 1 --tp 2 --sp|"
+                 "tp2|tp2|2|8|--stages 1 --tp 2|$tp_run"
+                 "${tp_gloo[@]}"
+                 "tp2-sp|tp2-sp|2|8|--stages 1 --tp 2 --sp|$tp_run"
                  "pp2|s2|2|8|--stages 2|"
                  "dp2|s1|2|4|--stages 1|--dp 2")
   local line config cache ranks microbatches compile run

@@ -12,8 +12,10 @@ from bench_results import (commit, load_averages, machine, ms, peak_rss_kb,
                            pp_step_seconds, read_json, summary)
 
 LABELS = {"gpt": "gpt.traced.pt", "byte-gpt": "byte-gpt-v258.traced.pt"}
-CONFIGS = [("1-rank", "1 rank"), ("tp2", "tp 2"), ("tp2-sp", "tp 2, sp"),
-           ("pp2", "pp 2, 1F1B"), ("dp2", "dp 2")]
+# The configurations parallel.sh may run (tp2-gloo with a choice of tp
+# collectives only).
+CONFIGS = [("1-rank", "1 rank"), ("tp2", "tp 2"), ("tp2-gloo", "tp 2, Gloo"),
+           ("tp2-sp", "tp 2, sp"), ("pp2", "pp 2, 1F1B"), ("dp2", "dp 2")]
 # The profile's op kinds that talk to other ranks: tensor parallelism's
 # collectives (the sharded ones reduce over the group inside) and the
 # pipeline's messages.
@@ -54,6 +56,8 @@ def measure(out, name, repeats):
             with open(f"{base}/{key}.failed") as f:
                 result["configs"][key] = {"failed": f.read().strip()}
             continue
+        if not os.path.exists(f"{base}/{key}-r1.jsonl"):
+            continue  # not run here
         runs = [f"{base}/{key}-r{r}" for r in range(1, repeats + 1)]
         ranks = ranks_line(f"{runs[0]}.jsonl")
         result["configs"][key] = {
@@ -77,18 +81,20 @@ def print_model(model):
     print(f"{'run':<12}{'ms/step':>22}{'vs 1 rank':>10}  rank 0's communication, "
           "ms/step (calls/step)")
     for key, label in CONFIGS:
-        config = configs[key]
+        config = configs.get(key, {})
         if "failed" in config:
             print(f"{label:<12}  " + "\n              ".join(textwrap.wrap(
                 f"does not compile: {config['failed']}", 82, break_long_words=False)))
+            continue
+        if "step" not in config:
             continue
         print(f"{label:<12}{ms(config['step']):>22}{config['step'][0] / one:>10.2f}  "
               + ("\n" + " " * 46).join(textwrap.wrap(config["communication"], 50)))
     print(f"\n{'per rank':<12}{'parameters KB':>16}{'optimizer KB':>16}"
           f"{'activations KB':>18}{'peak RSS MB':>14}")
     for key, label in CONFIGS:
-        config = configs[key]
-        if "failed" in config:
+        config = configs.get(key, {})
+        if "step" not in config:
             continue
         memory = config["memory"]
         print(f"{label:<12}"
@@ -100,10 +106,13 @@ def print_model(model):
 def main():
     out, repeats, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     load = load_averages(out)
+    with open(f"{out}/tp-collectives") as f:
+        collectives = f.read().strip()
     print("\n" + textwrap.fill(
         f"pp {commit()}, {machine()}, load average before {load[0]}, after {load[1]}. "
         f"2 ranks (1 for the reference), --threads 1 and OPENBLAS_NUM_THREADS=1 each, "
         f"AdamW, the same global batch: microbatch 16 x 8 (dp 2: 16 x 4 per replica). "
+        f"tp collectives: {collectives}. "
         f"Step: median over steps 2..N of a run, then median [min-max] over {repeats} "
         f"alternating runs. Communication: rank 0's --profile of one more run, over "
         f"all its steps. Per rank: rank 0 / rank 1 (the metrics' ranks line; "
