@@ -42,7 +42,8 @@ bench_parallel() {
         # 257 tokens do not split over tp 2: the same GPT with 258.
         model="$out/byte-gpt-v258.traced.pt" inputs="tokens=?x32xi64" steps=8
         [ -f "$model" ] ||
-          /usr/bin/python3 "$root/test/models/make_byte_gpt.py" "$out" --vocab 258 2> /dev/null ;;
+          /usr/bin/python3 "$root/test/models/make_byte_gpt.py" "$out" --vocab 258 \
+            > "$out/make-byte-gpt.log" 2>&1 || { cat "$out/make-byte-gpt.log" >&2; exit 1; } ;;
       *) echo "bench.sh: unknown model '$name' in PP_BENCH_PARALLEL_MODELS; use gpt or byte-gpt" >&2
          exit 2 ;;
     esac
