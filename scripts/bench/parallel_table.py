@@ -22,8 +22,10 @@ CONFIGS = [("1-rank", "1 rank"), ("tp2", "tp 2"), ("tp2-gloo", "tp 2, Gloo"),
 COMMUNICATION = ["all_reduce", "all_gather", "reduce_scatter", "sharded_gather",
                  "sharded_gather_grad", "sharded_cross_entropy",
                  "sharded_cross_entropy_grad", "send", "recv"]
-MEMORY = [("parameter_bytes", "parameters"), ("optimizer_state_bytes", "optimizer"),
-          ("activation_bytes", "activations")]
+# The metrics' per-rank memory fields, their columns and the columns' widths.
+MEMORY = [("parameter_bytes", "parameters KB", 16),
+          ("optimizer_state_bytes", "optimizer KB", 16),
+          ("activation_bytes", "activations KB", 18)]
 
 
 def ranks_line(path):
@@ -49,8 +51,7 @@ def measure(out, name, repeats):
     base = f"{out}/{name}"
     config = read_json(f"{base}/config.json")
     rows = int(config["microbatch_size"]) * 8
-    result = {"label": LABELS[name], "rows": rows, "batch": config["microbatch_size"],
-              "configs": {}}
+    result = {"label": LABELS[name], "rows": rows, "configs": {}}
     for key, _ in CONFIGS:
         if os.path.exists(f"{base}/{key}.failed"):
             with open(f"{base}/{key}.failed") as f:
@@ -62,7 +63,7 @@ def measure(out, name, repeats):
         ranks = ranks_line(f"{runs[0]}.jsonl")
         result["configs"][key] = {
             "step": summary([pp_step_seconds(f"{run}.jsonl", rows) for run in runs]),
-            "memory": {field: [rank[field] for rank in ranks] for field, _ in MEMORY},
+            "memory": {field: [rank[field] for rank in ranks] for field, _, _ in MEMORY},
             "rss": [max(peak_rss_kb(f"{run}.rank{k}.rss") for run in runs)
                     for k in range(len(ranks))],
             "communication": communication(read_json(f"{base}/{key}-profile.json")),
@@ -90,8 +91,9 @@ def print_model(model):
             continue
         print(f"{label:<12}{ms(config['step']):>22}{config['step'][0] / one:>10.2f}  "
               + ("\n" + " " * 46).join(textwrap.wrap(config["communication"], 50)))
-    print(f"\n{'per rank':<12}{'parameters KB':>16}{'optimizer KB':>16}"
-          f"{'activations KB':>18}{'peak RSS MB':>14}")
+    print(f"\n{'per rank':<12}"
+          + "".join(f"{column:>{width}}" for _, column, width in MEMORY)
+          + f"{'peak RSS MB':>14}")
     for key, label in CONFIGS:
         config = configs.get(key, {})
         if "step" not in config:
@@ -99,7 +101,7 @@ def print_model(model):
         memory = config["memory"]
         print(f"{label:<12}"
               + "".join(f"{per_rank(memory[field], 1024, 1):>{width}}"
-                        for (field, _), width in zip(MEMORY, (16, 16, 18)))
+                        for field, _, width in MEMORY)
               + f"{per_rank(config['rss'], 1024, 0):>14}")
 
 
