@@ -25,7 +25,15 @@
 #   install torch numpy onnx when missing, about 5 GB); PP_BENCH_PEER_MODELS
 #   (default "mlp gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose
 #   what runs.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers]
+# parallel (--parallel): tensor, pipeline and data parallelism on 2 CPU
+#   ranks, one thread each, against 1 rank at the same global batch, on the
+#   bundled GPT and the byte-level GPT (its vocabulary padded to 258 so that
+#   tp 2 splits it): tp 2, tp 2 with --sp, pp 2 (1F1B) and dp 2, runs
+#   alternating; step times, each rank's parameter, optimizer state and
+#   activation bytes (the metrics' `ranks` line) and peak RSS, and rank 0's
+#   communication per step (--profile). PP_BENCH_PARALLEL_MODELS (default
+#   "gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose what runs.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -35,11 +43,11 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers) section="$arg" ;;
-    --peers) section=peers ;;
+    mlp|torchscript|all|peers|parallel) section="$arg" ;;
+    --peers|--parallel) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
-           "torchscript, all or --peers" >&2
+           "torchscript, all, --peers or --parallel" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -152,5 +160,6 @@ case "$section" in
   mlp) bench_mlp ;;
   torchscript) bench_torchscript ;;
   all) bench_mlp; bench_torchscript ;;
-  peers) . "$root/scripts/bench/peers.sh"; bench_peers ;;
+  peers) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/peers.sh"; bench_peers ;;
+  parallel) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/parallel.sh"; bench_parallel ;;
 esac

@@ -886,13 +886,18 @@ private:
 
   /// Writes (rank 0) the metrics' `ranks` line: per rank, how many tokens
   /// or elements it read from the data (a first stage its inputs, a last
-  /// stage its labels, a middle stage none), its optimizer state and its
-  /// activation memory (ActivationMemory.h).
+  /// stage its labels, a middle stage none), the bytes of the parameters it
+  /// holds (its shards of sharded ones; frozen and constant included), its
+  /// optimizer state and its activation memory (ActivationMemory.h).
   void reportRankFacts() {
+    size_t parameterBytes = 0;
+    for (const auto &[name, tensor] : parameters)
+      parameterBytes += pp_tensor_nbytes(tensor.get());
     StageMemory memory =
         stageMemory(package, stage, options.schedule, options.microbatches);
     const std::vector<std::string> fields = {
         "elements_read",
+        "parameter_bytes",
         "optimizer_state_bytes",
         "saved_bytes_per_microbatch",
         "estimated_saved_bytes_per_microbatch",
@@ -903,6 +908,7 @@ private:
     std::vector<double> mine = {
         static_cast<double>((source ? source->elementsRead() : 0) +
                             (evalSource ? evalSource->elementsRead() : 0)),
+        static_cast<double>(parameterBytes),
         static_cast<double>(update->stateBytes()),
         static_cast<double>(memory.savedBytesPerMicrobatch),
         memory.estimatedSavedBytes.value_or(-1),

@@ -1,6 +1,6 @@
-# The peers section of scripts/bench.sh (sourced; it sets root, build, out
-# and width): pp against PyTorch 2.x, one thread per rank. See bench.sh's
-# header and docs/development.md, Benchmarks.
+# The peers section of scripts/bench.sh (sourced after ranks.sh; it sets
+# root, build, out and width): pp against PyTorch 2.x, one thread per rank.
+# See bench.sh's header and docs/development.md, Benchmarks.
 
 # The Python of a virtual environment with PyTorch 2.x and onnx, made when
 # missing (PyTorch 2.x is a benchmark-only dependency). Run in $(...),
@@ -21,49 +21,6 @@ if int(torch.__version__.split(".")[0]) < 2:
     sys.exit(f"bench.sh: {sys.prefix} has PyTorch {torch.__version__}; the peers need 2.x: "
              "set PP_BENCH_VENV to another virtual environment, or remove this one")' >&2 || exit 1
   echo "$venv/bin/python"
-}
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Waits for the rank processes given; on a failure prints the logs given
-# after `--` and exits.
-wait_ranks() {
-  local pids=() failed=0 pid
-  while [ "$1" != -- ]; do pids+=("$1"); shift; done
-  shift
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-  if [ "$failed" = 1 ]; then
-    echo "bench.sh: a rank failed; its logs:" >&2
-    tail -n 20 "$@" >&2
-    exit 1
-  fi
-}
-
-# run_pp DIR STAGES SCHEDULE TAG STEPS [pp-run options]: one pp job on the
-# package compiled into DIR/cache-sSTAGES, its ranks started by hand so that
-# /usr/bin/time gives each one's peak RSS (TAG.rankR.rss, in KB); rank 0
-# writes TAG.jsonl.
-run_pp() {
-  local dir="$1" stages="$2" schedule="$3" tag="$4" steps="$5"
-  shift 5
-  local package
-  package=$(dirname "$(find "$dir/cache-s$stages" -mindepth 2 -maxdepth 2 -name manifest.json)")
-  local port secret rank pids=() logs=()
-  port=$(free_port)
-  secret=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
-  for rank in $(seq $((stages - 1)) -1 0); do
-    PP_JOB_SECRET=$secret RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$stages \
-      LOCAL_WORLD_SIZE=$stages MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 \
-      timeout "$peer_timeout" /usr/bin/time -f %M -o "$dir/$tag.rank$rank.rss" \
-      "$build/bin/pp-run" "$package" "${pp_threads[@]}" --schedule "$schedule" \
-      --microbatches "$microbatches" --steps "$steps" --seed 1 --optimizer adamw \
-      --lr 0.001 --metrics "$dir/$tag.jsonl" "$@" > "$dir/$tag.rank$rank.log" 2>&1 &
-    pids+=($!) logs+=("$dir/$tag.rank$rank.log")
-  done
-  wait_ranks "${pids[@]}" -- "${logs[@]}"
 }
 
 # run_peer DIR STAGES SCHEDULE TAG: PyTorch eager (1 stage) or a
@@ -147,13 +104,13 @@ bench_peers() {
     done
     # pp's matmul seconds per step: the difference of two profiled runs, so
     # that the first step's warm-up drops out.
-    run_pp "$dir" 1 1f1b profile-first 1 --profile "$dir/profile-first.json"
-    run_pp "$dir" 1 1f1b profile-all "$steps" --profile "$dir/profile-all.json"
+    run_pp "$dir" cache-s1 1 1f1b profile-first 1 --profile "$dir/profile-first.json"
+    run_pp "$dir" cache-s1 1 1f1b profile-all "$steps" --profile "$dir/profile-all.json"
     for r in $(seq "$repeats"); do
-      run_pp "$dir" 1 1f1b "pp-s1-r$r" "$steps"
+      run_pp "$dir" cache-s1 1 1f1b "pp-s1-r$r" "$steps"
       run_peer "$dir" 1 eager "peer-s1-r$r"
       for schedule in 1f1b gpipe; do
-        run_pp "$dir" 2 "$schedule" "pp-s2-$schedule-r$r" "$steps"
+        run_pp "$dir" cache-s2 2 "$schedule" "pp-s2-$schedule-r$r" "$steps"
         run_peer "$dir" 2 "$schedule" "peer-s2-$schedule-r$r"
       done
     done

@@ -4,14 +4,14 @@ left in DIR (see scripts/bench/peers.sh for their names).
 Usage: peers_table.py DIR REPEATS NAME...
 """
 import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import textwrap
 
 import torch
+
+from bench_results import (commit, load_averages, machine, ms, peak_rss_kb,
+                           pp_step_seconds, read_json, summary)
 
 LABELS = {"mlp": "MLP {width} wide", "gpt": "gpt.traced.pt",
           "byte-gpt": "byte-gpt.traced.pt"}
@@ -21,32 +21,11 @@ GEMM_SHARE_GOAL, RSS_GOAL = 0.8, 0.5
 RUNS = [("s1", "1 stage"), ("s2-1f1b", "2 ranks 1F1B"), ("s2-gpipe", "2 ranks GPipe")]
 
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def pp_step_seconds(path, rows):
-    """Median step seconds of a pp run over steps 2..N (step 1 warms up)."""
-    with open(path) as f:
-        rates = [r["samples_per_s"] for r in map(json.loads, f) if "step" in r]
-    return statistics.median(rows / rate for rate in rates[1:])
-
-
 def peer_step_seconds(ranks):
     """Median over steps 2..N of a peer run's step, the slowest rank's,
     from each rank's record."""
     ranks = [rank["step_seconds"] for rank in ranks]
     return statistics.median(max(step) for step in list(zip(*ranks))[1:])
-
-
-def summary(values):
-    return statistics.median(values), min(values), max(values)
-
-
-def ms(stats):
-    mid, low, high = stats
-    return f"{mid * 1e3:.1f} [{low * 1e3:.1f}-{high * 1e3:.1f}]"
 
 
 def goal_text(ratio, goal, at_most=True):
@@ -76,26 +55,6 @@ def matmul_seconds(profile):
     return sum(ops[k]["seconds"] for k in kinds), kinds
 
 
-def machine():
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
-
-
-def commit():
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    def git(*args):
-        return subprocess.run(["git", "-C", root, *args], capture_output=True,
-                              text=True).stdout.strip()
-    dirty = " (with uncommitted changes)" if git("status", "--porcelain",
-                                                  "--untracked-files=no") else ""
-    return git("rev-parse", "--short", "HEAD") + dirty
-
-
 def measure(out, name, repeats):
     """The measurements of one model: step-time stats, peak RSS and the
     GEMM rate."""
@@ -115,8 +74,8 @@ def measure(out, name, repeats):
             summary([pp_step_seconds(f"{base}/pp-{run}-r{r}.jsonl", rows) for r in runs]),
             summary([peer_step_seconds(ranks_of_run) for ranks_of_run in peer_runs]))
         result["rss"][run] = (
-            [max(int(open(f"{base}/pp-{run}-r{r}.rank{k}.rss").read().split()[-1])
-                 for r in runs) for k in ranks],
+            [max(peak_rss_kb(f"{base}/pp-{run}-r{r}.rank{k}.rss") for r in runs)
+             for k in ranks],
             [max(run_ranks[k]["max_rss_kb"] for run_ranks in peer_runs) for k in ranks],
             min(rank["import_rss_kb"] for run_ranks in peer_runs for rank in run_ranks))
     result["flops"] = read_json(
@@ -183,8 +142,7 @@ def main():
     out, repeats, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     threads = open(f"{out}/pp-threads").read().strip()
     best, engine = best_sgemm(f"{out}/sgemm.jsonl")
-    load = [open(f"{out}/load-{w}").read().split("load average:")[1].strip()
-            for w in ("before", "after")]
+    load = load_averages(out)
     models = [measure(out, name, repeats) for name in names]
     print("\n" + textwrap.fill(
         f"pp {commit()} against PyTorch {torch.__version__}, {machine()}, load average "
