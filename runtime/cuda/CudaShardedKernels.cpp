@@ -214,17 +214,10 @@ pp_tensor *pp_cuda_reduce_scatter(pp_frame *frame, pp_tensor *input,
 
 pp_tensor *pp_cuda_shard_slice(pp_frame *frame, pp_tensor *input,
                                int64_t blocks, int64_t dim) {
-  CollectiveGroup *group =
-      input ? collectiveGroup(frame, "shard_slice") : nullptr;
-  if (!group)
-    return nullptr;
-  Shape whole = shapeOf(input);
-  std::optional<ShardLayout> layout =
-      shardLayout(frame, "shard_slice", whole, dim, blocks, group->size());
-  return layout
-             ? copyOnDevice(frame, "shard_slice", layout->piece(group->rank()),
-                            input, scaledShape(whole, dim, 1, group->size()))
-             : nullptr;
+  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
+  return slice ? copyOnDevice(frame, "shard_slice", slice->copy, input,
+                              slice->shape)
+               : nullptr;
 }
 
 pp_tensor *pp_cuda_sharded_gather(pp_frame *frame, pp_tensor *data,

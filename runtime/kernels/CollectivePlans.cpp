@@ -62,6 +62,21 @@ std::optional<ShardLayout> shardLayout(pp_frame *frame, const char *kernel,
   return layout;
 }
 
+std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
+                                        int64_t blocks, int64_t dim) {
+  CollectiveGroup *group =
+      input ? collectiveGroup(frame, "shard_slice") : nullptr;
+  if (!group)
+    return std::nullopt;
+  Shape whole = shapeOf(input);
+  std::optional<ShardLayout> layout =
+      shardLayout(frame, "shard_slice", whole, dim, blocks, group->size());
+  if (!layout)
+    return std::nullopt;
+  return ShardCopy{layout->piece(group->rank()),
+                   scaledShape(whole, dim, 1, group->size())};
+}
+
 bool checkReduceInput(pp_frame *frame, const char *kernel, pp_tensor *input,
                       int reduction) {
   if (!input)

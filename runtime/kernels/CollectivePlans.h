@@ -54,6 +54,19 @@ std::optional<ShardLayout> shardLayout(pp_frame *frame, const char *kernel,
                                        const Shape &global, int64_t dim,
                                        int64_t blocks, int64_t devices);
 
+/// What shard_slice copies: this device's shard of a tensor and its shape.
+struct ShardCopy {
+  StridedCopy copy;
+  Shape shape;
+};
+
+/// The ShardCopy of shard_slice on `input` along `dim` split into `blocks`
+/// blocks over the frame's group, or nullopt with the error recorded (no
+/// group, a dimension that does not split), or after an earlier failure when
+/// `input` is null.
+std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
+                                        int64_t blocks, int64_t dim);
+
 /// `shape` with dimension `dim` (when in range) times `grow` divided by
 /// `shrink`: a shard's shape from the whole one's, or back.
 Shape scaledShape(Shape shape, int64_t dim, int64_t grow, int64_t shrink = 1);

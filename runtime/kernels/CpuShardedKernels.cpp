@@ -237,20 +237,12 @@ pp_tensor *pp_cpu_reduce_scatter(pp_frame *frame, pp_tensor *input,
 
 pp_tensor *pp_cpu_shard_slice(pp_frame *frame, pp_tensor *input,
                               int64_t blocks, int64_t dim) {
-  CollectiveGroup *group =
-      input ? collectiveGroup(frame, "shard_slice") : nullptr;
-  if (!group)
-    return nullptr;
-  Shape whole = shapeOf(input);
-  std::optional<ShardLayout> layout =
-      shardLayout(frame, "shard_slice", whole, dim, blocks, group->size());
+  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
   pp_tensor *result =
-      layout ? newTensor(frame, pp_tensor_dtype(input),
-                         scaledShape(whole, dim, 1, group->size()))
-             : nullptr;
+      slice ? newTensor(frame, pp_tensor_dtype(input), slice->shape) : nullptr;
   if (!result)
     return nullptr;
-  runStridedCopy(layout->piece(group->rank()), input, result);
+  runStridedCopy(slice->copy, input, result);
   return result;
 }
 
