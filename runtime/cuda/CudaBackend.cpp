@@ -12,30 +12,25 @@
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "runtime/cuda/CudaChecks.h"
+#include "runtime/cuda/NcclCollectives.h"
+#include "runtime/cuda/NcclConnect.h"
 #include "runtime/cuda/pp_kernels_cuda.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace pp::runtime {
 namespace {
 
-void check(cudaError_t error, const char *what) {
-  if (error != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " +
-                             cudaGetErrorString(error));
-}
-
-void check(ncclResult_t result, const char *what) {
-  if (result != ncclSuccess)
-    throw std::runtime_error(std::string(what) + ": " +
-                             ncclGetErrorString(result));
-}
-
-/// One NCCL communicator over all ranks with its own stream.
+/// One NCCL communicator over the pipeline group with its own stream.
 struct Link {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
@@ -77,7 +72,7 @@ public:
     check(cudaStreamWaitEvent(link.stream, copied, 0), "cudaStreamWaitEvent");
     check(ncclSend(buffer, bytes, ncclChar, static_cast<int>(stage), link.comm,
                    link.stream),
-          ("sending '" + name + "'").c_str());
+          "sending '" + name + "'");
   }
 
   std::string recv(int64_t stage, const std::string &name,
@@ -133,30 +128,47 @@ private:
   std::vector<cudaEvent_t> events;
 };
 
+/// NCCL refuses a communicator with two ranks on one GPU ("Duplicate GPU
+/// detected"). When the machine's ranks outnumber its GPUs, each rank gets
+/// a host id of its own (NCCL_HOSTID: the machine's name and the local
+/// rank) and loopback sockets (NCCL_SOCKET_IFNAME=lo), unless the
+/// environment sets them: NCCL then connects the ranks as if on different
+/// hosts, through host memory. Runs before the process's first NCCL call,
+/// which reads them.
+void separateRanksSharingGpus(int localRank, int localRanks, int devices) {
+  if (localRanks <= devices)
+    return;
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  std::string host =
+      std::string(name) + "/pp-rank-" + std::to_string(localRank);
+  setenv("NCCL_HOSTID", host.c_str(), /*overwrite=*/0);
+  setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
+}
+
 class CudaBackend : public Backend {
 public:
-  CudaBackend(Communicator &communicator, int localRank) {
+  explicit CudaBackend(const CudaRank &rank) {
     int devices = 0;
     check(cudaGetDeviceCount(&devices), "--device cuda needs a usable GPU");
     if (devices == 0)
       throw std::runtime_error("--device cuda needs a GPU, found none");
-    check(cudaSetDevice(localRank % devices), "cudaSetDevice");
+    check(cudaSetDevice(rank.localRank % devices), "cudaSetDevice");
+    separateRanksSharingGpus(rank.localRank, rank.localRanks, devices);
     for (Link *link : {&toLater, &toEarlier}) {
-      ncclUniqueId id;
-      if (communicator.rank() == 0)
-        check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-      communicator.broadcast(&id, sizeof(id), 0);
-      check(ncclCommInitRank(&link->comm, communicator.worldSize(), id,
-                             communicator.rank()),
-            "ncclCommInitRank");
+      link->comm = connectNccl(rank.pipeline, "the pipeline's messages");
       check(cudaStreamCreateWithFlags(&link->stream, cudaStreamNonBlocking),
             "cudaStreamCreate");
     }
     channel =
-        std::make_unique<NcclChannel>(communicator.rank(), toLater, toEarlier);
+        std::make_unique<NcclChannel>(rank.pipeline.rank(), toLater, toEarlier);
+    if (rank.tensorParallel.worldSize() > 1)
+      collectives = std::make_unique<NcclCollectives>(rank.tensorParallel,
+                                                      rank.hostCollectives);
   }
 
   ~CudaBackend() override {
+    collectives.reset();
     channel.reset();
     for (Link *link : {&toLater, &toEarlier}) {
       ncclCommDestroy(link->comm);
@@ -215,16 +227,19 @@ public:
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
+  CollectiveGroup *tensorCollectives() override { return collectives.get(); }
+
 private:
   Link toLater, toEarlier;
   std::unique_ptr<NcclChannel> channel;
+  /// Over the tensor-parallel group; null without one (tp 1).
+  std::unique_ptr<NcclCollectives> collectives;
 };
 
 } // namespace
 
-std::unique_ptr<Backend> createCudaBackend(Communicator &communicator,
-                                           int localRank) {
-  return std::make_unique<CudaBackend>(communicator, localRank);
+std::unique_ptr<Backend> createCudaBackend(const CudaRank &rank) {
+  return std::make_unique<CudaBackend>(rank);
 }
 
 } // namespace pp::runtime

@@ -8,14 +8,28 @@
 
 namespace pp::runtime {
 
+/// Where a rank of a GPU job sits: its groups and its GPU.
+struct CudaRank {
+  /// The rank's pipeline group (its ranks are the stages).
+  Communicator &pipeline;
+  /// The rank's tensor-parallel group and the host CollectiveGroup over it.
+  Communicator &tensorParallel;
+  CollectiveGroup &hostCollectives;
+  /// The rank's index among the job's ranks on its machine, and their
+  /// number (LOCAL_RANK, LOCAL_WORLD_SIZE).
+  int localRank = 0, localRanks = 1;
+};
+
 /// Runs the stage functions of libstages_cuda.so on GPU `localRank` modulo
-/// the visible devices, with NCCL between the ranks' GPUs (two
-/// communicators: messages to later stages and messages to earlier ones,
-/// each in schedule order on its own stream, so that they never wait on
-/// each other). `pipeline` is the rank's pipeline group (its ranks are the
-/// stages): the NCCL communicators span it and its ids travel over it.
-std::unique_ptr<Backend> createCudaBackend(Communicator &pipeline,
-                                           int localRank);
+/// the visible devices, with NCCL between the ranks' GPUs: two
+/// communicators over the pipeline group (messages to later stages and
+/// messages to earlier ones, each in schedule order on its own stream, so
+/// that they never wait on each other; their ids travel over the group),
+/// and with more than one tensor-parallel rank a third over the
+/// tensor-parallel group for the stage functions' collectives
+/// (NcclCollectives, Backend::tensorCollectives). Ranks that share a GPU
+/// (more local ranks than GPUs) reach each other through host memory.
+std::unique_ptr<Backend> createCudaBackend(const CudaRank &rank);
 
 } // namespace pp::runtime
 

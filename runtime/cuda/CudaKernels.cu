@@ -7,10 +7,12 @@
 
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
+#include "runtime/cuda/CudaCollectiveKernels.h"
 
 #include "runtime/core/Error.h"
 #include "runtime/kernels/DropoutMask.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/Frame.h"
@@ -523,21 +525,47 @@ struct StridedCopyMap {
   int64_t sourceOffset, destOffset;
 };
 
-/// One thread per element; moves `elementSize` bytes.
-__global__ void stridedCopyKernel(const char *from, char *to, int64_t n,
-                                  StridedCopyMap map, int elementSize) {
-  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n)
-    return;
-  int64_t rest = i, fromOffset = map.sourceOffset, toOffset = map.destOffset;
+/// The source and destination offsets (in elements) of element `i` of the
+/// copy `map`.
+__device__ void copyOffsets(const StridedCopyMap &map, int64_t i,
+                            int64_t &fromOffset, int64_t &toOffset) {
+  int64_t rest = i;
+  fromOffset = map.sourceOffset;
+  toOffset = map.destOffset;
   for (int d = map.rank - 1; d >= 0; --d) {
     int64_t coordinate = rest % map.shape[d];
     rest /= map.shape[d];
     fromOffset += coordinate * map.source[d];
     toOffset += coordinate * map.dest[d];
   }
+}
+
+/// One thread per element; moves `elementSize` bytes.
+__global__ void stridedCopyKernel(const char *from, char *to, int64_t n,
+                                  StridedCopyMap map, int elementSize) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t fromOffset, toOffset;
+  copyOffsets(map, i, fromOffset, toOffset);
   for (int b = 0; b < elementSize; ++b)
     to[toOffset * elementSize + b] = from[fromOffset * elementSize + b];
+}
+
+/// One thread per element of the copy `map` from one device's values: the
+/// group's `devices` copies of that value, `stride` apart in `gathered`,
+/// combined in group order (reduceInOrder).
+__global__ void reduceGatheredKernel(const float *gathered, float *out,
+                                     int64_t n, StridedCopyMap map,
+                                     int64_t devices, int64_t stride,
+                                     int reduction) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  int64_t fromOffset, toOffset;
+  copyOffsets(map, i, fromOffset, toOffset);
+  out[toOffset] =
+      reduceInOrder(gathered + fromOffset, devices, stride, reduction);
 }
 
 /// One block sums `values` (double) in a fixed order.
@@ -851,15 +879,8 @@ pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
   return launched(frame, kernel, result);
 }
 
-/// Runs `copy` from `source` into `result` (already shaped and, where the
-/// copy does not reach, filled); destroys `result` on failure.
-pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
-                       const StridedCopy &copy, pp_tensor *source,
-                       pp_tensor *result) {
-  if (!checkRank(frame, kernel, copy.shape)) {
-    pp_tensor_destroy(result);
-    return nullptr;
-  }
+/// `copy` for the device (within the rank limit: checkRank).
+StridedCopyMap stridedCopyMap(const StridedCopy &copy) {
   StridedCopyMap map{};
   map.rank = static_cast<int>(copy.shape.size());
   for (int d = 0; d < map.rank; ++d) {
@@ -869,11 +890,23 @@ pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
   }
   map.sourceOffset = copy.sourceOffset;
   map.destOffset = copy.destOffset;
+  return map;
+}
+
+/// Runs `copy` from `source` into `result` (already shaped and, where the
+/// copy does not reach, filled); destroys `result` on failure.
+pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
+                       const StridedCopy &copy, pp_tensor *source,
+                       pp_tensor *result) {
+  if (!checkRank(frame, kernel, copy.shape)) {
+    pp_tensor_destroy(result);
+    return nullptr;
+  }
   int64_t n = numElements(copy.shape);
   if (n > 0)
     stridedCopyKernel<<<blocksFor(n), kThreads>>>(
         static_cast<const char *>(pp_tensor_data(source)),
-        static_cast<char *>(pp_tensor_data(result)), n, map,
+        static_cast<char *>(pp_tensor_data(result)), n, stridedCopyMap(copy),
         static_cast<int>(pp_dtype_size(pp_tensor_dtype(source))));
   return launched(frame, kernel, result);
 }
@@ -945,6 +978,33 @@ pp_tensor *deviceLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
 }
 
 } // namespace
+
+namespace pp::runtime::cuda {
+
+pp_tensor *copyOnDevice(pp_frame *frame, const char *kernel,
+                        const StridedCopy &copy, pp_tensor *source,
+                        const Shape &shape) {
+  pp_tensor *result = newDeviceTensor(frame, pp_tensor_dtype(source), shape);
+  return result ? stridedCopy(frame, kernel, copy, source, result) : nullptr;
+}
+
+pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
+                          pp_tensor *gathered, const StridedCopy &piece,
+                          const Shape &shape, int reduction) {
+  if (!checkRank(frame, kernel, piece.shape))
+    return nullptr;
+  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
+  int64_t n = numElements(piece.shape);
+  if (!result || n == 0)
+    return result;
+  int64_t devices = pp_tensor_shape(gathered)[0];
+  reduceGatheredKernel<<<blocksFor(n), kThreads>>>(
+      deviceFloats(gathered), deviceFloats(result), n, stridedCopyMap(piece),
+      devices, pp_tensor_numel(gathered) / devices, reduction);
+  return launched(frame, kernel, result);
+}
+
+} // namespace pp::runtime::cuda
 
 extern "C" {
 

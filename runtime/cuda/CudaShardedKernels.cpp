@@ -1,26 +1,35 @@
 //===- CudaShardedKernels.cpp - device twins of the collective kernels ----===//
 //
-// The pp_cuda_ kernels of tensor parallelism (all_reduce, all_gather,
-// reduce_scatter, shard_slice, sharded gather and cross-entropy) stage
-// through host memory: they copy their device tensors to the host, run the
-// host kernel (runtime/kernels/CpuShardedKernels.cpp) over the same group
-// (frame->collectives), and copy its result back, so that both targets
-// compute the same bits.
+// The pp_cuda_ kernels of tensor parallelism. all_reduce, all_gather and
+// reduce_scatter gather every device's tensor on the device when the
+// frame's group can (CollectiveGroup::allGatherOnDevice: NCCL), then
+// combine it as the host kernels do (CollectivePlans.h: the same layouts,
+// sums in group order in double): every device gets the same bits, which
+// are the host kernels' bits. shard_slice needs no exchange and copies on
+// the device. The sharded gather and cross-entropy kernels, and the three
+// collectives where the group gathers host memory only, stage through host
+// memory: they copy their device tensors to the host, run the host kernel
+// (runtime/kernels/CpuShardedKernels.cpp) over the same group, and copy its
+// result back.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/pp_kernels_cuda.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/cuda/CudaCollectiveKernels.h"
+#include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/Frame.h"
 
 #include <cuda_runtime.h>
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 using namespace pp::runtime;
+using namespace pp::runtime::cuda;
 
 namespace {
 
@@ -37,11 +46,11 @@ OwnedTensor copyTensor(pp_frame *frame, const char *kernel, pp_tensor *tensor,
   pp_tensor *copy = nullptr;
   Shape shape = shapeOf(tensor);
   pp_status status =
-      allocator ? pp_tensor_create_in(allocator, pp_tensor_dtype(tensor),
-                                      pp_tensor_rank(tensor), shape.data(),
-                                      &copy)
-                : pp_tensor_create(pp_tensor_dtype(tensor),
-                                   pp_tensor_rank(tensor), shape.data(), &copy);
+      allocator
+          ? pp_tensor_create_in(allocator, pp_tensor_dtype(tensor),
+                                pp_tensor_rank(tensor), shape.data(), &copy)
+          : pp_tensor_create(pp_tensor_dtype(tensor), pp_tensor_rank(tensor),
+                             shape.data(), &copy);
   if (status != PP_OK) {
     failFrame(frame, std::string(kernel) + ": " + pp_last_error());
     return nullptr;
@@ -68,8 +77,8 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
   for (size_t i = 0; i < N; ++i) {
     if (!inputs[i])
       return nullptr; // An earlier call failed and said why.
-    owned[i] = copyTensor(frame, kernel, inputs[i], nullptr,
-                          cudaMemcpyDeviceToHost);
+    owned[i] =
+        copyTensor(frame, kernel, inputs[i], nullptr, cudaMemcpyDeviceToHost);
     if (!owned[i])
       return nullptr;
     hostInputs[i] = owned[i].get();
@@ -86,63 +95,149 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
       .release();
 }
 
+/// Every device's `input` (a device tensor), stacked in group order as
+/// [devices, input's shape], gathered over `group` on the device; null with
+/// `hostOnly` set where the group gathers host memory only, or with the
+/// error recorded.
+OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
+                           CollectiveGroup &group, pp_tensor *input,
+                           bool &hostOnly) {
+  Shape stacked = shapeOf(input);
+  stacked.insert(stacked.begin(), group.size());
+  pp_tensor *all = nullptr;
+  if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(input),
+                          static_cast<int64_t>(stacked.size()), stacked.data(),
+                          &all) != PP_OK) {
+    failFrame(frame, std::string(kernel) + ": " + pp_last_error());
+    return nullptr;
+  }
+  OwnedTensor gathered(all);
+  try {
+    // The kernels' stream: the legacy default stream.
+    hostOnly =
+        !group.allGatherOnDevice(pp_tensor_data(input), pp_tensor_nbytes(input),
+                                 pp_tensor_data(all), nullptr);
+  } catch (const std::exception &error) {
+    failFrame(frame, std::string(kernel) + ": " + error.what());
+    return nullptr;
+  }
+  return hostOnly ? nullptr : std::move(gathered);
+}
+
+/// A collective of device tensor `input` over the frame's group:
+/// `plan(group)` checks the arguments (false, with the error recorded,
+/// stops), then `combine(gathered, group)` makes the result from every
+/// device's `input` gathered on the device (gatherOnDevice); where the
+/// group gathers host memory only, `staged()` makes it through the host.
+template <typename Plan, typename Combine, typename Staged>
+pp_tensor *collective(pp_frame *frame, const char *kernel, pp_tensor *input,
+                      Plan plan, Combine combine, Staged staged) {
+  CollectiveGroup *group = input ? collectiveGroup(frame, kernel) : nullptr;
+  if (!group || !plan(*group))
+    return nullptr;
+  bool hostOnly = false;
+  OwnedTensor gathered = gatherOnDevice(frame, kernel, *group, input, hostOnly);
+  if (hostOnly)
+    return staged();
+  return gathered ? combine(gathered.get(), *group) : nullptr;
+}
+
+/// all_reduce (without `scatter`) or reduce_scatter of `input`, as
+/// pp_cpu_all_reduce and pp_cpu_reduce_scatter compute it.
+pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
+                            pp_tensor *input, int reduction, bool scatter,
+                            int64_t blocks = 1, int64_t dim = 0) {
+  std::optional<ShardLayout> layout;
+  Shape whole = input ? shapeOf(input) : Shape();
+  auto plan = [&](CollectiveGroup &group) {
+    if (!checkReduceInput(frame, kernel, input, reduction))
+      return false;
+    layout = scatter
+                 ? shardLayout(frame, kernel, whole, dim, blocks, group.size())
+                 : ShardLayout{1, 1, 1, pp_tensor_numel(input)};
+    return layout.has_value();
+  };
+  auto combine = [&](pp_tensor *gathered, CollectiveGroup &group) {
+    int64_t devices = scatter ? group.size() : 1;
+    return reduceGathered(frame, kernel, gathered,
+                          layout->piece(scatter ? group.rank() : 0),
+                          scaledShape(whole, dim, 1, devices), reduction);
+  };
+  auto staged = [&] {
+    return throughHost<1>(
+        frame, kernel, {input}, [&](pp_frame *host, auto &in) {
+          return scatter ? pp_cpu_reduce_scatter(host, in[0], blocks, dim,
+                                                 reduction)
+                         : pp_cpu_all_reduce(host, in[0], reduction);
+        });
+  };
+  return collective(frame, kernel, input, plan, combine, staged);
+}
+
 } // namespace
 
 extern "C" {
 
 pp_tensor *pp_cuda_all_reduce(pp_frame *frame, pp_tensor *input,
                               int reduction) {
-  return throughHost<1>(frame, "all_reduce", {input},
-                        [&](pp_frame *host, auto &in) {
-                          return pp_cpu_all_reduce(host, in[0], reduction);
-                        });
+  return reduceCollective(frame, "all_reduce", input, reduction,
+                          /*scatter=*/false);
 }
 
-pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input,
-                              int64_t blocks, int64_t dim) {
-  return throughHost<1>(frame, "all_gather", {input},
-                        [&](pp_frame *host, auto &in) {
-                          return pp_cpu_all_gather(host, in[0], blocks, dim);
-                        });
+pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input, int64_t blocks,
+                              int64_t dim) {
+  const char *kernel = "all_gather";
+  std::optional<ShardLayout> layout;
+  Shape whole;
+  auto plan = [&](CollectiveGroup &group) {
+    whole = scaledShape(shapeOf(input), dim, group.size());
+    layout = shardLayout(frame, kernel, whole, dim, blocks, group.size());
+    return layout.has_value();
+  };
+  auto combine = [&](pp_tensor *gathered, CollectiveGroup &) {
+    return copyOnDevice(frame, kernel, layout->assemble(), gathered, whole);
+  };
+  auto staged = [&] {
+    return throughHost<1>(frame, kernel, {input},
+                          [&](pp_frame *host, auto &in) {
+                            return pp_cpu_all_gather(host, in[0], blocks, dim);
+                          });
+  };
+  return collective(frame, kernel, input, plan, combine, staged);
 }
 
 pp_tensor *pp_cuda_reduce_scatter(pp_frame *frame, pp_tensor *input,
-                                  int64_t blocks, int64_t dim,
-                                  int reduction) {
-  return throughHost<1>(frame, "reduce_scatter", {input},
-                        [&](pp_frame *host, auto &in) {
-                          return pp_cpu_reduce_scatter(host, in[0], blocks,
-                                                       dim, reduction);
-                        });
+                                  int64_t blocks, int64_t dim, int reduction) {
+  return reduceCollective(frame, "reduce_scatter", input, reduction,
+                          /*scatter=*/true, blocks, dim);
 }
 
 pp_tensor *pp_cuda_shard_slice(pp_frame *frame, pp_tensor *input,
                                int64_t blocks, int64_t dim) {
-  return throughHost<1>(frame, "shard_slice", {input},
-                        [&](pp_frame *host, auto &in) {
-                          return pp_cpu_shard_slice(host, in[0], blocks, dim);
-                        });
+  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
+  return slice ? copyOnDevice(frame, "shard_slice", slice->copy, input,
+                              slice->shape)
+               : nullptr;
 }
 
 pp_tensor *pp_cuda_sharded_gather(pp_frame *frame, pp_tensor *data,
                                   pp_tensor *indices, int64_t axis) {
-  return throughHost<2>(frame, "sharded_gather", {data, indices},
-                        [&](pp_frame *host, auto &in) {
-                          return pp_cpu_sharded_gather(host, in[0], in[1],
-                                                       axis);
-                        });
+  return throughHost<2>(
+      frame, "sharded_gather", {data, indices}, [&](pp_frame *host, auto &in) {
+        return pp_cpu_sharded_gather(host, in[0], in[1], axis);
+      });
 }
 
 pp_tensor *pp_cuda_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
                                        pp_tensor *indices, int64_t axis,
                                        int64_t data_shape_count,
                                        const int64_t *data_shape) {
-  return throughHost<2>(
-      frame, "sharded_gather_grad", {grad, indices},
-      [&](pp_frame *host, auto &in) {
-        return pp_cpu_sharded_gather_grad(host, in[0], in[1], axis,
-                                          data_shape_count, data_shape);
-      });
+  return throughHost<2>(frame, "sharded_gather_grad", {grad, indices},
+                        [&](pp_frame *host, auto &in) {
+                          return pp_cpu_sharded_gather_grad(
+                              host, in[0], in[1], axis, data_shape_count,
+                              data_shape);
+                        });
 }
 
 pp_tensor *pp_cuda_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
@@ -155,14 +250,12 @@ pp_tensor *pp_cuda_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
                         });
 }
 
-pp_tensor *pp_cuda_sharded_cross_entropy_grad(pp_frame *frame,
-                                              pp_tensor *grad,
+pp_tensor *pp_cuda_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                               pp_tensor *logits,
                                               pp_tensor *labels,
                                               int64_t ignore_index) {
   return throughHost<3>(frame, "sharded_cross_entropy_grad",
-                        {grad, logits, labels},
-                        [&](pp_frame *host, auto &in) {
+                        {grad, logits, labels}, [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_cross_entropy_grad(
                               host, in[0], in[1], in[2], ignore_index);
                         });

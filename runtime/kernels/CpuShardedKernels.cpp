@@ -6,13 +6,13 @@
 // with that device's tensors. Every device of a group gets the same bits:
 // values are exchanged with allGather and combined in group order (sums in
 // double, rounded once), so results depend only on the shapes and the group
-// size. A sharded dimension of global size n with b blocks over T devices
-// is [b, n / b]; device r holds elements [r n / (b T), (r + 1) n / (b T)) of
-// every block, in block order (the layout of #pp.sharding).
+// size (the layouts and the group-order arithmetic are CollectivePlans.h's,
+// shared with the CUDA twins).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/Frame.h"
@@ -27,18 +27,6 @@ using namespace pp::runtime;
 using namespace pp::runtime::cpu;
 
 namespace {
-
-/// The frame's group, or null with the error recorded: a collective needs
-/// one.
-CollectiveGroup *groupOf(pp_frame *frame, const char *kernel) {
-  if (!frame->collectives)
-    failFrame(frame, std::string(kernel) +
-                         ": the stage function runs a collective but the "
-                         "runtime gave its frame no tensor-parallel group "
-                         "(frame->collectives); run the package with pp-run, "
-                         "which connects one per tensor axis");
-  return frame->collectives;
-}
 
 /// Every device's `count` values of type T at `mine`, in group order
 /// (size() * count values), or nullopt with the group's error recorded.
@@ -71,95 +59,6 @@ std::optional<std::vector<char>> gatherTensors(pp_frame *frame,
   return gatherAll(frame, kernel, group,
                    static_cast<const char *>(pp_tensor_data(tensor)),
                    pp_tensor_nbytes(tensor));
-}
-
-/// The pieces of one device along a sharded dimension: `outer` x `blocks`
-/// runs of `run` contiguous elements, the run (o, k) at `local(o, k)` in the
-/// device's tensor and at `global(o, k, rank)` in the whole one.
-struct ShardLayout {
-  int64_t outer = 1, blocks = 1, devices = 1, run = 0;
-
-  int64_t local(int64_t o, int64_t k) const { return (o * blocks + k) * run; }
-  int64_t global(int64_t o, int64_t k, int64_t rank) const {
-    return ((o * blocks + k) * devices + rank) * run;
-  }
-  /// Calls `copy(localOffset, globalOffset, count)` (in elements) for every
-  /// run of device `rank`, in order.
-  template <typename Copy> void forEachRun(int64_t rank, Copy copy) const {
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k = 0; k < blocks; ++k)
-        copy(local(o, k), global(o, k, rank), run);
-  }
-};
-
-/// The layout of dimension `dim` of the whole tensor `global` split into
-/// `blocks` blocks over `devices` devices, or nullopt with the error
-/// recorded, naming `kernel`.
-std::optional<ShardLayout> shardLayout(pp_frame *frame, const char *kernel,
-                                       const Shape &global, int64_t dim,
-                                       int64_t blocks, int64_t devices) {
-  int64_t rank = static_cast<int64_t>(global.size());
-  if (dim < 0 || dim >= rank || blocks < 1) {
-    failFrame(frame, std::string(kernel) + ": dim " + std::to_string(dim) +
-                         " with " + std::to_string(blocks) +
-                         " block(s) does not name a dimension of " +
-                         formatShape(global));
-    return std::nullopt;
-  }
-  int64_t pieces = blocks * devices;
-  if (global[dim] % pieces != 0) {
-    failFrame(frame, std::string(kernel) + ": dimension " +
-                         std::to_string(dim) + " of " + formatShape(global) +
-                         " does not split into " + std::to_string(blocks) +
-                         " block(s) x " + std::to_string(devices) +
-                         " device(s)");
-    return std::nullopt;
-  }
-  ShardLayout layout;
-  layout.blocks = blocks;
-  layout.devices = devices;
-  layout.run = global[dim] / pieces;
-  for (int64_t d = 0; d < dim; ++d)
-    layout.outer *= global[d];
-  for (int64_t d = dim + 1; d < rank; ++d)
-    layout.run *= global[d];
-  return layout;
-}
-
-/// `shape` with dimension `dim` (when in range) times `grow` divided by
-/// `shrink`: a shard's shape from the whole one's, or back.
-Shape scaledShape(Shape shape, int64_t dim, int64_t grow, int64_t shrink = 1) {
-  if (dim >= 0 && dim < static_cast<int64_t>(shape.size()))
-    shape[dim] = shape[dim] * grow / shrink;
-  return shape;
-}
-
-/// Combines `count` values, one per device at `values[q * stride]`, as
-/// `reduction` (0 sum, 1 max, 2 min) in group order: a sum in double,
-/// rounded once.
-float reduceInOrder(const float *values, int64_t count, int64_t stride,
-                    int reduction) {
-  if (reduction == 0) {
-    double sum = 0;
-    for (int64_t q = 0; q < count; ++q)
-      sum += values[q * stride];
-    return static_cast<float>(sum);
-  }
-  float result = values[0];
-  for (int64_t q = 1; q < count; ++q)
-    result = reduction == 1 ? std::max(result, values[q * stride])
-                            : std::min(result, values[q * stride]);
-  return result;
-}
-
-/// Checks a reduction kind (pp.ReductionKind).
-bool checkReduction(pp_frame *frame, const char *kernel, int reduction) {
-  if (reduction >= 0 && reduction <= 2)
-    return true;
-  failFrame(frame, std::string(kernel) + ": reduction " +
-                       std::to_string(reduction) +
-                       " is not 0 (sum), 1 (max) or 2 (min)");
-  return false;
 }
 
 /// One position of logits split over their classes, combined over the
@@ -224,7 +123,7 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
 std::optional<std::pair<std::vector<int64_t>, std::vector<GlobalSoftmax>>>
 shardedLoss(pp_frame *frame, const char *kernel, pp_tensor *logits,
             pp_tensor *labels, int64_t ignoreIndex) {
-  CollectiveGroup *group = groupOf(frame, kernel);
+  CollectiveGroup *group = collectiveGroup(frame, kernel);
   if (!group)
     return std::nullopt;
   std::optional<std::vector<int64_t>> y =
@@ -263,9 +162,8 @@ std::optional<GatherPlan> wholeTablePlan(pp_frame *frame, const char *kernel,
 pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
                            pp_tensor *input, int reduction, bool scatter,
                            int64_t blocks = 1, int64_t dim = 0) {
-  CollectiveGroup *group = checkInputs(frame, kernel, {input}) &&
-                                   checkReduction(frame, kernel, reduction)
-                               ? groupOf(frame, kernel)
+  CollectiveGroup *group = checkReduceInput(frame, kernel, input, reduction)
+                               ? collectiveGroup(frame, kernel)
                                : nullptr;
   if (!group)
     return nullptr;
@@ -306,7 +204,8 @@ pp_tensor *pp_cpu_all_reduce(pp_frame *frame, pp_tensor *input,
 
 pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
                              int64_t blocks, int64_t dim) {
-  CollectiveGroup *group = input ? groupOf(frame, "all_gather") : nullptr;
+  CollectiveGroup *group =
+      input ? collectiveGroup(frame, "all_gather") : nullptr;
   if (!group)
     return nullptr;
   Shape whole = scaledShape(shapeOf(input), dim, group->size());
@@ -338,32 +237,19 @@ pp_tensor *pp_cpu_reduce_scatter(pp_frame *frame, pp_tensor *input,
 
 pp_tensor *pp_cpu_shard_slice(pp_frame *frame, pp_tensor *input,
                               int64_t blocks, int64_t dim) {
-  CollectiveGroup *group = input ? groupOf(frame, "shard_slice") : nullptr;
-  if (!group)
-    return nullptr;
-  Shape whole = shapeOf(input);
-  std::optional<ShardLayout> layout =
-      shardLayout(frame, "shard_slice", whole, dim, blocks, group->size());
+  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
   pp_tensor *result =
-      layout ? newTensor(frame, pp_tensor_dtype(input),
-                         scaledShape(whole, dim, 1, group->size()))
-             : nullptr;
+      slice ? newTensor(frame, pp_tensor_dtype(input), slice->shape) : nullptr;
   if (!result)
     return nullptr;
-  size_t element = pp_dtype_size(pp_tensor_dtype(input));
-  const char *in = static_cast<const char *>(pp_tensor_data(input));
-  char *out = static_cast<char *>(pp_tensor_data(result));
-  layout->forEachRun(group->rank(), [&](int64_t local, int64_t global,
-                                        int64_t count) {
-    std::memcpy(out + local * element, in + global * element, count * element);
-  });
+  runStridedCopy(slice->copy, input, result);
   return result;
 }
 
 pp_tensor *pp_cpu_sharded_gather(pp_frame *frame, pp_tensor *data,
                                  pp_tensor *indices, int64_t axis) {
   CollectiveGroup *group =
-      data && indices ? groupOf(frame, "sharded_gather") : nullptr;
+      data && indices ? collectiveGroup(frame, "sharded_gather") : nullptr;
   if (!group)
     return nullptr;
   Shape shape = shapeOf(data);
@@ -399,7 +285,8 @@ pp_tensor *pp_cpu_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
                                       int64_t data_shape_count,
                                       const int64_t *data_shape) {
   CollectiveGroup *group =
-      grad && indices ? groupOf(frame, "sharded_gather_grad") : nullptr;
+      grad && indices ? collectiveGroup(frame, "sharded_gather_grad")
+                      : nullptr;
   if (!group)
     return nullptr;
   Shape dataShape(data_shape, data_shape + data_shape_count);

@@ -46,6 +46,16 @@ public:
   /// Writes every member's `bytes` bytes at `mine` into `all` (size() *
   /// bytes), in group order. Throws std::runtime_error on a failure.
   virtual void allGather(const void *mine, size_t bytes, void *all) = 0;
+  /// allGather on device memory, queued on the CUDA stream `stream` (a
+  /// cudaStream_t; null for the legacy default stream, where the CUDA
+  /// kernels run) after the work queued there, with the work queued there
+  /// later waiting for it. Returns false, doing nothing, where the group
+  /// cannot (a group over host memory): the caller stages through the host.
+  /// Throws std::runtime_error on a failure.
+  virtual bool allGatherOnDevice(const void * /*mine*/, size_t /*bytes*/,
+                                 void * /*all*/, void * /*stream*/) {
+    return false;
+  }
 };
 
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on

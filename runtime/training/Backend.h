@@ -55,6 +55,10 @@ public:
   /// memory plan's arena can serve them; CUDA kernels allocate device
   /// memory themselves, in stream order.
   virtual bool servesMemoryPlans() const { return false; }
+  /// The group the stage functions' collectives run on when the backend
+  /// has its own (a GPU's NCCL communicator over the tensor-parallel
+  /// ranks); null where the trainer's host group serves.
+  virtual CollectiveGroup *tensorCollectives() { return nullptr; }
 };
 
 /// Host memory, the CPU kernels (libstages.so) and messages over

@@ -540,7 +540,9 @@ private:
                               const ResultHandler &onResult) {
     pp_frame frame;
     frame.profile = profile.get();
-    frame.collectives = groups.collectives.get();
+    frame.collectives = backend.tensorCollectives()
+                            ? backend.tensorCollectives()
+                            : groups.collectives.get();
     frame.args = std::move(args);
     // The generated code is C: a failure becomes the frame's error.
     frame.onResult = [&](int64_t index, pp_tensor *result) {

@@ -759,16 +759,19 @@ void runInference(Package &package, Communicator &world, RankGroups &groups,
   }
 }
 
-/// The backend `--device` asks for; its messages go over `pipeline` (whose
-/// ranks are the stages).
-std::unique_ptr<Backend> createBackend(Communicator &pipeline) {
+/// The backend `--device` asks for; its messages go over the pipeline
+/// group (whose ranks are the stages).
+std::unique_ptr<Backend> createBackend(RankGroups &groups) {
+  Communicator &pipeline = *groups.pipeline;
   if (deviceName == "cpu")
     return createCpuBackend(pipeline);
 #ifdef PP_HAVE_CUDA
   std::string problem;
   int localRank =
       environmentInt("LOCAL_RANK", problem).value_or(pipeline.rank());
-  return createCudaBackend(pipeline, localRank);
+  int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
+  return createCudaBackend({pipeline, *groups.tensorParallel,
+                            *groups.collectives, localRank, localRanks});
 #else
   throw std::runtime_error("this pp-run was built without CUDA; rebuild on "
                            "a machine with the CUDA toolkit and NCCL, or use "
@@ -836,7 +839,7 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     RankGroups groups = connectRankGroups(
         package, world, dataParallel,
         std::vector<std::string>(meshOrder.begin(), meshOrder.end()));
-    std::unique_ptr<Backend> backend = createBackend(*groups.pipeline);
+    std::unique_ptr<Backend> backend = createBackend(groups);
     package.loadStageLibrary(backend->stageLibrary());
     if (inferMode)
       runInference(package, world, groups, *backend);
