@@ -162,6 +162,9 @@ SharedMemoryCollectives::~SharedMemoryCollectives() {
 std::unique_ptr<SharedMemoryCollectives>
 SharedMemoryCollectives::connect(Communicator &group, const std::string &label,
                                  std::string &whyNot, size_t slotBytes) {
+  if (slotBytes == 0)
+    throw std::invalid_argument("a shared-memory group needs slots of at "
+                                "least one byte");
   std::unique_ptr<SharedMemoryCollectives> self(
       new SharedMemoryCollectives(group, label, slotBytes));
   bool leader = group.rank() == 0;
