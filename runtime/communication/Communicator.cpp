@@ -26,15 +26,6 @@ namespace {
 std::mutex firstFailureMutex;
 std::optional<int> firstFailurePeer;
 
-/// The error to throw for a failure to exchange messages with job rank
-/// `peer` (-1: several); remembers the process's first.
-std::runtime_error communicationFailure(const std::string &message, int peer) {
-  std::lock_guard<std::mutex> lock(firstFailureMutex);
-  if (!firstFailurePeer)
-    firstFailurePeer = peer;
-  return std::runtime_error(message);
-}
-
 /// Runs `exchange`; a failure is one with job rank `peer` (-1: several),
 /// described as `what` failed.
 template <typename Exchange>
@@ -211,6 +202,13 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
   exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
                [&] { gloo::broadcast(options); });
+}
+
+std::runtime_error communicationFailure(const std::string &message, int peer) {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  if (!firstFailurePeer)
+    firstFailurePeer = peer;
+  return std::runtime_error(message);
 }
 
 std::optional<int> firstCommunicationFailure() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,10 @@ public:
   int rank() const { return myRank; }
   /// How many ranks the communicator connects.
   int worldSize() const { return size; }
+  /// The job rank of this communicator's rank `rank`.
+  int jobRank(int rank) const { return static_cast<int>(jobRanks.at(rank)); }
+  /// How long an exchange waits for the other ranks (the job's --timeout).
+  std::chrono::milliseconds timeLimit() const { return timeout; }
 
   /// A communicator over `ranks` (ranks of this communicator, increasing,
   /// this rank among them) in which rank i is `ranks[i]`. Every rank in
@@ -109,6 +114,11 @@ private:
   std::shared_ptr<class MessageLinks> links;
   uint64_t channel = 0;
 };
+
+/// The error to throw for a failure to exchange messages with job rank
+/// `peer` (-1: several), with `message` as its text; remembers the
+/// process's first (firstCommunicationFailure).
+std::runtime_error communicationFailure(const std::string &message, int peer);
 
 /// The job rank that this process's first failure to exchange messages (a
 /// timeout, a lost connection) was with, -1 for several ranks (a collective,

@@ -3,6 +3,7 @@
 #include "runtime/training/Trainer.h"
 
 #include "runtime/communication/CommunicatorCollectives.h"
+#include "runtime/communication/SharedMemoryCollectives.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MemoryArena.h"
 #include "runtime/kernels/OpProfile.h"
@@ -1556,6 +1557,24 @@ checkSchedulesDeadlockFree(const Package &package,
   return checkDeadlockFree(schedules, sources);
 }
 
+/// The stage functions' collectives over the tensor-parallel `group`, as
+/// `choice` says; see TensorCollectives.
+std::unique_ptr<CollectiveGroup>
+connectTensorCollectives(Communicator &group, TensorCollectives choice) {
+  if (group.worldSize() > 1 && choice != TensorCollectives::Gloo) {
+    std::string whyNot;
+    if (std::unique_ptr<SharedMemoryCollectives> shared =
+            SharedMemoryCollectives::connect(group, "tp", whyNot))
+      return shared;
+    if (choice == TensorCollectives::SharedMemory)
+      throw std::runtime_error(
+          "--tp-collectives shm: " + whyNot +
+          "; use --tp-collectives gloo (or auto, which falls back to Gloo) "
+          "for tensor-parallel groups whose ranks cannot share memory");
+  }
+  return std::make_unique<CommunicatorCollectives>(group);
+}
+
 } // namespace
 
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
@@ -1572,9 +1591,21 @@ std::string checkEvalSchedule(const Package &package, int64_t microbatches) {
                    package.numStages, buildEvalSchedule(microbatches)));
 }
 
+std::optional<TensorCollectives>
+parseTensorCollectives(const std::string &name) {
+  if (name == "auto")
+    return TensorCollectives::Auto;
+  if (name == "shm")
+    return TensorCollectives::SharedMemory;
+  if (name == "gloo")
+    return TensorCollectives::Gloo;
+  return std::nullopt;
+}
+
 RankGroups connectRankGroups(const Package &package, Communicator &world,
                              int64_t dataParallel,
-                             const std::vector<std::string> &meshOrder) {
+                             const std::vector<std::string> &meshOrder,
+                             TensorCollectives collectives) {
   RankGroups groups;
   groups.mesh = dataParallelMesh(package.mesh, dataParallel, meshOrder);
   const DeviceMesh &mesh = groups.mesh;
@@ -1611,7 +1642,7 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
   groups.tensorParallelRank = groups.tensorParallel->rank();
   groups.tensorParallelSize = groups.tensorParallel->worldSize();
   groups.collectives =
-      std::make_unique<CommunicatorCollectives>(*groups.tensorParallel);
+      connectTensorCollectives(*groups.tensorParallel, collectives);
   return groups;
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/package/Package.h"
 #include "runtime/schedules/Schedule.h"
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -141,13 +142,34 @@ std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
 /// messages; "" when it cannot, else why it would.
 std::string checkEvalSchedule(const Package &package, int64_t microbatches);
 
+/// What the stage functions' collectives (RankGroups::collectives) run
+/// over, for a tensor-parallel group of more than one rank.
+enum class TensorCollectives {
+  /// Shared memory when every rank of the group can map the same segment
+  /// (the ranks are on one host), else Gloo.
+  Auto,
+  /// Shared memory (SharedMemoryCollectives.h); an error where the ranks
+  /// cannot share memory.
+  SharedMemory,
+  /// Gloo over TCP (CommunicatorCollectives.h).
+  Gloo,
+};
+
+/// The TensorCollectives that `name` (auto, shm or gloo) names, or nullopt.
+std::optional<TensorCollectives>
+parseTensorCollectives(const std::string &name);
+
 /// Lays the job out as `package`'s mesh (pipeline and tensor axes) times
 /// `dataParallel` replicas in `meshOrder` (dataParallelMesh) and connects
-/// this rank's groups. Throws when the job's size is not the mesh's, or
-/// the mesh has a context axis.
-RankGroups connectRankGroups(const Package &package, Communicator &world,
-                             int64_t dataParallel,
-                             const std::vector<std::string> &meshOrder);
+/// this rank's groups, the stage functions' collectives as `collectives`
+/// says (the same on every rank). Throws when the job's size is not the
+/// mesh's, the mesh has a context axis, or shared memory is demanded where
+/// the ranks of a tensor-parallel group cannot share it.
+RankGroups
+connectRankGroups(const Package &package, Communicator &world,
+                  int64_t dataParallel,
+                  const std::vector<std::string> &meshOrder,
+                  TensorCollectives collectives = TensorCollectives::Auto);
 
 /// Trains `package` on this rank of the job (`world`) in its place in
 /// `groups`: its stage's messages go over the pipeline group, its

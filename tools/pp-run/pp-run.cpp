@@ -122,6 +122,12 @@ cl::list<std::string> meshOrder(
              "consecutive ranks (default pp,dp,tp: tensor-parallel groups on "
              "consecutive ranks)"),
     cl::value_desc("pp,dp,tp"), cl::cat(runCategory));
+cl::opt<std::string> tensorCollectives(
+    "tp-collectives", cl::init("auto"),
+    cl::desc("What the collectives inside stage functions run over: auto "
+             "(default; shared memory when a tensor-parallel group's ranks "
+             "are on one host, else Gloo over TCP), shm or gloo"),
+    cl::value_desc("auto|shm|gloo"), cl::cat(runCategory));
 cl::opt<bool> shardOptimizer(
     "shard-optimizer",
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
@@ -479,6 +485,9 @@ std::string optionProblem() {
     return atLeastOne("steps", steps);
   if (timeoutSeconds < 1)
     return atLeastOne("timeout", timeoutSeconds);
+  if (!parseTensorCollectives(tensorCollectives))
+    return "unknown --tp-collectives '" + tensorCollectives +
+           "'; use auto, shm or gloo";
   if (numProcesses.getNumOccurrences() && numProcesses < 1)
     return atLeastOne("nproc", numProcesses);
   if (stages < 1)
@@ -838,7 +847,8 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     Communicator world(info);
     RankGroups groups = connectRankGroups(
         package, world, dataParallel,
-        std::vector<std::string>(meshOrder.begin(), meshOrder.end()));
+        std::vector<std::string>(meshOrder.begin(), meshOrder.end()),
+        *parseTensorCollectives(tensorCollectives));
     std::unique_ptr<Backend> backend = createBackend(groups);
     package.loadStageLibrary(backend->stageLibrary());
     if (inferMode)
@@ -876,6 +886,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("timeout", std::to_string(timeoutSeconds));
   add("device", deviceName);
   add("gemm-engine", gemmEngine);
+  add("tp-collectives", tensorCollectives);
   if (threads > 0)
     add("threads", std::to_string(threads));
   if (inferMode) {

@@ -17,10 +17,11 @@
 namespace pp::runtime::test {
 
 /// Runs `body` on `size` threads, each one rank of a job whose rank 0
-/// serves the rendezvous store on a free local port; expects that no rank
-/// throws.
+/// serves the rendezvous store on a free local port and exchanges wait up
+/// to `timeout`; expects that no rank throws.
 inline void runRanks(int size,
-                     const std::function<void(Communicator &)> &body) {
+                     const std::function<void(Communicator &)> &body,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   int port = freePort();
   std::vector<std::string> errors(size);
   std::vector<std::thread> threads;
@@ -32,7 +33,7 @@ inline void runRanks(int size,
         info.worldSize = size;
         info.masterPort = port;
         info.jobSecret = "the job's secret";
-        info.timeout = std::chrono::seconds(30);
+        info.timeout = timeout;
         Communicator world(info);
         body(world);
       } catch (const std::exception &error) {
