@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "pp-shard-tensor-parallel"
 
@@ -94,7 +95,7 @@ private:
       if (!type || type.getRank() < 2 || type.getDimSize(1) % tp == 0)
         continue;
       int64_t length = type.getDimSize(1);
-      int64_t padded = (length + tp - 1) / tp * tp;
+      int64_t padded = llvm::alignTo(length, tp);
       return main.emitError()
              << "pp-shard-tensor-parallel: sequence parallelism (sp=true) "
                 "splits the sequence over tp = "
@@ -282,7 +283,7 @@ private:
                << name << "', " << typeOf(first)
                << ") does not split over tp = " << tp.getValue()
                << " devices; pad the vocabulary to "
-               << (size + tp - 1) / tp * tp << " (a multiple of "
+               << llvm::alignTo(size, tp) << " (a multiple of "
                << tp.getValue() << ") or use a tp that divides " << size;
       }
       std::string sizeProblem;

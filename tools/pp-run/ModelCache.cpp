@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
@@ -65,11 +66,6 @@ static std::optional<std::string> quotedOptionValue(llvm::StringRef flag,
   return std::nullopt;
 }
 
-/// `size` rounded up to a multiple of `multiple`.
-static int64_t roundUp(int64_t size, int64_t multiple) {
-  return (size + multiple - 1) / multiple * multiple;
-}
-
 /// --pad-sequence: the sizes that give the model a sequence the tensor
 /// axis divides. Dimension 1 of each --input-shape NAME=TYPE (TorchScript:
 /// [batch, sequence, ...]) and each --dim NAME=SIZE (a symbolic ONNX
@@ -81,7 +77,7 @@ static void padSequenceSizes(int64_t devices, std::vector<std::string> &dims,
     int64_t value = 0;
     if (size.getAsInteger(10, value) || value < 1 || value % devices == 0)
       return std::nullopt;
-    return std::to_string(roundUp(value, devices));
+    return std::to_string(llvm::alignTo(value, devices));
   };
   for (std::string &dim : dims) {
     auto [name, size] = llvm::StringRef(dim).rsplit('=');

@@ -110,21 +110,7 @@ runProcessRanks(int size, std::chrono::milliseconds timeout,
     pid_t pid = ::fork();
     if (pid == 0) {
       ::close(ends[0]);
-      std::string outcome;
-      try {
-        RendezvousInfo info;
-        info.rank = rank;
-        info.worldSize = size;
-        info.masterPort = port;
-        info.jobSecret = "the job's secret";
-        info.timeout = timeout;
-        Communicator world(info);
-        body(world);
-      } catch (const std::exception &error) {
-        outcome = error.what();
-        if (outcome.empty())
-          outcome = "an error without a message";
-      }
+      std::string outcome = test::runRank(rank, size, port, body, timeout);
       ssize_t written = ::write(ends[1], outcome.data(), outcome.size());
       ::_exit(written == static_cast<ssize_t>(outcome.size()) ? 0 : 1);
     }

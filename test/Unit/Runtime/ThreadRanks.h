@@ -16,6 +16,30 @@
 
 namespace pp::runtime::test {
 
+/// Connects rank `rank` of a job of `size` ranks whose store listens on
+/// `port`, exchanges waiting up to `timeout`, and runs `body` on its world
+/// communicator; returns what it threw ("" when nothing; a placeholder for
+/// an exception without a message, so that it still counts).
+inline std::string
+runRank(int rank, int size, int port,
+        const std::function<void(Communicator &)> &body,
+        std::chrono::milliseconds timeout) {
+  try {
+    RendezvousInfo info;
+    info.rank = rank;
+    info.worldSize = size;
+    info.masterPort = port;
+    info.jobSecret = "the job's secret";
+    info.timeout = timeout;
+    Communicator world(info);
+    body(world);
+  } catch (const std::exception &error) {
+    std::string message = error.what();
+    return message.empty() ? "an error without a message" : message;
+  }
+  return "";
+}
+
 /// Runs `body` on `size` threads, each one rank of a job whose rank 0
 /// serves the rendezvous store on a free local port and exchanges wait up
 /// to `timeout`; expects that no rank throws.
@@ -27,18 +51,7 @@ inline void runRanks(int size,
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank)
     threads.emplace_back([&, rank] {
-      try {
-        RendezvousInfo info;
-        info.rank = rank;
-        info.worldSize = size;
-        info.masterPort = port;
-        info.jobSecret = "the job's secret";
-        info.timeout = timeout;
-        Communicator world(info);
-        body(world);
-      } catch (const std::exception &error) {
-        errors[rank] = error.what();
-      }
+      errors[rank] = runRank(rank, size, port, body, timeout);
     });
   for (std::thread &thread : threads)
     thread.join();
