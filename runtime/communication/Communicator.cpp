@@ -154,7 +154,7 @@ void Communicator::allReduceSumOf(T *values, size_t count) {
       static_cast<void (*)(void *, const void *, const void *, size_t)>(
           &gloo::sum<T>));
   options.setTimeout(timeout);
-  exchangeWith(-1, "an all-reduce over the ranks",
+  exchangeWith(-1, "an all-reduce with " + describePeers(),
                [&] { gloo::allreduce(options); });
 }
 
@@ -178,7 +178,7 @@ void Communicator::allGatherOf(const T *mine, size_t count, T *all) {
   options.setInput(const_cast<T *>(mine), count);
   options.setOutput(all, count * size);
   options.setTimeout(timeout);
-  exchangeWith(-1, "an all-gather over the ranks",
+  exchangeWith(-1, "an all-gather with " + describePeers(),
                [&] { gloo::allgather(options); });
 }
 
@@ -202,6 +202,18 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
   exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
                [&] { gloo::broadcast(options); });
+}
+
+std::string Communicator::describePeers() const {
+  std::vector<int64_t> peers;
+  for (int rank = 0; rank < size; ++rank)
+    if (rank != myRank)
+      peers.push_back(jobRanks[rank]);
+  std::string text = peers.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < peers.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == peers.size() ? " and " : ", ") +
+            std::to_string(peers[i]);
+  return text;
 }
 
 std::runtime_error communicationFailure(const std::string &message, int peer) {

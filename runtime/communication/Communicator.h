@@ -62,6 +62,9 @@ public:
   int worldSize() const { return size; }
   /// The job rank of this communicator's rank `rank`.
   int jobRank(int rank) const { return static_cast<int>(jobRanks.at(rank)); }
+  /// The other members by job rank, for messages: "rank 1", "ranks 1, 2
+  /// and 3".
+  std::string describePeers() const;
   /// How long an exchange waits for the other ranks (the job's --timeout).
   std::chrono::milliseconds timeLimit() const { return timeout; }
 

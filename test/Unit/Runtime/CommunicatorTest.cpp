@@ -116,6 +116,19 @@ TEST(Communicator, AMessageOfTheWrongSizeIsAnError) {
   });
 }
 
+TEST(Communicator, FailuresNameThePeersByJobRank) {
+  runRanks(4, [](Communicator &world) {
+    std::vector<std::string> everyone = {"ranks 1, 2 and 3", "ranks 0, 2 and 3",
+                                         "ranks 0, 1 and 3", "ranks 0, 1 and 2"};
+    EXPECT_EQ(world.describePeers(), everyone[world.rank()]);
+    // In a group the peers keep their job ranks.
+    std::vector<int64_t> pair = {world.rank() % 2, world.rank() % 2 + 2};
+    std::unique_ptr<Communicator> group = world.split("pair", pair);
+    EXPECT_EQ(group->describePeers(),
+              "rank " + std::to_string(pair[1 - group->rank()]));
+  });
+}
+
 TEST(Communicator, AWorldOfOneNeedsNoNetwork) {
   Communicator world(RendezvousInfo{});
   std::vector<double> values = {1.5};
