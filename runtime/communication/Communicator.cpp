@@ -144,6 +144,12 @@ void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size,
   });
 }
 
+void Communicator::await(int peer, uint64_t slot, Patience patience) {
+  int jobRank = static_cast<int>(jobRanks.at(peer));
+  exchangeWith(jobRank, "",
+               [&] { links->await(jobRank, channel, slot, patience); });
+}
+
 template <typename T>
 void Communicator::allReduceSumOf(T *values, size_t count) {
   if (size == 1 || count == 0)

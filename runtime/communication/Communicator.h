@@ -84,6 +84,9 @@ public:
   /// Receives exactly `size` bytes sent to this rank by `peer` on `slot`.
   void recv(int peer, uint64_t slot, void *bytes, size_t size,
             Patience patience = Patience::Timeout);
+  /// Waits until the message recv(peer, slot, ...) would take has arrived,
+  /// leaving it there.
+  void await(int peer, uint64_t slot, Patience patience = Patience::Timeout);
 
   /// Element-wise sum over all ranks, result on every rank (the same bits
   /// on each: every element is summed once, then copied).

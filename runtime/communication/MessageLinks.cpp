@@ -175,10 +175,11 @@ void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
                              " (the rank failed or stopped reading)");
 }
 
-void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
-                        Patience patience, void *bytes, size_t size) {
+std::deque<std::vector<char>> &
+MessageLinks::waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
+                             uint64_t channel, uint64_t slot,
+                             Patience patience) {
   Link &from = link(peer);
-  std::unique_lock<std::mutex> lock(mutex);
   std::deque<std::vector<char>> *queue = nullptr;
   auto ready = [&] {
     auto it = from.arrived.find({channel, slot});
@@ -198,10 +199,24 @@ void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
     throw std::runtime_error("waiting for a message from rank " +
                              std::to_string(peer) + ": " + from.failure);
   }
-  std::vector<char> message = std::move(queue->front());
-  queue->pop_front();
-  if (queue->empty())
-    from.arrived.erase({channel, slot});
+  return *queue;
+}
+
+void MessageLinks::await(int peer, uint64_t channel, uint64_t slot,
+                         Patience patience) {
+  std::unique_lock<std::mutex> lock(mutex);
+  waitForMessage(lock, peer, channel, slot, patience);
+}
+
+void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
+                        Patience patience, void *bytes, size_t size) {
+  std::unique_lock<std::mutex> lock(mutex);
+  std::deque<std::vector<char>> &queue =
+      waitForMessage(lock, peer, channel, slot, patience);
+  std::vector<char> message = std::move(queue.front());
+  queue.pop_front();
+  if (queue.empty())
+    link(peer).arrived.erase({channel, slot});
   lock.unlock();
   if (message.size() != size)
     throw std::runtime_error("a message from rank " + std::to_string(peer) +

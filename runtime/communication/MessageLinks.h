@@ -56,6 +56,10 @@ public:
             void *bytes,
             size_t size);
 
+  /// Waits, as recv() does, until such a message has arrived, and leaves
+  /// it for recv() to take.
+  void await(int peer, uint64_t channel, uint64_t slot, Patience patience);
+
 private:
   /// The connection to one peer and what arrived on it.
   struct Link {
@@ -70,6 +74,12 @@ private:
     std::string failure;
   };
 
+  /// Waits (with `lock` on `mutex`) until a message from `peer` on
+  /// (`channel`, `slot`) has arrived and returns its queue; throws when the
+  /// wait times out or the connection ends first.
+  std::deque<std::vector<char>> &
+  waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
+                 uint64_t channel, uint64_t slot, Patience patience);
   /// Reads messages from `peer` until its connection closes.
   void read(int peer);
   Link &link(int peer);

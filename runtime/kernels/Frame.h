@@ -31,6 +31,13 @@ public:
   /// how much to expect. Returns an error message, or "" on success.
   virtual std::string recv(int64_t stage, const std::string &name,
                            pp_tensor &tensor) = 0;
+  /// Waits until the tensor `name` from `stage` has arrived, leaving it for
+  /// recv(): a schedule's recv action. Returns an error message, or "".
+  /// Transports that receive in order on a device stream have nothing to
+  /// wait for here.
+  virtual std::string await(int64_t /*stage*/, const std::string & /*name*/) {
+    return "";
+  }
 };
 
 /// The devices that a stage function's collectives (pp.all_reduce,

@@ -423,23 +423,56 @@ void checkLibraries(const Field &field,
   }
 }
 
-/// "stage_costs" (informational): per stage an object of numbers and
-/// strings. Returns each stage's "saved_bytes" (nullopt where absent).
-std::vector<std::optional<double>> readStageCosts(const Field &field,
-                                                  int64_t numStages) {
+/// "stage_costs" (informational): per stage an object. Reads each stage's
+/// "saved_bytes" and, when every stage has them, its estimated seconds
+/// ("forward_us", "backward_input_us", "backward_weight_us") into `package`.
+void readStageCosts(const Field &field, Package &package) {
   std::vector<Field> costs = field.elements();
-  if (static_cast<int64_t>(costs.size()) != numStages)
-    field.fail("an array of " + std::to_string(numStages) +
+  if (static_cast<int64_t>(costs.size()) != package.numStages)
+    field.fail("an array of " + std::to_string(package.numStages) +
                " entries (num_stages)");
-  std::vector<std::optional<double>> savedBytes;
+  std::vector<double> forward, input, weight;
   for (const Field &cost : costs) {
-    for (const auto &member : cost.members())
-      member.second.numberOrString();
+    cost.members();
     Field saved = cost["saved_bytes"];
-    savedBytes.push_back(saved.present() ? std::optional(saved.number())
-                                         : std::nullopt);
+    package.estimatedSavedBytes.push_back(
+        saved.present() ? std::optional(saved.number()) : std::nullopt);
+    if (!cost["forward_us"].present())
+      continue;
+    forward.push_back(cost["forward_us"].number() * 1e-6);
+    input.push_back(cost["backward_input_us"].number() * 1e-6);
+    weight.push_back(cost["backward_weight_us"].number() * 1e-6);
   }
-  return savedBytes;
+  if (static_cast<int64_t>(forward.size()) != package.numStages)
+    return;
+  package.estimatedForwardSeconds = std::move(forward);
+  package.estimatedBackwardInputSeconds = std::move(input);
+  package.estimatedBackwardWeightSeconds = std::move(weight);
+}
+
+/// "stage_ranks" (optional): the pipeline rank of each stage. Every rank
+/// from 0 to the largest runs a stage.
+std::vector<int64_t> readStageRanks(const Field &field, int64_t numStages) {
+  if (!field.present()) {
+    std::vector<int64_t> identity(numStages);
+    for (int64_t s = 0; s < numStages; ++s)
+      identity[s] = s;
+    return identity;
+  }
+  std::vector<Field> entries = field.elements();
+  if (static_cast<int64_t>(entries.size()) != numStages)
+    field.fail("an array of " + std::to_string(numStages) +
+               " ranks (num_stages)");
+  std::vector<int64_t> ranks;
+  for (const Field &entry : entries)
+    ranks.push_back(entry.integer(0, numStages - 1));
+  int64_t count = *std::max_element(ranks.begin(), ranks.end()) + 1;
+  for (int64_t rank = 0; rank < count; ++rank)
+    if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end())
+      field.fail("every rank from 0 to " + std::to_string(count - 1) +
+                 " running a stage; rank " + std::to_string(rank) +
+                 " runs none");
+  return ranks;
 }
 
 /// Checks that every saved argument of a stage's functions is a saved
@@ -615,11 +648,13 @@ void checkPackage(const Package &package) {
                            std::to_string(package.stages.size()) +
                            " stages but num_stages is " +
                            std::to_string(package.numStages));
-  if (meshStages != package.numStages)
+  if (meshStages != package.pipelineRanks())
     invalid(directory, "the mesh (" + package.mesh.describe() + ") has " +
                            std::to_string(meshStages) +
-                           " pipeline stages but num_stages is " +
-                           std::to_string(package.numStages));
+                           " pipeline ranks but stage_ranks places the " +
+                           std::to_string(package.numStages) +
+                           " stages on " +
+                           std::to_string(package.pipelineRanks()));
   for (int64_t stage = 0; stage < package.numStages; ++stage) {
     const StageInfo &info = package.stages[stage];
     if (info.functions.empty() ||
@@ -662,8 +697,8 @@ void readManifest(const Field &manifest, Package &package) {
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
                         "mesh", "loss", "inputs", "labels", "outputs",
-                        "parameters", "stages", "stage_costs", "libraries",
-                        "files"});
+                        "parameters", "stages", "stage_costs", "stage_ranks",
+                        "libraries", "files"});
   package.numStages = manifest["num_stages"].integer(1);
   package.microbatchSize = manifest["microbatch_size"].integer(1);
   package.mesh = readMesh(manifest["mesh"]);
@@ -671,9 +706,10 @@ void readManifest(const Field &manifest, Package &package) {
   // Informational: checked when present.
   if (manifest["libraries"].present())
     checkLibraries(manifest["libraries"], package.files);
+  package.stageRanks =
+      readStageRanks(manifest["stage_ranks"], package.numStages);
   if (manifest["stage_costs"].present())
-    package.estimatedSavedBytes =
-        readStageCosts(manifest["stage_costs"], package.numStages);
+    readStageCosts(manifest["stage_costs"], package);
 
   // A training package has a loss and labels, a forward-only one outputs.
   Field loss = manifest["loss"];
@@ -838,6 +874,20 @@ std::string Package::streamProblem(const std::string &fileName,
   if (digest.hex() != it->second.sha256)
     return fileName + " does not match the SHA-256 manifest.json records";
   return "";
+}
+
+int64_t Package::pipelineRanks() const {
+  return stageRanks.empty()
+             ? 1
+             : *std::max_element(stageRanks.begin(), stageRanks.end()) + 1;
+}
+
+bool Package::splitsBackward() const {
+  for (const StageInfo &stage : stages)
+    for (const StageFunctionInfo &function : stage.functions)
+      if (function.phase == Phase::BackwardInput)
+        return true;
+  return false;
 }
 
 std::string Package::fileProblem(const std::string &fileName) const {

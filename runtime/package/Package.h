@@ -163,9 +163,15 @@ constexpr int kPackageFormatVersion = 5;
 /// expected. Files are checked against their digests before they are used.
 struct Package {
   std::string directory;
-  /// The devices the package runs on; its pipeline axis has numStages.
+  /// The devices the package runs on; its pipeline axis has one rank per
+  /// distinct entry of stageRanks.
   DeviceMesh mesh;
+  /// The model's stages (chunks), in model order.
   int64_t numStages = 0;
+  /// stageRanks[s]: the pipeline rank running stage s (manifest
+  /// "stage_ranks"; absent: stage s on rank s). With virtual stages a rank
+  /// runs several.
+  std::vector<int64_t> stageRanks;
   int64_t microbatchSize = 0;
   std::string lossKind;
   std::string lossOutput;
@@ -188,8 +194,19 @@ struct Package {
   /// for its backward (stage_costs "saved_bytes"); empty, or nullopt for a
   /// stage, where the manifest has none.
   std::vector<std::optional<double>> estimatedSavedBytes;
+  /// pp-partition's estimate of each stage's seconds per microbatch
+  /// (stage_costs "forward_us", "backward_input_us", "backward_weight_us"):
+  /// empty where the manifest has none.
+  std::vector<double> estimatedForwardSeconds;
+  std::vector<double> estimatedBackwardInputSeconds;
+  std::vector<double> estimatedBackwardWeightSeconds;
 
   static Package load(const std::string &directory);
+  /// The ranks of the pipeline axis.
+  int64_t pipelineRanks() const;
+  /// Whether the backward functions come split into backward_input and
+  /// backward_weight.
+  bool splitsBackward() const;
   /// True for a package of `pp-compile infer=true`: no loss, no backward.
   bool forwardOnly() const { return lossKind.empty(); }
   /// True when the stages have eval functions (load() checks that all of

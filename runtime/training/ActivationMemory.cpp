@@ -8,8 +8,20 @@
 
 namespace pp::runtime {
 
+StageMemory &StageMemory::operator+=(const StageMemory &other) {
+  savedBytesPerMicrobatch += other.savedBytesPerMicrobatch;
+  inFlightMicrobatches = std::max(inFlightMicrobatches,
+                                  other.inFlightMicrobatches);
+  heldBytes += other.activationBytes();
+  arenaBytes += other.arenaBytes;
+  if (other.estimatedSavedBytes)
+    estimatedSavedBytes =
+        estimatedSavedBytes.value_or(0) + *other.estimatedSavedBytes;
+  return *this;
+}
+
 StageMemory stageMemory(const Package &package, int64_t stage,
-                        ScheduleKind kind, int64_t microbatches) {
+                        const std::vector<Action> &rankActions) {
   StageMemory memory;
   const StageInfo &info = package.stages[stage];
   for (const TensorInfo &result : info.functions.front().results)
@@ -20,15 +32,20 @@ StageMemory stageMemory(const Package &package, int64_t stage,
     if (function.memoryPlan)
       memory.arenaBytes += function.memoryPlan->arenaBytes;
   int64_t inFlight = 0;
-  for (const Action &action :
-       buildSchedule(kind, package.numStages, stage, microbatches)) {
-    // A backward action (or its first part) ends a microbatch's stay.
-    if (action.phase == Phase::Forward)
+  for (const Action &action : rankActions) {
+    if (action.stage != stage)
+      continue;
+    // A whole backward, or its weight half (the last to take saved
+    // values), ends a microbatch's stay.
+    if (action.kind == ActionKind::Forward)
       memory.inFlightMicrobatches =
           std::max(memory.inFlightMicrobatches, ++inFlight);
-    else
+    else if (action.kind == ActionKind::Backward ||
+             action.kind == ActionKind::BackwardWeight)
       --inFlight;
   }
+  memory.heldBytes = memory.savedBytesPerMicrobatch *
+                     static_cast<uint64_t>(memory.inFlightMicrobatches);
   if (stage < static_cast<int64_t>(package.estimatedSavedBytes.size()))
     memory.estimatedSavedBytes = package.estimatedSavedBytes[stage];
   return memory;

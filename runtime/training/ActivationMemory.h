@@ -23,27 +23,31 @@ namespace pp::runtime {
 struct StageMemory {
   /// Bytes of the saved results of the stage's forward, per microbatch.
   uint64_t savedBytesPerMicrobatch = 0;
-  /// The most microbatches whose forward ran and whose backward did not, at
-  /// any point of the stage's schedule (1F1B: min(m, stages - stage);
-  /// GPipe: m).
+  /// The most microbatches whose forward ran and whose backward (its
+  /// weight half, when split) did not, at any point of the stage's schedule
+  /// (1F1B: min(m, stages - stage); GPipe: m).
   int64_t inFlightMicrobatches = 0;
+  /// The saved values held at the peak: savedBytesPerMicrobatch x
+  /// inFlightMicrobatches for a stage; for several stages of a rank, the
+  /// sum of theirs.
+  uint64_t heldBytes = 0;
   /// The arenas of the stage's functions that have memory plans, together.
   uint64_t arenaBytes = 0;
   /// pp-partition's estimate of savedBytesPerMicrobatch, where the
   /// manifest has one.
   std::optional<double> estimatedSavedBytes;
 
-  /// The saved values the stage holds at its peak.
-  uint64_t activationBytes() const {
-    return savedBytesPerMicrobatch *
-           static_cast<uint64_t>(inFlightMicrobatches);
-  }
+  /// The saved values the stage (or stages) hold at the peak.
+  uint64_t activationBytes() const { return heldBytes; }
+
+  /// Adds another stage of the same rank.
+  StageMemory &operator+=(const StageMemory &other);
 };
 
-/// The activation memory of `stage` of `package` under `kind` with
-/// `microbatches` per step.
+/// The activation memory of `stage` of `package` when its rank runs
+/// `rankActions` (its row of the action table).
 StageMemory stageMemory(const Package &package, int64_t stage,
-                        ScheduleKind kind, int64_t microbatches);
+                        const std::vector<Action> &rankActions);
 
 } // namespace pp::runtime
 

@@ -7,9 +7,9 @@
 namespace pp::runtime {
 namespace {
 
-/// Sends and receives a stage's messages over the pipeline communicator;
-/// both ends derive a message's slot from (step, microbatch, sender,
-/// receiver, name).
+/// Sends and receives a rank's messages over the pipeline communicator (the
+/// trainer's StageRouter turns stages into ranks); both ends derive a
+/// message's slot from (step, microbatch, sender, receiver, name).
 class CommunicatorChannel : public MessageChannel {
 public:
   explicit CommunicatorChannel(Communicator &communicator)
@@ -35,7 +35,18 @@ public:
                         slot(stage, communicator.rank(), name),
                         pp_tensor_data(&tensor), pp_tensor_nbytes(&tensor));
     } catch (const std::exception &error) {
-      return "receiving '" + name + "' from stage " + std::to_string(stage) +
+      return "receiving '" + name + "' from rank " + std::to_string(stage) +
+             ": " + error.what();
+    }
+    return "";
+  }
+
+  std::string await(int64_t stage, const std::string &name) override {
+    try {
+      communicator.await(static_cast<int>(stage),
+                         slot(stage, communicator.rank(), name));
+    } catch (const std::exception &error) {
+      return "waiting for '" + name + "' from rank " + std::to_string(stage) +
              ": " + error.what();
     }
     return "";

@@ -12,17 +12,23 @@
 namespace pp::runtime {
 
 TiedParameters::TiedParameters(const Package &package, Communicator &pipeline,
-                               int64_t stage) {
+                               int64_t rank) {
   for (const ParameterInfo &parameter : package.parameters) {
-    if (!parameter.isTied() || parameter.tensor.role != Role::Parameter ||
-        !parameter.heldBy(stage))
+    if (!parameter.isTied() || parameter.tensor.role != Role::Parameter)
       continue;
-    auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
-      return g.stages == parameter.stages;
-    });
+    // Holders on one rank share its copy and add into one gradient.
+    std::vector<int64_t> ranks;
+    for (int64_t stage : parameter.stages)
+      ranks.push_back(package.stageRanks[stage]);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    if (ranks.size() < 2 ||
+        std::find(ranks.begin(), ranks.end(), rank) == ranks.end())
+      continue;
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](auto &g) { return g.ranks == ranks; });
     if (group == groups.end()) {
-      groups.push_back(
-          {parameter.stages, pipeline.split("tied", parameter.stages), {}});
+      groups.push_back({ranks, pipeline.split("tied", ranks), {}});
       group = std::prev(groups.end());
     }
     group->names.push_back(parameter.tensor.name);
@@ -40,11 +46,11 @@ void TiedParameters::sumGradients(
       parts.insert(parts.end(), values, values + pp_tensor_numel(gradient));
     }
     size_t count = parts.size();
-    std::vector<float> all(count * group.stages.size());
+    std::vector<float> all(count * group.ranks.size());
     group.holders->allGather(parts.data(), count, all.data());
     for (size_t i = 0; i < count; ++i) {
       double sum = 0;
-      for (size_t holder = 0; holder < group.stages.size(); ++holder)
+      for (size_t holder = 0; holder < group.ranks.size(); ++holder)
         sum += all[holder * count + i];
       parts[i] = static_cast<float>(sum);
     }
@@ -75,18 +81,18 @@ void TiedParameters::checkHoldersAgree(
     std::array<float, kFloats> mine;
     std::array<unsigned char, 32> digest = hash.digest();
     std::memcpy(mine.data(), digest.data(), digest.size());
-    std::vector<float> all(kFloats * group.stages.size());
+    std::vector<float> all(kFloats * group.ranks.size());
     group.holders->allGather(mine.data(), kFloats, all.data());
-    for (size_t holder = 1; holder < group.stages.size() && problem.empty();
+    for (size_t holder = 1; holder < group.ranks.size() && problem.empty();
          ++holder)
       if (std::memcmp(all.data(), all.data() + holder * kFloats,
                       digest.size()) != 0) {
         std::string names;
         for (const std::string &name : group.names)
           names += (names.empty() ? "'" : ", '") + name + "'";
-        problem = "the copies of the tied parameters " + names + " on stages " +
-                  std::to_string(group.stages.front()) + " and " +
-                  std::to_string(group.stages[holder]) +
+        problem = "the copies of the tied parameters " + names +
+                  " on pipeline ranks " + std::to_string(group.ranks.front()) +
+                  " and " + std::to_string(group.ranks[holder]) +
                   " differ after training; they must stay the same bits (a "
                   "bug in pp: please report it with the model)";
       }

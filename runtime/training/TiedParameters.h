@@ -23,31 +23,31 @@
 namespace pp::runtime {
 
 /// The groups of pipeline ranks that sum the gradients of the tied
-/// trainable parameters this stage holds.
+/// trainable parameters this rank holds (for one or several of its stages).
 class TiedParameters {
 public:
-  /// Connects, over `pipeline` (whose rank is the stage), one group per
-  /// distinct set of holder stages that includes `stage`, in manifest order
-  /// of the groups' first parameters, so that every rank of a group splits
-  /// it at the same point: every rank of the pipeline constructs this
-  /// before the first step.
-  TiedParameters(const Package &package, Communicator &pipeline, int64_t stage);
+  /// Connects, over `pipeline`, one group per distinct set of holder ranks
+  /// (the ranks of the holder stages) that includes `rank` and another, in
+  /// manifest order of the groups' first parameters, so that every rank of
+  /// a group splits it at the same point: every rank of the pipeline
+  /// constructs this before the first step.
+  TiedParameters(const Package &package, Communicator &pipeline, int64_t rank);
 
   /// Replaces each tied gradient of `gradients` (host f32 tensors by
-  /// parameter name, this stage's part) by the sum of the holders' parts,
-  /// added in stage order in double: the same bits on every holder.
+  /// parameter name, this rank's part) by the sum of the holder ranks'
+  /// parts, added in rank order in double: the same bits on every holder.
   void sumGradients(const std::map<std::string, TensorPtr> &gradients);
 
   /// Throws std::runtime_error, naming the parameters and stages, unless
   /// every holder's copies in `parameters` (host tensors by name) are the
-  /// same bits as this stage's: holders that start equal and apply the same
+  /// same bits as this rank's: holders that start equal and apply the same
   /// updates to the same gradients never drift apart.
   void checkHoldersAgree(const std::map<std::string, TensorPtr> &parameters);
 
 private:
   struct Group {
-    /// The holder stages; the group's rank i is stages[i].
-    std::vector<int64_t> stages;
+    /// The holder ranks; the group's rank i is ranks[i].
+    std::vector<int64_t> ranks;
     std::unique_ptr<Communicator> holders;
     /// The parameters the group holds, in manifest order.
     std::vector<std::string> names;

@@ -17,7 +17,9 @@
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/ParameterUpdate.h"
 #include "runtime/training/TensorShards.h"
+#include "runtime/training/StageRouter.h"
 #include "runtime/training/TiedParameters.h"
+#include "runtime/training/Trace.h"
 
 #include <nlohmann/json.hpp>
 
@@ -111,7 +113,7 @@ std::map<std::string, Shape> shapesOf(const SafeTensorsFile &file) {
   return shapes;
 }
 
-/// The job of one rank: its stage's parameters, gradients and data.
+/// The job of one rank: its stages' parameters, gradients and data.
 class StageTrainer {
 public:
   /// A host tensor as the stage functions see it (and its copy, if any).
@@ -130,23 +132,29 @@ public:
       : package(package), world(world), groups(groups),
         pipeline(*groups.pipeline), dataParallel(*groups.dataParallel),
         tensorParallel(*groups.tensorParallel),
-        backend(backend), options(options), log(log), stage(groups.stage),
+        backend(backend), options(options), log(log), rank(groups.stage),
         reports(world.rank() == 0),
         layout{package.microbatchSize, options.microbatches,
                groups.dataParallelSize},
-        functions(package.stages[stage].functions),
-        givenInputs(givenInputs) {
-    // Each saved value lives until the last function of the stage that
+        plan(planPipeline(package, options.schedule, options.microbatches)),
+        router(package.stageRanks, rank), givenInputs(givenInputs) {
+    for (int64_t s = 0; s < package.numStages; ++s)
+      if (holds(s))
+        myStages.push_back(s);
+    // Each saved value lives until the last function of its stage that
     // takes it (Package::load checked that an earlier one returns it).
-    for (size_t f = 0; f < functions.size(); ++f)
-      for (const TensorInfo &arg : functions[f].args)
-        if (arg.role == Role::Saved)
-          lastUse[arg.name] = f;
-    if (options.memoryPlan && backend.servesMemoryPlans())
-      for (const StageFunctionInfo &function : functions)
-        if (function.memoryPlan)
-          arenas[function.symbol] = std::make_unique<MemoryArena>(
-              function.symbol, *function.memoryPlan);
+    for (int64_t s : myStages) {
+      const std::vector<StageFunctionInfo> &functions = functionsOf(s);
+      for (size_t f = 0; f < functions.size(); ++f)
+        for (const TensorInfo &arg : functions[f].args)
+          if (arg.role == Role::Saved)
+            lastUse[{s, arg.name}] = f;
+      if (options.memoryPlan && backend.servesMemoryPlans())
+        for (const StageFunctionInfo &function : functions)
+          if (function.memoryPlan)
+            arenas[function.symbol] = std::make_unique<MemoryArena>(
+                function.symbol, *function.memoryPlan);
+    }
   }
 
   /// Runs each microbatch of the given inputs through the forward
@@ -156,13 +164,10 @@ public:
   std::vector<TensorPtr> runForward() {
     checkParameterDtypes();
     initializeParameters(nullptr);
-    checkSchedule();
     std::vector<Placed> noLabels;
     MicrobatchData data{{0, 0, 0, nullptr, /*training=*/false},
                         noLabels, nullptr, 0.0, {}, {}};
-    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
-                              options.microbatches),
-                data);
+    runSchedule(plan.training[rank], data);
     return gatherOutputs(data.outputs);
   }
 
@@ -175,20 +180,21 @@ public:
       savedParameters = openResumedParameters(*resumed);
     initializeParameters(savedParameters ? &*savedParameters : nullptr);
     prepareGradientReduction();
-    tied = std::make_unique<TiedParameters>(package, pipeline, stage);
+    tied = std::make_unique<TiedParameters>(package, pipeline, rank);
     if (resumed)
       restoreOptimizer(*resumed);
-    checkSchedule();
     if (reports) {
       printMesh();
       int64_t p = package.numStages, m = options.microbatches;
-      log << "pipeline: " << p << (p == 1 ? " stage, " : " stages, ")
-          << (options.schedule == ScheduleKind::GPipe ? "gpipe" : "1f1b")
-          << ", " << m << " microbatches of " << package.microbatchSize
-          << " samples x dp " << layout.dataParallel << " = global batch "
-          << layout.globalBatch() << " samples per step; ideal bubble "
-          << std::setprecision(3) << 100.0 * (p - 1) / (m + p - 1) << "%"
-          << std::endl;
+      log << "pipeline: " << p << (p == 1 ? " stage" : " stages");
+      if (p != plan.layout.ranks)
+        log << " on " << plan.layout.ranks << " ranks";
+      log << ", " << plan.label << ", " << m << " microbatches of "
+          << package.microbatchSize << " samples x dp " << layout.dataParallel
+          << " = global batch " << layout.globalBatch()
+          << " samples per step; ideal bubble " << std::setprecision(3)
+          << 100.0 * plan.ideal.bubbleFraction << "%, predicted "
+          << 100.0 * plan.predicted.bubbleFraction << "%" << std::endl;
       printActivationMemory();
     }
     // Each line is flushed, so that a crash later keeps the steps so far,
@@ -210,6 +216,7 @@ public:
     double stepSeconds = 0;
     const CheckpointOptions &checkpoint = options.checkpoint;
     for (int64_t step = firstStep; step < options.steps; ++step) {
+      traceStep = step;
       StepMetrics result = trainStep(step);
       stepSeconds += result.seconds;
       if (reports) {
@@ -236,6 +243,8 @@ public:
         saveCheckpoint(result.step);
     }
     reportRankFacts();
+    if (trace)
+      writeTrace();
     tied->checkHoldersAgree(parameters);
     // Data-parallel replicas hold the same parameters: the first one
     // hashes and saves them.
@@ -266,7 +275,83 @@ public:
   }
 
 private:
-  bool isLastStage() const { return stage == package.numStages - 1; }
+  /// The trace's clock (0 without --trace).
+  double traceClock() const { return trace ? trace->now() : 0; }
+  /// Records `name` for `action` from `start` to now, with --trace.
+  void traceSpan(const char *name, const Action &action, double start) {
+    if (trace && !evaluating)
+      trace->add(
+          {name, traceStep, action.stage, action.microbatch, start, trace->now()});
+  }
+
+  /// Gathers every rank's spans to job rank 0, which writes the trace file
+  /// and reports the measured bubble of its pipeline next to the
+  /// predicted one.
+  void writeTrace() {
+    std::string mine = trace->serialize();
+    std::vector<double> sizes(world.worldSize(), 0.0);
+    sizes[world.rank()] = static_cast<double>(mine.size());
+    world.allReduceSum(sizes);
+    size_t largest = static_cast<size_t>(
+        *std::max_element(sizes.begin(), sizes.end()));
+    mine.resize(largest, '\0');
+    std::string all(largest * world.worldSize(), '\0');
+    world.allGatherBytes(mine.data(), largest, all.data());
+    if (!reports)
+      return;
+    std::vector<std::vector<TraceSpan>> perRank;
+    std::vector<std::string> labels;
+    for (int64_t r = 0; r < world.worldSize(); ++r) {
+      perRank.push_back(deserializeTraceSpans(
+          all.substr(r * largest, static_cast<size_t>(sizes[r]))));
+      std::vector<int64_t> at = groups.mesh.coordinates(r);
+      std::string label = "rank " + std::to_string(r) + " (";
+      for (size_t i = 0; i < at.size(); ++i)
+        label += (i ? " " : "") + groups.mesh.axes()[i].name +
+                 std::to_string(at[i]);
+      labels.push_back(label + ")");
+    }
+    std::ofstream file(options.tracePath);
+    file << chromeTraceJson(perRank, labels);
+    if (!file)
+      throw std::runtime_error("cannot write the trace '" + options.tracePath +
+                               "': " + std::strerror(errno));
+    // Job rank 0's pipeline: the ranks that differ from it only in the
+    // pipeline coordinate.
+    std::vector<int64_t> pipelineRanks;
+    for (int64_t r = 0; r < world.worldSize(); ++r) {
+      std::vector<int64_t> at = groups.mesh.coordinates(r);
+      std::vector<int64_t> first = groups.mesh.coordinates(0);
+      bool samePipeline = true;
+      for (size_t i = 0; i < at.size(); ++i)
+        if (groups.mesh.axes()[i].kind != AxisKind::Pipeline &&
+            at[i] != first[i])
+          samePipeline = false;
+      if (samePipeline)
+        pipelineRanks.push_back(r);
+    }
+    log << "bubble: measured " << std::fixed << std::setprecision(1)
+        << 100.0 * measuredBubble(perRank, pipelineRanks) << "%, predicted "
+        << 100.0 * plan.predicted.bubbleFraction << "% (" << plan.label << ", "
+        << plan.layout.ranks << (plan.layout.ranks == 1 ? " rank, " : " ranks, ")
+        << options.microbatches << " microbatches); trace "
+        << options.tracePath << std::endl
+        << std::defaultfloat;
+  }
+
+  /// Whether this rank runs stage `s`.
+  bool holds(int64_t s) const { return package.stageRanks[s] == rank; }
+  /// Whether this rank runs a stage holding a copy of `parameter`.
+  bool holdsCopyOf(const ParameterInfo &parameter) const {
+    return std::any_of(parameter.stages.begin(), parameter.stages.end(),
+                       [&](int64_t s) { return holds(s); });
+  }
+  /// The pipeline rank running stage `s`.
+  int64_t rankOf(int64_t s) const { return package.stageRanks[s]; }
+  bool holdsLastStage() const { return holds(package.numStages - 1); }
+  const std::vector<StageFunctionInfo> &functionsOf(int64_t s) const {
+    return package.stages[s].functions;
+  }
 
   void checkMetrics() {
     if (!metrics)
@@ -303,7 +388,7 @@ private:
   /// Opens the data this rank reads: a first stage the inputs, a last
   /// stage the labels, a middle stage nothing at all.
   void openData() {
-    DataNeeds needs = dataNeeds(stage, package.numStages);
+    DataNeeds needs{holds(0), holdsLastStage()};
     const DataOptions &data = options.data;
     if (data.path.empty()) {
       source = std::make_unique<SyntheticMicrobatches>(
@@ -373,7 +458,7 @@ private:
             withGradient.insert(result.name);
     layOutTrainedParameters();
     for (const ParameterInfo &parameter : package.parameters) {
-      if (!parameter.heldBy(stage))
+      if (!holdsCopyOf(parameter))
         continue;
       const FlatParameter *trained = flat->find(parameter.tensor.name);
       TensorPtr tensor =
@@ -454,7 +539,7 @@ private:
     std::vector<FlatParameter> trained;
     if (!givenInputs)
       for (const ParameterInfo &parameter : package.parameters)
-        if (parameter.heldBy(stage) &&
+        if (holdsCopyOf(parameter) &&
             parameter.tensor.role == Role::Parameter &&
             withGradient.count(parameter.tensor.name))
           trained.push_back(
@@ -482,10 +567,11 @@ private:
       listed.push_back(it->second.get());
     }
     reducer = std::make_unique<GradientReducer>(dataParallel, listed);
-    for (const StageFunctionInfo &function : functions)
-      for (const TensorInfo &result : function.results)
-        if (result.role == Role::Gradient)
-          contributionsPerStep[result.name] += options.microbatches;
+    for (int64_t s : myStages)
+      for (const StageFunctionInfo &function : functionsOf(s))
+        for (const TensorInfo &result : function.results)
+          if (result.role == Role::Gradient)
+            contributionsPerStep[result.name] += options.microbatches;
   }
 
   /// Adds a microbatch's `contribution` to the gradient `name`; once its
@@ -503,17 +589,6 @@ private:
   void finalizeGradient(const std::string &name) {
     backend.fetch(placedGradients.at(name).tensor, gradients.at(name).get());
     reducer->ready(reductionIndex.at(name));
-  }
-
-  /// Proves, before the first step, that the schedule (and the eval
-  /// schedule, when evaluating) cannot deadlock on this package's messages.
-  void checkSchedule() {
-    std::string error =
-        checkPackageSchedule(package, options.schedule, options.microbatches);
-    if (error.empty() && evalBatches > 0)
-      error = checkEvalSchedule(package, options.microbatches);
-    if (!error.empty())
-      throw std::runtime_error(error);
   }
 
   /// A batch the schedule runs: a training step or an eval batch (its
@@ -535,7 +610,7 @@ private:
   /// Runs one stage function over `args` for microbatch `microbatch` of
   /// `batch`, passing each result to `onResult` as soon as the function
   /// hands it over; returns its results.
-  std::vector<TensorPtr> call(const StageFunctionInfo &function,
+  std::vector<TensorPtr> call(int64_t stage, const StageFunctionInfo &function,
                               std::vector<pp_tensor *> args,
                               const BatchRef &batch, int64_t microbatch,
                               const ResultHandler &onResult) {
@@ -556,6 +631,8 @@ private:
       }
     };
     backend.configure(frame, batch.messageStep, microbatch);
+    router.prepare(frame.channel, batch.messageStep, microbatch);
+    frame.channel = &router;
     // Dropout drops in training calls only.
     frame.position = {
         options.seed, batch.index,
@@ -594,7 +671,7 @@ private:
         package.inputs.begin(), package.inputs.end(),
         [&](const TensorInfo &input) { return input.name == info.name; });
     if (it == package.inputs.end())
-      throw std::runtime_error("stage " + std::to_string(stage) +
+      throw std::runtime_error("a stage of rank " + std::to_string(rank) +
                                " takes the input '" + info.name +
                                "', which the package does not list");
     TensorPtr tensor = makeTensor(info);
@@ -614,23 +691,24 @@ private:
 
   /// What the stage functions of a batch share: the batch, its labels and
   /// loss scale (as the functions see them), the loss so far and, per
-  /// microbatch, the saved values later phases take by name.
+  /// (stage, microbatch), the saved values later phases take by name.
   struct MicrobatchData {
     BatchRef batch;
     const std::vector<Placed> &labels;
     pp_tensor *lossScale;
     double lossSum;
-    std::map<int64_t, std::map<std::string, TensorPtr>> saved;
+    std::map<std::pair<int64_t, int64_t>, std::map<std::string, TensorPtr>>
+        saved;
     /// Forward-only: per output of this stage, its microbatches in order.
     std::map<std::string, std::vector<TensorPtr>> outputs;
   };
 
-  /// Runs functions[f] on microbatch `mb`: feeds its arguments by role,
-  /// keeps its saved results for the functions after it and accumulates
-  /// its gradients.
-  void runFunction(size_t f, int64_t mb, MicrobatchData &data) {
-    const StageFunctionInfo &function = functions[f];
-    std::map<std::string, TensorPtr> &saved = data.saved[mb];
+  /// Runs function f of stage `stage` on microbatch `mb`: feeds its
+  /// arguments by role, keeps its saved results for the functions after it
+  /// and accumulates its gradients.
+  void runFunction(int64_t stage, size_t f, int64_t mb, MicrobatchData &data) {
+    const StageFunctionInfo &function = functionsOf(stage)[f];
+    std::map<std::string, TensorPtr> &saved = data.saved[{stage, mb}];
     std::vector<TensorPtr> inputs;
     std::vector<Placed> placedInputs;
     placedInputs.reserve(function.args.size());
@@ -668,13 +746,13 @@ private:
     // microbatch's are reduced over the replicas while it computes the
     // rest; microbatches arrive in order, so each sum's order is fixed.
     std::vector<TensorPtr> results =
-        call(function, std::move(args), data.batch, mb,
+        call(stage, function, std::move(args), data.batch, mb,
              [&](size_t index, pp_tensor *result) {
                if (function.results[index].role == Role::Gradient)
                  addGradient(function.results[index].name, result);
              });
     for (const TensorInfo &arg : function.args)
-      if (arg.role == Role::Saved && lastUse.at(arg.name) == f)
+      if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
         saved.erase(arg.name);
     for (size_t i = 0; i < results.size(); ++i) {
       const TensorInfo &info = function.results[i];
@@ -682,7 +760,7 @@ private:
         TensorPtr hostLoss = makeTensor({"loss", Role::None, PP_DTYPE_F32, {}});
         backend.fetch(results[i].get(), hostLoss.get());
         data.lossSum += floatsOf(hostLoss.get())[0];
-      } else if (info.role == Role::Saved && lastUse.count(info.name)) {
+      } else if (info.role == Role::Saved && lastUse.count({stage, info.name})) {
         saved[info.name] = std::move(results[i]);
       } else if (info.role == Role::Output) {
         // The schedule runs a stage's forwards in microbatch order.
@@ -692,17 +770,68 @@ private:
       }
     }
     if (saved.empty())
-      data.saved.erase(mb);
+      data.saved.erase({stage, mb});
   }
 
-  /// Runs this stage's functions in the order of `actions` over the
-  /// batch's microbatches and waits for its messages.
-  void runSchedule(const std::vector<Action> &actions, MicrobatchData &data) {
-    for (const Action &action : actions)
-      for (size_t f = 0; f < functions.size(); ++f)
-        if (actionRuns(action.phase, functions[f].phase))
-          runFunction(f, action.microbatch, data);
+  /// Runs this rank's `actions` (its row of an action table) over the
+  /// batch's microbatches: a compute action runs the stage functions of its
+  /// phase, a recv waits for the messages its compute takes from other
+  /// ranks, a send marks where its compute's messages have left (sends are
+  /// eager: the stage functions hand them to the transport as they produce
+  /// them), and the optimizer action runs `optimizer`.
+  void runSchedule(const std::vector<Action> &actions, MicrobatchData &data,
+                   const std::function<void()> &optimizer = nullptr) {
+    for (const Action &action : actions) {
+      double start = traceClock();
+      switch (action.kind) {
+      case ActionKind::Recv:
+        awaitMessages(action, data.batch);
+        traceSpan("recv", action, start);
+        break;
+      case ActionKind::Send:
+        traceSpan("send", action, start - router.takeSendSeconds() * 1e6);
+        break;
+      case ActionKind::Optimizer:
+        if (!optimizer)
+          throw std::runtime_error("rank " + std::to_string(rank) +
+                                   ": the table has an optimizer action "
+                                   "where the run has no training step");
+        optimizer();
+        break;
+      default: {
+        const std::vector<StageFunctionInfo> &functions =
+            functionsOf(action.stage);
+        for (size_t f = 0; f < functions.size(); ++f)
+          if (actionRunsPhase(action.kind, functions[f].phase))
+            runFunction(action.stage, f, action.microbatch, data);
+        traceSpan(actionKindName(action.kind), action, start);
+      }
+      }
+    }
     backend.finishStep();
+  }
+
+  /// Waits for the messages that `recv`'s compute action takes from stages
+  /// on other ranks.
+  void awaitMessages(const Action &recv, const BatchRef &batch) {
+    pp_frame frame;
+    backend.configure(frame, batch.messageStep, recv.microbatch);
+    router.prepare(frame.channel, batch.messageStep, recv.microbatch);
+    for (const StageFunctionInfo &function : functionsOf(recv.stage)) {
+      if (!actionRunsPhase(recv.of, function.phase))
+        continue;
+      for (const MessageInfo &message : function.messages) {
+        if (message.send || router.isLocal(message.peer))
+          continue;
+        for (const TensorInfo &tensor : message.tensors)
+          if (std::string error = router.await(message.peer, tensor.name);
+              !error.empty())
+            throw std::runtime_error(
+                "rank " + std::to_string(rank) + " at " + formatAction(recv) +
+                " (stage " + std::to_string(recv.stage) + ", microbatch " +
+                std::to_string(recv.microbatch) + "): " + error);
+      }
+    }
   }
 
   /// The labels of `batch`'s microbatches on the last stage (none
@@ -712,7 +841,7 @@ private:
   double drawLabels(const BatchRef &batch, std::vector<TensorPtr> &labels,
                     std::vector<Placed> &placed) {
     placed.resize(options.microbatches);
-    if (!isLastStage())
+    if (!holdsLastStage())
       return 0;
     double count = 0;
     for (int64_t mb = 0; mb < options.microbatches; ++mb) {
@@ -736,10 +865,10 @@ private:
   /// then sends the sums from the last stage to every stage of its
   /// pipeline: each rank ends with the same bits, reduced over dp only.
   void sumOverDataParallel(std::vector<double> &values) {
-    if (isLastStage())
+    if (holdsLastStage())
       dataParallel.allReduceSum(values);
     pipeline.broadcast(values.data(), values.size() * sizeof(double),
-                       static_cast<int>(package.numStages - 1));
+                       static_cast<int>(rankOf(package.numStages - 1)));
   }
 
   StepMetrics trainStep(int64_t step) {
@@ -758,7 +887,7 @@ private:
     std::vector<Placed> placedLabels;
     double localCount = drawLabels(batch, labels, placedLabels);
     double count = localCount;
-    if (isLastStage()) {
+    if (holdsLastStage()) {
       std::vector<double> total = {localCount};
       dataParallel.allReduceSum(total);
       count = total[0];
@@ -770,11 +899,38 @@ private:
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
     MicrobatchData data{batch, placedLabels, placedScale.tensor, 0.0, {}, {}};
-    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
-                              options.microbatches),
-                data);
-    heapAllocationsPerStep = heapAllocations - heapAllocationsBefore;
+    double gradNorm = 0;
+    float learningRate = 0;
+    runSchedule(plan.training[rank], data, [&] {
+      heapAllocationsPerStep = heapAllocations - heapAllocationsBefore;
+      double start = traceClock();
+      std::tie(gradNorm, learningRate) = updateParameters(step);
+      traceSpan("optimizer", Action{ActionKind::Optimizer}, start);
+    });
 
+    // The loss lives on the last stages, and their clock closes the step:
+    // every rank reports the same values.
+    std::vector<double> report = {
+        data.lossSum, localCount,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count()};
+    sumOverDataParallel(report);
+    count = report[1];
+    double seconds = report[2] / layout.dataParallel;
+    double samples = static_cast<double>(layout.globalBatch());
+    return {step + 1,
+            count > 0 ? report[0] / count : 0.0,
+            gradNorm,
+            learningRate,
+            seconds,
+            seconds > 0 ? samples / seconds : 0.0,
+            seconds > 0 ? count / seconds : 0.0};
+  }
+
+  /// The optimizer action of step `step`: completes the data-parallel
+  /// reduction and the tied gradients, clips by the global norm and
+  /// updates the parameters. Returns the norm and the learning rate.
+  std::pair<double, float> updateParameters(int64_t step) {
     // The reduction over the data-parallel replicas started during the
     // backward; the gradients no function returns join it now.
     for (auto &[name, sum] : gradients)
@@ -782,7 +938,9 @@ private:
           left == contributionsLeft.end() || left->second > 0)
         finalizeGradient(name);
     auto waitStart = std::chrono::steady_clock::now();
+    double traceStart = traceClock();
     reducer->finish();
+    traceSpan("all-reduce", Action{ActionKind::Optimizer}, traceStart);
     reduceWaitSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - waitStart)
                              .count();
@@ -798,7 +956,7 @@ private:
     for (size_t i = 0; i < package.parameters.size(); ++i) {
       const ParameterInfo &parameter = package.parameters[i];
       auto it = gradients.find(parameter.tensor.name);
-      if (it == gradients.end() || parameter.stage != stage ||
+      if (it == gradients.end() || !holds(parameter.stage) ||
           (!parameter.sharding && groups.tensorParallelRank != 0))
         continue;
       const float *g = floatsOf(it->second.get());
@@ -825,24 +983,7 @@ private:
     for (const FlatParameter &trained : flat->parameters())
       backend.refresh(placedParameters.at(trained.name).tensor,
                       parameters.at(trained.name).get());
-
-    // The loss lives on the last stages, and their clock closes the step:
-    // every rank reports the same values.
-    std::vector<double> report = {
-        data.lossSum, localCount,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count()};
-    sumOverDataParallel(report);
-    count = report[1];
-    double seconds = report[2] / layout.dataParallel;
-    double samples = static_cast<double>(layout.globalBatch());
-    return {step + 1,
-            count > 0 ? report[0] / count : 0.0,
-            gradNorm,
-            learningRate,
-            seconds,
-            seconds > 0 ? samples / seconds : 0.0,
-            seconds > 0 ? count / seconds : 0.0};
+    return {gradNorm, learningRate};
   }
 
   /// Runs the eval schedule over every eval batch with dropout off and
@@ -851,6 +992,7 @@ private:
   /// activations for a backward and no gradients.
   void evaluate(int64_t step) {
     auto start = std::chrono::steady_clock::now();
+    evaluating = true;
     std::vector<double> sums = {0.0, 0.0};
     for (int64_t e = 0; e < evalBatches; ++e) {
       // Eval batches talk on their own message steps, below every
@@ -864,10 +1006,11 @@ private:
       // The eval functions return a microbatch's summed loss and take no
       // loss scale; the mean divides once, by every replica's tokens.
       MicrobatchData data{batch, placedLabels, nullptr, 0.0, {}, {}};
-      runSchedule(buildEvalSchedule(options.microbatches), data);
+      runSchedule(plan.eval[rank], data);
       sums[0] += data.lossSum;
     }
     ++evalRound;
+    evaluating = false;
     sumOverDataParallel(sums);
     double loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
     double seconds =
@@ -896,8 +1039,9 @@ private:
     size_t parameterBytes = 0;
     for (const auto &[name, tensor] : parameters)
       parameterBytes += pp_tensor_nbytes(tensor.get());
-    StageMemory memory =
-        stageMemory(package, stage, options.schedule, options.microbatches);
+    StageMemory memory;
+    for (int64_t s : myStages)
+      memory += stageMemory(package, s, plan.training[rank]);
     const std::vector<std::string> fields = {
         "elements_read",
         "parameter_bytes",
@@ -952,8 +1096,8 @@ private:
     };
     log << "activation memory:";
     for (int64_t at = 0; at < package.numStages; ++at) {
-      StageMemory memory = stageMemory(package, at, options.schedule,
-                                       options.microbatches);
+      StageMemory memory =
+          stageMemory(package, at, plan.training[rankOf(at)]);
       log << (at == 0 ? "" : ";") << " stage " << at << " "
           << memory.inFlightMicrobatches << " x "
           << mib(memory.savedBytesPerMicrobatch) << " = "
@@ -977,7 +1121,7 @@ private:
       if (!whole.shape.empty())
         whole.shape[0] *= options.microbatches;
       uint64_t slot = messageSlot("outputs/" + info.name);
-      if (stage == output.stage) {
+      if (holds(output.stage)) {
         std::vector<TensorPtr> &parts = computed.at(info.name);
         TensorPtr tensor = makeTensor(whole);
         char *at = static_cast<char *>(pp_tensor_data(tensor.get()));
@@ -986,14 +1130,14 @@ private:
                       pp_tensor_nbytes(part.get()));
           at += pp_tensor_nbytes(part.get());
         }
-        if (stage == 0)
+        if (rank == 0)
           gathered.push_back(std::move(tensor));
         else
           pipeline.send(0, slot, pp_tensor_data(tensor.get()),
                         pp_tensor_nbytes(tensor.get()));
-      } else if (stage == 0) {
+      } else if (rank == 0) {
         TensorPtr tensor = makeTensor(whole);
-        pipeline.recv(static_cast<int>(output.stage), slot,
+        pipeline.recv(static_cast<int>(rankOf(output.stage)), slot,
                       pp_tensor_data(tensor.get()),
                       pp_tensor_nbytes(tensor.get()));
         gathered.push_back(std::move(tensor));
@@ -1054,9 +1198,9 @@ private:
       const ParameterInfo &parameter = *byName.at(name);
       int64_t count = numElements(entry.shape);
       size_t bytes = count * sizeof(float);
-      int owner = static_cast<int>(parameter.stage);
+      int owner = static_cast<int>(rankOf(parameter.stage));
       const float *values = nullptr;
-      if (owner == stage) {
+      if (owner == rank) {
         values = valuesOf(name);
         if (parameter.sharding) {
           gathered = gatherShardsToFirst(
@@ -1069,8 +1213,8 @@ private:
         continue;
       uint64_t request = messageSlot(channel + "/request/" + name);
       uint64_t slot = messageSlot(channel + "/" + name);
-      if (stage != 0) {
-        if (owner == stage) {
+      if (rank != 0) {
+        if (owner == rank) {
           // Rank 0 asks for the tensors in name order, whatever it
           // spends on the others': wait for it as long as it is alive.
           char ready = 0;
@@ -1090,7 +1234,7 @@ private:
       digest.add(name, values, count);
       sink(name, entry.shape, values);
     }
-    return stage == 0 && first ? digest.finish() : "";
+    return rank == 0 && first ? digest.finish() : "";
   }
 
   /// The parameters of the model (every stage's) whose gradients some
@@ -1329,7 +1473,7 @@ private:
     std::vector<double> steps(trained.size(), 0.0);
     for (size_t i = 0; i < trained.size(); ++i)
       if (auto it = states.find(trained[i].tensor.name);
-          it != states.end() && trained[i].stage == stage)
+          it != states.end() && holds(trained[i].stage))
         steps[i] = static_cast<double>(it->second.steps);
     pipeline.allReduceSum(steps);
     std::map<std::string, std::string> metadata = {
@@ -1429,7 +1573,8 @@ private:
       opSeconds += totals.seconds;
     }
     std::string mine =
-        nlohmann::json{{"stage", stage},
+        nlohmann::json{{"rank", rank},
+                       {"stages", myStages},
                        {"op_seconds", opSeconds},
                        {"ops", ops},
                        {"dp_reduce_seconds", reducer->reducingSeconds()},
@@ -1437,14 +1582,14 @@ private:
             .dump();
     uint64_t sizeSlot = messageSlot("profile/size");
     uint64_t slot = messageSlot("profile");
-    if (stage != 0) {
+    if (rank != 0) {
       uint64_t size = mine.size();
       pipeline.send(0, sizeSlot, &size, sizeof(size));
       pipeline.send(0, slot, mine.data(), mine.size());
       return;
     }
     nlohmann::json stages = nlohmann::json::array({nlohmann::json::parse(mine)});
-    for (int from = 1; from < package.numStages; ++from) {
+    for (int from = 1; from < plan.layout.ranks; ++from) {
       uint64_t size = 0;
       pipeline.recv(from, sizeSlot, &size, sizeof(size));
       std::string theirs(size, '\0');
@@ -1478,15 +1623,21 @@ private:
   Backend &backend;
   const TrainerOptions &options;
   std::ostream &log;
-  int64_t stage;
+  /// This rank's coordinate on the pipeline axis.
+  int64_t rank;
   /// Whether this rank prints and writes the metrics (job rank 0).
   bool reports;
   /// How a step's global batch splits over microbatches and replicas.
   BatchLayout layout;
-  /// This stage's functions, in execution order of their phases.
-  const std::vector<StageFunctionInfo> &functions;
-  /// Per saved value, the index of the last function that takes it.
-  std::map<std::string, size_t> lastUse;
+  /// The action tables of every pipeline rank, proven deadlock-free.
+  PipelinePlan plan;
+  /// Moves the stage functions' messages between stages.
+  StageRouter router;
+  /// The stages this rank runs, increasing.
+  std::vector<int64_t> myStages;
+  /// Per (stage, saved value), the index of the last function of the stage
+  /// that takes it.
+  std::map<std::pair<int64_t, std::string>, size_t> lastUse;
   /// The arena of each stage function with a memory plan, by symbol (none
   /// with options.memoryPlan false or a backend that does not serve them).
   std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
@@ -1527,8 +1678,15 @@ private:
   std::map<std::string, int64_t> contributionsPerStep, contributionsLeft;
   /// Seconds the steps waited for the reduction after their backward.
   double reduceWaitSeconds = 0;
-  /// Sums the gradients of the tied parameters this stage holds.
+  /// Sums the gradients of the tied parameters this rank holds.
   std::unique_ptr<TiedParameters> tied;
+  /// This rank's spans with --trace (else null), and the step they belong
+  /// to.
+  std::unique_ptr<TraceRecorder> trace =
+      options.tracePath.empty() ? nullptr : std::make_unique<TraceRecorder>();
+  int64_t traceStep = 0;
+  /// Set while evaluate() runs: the trace holds training steps only.
+  bool evaluating = false;
   /// A forward-only run's inputs (Package::inputs order), or null.
   const std::vector<pp_tensor *> *givenInputs;
   /// The step the training loop starts at, and the consumed-samples cursor
@@ -1540,22 +1698,6 @@ private:
 } // namespace
 
 namespace {
-
-/// Whether every stage's `schedules` can run to its end on `package`'s
-/// messages: "" if so, else which actions wait on each other.
-std::string
-checkSchedulesDeadlockFree(const Package &package,
-                           const std::vector<std::vector<Action>> &schedules) {
-  MessageSources sources(package.numStages);
-  for (int64_t s = 0; s < package.numStages; ++s)
-    for (const Action &action : schedules[s])
-      for (const StageFunctionInfo &function : package.stages[s].functions)
-        if (actionRuns(action.phase, function.phase))
-          for (const MessageInfo &message : function.messages)
-            if (!message.send)
-              sources[s][action.phase].insert(message.peer);
-  return checkDeadlockFree(schedules, sources);
-}
 
 /// The stage functions' collectives over the tensor-parallel `group`, as
 /// `choice` says; see TensorCollectives.
@@ -1576,20 +1718,6 @@ connectTensorCollectives(Communicator &group, TensorCollectives choice) {
 }
 
 } // namespace
-
-std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
-                                 int64_t microbatches) {
-  std::vector<std::vector<Action>> schedules;
-  for (int64_t s = 0; s < package.numStages; ++s)
-    schedules.push_back(buildSchedule(kind, package.numStages, s, microbatches));
-  return checkSchedulesDeadlockFree(package, schedules);
-}
-
-std::string checkEvalSchedule(const Package &package, int64_t microbatches) {
-  return checkSchedulesDeadlockFree(
-      package, std::vector<std::vector<Action>>(
-                   package.numStages, buildEvalSchedule(microbatches)));
-}
 
 std::optional<TensorCollectives>
 parseTensorCollectives(const std::string &name) {
@@ -1649,11 +1777,11 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
 void train(Package &package, Communicator &world, RankGroups &groups,
            Backend &backend, const TrainerOptions &options, std::ostream &log) {
   checkTrainable(package);
-  if (groups.pipeline->worldSize() != package.numStages)
+  if (groups.pipeline->worldSize() != package.pipelineRanks())
     throw std::runtime_error("the pipeline group has " +
                              std::to_string(groups.pipeline->worldSize()) +
-                             " ranks but the package has " +
-                             std::to_string(package.numStages) + " stages");
+                             " ranks but the package runs on " +
+                             std::to_string(package.pipelineRanks()));
   StageTrainer(package, world, groups, backend, options, log).run();
 }
 
@@ -1710,7 +1838,7 @@ std::vector<TensorPtr> infer(Package &package, Communicator &world,
                              " inputs, the package takes " +
                              std::to_string(package.inputs.size()));
   TrainerOptions options;
-  options.schedule = ScheduleKind::GPipe;
+  options.schedule = {ScheduleKind::GPipe, ""};
   options.microbatches = microbatches;
   if (groups.dataParallelSize != 1)
     throw std::runtime_error("a forward-only run (--infer) runs one "

@@ -16,7 +16,7 @@
 #include "runtime/training/Optimizer.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/package/Package.h"
-#include "runtime/schedules/Schedule.h"
+#include "runtime/training/PipelinePlan.h"
 
 #include <optional>
 #include <ostream>
@@ -64,7 +64,10 @@ struct CheckpointOptions {
 };
 
 struct TrainerOptions {
-  ScheduleKind schedule = ScheduleKind::OneForwardOneBackward;
+  /// The built-in schedule or schedule file the steps run.
+  ScheduleChoice schedule;
+  /// Where each rank's spans go (Trace.h); "" for no trace.
+  std::string tracePath;
   int64_t microbatches = 1;
   /// The run's total step count: it ends after step `steps`, resumed or
   /// not.
@@ -131,16 +134,6 @@ struct RankGroups {
   /// The stage functions' collectives: over `tensorParallel`.
   std::unique_ptr<CollectiveGroup> collectives;
 };
-
-/// Checks that `kind` with `microbatches` cannot deadlock on the messages
-/// between `package`'s stages; "" when it cannot, else why it would.
-std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
-                                 int64_t microbatches);
-
-/// Checks that the eval schedule (every stage's eval function over
-/// `microbatches` microbatches in order) cannot deadlock on `package`'s
-/// messages; "" when it cannot, else why it would.
-std::string checkEvalSchedule(const Package &package, int64_t microbatches);
 
 /// What the stage functions' collectives (RankGroups::collectives) run
 /// over, for a tensor-parallel group of more than one rank.

@@ -65,8 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   try {
     Package package = Package::load(directory.path());
     for (ScheduleKind kind :
-         {ScheduleKind::GPipe, ScheduleKind::OneForwardOneBackward})
-      checkPackageSchedule(package, kind, /*microbatches=*/3);
+         {ScheduleKind::GPipe, ScheduleKind::OneForwardOneBackward,
+          ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
+          ScheduleKind::ZeroBubbleV})
+      planPipeline(package, {kind, ""}, /*microbatches=*/3);
     for (const ParameterInfo &parameter : package.parameters)
       if (parameter.fromFile)
         readParameter(package, parameter);

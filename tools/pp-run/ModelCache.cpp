@@ -310,6 +310,18 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       return std::nullopt;
     pipeline += " loss=" + *lossOption;
   }
+  if (!request.infer) {
+    if (request.virtualStages != 1 || request.placement != "loop")
+      pipeline += " virtual-stages=" + std::to_string(request.virtualStages) +
+                  " placement=" + request.placement;
+    if (request.splitBackward)
+      pipeline += " split-backward=true";
+    // The schedule and microbatches only matter to the memory a rank holds.
+    if (request.memoryLimit > 0)
+      pipeline += " memory-limit=" + std::to_string(request.memoryLimit) +
+                  " schedule=" + request.schedule +
+                  " microbatches=" + std::to_string(request.microbatches);
+  }
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
   if (request.tensorParallel > 1)

@@ -11,7 +11,18 @@
 /// What `pp-run MODEL.onnx ...` or `pp-run MODEL.pt ...` compiles.
 struct ModelCompileRequest {
   std::string modelPath;
+  /// Pipeline ranks (pp-compile stages=N).
   int64_t stages = 1;
+  /// Stages per rank (virtual-stages=V) and their placement ("loop", "v").
+  int64_t virtualStages = 1;
+  std::string placement = "loop";
+  /// Split each backward into input and weight halves (zero bubble).
+  bool splitBackward = false;
+  /// Bytes per rank the partition must fit (0: no limit), for `schedule`
+  /// with `microbatches` per step.
+  uint64_t memoryLimit = 0;
+  std::string schedule = "1f1b";
+  int64_t microbatches = 1;
   /// Rows per microbatch: dimension 0 of every input. 0 only for a
   /// forward-only package (`infer`), which runs the model as given: one
   /// microbatch of the model's static shapes, no batch dimension required.

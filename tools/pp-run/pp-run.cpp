@@ -20,6 +20,8 @@
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
+#include "runtime/schedules/ScheduleFile.h"
+#include "runtime/schedules/ScheduleSvg.h"
 #include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -29,6 +31,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -43,6 +46,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -63,10 +67,46 @@ cl::opt<unsigned> numProcesses(
     cl::desc("Rank processes to launch on this machine (default and "
              "required: the device count of the package's mesh)"),
     cl::cat(runCategory));
-cl::opt<std::string> scheduleName(
+cl::opt<std::string> scheduleOption(
     "schedule", cl::init("1f1b"),
-    cl::desc("Pipeline schedule: gpipe (all forwards, then all backwards) or "
-             "1f1b (one forward, one backward; default)"),
+    cl::desc("Pipeline schedule: gpipe, 1f1b (default), interleaved-1f1b "
+             "(with --virtual-stages), zb-h1 or zb-v (zero bubble: the "
+             "compiler splits each backward into input and weight halves); "
+             "docs/schedules.md"),
+    cl::cat(runCategory));
+cl::opt<int> virtualStages(
+    "virtual-stages", cl::init(0),
+    cl::desc("Stages per rank when compiling a model: the model is cut into "
+             "--stages x V stages, V per rank (loop placement; zb-v: 2 in V "
+             "placement). Default 1, 2 for zb-v"),
+    cl::cat(runCategory));
+cl::opt<std::string> scheduleFile(
+    "schedule-file",
+    cl::desc("Run the action table in FILE (docs/schedules.md; "
+             "--print-schedule prints one) instead of a built-in --schedule"),
+    cl::cat(runCategory));
+cl::opt<std::string> svgPath(
+    "svg",
+    cl::desc("With --print-schedule: draw the planned step as a Gantt chart "
+             "of ranks over time into this SVG file"),
+    cl::cat(runCategory));
+cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("Write a Chrome/Perfetto trace of every rank's actions (F, B, "
+             "I, W, send, recv, all-reduce, optimizer) to FILE"),
+    cl::cat(runCategory));
+cl::opt<bool> printReport(
+    "report",
+    cl::desc("Print the partition report (per stage: cost, parameters, "
+             "activation memory, boundary tensors; per rank: time and peak "
+             "memory; the schedule's predicted bubble and step time) and "
+             "exit"),
+    cl::cat(runCategory));
+cl::opt<uint64_t> memoryLimit(
+    "memory-limit", cl::init(0),
+    cl::desc("Compiling a model: the most bytes of parameters, optimizer "
+             "state, gradients and activations any rank may hold; the "
+             "partitioner balances stages within it (0: no limit)"),
     cl::cat(runCategory));
 cl::opt<int> microbatches("microbatches", cl::init(1),
                           cl::desc("Microbatches per step (>= 1)"),
@@ -246,8 +286,9 @@ cl::opt<std::string> deviceName(
     cl::cat(runCategory));
 cl::opt<bool> printSchedule(
     "print-schedule",
-    cl::desc("Print each stage's order of forwards and backwards and whether "
-             "it can deadlock, then exit without training"),
+    cl::desc("Print every rank's action table (the --schedule-file format), "
+             "proven free of deadlocks, and its predicted bubble, then exit "
+             "without training"),
     cl::cat(runCategory));
 cl::opt<int>
     timeoutSeconds("timeout", cl::init(300),
@@ -410,7 +451,8 @@ LearningRateSchedule learningRateSchedule() {
 
 TrainerOptions trainerOptions() {
   TrainerOptions options;
-  options.schedule = *parseScheduleKind(scheduleName);
+  options.schedule = {*parseScheduleKind(scheduleOption), scheduleFile};
+  options.tracePath = tracePath;
   options.microbatches = microbatches;
   options.steps = steps;
   options.seed = seed;
@@ -573,7 +615,7 @@ std::string inferenceOptionProblem() {
   const cl::Option *trainingOptions[] = {
       &loss,         &metricsPath,    &saveParamsPath,
       &freeze,       &microbatches,   &steps,
-      &scheduleName, &optimizerName,  &learningRate,
+      &scheduleOption, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
       &data,         &dataParallel,   std::addressof(meshOrder),
       &evalData,     &shardOptimizer, &exportOnnxPath,
@@ -788,25 +830,37 @@ std::unique_ptr<Backend> createBackend(RankGroups &groups) {
 #endif
 }
 
-/// Prints each stage's actions under `--schedule` and `--microbatches` and
-/// whether they can deadlock on the package's messages.
+/// Prints every rank's action table under `--schedule` (or
+/// `--schedule-file`) and `--microbatches`, proven deadlock-free, with its
+/// predicted bubble; with `--svg`, draws it.
 int printScheduleOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
-    ScheduleKind kind = *parseScheduleKind(scheduleName);
-    for (int64_t stage = 0; stage < package.numStages; ++stage)
-      outs() << "stage " << stage << ": "
-             << formatSchedule(
-                    buildSchedule(kind, package.numStages, stage, microbatches))
-             << "\n";
-    std::string deadlock = checkPackageSchedule(package, kind, microbatches);
-    if (!deadlock.empty())
-      return error(deadlock);
+    PipelinePlan plan =
+        planPipeline(package, {*parseScheduleKind(scheduleOption), scheduleFile},
+                     microbatches);
+    outs() << formatScheduleFile(plan.training, plan.layout);
+    std::string summary =
+        plan.label + ", " + std::to_string(plan.layout.stages()) +
+        " stages on " + std::to_string(plan.layout.ranks) + " ranks, " +
+        std::to_string(microbatches) + " microbatches: ideal bubble " +
+        llvm::formatv("{0:F1}", 100 * plan.ideal.bubbleFraction).str() +
+        "%, predicted " +
+        llvm::formatv("{0:F1}", 100 * plan.predicted.bubbleFraction).str() +
+        "% with the compiler's estimated stage costs";
+    outs() << "# " << summary
+           << "\n# no deadlock: every receive has its send earlier in the "
+              "sender's order\n";
+    if (!svgPath.empty()) {
+      std::ofstream svg(svgPath);
+      svg << renderScheduleSvg(plan.predicted, plan.layout, summary);
+      if (!svg)
+        return error("cannot write --svg '" + svgPath +
+                     "': " + std::strerror(errno));
+    }
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
-  outs() << "no deadlock: every receive has its send earlier in the "
-            "sender's order\n";
   return 0;
 }
 
@@ -844,6 +898,13 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
     if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
       throw std::runtime_error(pp_last_error());
     Package package = Package::load(packageDir);
+    if (deviceName == "cuda" && package.numStages != package.pipelineRanks())
+      throw std::runtime_error(
+          "the package runs " + std::to_string(package.numStages) +
+          " stages on " + std::to_string(package.pipelineRanks()) +
+          " ranks (virtual stages); the CUDA path runs one stage per rank so "
+          "far: use --device cpu, or compile without --virtual-stages (and "
+          "not for zb-v)");
     Communicator world(info);
     RankGroups groups = connectRankGroups(
         package, world, dataParallel,
@@ -898,7 +959,11 @@ std::vector<std::string> rankArguments(const std::string &program,
     add("outputs-dir", absolute(outputsDir));
     return args;
   }
-  add("schedule", scheduleName);
+  add("schedule", scheduleOption);
+  if (!scheduleFile.empty())
+    add("schedule-file", absolute(scheduleFile));
+  if (!tracePath.empty())
+    add("trace", absolute(tracePath));
   add("dp", std::to_string(dataParallel));
   if (!meshOrder.empty())
     add("mesh-order", llvm::join(meshOrder, ","));
@@ -959,7 +1024,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "pp-run: trains a compiled pipeline, one process per rank\n\n"
-      "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b --microbatches M\n"
+      "  pp-run PACKAGE_DIR --nproc N --schedule gpipe|1f1b|interleaved-1f1b|zb-h1|zb-v --microbatches M\n"
       "         --steps S --data synthetic --seed K --metrics FILE\n"
       "  pp-run MODEL.onnx --stages N --microbatch-size B --loss KIND:OUTPUT\n"
       "         [--dim NAME=SIZE]... [--freeze REGEX] [--untie-shared-weights]\n"
@@ -969,8 +1034,11 @@ int main(int argc, char **argv) {
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
 
-  if (!parseScheduleKind(scheduleName))
-    return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
+  if (!parseScheduleKind(scheduleOption) ||
+      *parseScheduleKind(scheduleOption) == ScheduleKind::Eval)
+    return error("unknown schedule '" + scheduleOption +
+                 "'; use gpipe, 1f1b, interleaved-1f1b, zb-h1 or zb-v "
+                 "(docs/schedules.md)");
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
@@ -994,6 +1062,7 @@ int main(int argc, char **argv) {
   if (sys::fs::is_directory(input)) {
     // (cl::list's operator& gives its storage.)
     const cl::Option *compileOptions[] = {&stages, &microbatchSize,
+                                          &virtualStages, &memoryLimit,
                                           &loss,   std::addressof(splitPoints),
                                           &freeze, std::addressof(dims),
                                           std::addressof(inputShapes),
@@ -1016,6 +1085,15 @@ int main(int argc, char **argv) {
     request.modelPath = input;
     request.stages = stages;
     request.microbatchSize = microbatchSize;
+    ScheduleKind kind = *parseScheduleKind(scheduleOption);
+    request.virtualStages =
+        virtualStages > 0 ? virtualStages
+                          : requiredVirtualStages(kind).value_or(1);
+    request.placement = placementName(placementFor(kind));
+    request.splitBackward = needsSplitBackward(kind);
+    request.memoryLimit = memoryLimit;
+    request.schedule = scheduleOption;
+    request.microbatches = microbatches;
     if (runsModelAsGiven()) {
       try {
         request.symbolicBatchSize = inferenceBatchSize();

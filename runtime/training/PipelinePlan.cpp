@@ -1,0 +1,165 @@
+//===- PipelinePlan.cpp - the action tables a package runs ----------------===//
+
+#include "runtime/training/PipelinePlan.h"
+
+#include "runtime/schedules/ScheduleFile.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+/// The compute action that runs a function of `phase` (a split backward's
+/// halves are BackwardInput and BackwardWeight).
+ActionKind computeActionOf(Phase phase) {
+  switch (phase) {
+  case Phase::Forward:
+    return ActionKind::Forward;
+  case Phase::Backward:
+    return ActionKind::Backward;
+  case Phase::BackwardInput:
+    return ActionKind::BackwardInput;
+  case Phase::BackwardWeight:
+    return ActionKind::BackwardWeight;
+  case Phase::Eval:
+    return ActionKind::Eval;
+  }
+  return ActionKind::Forward;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream file(path);
+  if (!file)
+    throw std::runtime_error("cannot read the schedule file '" + path +
+                             "'; check the path (--schedule-file)");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+/// Throws unless `table` is a valid table for `plan`'s layout.
+void check(const ScheduleTable &table, const PipelinePlan &plan,
+           bool training, const std::string &what) {
+  std::string problem = checkSchedule(table, plan.layout, plan.messages,
+                                      plan.splitBackward, training);
+  if (!problem.empty())
+    throw std::runtime_error(what + ": " + problem);
+}
+
+} // namespace
+
+bool actionRunsPhase(ActionKind action, Phase function) {
+  ActionKind runs = computeActionOf(function);
+  return action == runs ||
+         (action == ActionKind::Backward &&
+          (runs == ActionKind::BackwardInput ||
+           runs == ActionKind::BackwardWeight));
+}
+
+MessageGraph messageGraphOf(const Package &package) {
+  MessageGraph graph(package.numStages);
+  for (int64_t s = 0; s < package.numStages; ++s)
+    for (const StageFunctionInfo &function : package.stages[s].functions) {
+      ActionKind kind = computeActionOf(function.phase);
+      for (const MessageInfo &message : function.messages)
+        (message.send ? graph[s].sendsTo : graph[s].receivesFrom)[kind].insert(
+            message.peer);
+    }
+  return graph;
+}
+
+StageCosts estimatedCosts(const Package &package) {
+  int64_t stages = package.numStages;
+  StageCosts costs = StageCosts::uniform(stages, 1, 1, 1);
+  if (!package.estimatedForwardSeconds.empty()) {
+    costs.forward = package.estimatedForwardSeconds;
+    costs.backwardInput = package.estimatedBackwardInputSeconds;
+    costs.backwardWeight = package.estimatedBackwardWeightSeconds;
+  }
+  for (int64_t s = 0; s < stages; ++s) {
+    if (s < static_cast<int64_t>(package.estimatedSavedBytes.size()) &&
+        package.estimatedSavedBytes[s])
+      costs.savedBytes[s] = *package.estimatedSavedBytes[s];
+    costs.savedForInputBytes[s] = 0;
+  }
+  return costs;
+}
+
+PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
+                          int64_t microbatches) {
+  PipelinePlan plan;
+  plan.layout.ranks = package.pipelineRanks();
+  plan.layout.stageRanks = package.stageRanks;
+  plan.layout.microbatches = microbatches;
+  plan.messages = messageGraphOf(package);
+  plan.splitBackward = package.splitsBackward();
+  if (package.forwardOnly()) {
+    // The eval table with forwards: each microbatch through the stages.
+    MessageGraph asEval = plan.messages;
+    for (StageMessages &stage : asEval) {
+      stage.receivesFrom[ActionKind::Eval] =
+          stage.receivesFrom[ActionKind::Forward];
+      stage.sendsTo[ActionKind::Eval] = stage.sendsTo[ActionKind::Forward];
+    }
+    ScheduleTable table =
+        buildSchedule(ScheduleKind::Eval, plan.layout, asEval, false);
+    std::string problem =
+        checkSchedule(table, plan.layout, asEval, false, /*training=*/false);
+    if (!problem.empty())
+      throw std::runtime_error("the forward-only schedule: " + problem);
+    for (std::vector<Action> &actions : table)
+      for (Action &action : actions) {
+        if (action.kind == ActionKind::Eval)
+          action.kind = ActionKind::Forward;
+        if (action.of == ActionKind::Eval)
+          action.of = ActionKind::Forward;
+      }
+    plan.training = std::move(table);
+    plan.label = "forward-only";
+    return plan;
+  }
+  if (!choice.file.empty()) {
+    ScheduleText text = parseScheduleFile(readFile(choice.file), choice.file);
+    if (text.layout.stageRanks != plan.layout.stageRanks ||
+        text.layout.microbatches != microbatches)
+      throw std::runtime_error(
+          "the schedule file '" + choice.file + "' is for " +
+          std::to_string(text.layout.stages()) + " stages on " +
+          std::to_string(text.layout.ranks) + " ranks with " +
+          std::to_string(text.layout.microbatches) +
+          " microbatches, but the run has " +
+          std::to_string(plan.layout.stages()) + " stages on " +
+          std::to_string(plan.layout.ranks) + " ranks (stage-ranks must match "
+          "the package's) with " + std::to_string(microbatches) +
+          "; write the file for this layout (--print-schedule prints one)");
+    plan.training = std::move(text.table);
+    plan.label = "schedule file " + choice.file;
+    check(plan.training, plan, /*training=*/true,
+          "the schedule file '" + choice.file + "'");
+  } else {
+    std::string problem =
+        scheduleProblem(choice.kind, plan.layout, plan.splitBackward);
+    if (!problem.empty())
+      throw std::runtime_error(problem);
+    plan.training = buildSchedule(choice.kind, plan.layout, plan.messages,
+                                  plan.splitBackward);
+    plan.label = scheduleName(choice.kind);
+    check(plan.training, plan, /*training=*/true,
+          std::string("the ") + plan.label + " schedule");
+  }
+  if (package.hasEvalFunctions()) {
+    plan.eval = buildSchedule(ScheduleKind::Eval, plan.layout, plan.messages,
+                              plan.splitBackward);
+    check(plan.eval, plan, /*training=*/false, "the eval schedule");
+  }
+  plan.ideal = simulateSchedule(
+      plan.training, plan.layout, plan.messages,
+      StageCosts::uniform(package.numStages, 1, 1, 1));
+  plan.predicted = simulateSchedule(plan.training, plan.layout, plan.messages,
+                                    estimatedCosts(package));
+  return plan;
+}
+
+} // namespace pp::runtime

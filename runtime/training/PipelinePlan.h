@@ -1,0 +1,63 @@
+//===- PipelinePlan.h - the action tables a package runs --------*- C++ -*-===//
+//
+// Joins a package (its stages, their ranks and messages) with the chosen
+// schedule: the training and eval action tables of every pipeline rank,
+// proven before the first step, and their predicted step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_PIPELINEPLAN_H
+#define PP_RUNTIME_PIPELINEPLAN_H
+
+#include "runtime/package/Package.h"
+#include "runtime/schedules/Schedule.h"
+#include "runtime/schedules/ScheduleSimulation.h"
+
+#include <optional>
+#include <string>
+
+namespace pp::runtime {
+
+/// Which schedule a run uses: a built-in one, or a table from a file.
+struct ScheduleChoice {
+  ScheduleKind kind = ScheduleKind::OneForwardOneBackward;
+  /// A schedule file (docs/schedules.md); "" for the built-in `kind`.
+  std::string file;
+};
+
+struct PipelinePlan {
+  PipelineLayout layout;
+  MessageGraph messages;
+  bool splitBackward = false;
+  /// "1f1b", or "schedule file NAME".
+  std::string label;
+  ScheduleTable training;
+  /// Eval actions only (training packages with eval functions).
+  ScheduleTable eval;
+  /// The training table simulated with equal stages (the schedule's
+  /// theoretical bubble), and with the package's estimated costs.
+  SimulatedStep ideal, predicted;
+};
+
+/// The messages between `package`'s stages, by compute action.
+MessageGraph messageGraphOf(const Package &package);
+
+/// The package's estimated seconds and saved bytes per stage
+/// (stage_costs); equal costs (forward 1, each backward half 1) where the
+/// manifest has none.
+StageCosts estimatedCosts(const Package &package);
+
+/// Builds and checks the tables `choice` gives for `package` with
+/// `microbatches` per step. Throws std::runtime_error saying what does not
+/// fit and how to fix it (a schedule that needs a split backward, a file
+/// for another layout, a table that deadlocks, naming rank, stage,
+/// microbatch and action).
+PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
+                          int64_t microbatches);
+
+/// The function phases a compute action runs.
+bool actionRunsPhase(ActionKind action, Phase function);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_PIPELINEPLAN_H

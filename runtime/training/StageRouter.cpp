@@ -1,0 +1,98 @@
+//===- StageRouter.cpp - a rank's stage messages, by stage ----------------===//
+
+#include "runtime/training/StageRouter.h"
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace pp::runtime {
+namespace {
+
+/// Runs `transfer`, adding its seconds to `total`.
+template <typename Transfer>
+auto timed(double &total, Transfer transfer) {
+  auto start = std::chrono::steady_clock::now();
+  auto result = transfer();
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+               .count();
+  return result;
+}
+
+} // namespace
+
+StageRouter::StageRouter(std::vector<int64_t> stageRanks, int64_t rank)
+    : stageRanks(std::move(stageRanks)), rank(rank) {}
+
+void StageRouter::prepare(MessageChannel *transport, int64_t step,
+                          int64_t microbatch) {
+  this->transport = transport;
+  this->step = step;
+  this->microbatch = microbatch;
+}
+
+void StageRouter::send(int64_t stage, const std::string &name,
+                       const pp_tensor &tensor) {
+  if (!isLocal(stage)) {
+    timed(sendSeconds, [&] {
+      transport->send(stageRanks.at(stage), name, tensor);
+      return 0;
+    });
+    return;
+  }
+  pp_tensor *created = nullptr;
+  if (pp_tensor_create(pp_tensor_dtype(&tensor), pp_tensor_rank(&tensor),
+                       pp_tensor_shape(&tensor), &created) != PP_OK)
+    throw std::runtime_error("cannot hold '" + name + "' for stage " +
+                             std::to_string(stage) + ": " + pp_last_error());
+  TensorPtr copy(created);
+  std::memcpy(pp_tensor_data(copy.get()),
+              pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
+              pp_tensor_nbytes(&tensor));
+  local[{step, microbatch, name}] = std::move(copy);
+}
+
+std::string StageRouter::recv(int64_t stage, const std::string &name,
+                              pp_tensor &tensor) {
+  if (!isLocal(stage))
+    return timed(recvSeconds, [&] {
+      return transport->recv(stageRanks.at(stage), name, tensor);
+    });
+  auto it = local.find({step, microbatch, name});
+  if (it == local.end())
+    return "stage " + std::to_string(stage) + " has not produced '" + name +
+           "' for microbatch " + std::to_string(microbatch) +
+           " yet: the schedule runs its consumer first";
+  if (pp_tensor_nbytes(it->second.get()) != pp_tensor_nbytes(&tensor))
+    return "'" + name + "' from stage " + std::to_string(stage) + " has " +
+           std::to_string(pp_tensor_nbytes(it->second.get())) +
+           " bytes where " + std::to_string(pp_tensor_nbytes(&tensor)) +
+           " were expected";
+  std::memcpy(pp_tensor_data(&tensor), pp_tensor_data(it->second.get()),
+              pp_tensor_nbytes(&tensor));
+  local.erase(it);
+  return "";
+}
+
+std::string StageRouter::await(int64_t stage, const std::string &name) {
+  if (isLocal(stage))
+    return local.count({step, microbatch, name})
+               ? ""
+               : "stage " + std::to_string(stage) + " has not produced '" +
+                     name + "' for microbatch " + std::to_string(microbatch);
+  return timed(recvSeconds, [&] {
+    return transport->await(stageRanks.at(stage), name);
+  });
+}
+
+double StageRouter::takeSendSeconds() {
+  return std::exchange(sendSeconds, 0.0);
+}
+
+double StageRouter::takeRecvSeconds() {
+  return std::exchange(recvSeconds, 0.0);
+}
+
+} // namespace pp::runtime
