@@ -1,102 +1,141 @@
-//===- Schedule.cpp - pipeline schedules and their deadlock check ---------===//
+//===- Schedule.cpp - names, layouts and message graphs of schedules ------===//
 
 #include "runtime/schedules/Schedule.h"
 
-#include <algorithm>
+#include "runtime/core/EnumNames.h"
+#include "runtime/schedules/ActionMessages.h"
 
 namespace pp::runtime {
+namespace {
+
+constexpr EnumNames<ScheduleKind, 6> kScheduleNames = {
+    {ScheduleKind::GPipe, "gpipe"},
+    {ScheduleKind::OneForwardOneBackward, "1f1b"},
+    {ScheduleKind::Interleaved1F1B, "interleaved-1f1b"},
+    {ScheduleKind::ZeroBubbleH1, "zb-h1"},
+    {ScheduleKind::ZeroBubbleV, "zb-v"},
+    {ScheduleKind::Eval, "eval"},
+};
+
+constexpr EnumNames<Placement, 2> kPlacementNames = {
+    {Placement::Loop, "loop"},
+    {Placement::V, "v"},
+};
+
+constexpr EnumNames<ActionKind, 8> kActionKindNames = {
+    {ActionKind::Forward, "F"},       {ActionKind::Backward, "B"},
+    {ActionKind::BackwardInput, "I"}, {ActionKind::BackwardWeight, "W"},
+    {ActionKind::Eval, "E"},          {ActionKind::Send, "send"},
+    {ActionKind::Recv, "recv"},       {ActionKind::Optimizer, "optimizer"},
+};
+
+} // namespace
+
+bool Action::operator==(const Action &other) const {
+  return kind == other.kind && stage == other.stage &&
+         microbatch == other.microbatch && of == other.of;
+}
+
+std::vector<int64_t> PipelineLayout::stagesOf(int64_t rank) const {
+  std::vector<int64_t> stages;
+  for (int64_t s = 0; s < this->stages(); ++s)
+    if (stageRanks[s] == rank)
+      stages.push_back(s);
+  return stages;
+}
+
+std::optional<Placement> parsePlacement(const std::string &name) {
+  return parseEnum(kPlacementNames, name);
+}
+
+const char *placementName(Placement placement) {
+  return enumName(kPlacementNames, placement, "unknown");
+}
+
+std::vector<int64_t> placeStages(int64_t ranks, int64_t virtualStages,
+                                 Placement placement) {
+  std::vector<int64_t> stageRanks;
+  for (int64_t s = 0; s < ranks * virtualStages; ++s) {
+    bool returning = placement == Placement::V && (s / ranks) % 2 == 1;
+    stageRanks.push_back(returning ? ranks - 1 - s % ranks : s % ranks);
+  }
+  return stageRanks;
+}
+
+MessageGraph chainMessages(int64_t stages) {
+  MessageGraph graph(stages);
+  for (int64_t s = 1; s < stages; ++s) {
+    for (ActionKind forward : {ActionKind::Forward, ActionKind::Eval}) {
+      graph[s - 1].sendsTo[forward].insert(s);
+      graph[s].receivesFrom[forward].insert(s - 1);
+    }
+    for (ActionKind backward :
+         {ActionKind::Backward, ActionKind::BackwardInput}) {
+      graph[s].sendsTo[backward].insert(s - 1);
+      graph[s - 1].receivesFrom[backward].insert(s);
+    }
+  }
+  return graph;
+}
 
 std::optional<ScheduleKind> parseScheduleKind(const std::string &name) {
-  if (name == "gpipe")
-    return ScheduleKind::GPipe;
-  if (name == "1f1b")
-    return ScheduleKind::OneForwardOneBackward;
+  return parseEnum(kScheduleNames, name);
+}
+
+const char *scheduleName(ScheduleKind kind) {
+  return enumName(kScheduleNames, kind, "unknown");
+}
+
+std::string scheduleNames() {
+  std::string names;
+  for (auto [kind, name] : kScheduleNames)
+    names += (names.empty() ? "" : "|") + std::string(name);
+  return names;
+}
+
+bool needsSplitBackward(ScheduleKind kind) {
+  return kind == ScheduleKind::ZeroBubbleH1 ||
+         kind == ScheduleKind::ZeroBubbleV;
+}
+
+std::optional<int64_t> requiredVirtualStages(ScheduleKind kind) {
+  switch (kind) {
+  case ScheduleKind::OneForwardOneBackward:
+  case ScheduleKind::ZeroBubbleH1:
+    return 1;
+  case ScheduleKind::ZeroBubbleV:
+    return 2;
+  case ScheduleKind::GPipe:
+  case ScheduleKind::Interleaved1F1B:
+  case ScheduleKind::Eval:
+    break;
+  }
   return std::nullopt;
 }
 
-std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
-                                  int64_t stage, int64_t microbatches) {
-  std::vector<Action> actions;
-  int64_t forwards = 0, backwards = 0;
-  auto forward = [&] { actions.push_back({Phase::Forward, forwards++}); };
-  auto backward = [&] { actions.push_back({Phase::Backward, backwards++}); };
-  if (kind == ScheduleKind::GPipe) {
-    while (forwards < microbatches)
-      forward();
-  } else {
-    int64_t warmup = std::min(numStages - stage - 1, microbatches);
-    while (forwards < warmup)
-      forward();
-    while (forwards < microbatches) {
-      forward();
-      backward();
-    }
-  }
-  while (backwards < microbatches)
-    backward();
-  return actions;
+Placement placementFor(ScheduleKind kind) {
+  return kind == ScheduleKind::ZeroBubbleV ? Placement::V : Placement::Loop;
 }
 
-std::vector<Action> buildEvalSchedule(int64_t microbatches) {
-  std::vector<Action> actions;
-  for (int64_t microbatch = 0; microbatch < microbatches; ++microbatch)
-    actions.push_back({Phase::Eval, microbatch});
-  return actions;
+const char *actionKindName(ActionKind kind) {
+  return enumName(kActionKindNames, kind, "?");
 }
 
-std::string formatSchedule(const std::vector<Action> &actions) {
+std::string formatAction(const Action &action) {
+  if (action.kind == ActionKind::Optimizer)
+    return "O";
+  std::string text = action.kind == ActionKind::Send   ? "s"
+                     : action.kind == ActionKind::Recv ? "r"
+                                                       : "";
+  return text + actionKindName(computeKindOf(action)) +
+         std::to_string(action.stage) + "." + std::to_string(action.microbatch);
+}
+
+std::string formatActions(const std::vector<Action> &actions) {
   std::string text;
-  for (const Action &action : actions) {
-    const char *letter = "F";
-    if (action.phase == Phase::Backward)
-      letter = "B";
-    else if (action.phase == Phase::BackwardInput)
-      letter = "I";
-    else if (action.phase == Phase::BackwardWeight)
-      letter = "W";
-    else if (action.phase == Phase::Eval)
-      letter = "E";
-    text += (text.empty() ? "" : " ") + std::string(letter) +
-            std::to_string(action.microbatch);
-  }
+  for (const Action &action : actions)
+    text += (text.empty() ? "" : " ") + formatAction(action);
   return text;
-}
-
-std::string checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
-                              const MessageSources &sources) {
-  size_t stages = schedules.size();
-  std::vector<size_t> next(stages, 0);
-  // done[stage][phase] = microbatches finished.
-  std::vector<std::map<Phase, std::set<int64_t>>> done(stages);
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (size_t s = 0; s < stages; ++s) {
-      while (next[s] < schedules[s].size()) {
-        const Action &action = schedules[s][next[s]];
-        auto from = sources[s].find(action.phase);
-        bool ready =
-            from == sources[s].end() ||
-            std::all_of(
-                from->second.begin(), from->second.end(), [&](int64_t t) {
-                  return done[t][action.phase].count(action.microbatch) != 0;
-                });
-        if (!ready)
-          break;
-        done[s][action.phase].insert(action.microbatch);
-        ++next[s];
-        progress = true;
-      }
-    }
-  }
-  std::string stuck;
-  for (size_t s = 0; s < stages; ++s)
-    if (next[s] < schedules[s].size()) {
-      const Action &action = schedules[s][next[s]];
-      stuck += (stuck.empty() ? "" : ", ") + std::string("stage ") +
-               std::to_string(s) + " waits in " + phaseName(action.phase) +
-               " of microbatch " + std::to_string(action.microbatch);
-    }
-  return stuck.empty() ? "" : "the schedule deadlocks: " + stuck;
 }
 
 } // namespace pp::runtime

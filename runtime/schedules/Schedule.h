@@ -1,9 +1,23 @@
-//===- Schedule.h - pipeline schedules and their deadlock check -*- C++ -*-===//
+//===- Schedule.h - pipeline schedules as action tables ---------*- C++ -*-===//
+//
+// A schedule is data: for every rank of a pipeline, the ordered list of the
+// actions it runs in one step. The generators below produce it; a schedule
+// file (ScheduleFile.h) may give it instead; checkSchedule() proves it
+// before the first step; simulateSchedule() (ScheduleSimulation.h) predicts
+// its bubble, step time and memory; the trainer executes it action by
+// action and knows nothing of GPipe or 1F1B.
+//
+// Vocabulary. A *stage* is one contiguous piece of the model (a "chunk"):
+// the package's stages 0..S-1 in model order. A *rank* is a coordinate of
+// the pipeline axis, 0..N-1. Each stage runs on one rank
+// (PipelineLayout::stageRanks); with V virtual stages S = N * V, in loop
+// placement (stage s on rank s mod N) or V placement (V = 2: stage s on
+// rank s for s < N, on rank 2N-1-s after).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_SCHEDULE_H
 #define PP_RUNTIME_SCHEDULE_H
-
-#include "runtime/schedules/Phase.h"
 
 #include <cstdint>
 #include <map>
@@ -14,45 +28,160 @@
 
 namespace pp::runtime {
 
-enum class ScheduleKind { GPipe, OneForwardOneBackward };
-
-/// "gpipe" or "1f1b".
-std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
-
-/// One step of a stage's schedule: a phase of a microbatch (it runs the
-/// stage functions actionRuns() matches).
-struct Action {
-  Phase phase = Phase::Forward;
-  int64_t microbatch = 0;
+/// What an action does.
+enum class ActionKind {
+  /// The forward of a stage for a microbatch.
+  Forward,
+  /// The whole backward of a stage (both halves when the package splits it).
+  Backward,
+  /// The input-gradient half of a split backward: what the previous stage
+  /// waits for.
+  BackwardInput,
+  /// The weight-gradient half of a split backward: any time after its
+  /// BackwardInput on the same rank.
+  BackwardWeight,
+  /// A forward that keeps nothing for a backward: the loss of held-out data.
+  Eval,
+  /// Hands the messages the compute action `of` (same stage, microbatch)
+  /// produced for stages on other ranks to the transport.
+  Send,
+  /// Waits for the messages the compute action `of` (same stage,
+  /// microbatch) takes from stages on other ranks.
+  Recv,
+  /// Clips the gradients over the whole model and updates the parameters:
+  /// the last action of a training step, on every rank.
+  Optimizer,
 };
 
-/// The actions of `stage` in one training step. GPipe runs every forward,
-/// then every backward; 1F1B runs `numStages - stage - 1` warm-up forwards,
-/// then alternates one forward and one backward, then drains the backwards.
-/// Both run backwards in microbatch order, so gradients accumulate in the
-/// same order whatever the schedule and stage count.
-std::vector<Action> buildSchedule(ScheduleKind kind, int64_t numStages,
-                                  int64_t stage, int64_t microbatches);
+/// One entry of a rank's action list.
+struct Action {
+  ActionKind kind = ActionKind::Forward;
+  /// The stage (chunk) it concerns; -1 for Optimizer.
+  int64_t stage = -1;
+  /// The microbatch it concerns; -1 for Optimizer.
+  int64_t microbatch = -1;
+  /// For Send and Recv: the compute action whose messages they move
+  /// (Forward, Backward, BackwardInput or Eval).
+  ActionKind of = ActionKind::Forward;
 
-/// The actions of every stage in one evaluation: the eval function of each
-/// microbatch in order. Nothing is kept between them, so no schedule
-/// interleaves anything else.
-std::vector<Action> buildEvalSchedule(int64_t microbatches);
+  /// Field by field (C++17: the project's standard has no defaulted ==).
+  bool operator==(const Action &other) const;
+};
 
-/// "F0 F1 B0 ...": a stage's actions in order, each a phase (F forward, B
-/// backward, I backward_input, W backward_weight, E eval) and a microbatch.
-std::string formatSchedule(const std::vector<Action> &actions);
+/// The action lists of all ranks of a pipeline, indexed by rank.
+using ScheduleTable = std::vector<std::vector<Action>>;
 
-/// The stages each stage receives from, per action phase: an action of
-/// phase P on stage s waits for the actions of phase P (same microbatch) of
-/// the stages in sources[s][P].
-using MessageSources = std::vector<std::map<Phase, std::set<int64_t>>>;
+/// Where the stages run and how many microbatches a step has.
+struct PipelineLayout {
+  /// Ranks on the pipeline axis (N).
+  int64_t ranks = 1;
+  /// stageRanks[s]: the rank running stage s; its size is the stage count.
+  std::vector<int64_t> stageRanks = {0};
+  int64_t microbatches = 1;
 
-/// Runs every stage's schedule against blocking receives (sends never
-/// block). Returns "" when all stages finish, else which actions wait on
-/// each other.
-std::string checkDeadlockFree(const std::vector<std::vector<Action>> &schedules,
-                              const MessageSources &sources);
+  int64_t stages() const { return static_cast<int64_t>(stageRanks.size()); }
+  /// The stages on `rank`, increasing.
+  std::vector<int64_t> stagesOf(int64_t rank) const;
+};
+
+/// How stages are laid out on ranks when each holds several.
+enum class Placement { Loop, V };
+
+/// "loop" or "v".
+std::optional<Placement> parsePlacement(const std::string &name);
+const char *placementName(Placement placement);
+
+/// The stage -> rank map of `ranks` ranks with `virtualStages` stages each
+/// (virtualStages must be 2 for V placement).
+std::vector<int64_t> placeStages(int64_t ranks, int64_t virtualStages,
+                                 Placement placement);
+
+/// Which stages each stage's compute actions exchange messages with: a
+/// stage's Forward receives from `receivesFrom[Forward]` and sends to
+/// `sendsTo[Forward]`, and so on. For a package with a split backward the
+/// BackwardInput entries hold the backward's messages (BackwardWeight sends
+/// and receives nothing); Backward then stands for both halves.
+struct StageMessages {
+  std::map<ActionKind, std::set<int64_t>> receivesFrom;
+  std::map<ActionKind, std::set<int64_t>> sendsTo;
+};
+/// Indexed by stage.
+using MessageGraph = std::vector<StageMessages>;
+
+/// The usual messages of a chain of `stages` stages: forward from s-1 to s,
+/// backward (input gradients) from s+1 to s.
+MessageGraph chainMessages(int64_t stages);
+
+/// The built-in schedules.
+enum class ScheduleKind {
+  GPipe,
+  OneForwardOneBackward,
+  Interleaved1F1B,
+  ZeroBubbleH1,
+  ZeroBubbleV,
+  /// Every stage's eval action of each microbatch in order.
+  Eval,
+};
+
+/// "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "eval".
+std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
+const char *scheduleName(ScheduleKind kind);
+/// All spellings, "gpipe|1f1b|...", for error messages and --help.
+std::string scheduleNames();
+
+/// Whether `kind` needs the compiler to split backwards into
+/// BackwardInput and BackwardWeight (zb-h1, zb-v).
+bool needsSplitBackward(ScheduleKind kind);
+/// The virtual stages per rank `kind` needs (2 for zb-v), or nullopt when
+/// any count works (interleaved-1f1b takes --virtual-stages; the others 1).
+std::optional<int64_t> requiredVirtualStages(ScheduleKind kind);
+/// The placement `kind` runs on (V for zb-v, loop otherwise).
+Placement placementFor(ScheduleKind kind);
+
+/// Why `kind` cannot run on `layout` (a package whose backward is split
+/// when `splitBackward`), as a message naming the constraint and the fix;
+/// "" when it can.
+std::string scheduleProblem(ScheduleKind kind, const PipelineLayout &layout,
+                            bool splitBackward);
+
+/// The action table of `kind` on `layout`: compute actions in the
+/// schedule's order, each Recv just before the compute it feeds and each
+/// Send just after the compute that produced it (only where `messages`
+/// cross ranks), and Optimizer last on every rank (not in Eval). With
+/// `splitBackward`, GPipe, 1F1B and interleaved-1F1B run Backward actions
+/// (both halves at once) and the zero-bubble schedules BackwardInput and
+/// BackwardWeight. Every stage runs its backward (or its BackwardWeight)
+/// in increasing microbatch order, so gradients accumulate in the same
+/// order as on one stage. Requires scheduleProblem() == "".
+ScheduleTable buildSchedule(ScheduleKind kind, const PipelineLayout &layout,
+                            const MessageGraph &messages, bool splitBackward);
+
+/// Proves `table` runs on `layout`: each rank lists only its stages'
+/// actions; every (stage, microbatch) runs its forward once and its
+/// backward once (Backward, or BackwardInput then BackwardWeight when
+/// `splitBackward`), after its forward; backwards (weight halves) of a
+/// stage run in increasing microbatch order; each Recv and Send names a
+/// compute action of its rank and every message that crosses ranks has
+/// exactly one Send before its producer's next action and one Recv before
+/// its consumer; Optimizer is last on every rank (training) or absent
+/// (eval: Eval actions only); and, simulating all ranks together with
+/// blocking receives and sends that never block, every rank reaches its
+/// end. Returns "" or the first violation, naming rank, stage, microbatch
+/// and action ("rank 1 waits at recv F s2 m0 for stage 1 on rank 0, which
+/// waits at ...").
+std::string checkSchedule(const ScheduleTable &table,
+                          const PipelineLayout &layout,
+                          const MessageGraph &messages, bool splitBackward,
+                          bool training = true);
+
+/// "F", "B", "I", "W", "E", "send", "recv", "optimizer".
+const char *actionKindName(ActionKind kind);
+/// One action as the schedule file spells it: "F2.0" (forward of stage 2,
+/// microbatch 0), "sF2.0" (send of it), "rB1.3" (recv for the backward of
+/// stage 1, microbatch 3), "O" (optimizer).
+std::string formatAction(const Action &action);
+/// A rank's actions separated by spaces.
+std::string formatActions(const std::vector<Action> &actions);
 
 } // namespace pp::runtime
 

@@ -1,0 +1,52 @@
+//===- ActionMessages.h - what a schedule's actions wait for ----*- C++ -*-===//
+//
+// Shared by the generators, the check and the simulator: which compute
+// actions exchange messages, and how actions are named in messages.
+//
+// A message class groups the compute actions whose messages meet: a
+// Forward's go to Forwards, an Eval's to Evals, and a backward's (Backward
+// or BackwardInput, whichever each stage runs) to backwards.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_ACTIONMESSAGES_H
+#define PP_RUNTIME_ACTIONMESSAGES_H
+
+#include "runtime/schedules/Schedule.h"
+
+namespace pp::runtime {
+
+/// Whether `kind` runs stage functions (F, B, I, W, E).
+bool isCompute(ActionKind kind);
+
+/// The compute action `action` concerns: itself, or the one whose messages
+/// a Send or Recv moves.
+ActionKind computeKindOf(const Action &action);
+
+/// The class of the messages compute action `kind` exchanges: Forward,
+/// Eval, or Backward (for Backward and BackwardInput); nullopt for
+/// BackwardWeight and non-compute actions, which exchange none.
+std::optional<ActionKind> messageClass(ActionKind kind);
+
+/// The stages whose messages compute action `kind` of `stage` takes: those
+/// its receivesFrom names and those whose sendsTo names it (of its message
+/// class).
+std::set<int64_t> messageSources(const MessageGraph &messages, int64_t stage,
+                                 ActionKind kind);
+/// The stages compute action `kind` of `stage` sends messages to.
+std::set<int64_t> messageTargets(const MessageGraph &messages, int64_t stage,
+                                 ActionKind kind);
+
+/// Why `messages` does not fit `stages` stages ("" when it does).
+std::string messageGraphProblem(const MessageGraph &messages, int64_t stages);
+
+/// Why `layout` is not a pipeline ("" when it is): ranks, stage ranks in
+/// range and each rank used, at least one microbatch.
+std::string layoutProblem(const PipelineLayout &layout);
+
+/// An action for messages: "F s2 m0", "recv B s1 m3", "optimizer".
+std::string describeAction(const Action &action);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_ACTIONMESSAGES_H

@@ -1,0 +1,410 @@
+//===- ScheduleCheck.cpp - proving an action table runs -------------------===//
+//
+// Two passes. The first reads each rank's list alone: actions name its own
+// stages, compute actions run once each and in a valid order, every message
+// that crosses ranks has its Send right after its producer and its Recv
+// before its consumer, the Optimizer comes last. The second plays all
+// ranks together, Recvs blocking until their Sends ran, and names the
+// cycle of waiting ranks if they stop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/schedules/ActionMessages.h"
+#include "runtime/schedules/Schedule.h"
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+namespace pp::runtime {
+namespace {
+
+using ActionKey = std::tuple<ActionKind, int64_t, int64_t>;
+
+ActionKey keyOf(ActionKind kind, int64_t stage, int64_t microbatch) {
+  return {kind, stage, microbatch};
+}
+
+/// A compute action of `stage`, microbatch `mb`, for messages.
+std::string describe(ActionKind kind, int64_t stage, int64_t mb) {
+  Action action;
+  action.kind = kind;
+  action.stage = stage;
+  action.microbatch = mb;
+  return describeAction(action);
+}
+
+/// "stage 1 on rank 0, stage 3 on rank 0" for `stages`.
+std::string stagesOn(const std::set<int64_t> &stages,
+                     const PipelineLayout &layout) {
+  std::string text;
+  for (int64_t stage : stages)
+    text += (text.empty() ? "" : ", ") + std::string("stage ") +
+            std::to_string(stage) + " on rank " +
+            std::to_string(layout.stageRanks[stage]);
+  return text;
+}
+
+/// The first pass over one rank's list.
+class RankCheck {
+public:
+  RankCheck(const PipelineLayout &layout, const MessageGraph &messages,
+            bool splitBackward, bool training, int64_t rank)
+      : layout(layout), messages(messages), splitBackward(splitBackward),
+        training(training), rank(rank),
+        lastMicrobatch(layout.stages(), {-1, -1, -1}) {}
+
+  /// Which of lastMicrobatch's orders `kind` keeps, if any.
+  static std::optional<size_t> orderOf(ActionKind kind) {
+    switch (kind) {
+    case ActionKind::Forward:
+      return 0;
+    case ActionKind::Eval:
+      return 1;
+    case ActionKind::Backward:
+    case ActionKind::BackwardWeight:
+      return 2;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  /// Checks the list; "" or the first violation.
+  std::string run(const std::vector<Action> &actions) {
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &action = actions[i];
+      std::string problem;
+      if (action.kind == ActionKind::Optimizer)
+        problem = optimizer(i + 1 == actions.size());
+      else if (problem = placed(action); problem.empty())
+        problem = isCompute(action.kind)            ? computeAction(action)
+                  : action.kind == ActionKind::Send ? send(action)
+                                                    : recv(action);
+      if (!problem.empty())
+        return problem;
+    }
+    if (std::string problem = unsent(); !problem.empty())
+      return problem;
+    if (!receivedFor.empty()) {
+      auto [kind, stage, mb] = *receivedFor.begin();
+      return prefix() + "lists recv " + describe(kind, stage, mb) +
+             " but never runs " + describe(kind, stage, mb) +
+             "; remove the recv or add its compute action";
+    }
+    if (training && !optimized)
+      return prefix() +
+             "never runs the optimizer; end every rank's list with O";
+    return missing();
+  }
+
+private:
+  std::string prefix() const { return "rank " + std::to_string(rank) + " "; }
+
+  /// The Send the last compute action still owes, as a violation.
+  std::string unsent() {
+    if (!owedSend)
+      return "";
+    const Action &owed = *owedSend;
+    return prefix() + "runs " + describeAction(owed) +
+           " without sending its messages to " +
+           stagesOn(crossing(messageTargets(messages, owed.stage, owed.kind)),
+                    layout) +
+           "; add s" + formatAction(owed) + " right after it";
+  }
+
+  std::string optimizer(bool last) {
+    if (!training)
+      return prefix() +
+             "lists the optimizer in an eval schedule; remove it (eval "
+             "schedules run E actions, their sends and recvs only)";
+    if (!last || optimized)
+      return prefix() +
+             "lists the optimizer before its last action; it ends the step, "
+             "once, on every rank";
+    optimized = true;
+    return unsent();
+  }
+
+  /// Whether the action names a stage of this rank and a microbatch.
+  std::string placed(const Action &action) const {
+    std::string what = prefix() + "lists " + describeAction(action);
+    if (action.stage < 0 || action.stage >= layout.stages())
+      return what + ", but the pipeline has stages 0.." +
+             std::to_string(layout.stages() - 1);
+    if (layout.stageRanks[action.stage] != rank)
+      return what + ", but stage " + std::to_string(action.stage) +
+             " runs on rank " + std::to_string(layout.stageRanks[action.stage]);
+    if (action.microbatch < 0 || action.microbatch >= layout.microbatches)
+      return what + ", but a step has microbatches 0.." +
+             std::to_string(layout.microbatches - 1);
+    if (!isCompute(action.kind) &&
+        (!messageClass(action.of) || !isCompute(action.of)))
+      return what + "; sends and recvs move the messages of F, B, I or E";
+    ActionKind kind = computeKindOf(action);
+    if (!training && kind != ActionKind::Eval)
+      return what + " in an eval schedule, which runs E actions only";
+    if (training && kind == ActionKind::Eval)
+      return what +
+             " in a training schedule; E actions run in eval schedules only";
+    if (!splitBackward && (kind == ActionKind::BackwardInput ||
+                           kind == ActionKind::BackwardWeight))
+      return what +
+             ", but the package's backward is not split; use B, or compile "
+             "with split-backward=true";
+    return "";
+  }
+
+  /// The stages of `stages` on other ranks.
+  std::set<int64_t> crossing(const std::set<int64_t> &stages) const {
+    std::set<int64_t> result;
+    for (int64_t stage : stages)
+      if (layout.stageRanks[stage] != rank)
+        result.insert(stage);
+    return result;
+  }
+
+  bool ran(ActionKind kind, int64_t stage, int64_t mb) const {
+    return done.count(keyOf(kind, stage, mb)) != 0;
+  }
+  /// Whether the backward (B, or I) of `stage`, `mb` ran.
+  bool ranBackward(int64_t stage, int64_t mb) const {
+    return ran(ActionKind::Backward, stage, mb) ||
+           ran(ActionKind::BackwardInput, stage, mb);
+  }
+
+  /// Order within a stage: what must run before `action`.
+  std::string orderProblem(const Action &action) const {
+    int64_t s = action.stage, mb = action.microbatch;
+    std::string what = prefix() + "runs " + describeAction(action);
+    bool isBackward = action.kind == ActionKind::Backward ||
+                      action.kind == ActionKind::BackwardInput;
+    if (ran(action.kind, s, mb) || (isBackward && ranBackward(s, mb)) ||
+        (action.kind == ActionKind::BackwardWeight &&
+         ran(ActionKind::Backward, s, mb)))
+      return what + " twice";
+    if (isBackward && !ran(ActionKind::Forward, s, mb))
+      return what + " before " + describe(ActionKind::Forward, s, mb) +
+             "; a backward follows its forward";
+    if (action.kind == ActionKind::BackwardWeight &&
+        !ran(ActionKind::BackwardInput, s, mb))
+      return what + " before " + describe(ActionKind::BackwardInput, s, mb) +
+             "; the weight half follows the input half";
+    // Forwards, evals and the actions that accumulate weight gradients run
+    // in increasing microbatch order: outputs and sums come out in it.
+    std::optional<size_t> order = orderOf(action.kind);
+    if (order && lastMicrobatch[s][*order] > mb)
+      return what + " after microbatch " +
+             std::to_string(lastMicrobatch[s][*order]) +
+             "; a stage runs its forwards, evals and weight gradients (B or "
+             "W) in increasing microbatch order, so that gradients sum in "
+             "the same order on any number of stages";
+    for (int64_t source : messageSources(messages, s, action.kind)) {
+      if (layout.stageRanks[source] != rank)
+        continue;
+      bool sourceRan = action.kind == ActionKind::Backward ||
+                               action.kind == ActionKind::BackwardInput
+                           ? ranBackward(source, mb)
+                           : ran(action.kind, source, mb);
+      if (!sourceRan)
+        return what + " before stage " + std::to_string(source) +
+               ", on the same rank, produced its messages (its " +
+               (isBackward ? "backward" : actionKindName(action.kind)) +
+               " of m" + std::to_string(mb) + ")";
+    }
+    return "";
+  }
+
+  std::string computeAction(const Action &action) {
+    if (std::string problem = unsent(); !problem.empty())
+      return problem;
+    if (std::string problem = orderProblem(action); !problem.empty())
+      return problem;
+    int64_t s = action.stage, mb = action.microbatch;
+    std::set<int64_t> sources =
+        crossing(messageSources(messages, s, action.kind));
+    if (!sources.empty() && !receivedFor.erase(keyOf(action.kind, s, mb)))
+      return prefix() + "runs " + describeAction(action) +
+             " without receiving its messages from " +
+             stagesOn(sources, layout) + "; add r" + formatAction(action) +
+             " before it";
+    done.insert(keyOf(action.kind, s, mb));
+    if (std::optional<size_t> order = orderOf(action.kind))
+      lastMicrobatch[s][*order] = mb;
+    if (!crossing(messageTargets(messages, s, action.kind)).empty())
+      owedSend = action;
+    return "";
+  }
+
+  /// What is wrong with a Send or Recv that any of them could get wrong:
+  /// moving no messages across ranks, or coming twice.
+  std::string messageProblem(const Action &action,
+                             const std::set<ActionKey> &listed) const {
+    std::string what = prefix() + "lists " + describeAction(action);
+    bool sending = action.kind == ActionKind::Send;
+    std::set<int64_t> peers =
+        sending ? messageTargets(messages, action.stage, action.of)
+                : messageSources(messages, action.stage, action.of);
+    if (crossing(peers).empty())
+      return what + ", but " +
+             describe(action.of, action.stage, action.microbatch) +
+             (sending ? " sends nothing to" : " takes no messages from") +
+             " other ranks; remove it";
+    if (listed.count(keyOf(action.of, action.stage, action.microbatch)))
+      return what + " twice";
+    return "";
+  }
+
+  std::string send(const Action &action) {
+    if (std::string problem = messageProblem(action, sent); !problem.empty())
+      return problem;
+    if (!owedSend || computeKindOf(action) != owedSend->kind ||
+        action.stage != owedSend->stage ||
+        action.microbatch != owedSend->microbatch)
+      return prefix() + "lists " + describeAction(action) +
+             " but not right after " +
+             describe(action.of, action.stage, action.microbatch) +
+             "; a send follows its compute action before the next one";
+    sent.insert(keyOf(action.of, action.stage, action.microbatch));
+    owedSend.reset();
+    return "";
+  }
+
+  std::string recv(const Action &action) {
+    if (std::string problem = messageProblem(action, receivedFor);
+        !problem.empty())
+      return problem;
+    ActionKey key = keyOf(action.of, action.stage, action.microbatch);
+    if (done.count(key))
+      return prefix() + "lists " + describeAction(action) + " after " +
+             describe(action.of, action.stage, action.microbatch) +
+             " ran; put it before";
+    receivedFor.insert(key);
+    return "";
+  }
+
+  /// The compute actions of this rank's stages that never ran.
+  std::string missing() const {
+    for (int64_t s : layout.stagesOf(rank))
+      for (int64_t mb = 0; mb < layout.microbatches; ++mb) {
+        std::string never = prefix() + "never runs ";
+        if (!training) {
+          if (!ran(ActionKind::Eval, s, mb))
+            return never + describe(ActionKind::Eval, s, mb);
+          continue;
+        }
+        if (!ran(ActionKind::Forward, s, mb))
+          return never + describe(ActionKind::Forward, s, mb);
+        if (!ranBackward(s, mb))
+          return never + "the backward of s" + std::to_string(s) + " m" +
+                 std::to_string(mb) +
+                 (splitBackward ? " (B, or I then W)" : " (B)");
+        if (ran(ActionKind::BackwardInput, s, mb) &&
+            !ran(ActionKind::BackwardWeight, s, mb))
+          return never + describe(ActionKind::BackwardWeight, s, mb);
+      }
+    return "";
+  }
+
+  const PipelineLayout &layout;
+  const MessageGraph &messages;
+  bool splitBackward, training;
+  int64_t rank;
+  /// Per stage: the last microbatch of its forwards, evals and weight
+  /// gradients (B or W).
+  std::vector<std::array<int64_t, 3>> lastMicrobatch;
+  std::set<ActionKey> done, sent;
+  /// Recvs listed whose compute action has not run yet.
+  std::set<ActionKey> receivedFor;
+  /// The last compute action, while its messages to other ranks wait for
+  /// their Send.
+  std::optional<Action> owedSend;
+  bool optimized = false;
+};
+
+/// The second pass: all ranks together, each Recv waiting for the Sends of
+/// the stages on other ranks it takes messages from.
+std::string deadlock(const ScheduleTable &table, const PipelineLayout &layout,
+                     const MessageGraph &messages) {
+  // Sends that ran: message class, stage, microbatch.
+  std::set<ActionKey> sent;
+  std::vector<size_t> next(layout.ranks, 0);
+  // What a waiting rank waits for: the stage whose Send is missing.
+  std::vector<int64_t> waitsFor(layout.ranks, -1);
+  auto sendOf = [&](int64_t stage, const Action &action) {
+    return keyOf(*messageClass(action.of), stage, action.microbatch);
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t rank = 0; rank < layout.ranks; ++rank) {
+      waitsFor[rank] = -1;
+      for (; next[rank] < table[rank].size(); ++next[rank], progress = true) {
+        const Action &action = table[rank][next[rank]];
+        if (action.kind == ActionKind::Send)
+          sent.insert(sendOf(action.stage, action));
+        if (action.kind != ActionKind::Recv)
+          continue;
+        for (int64_t source : messageSources(messages, action.stage, action.of))
+          if (layout.stageRanks[source] != rank &&
+              !sent.count(sendOf(source, action)))
+            waitsFor[rank] = source;
+        if (waitsFor[rank] >= 0)
+          break;
+      }
+    }
+  }
+  auto waiting = std::find_if(waitsFor.begin(), waitsFor.end(),
+                              [](int64_t stage) { return stage >= 0; });
+  if (waiting == waitsFor.end())
+    return "";
+  // Follow the waits until a rank repeats: that is the cycle.
+  std::vector<int64_t> chain = {waiting - waitsFor.begin()};
+  while (true) {
+    int64_t then = layout.stageRanks[waitsFor[chain.back()]];
+    auto seen = std::find(chain.begin(), chain.end(), then);
+    if (seen != chain.end()) {
+      chain.erase(chain.begin(), seen);
+      break;
+    }
+    chain.push_back(then);
+    if (waitsFor[then] < 0)
+      break;
+  }
+  std::string text = "the schedule deadlocks: ";
+  for (size_t i = 0; i < chain.size(); ++i) {
+    int64_t rank = chain[i];
+    if (next[rank] >= table[rank].size()) {
+      text += ", which ended without sending it";
+      break;
+    }
+    int64_t stage = waitsFor[rank];
+    text += (i ? ", which " : "rank " + std::to_string(rank) + " ") +
+            std::string("waits at ") + describeAction(table[rank][next[rank]]) +
+            " for stage " + std::to_string(stage) + " on rank " +
+            std::to_string(layout.stageRanks[stage]);
+  }
+  return text;
+}
+
+} // namespace
+
+std::string checkSchedule(const ScheduleTable &table,
+                          const PipelineLayout &layout,
+                          const MessageGraph &messages, bool splitBackward,
+                          bool training) {
+  if (std::string problem = layoutProblem(layout); !problem.empty())
+    return problem;
+  if (std::string problem = messageGraphProblem(messages, layout.stages());
+      !problem.empty())
+    return problem;
+  if (static_cast<int64_t>(table.size()) != layout.ranks)
+    return "the schedule lists " + std::to_string(table.size()) +
+           " ranks, but the pipeline has " + std::to_string(layout.ranks);
+  for (int64_t rank = 0; rank < layout.ranks; ++rank) {
+    RankCheck check(layout, messages, splitBackward, training, rank);
+    if (std::string problem = check.run(table[rank]); !problem.empty())
+      return problem;
+  }
+  return deadlock(table, layout, messages);
+}
+
+} // namespace pp::runtime
