@@ -174,7 +174,7 @@ int findBuildId(dl_phdr_info *info, size_t, void *data) {
 /// changes with every change to their code; "unknown" for a build the
 /// linker gave none.
 std::string runtimeBuildId() {
-  BuildIdSearch search{reinterpret_cast<ElfW(Addr)>(&pp_cpu_add), ""};
+  BuildIdSearch search{reinterpret_cast<ElfW(Addr)>(&findBuildId), ""};
   dl_iterate_phdr(findBuildId, &search);
   return search.hex.empty() ? "unknown" : search.hex;
 }
