@@ -33,7 +33,12 @@
 #   activation bytes (the metrics' `ranks` line) and peak RSS, and rank 0's
 #   communication per step (--profile). PP_BENCH_PARALLEL_MODELS (default
 #   "gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose what runs.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel]
+# schedules (--schedules): every pipeline schedule (gpipe, 1f1b,
+#   interleaved-1f1b, zb-h1, zb-v) on 2 CPU ranks, one thread each, on the
+#   bundled GPT, runs alternating with --trace: step times, the bubble
+#   measured from the trace and the predicted one, and the trace's tracks.
+#   PP_BENCH_REPEATS (default 3) runs of each.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -43,11 +48,11 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers|parallel) section="$arg" ;;
-    --peers|--parallel) section="${arg#--}" ;;
+    mlp|torchscript|all|peers|parallel|schedules) section="$arg" ;;
+    --peers|--parallel|--schedules) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
-           "torchscript, all, --peers or --parallel" >&2
+           "torchscript, all, --peers, --parallel or --schedules" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -162,4 +167,5 @@ case "$section" in
   all) bench_mlp; bench_torchscript ;;
   peers) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/peers.sh"; bench_peers ;;
   parallel) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/parallel.sh"; bench_parallel ;;
+  schedules) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/schedules.sh"; bench_schedules ;;
 esac
