@@ -55,6 +55,30 @@ def InsertSendRecv : Pass<"pp-insert-send-recv", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::PPDialect"];
 }
 
+def SplitBackward : Pass<"pp-split-backward", "mlir::ModuleOp"> {
+  let summary = "splits each stage's backward into input and weight gradients";
+  let description = [{
+    For zero-bubble schedules: every `pp.stage` op of phase `backward`
+    becomes a `backward_input` stage op (B), computing exactly the ops that
+    the values other stages receive (the input gradients its transfers
+    carry) depend on, followed by a `backward_weight` stage op (W) with the
+    rest: the parameter gradients the program returns, which a schedule may
+    run any time after B. An op both halves need is computed in B once; W
+    takes it as a result of B (after pp-outline-stages, a value
+    `@stage<N>_backward_input` saves for `@stage<N>_backward_weight`), and
+    copies the constants it reads. Gradients received from other stages
+    enter B, which hands those W needs over the same way; W takes the
+    program's arguments and forward values directly. The halves partition
+    the same ops, so training computes the same bits. Every stage gets both
+    halves, possibly empty: a stage that sends no gradient (stage 0) has an
+    input half that only receives, or nothing; one whose parameters are all
+    frozen has an empty weight half. Runs after pp-insert-send-recv and
+    pp-shard-tensor-parallel: a collective lands in the half of its
+    consumers, the same on every device of the tensor axis.
+  }];
+  let dependentDialects = ["::pp::PPDialect"];
+}
+
 def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
   let summary = "one function per stage for forward and one for backward";
   let description = [{
