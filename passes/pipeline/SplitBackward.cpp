@@ -149,7 +149,7 @@ private:
 
   /// The input half: the ops the sent gradients need, taking the body's
   /// arguments they (or the weight half, through it) read, returning the
-  /// backward's results it computes, then what it hands over.
+  /// backward's results it computes, then what else it hands over.
   StageOp buildInputHalf(OpBuilder &builder) {
     llvm::SetVector<Value> read;
     for (Operation &op : body.without_terminator())
@@ -161,12 +161,15 @@ private:
       if (yieldedByWeightHalf(value))
         continue;
       resultPlace[index] = {StagePhase::backward_input, yielded.size()};
+      inputPosition.try_emplace(value, yielded.size());
       yielded.push_back(value);
       read.insert(value);
     }
-    handOverStart = yielded.size();
-    llvm::append_range(yielded, handedOver);
-    read.insert(handedOver.begin(), handedOver.end());
+    for (Value value : handedOver)
+      if (inputPosition.try_emplace(value, yielded.size()).second) {
+        yielded.push_back(value);
+        read.insert(value);
+      }
 
     SmallVector<Value> operands, args;
     for (BlockArgument arg : body.getArguments())
@@ -192,8 +195,8 @@ private:
         operands.push_back(backward.getInputs()[arg.getArgNumber()]);
         args.push_back(arg);
       }
-    for (auto [position, value] : llvm::enumerate(handedOver)) {
-      operands.push_back(inputHalf.getResult(handOverStart + position));
+    for (Value value : handedOver) {
+      operands.push_back(inputHalf.getResult(inputPosition.lookup(value)));
       args.push_back(value);
     }
     SmallVector<Value> yielded;
@@ -241,8 +244,9 @@ private:
   llvm::SmallPtrSet<Operation *, 8> weightConstants;
   /// Where each result of the backward goes: the half and its position.
   SmallVector<std::pair<StagePhase, size_t>> resultPlace;
-  /// The position of the first handed-over result of the input half.
-  size_t handOverStart = 0;
+  /// The result of the input half that returns each value of the body it
+  /// yields.
+  llvm::DenseMap<Value, size_t> inputPosition;
 };
 
 struct SplitBackwardPass
