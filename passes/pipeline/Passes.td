@@ -83,11 +83,15 @@ def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
   let summary = "one function per stage for forward and one for backward";
   let description = [{
     Moves the ops of each stage into `@stage<N>_forward` and
-    `@stage<N>_backward`, turning each `pp.transfer` into a `pp.send` on the
-    sending stage and a `pp.recv` on the receiving one. Forward values the
-    backward needs, graph inputs included, are returned by the forward
-    function and taken by the backward one (`pp.role = "saved"`), so each
-    sample is loaded once; constants are copied where used. A forward-only
+    `@stage<N>_backward` (for a backward split by pp-split-backward,
+    `@stage<N>_backward_input` and `@stage<N>_backward_weight`), turning
+    each `pp.transfer` into a `pp.send` on the sending stage and a
+    `pp.recv` on the receiving one. Forward values the backward needs,
+    graph inputs included, are returned by the forward function and taken
+    by the backward one (`pp.role = "saved"`), so each sample is loaded
+    once; the values a backward_input op hands to its backward_weight op
+    are saved the same way, and a value two functions take is saved once.
+    Constants are copied where used. A forward-only
     program (`pp.forward_only`, from pp-mark-outputs) gets no backward
     functions; each model output is returned by the forward function of
     the stage that computes it. `@main` is removed.
