@@ -4,7 +4,8 @@
 // imported model to outlined pipeline stages (optionally `split-points=a,b`
 // and `freeze=REGEX`). `infer=true` instead of a loss compiles a
 // forward-only program: the model's outputs, no backward. `fuse=false`
-// leaves the elementwise ops unfused.
+// leaves the elementwise ops unfused; `split-backward=true` splits each
+// stage's backward into input and weight gradients (zero-bubble schedules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("group elementwise ops of each stage function into "
                      "fused loops (pp-fuse-elementwise)"),
       llvm::cl::init(true)};
+  Option<bool> splitBackward{
+      *this, "split-backward",
+      llvm::cl::desc("split each stage's backward into backward_input and "
+                     "backward_weight functions for zero-bubble schedules "
+                     "(pp-split-backward)"),
+      llvm::cl::init(false)};
   Option<int64_t> tp{
       *this, "tp",
       llvm::cl::desc("devices of the tensor-parallel axis inside each stage "
@@ -102,6 +109,8 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     parallel.shard.assign(options.shard.begin(), options.shard.end());
     pm.addPass(pp::createShardTensorParallel(parallel));
   }
+  if (options.splitBackward)
+    pm.addPass(pp::createSplitBackward());
   pm.addPass(pp::createOutlineStages());
   if (!options.infer)
     pm.addPass(pp::createDeriveEval());
@@ -121,7 +130,7 @@ void pp::registerPasses() {
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
-      "pp-outline-stages, pp-derive-eval (not with "
+      "pp-split-backward (with split-backward=true), pp-outline-stages, pp-derive-eval (not with "
       "infer=true), pp-fuse-elementwise (not with fuse=false)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {

@@ -4,7 +4,8 @@
 // `pp.transfer` becomes a `pp.send` at the end of the producing function and
 // a `pp.recv` in the receiving stage's function of the same phase. Values a
 // later phase of a stage takes from an earlier one (activations, graph
-// inputs, values received in the forward) are returned by the earlier
+// inputs, values received in the forward; with a split backward, what
+// backward_input hands to backward_weight) are returned by the earlier
 // function and taken by the later one as `saved` values, matched by name.
 // A forward-only program gets forward functions only.
 //
@@ -16,6 +17,7 @@
 #include "dialects/pp/IR/PPOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace pp {
@@ -40,8 +42,6 @@ struct StageFunction {
   IRMapping mapping;
   SmallVector<Value> results;
   SmallVector<Attribute> resultAttrs;
-  /// The names of the saved values a forward function returns.
-  llvm::StringSet<> savedNames;
 
   Value addArgument(Value value, DictionaryAttr attrs) {
     Block &entry = function.getBody().front();
@@ -85,10 +85,20 @@ public:
 
   LogicalResult outline() {
     OpBuilder moduleBuilder(main);
-    // A forward-only program (pp-mark-outputs) has no backward functions.
-    SmallVector<StagePhase, 2> phases = {StagePhase::forward};
-    if (!main->hasAttr(kForwardOnlyAttrName))
-      phases.push_back(StagePhase::backward);
+    // A forward-only program (pp-mark-outputs) has no backward functions;
+    // a split one (pp-split-backward) has two per stage.
+    phases = {StagePhase::forward};
+    if (!main->hasAttr(kForwardOnlyAttrName)) {
+      if (llvm::any_of(main.getBody().getOps<StageOp>(), [](StageOp op) {
+            return op.getPhase() == StagePhase::backward_input ||
+                   op.getPhase() == StagePhase::backward_weight;
+          }))
+        phases.append({StagePhase::backward_input, StagePhase::backward_weight});
+      else
+        phases.push_back(StagePhase::backward);
+    }
+    savedNames.resize(numStages);
+    savedAs.resize(numStages);
     for (StagePhase phase : phases)
       for (int64_t stage = 0; stage < numStages; ++stage) {
         std::string name = ("stage" + Twine(stage) + "_" +
@@ -105,7 +115,6 @@ public:
                              phase,
                              function,
                              OpBuilder::atBlockEnd(entry),
-                             {},
                              {},
                              {},
                              {}});
@@ -159,17 +168,20 @@ private:
            << " stages (pp.stage_costs)";
   }
 
+  /// The function of `stage` in `phase`, one of `phases`.
   StageFunction &functionOf(int64_t stage, StagePhase phase) {
-    return functions[(phase == StagePhase::forward ? 0 : numStages) + stage];
+    return functions[(llvm::find(phases, phase) - phases.begin()) * numStages +
+                     stage];
   }
 
   /// Copies the body of `stageOp` into its function.
   LogicalResult outlineStage(StageOp stageOp) {
-    if (stageOp.getPhase() != StagePhase::forward &&
-        stageOp.getPhase() != StagePhase::backward)
-      return stageOp.emitOpError("phase ")
+    if (!llvm::is_contained(phases, stageOp.getPhase()))
+      return stageOp.emitOpError("has phase ")
              << stringifyStagePhase(stageOp.getPhase())
-             << " has no schedule yet; the runtime runs forward and backward";
+             << ", but the program's stage functions are "
+             << llvm::join(llvm::map_range(phases, stringifyStagePhase), ", ")
+             << "; split every backward stage op (pp-split-backward) or none";
     StageFunction &fn = functionOf(stageOp.getStage(), stageOp.getPhase());
     Block &block = stageOp.getBody().front();
     for (auto [operand, arg] :
@@ -222,7 +234,7 @@ private:
                << "stage " << fn.stage << " uses a value sent to stage "
                << transfer.getTo();
       if (phaseOf(transfer) != fn.phase)
-        return saved(fn, value);
+        return saved(fn, value, phaseOf(transfer));
       auto recv = RecvOp::create(fn.builder, transfer.getLoc(),
                                  transfer.getResultTypes(), transfer.getMesh(),
                                  transfer.getFrom(), transfer.getNames());
@@ -231,9 +243,8 @@ private:
     }
     if (auto producer = value.getDefiningOp<StageOp>()) {
       if (static_cast<int64_t>(producer.getStage()) == fn.stage &&
-          producer.getPhase() == StagePhase::forward &&
-          fn.phase != StagePhase::forward)
-        return saved(fn, value);
+          producer.getPhase() < fn.phase)
+        return saved(fn, value, producer.getPhase());
       return emitError(value.getLoc())
              << "stage " << fn.stage << " uses a value of stage "
              << producer.getStage() << " that does not travel; run "
@@ -244,53 +255,76 @@ private:
            << "stage; run pp-partition first";
   }
 
-  /// `value` in the later-phase function `fn`, handed over by the stage's
-  /// forward function under a name both sides agree on.
-  FailureOr<Value> saved(StageFunction &fn, Value value) {
-    if (fn.phase == StagePhase::forward)
+  /// `value` in the function `fn`, handed over by the stage's function of
+  /// the earlier phase `from` (the forward by default) under a name both
+  /// sides agree on.
+  FailureOr<Value> saved(StageFunction &fn, Value value,
+                         StagePhase from = StagePhase::forward) {
+    if (from >= fn.phase)
       return emitError(value.getLoc())
-             << "the forward of stage " << fn.stage
-             << " uses a value of a later phase";
-    StageFunction &forward = functionOf(fn.stage, StagePhase::forward);
-    FailureOr<Value> produced = lookup(forward, value);
-    if (failed(produced))
-      return failure();
-    std::string name = savedName(forward, value);
-    forward.results.push_back(*produced);
-    forward.resultAttrs.push_back(
-        getNameAndRoleAttrs(context, name, kRoleSaved));
-    return fn.addArgument(value,
-                          getNameAndRoleAttrs(context, name, kRoleSaved));
+             << "the " << stringifyStagePhase(fn.phase) << " of stage "
+             << fn.stage << " uses a value of phase "
+             << stringifyStagePhase(from) << ", which does not run before it";
+    // Both halves of a split backward may take the same value: it is
+    // returned once.
+    DictionaryAttr attrs = savedAs[fn.stage].lookup(value);
+    if (!attrs) {
+      StageFunction &producer = functionOf(fn.stage, from);
+      FailureOr<Value> produced = lookup(producer, value);
+      if (failed(produced))
+        return failure();
+      attrs = getNameAndRoleAttrs(context, savedName(fn.stage, value),
+                                  kRoleSaved);
+      savedAs[fn.stage][value] = attrs;
+      producer.results.push_back(*produced);
+      producer.resultAttrs.push_back(attrs);
+    }
+    return fn.addArgument(value, attrs);
   }
 
-  /// A name for a saved value, unique among the forward's saved values: the
-  /// graph input's name or the node that computes it.
-  std::string savedName(StageFunction &forward, Value value) {
-    std::string origin;
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      origin = argumentName(main, arg.getArgNumber()).str();
-    } else if (auto transfer = value.getDefiningOp<TransferOp>()) {
+  /// What `value` of @main is called: the graph input's name, the name it
+  /// travels under, or the node that computes it ("" when none).
+  std::string originOf(Value value) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return argumentName(main, arg.getArgNumber()).str();
+    if (auto transfer = value.getDefiningOp<TransferOp>()) {
       unsigned index = cast<OpResult>(value).getResultNumber();
-      origin = cast<StringAttr>(transfer.getNames()[index]).str();
-    } else if (auto producer = value.getDefiningOp<StageOp>()) {
+      return cast<StringAttr>(transfer.getNames()[index]).str();
+    }
+    if (auto producer = value.getDefiningOp<StageOp>()) {
       Value yielded = producer.getBody().front().getTerminator()->getOperand(
           cast<OpResult>(value).getResultNumber());
-      if (Operation *def = yielded.getDefiningOp())
-        if (StringAttr node = getNode(def))
-          origin = node.str();
+      // A value the stage op passes on is called what it takes.
+      if (auto arg = dyn_cast<BlockArgument>(yielded))
+        return originOf(producer.getInputs()[arg.getArgNumber()]);
+      if (StringAttr node = getNode(yielded.getDefiningOp()))
+        return node.str();
     }
+    return "";
+  }
+
+  /// A name for a saved value, unique among the saved values of `stage`:
+  /// the graph input's name or the node that computes it.
+  std::string savedName(int64_t stage, Value value) {
+    std::string origin = originOf(value);
     std::string base = "saved:" + (origin.empty() ? "value" : origin);
     std::string name = base;
-    for (int suffix = 1; forward.savedNames.contains(name); ++suffix)
+    for (int suffix = 1; savedNames[stage].contains(name); ++suffix)
       name = base + "." + std::to_string(suffix);
-    forward.savedNames.insert(name);
+    savedNames[stage].insert(name);
     return name;
   }
 
   func::FuncOp main;
   MLIRContext *context;
   int64_t numStages;
+  /// The phases that get a function per stage, in the order they run.
+  SmallVector<StagePhase, 3> phases;
   std::vector<StageFunction> functions;
+  /// Per stage, the names of the saved values its functions hand over.
+  std::vector<llvm::StringSet<>> savedNames;
+  /// Per stage, the attributes of each value of @main already saved.
+  std::vector<llvm::DenseMap<Value, DictionaryAttr>> savedAs;
 };
 
 struct OutlineStagesPass

@@ -55,15 +55,43 @@ def InsertSendRecv : Pass<"pp-insert-send-recv", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::PPDialect"];
 }
 
+def SplitBackward : Pass<"pp-split-backward", "mlir::ModuleOp"> {
+  let summary = "splits each stage's backward into input and weight gradients";
+  let description = [{
+    For zero-bubble schedules: every `pp.stage` op of phase `backward`
+    becomes a `backward_input` stage op (B), computing exactly the ops that
+    the values other stages receive (the input gradients its transfers
+    carry) depend on, followed by a `backward_weight` stage op (W) with the
+    rest: the parameter gradients the program returns, which a schedule may
+    run any time after B. An op both halves need is computed in B once; W
+    takes it as a result of B (after pp-outline-stages, a value
+    `@stage<N>_backward_input` saves for `@stage<N>_backward_weight`), and
+    copies the constants it reads. Gradients received from other stages
+    enter B, which hands those W needs over the same way; W takes the
+    program's arguments and forward values directly. The halves partition
+    the same ops, so training computes the same bits. Every stage gets both
+    halves, possibly empty: a stage that sends no gradient (stage 0) has an
+    input half that only receives, or nothing; one whose parameters are all
+    frozen has an empty weight half. Runs after pp-insert-send-recv and
+    pp-shard-tensor-parallel: a collective lands in the half of its
+    consumers, the same on every device of the tensor axis.
+  }];
+  let dependentDialects = ["::pp::PPDialect"];
+}
+
 def OutlineStages : Pass<"pp-outline-stages", "mlir::ModuleOp"> {
   let summary = "one function per stage for forward and one for backward";
   let description = [{
     Moves the ops of each stage into `@stage<N>_forward` and
-    `@stage<N>_backward`, turning each `pp.transfer` into a `pp.send` on the
-    sending stage and a `pp.recv` on the receiving one. Forward values the
-    backward needs, graph inputs included, are returned by the forward
-    function and taken by the backward one (`pp.role = "saved"`), so each
-    sample is loaded once; constants are copied where used. A forward-only
+    `@stage<N>_backward` (for a backward split by pp-split-backward,
+    `@stage<N>_backward_input` and `@stage<N>_backward_weight`), turning
+    each `pp.transfer` into a `pp.send` on the sending stage and a
+    `pp.recv` on the receiving one. Forward values the backward needs,
+    graph inputs included, are returned by the forward function and taken
+    by the backward one (`pp.role = "saved"`), so each sample is loaded
+    once; the values a backward_input op hands to its backward_weight op
+    are saved the same way, and a value two functions take is saved once.
+    Constants are copied where used. A forward-only
     program (`pp.forward_only`, from pp-mark-outputs) gets no backward
     functions; each model output is returned by the forward function of
     the stage that computes it. `@main` is removed.
