@@ -6,7 +6,7 @@
 // each parameter lives with its first user, and the ops of each stage and
 // phase move into one isolated pp.stage op, in schedule order (forward
 // ascending, backward descending).
-// CHECK: pp-partition:0:0: remark: stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
+// CHECK: pp-partition:0:0: remark: stage 0 (rank 0): nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
 // CHECK: remark: {{.*}}stage 1: nodes {{.*}} .. loss
 // CHECK: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
 // CHECK: func.func @main(

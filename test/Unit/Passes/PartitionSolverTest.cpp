@@ -163,9 +163,10 @@ TEST(PartitionSolverTest, MatchesBruteForce) {
     EXPECT_EQ(solution->starts.front(), 0u);
     EXPECT_NEAR(*std::max_element(rankSeconds.begin(), rankSeconds.end()),
                 solution->bottleneck, 1e-9);
-    if (problem.memoryLimit > 0)
+    if (problem.memoryLimit > 0) {
       for (double used : rankBytes)
         EXPECT_LE(used, problem.memoryLimit);
+    }
   }
   // The profiles exercise both outcomes.
   EXPECT_GT(solved, 200);
