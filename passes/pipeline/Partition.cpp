@@ -981,8 +981,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       mlir::emitRemark(
           remarkLoc,
           llvm::formatv(
-              "stage {0} (rank {8}): nodes {1} .. {2} ({3} nodes), {4} MFLOP, "
-              "{5} MB moved, {7} MB sent on, estimated {6} us per microbatch",
+              "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB "
+              "moved, {7} MB sent on, estimated {6} us per microbatch, on "
+              "rank {8}",
               stage, order[begin].getValue(), order[end - 1].getValue(),
               end - begin, llvm::format("%.3f", cost.flops / 1e6),
               llvm::format("%.3f", cost.bytes / 1e6),

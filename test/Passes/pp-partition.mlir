@@ -6,13 +6,13 @@
 // each parameter lives with its first user, and the ops of each stage and
 // phase move into one isolated pp.stage op, in schedule order (forward
 // ascending, backward descending).
-// CHECK: pp-partition:0:0: remark: stage 0 (rank 0): nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
+// CHECK: pp-partition:0:0: remark: stage 0: nodes fc1 .. {{.*}} MFLOP, {{.*}} MB moved, {{.*}} MB sent on, estimated {{.*}} us per microbatch
 // CHECK: remark: {{.*}}stage 1: nodes {{.*}} .. loss
 // CHECK: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>]
 // CHECK: func.func @main(
 // CHECK-SAME: {pp.name = "w1", pp.role = "parameter", pp.stage = 0 : i64}
 // CHECK-SAME: {pp.name = "w3", pp.role = "parameter", pp.stage = 1 : i64}
-// CHECK-SAME: pp.stage_costs = [{bytes = {{.*}}, first_node = "fc1"
+// CHECK-SAME: pp.stage_costs = [{backward_input_us = {{.*}}, boundary = [{bytes = 3.200000e+01 : f64, name = "fc1"}, {bytes = 3.200000e+01 : f64, name = "act"}], {{.*}}first_node = "fc1"{{.*}}rank = 0 : i64
 // CHECK: %[[S0:.*]]:2 = pp.stage @pipeline stage 0 ins(
 // CHECK: nn.matmul {{.*}} {pp.node = "fc1"}
 // CHECK: pp.yield
