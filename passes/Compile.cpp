@@ -20,9 +20,43 @@ using namespace mlir;
 namespace {
 
 struct CompileOptions : public PassPipelineOptions<CompileOptions> {
-  Option<int64_t> stages{*this, "stages",
-                         llvm::cl::desc("number of pipeline stages"),
-                         llvm::cl::init(1)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("pipeline ranks (one stage each unless virtual-stages)"),
+      llvm::cl::init(1)};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("stages per rank (pp-partition)"), llvm::cl::init(1)};
+  Option<std::string> placement{
+      *this, "placement",
+      llvm::cl::desc("loop or v: which rank runs each stage (pp-partition)"),
+      llvm::cl::init("loop")};
+  Option<double> memoryLimit{
+      *this, "memory-limit",
+      llvm::cl::desc("bytes a rank may hold, 0 for no limit (pp-partition)"),
+      llvm::cl::init(0)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("the schedule the memory estimate assumes "
+                     "(pp-partition)"),
+      llvm::cl::init("1f1b")};
+  Option<int64_t> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("microbatches per step, 0 for as many as ranks "
+                     "(pp-partition)"),
+      llvm::cl::init(0)};
+  Option<double> flopRate{
+      *this, "flop-rate",
+      llvm::cl::desc("floating-point operations per second (pp-partition)"),
+      llvm::cl::init(pp::kCpuFlopsPerSecond)};
+  Option<double> byteRate{
+      *this, "byte-rate",
+      llvm::cl::desc("bytes per second of kernel traffic (pp-partition)"),
+      llvm::cl::init(pp::kCpuBytesPerSecond)};
+  Option<double> linkRate{
+      *this, "link-rate",
+      llvm::cl::desc("bytes per second between ranks (pp-partition)"),
+      llvm::cl::init(pp::kLinkBytesPerSecond)};
   Option<int64_t> microbatchSize{
       *this, "microbatch-size",
       llvm::cl::desc("rows per microbatch (dimension 0 of every input)"),
@@ -98,6 +132,14 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   }
   pp::PartitionOptions partition;
   partition.stages = options.stages;
+  partition.virtualStages = options.virtualStages;
+  partition.placement = options.placement;
+  partition.memoryLimit = options.memoryLimit;
+  partition.schedule = options.schedule;
+  partition.microbatches = options.microbatches;
+  partition.flopRate = options.flopRate;
+  partition.byteRate = options.byteRate;
+  partition.linkRate = options.linkRate;
   partition.splitPoints.assign(options.splitPoints.begin(),
                                options.splitPoints.end());
   pm.addPass(pp::createPartition(partition));

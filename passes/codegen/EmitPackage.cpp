@@ -200,6 +200,25 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       signalPassFailure();
   }
 
+  /// An entry of `pp.stage_costs` as JSON: numbers, strings, and arrays
+  /// and objects of them (a stage's boundary tensors).
+  static json costToJson(Attribute value) {
+    if (auto text = dyn_cast<StringAttr>(value))
+      return text.str();
+    if (auto number = dyn_cast<FloatAttr>(value))
+      return number.getValueAsDouble();
+    if (auto number = dyn_cast<IntegerAttr>(value))
+      return number.getInt();
+    json result = isa<ArrayAttr>(value) ? json::array() : json::object();
+    if (auto array = dyn_cast<ArrayAttr>(value))
+      for (Attribute element : array)
+        result.push_back(costToJson(element));
+    if (auto dict = dyn_cast<DictionaryAttr>(value))
+      for (NamedAttribute field : dict)
+        result[field.getName().str()] = costToJson(field.getValue());
+    return result;
+  }
+
   LogicalResult fail(const Twine &message) {
     return getOperation().emitError(message);
   }
@@ -242,6 +261,14 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                       {"size", axis.getSize()},
                       {"kind", stringifyAxisKind(axis.getKind()).str()}});
     manifest["mesh"] = {{"axes", axes}};
+    if (mesh.getNumStages() != numStages)
+      return fail("the mesh @" + kPipelineMeshName.str() + " places " +
+                  Twine(mesh.getNumStages()) + " stages, but the program has " +
+                  Twine(numStages) + " (pp.stage_costs)");
+    json stageRanks = json::array();
+    for (int64_t stage = 0; stage < numStages; ++stage)
+      stageRanks.push_back(mesh.getStageRank(stage));
+    manifest["stage_ranks"] = stageRanks;
     // Each stage's functions in the order their phases run.
     std::vector<SmallVector<func::FuncOp>> functionsOf(numStages);
     for (auto function : module.getOps<func::FuncOp>()) {
@@ -391,17 +418,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     manifest["parameters"] = parameters;
     manifest["stages"] = stages;
     json costs = json::array();
-    for (Attribute cost : stageCosts) {
-      auto dict = cast<DictionaryAttr>(cost);
-      json entry;
-      for (NamedAttribute field : dict) {
-        if (auto text = dyn_cast<StringAttr>(field.getValue()))
-          entry[field.getName().str()] = text.str();
-        else if (auto number = dyn_cast<FloatAttr>(field.getValue()))
-          entry[field.getName().str()] = number.getValueAsDouble();
-      }
-      costs.push_back(entry);
-    }
+    for (Attribute cost : stageCosts)
+      costs.push_back(costToJson(cost));
     manifest["stage_costs"] = costs;
 
     if (auto invalid = findInvalidUtf8(manifest, "")) {

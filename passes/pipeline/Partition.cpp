@@ -7,6 +7,7 @@
 
 #include "passes/ProgramUtils.h"
 #include "passes/pipeline/CostModel.h"
+#include "passes/pipeline/PartitionSolver.h"
 #include "passes/pipeline/Passes.h"
 
 #include "dialects/nn/IR/NNOps.h"
@@ -37,104 +38,147 @@ bool isConstant(Operation *op) {
   return op && op->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// A result of a node that later nodes use: the index of its last user and
-/// its size.
+/// A result of a node that later nodes use: the index of its last user, its
+/// size and the name it travels under (pp-insert-send-recv's: the node's,
+/// numbered from its second such result on).
 struct CrossingValue {
   size_t lastUser;
   double bytes;
+  std::string name;
 };
 
-/// A value a backward op takes from the forward: the activation a stage
-/// keeps per microbatch in flight until its backward (OutlineStages' saved
-/// values), with the nodes whose backward ops use it.
-struct SavedValue {
+/// A value that a stage holds once when any of the nodes `users` is on it:
+/// an activation kept for the backward (OutlineStages' saved values), or a
+/// parameter.
+struct HeldValue {
   double bytes;
-  SmallVector<size_t> backwardUsers;
+  double elements;
+  SmallVector<size_t> users;
 };
+
+/// The bytes of the `values` that the stage of nodes [begin, end) holds, for
+/// every begin <= end: table[begin][end].
+std::vector<std::vector<double>> heldBytesTable(ArrayRef<HeldValue> values,
+                                                size_t numNodes) {
+  std::vector<std::vector<double>> table(numNodes + 1,
+                                         std::vector<double>(numNodes + 1, 0));
+  for (size_t begin = 0; begin < numNodes; ++begin) {
+    // A value joins the stage with its first user at or after `begin`.
+    std::vector<double> joining(numNodes + 1, 0);
+    for (const HeldValue &value : values) {
+      size_t first = numNodes;
+      for (size_t user : value.users)
+        if (user >= begin)
+          first = std::min(first, user);
+      if (first < numNodes)
+        joining[first + 1] += value.bytes;
+    }
+    for (size_t end = begin + 1; end <= numNodes; ++end)
+      table[begin][end] = table[begin][end - 1] + joining[end];
+  }
+  return table;
+}
 
 /// The model's nodes in program order with what partitioning needs.
 struct NodeSequence {
   SmallVector<StringAttr> names;
-  /// Forward and backward work of each node.
-  SmallVector<OpCost> work;
+  /// The forward, input-gradient and weight-gradient work of each node.
+  SmallVector<OpCost> forward, backwardInput, backwardWeight;
   /// The results of each node used by later nodes.
   SmallVector<SmallVector<CrossingValue>> crossing;
   /// Forward results and graph inputs that backward ops use.
-  SmallVector<SavedValue> saved;
+  SmallVector<HeldValue> saved;
+  /// The model's parameters, and those of them that train.
+  SmallVector<HeldValue> parameters, trainable;
 
-  /// Bytes the stage of nodes [begin, end) saves per microbatch for its
-  /// backward: each value its nodes' backward ops take from the forward,
-  /// once.
-  double savedBytes(size_t begin, size_t end) const {
-    double bytes = 0;
-    for (const SavedValue &value : saved)
-      if (llvm::any_of(value.backwardUsers, [&](size_t node) {
+  size_t size() const { return names.size(); }
+
+  /// All work of nodes [begin, end).
+  OpCost work(size_t begin, size_t end) const {
+    OpCost cost;
+    for (size_t node = begin; node < end; ++node) {
+      cost += forward[node];
+      cost += backwardInput[node];
+      cost += backwardWeight[node];
+    }
+    return cost;
+  }
+  /// The values of `values` a stage of nodes [begin, end) holds.
+  static SmallVector<const HeldValue *> heldBy(ArrayRef<HeldValue> values,
+                                               size_t begin, size_t end) {
+    SmallVector<const HeldValue *> held;
+    for (const HeldValue &value : values)
+      if (llvm::any_of(value.users, [&](size_t node) {
             return node >= begin && node < end;
           }))
-        bytes += value.bytes;
-    return bytes;
+        held.push_back(&value);
+    return held;
   }
-
-  /// Bytes that leave the stage of nodes [begin, end) for later stages.
+  /// The values leaving the stage of nodes [begin, end) for later stages.
+  SmallVector<const CrossingValue *> sentOnward(size_t begin,
+                                                size_t end) const {
+    SmallVector<const CrossingValue *> sent;
+    for (size_t node = begin; node < end; ++node)
+      for (const CrossingValue &value : crossing[node])
+        if (value.lastUser >= end)
+          sent.push_back(&value);
+    return sent;
+  }
   double bytesSentOnward(size_t begin, size_t end) const {
     double bytes = 0;
-    for (size_t node = begin; node < end; ++node)
-      bytes += bytesSentFrom(node, end);
+    for (const CrossingValue *value : sentOnward(begin, end))
+      bytes += value->bytes;
     return bytes;
-  }
-  /// Bytes of `node`'s results used at or after node `end`.
-  double bytesSentFrom(size_t node, size_t end) const {
-    double bytes = 0;
-    for (const CrossingValue &value : crossing[node])
-      if (value.lastUser >= end)
-        bytes += value.bytes;
-    return bytes;
-  }
-  /// Estimated seconds of a stage of nodes [begin, end): its compute plus
-  /// sending its outgoing activations and receiving their gradients.
-  double stageSeconds(double work, double sentBytes) const {
-    return work + 2 * sentBytes / kLinkBytesPerSecond;
   }
 };
 
-/// The index of the first node of each of `stages` contiguous stages that
-/// minimize the most expensive stage (compute plus boundary traffic).
-SmallVector<size_t> balancedStageStarts(const NodeSequence &nodes,
-                                        int64_t stages) {
-  size_t n = nodes.names.size();
-  SmallVector<double> seconds;
-  for (const OpCost &work : nodes.work)
-    seconds.push_back(work.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond));
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  // best[k][i]: the bottleneck of the first i nodes in k stages; from[k][i]
-  // the start of the last of those stages.
-  std::vector<std::vector<double>> best(stages + 1,
-                                        std::vector<double>(n + 1, inf));
-  std::vector<std::vector<size_t>> from(stages + 1,
-                                        std::vector<size_t>(n + 1, 0));
-  best[0][0] = 0;
-  for (int64_t k = 1; k <= stages; ++k)
-    for (size_t i = k; i <= n; ++i) {
-      // Grow the last stage [j, i) leftwards.
-      double work = 0, sent = 0;
-      for (size_t j = i; j-- > static_cast<size_t>(k - 1);) {
-        work += seconds[j];
-        sent += nodes.bytesSentFrom(j, i);
-        double candidate =
-            std::max(best[k - 1][j], nodes.stageSeconds(work, sent));
-        if (candidate < best[k][i]) {
-          best[k][i] = candidate;
-          from[k][i] = j;
-        }
-      }
-    }
-  SmallVector<size_t> starts(stages);
-  size_t end = n;
-  for (int64_t k = stages; k >= 1; --k) {
-    starts[k - 1] = from[k][end];
-    end = starts[k - 1];
+/// The rates that turn work and traffic into seconds.
+struct Rates {
+  double flops, bytes, link;
+
+  double seconds(const OpCost &cost) const {
+    return cost.seconds(flops, bytes);
   }
-  return starts;
+  /// A stage's compute plus sending its outgoing activations and receiving
+  /// their gradients.
+  double stageSeconds(const OpCost &work, double sentBytes) const {
+    return seconds(work) + 2 * sentBytes / link;
+  }
+};
+
+/// The schedules whose in-flight microbatches the memory estimate knows.
+constexpr StringLiteral kSchedules[] = {"gpipe", "1f1b", "interleaved-1f1b",
+                                        "zb-h1", "zb-v"};
+
+/// The microbatches whose activations a stage holds at once: the stage is
+/// the `chunk`-th (in stage order) of the `virtualStages` stages on `rank`
+/// of `ranks`, under `schedule` with `microbatches` per step (Passes.td's
+/// pp-partition description states the formulas).
+int64_t microbatchesInFlight(StringRef schedule, int64_t ranks,
+                             int64_t virtualStages, int64_t microbatches,
+                             int64_t rank, int64_t chunk) {
+  if (schedule == "gpipe")
+    return microbatches;
+  if (schedule == "zb-v")
+    return std::min(microbatches, ranks);
+  if (schedule != "interleaved-1f1b")
+    return std::min(microbatches, ranks - rank);
+  // Megatron's warm-up forwards, then one more in the steady state; they go
+  // to the rank's stages `ranks` microbatches at a time, in stage order.
+  int64_t forwards =
+      std::min(microbatches * virtualStages,
+               2 * (ranks - rank - 1) + (virtualStages - 1) * ranks + 1);
+  int64_t held = 0;
+  for (int64_t k = 0; k < forwards; ++k)
+    held += (k / ranks) % virtualStages == chunk;
+  return std::min(microbatches, held);
+}
+
+/// Formats a byte count for messages.
+std::string formatBytes(double bytes) {
+  return llvm::formatv("{0} bytes ({1} MiB)", llvm::format("%.0f", bytes),
+                       llvm::format("%.1f", bytes / (1 << 20)))
+      .str();
 }
 
 struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
@@ -146,30 +190,43 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       signalPassFailure();
   }
 
+  /// How the stages sit on the ranks.
+  struct StageLayout {
+    int64_t ranks;
+    SmallVector<int64_t> stageRanks;
+    /// Per stage, the microbatches whose activations it holds at once.
+    SmallVector<int64_t> inFlight;
+  };
+
   LogicalResult partition(func::FuncOp main) {
     Block &body = main.getBody().front();
     if (main->hasAttr(kStageCostsAttrName))
       return main.emitError("the program is already partitioned");
     if (failed(checkFlatProgram(main)))
       return failure();
+    FailureOr<StageLayout> layout = stageLayout(main);
+    if (failed(layout))
+      return failure();
+    Rates rates{flopRate, byteRate, linkRate};
+    if (rates.flops <= 0 || rates.bytes <= 0 || rates.link <= 0)
+      return main.emitError("flop-rate, byte-rate and link-rate must be "
+                            "positive, got ")
+             << rates.flops << ", " << rates.bytes << " and " << rates.link;
 
     // A program without nodes (its outputs are inputs or constants) is one
     // stage.
-    NodeSequence nodes = collectNodes(body);
+    NodeSequence nodes = collectNodes(main);
 
-    int64_t numStages = stages;
-    if (numStages == 0)
-      numStages = splitPoints.empty() ? 1 : splitPoints.size() + 1;
-    if (numStages < 1)
-      return main.emitError("stages must be at least 1, got ") << numStages;
-    int64_t numNodes = nodes.names.size();
+    int64_t numStages = layout->stageRanks.size();
+    int64_t numNodes = nodes.size();
     if (numStages > std::max<int64_t>(numNodes, 1))
       return main.emitError("cannot split ")
              << numNodes << " nodes into " << numStages
              << " stages: every stage needs at least one node; use at most "
              << std::max<int64_t>(numNodes, 1) << " stages";
 
-    FailureOr<SmallVector<size_t>> starts = stageStarts(main, nodes, numStages);
+    FailureOr<SmallVector<size_t>> starts =
+        stageStarts(main, nodes, *layout, rates);
     if (failed(starts))
       return failure();
     ArrayRef<StringAttr> order = nodes.names;
@@ -185,18 +242,103 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (failed(tied) || failed(splitTiedGradients(main, *tied)) ||
         failed(checkScheduleOrder(body)))
       return failure();
-    FailureOr<MeshOp> mesh = declareMesh(numStages);
+    FailureOr<MeshOp> mesh = declareMesh(*layout);
     if (failed(mesh))
       return failure();
     orderByStage(body);
     formStages(main, *mesh);
-    report(main, nodes, *starts);
+    report(main, nodes, *starts, *layout, rates);
     return success();
   }
 
+  /// The ranks, the rank of each stage and its in-flight microbatches, from
+  /// the options.
+  FailureOr<StageLayout> stageLayout(func::FuncOp main) {
+    int64_t virtual_ = virtualStages;
+    if (virtual_ < 1)
+      return main.emitError("virtual-stages must be at least 1, got ")
+             << virtual_;
+    if (placement != "loop" && placement != "v")
+      return main.emitError("placement must be loop or v, got '")
+             << placement << "'";
+    if (placement == "v" && virtual_ != 2)
+      return main.emitError("placement=v puts two stages on each rank; "
+                            "give virtual-stages=2, not ")
+             << virtual_;
+    if (!llvm::is_contained(kSchedules, schedule))
+      return main.emitError("unknown schedule '")
+             << schedule << "'; use one of "
+             << llvm::join(llvm::map_range(kSchedules,
+                                           [](StringLiteral name) {
+                                             return name.str();
+                                           }),
+                           ", ");
+    if (schedule == "zb-v" && placement != "v")
+      return main.emitError("schedule=zb-v runs two stages per rank in V "
+                            "placement; add virtual-stages=2 placement=v");
+    int64_t ranks = stages;
+    if (ranks == 0) {
+      int64_t cut = splitPoints.size() + 1;
+      if (cut % virtual_ != 0)
+        return main.emitError("split-points makes ")
+               << cut << " stages, which is not " << virtual_
+               << " (virtual-stages) per rank; name "
+               << (cut / virtual_ + 1) * virtual_ - 1 << " split points";
+      ranks = cut / virtual_;
+    }
+    if (ranks < 1)
+      return main.emitError("stages must be at least 1, got ") << ranks;
+    if (microbatches < 0)
+      return main.emitError("microbatches must be positive, got ")
+             << microbatches;
+    if (memoryLimit < 0)
+      return main.emitError("memory-limit must be positive (or 0 for no "
+                            "limit), got ")
+             << memoryLimit;
+    int64_t perStep = microbatches ? static_cast<int64_t>(microbatches) : ranks;
+    StageLayout layout{ranks, {}, {}};
+    SmallVector<int64_t> chunksSoFar(ranks, 0);
+    for (int64_t stage = 0; stage < ranks * virtual_; ++stage) {
+      int64_t rank = placement == "v" && stage >= ranks
+                         ? 2 * ranks - 1 - stage
+                         : stage % ranks;
+      layout.stageRanks.push_back(rank);
+      layout.inFlight.push_back(microbatchesInFlight(
+          schedule, ranks, virtual_, perStep, rank, chunksSoFar[rank]++));
+    }
+    return layout;
+  }
+
+  /// The backward ops whose results only flow into parameter gradients
+  /// within their node (the weight-gradient work a zero-bubble schedule
+  /// defers); a result another node's backward uses is an input gradient.
+  static llvm::DenseSet<Operation *> weightGradientOps(func::FuncOp main) {
+    Block &body = main.getBody().front();
+    Operation *terminator = body.getTerminator();
+    llvm::DenseSet<Operation *> weight;
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      if (!isBackward(&op) || op.getNumResults() == 0)
+        continue;
+      bool onlyGradients = llvm::all_of(op.getUses(), [&](OpOperand &use) {
+        if (use.getOwner() != terminator)
+          return weight.contains(use.getOwner()) &&
+                 getNode(use.getOwner()) == getNode(&op);
+        DictionaryAttr attrs =
+            main.getResultAttrDict(use.getOperandNumber());
+        auto role = attrs ? attrs.getAs<StringAttr>(kRoleAttrName) : nullptr;
+        return role && role.getValue() == kRoleGradient;
+      });
+      if (onlyGradients && !op.use_empty())
+        weight.insert(&op);
+    }
+    return weight;
+  }
+
   /// The model's nodes in program order: the forward and backward work of
-  /// each, and which of its results later nodes use.
-  static NodeSequence collectNodes(Block &body) {
+  /// each, which of its results later nodes use, what its backward saves
+  /// and which parameters it uses.
+  static NodeSequence collectNodes(func::FuncOp main) {
+    Block &body = main.getBody().front();
     NodeSequence nodes;
     llvm::DenseMap<StringAttr, size_t> index;
     // Constants belong to no node: upstream canonicalization hoists and
@@ -206,31 +348,61 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           node && !isBackward(&op) && !isConstant(&op) &&
           index.try_emplace(node, index.size()).second)
         nodes.names.push_back(node);
-    nodes.work.resize(nodes.names.size());
-    nodes.crossing.resize(nodes.names.size());
+    size_t n = nodes.size();
+    nodes.forward.resize(n);
+    nodes.backwardInput.resize(n);
+    nodes.backwardWeight.resize(n);
+    nodes.crossing.resize(n);
+    llvm::DenseSet<Operation *> weight = weightGradientOps(main);
     for (Operation &op : body.without_terminator()) {
       StringAttr node = getNode(&op);
       if (!node || !index.count(node) || isConstant(&op))
         continue;
       size_t at = index[node];
-      nodes.work[at] += estimateCost(&op);
-      if (isBackward(&op))
+      OpCost cost = estimateCost(&op);
+      if (isBackward(&op)) {
+        (weight.contains(&op) ? nodes.backwardWeight
+                              : nodes.backwardInput)[at] += cost;
         continue;
+      }
+      nodes.forward[at] += cost;
       for (Value result : op.getResults()) {
         size_t lastUser = at;
         for (Operation *user : result.getUsers())
           if (StringAttr userNode = getNode(user);
               userNode && !isBackward(user) && index.count(userNode))
             lastUser = std::max(lastUser, index[userNode]);
-        if (lastUser > at)
-          nodes.crossing[at].push_back({lastUser, bytesOf(result.getType())});
+        if (lastUser > at) {
+          SmallVector<CrossingValue> &sent = nodes.crossing[at];
+          std::string name = node.str();
+          if (!sent.empty())
+            name += "." + std::to_string(sent.size());
+          sent.push_back({lastUser, bytesOf(result.getType()), name});
+        }
         collectSaved(result, index, nodes);
       }
     }
-    auto main = cast<func::FuncOp>(body.getParentOp());
-    for (BlockArgument arg : body.getArguments())
-      if (argumentRole(main, arg.getArgNumber()) == kRoleInput)
+    for (BlockArgument arg : body.getArguments()) {
+      unsigned number = arg.getArgNumber();
+      if (argumentRole(main, number) == kRoleInput)
         collectSaved(arg, index, nodes);
+      if (!isModelParameter(main, number))
+        continue;
+      // Where assignStages places it: with its forward users, else its
+      // backward ones.
+      bool forwardUse = llvm::any_of(
+          arg.getUsers(), [](Operation *user) { return !isBackward(user); });
+      HeldValue parameter{bytesOf(arg.getType()),
+                          nn::staticElementCount(arg.getType()),
+                          {}};
+      for (Operation *user : arg.getUsers())
+        if (StringAttr node = getNode(user);
+            node && index.count(node) && (!forwardUse || !isBackward(user)))
+          parameter.users.push_back(index.lookup(node));
+      nodes.parameters.push_back(parameter);
+      if (argumentRole(main, number) == kRoleParameter)
+        nodes.trainable.push_back(parameter);
+    }
     return nodes;
   }
 
@@ -238,21 +410,28 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   static void collectSaved(Value value,
                            const llvm::DenseMap<StringAttr, size_t> &index,
                            NodeSequence &nodes) {
-    SavedValue saved{bytesOf(value.getType()), {}};
+    HeldValue saved{bytesOf(value.getType()),
+                    nn::staticElementCount(value.getType()),
+                    {}};
     for (Operation *user : value.getUsers())
       if (StringAttr node = getNode(user);
           node && isBackward(user) && index.count(node))
-        saved.backwardUsers.push_back(index.lookup(node));
-    if (!saved.backwardUsers.empty())
+        saved.users.push_back(index.lookup(node));
+    if (!saved.users.empty())
       nodes.saved.push_back(std::move(saved));
   }
 
   /// The index of the first node of each stage.
-  FailureOr<SmallVector<size_t>>
-  stageStarts(func::FuncOp main, const NodeSequence &nodes, int64_t numStages) {
+  FailureOr<SmallVector<size_t>> stageStarts(func::FuncOp main,
+                                             const NodeSequence &nodes,
+                                             const StageLayout &layout,
+                                             const Rates &rates) {
     ArrayRef<StringAttr> order = nodes.names;
+    int64_t numStages = layout.stageRanks.size();
+    if (order.empty())
+      return SmallVector<size_t>{0};
     if (splitPoints.empty())
-      return balancedStageStarts(nodes, numStages);
+      return balancedStageStarts(main, nodes, layout, rates);
     if (static_cast<int64_t>(splitPoints.size()) != numStages - 1)
       return main.emitError("split-points names ")
              << splitPoints.size() << " nodes, but " << numStages
@@ -277,6 +456,67 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       starts.push_back(index);
     }
     return starts;
+  }
+
+  /// The first node of each stage of the cut that minimizes the busiest
+  /// rank's time within the memory limit (PartitionSolver).
+  FailureOr<SmallVector<size_t>>
+  balancedStageStarts(func::FuncOp main, const NodeSequence &nodes,
+                      const StageLayout &layout, const Rates &rates) {
+    size_t n = nodes.size();
+    std::vector<std::vector<double>> seconds(n + 1,
+                                             std::vector<double>(n + 1, 0));
+    for (size_t begin = 0; begin < n; ++begin)
+      for (size_t end = begin + 1; end <= n; ++end)
+        seconds[begin][end] = rates.stageSeconds(
+            nodes.work(begin, end), nodes.bytesSentOnward(begin, end));
+    std::vector<std::vector<double>> parameters =
+        heldBytesTable(nodes.parameters, n);
+    std::vector<std::vector<double>> trainable =
+        heldBytesTable(nodes.trainable, n);
+    std::vector<std::vector<double>> saved = heldBytesTable(nodes.saved, n);
+
+    PartitionProblem problem;
+    problem.numNodes = n;
+    problem.stageRanks.assign(layout.stageRanks.begin(),
+                              layout.stageRanks.end());
+    problem.seconds = [&](size_t, size_t begin, size_t end) {
+      return seconds[begin][end];
+    };
+    for (size_t node = 0; node < n; ++node)
+      problem.nodeSecondsLowerBound.push_back(
+          rates.seconds(nodes.work(node, node + 1)));
+    // Parameters, AdamW's two moments and the gradients of the trainable
+    // ones, and the activations of the microbatches in flight.
+    problem.bytes = [&](size_t stage, size_t begin, size_t end) {
+      return parameters[begin][end] + 3 * trainable[begin][end] +
+             layout.inFlight[stage] * saved[begin][end];
+    };
+    problem.memoryLimit = memoryLimit;
+    if (std::optional<PartitionSolution> solution = solvePartition(problem))
+      return SmallVector<size_t>(solution->starts.begin(),
+                                 solution->starts.end());
+    std::optional<PartitionSolution> smallest =
+        solveSmallestPeakMemory(problem);
+    double peak = *llvm::max_element(smallest->rankBytes);
+    return main.emitError("no partition into ")
+           << problem.stageRanks.size() << " stages on " << layout.ranks
+           << " ranks fits memory-limit=" << formatBytes(memoryLimit)
+           << " per rank (parameters, optimizer state, gradients and "
+           << layout.inFlight.front() << " in-flight microbatches of "
+           << "activations under " << schedule.getValue()
+           << "): the smallest achievable peak is " << formatBytes(peak)
+           << ", per rank "
+           << llvm::join(llvm::map_range(smallest->rankBytes,
+                                         [](double bytes) {
+                                           return llvm::formatv(
+                                                      "{0}", llvm::format(
+                                                                 "%.0f", bytes))
+                                               .str();
+                                         }),
+                         ", ")
+           << "; use more stages, a smaller microbatch or fewer "
+           << "microbatches in flight, or allow at least that much memory";
   }
 
   /// Sets `pp.stage` on every op and places each parameter on the stages
@@ -492,28 +732,35 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   }
 
   /// The pipeline mesh: declared here, or an existing one whose pipeline
-  /// axis has `numStages` devices.
-  FailureOr<MeshOp> declareMesh(int64_t numStages) {
+  /// axis has `layout.ranks` devices; its `stage_ranks` places the stages
+  /// (absent when each rank runs one stage).
+  FailureOr<MeshOp> declareMesh(const StageLayout &layout) {
     ModuleOp module = getOperation();
+    Builder builder(module.getContext());
+    DenseI64ArrayAttr stageRanks;
+    if (static_cast<int64_t>(layout.stageRanks.size()) != layout.ranks)
+      stageRanks = builder.getDenseI64ArrayAttr(layout.stageRanks);
     if (auto mesh = module.lookupSymbol<MeshOp>(kPipelineMeshName)) {
       MeshAxisAttr axis = mesh.getPipelineAxis();
-      if (axis && axis.getSize() == numStages)
-        return mesh;
       if (!axis)
         return mesh.emitError("the module already declares @")
                << kPipelineMeshName << " without a pipeline axis; remove it "
-               << "or give it one of " << numStages << " stages";
-      return mesh.emitError("the module already declares @")
-             << kPipelineMeshName << " with a pipeline axis of "
-             << axis.getSize() << ", but the partition has " << numStages
-             << " stages; remove the mesh or partition into "
-             << axis.getSize() << " stages";
+               << "or give it one of " << layout.ranks << " ranks";
+      if (axis.getSize() != layout.ranks)
+        return mesh.emitError("the module already declares @")
+               << kPipelineMeshName << " with a pipeline axis of "
+               << axis.getSize() << " ranks, but the partition has "
+               << layout.ranks << "; remove the mesh or partition onto "
+               << axis.getSize() << " ranks (stages=" << axis.getSize()
+               << ")";
+      mesh.setStageRanksAttr(stageRanks);
+      return mesh;
     }
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    auto axis = MeshAxisAttr::get(builder.getContext(), "pp", numStages,
+    OpBuilder atStart = OpBuilder::atBlockBegin(module.getBody());
+    auto axis = MeshAxisAttr::get(builder.getContext(), "pp", layout.ranks,
                                   AxisKind::pipeline);
-    return MeshOp::create(builder, module.getLoc(), kPipelineMeshName,
-                          builder.getArrayAttr({axis}));
+    return MeshOp::create(atStart, module.getLoc(), kPipelineMeshName,
+                          builder.getArrayAttr({axis}), stageRanks);
   }
 
   /// Moves the ops of each (stage, phase) into one `pp.stage` op, in
@@ -657,32 +904,73 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         constant->removeAttr(kStageAttrName);
   }
 
-  static void report(func::FuncOp main, const NodeSequence &nodes,
-                     ArrayRef<size_t> starts) {
+  /// Records each stage's costs in `pp.stage_costs` on @main (Passes.td
+  /// lists the fields) and reports them as remarks.
+  void report(func::FuncOp main, const NodeSequence &nodes,
+              ArrayRef<size_t> starts, const StageLayout &layout,
+              const Rates &rates) {
     ArrayRef<StringAttr> order = nodes.names;
     Builder builder(main.getContext());
+    auto number = [&](double value) { return builder.getF64FloatAttr(value); };
+    auto micros = [&](const OpCost &cost) {
+      return number(1e6 * rates.seconds(cost));
+    };
+    auto sum = [](ArrayRef<const HeldValue *> values, auto field) {
+      double total = 0;
+      for (const HeldValue *value : values)
+        total += value->*field;
+      return total;
+    };
     SmallVector<Attribute> summaries;
     for (size_t stage = 0; stage < starts.size(); ++stage) {
       size_t begin = starts[stage];
       size_t end = stage + 1 < starts.size() ? starts[stage + 1] : order.size();
-      OpCost cost;
-      for (size_t i = begin; i < end; ++i)
-        cost += nodes.work[i];
-      double sent = nodes.bytesSentOnward(begin, end);
-      double micros =
-          1e6 * nodes.stageSeconds(
-                    cost.seconds(kCpuFlopsPerSecond, kCpuBytesPerSecond), sent);
-      Location remarkLoc =
-          FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0);
+      OpCost cost = nodes.work(begin, end), forward, input, weight;
+      for (size_t i = begin; i < end; ++i) {
+        forward += nodes.forward[i];
+        input += nodes.backwardInput[i];
+        weight += nodes.backwardWeight[i];
+      }
+      SmallVector<Attribute> boundary;
+      double sent = 0;
+      for (const CrossingValue *value : nodes.sentOnward(begin, end)) {
+        sent += value->bytes;
+        boundary.push_back(builder.getDictionaryAttr(
+            {builder.getNamedAttr("name", builder.getStringAttr(value->name)),
+             builder.getNamedAttr("bytes", number(value->bytes))}));
+      }
+      SmallVector<const HeldValue *> parameters =
+          NodeSequence::heldBy(nodes.parameters, begin, end);
+      double trainableBytes = sum(
+          NodeSequence::heldBy(nodes.trainable, begin, end), &HeldValue::bytes);
+      double estimated = 1e6 * rates.stageSeconds(cost, sent);
       SmallVector<NamedAttribute> summary = {
-          builder.getNamedAttr("flops", builder.getF64FloatAttr(cost.flops)),
-          builder.getNamedAttr("bytes", builder.getF64FloatAttr(cost.bytes)),
-          builder.getNamedAttr("sent_bytes", builder.getF64FloatAttr(sent)),
+          builder.getNamedAttr("rank",
+                               builder.getI64IntegerAttr(
+                                   layout.stageRanks[stage])),
+          builder.getNamedAttr("flops", number(cost.flops)),
+          builder.getNamedAttr("bytes", number(cost.bytes)),
+          builder.getNamedAttr("sent_bytes", number(sent)),
+          builder.getNamedAttr("boundary", builder.getArrayAttr(boundary)),
           builder.getNamedAttr(
               "saved_bytes",
-              builder.getF64FloatAttr(nodes.savedBytes(begin, end))),
-          builder.getNamedAttr("estimated_us",
-                               builder.getF64FloatAttr(micros))};
+              number(sum(NodeSequence::heldBy(nodes.saved, begin, end),
+                         &HeldValue::bytes))),
+          builder.getNamedAttr("in_flight", builder.getI64IntegerAttr(
+                                                layout.inFlight[stage])),
+          builder.getNamedAttr(
+              "parameter_count",
+              number(sum(parameters, &HeldValue::elements))),
+          builder.getNamedAttr("parameter_bytes",
+                               number(sum(parameters, &HeldValue::bytes))),
+          builder.getNamedAttr("gradient_bytes", number(trainableBytes)),
+          builder.getNamedAttr("optimizer_bytes", number(2 * trainableBytes)),
+          builder.getNamedAttr("estimated_us", number(estimated)),
+          builder.getNamedAttr("forward_us", micros(forward)),
+          builder.getNamedAttr("backward_input_us", micros(input)),
+          builder.getNamedAttr("backward_weight_us", micros(weight))};
+      Location remarkLoc =
+          FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0);
       if (begin == end) {
         // Only a program without nodes has an empty (single) stage.
         mlir::emitRemark(remarkLoc, "stage 0: no nodes (the outputs are "
@@ -694,12 +982,13 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           remarkLoc,
           llvm::formatv(
               "stage {0}: nodes {1} .. {2} ({3} nodes), {4} MFLOP, {5} MB "
-              "moved, "
-              "{7} MB sent on, estimated {6} us per microbatch",
+              "moved, {7} MB sent on, estimated {6} us per microbatch, on "
+              "rank {8}",
               stage, order[begin].getValue(), order[end - 1].getValue(),
               end - begin, llvm::format("%.3f", cost.flops / 1e6),
               llvm::format("%.3f", cost.bytes / 1e6),
-              llvm::format("%.2f", micros), llvm::format("%.3f", sent / 1e6)));
+              llvm::format("%.2f", estimated), llvm::format("%.3f", sent / 1e6),
+              layout.stageRanks[stage]));
       summary.push_back(builder.getNamedAttr("first_node", order[begin]));
       summary.push_back(builder.getNamedAttr("last_node", order[end - 1]));
       summaries.push_back(builder.getDictionaryAttr(summary));

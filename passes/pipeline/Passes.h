@@ -4,6 +4,7 @@
 #define PP_PASSES_PIPELINE_PASSES_H
 
 #include "dialects/pp/IR/PPDialect.h"
+#include "passes/pipeline/CostModel.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"

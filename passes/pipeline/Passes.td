@@ -12,13 +12,26 @@ include "mlir/Pass/PassBase.td"
 def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
   let summary = "assigns every op of the training program to a stage";
   let description = [{
-    Splits the model's nodes, in program order, into `stages` contiguous
-    groups that minimize the most expensive stage (dynamic programming over
-    the node sequence). A node's cost sums its forward and backward ops:
-    FLOPs at the cost model's compute rate plus bytes read and written at its
-    memory rate; a stage also pays for sending the results later stages use
-    (and receiving their gradients) at the link rate, so cuts fall where
-    little data crosses. `split-points` names the first node of every stage after the
+    Splits the model's nodes, in program order, into S = `stages` x
+    `virtual-stages` contiguous stages; stage s runs on rank s mod N
+    (`placement=loop`) or, with two virtual stages, on s < N ? s : 2N-1-s
+    (`placement=v`), recorded as the mesh's `stage_ranks`. The cut
+    minimizes the busiest rank's time, the sum of its stages' times, among
+    the cuts whose every rank fits `memory-limit` (exact: branch and bound,
+    PartitionSolver). A node's time sums its forward and backward ops:
+    FLOPs at `flop-rate` plus bytes read and written at `byte-rate`; a stage
+    also pays for sending the results later stages use (and receiving their
+    gradients) at `link-rate`, so cuts fall where little data crosses. A
+    rank's memory is, over its stages, the bytes of the parameters they use,
+    AdamW's two moments and the gradient of the trainable ones (3 x their
+    bytes), and the activations each stage saves for its backward times the
+    microbatches in flight on it under `schedule` with M = `microbatches`:
+    gpipe M; 1f1b and zb-h1 min(M, N - rank); zb-v min(M, N) per stage;
+    interleaved-1f1b the forwards of Megatron's warm-up, min(M x V,
+    2 (N - rank - 1) + (V - 1) N + 1) dealt to the rank's stages N
+    microbatches at a time in stage order, each capped at M. When no cut
+    fits, the error names the smallest peak any cut reaches.
+    `split-points` names the first node of every stage after the
     first instead. Sets `pp.stage` on every op, places each parameter on the
     stages of its forward users (of its backward users when only they use
     it): `pp.stage` on its @main argument is the first of them, the owner.
@@ -31,12 +44,40 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     Declares the pipeline mesh `@pipeline`, orders
     the ops stage by stage (forward ascending, backward descending), records
     `pp.stage_costs` on `@main` and reports each stage's cost as a remark.
+    Each stage's entry has its `rank`, `first_node`/`last_node`, `flops`,
+    `bytes`, `estimated_us`, `forward_us`, `backward_input_us` and
+    `backward_weight_us` (ops whose results only flow into parameter
+    gradients), `sent_bytes` and `boundary` (each value later stages use:
+    `name`, the producing node as pp-insert-send-recv names it, and
+    `bytes`), `saved_bytes` (activations per microbatch) and `in_flight`,
+    `parameter_count`, `parameter_bytes`, `gradient_bytes` and
+    `optimizer_bytes`.
     Results of the program that no op computes (inputs or constants a
     forward-only model returns) pass through the first stage's forward; a
     program without nodes is that one stage.
   }];
   let options = [
-    Option<"stages", "stages", "int64_t", "0", "number of pipeline stages">,
+    Option<"stages", "stages", "int64_t", "0",
+           "pipeline ranks (coordinates of the pipeline axis)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1",
+           "stages per rank: the model is cut into stages x virtual-stages">,
+    Option<"placement", "placement", "std::string", "\"loop\"",
+           "stage s on rank s mod N (loop) or, with 2 virtual stages, on s "
+           "then 2N-1-s (v)">,
+    Option<"memoryLimit", "memory-limit", "double", "0",
+           "bytes a rank may hold: parameters, optimizer state, gradients "
+           "and in-flight activations (0: no limit)">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "the schedule whose in-flight microbatches the activation "
+           "memory counts: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v">,
+    Option<"microbatches", "microbatches", "int64_t", "0",
+           "microbatches per step (0: as many as ranks)">,
+    Option<"flopRate", "flop-rate", "double", "::pp::kCpuFlopsPerSecond",
+           "floating-point operations per second of a rank">,
+    Option<"byteRate", "byte-rate", "double", "::pp::kCpuBytesPerSecond",
+           "bytes per second a rank's kernels read and write">,
+    Option<"linkRate", "link-rate", "double", "::pp::kLinkBytesPerSecond",
+           "bytes per second between the ranks of two stages">,
     ListOption<"splitPoints", "split-points", "std::string",
                "first node of each stage after the first">,
   ];

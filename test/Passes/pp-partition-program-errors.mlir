@@ -1,6 +1,6 @@
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-partition="stages=2"
 
-// expected-error @+1 {{the module already declares @pipeline without a pipeline axis; remove it or give it one of 2 stages}}
+// expected-error @+1 {{the module already declares @pipeline without a pipeline axis; remove it or give it one of 2 ranks}}
 pp.mesh @pipeline [#pp.axis<"dp" = 2, data_replicate>]
 func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) -> tensor<2xf32> {
   %a = nn.neg %x {pp.node = "a"} : (tensor<2xf32>) -> tensor<2xf32>
@@ -10,7 +10,7 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) -> tensor<
 
 // -----
 
-// expected-error @+1 {{the module already declares @pipeline with a pipeline axis of 3, but the partition has 2 stages; remove the mesh or partition into 3 stages}}
+// expected-error @+1 {{the module already declares @pipeline with a pipeline axis of 3 ranks, but the partition has 2; remove the mesh or partition onto 3 ranks (stages=3)}}
 pp.mesh @pipeline [#pp.axis<"pp" = 3, pipeline>]
 func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) -> tensor<2xf32> {
   %a = nn.neg %x {pp.node = "a"} : (tensor<2xf32>) -> tensor<2xf32>

@@ -12,7 +12,7 @@
 // CHECK: func.func @main(
 // CHECK-SAME: {pp.name = "w1", pp.role = "parameter", pp.stage = 0 : i64}
 // CHECK-SAME: {pp.name = "w3", pp.role = "parameter", pp.stage = 1 : i64}
-// CHECK-SAME: pp.stage_costs = [{bytes = {{.*}}, first_node = "fc1"
+// CHECK-SAME: pp.stage_costs = [{backward_input_us = {{.*}}, boundary = [{bytes = 3.200000e+01 : f64, name = "fc1"}, {bytes = 3.200000e+01 : f64, name = "act"}], {{.*}}first_node = "fc1"{{.*}}rank = 0 : i64
 // CHECK: %[[S0:.*]]:2 = pp.stage @pipeline stage 0 ins(
 // CHECK: nn.matmul {{.*}} {pp.node = "fc1"}
 // CHECK: pp.yield

@@ -23,6 +23,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
+#include "passes/pipeline/PartitionReport.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,6 +79,13 @@ static llvm::cl::opt<std::string> emitDirectory(
     llvm::cl::desc("After the pass pipeline, write a pipeline package to this "
                    "directory (pp-emit-package)"),
     llvm::cl::value_desc("dir"), llvm::cl::init(""));
+
+static llvm::cl::opt<bool> printReport(
+    "pp-report",
+    llvm::cl::desc("After the pass pipeline, print each pipeline stage's and "
+                   "rank's estimated time and memory to stdout (needs "
+                   "pp-partition or --pp-compile in the pipeline)"),
+    llvm::cl::init(false));
 
 static llvm::cl::opt<bool> listOnnxOps(
     "list-onnx-ops",
@@ -154,6 +162,20 @@ public:
 
 private:
   Importer importer;
+};
+
+/// Prints the partition report (pp::printPartitionReport) of the module.
+class PrintReportPass
+    : public mlir::PassWrapper<PrintReportPass,
+                               mlir::OperationPass<mlir::ModuleOp>> {
+public:
+  llvm::StringRef getArgument() const override { return "pp-print-report"; }
+
+  void runOnOperation() override {
+    if (mlir::failed(pp::printPartitionReport(getOperation(), llvm::outs())))
+      signalPassFailure();
+    llvm::outs().flush();
+  }
 };
 
 } // namespace
@@ -270,13 +292,15 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
   }
-  if (importModel || !emitDirectory.empty()) {
+  if (importModel || !emitDirectory.empty() || printReport) {
     mlir::MlirOptMainConfig base = config;
     config.setPassPipelineSetupFn([base, &importModel](mlir::PassManager &pm) {
       if (importModel)
         pm.addPass(std::make_unique<ImportModelPass>(*importModel));
       if (mlir::failed(base.setupPassPipeline(pm)))
         return mlir::failure();
+      if (printReport)
+        pm.addPass(std::make_unique<PrintReportPass>());
       if (!emitDirectory.empty()) {
         pp::EmitPackageOptions options;
         options.dir = emitDirectory;

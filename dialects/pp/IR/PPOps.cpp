@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -30,17 +31,16 @@ static FailureOr<MeshOp> lookupMesh(Operation *op, FlatSymbolRefAttr ref,
   return mesh;
 }
 
-/// Checks that `stage` is a coordinate of the mesh's pipeline axis.
+/// Checks that `stage` is a pipeline stage of the mesh.
 static LogicalResult verifyStageIndex(Operation *op, MeshOp mesh,
                                       StringRef what, int64_t stage) {
-  MeshAxisAttr pipeline = mesh.getPipelineAxis();
-  if (!pipeline)
+  if (!mesh.getPipelineAxis())
     return op->emitOpError() << "refers to pipeline stages but mesh @"
                              << mesh.getSymName() << " has no pipeline axis";
-  if (stage < 0 || stage >= pipeline.getSize())
+  if (stage < 0 || stage >= mesh.getNumStages())
     return op->emitOpError()
            << what << " " << stage << " is out of range: mesh @"
-           << mesh.getSymName() << " has " << pipeline.getSize()
+           << mesh.getSymName() << " has " << mesh.getNumStages()
            << " pipeline stages";
   return success();
 }
@@ -131,6 +131,25 @@ LogicalResult MeshOp::verify() {
                            << "\" and \"" << axis.getName() << "\"";
     pipeline = axis;
   }
+  std::optional<ArrayRef<int64_t>> stageRanks = getStageRanks();
+  if (!stageRanks)
+    return success();
+  if (!pipeline)
+    return emitOpError() << "has stage_ranks but no pipeline axis to place "
+                            "the stages on; add one or drop stage_ranks";
+  llvm::SmallBitVector used(pipeline.getSize());
+  for (auto [stage, rank] : llvm::enumerate(*stageRanks)) {
+    if (rank < 0 || rank >= pipeline.getSize())
+      return emitOpError() << "places stage " << stage << " on rank " << rank
+                           << ", outside the " << pipeline.getSize()
+                           << " ranks of pipeline axis \""
+                           << pipeline.getName() << "\"";
+    used.set(rank);
+  }
+  if (!used.all())
+    return emitOpError() << "places no stage on rank " << used.find_first_unset()
+                         << " of pipeline axis \"" << pipeline.getName()
+                         << "\"; every rank needs a stage";
   return success();
 }
 
@@ -153,6 +172,19 @@ int64_t MeshOp::getNumDevices() {
   for (MeshAxisAttr axis : getAxes().getAsRange<MeshAxisAttr>())
     count *= axis.getSize();
   return count;
+}
+
+int64_t MeshOp::getNumStages() {
+  if (std::optional<ArrayRef<int64_t>> stageRanks = getStageRanks())
+    return stageRanks->size();
+  MeshAxisAttr pipeline = getPipelineAxis();
+  return pipeline ? pipeline.getSize() : 0;
+}
+
+int64_t MeshOp::getStageRank(int64_t stage) {
+  if (std::optional<ArrayRef<int64_t>> stageRanks = getStageRanks())
+    return (*stageRanks)[stage];
+  return stage;
 }
 
 //===----------------------------------------------------------------------===//

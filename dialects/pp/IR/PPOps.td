@@ -26,16 +26,27 @@ def PP_MeshOp : PP_Op<"mesh", [Symbol]> {
     Axis names are unique, sizes positive, and at most one axis is the
     pipeline axis.
 
+    The pipeline stages (`pp.stage`'s `stage`, 0..S-1 in model order) run
+    on the coordinates of the pipeline axis (ranks): stage s on
+    `stage_ranks[s]`. Without `stage_ranks`, stage s runs on rank s (S = the
+    axis size). With virtual stages a rank runs several: loop placement puts
+    stage s on rank s mod N, V placement (two stages per rank) on s for s < N
+    and on 2N-1-s after. Every entry is a rank of the axis and every rank
+    runs at least one stage.
+
     Example:
 
     ```mlir
     pp.mesh @world [#pp.axis<"pp" = 4, pipeline>,
                     #pp.axis<"dp" = 2, data_replicate>,
                     #pp.axis<"tp" = 2, tensor>]
+    pp.mesh @virtual [#pp.axis<"pp" = 2, pipeline>]
+        {stage_ranks = array<i64: 0, 1, 0, 1>}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
-                   TypedArrayAttrBase<PP_MeshAxisAttr, "mesh axes">:$axes);
+                   TypedArrayAttrBase<PP_MeshAxisAttr, "mesh axes">:$axes,
+                   OptionalAttr<DenseI64ArrayAttr>:$stage_ranks);
   let assemblyFormat = "$sym_name $axes attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -45,6 +56,11 @@ def PP_MeshOp : PP_Op<"mesh", [Symbol]> {
     MeshAxisAttr getPipelineAxis();
     /// The number of devices in the mesh.
     int64_t getNumDevices();
+    /// The number of pipeline stages: the size of `stage_ranks`, else of
+    /// the pipeline axis (0 without one).
+    int64_t getNumStages();
+    /// The pipeline coordinate (rank) that runs stage `stage`.
+    int64_t getStageRank(int64_t stage);
   }];
 }
 

@@ -186,3 +186,18 @@ pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>, #pp.axis<"tp" = 2, tensor>]
 func.func @sharded_init_axis(%w: tensor<8x4xf32> {pp.sharding = #pp.sharding<[[], ["sp"]]>, pp.init = dense<1.0> : tensor<8x8xf32>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'pp.mesh' op places stage 2 on rank 2, outside the 2 ranks of pipeline axis "pp"}}
+pp.mesh @m [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 1, 2>}
+
+// -----
+
+// expected-error @+1 {{'pp.mesh' op places no stage on rank 1 of pipeline axis "pp"; every rank needs a stage}}
+pp.mesh @m [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 0, 0>}
+
+// -----
+
+// expected-error @+1 {{'pp.mesh' op has stage_ranks but no pipeline axis to place the stages on; add one or drop stage_ranks}}
+pp.mesh @m [#pp.axis<"dp" = 2, data_replicate>] {stage_ranks = array<i64: 0, 1>}

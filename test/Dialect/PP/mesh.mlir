@@ -8,6 +8,10 @@ pp.mesh @world [#pp.axis<"pp" = 4, pipeline>,
                 #pp.axis<"tp" = 2, tensor>,
                 #pp.axis<"cp" = 1, context>]
 
+// Virtual stages: four stages on two ranks in V placement.
+// CHECK: pp.mesh @virtual [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 1, 1, 0>}
+pp.mesh @virtual [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 1, 1, 0>}
+
 // A mesh without a pipeline axis is pure data/tensor parallelism.
 // CHECK: pp.mesh @spmd [#pp.axis<"dp" = 8, data_replicate>]
 pp.mesh @spmd [#pp.axis<"dp" = 8, data_replicate>]

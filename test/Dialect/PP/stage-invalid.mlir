@@ -95,3 +95,21 @@ func.func @missing_terminator(%x: tensor<4xf32>) {
   }) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// With stage_ranks, stages number up to its size, not the axis size.
+pp.mesh @world [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 1, 0, 1>}
+
+func.func @virtual_stage_out_of_range(%x: tensor<4xf32>) {
+  %ok = pp.stage @world stage 3 ins(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    pp.yield %a : tensor<4xf32>
+  }
+  // expected-error @+1 {{'pp.stage' op stage 4 is out of range: mesh @world has 4 pipeline stages}}
+  %0 = pp.stage @world stage 4 ins(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    pp.yield %a : tensor<4xf32>
+  }
+  return
+}
