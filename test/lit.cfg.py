@@ -16,6 +16,11 @@ config.excludes = ["Device", "Inputs", "Unit", "Reference", "models",
                    "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
+# pp-run partitions with the cost model's constant rates, so that a test's
+# stages are the same on every machine (a test asks for measured rates by
+# --cost-rates measured).
+config.environment["PP_COST_RATES"] = "default"
+
 # Every FileCheck variable is local to its CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 

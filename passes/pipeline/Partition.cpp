@@ -968,7 +968,12 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           builder.getNamedAttr("estimated_us", number(estimated)),
           builder.getNamedAttr("forward_us", micros(forward)),
           builder.getNamedAttr("backward_input_us", micros(input)),
-          builder.getNamedAttr("backward_weight_us", micros(weight))};
+          builder.getNamedAttr("backward_weight_us", micros(weight)),
+          builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+          builder.getNamedAttr(
+              "microbatches",
+              builder.getI64IntegerAttr(microbatches ? microbatches
+                                                     : layout.ranks))};
       Location remarkLoc =
           FileLineColLoc::get(builder.getStringAttr("pp-partition"), 0, 0);
       if (begin == end) {

@@ -423,31 +423,56 @@ void checkLibraries(const Field &field,
   }
 }
 
+/// The estimate pp-partition wrote for one stage, or nullopt for an entry
+/// of an older pp without times.
+std::optional<StageEstimate> readStageEstimate(const Field &cost) {
+  if (!cost["forward_us"].present())
+    return std::nullopt;
+  StageEstimate stage;
+  auto number = [&](const char *name) {
+    Field value = cost[name];
+    return value.present() ? value.number() : 0.0;
+  };
+  stage.rank = static_cast<int64_t>(number("rank"));
+  stage.forwardSeconds = number("forward_us") * 1e-6;
+  stage.backwardInputSeconds = number("backward_input_us") * 1e-6;
+  stage.backwardWeightSeconds = number("backward_weight_us") * 1e-6;
+  stage.totalSeconds = number("estimated_us") * 1e-6;
+  stage.parameterCount = number("parameter_count");
+  stage.parameterBytes = number("parameter_bytes");
+  stage.gradientBytes = number("gradient_bytes");
+  stage.optimizerBytes = number("optimizer_bytes");
+  stage.savedBytes = number("saved_bytes");
+  stage.inFlight = static_cast<int64_t>(number("in_flight"));
+  if (cost["first_node"].present())
+    stage.firstNode = cost["first_node"].string();
+  if (cost["last_node"].present())
+    stage.lastNode = cost["last_node"].string();
+  if (cost["boundary"].present())
+    for (const Field &value : cost["boundary"].elements())
+      stage.boundary.emplace_back(value["name"].string(),
+                                  value["bytes"].number());
+  return stage;
+}
+
 /// "stage_costs" (informational): per stage an object. Reads each stage's
-/// "saved_bytes" and, when every stage has them, its estimated seconds
-/// ("forward_us", "backward_input_us", "backward_weight_us") into `package`.
+/// "saved_bytes" and, when every stage has them, its estimates into
+/// `package`.
 void readStageCosts(const Field &field, Package &package) {
   std::vector<Field> costs = field.elements();
   if (static_cast<int64_t>(costs.size()) != package.numStages)
     field.fail("an array of " + std::to_string(package.numStages) +
                " entries (num_stages)");
-  std::vector<double> forward, input, weight;
+  std::vector<StageEstimate> estimates;
   for (const Field &cost : costs) {
-    cost.members();
     Field saved = cost["saved_bytes"];
     package.estimatedSavedBytes.push_back(
         saved.present() ? std::optional(saved.number()) : std::nullopt);
-    if (!cost["forward_us"].present())
-      continue;
-    forward.push_back(cost["forward_us"].number() * 1e-6);
-    input.push_back(cost["backward_input_us"].number() * 1e-6);
-    weight.push_back(cost["backward_weight_us"].number() * 1e-6);
+    if (std::optional<StageEstimate> estimate = readStageEstimate(cost))
+      estimates.push_back(std::move(*estimate));
   }
-  if (static_cast<int64_t>(forward.size()) != package.numStages)
-    return;
-  package.estimatedForwardSeconds = std::move(forward);
-  package.estimatedBackwardInputSeconds = std::move(input);
-  package.estimatedBackwardWeightSeconds = std::move(weight);
+  if (static_cast<int64_t>(estimates.size()) == package.numStages)
+    package.stageEstimates = std::move(estimates);
 }
 
 /// "stage_ranks" (optional): the pipeline rank of each stage. Every rank

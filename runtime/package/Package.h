@@ -13,6 +13,7 @@
 #include "runtime/kernels/MemoryArena.h"
 #include "runtime/pp_kernels.h"
 #include "runtime/schedules/Phase.h"
+#include "runtime/schedules/PipelineReport.h"
 
 #include <algorithm>
 #include <fstream>
@@ -194,12 +195,9 @@ struct Package {
   /// for its backward (stage_costs "saved_bytes"); empty, or nullopt for a
   /// stage, where the manifest has none.
   std::vector<std::optional<double>> estimatedSavedBytes;
-  /// pp-partition's estimate of each stage's seconds per microbatch
-  /// (stage_costs "forward_us", "backward_input_us", "backward_weight_us"):
-  /// empty where the manifest has none.
-  std::vector<double> estimatedForwardSeconds;
-  std::vector<double> estimatedBackwardInputSeconds;
-  std::vector<double> estimatedBackwardWeightSeconds;
+  /// pp-partition's estimates per stage (stage_costs with times, memory
+  /// and boundary tensors); empty where the manifest has none.
+  std::vector<StageEstimate> stageEstimates;
 
   static Package load(const std::string &directory);
   /// The ranks of the pipeline axis.

@@ -72,12 +72,9 @@ MessageGraph messageGraphOf(const Package &package) {
 
 StageCosts estimatedCosts(const Package &package) {
   int64_t stages = package.numStages;
-  StageCosts costs = StageCosts::uniform(stages, 1, 1, 1);
-  if (!package.estimatedForwardSeconds.empty()) {
-    costs.forward = package.estimatedForwardSeconds;
-    costs.backwardInput = package.estimatedBackwardInputSeconds;
-    costs.backwardWeight = package.estimatedBackwardWeightSeconds;
-  }
+  StageCosts costs = package.stageEstimates.empty()
+                         ? StageCosts::uniform(stages, 1, 1, 1)
+                         : costsOf(package.stageEstimates);
   for (int64_t s = 0; s < stages; ++s) {
     if (s < static_cast<int64_t>(package.estimatedSavedBytes.size()) &&
         package.estimatedSavedBytes[s])

@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -27,9 +28,9 @@
 
 using namespace mlir;
 
-static std::string cacheRoot(const ModelCompileRequest &request) {
-  if (!request.cacheDir.empty())
-    return request.cacheDir;
+std::string modelCacheRoot(const std::string &cacheDir) {
+  if (!cacheDir.empty())
+    return cacheDir;
   if (const char *dir = std::getenv("PP_CACHE_DIR"))
     return dir;
   if (const char *home = std::getenv("HOME"))
@@ -322,6 +323,12 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                   " schedule=" + request.schedule +
                   " microbatches=" + std::to_string(request.microbatches);
   }
+  if (request.flopRate > 0)
+    pipeline += llvm::formatv(" flop-rate={0:e3} byte-rate={1:e3} "
+                              "link-rate={2:e3}",
+                              request.flopRate, request.byteRate,
+                              request.linkRate)
+                    .str();
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
   if (request.tensorParallel > 1)
@@ -367,7 +374,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
               status.getLastModificationTime().time_since_epoch().count()));
   }
   std::string key = llvm::toHex(hash.final(), /*LowerCase=*/true).substr(0, 32);
-  std::string root = cacheRoot(request);
+  std::string root = modelCacheRoot(request.cacheDir);
   std::string packageDir = root + "/" + key;
   if (std::error_code error = llvm::sys::fs::create_directories(root)) {
     problem = "cannot create the cache directory '" + root +

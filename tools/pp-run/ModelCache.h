@@ -23,6 +23,9 @@ struct ModelCompileRequest {
   uint64_t memoryLimit = 0;
   std::string schedule = "1f1b";
   int64_t microbatches = 1;
+  /// The cost model's rates (pp-compile flop-rate, byte-rate, link-rate);
+  /// 0 keeps the compiler's defaults.
+  double flopRate = 0, byteRate = 0, linkRate = 0;
   /// Rows per microbatch: dimension 0 of every input. 0 only for a
   /// forward-only package (`infer`), which runs the model as given: one
   /// microbatch of the model's static shapes, no batch dimension required.
@@ -75,6 +78,10 @@ struct ModelCompileRequest {
 /// again (with a warning on stderr). Compiles of one model take turns (a
 /// lock per entry); staging directories of compiles that died are removed.
 /// Returns the package directory, or nullopt with `problem` set.
+/// The folder compiled models are kept in: `cacheDir`, else
+/// $PP_CACHE_DIR, else ~/.cache/pp.
+std::string modelCacheRoot(const std::string &cacheDir);
+
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem);
 

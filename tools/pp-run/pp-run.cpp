@@ -20,6 +20,7 @@
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
+#include "runtime/kernels/MachineRates.h"
 #include "runtime/schedules/ScheduleFile.h"
 #include "runtime/schedules/ScheduleSvg.h"
 #include "runtime/training/Trainer.h"
@@ -51,6 +52,7 @@
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 using namespace llvm;
 using namespace pp::runtime;
@@ -101,6 +103,16 @@ cl::opt<bool> printReport(
              "activation memory, boundary tensors; per rank: time and peak "
              "memory; the schedule's predicted bubble and step time) and "
              "exit"),
+    cl::cat(runCategory));
+cl::opt<std::string> costRates(
+    "cost-rates",
+    cl::init(std::getenv("PP_COST_RATES") ? std::getenv("PP_COST_RATES")
+                                          : "measured"),
+    cl::desc("Compiling a model: the partitioner's compute, memory and link "
+             "rates: measured (default; the runtime's kernels timed once per "
+             "machine and thread count, cached beside the compiled models) "
+             "or default (the cost model's constants: the same partition on "
+             "every machine). Default from $PP_COST_RATES"),
     cl::cat(runCategory));
 cl::opt<uint64_t> memoryLimit(
     "memory-limit", cl::init(0),
@@ -864,6 +876,29 @@ int printScheduleOf(const std::string &packageDir) {
   return 0;
 }
 
+/// Prints the partition report of the package: its stages' estimates and
+/// the schedule's simulated step.
+int printReportOf(const std::string &packageDir) {
+  try {
+    Package package = Package::load(packageDir);
+    if (package.stageEstimates.empty())
+      return error("the package '" + packageDir +
+                   "' has no stage cost estimates (compiled by an older pp); "
+                   "recompile the model");
+    PipelinePlan plan =
+        planPipeline(package, {*parseScheduleKind(scheduleOption), scheduleFile},
+                     microbatches);
+    printStageReport(package.stageEstimates, std::cout);
+    printScheduleReport(package.stageEstimates,
+                        plan.label + " with " + std::to_string(microbatches) +
+                            " microbatches",
+                        plan.ideal, plan.predicted, std::cout);
+  } catch (const std::exception &failure) {
+    return error(failure.what());
+  }
+  return 0;
+}
+
 /// Gives pp-run's thread count the name --threads, which libLLVM takes for
 /// an option of its own that pp-run never uses.
 void claimThreadsOption() {
@@ -1041,6 +1076,9 @@ int main(int argc, char **argv) {
                  "(docs/schedules.md)");
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
+  if (costRates != "measured" && costRates != "default")
+    return error("unknown --cost-rates '" + costRates +
+                 "'; use measured or default");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
   if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
@@ -1063,6 +1101,7 @@ int main(int argc, char **argv) {
     // (cl::list's operator& gives its storage.)
     const cl::Option *compileOptions[] = {&stages, &microbatchSize,
                                           &virtualStages, &memoryLimit,
+                                          &costRates,
                                           &loss,   std::addressof(splitPoints),
                                           &freeze, std::addressof(dims),
                                           std::addressof(inputShapes),
@@ -1094,6 +1133,19 @@ int main(int argc, char **argv) {
     request.memoryLimit = memoryLimit;
     request.schedule = scheduleOption;
     request.microbatches = microbatches;
+    if (costRates == "measured") {
+      int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;
+      int compileThreads = threads > 0 ? threads
+                                       : std::max<int>(
+                                             1, std::thread::hardware_concurrency() /
+                                                    std::max(ranks, 1));
+      MachineRates rates =
+          loadOrMeasureMachineRates(modelCacheRoot(cacheDir), compileThreads)
+              .rates;
+      request.flopRate = rates.flopsPerSecond;
+      request.byteRate = rates.bytesPerSecond;
+      request.linkRate = rates.linkBytesPerSecond;
+    }
     if (runsModelAsGiven()) {
       try {
         request.symbolicBatchSize = inferenceBatchSize();
@@ -1123,6 +1175,8 @@ int main(int argc, char **argv) {
 
   if (printSchedule)
     return printScheduleOf(packageDir);
+  if (printReport)
+    return printReportOf(packageDir);
 
   std::string problem;
   std::optional<int> rank = environmentInt("RANK", problem);

@@ -1,12 +1,15 @@
-//===- PartitionReport.cpp - what each stage and rank costs ---------------===//
+//===- PartitionReport.cpp - pp-opt --pp-report ---------------------------===//
 
-#include "passes/pipeline/PartitionReport.h"
+#include "tools/pp-opt/PartitionReport.h"
 
 #include "dialects/pp/IR/PPDialect.h"
+#include "runtime/schedules/PipelineReport.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/Support/Format.h"
+
+#include <sstream>
 
 using namespace mlir;
+using pp::runtime::StageEstimate;
 
 namespace pp {
 
@@ -22,14 +25,16 @@ ArrayAttr findStageCosts(ModuleOp module) {
   return {};
 }
 
-} // namespace
-
-FailureOr<std::vector<StageCostEntry>> readStageCostEntries(ModuleOp module) {
+/// The stages' entries of `pp.stage_costs`, the schedule and microbatches
+/// the partition was made for, or failure after an error.
+FailureOr<std::vector<StageEstimate>>
+readStageEstimates(ModuleOp module, std::string &schedule,
+                   int64_t &microbatches) {
   ArrayAttr costs = findStageCosts(module);
   if (!costs)
     return module.emitError("nothing to report: the module has no ")
            << kStageCostsAttrName << "; run --pp-compile or pp-partition";
-  std::vector<StageCostEntry> entries;
+  std::vector<StageEstimate> entries;
   for (auto [stage, attr] : llvm::enumerate(costs)) {
     auto dict = dyn_cast<DictionaryAttr>(attr);
     auto numberOf = [&](StringRef name) -> FailureOr<double> {
@@ -42,7 +47,7 @@ FailureOr<std::vector<StageCostEntry>> readStageCostEntries(ModuleOp module) {
              << stage << " of " << kStageCostsAttrName << " has no number '"
              << name << "'; partition it again with this pp-partition";
     };
-    StageCostEntry entry;
+    StageEstimate entry;
     FailureOr<double> fields[] = {
         numberOf("rank"),           numberOf("forward_us"),
         numberOf("backward_input_us"), numberOf("backward_weight_us"),
@@ -74,54 +79,56 @@ FailureOr<std::vector<StageCostEntry>> readStageCostEntries(ModuleOp module) {
         entry.boundary.emplace_back(
             value.getAs<StringAttr>("name").str(),
             value.getAs<FloatAttr>("bytes").getValueAsDouble());
+    if (auto name = dict.getAs<StringAttr>("schedule"))
+      schedule = name.str();
+    if (auto count = dict.getAs<IntegerAttr>("microbatches"))
+      microbatches = count.getInt();
     entries.push_back(std::move(entry));
   }
   return entries;
 }
 
+} // namespace
+
 LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
-  FailureOr<std::vector<StageCostEntry>> entries = readStageCostEntries(module);
-  if (failed(entries))
+  std::string schedule = "1f1b";
+  int64_t microbatches = 1;
+  FailureOr<std::vector<StageEstimate>> stages =
+      readStageEstimates(module, schedule, microbatches);
+  if (failed(stages))
     return failure();
-  int64_t ranks = 0;
-  for (const StageCostEntry &entry : *entries)
-    ranks = std::max(ranks, entry.rank + 1);
-  os << "pipeline: " << entries->size() << " stages on " << ranks
-     << " ranks (times in us per microbatch, memory in bytes)\n";
-  os << llvm::format("%-5s %-4s %-28s %10s %10s %10s %10s %12s %12s %12s "
-                     "%12s %9s %12s %12s\n",
-                     "stage", "rank", "nodes", "fwd_us", "bwd_in_us",
-                     "bwd_w_us", "total_us", "params", "param_bytes",
-                     "optim_bytes", "act_bytes", "in_flight", "act_held",
-                     "sent_bytes");
-  std::vector<double> rankSeconds(ranks, 0), rankBytes(ranks, 0);
-  for (auto [stage, entry] : llvm::enumerate(*entries)) {
-    std::string nodes = entry.firstNode.empty()
-                            ? "(none)"
-                            : entry.firstNode + " .. " + entry.lastNode;
-    double sent = 0;
-    for (const auto &value : entry.boundary)
-      sent += value.second;
-    os << llvm::format("%-5zu %-4lld %-28s %10.2f %10.2f %10.2f %10.2f %12.0f "
-                       "%12.0f %12.0f %12.0f %9lld %12.0f %12.0f\n",
-                       stage, static_cast<long long>(entry.rank),
-                       nodes.c_str(), 1e6 * entry.forwardSeconds,
-                       1e6 * entry.backwardInputSeconds,
-                       1e6 * entry.backwardWeightSeconds,
-                       1e6 * entry.totalSeconds, entry.parameterCount,
-                       entry.parameterBytes, entry.optimizerBytes,
-                       entry.savedBytes, static_cast<long long>(entry.inFlight),
-                       entry.savedBytes * entry.inFlight, sent);
-    for (const auto &[name, bytes] : entry.boundary)
-      os << llvm::format("      boundary %s: %.0f bytes\n", name.c_str(),
-                         bytes);
-    rankSeconds[entry.rank] += entry.totalSeconds;
-    rankBytes[entry.rank] += entry.peakBytes();
+  std::ostringstream text;
+  runtime::printStageReport(*stages, text);
+  // The schedule the partition was made for, over messages between
+  // neighbouring stages.
+  runtime::PipelineLayout layout;
+  layout.stageRanks.clear();
+  for (const StageEstimate &stage : *stages) {
+    layout.stageRanks.push_back(stage.rank);
+    layout.ranks = std::max(layout.ranks, stage.rank + 1);
   }
-  os << llvm::format("%-5s %12s %16s\n", "rank", "time_us", "peak_bytes");
-  for (int64_t rank = 0; rank < ranks; ++rank)
-    os << llvm::format("%-5lld %12.2f %16.0f\n", static_cast<long long>(rank),
-                       1e6 * rankSeconds[rank], rankBytes[rank]);
+  layout.microbatches = microbatches;
+  runtime::ScheduleKind kind = *runtime::parseScheduleKind(schedule);
+  bool split = runtime::needsSplitBackward(kind);
+  if (std::string problem = runtime::scheduleProblem(kind, layout, split);
+      !problem.empty()) {
+    text << "schedule " << schedule << ": " << problem << "\n";
+  } else {
+    runtime::MessageGraph messages =
+        runtime::chainMessages(layout.stages());
+    runtime::ScheduleTable table =
+        runtime::buildSchedule(kind, layout, messages, split);
+    runtime::SimulatedStep ideal = runtime::simulateSchedule(
+        table, layout, messages,
+        runtime::StageCosts::uniform(layout.stages(), 1, 1, 1));
+    runtime::SimulatedStep predicted = runtime::simulateSchedule(
+        table, layout, messages, runtime::costsOf(*stages));
+    runtime::printScheduleReport(
+        *stages,
+        schedule + " with " + std::to_string(microbatches) + " microbatches",
+        ideal, predicted, text);
+  }
+  os << text.str();
   return success();
 }
 
