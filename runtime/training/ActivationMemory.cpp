@@ -3,6 +3,7 @@
 #include "runtime/training/ActivationMemory.h"
 
 #include "runtime/core/PlacedTensor.h"
+#include "runtime/training/Trainer.h"
 
 #include <algorithm>
 
@@ -20,13 +21,14 @@ StageMemory stageMemory(const Package &package, int64_t stage,
     if (function.memoryPlan)
       memory.arenaBytes += function.memoryPlan->arenaBytes;
   int64_t inFlight = 0;
-  for (const Action &action :
-       buildSchedule(kind, package.numStages, stage, microbatches)) {
+  ScheduleTable table = packageSchedule(package, kind, microbatches);
+  for (const Action &action : table[stage]) {
     // A backward action (or its first part) ends a microbatch's stay.
-    if (action.phase == Phase::Forward)
+    if (action.kind == ActionKind::Forward)
       memory.inFlightMicrobatches =
           std::max(memory.inFlightMicrobatches, ++inFlight);
-    else
+    else if (action.kind == ActionKind::Backward ||
+             action.kind == ActionKind::BackwardInput)
       --inFlight;
   }
   if (stage < static_cast<int64_t>(package.estimatedSavedBytes.size()))

@@ -18,6 +18,7 @@
 #include "runtime/training/ParameterUpdate.h"
 #include "runtime/training/TensorShards.h"
 #include "runtime/training/TiedParameters.h"
+#include "runtime/schedules/ActionMessages.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,38 @@
 #include <stdexcept>
 
 namespace pp::runtime {
+
+namespace {
+
+/// The phase of the stage functions compute action `kind` runs.
+std::optional<Phase> phaseOf(ActionKind kind) {
+  switch (kind) {
+  case ActionKind::Forward:
+    return Phase::Forward;
+  case ActionKind::Backward:
+    return Phase::Backward;
+  case ActionKind::BackwardInput:
+    return Phase::BackwardInput;
+  case ActionKind::BackwardWeight:
+    return Phase::BackwardWeight;
+  case ActionKind::Eval:
+    return Phase::Eval;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The compute action that runs functions of `phase`.
+ActionKind computeKindOf(Phase phase) {
+  for (ActionKind kind :
+       {ActionKind::Forward, ActionKind::Backward, ActionKind::BackwardInput,
+        ActionKind::BackwardWeight, ActionKind::Eval})
+    if (phaseOf(kind) == phase)
+      return kind;
+  return ActionKind::Forward;
+}
+
+} // namespace
 namespace {
 
 /// Throws std::runtime_error, saying to recompile, unless `package` has
@@ -160,8 +193,8 @@ public:
     std::vector<Placed> noLabels;
     MicrobatchData data{{0, 0, 0, nullptr, /*training=*/false},
                         noLabels, nullptr, 0.0, {}, {}};
-    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
-                              options.microbatches),
+    runSchedule(packageSchedule(package, options.schedule,
+                                options.microbatches)[stage],
                 data);
     return gatherOutputs(data.outputs);
   }
@@ -700,7 +733,8 @@ private:
   void runSchedule(const std::vector<Action> &actions, MicrobatchData &data) {
     for (const Action &action : actions)
       for (size_t f = 0; f < functions.size(); ++f)
-        if (actionRuns(action.phase, functions[f].phase))
+        if (std::optional<Phase> phase = phaseOf(action.kind);
+            phase && actionRuns(*phase, functions[f].phase))
           runFunction(f, action.microbatch, data);
     backend.finishStep();
   }
@@ -770,8 +804,8 @@ private:
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
     MicrobatchData data{batch, placedLabels, placedScale.tensor, 0.0, {}, {}};
-    runSchedule(buildSchedule(options.schedule, package.numStages, stage,
-                              options.microbatches),
+    runSchedule(packageSchedule(package, options.schedule,
+                                options.microbatches)[stage],
                 data);
     heapAllocationsPerStep = heapAllocations - heapAllocationsBefore;
 
@@ -864,7 +898,9 @@ private:
       // The eval functions return a microbatch's summed loss and take no
       // loss scale; the mean divides once, by every replica's tokens.
       MicrobatchData data{batch, placedLabels, nullptr, 0.0, {}, {}};
-      runSchedule(buildEvalSchedule(options.microbatches), data);
+      runSchedule(packageSchedule(package, ScheduleKind::Eval,
+                                  options.microbatches)[stage],
+                  data);
       sums[0] += data.lossSum;
     }
     ++evalRound;
@@ -1541,20 +1577,38 @@ private:
 
 namespace {
 
-/// Whether every stage's `schedules` can run to its end on `package`'s
-/// messages: "" if so, else which actions wait on each other.
-std::string
-checkSchedulesDeadlockFree(const Package &package,
-                           const std::vector<std::vector<Action>> &schedules) {
-  MessageSources sources(package.numStages);
+/// The messages between `package`'s stages, by the phase of the function
+/// that sends or receives them.
+MessageGraph packageMessages(const Package &package) {
+  MessageGraph graph(package.numStages);
   for (int64_t s = 0; s < package.numStages; ++s)
-    for (const Action &action : schedules[s])
-      for (const StageFunctionInfo &function : package.stages[s].functions)
-        if (actionRuns(action.phase, function.phase))
-          for (const MessageInfo &message : function.messages)
-            if (!message.send)
-              sources[s][action.phase].insert(message.peer);
-  return checkDeadlockFree(schedules, sources);
+    for (const StageFunctionInfo &function : package.stages[s].functions) {
+      ActionKind kind = computeKindOf(function.phase);
+      for (const MessageInfo &message : function.messages)
+        (message.send ? graph[s].sendsTo : graph[s].receivesFrom)[kind].insert(
+            message.peer);
+    }
+  return graph;
+}
+
+/// Whether `package` splits its backwards.
+bool splitsBackward(const Package &package) {
+  for (const StageInfo &stage : package.stages)
+    for (const StageFunctionInfo &function : stage.functions)
+      if (function.phase == Phase::BackwardInput)
+        return true;
+  return false;
+}
+
+/// One stage per rank.
+PipelineLayout packageLayout(const Package &package, int64_t microbatches) {
+  PipelineLayout layout;
+  layout.ranks = package.numStages;
+  layout.stageRanks.clear();
+  for (int64_t s = 0; s < package.numStages; ++s)
+    layout.stageRanks.push_back(s);
+  layout.microbatches = microbatches;
+  return layout;
 }
 
 /// The stage functions' collectives over the tensor-parallel `group`, as
@@ -1577,18 +1631,29 @@ connectTensorCollectives(Communicator &group, TensorCollectives choice) {
 
 } // namespace
 
+ScheduleTable packageSchedule(const Package &package, ScheduleKind kind,
+                              int64_t microbatches) {
+  return buildSchedule(kind, packageLayout(package, microbatches),
+                       packageMessages(package), splitsBackward(package));
+}
+
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,
                                  int64_t microbatches) {
-  std::vector<std::vector<Action>> schedules;
-  for (int64_t s = 0; s < package.numStages; ++s)
-    schedules.push_back(buildSchedule(kind, package.numStages, s, microbatches));
-  return checkSchedulesDeadlockFree(package, schedules);
+  PipelineLayout layout = packageLayout(package, microbatches);
+  bool split = splitsBackward(package);
+  std::string problem = scheduleProblem(kind, layout, split);
+  if (!problem.empty())
+    return problem;
+  MessageGraph messages = packageMessages(package);
+  if (std::string why = messageGraphProblem(messages, layout.stages());
+      !why.empty())
+    return why;
+  return checkSchedule(buildSchedule(kind, layout, messages, split), layout,
+                       messages, split, kind != ScheduleKind::Eval);
 }
 
 std::string checkEvalSchedule(const Package &package, int64_t microbatches) {
-  return checkSchedulesDeadlockFree(
-      package, std::vector<std::vector<Action>>(
-                   package.numStages, buildEvalSchedule(microbatches)));
+  return checkPackageSchedule(package, ScheduleKind::Eval, microbatches);
 }
 
 std::optional<TensorCollectives>

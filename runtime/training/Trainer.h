@@ -132,6 +132,11 @@ struct RankGroups {
   std::unique_ptr<CollectiveGroup> collectives;
 };
 
+/// The action table of `kind` (Eval for the eval schedule) for `package`,
+/// one stage per rank, over `microbatches`; throws why it cannot run.
+ScheduleTable packageSchedule(const Package &package, ScheduleKind kind,
+                              int64_t microbatches);
+
 /// Checks that `kind` with `microbatches` cannot deadlock on the messages
 /// between `package`'s stages; "" when it cannot, else why it would.
 std::string checkPackageSchedule(const Package &package, ScheduleKind kind,

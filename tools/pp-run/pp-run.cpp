@@ -63,7 +63,7 @@ cl::opt<unsigned> numProcesses(
     cl::desc("Rank processes to launch on this machine (default and "
              "required: the device count of the package's mesh)"),
     cl::cat(runCategory));
-cl::opt<std::string> scheduleName(
+cl::opt<std::string> scheduleOption(
     "schedule", cl::init("1f1b"),
     cl::desc("Pipeline schedule: gpipe (all forwards, then all backwards) or "
              "1f1b (one forward, one backward; default)"),
@@ -410,7 +410,7 @@ LearningRateSchedule learningRateSchedule() {
 
 TrainerOptions trainerOptions() {
   TrainerOptions options;
-  options.schedule = *parseScheduleKind(scheduleName);
+  options.schedule = *parseScheduleKind(scheduleOption);
   options.microbatches = microbatches;
   options.steps = steps;
   options.seed = seed;
@@ -573,7 +573,7 @@ std::string inferenceOptionProblem() {
   const cl::Option *trainingOptions[] = {
       &loss,         &metricsPath,    &saveParamsPath,
       &freeze,       &microbatches,   &steps,
-      &scheduleName, &optimizerName,  &learningRate,
+      &scheduleOption, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
       &data,         &dataParallel,   std::addressof(meshOrder),
       &evalData,     &shardOptimizer, &exportOnnxPath,
@@ -793,15 +793,22 @@ std::unique_ptr<Backend> createBackend(RankGroups &groups) {
 int printScheduleOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
-    ScheduleKind kind = *parseScheduleKind(scheduleName);
-    for (int64_t stage = 0; stage < package.numStages; ++stage)
-      outs() << "stage " << stage << ": "
-             << formatSchedule(
-                    buildSchedule(kind, package.numStages, stage, microbatches))
-             << "\n";
+    ScheduleKind kind = *parseScheduleKind(scheduleOption);
     std::string deadlock = checkPackageSchedule(package, kind, microbatches);
     if (!deadlock.empty())
       return error(deadlock);
+    ScheduleTable table = packageSchedule(package, kind, microbatches);
+    for (int64_t stage = 0; stage < package.numStages; ++stage) {
+      std::string order;
+      for (const Action &action : table[stage])
+        if (action.kind != ActionKind::Send &&
+            action.kind != ActionKind::Recv &&
+            action.kind != ActionKind::Optimizer)
+          order += (order.empty() ? "" : " ") +
+                   std::string(actionKindName(action.kind)) +
+                   std::to_string(action.microbatch);
+      outs() << "stage " << stage << ": " << order << "\n";
+    }
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
@@ -898,7 +905,7 @@ std::vector<std::string> rankArguments(const std::string &program,
     add("outputs-dir", absolute(outputsDir));
     return args;
   }
-  add("schedule", scheduleName);
+  add("schedule", scheduleOption);
   add("dp", std::to_string(dataParallel));
   if (!meshOrder.empty())
     add("mesh-order", llvm::join(meshOrder, ","));
@@ -969,8 +976,8 @@ int main(int argc, char **argv) {
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
       "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
 
-  if (!parseScheduleKind(scheduleName))
-    return error("unknown schedule '" + scheduleName + "'; use gpipe or 1f1b");
+  if (!parseScheduleKind(scheduleOption))
+    return error("unknown schedule '" + scheduleOption + "'; use gpipe or 1f1b");
   if (optimizerName != "sgd" && optimizerName != "adamw")
     return error("unknown optimizer '" + optimizerName + "'; use sgd or adamw");
   if (deviceName != "cpu" && deviceName != "cuda")
