@@ -135,8 +135,8 @@ private:
            ":' comes; list ranks 0.." +
            std::to_string(result.layout.ranks - 1) + " in order, once each");
     if (rank >= result.layout.ranks)
-      fail("rank " + label + " of a pipeline of " +
-           std::to_string(result.layout.ranks) + " ranks");
+      fail("'rank " + label + ":', but the pipeline has ranks 0.." +
+           std::to_string(result.layout.ranks - 1));
     std::vector<Action> &actions = result.table.emplace_back();
     for (std::string word; words >> word;)
       actions.push_back(action(word));

@@ -1,10 +1,10 @@
 //===- ScheduleGenerators.cpp - the built-in schedules --------------------===//
 //
 // Each generator orders the compute actions of every rank; withMessages()
-// then adds the Recvs, Sends and Optimizers. GPipe, 1F1B and interleaved
-// 1F1B follow fixed formulas; the zero-bubble schedules place their
-// weight-gradient halves where the ranks would idle, by list scheduling
-// against equal action costs (ListScheduler).
+// then adds the Recvs, Sends and Optimizers. GPipe, 1F1B, interleaved 1F1B
+// and ZB-H1 follow fixed formulas; ZB-V places its actions where the ranks
+// would idle, by list scheduling against equal action costs
+// (ListScheduler).
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,18 +258,36 @@ ComputeOrder listScheduled(const PipelineLayout &layout,
   }
 }
 
-/// ZB-H1: as many microbatches in flight as 1F1B (the stages after the
-/// rank's, and its own), and as many weight halves waiting as stages
-/// follow.
-ComputeOrder zeroBubbleH1Order(const PipelineLayout &layout,
-                               const MessageGraph &messages) {
-  std::vector<int64_t> maxInFlight, maxPendingWeights;
+/// ZB-H1: the forwards and input halves in 1F1B's order; a rank with k
+/// stages before it runs each weight half k input halves late, so that the
+/// last k + 1 fill the wait for the input gradients of the drain (the
+/// ranks before it still run their input halves then). A rank holds at
+/// most S - k microbatches until their input halves and k + 1 until their
+/// weight halves: S in all, 1F1B's peak.
+ComputeOrder zeroBubbleH1Order(const PipelineLayout &layout) {
+  ComputeOrder order(layout.ranks);
+  int64_t m = layout.microbatches;
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
-    int64_t later = layout.stages() - layout.stagesOf(rank).front() - 1;
-    maxInFlight.push_back(later + 1);
-    maxPendingWeights.push_back(later);
+    std::vector<int64_t> stages = layout.stagesOf(rank);
+    // One stage per rank: its index counts the stages before it.
+    int64_t stage = stages.front();
+    int64_t warmup = std::min(layout.stages() - stage - 1, m);
+    int64_t weights = 0;
+    for (const Action &action :
+         alternate(overMicrobatches(ActionKind::Forward, stages, m),
+                   overMicrobatches(ActionKind::BackwardInput, stages, m),
+                   warmup)) {
+      order[rank].push_back(action);
+      if (action.kind == ActionKind::BackwardInput &&
+          action.microbatch >= stage)
+        order[rank].push_back(
+            compute(ActionKind::BackwardWeight, stage, weights++));
+    }
+    while (weights < m)
+      order[rank].push_back(
+          compute(ActionKind::BackwardWeight, stage, weights++));
   }
-  return listScheduled(layout, messages, maxInFlight, maxPendingWeights);
+  return order;
 }
 
 /// ZB-V: each rank's two chunks hold half a 1F1B stage's activations each,
@@ -405,7 +423,7 @@ ScheduleTable buildSchedule(ScheduleKind kind, const PipelineLayout &layout,
                                 why);
   }
   case ScheduleKind::ZeroBubbleH1:
-    return build(zeroBubbleH1Order(layout, messages));
+    return build(zeroBubbleH1Order(layout));
   case ScheduleKind::ZeroBubbleV:
     return build(zeroBubbleVOrder(layout, messages));
   }

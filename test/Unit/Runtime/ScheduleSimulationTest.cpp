@@ -1,0 +1,153 @@
+//===- ScheduleSimulationTest.cpp - bubbles, step times and memory --------===//
+
+#include "runtime/schedules/ScheduleFile.h"
+#include "runtime/schedules/ScheduleSimulation.h"
+#include "ScheduleTesting.h"
+
+#include <gtest/gtest.h>
+
+using namespace pp::runtime;
+using namespace pp::runtime::testing;
+
+namespace {
+
+/// The simulated step of `kind` on `ranks` ranks (`virtualStages` each) and
+/// `microbatches`, chain messages, with `costs` (built for the stages).
+SimulatedStep simulate(ScheduleKind kind, int64_t ranks, int64_t virtualStages,
+                       int64_t microbatches, const StageCosts &costs) {
+  PipelineLayout layout = layoutFor(kind, ranks, virtualStages, microbatches);
+  MessageGraph messages = chainMessages(layout.stages());
+  ScheduleTable table =
+      buildSchedule(kind, layout, messages, needsSplitBackward(kind));
+  return simulateSchedule(table, layout, messages, costs);
+}
+
+/// A forward of 1 and a backward of 2 per model, in `chunks` equal chunks
+/// per rank of `ranks` ranks.
+StageCosts equalCosts(int64_t ranks, int64_t chunks) {
+  double c = 1.0 / chunks;
+  return StageCosts::uniform(ranks * chunks, c, c, c);
+}
+
+TEST(ScheduleSimulation, GPipeAndOneForwardOneBackwardMatchTheory) {
+  for (ScheduleKind kind :
+       {ScheduleKind::GPipe, ScheduleKind::OneForwardOneBackward})
+    for (int64_t p : {2, 3, 4})
+      for (int64_t m : {p, 2 * p, 2 * p + 1}) {
+        SimulatedStep step = simulate(kind, p, 1, m, equalCosts(p, 1));
+        double bubble = double(p - 1) / double(m + p - 1);
+        EXPECT_NEAR(step.bubbleFraction, bubble, 1e-12)
+            << scheduleName(kind) << " p=" << p << " m=" << m;
+        EXPECT_NEAR(step.stepSeconds, 3.0 * (m + p - 1), 1e-12);
+      }
+}
+
+TEST(ScheduleSimulation, InterleavedMatchesTheory) {
+  for (int64_t v : {2, 3})
+    for (int64_t p : {2, 3, 4})
+      for (int64_t m : {p, 2 * p}) {
+        SimulatedStep step = simulate(ScheduleKind::Interleaved1F1B, p, v, m,
+                                      equalCosts(p, v));
+        EXPECT_NEAR(step.bubbleFraction, double(p - 1) / double(v * m + p - 1),
+                    1e-12)
+            << "v=" << v << " p=" << p << " m=" << m;
+      }
+}
+
+TEST(ScheduleSimulation, ZeroBubbleSchedulesIdleLessThanOneForwardOneBackward) {
+  for (int64_t p : {2, 3, 4})
+    for (int64_t m : {p, 2 * p, 2 * p + 1, 4 * p}) {
+      double oneF1B = simulate(ScheduleKind::OneForwardOneBackward, p, 1, m,
+                               equalCosts(p, 1))
+                          .bubbleFraction;
+      double h1 = simulate(ScheduleKind::ZeroBubbleH1, p, 1, m,
+                           equalCosts(p, 1))
+                      .bubbleFraction;
+      double v = simulate(ScheduleKind::ZeroBubbleV, p, 2, m, equalCosts(p, 2))
+                     .bubbleFraction;
+      EXPECT_LT(h1, oneF1B) << "p=" << p << " m=" << m;
+      EXPECT_LT(v, oneF1B) << "p=" << p << " m=" << m;
+      // ZB-H1 idles (p - 1) (F + I - W) per rank: a third of 1F1B's.
+      EXPECT_NEAR(h1, double(p - 1) / double(3 * m + p - 1), 1e-12)
+          << "p=" << p << " m=" << m;
+    }
+}
+
+TEST(ScheduleSimulation, PeakActivationMemory) {
+  for (int64_t p : {2, 3, 4})
+    for (int64_t m : {int64_t(1), p, 2 * p + 1}) {
+      SimulatedStep gpipe =
+          simulate(ScheduleKind::GPipe, p, 1, m, equalCosts(p, 1));
+      SimulatedStep oneF1B = simulate(ScheduleKind::OneForwardOneBackward, p,
+                                      1, m, equalCosts(p, 1));
+      // A BackwardInput frees all a forward keeps, or (by default) none.
+      StageCosts inputFrees = equalCosts(p, 1);
+      inputFrees.savedForInputBytes = inputFrees.savedBytes;
+      SimulatedStep h1 =
+          simulate(ScheduleKind::ZeroBubbleH1, p, 1, m, inputFrees);
+      SimulatedStep h1Weights =
+          simulate(ScheduleKind::ZeroBubbleH1, p, 1, m, equalCosts(p, 1));
+      for (int64_t r = 0; r < p; ++r) {
+        EXPECT_EQ(gpipe.peakActivationBytes[r], m);
+        EXPECT_EQ(oneF1B.peakActivationBytes[r], std::min(m, p - r));
+        EXPECT_EQ(h1.peakActivationBytes[r], std::min(m, p - r));
+        // Holding them until the weight halves: no more than 1F1B's first
+        // rank.
+        EXPECT_LE(h1Weights.peakActivationBytes[r], std::min(m, p));
+      }
+      // ZB-V's chunks keep half a stage's bytes each: no more than 1F1B's
+      // first rank.
+      StageCosts halves = StageCosts::uniform(2 * p, 0.5, 0.5, 0.5, 0.5);
+      halves.savedForInputBytes = halves.savedBytes;
+      SimulatedStep v = simulate(ScheduleKind::ZeroBubbleV, p, 2, m, halves);
+      for (int64_t r = 0; r < p; ++r)
+        EXPECT_LE(v.peakActivationBytes[r], std::min(m, p)) << "rank " << r;
+    }
+}
+
+TEST(ScheduleSimulation, MessagesAndTheOptimizerTakeTime) {
+  StageCosts costs = StageCosts::uniform(2, 1, 1, 1);
+  costs.messageSeconds = 0.5;
+  costs.optimizerSeconds = 0.25;
+  SimulatedStep step =
+      simulate(ScheduleKind::GPipe, 2, 1, 1, costs);
+  // F0 [0, 1], message, F1 [1.5, 2.5], B1 [2.5, 4.5], message, B0 [5, 7],
+  // then the optimizer on both ranks once both are there.
+  EXPECT_DOUBLE_EQ(step.stepSeconds, 7.25);
+  EXPECT_DOUBLE_EQ(step.busySeconds[0], 3.25);
+  EXPECT_DOUBLE_EQ(step.bubbleFraction, 1 - 6.5 / 14.5);
+  const SimulatedAction &last = step.actions.back();
+  EXPECT_EQ(last.rank, 1);
+  EXPECT_EQ(last.action.kind, ActionKind::Optimizer);
+  EXPECT_DOUBLE_EQ(last.start, 7);
+  // Every action, each rank's in order, rank by rank.
+  EXPECT_EQ(step.actions.front().rank, 0);
+  EXPECT_EQ(step.actions.front().action.kind, ActionKind::Forward);
+}
+
+TEST(ScheduleSimulation, RefusesWhatItCannotPlay) {
+  PipelineLayout layout = layoutFor(ScheduleKind::GPipe, 2, 1, 1);
+  MessageGraph messages = chainMessages(2);
+  ScheduleTable table =
+      buildSchedule(ScheduleKind::GPipe, layout, messages, false);
+  EXPECT_THROW(simulateSchedule(table, layout, messages,
+                                StageCosts::uniform(3, 1, 1, 1)),
+               std::invalid_argument);
+  // Each rank's list is fine alone, but they wait on each other.
+  ScheduleText deadlocked = parseScheduleFile(
+      "pp-schedule 1\nranks 2\nstage-ranks 0 1\nmicrobatches 2\n"
+      "rank 0: F0.0 sF0.0 rB0.0 B0.0 F0.1 sF0.1 rB0.1 B0.1 O\n"
+      "rank 1: rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O\n",
+      "deadlock.txt");
+  try {
+    simulateSchedule(deadlocked.table, deadlocked.layout, messages,
+                     StageCosts::uniform(2, 1, 1, 1));
+    ADD_FAILURE() << "a deadlocked table simulated";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_STREQ(error.what(),
+                 "cannot simulate the schedule: rank 0 waits forever at recv "
+                 "B s0 m0; checkSchedule() says why");
+  }
+}
+
+} // namespace
