@@ -7,8 +7,8 @@ namespace {
 
 /// The stages `side` (a receivesFrom or sendsTo) names for messages of
 /// class `cls`.
-std::set<int64_t>
-peersOf(const std::map<ActionKind, std::set<int64_t>> &side, ActionKind cls) {
+std::set<int64_t> peersOf(const std::map<ActionKind, std::set<int64_t>> &side,
+                          ActionKind cls) {
   std::set<int64_t> peers;
   for (const auto &[key, stages] : side)
     if (messageClass(key) == cls)
@@ -20,7 +20,7 @@ peersOf(const std::map<ActionKind, std::set<int64_t>> &side, ActionKind cls) {
 /// sends them to): those its own side of the graph names, and those whose
 /// other side names it.
 std::set<int64_t> peerStages(const MessageGraph &messages, int64_t stage,
-                        ActionKind kind, bool receiving) {
+                             ActionKind kind, bool receiving) {
   std::optional<ActionKind> cls = messageClass(kind);
   if (!cls || stage < 0 || stage >= static_cast<int64_t>(messages.size()))
     return {};
@@ -41,6 +41,10 @@ bool isCompute(ActionKind kind) {
   return kind == ActionKind::Forward || kind == ActionKind::Backward ||
          kind == ActionKind::BackwardInput ||
          kind == ActionKind::BackwardWeight || kind == ActionKind::Eval;
+}
+
+ActionKind computeKindOf(const Action &action) {
+  return isCompute(action.kind) ? action.kind : action.of;
 }
 
 std::optional<ActionKind> messageClass(ActionKind kind) {
@@ -114,13 +118,10 @@ std::string layoutProblem(const PipelineLayout &layout) {
 std::string describeAction(const Action &action) {
   if (action.kind == ActionKind::Optimizer)
     return "optimizer";
-  std::string text;
-  ActionKind compute = action.kind;
-  if (!isCompute(action.kind)) {
-    text = std::string(actionKindName(action.kind)) + " ";
-    compute = action.of;
-  }
-  return text + actionKindName(compute) + " s" +
+  std::string text = isCompute(action.kind)
+                         ? ""
+                         : actionKindName(action.kind) + std::string(" ");
+  return text + actionKindName(computeKindOf(action)) + " s" +
          std::to_string(action.stage) + " m" +
          std::to_string(action.microbatch);
 }

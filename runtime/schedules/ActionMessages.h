@@ -19,6 +19,10 @@ namespace pp::runtime {
 /// Whether `kind` runs stage functions (F, B, I, W, E).
 bool isCompute(ActionKind kind);
 
+/// The compute action `action` concerns: itself, or the one whose messages
+/// a Send or Recv moves.
+ActionKind computeKindOf(const Action &action);
+
 /// The class of the messages compute action `kind` exchanges: Forward,
 /// Eval, or Backward (for Backward and BackwardInput); nullopt for
 /// BackwardWeight and non-compute actions, which exchange none.

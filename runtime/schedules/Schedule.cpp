@@ -23,14 +23,10 @@ constexpr EnumNames<Placement, 2> kPlacementNames = {
 };
 
 constexpr EnumNames<ActionKind, 8> kActionKindNames = {
-    {ActionKind::Forward, "F"},
-    {ActionKind::Backward, "B"},
-    {ActionKind::BackwardInput, "I"},
-    {ActionKind::BackwardWeight, "W"},
-    {ActionKind::Eval, "E"},
-    {ActionKind::Send, "send"},
-    {ActionKind::Recv, "recv"},
-    {ActionKind::Optimizer, "optimizer"},
+    {ActionKind::Forward, "F"},       {ActionKind::Backward, "B"},
+    {ActionKind::BackwardInput, "I"}, {ActionKind::BackwardWeight, "W"},
+    {ActionKind::Eval, "E"},          {ActionKind::Send, "send"},
+    {ActionKind::Recv, "recv"},       {ActionKind::Optimizer, "optimizer"},
 };
 
 } // namespace
@@ -98,7 +94,8 @@ std::string scheduleNames() {
 }
 
 bool needsSplitBackward(ScheduleKind kind) {
-  return kind == ScheduleKind::ZeroBubbleH1 || kind == ScheduleKind::ZeroBubbleV;
+  return kind == ScheduleKind::ZeroBubbleH1 ||
+         kind == ScheduleKind::ZeroBubbleV;
 }
 
 std::optional<int64_t> requiredVirtualStages(ScheduleKind kind) {
@@ -127,14 +124,11 @@ const char *actionKindName(ActionKind kind) {
 std::string formatAction(const Action &action) {
   if (action.kind == ActionKind::Optimizer)
     return "O";
-  std::string text;
-  ActionKind compute = action.kind;
-  if (!isCompute(action.kind)) {
-    text = action.kind == ActionKind::Send ? "s" : "r";
-    compute = action.of;
-  }
-  return text + actionKindName(compute) + std::to_string(action.stage) + "." +
-         std::to_string(action.microbatch);
+  std::string text = action.kind == ActionKind::Send   ? "s"
+                     : action.kind == ActionKind::Recv ? "r"
+                                                       : "";
+  return text + actionKindName(computeKindOf(action)) +
+         std::to_string(action.stage) + "." + std::to_string(action.microbatch);
 }
 
 std::string formatActions(const std::vector<Action> &actions) {

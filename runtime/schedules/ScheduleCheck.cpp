@@ -77,7 +77,7 @@ public:
       if (action.kind == ActionKind::Optimizer)
         problem = optimizer(i + 1 == actions.size());
       else if (problem = placed(action); problem.empty())
-        problem = isCompute(action.kind)             ? computeAction(action)
+        problem = isCompute(action.kind)            ? computeAction(action)
                   : action.kind == ActionKind::Send ? send(action)
                                                     : recv(action);
       if (!problem.empty())
@@ -140,7 +140,7 @@ private:
     if (!isCompute(action.kind) &&
         (!messageClass(action.of) || !isCompute(action.of)))
       return what + "; sends and recvs move the messages of F, B, I or E";
-    ActionKind kind = isCompute(action.kind) ? action.kind : action.of;
+    ActionKind kind = computeKindOf(action);
     if (!training && kind != ActionKind::Eval)
       return what + " in an eval schedule, which runs E actions only";
     if (training && kind == ActionKind::Eval)
@@ -222,8 +222,7 @@ private:
     int64_t s = action.stage, mb = action.microbatch;
     std::set<int64_t> sources =
         crossing(messageSources(messages, s, action.kind));
-    if (!sources.empty() &&
-        !receivedFor.erase(keyOf(action.kind, s, mb)))
+    if (!sources.empty() && !receivedFor.erase(keyOf(action.kind, s, mb)))
       return prefix() + "runs " + describeAction(action) +
              " without receiving its messages from " +
              stagesOn(sources, layout) + "; add r" + formatAction(action) +
@@ -236,39 +235,50 @@ private:
     return "";
   }
 
-  std::string send(const Action &action) {
+  /// What is wrong with a Send or Recv that any of them could get wrong:
+  /// moving no messages across ranks, or coming twice.
+  std::string messageProblem(const Action &action,
+                             const std::set<ActionKey> &listed) const {
     std::string what = prefix() + "lists " + describeAction(action);
-    ActionKey key = keyOf(action.of, action.stage, action.microbatch);
-    if (crossing(messageTargets(messages, action.stage, action.of)).empty())
+    bool sending = action.kind == ActionKind::Send;
+    std::set<int64_t> peers =
+        sending ? messageTargets(messages, action.stage, action.of)
+                : messageSources(messages, action.stage, action.of);
+    if (crossing(peers).empty())
       return what + ", but " +
              describe(action.of, action.stage, action.microbatch) +
-             " sends nothing to other ranks; remove it";
-    if (sent.count(key))
+             (sending ? " sends nothing to" : " takes no messages from") +
+             " other ranks; remove it";
+    if (listed.count(keyOf(action.of, action.stage, action.microbatch)))
       return what + " twice";
-    if (!owedSend || !(owedSend->kind == action.of &&
-                       owedSend->stage == action.stage &&
-                       owedSend->microbatch == action.microbatch))
-      return what + " but not right after " +
+    return "";
+  }
+
+  std::string send(const Action &action) {
+    if (std::string problem = messageProblem(action, sent); !problem.empty())
+      return problem;
+    if (!owedSend || computeKindOf(action) != owedSend->kind ||
+        action.stage != owedSend->stage ||
+        action.microbatch != owedSend->microbatch)
+      return prefix() + "lists " + describeAction(action) +
+             " but not right after " +
              describe(action.of, action.stage, action.microbatch) +
              "; a send follows its compute action before the next one";
-    sent.insert(key);
+    sent.insert(keyOf(action.of, action.stage, action.microbatch));
     owedSend.reset();
     return "";
   }
 
   std::string recv(const Action &action) {
-    std::string what = prefix() + "lists " + describeAction(action);
+    if (std::string problem = messageProblem(action, receivedFor);
+        !problem.empty())
+      return problem;
     ActionKey key = keyOf(action.of, action.stage, action.microbatch);
-    if (crossing(messageSources(messages, action.stage, action.of)).empty())
-      return what + ", but " +
-             describe(action.of, action.stage, action.microbatch) +
-             " takes no messages from other ranks; remove it";
     if (done.count(key))
-      return what + " after " +
+      return prefix() + "lists " + describeAction(action) + " after " +
              describe(action.of, action.stage, action.microbatch) +
              " ran; put it before";
-    if (!receivedFor.insert(key).second)
-      return what + " twice";
+    receivedFor.insert(key);
     return "";
   }
 
@@ -333,8 +343,7 @@ std::string deadlock(const ScheduleTable &table, const PipelineLayout &layout,
           sent.insert(sendOf(action.stage, action));
         if (action.kind != ActionKind::Recv)
           continue;
-        for (int64_t source :
-             messageSources(messages, action.stage, action.of))
+        for (int64_t source : messageSources(messages, action.stage, action.of))
           if (layout.stageRanks[source] != rank &&
               !sent.count(sendOf(source, action)))
             waitsFor[rank] = source;
@@ -369,9 +378,8 @@ std::string deadlock(const ScheduleTable &table, const PipelineLayout &layout,
     }
     int64_t stage = waitsFor[rank];
     text += (i ? ", which " : "rank " + std::to_string(rank) + " ") +
-            std::string("waits at ") +
-            describeAction(table[rank][next[rank]]) + " for stage " +
-            std::to_string(stage) + " on rank " +
+            std::string("waits at ") + describeAction(table[rank][next[rank]]) +
+            " for stage " + std::to_string(stage) + " on rank " +
             std::to_string(layout.stageRanks[stage]);
   }
   return text;

@@ -61,8 +61,8 @@ public:
       fail("no '" + std::string(kHeader) + "' header; is this a schedule?");
     checkLayout();
     if (static_cast<int64_t>(result.table.size()) != result.layout.ranks)
-      fail("lists ranks 0.." + std::to_string(result.table.size()) +
-           " of 0.." + std::to_string(result.layout.ranks - 1) +
+      fail("lists ranks 0.." + std::to_string(result.table.size()) + " of 0.." +
+           std::to_string(result.layout.ranks - 1) +
            "; give a 'rank R:' line for every rank");
     return std::move(result);
   }
@@ -70,8 +70,8 @@ public:
 private:
   [[noreturn]] void fail(const std::string &what) const {
     throw std::runtime_error(
-        fileName + (lineNumber ? ":" + std::to_string(lineNumber) : "") +
-        ": " + what);
+        fileName + (lineNumber ? ":" + std::to_string(lineNumber) : "") + ": " +
+        what);
   }
 
   static std::string trimmed(const std::string &text) {
@@ -92,7 +92,8 @@ private:
 
   void layoutLine(const std::string &key, std::istringstream &words) {
     if (!result.table.empty())
-      fail("'" + key + "' after the first 'rank' line; give ranks, "
+      fail("'" + key +
+           "' after the first 'rank' line; give ranks, "
            "stage-ranks and microbatches first");
     if (!seenKeys.insert(key).second)
       fail("'" + key + "' is given twice");
@@ -167,7 +168,7 @@ private:
     std::string microbatch = word.substr(dot + 1);
     if (stage.empty() || microbatch.empty())
       badAction();
-    (isCompute(action.kind) ? action.kind : action.of) = *kind;
+    (at == 0 ? action.kind : action.of) = *kind;
     action.stage = count(stage, "a stage in '" + word + "'");
     action.microbatch = count(microbatch, "a microbatch in '" + word + "'");
     return action;

@@ -211,9 +211,9 @@ private:
     for (const Choice &candidate : candidates)
       start = std::min(start, candidate.start);
     bool weightsFirst = pendingWeights[rank] > maxPendingWeights[rank];
-    std::vector<int64_t> priority =
-        weightsFirst ? std::vector<int64_t>{W, I, F}
-                     : std::vector<int64_t>{I, F, W};
+    std::vector<int64_t> priority = weightsFirst
+                                        ? std::vector<int64_t>{W, I, F}
+                                        : std::vector<int64_t>{I, F, W};
     for (int64_t kind : priority)
       for (const Choice &candidate : candidates)
         if (candidate.kind == kind && candidate.start <= start)
@@ -228,8 +228,9 @@ private:
     ++next[choice.kind][choice.stage];
     rankFree[choice.rank] = finish;
     inFlight[choice.rank] += choice.kind == F ? 1 : choice.kind == I ? -1 : 0;
-    pendingWeights[choice.rank] +=
-        choice.kind == I ? 1 : choice.kind == W ? -1 : 0;
+    pendingWeights[choice.rank] += choice.kind == I   ? 1
+                                   : choice.kind == W ? -1
+                                                      : 0;
   }
 
   const PipelineLayout &layout;
@@ -273,10 +274,9 @@ ComputeOrder zeroBubbleH1Order(const PipelineLayout &layout) {
     int64_t stage = stages.front();
     int64_t warmup = std::min(layout.stages() - stage - 1, m);
     int64_t weights = 0;
-    for (const Action &action :
-         alternate(overMicrobatches(ActionKind::Forward, stages, m),
-                   overMicrobatches(ActionKind::BackwardInput, stages, m),
-                   warmup)) {
+    for (const Action &action : alternate(
+             overMicrobatches(ActionKind::Forward, stages, m),
+             overMicrobatches(ActionKind::BackwardInput, stages, m), warmup)) {
       order[rank].push_back(action);
       if (action.kind == ActionKind::BackwardInput &&
           action.microbatch >= stage)
@@ -376,8 +376,7 @@ std::string scheduleProblem(ScheduleKind kind, const PipelineLayout &layout,
       return name +
              " needs two stages per rank in V placement (stage s on rank s "
              "for s < N, on rank 2N-1-s after), but " +
-             where +
-             " otherwise; compile with virtual-stages=2 placement=v";
+             where + " otherwise; compile with virtual-stages=2 placement=v";
     break;
   case ScheduleKind::GPipe:
   case ScheduleKind::Eval:

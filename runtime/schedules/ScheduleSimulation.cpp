@@ -84,12 +84,11 @@ private:
   /// while one's Send has not run.
   std::optional<double> arrival(int64_t rank, const Action &recv) const {
     double at = 0;
-    for (int64_t source :
-         messageSources(messages, recv.stage, recv.of)) {
+    for (int64_t source : messageSources(messages, recv.stage, recv.of)) {
       if (layout.stageRanks[source] == rank)
         continue;
-      auto sent = sendTimes.find(
-          {*messageClass(recv.of), source, recv.microbatch});
+      auto sent =
+          sendTimes.find({*messageClass(recv.of), source, recv.microbatch});
       if (sent == sendTimes.end())
         return std::nullopt;
       at = std::max(at, sent->second + costs.messageSeconds);

@@ -124,8 +124,8 @@ std::string renderScheduleSvg(const SimulatedStep &step,
       << " microbatches</text>\n";
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
     double y = kTop + rank * kRowHeight;
-    svg << "<text x=\"10\" y=\"" << number(y + kBoxHeight / 2 + 4)
-        << "\">rank " << rank << "</text>\n"
+    svg << "<text x=\"10\" y=\"" << number(y + kBoxHeight / 2 + 4) << "\">rank "
+        << rank << "</text>\n"
         << "<line x1=\"" << number(kLeft) << "\" y1=\""
         << number(y + kBoxHeight + 2) << "\" x2=\""
         << number(kLeft + chartWidth) << "\" y2=\""
@@ -139,11 +139,12 @@ std::string renderScheduleSvg(const SimulatedStep &step,
     double y = kTop + action.rank * kRowHeight;
     std::string label = formatAction(action.action);
     svg << "<g><title>rank " << action.rank << ": "
-        << describeAction(action.action) << ", " << duration(action.start - first)
-        << " to " << duration(action.end - first) << "</title>"
-        << "<rect class=\"action " << label.substr(0, 1)
-        << "\" x=\"" << number(x) << "\" y=\"" << number(y) << "\" width=\""
-        << number(w) << "\" height=\"" << number(kBoxHeight) << "\" fill=\""
+        << describeAction(action.action) << ", "
+        << duration(action.start - first) << " to "
+        << duration(action.end - first) << "</title>"
+        << "<rect class=\"action " << label.substr(0, 1) << "\" x=\""
+        << number(x) << "\" y=\"" << number(y) << "\" width=\"" << number(w)
+        << "\" height=\"" << number(kBoxHeight) << "\" fill=\""
         << colourOf(action.action.kind) << "\" stroke=\"white\"/>";
     if (w >= 7.0 * label.size())
       svg << "<text x=\"" << number(x + w / 2) << "\" y=\""

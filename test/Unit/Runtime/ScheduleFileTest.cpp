@@ -1,8 +1,8 @@
 //===- ScheduleFileTest.cpp - schedules as text and as Gantt charts -------===//
 
 #include "runtime/schedules/ScheduleFile.h"
-#include "runtime/schedules/ScheduleSvg.h"
 #include "ScheduleTesting.h"
+#include "runtime/schedules/ScheduleSvg.h"
 
 #include <gtest/gtest.h>
 
@@ -30,10 +30,11 @@ TEST(ScheduleFile, RoundTripsEveryBuiltInSchedule) {
         ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
         ScheduleKind::ZeroBubbleV, ScheduleKind::Eval}) {
     PipelineLayout layout =
-        layoutFor(kind, 3, kind == ScheduleKind::OneForwardOneBackward ||
-                                   kind == ScheduleKind::ZeroBubbleH1
-                               ? 1
-                               : 2,
+        layoutFor(kind, 3,
+                  kind == ScheduleKind::OneForwardOneBackward ||
+                          kind == ScheduleKind::ZeroBubbleH1
+                      ? 1
+                      : 2,
                   5);
     ScheduleTable table = buildSchedule(
         kind, layout, chainMessages(layout.stages()), needsSplitBackward(kind));
@@ -67,51 +68,50 @@ TEST(ScheduleFile, TheFormat) {
 }
 
 TEST(ScheduleFile, ErrorsNameTheFileTheLineAndTheFix) {
-  EXPECT_EQ(parseError(kHeader + "rank 0: F0.0 X0.1\nrank 1:\n"),
-            "schedule.txt:5: 'X0.1' is not an action; write F, B, I, W or E, "
-            "then stage.microbatch (F2.0), with s or r before it for a send "
-            "or recv of its messages (sF2.0), or O for the optimizer");
+  const std::pair<std::string, std::string> errors[] = {
+      {kHeader + "rank 0: F0.0 X0.1\nrank 1:\n",
+       "schedule.txt:5: 'X0.1' is not an action; write F, B, I, W or E, then "
+       "stage.microbatch (F2.0), with s or r before it for a send or recv of "
+       "its messages (sF2.0), or O for the optimizer"},
+      {kHeader + "rank 0: F0.99999999999\nrank 1:\n",
+       "schedule.txt:5: '99999999999' is not a microbatch in "
+       "'F0.99999999999' (a count, 0 to 999999999)"},
+      {"ranks 2\n", "schedule.txt:1: expected 'pp-schedule 1' first (the "
+                    "format and its version), not 'ranks 2'"},
+      {"pp-schedule 2\n", "schedule.txt:1: expected 'pp-schedule 1' first "
+                          "(the format and its version), not 'pp-schedule "
+                          "2'"},
+      {"", "schedule.txt: no 'pp-schedule 1' header; is this a schedule?"},
+      {kHeader + "ranks 3\n", "schedule.txt:5: 'ranks' is given twice"},
+      {kHeader + "speed 3\n",
+       "schedule.txt:5: unknown line 'speed 3'; expected ranks, stage-ranks, "
+       "microbatches or 'rank R: actions'"},
+      {kHeader + "rank 1: F1.0\n",
+       "schedule.txt:5: 'rank 1:' where 'rank 0:' comes; list ranks 0..1 in "
+       "order, once each"},
+      {kHeader + "rank 0 F0.0\n",
+       "schedule.txt:5: expected 'rank 0:' before the actions"},
+      {kHeader + "rank 0:\n", "schedule.txt: lists ranks 0..1 of 0..1; give "
+                              "a 'rank R:' line for every rank"},
+      {kHeader + "rank 0:\nrank 1:\nrank 2:\n",
+       "schedule.txt:7: 'rank 2:', but the pipeline has ranks 0..1"},
+      {"pp-schedule 1\nranks 2\nstage-ranks 0 5\nmicrobatches 1\nrank 0:\n",
+       "schedule.txt:5: stage 1 is placed on rank 5, but the pipeline has "
+       "ranks 0..1"},
+      {"pp-schedule 1\nranks 2\nrank 0:\n",
+       "schedule.txt:3: no 'stage-ranks' line before the ranks' actions"},
+      {"pp-schedule 1\nranks 2 3\n",
+       "schedule.txt:2: 'ranks' takes one count, not 2"},
+      {"pp-schedule 1\nranks -1\n",
+       "schedule.txt:2: '-1' is not ranks (a count, 0 to 999999999)"},
+  };
+  for (const auto &[text, error] : errors)
+    EXPECT_EQ(parseError(text), error) << text;
   for (const char *bad : {"F0", "sF", "F.1", "F0.", "Fa.1", "rO", "s"})
-    EXPECT_NE(parseError(kHeader + "rank 0: " + bad + "\nrank 1:\n")
-                  .find("schedule.txt:5: '"),
-              std::string::npos)
+    EXPECT_EQ(parseError(kHeader + "rank 0: " + bad + "\nrank 1:\n")
+                  .rfind("schedule.txt:5: '", 0),
+              0u)
         << bad;
-  EXPECT_EQ(parseError(kHeader + "rank 0: F0.99999999999\nrank 1:\n"),
-            "schedule.txt:5: '99999999999' is not a microbatch in "
-            "'F0.99999999999' (a count, 0 to 999999999)");
-  EXPECT_EQ(parseError("ranks 2\n"),
-            "schedule.txt:1: expected 'pp-schedule 1' first (the format and "
-            "its version), not 'ranks 2'");
-  EXPECT_EQ(parseError("pp-schedule 2\n"),
-            "schedule.txt:1: expected 'pp-schedule 1' first (the format and "
-            "its version), not 'pp-schedule 2'");
-  EXPECT_EQ(parseError(""),
-            "schedule.txt: no 'pp-schedule 1' header; is this a schedule?");
-  EXPECT_EQ(parseError(kHeader + "ranks 3\n"),
-            "schedule.txt:5: 'ranks' is given twice");
-  EXPECT_EQ(parseError(kHeader + "speed 3\n"),
-            "schedule.txt:5: unknown line 'speed 3'; expected ranks, "
-            "stage-ranks, microbatches or 'rank R: actions'");
-  EXPECT_EQ(parseError(kHeader + "rank 1: F1.0\n"),
-            "schedule.txt:5: 'rank 1:' where 'rank 0:' comes; list ranks 0..1 "
-            "in order, once each");
-  EXPECT_EQ(parseError(kHeader + "rank 0 F0.0\n"),
-            "schedule.txt:5: expected 'rank 0:' before the actions");
-  EXPECT_EQ(parseError(kHeader + "rank 0:\n"),
-            "schedule.txt: lists ranks 0..1 of 0..1; give a 'rank R:' line "
-            "for every rank");
-  EXPECT_EQ(parseError(kHeader + "rank 0:\nrank 1:\nrank 2:\n"),
-            "schedule.txt:7: 'rank 2:', but the pipeline has ranks 0..1");
-  EXPECT_EQ(parseError("pp-schedule 1\nranks 2\nstage-ranks 0 5\n"
-                       "microbatches 1\nrank 0:\n"),
-            "schedule.txt:5: stage 1 is placed on rank 5, but the pipeline "
-            "has ranks 0..1");
-  EXPECT_EQ(parseError("pp-schedule 1\nranks 2\nrank 0:\n"),
-            "schedule.txt:3: no 'stage-ranks' line before the ranks' actions");
-  EXPECT_EQ(parseError(kHeader + "microbatches 1 2\n"),
-            "schedule.txt:5: 'microbatches' is given twice");
-  EXPECT_EQ(parseError("pp-schedule 1\nranks -1\n"),
-            "schedule.txt:2: '-1' is not ranks (a count, 0 to 999999999)");
 }
 
 /// How often `part` occurs in `text`.
@@ -140,8 +140,8 @@ TEST(ScheduleSvg, DrawsABoxPerComputeAction) {
                   occurrences(svg, std::string("<") + tag + " "),
               occurrences(svg, std::string("</") + tag + ">"))
         << tag;
-  EXPECT_EQ(occurrences(svg, "<rect"), occurrences(svg, "/>") -
-                                           occurrences(svg, "<line"));
+  EXPECT_EQ(occurrences(svg, "<rect"),
+            occurrences(svg, "/>") - occurrences(svg, "<line"));
   // 4 stages x 4 microbatches x F, I, W, and an optimizer per rank.
   EXPECT_EQ(occurrences(svg, "class=\"action"), 4u * 4 * 3 + 2);
   EXPECT_EQ(occurrences(svg, "class=\"action W\""), 16u);

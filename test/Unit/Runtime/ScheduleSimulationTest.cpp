@@ -1,8 +1,8 @@
 //===- ScheduleSimulationTest.cpp - bubbles, step times and memory --------===//
 
-#include "runtime/schedules/ScheduleFile.h"
 #include "runtime/schedules/ScheduleSimulation.h"
 #include "ScheduleTesting.h"
+#include "runtime/schedules/ScheduleFile.h"
 
 #include <gtest/gtest.h>
 
@@ -46,8 +46,8 @@ TEST(ScheduleSimulation, InterleavedMatchesTheory) {
   for (int64_t v : {2, 3})
     for (int64_t p : {2, 3, 4})
       for (int64_t m : {p, 2 * p}) {
-        SimulatedStep step = simulate(ScheduleKind::Interleaved1F1B, p, v, m,
-                                      equalCosts(p, v));
+        SimulatedStep step =
+            simulate(ScheduleKind::Interleaved1F1B, p, v, m, equalCosts(p, v));
         EXPECT_NEAR(step.bubbleFraction, double(p - 1) / double(v * m + p - 1),
                     1e-12)
             << "v=" << v << " p=" << p << " m=" << m;
@@ -60,9 +60,9 @@ TEST(ScheduleSimulation, ZeroBubbleSchedulesIdleLessThanOneForwardOneBackward) {
       double oneF1B = simulate(ScheduleKind::OneForwardOneBackward, p, 1, m,
                                equalCosts(p, 1))
                           .bubbleFraction;
-      double h1 = simulate(ScheduleKind::ZeroBubbleH1, p, 1, m,
-                           equalCosts(p, 1))
-                      .bubbleFraction;
+      double h1 =
+          simulate(ScheduleKind::ZeroBubbleH1, p, 1, m, equalCosts(p, 1))
+              .bubbleFraction;
       double v = simulate(ScheduleKind::ZeroBubbleV, p, 2, m, equalCosts(p, 2))
                      .bubbleFraction;
       EXPECT_LT(h1, oneF1B) << "p=" << p << " m=" << m;
@@ -78,8 +78,8 @@ TEST(ScheduleSimulation, PeakActivationMemory) {
     for (int64_t m : {int64_t(1), p, 2 * p + 1}) {
       SimulatedStep gpipe =
           simulate(ScheduleKind::GPipe, p, 1, m, equalCosts(p, 1));
-      SimulatedStep oneF1B = simulate(ScheduleKind::OneForwardOneBackward, p,
-                                      1, m, equalCosts(p, 1));
+      SimulatedStep oneF1B = simulate(ScheduleKind::OneForwardOneBackward, p, 1,
+                                      m, equalCosts(p, 1));
       // A BackwardInput frees all a forward keeps, or (by default) none.
       StageCosts inputFrees = equalCosts(p, 1);
       inputFrees.savedForInputBytes = inputFrees.savedBytes;
@@ -109,8 +109,7 @@ TEST(ScheduleSimulation, MessagesAndTheOptimizerTakeTime) {
   StageCosts costs = StageCosts::uniform(2, 1, 1, 1);
   costs.messageSeconds = 0.5;
   costs.optimizerSeconds = 0.25;
-  SimulatedStep step =
-      simulate(ScheduleKind::GPipe, 2, 1, 1, costs);
+  SimulatedStep step = simulate(ScheduleKind::GPipe, 2, 1, 1, costs);
   // F0 [0, 1], message, F1 [1.5, 2.5], B1 [2.5, 4.5], message, B0 [5, 7],
   // then the optimizer on both ranks once both are there.
   EXPECT_DOUBLE_EQ(step.stepSeconds, 7.25);

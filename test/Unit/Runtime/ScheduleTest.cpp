@@ -1,9 +1,9 @@
 //===- ScheduleTest.cpp - schedule generators and the check ---------------===//
 
-#include "runtime/schedules/Phase.h"
 #include "runtime/schedules/Schedule.h"
-#include "runtime/schedules/ScheduleFile.h"
 #include "ScheduleTesting.h"
+#include "runtime/schedules/Phase.h"
+#include "runtime/schedules/ScheduleFile.h"
 
 #include <gtest/gtest.h>
 
@@ -56,8 +56,8 @@ TEST(Schedule, Placements) {
 
 TEST(Schedule, GPipeRunsAllForwardsThenAllBackwards) {
   PipelineLayout layout = chain(2, 2);
-  ScheduleTable table = buildSchedule(ScheduleKind::GPipe, layout,
-                                      chainMessages(2), false);
+  ScheduleTable table =
+      buildSchedule(ScheduleKind::GPipe, layout, chainMessages(2), false);
   EXPECT_EQ(formatActions(table[0]),
             "F0.0 sF0.0 F0.1 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O");
   EXPECT_EQ(formatActions(table[1]),
@@ -65,17 +65,14 @@ TEST(Schedule, GPipeRunsAllForwardsThenAllBackwards) {
   // With two stages per rank, each rank runs its stages breadth first.
   layout = layoutFor(ScheduleKind::GPipe, 2, 2, 2);
   table = buildSchedule(ScheduleKind::GPipe, layout, chainMessages(4), false);
-  EXPECT_EQ(computeOrder(table[0]),
-            "F0.0 F0.1 F2.0 F2.1 B2.0 B2.1 B0.0 B0.1");
+  EXPECT_EQ(computeOrder(table[0]), "F0.0 F0.1 F2.0 F2.1 B2.0 B2.1 B0.0 B0.1");
 }
 
 TEST(Schedule, OneForwardOneBackwardWarmsUpByDistanceToTheLastStage) {
   ScheduleTable table = buildSchedule(ScheduleKind::OneForwardOneBackward,
                                       chain(3, 4), chainMessages(3), false);
-  EXPECT_EQ(computeOrder(table[0]),
-            "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 B0.2 B0.3");
-  EXPECT_EQ(computeOrder(table[2]),
-            "F2.0 B2.0 F2.1 B2.1 F2.2 B2.2 F2.3 B2.3");
+  EXPECT_EQ(computeOrder(table[0]), "F0.0 F0.1 F0.2 B0.0 F0.3 B0.1 B0.2 B0.3");
+  EXPECT_EQ(computeOrder(table[2]), "F2.0 B2.0 F2.1 B2.1 F2.2 B2.2 F2.3 B2.3");
   // Fewer microbatches than stages: the warm-up is cut short.
   table = buildSchedule(ScheduleKind::OneForwardOneBackward, chain(4, 2),
                         chainMessages(4), false);
@@ -163,8 +160,8 @@ TEST(Schedule, EveryScheduleIsValidOnChainsAndSkips) {
           EXPECT_EQ(checkSchedule(table, layout, messages, c.split,
                                   c.kind != ScheduleKind::Eval),
                     "")
-              << scheduleName(c.kind) << " V=" << c.virtualStages
-              << " N=" << n << " m=" << m
+              << scheduleName(c.kind) << " V=" << c.virtualStages << " N=" << n
+              << " m=" << m
               << (graphs.size() > 1 && &messages == &graphs[1] ? " skip" : "");
         }
       }
@@ -193,8 +190,7 @@ TEST(Schedule, ProblemsNameTheConstraintAndTheFix) {
   // fine everywhere.
   EXPECT_EQ(scheduleProblem(ScheduleKind::GPipe, v, false), "");
   EXPECT_EQ(scheduleProblem(ScheduleKind::Eval, v, false), "");
-  EXPECT_EQ(scheduleProblem(ScheduleKind::ZeroBubbleH1, chain(4, 1), true),
-            "");
+  EXPECT_EQ(scheduleProblem(ScheduleKind::ZeroBubbleH1, chain(4, 1), true), "");
   PipelineLayout idle = chain(2, 1);
   idle.stageRanks = {0, 0};
   EXPECT_EQ(scheduleProblem(ScheduleKind::GPipe, idle, false),
@@ -205,7 +201,8 @@ TEST(Schedule, ProblemsNameTheConstraintAndTheFix) {
       std::invalid_argument);
 }
 
-/// checkSchedule's verdict on one-rank lists `ranks` of a chain.
+/// checkSchedule's verdict on the lists `ranks` of a chain, one stage per
+/// rank.
 std::string check(const std::vector<std::string> &ranks, int64_t microbatches,
                   bool split = false, bool training = true) {
   ScheduleTable table;
@@ -216,80 +213,134 @@ std::string check(const std::vector<std::string> &ranks, int64_t microbatches,
                        training);
 }
 
+/// Lists of a chain and what the check says of them.
+struct Violation {
+  std::vector<std::string> ranks;
+  int64_t microbatches;
+  bool split, training;
+  std::string verdict;
+};
+
 TEST(Schedule, TheCheckNamesEachViolation) {
-  EXPECT_EQ(check({"F0.0 B0.0 O"}, 2), "rank 0 never runs F s0 m1");
-  EXPECT_EQ(check({"F0.0 F0.1 B0.0 O"}, 2),
-            "rank 0 never runs the backward of s0 m1 (B)");
-  EXPECT_EQ(check({"B0.0 F0.0 O"}, 1),
-            "rank 0 runs B s0 m0 before F s0 m0; a backward follows its "
-            "forward");
-  EXPECT_EQ(check({"F0.0 F0.0 B0.0 O"}, 1), "rank 0 runs F s0 m0 twice");
-  EXPECT_EQ(check({"F0.0 I0.0 B0.0 O"}, 1, true), "rank 0 runs B s0 m0 twice");
-  EXPECT_EQ(check({"F0.0 W0.0 I0.0 O"}, 1, true),
-            "rank 0 runs W s0 m0 before I s0 m0; the weight half follows the "
-            "input half");
-  EXPECT_EQ(check({"F0.0 I0.0 O"}, 1, true), "rank 0 never runs W s0 m0");
-  EXPECT_EQ(check({"F0.0 I0.0 W0.0 O"}, 1, false),
-            "rank 0 lists I s0 m0, but the package's backward is not split; "
-            "use B, or compile with split-backward=true");
-  EXPECT_EQ(check({"F0.0 F0.1 B0.1 B0.0 O"}, 2),
-            "rank 0 runs B s0 m0 after microbatch 1; a stage runs its "
-            "forwards, evals and weight gradients (B or W) in increasing "
-            "microbatch order, so that gradients sum in the same order on "
-            "any number of stages");
-  EXPECT_EQ(check({"F0.0 O B0.0"}, 1),
-            "rank 0 lists the optimizer before its last action; it ends the "
-            "step, once, on every rank");
-  EXPECT_EQ(check({"F0.0 B0.0"}, 1),
-            "rank 0 never runs the optimizer; end every rank's list with O");
-  EXPECT_EQ(check({"E0.0 O"}, 1, false, false),
-            "rank 0 lists the optimizer in an eval schedule; remove it (eval "
-            "schedules run E actions, their sends and recvs only)");
-  EXPECT_EQ(check({"F0.0"}, 1, false, false),
-            "rank 0 lists F s0 m0 in an eval schedule, which runs E actions "
-            "only");
-  EXPECT_EQ(check({"F0.0 sF0.0 B0.0 O"}, 1),
-            "rank 0 lists send F s0 m0, but F s0 m0 sends nothing to other "
-            "ranks; remove it");
-  EXPECT_EQ(check({"F0.0 B0.0 F5.0 O"}, 1),
-            "rank 0 lists F s5 m0, but the pipeline has stages 0..0");
-  EXPECT_EQ(check({"F0.0 B0.0 F0.3 O"}, 1),
-            "rank 0 lists F s0 m3, but a step has microbatches 0..0");
-  EXPECT_EQ(check({"F0.0 B0.0 O"}, 1).size(), 0u);
+  const Violation violations[] = {
+      {{"F0.0 B0.0 O"}, 2, false, true, "rank 0 never runs F s0 m1"},
+      {{"F0.0 F0.1 B0.0 O"},
+       2,
+       false,
+       true,
+       "rank 0 never runs the backward of s0 m1 (B)"},
+      {{"B0.0 F0.0 O"},
+       1,
+       false,
+       true,
+       "rank 0 runs B s0 m0 before F s0 m0; a backward follows its forward"},
+      {{"F0.0 F0.0 B0.0 O"}, 1, false, true, "rank 0 runs F s0 m0 twice"},
+      {{"F0.0 I0.0 B0.0 O"}, 1, true, true, "rank 0 runs B s0 m0 twice"},
+      {{"F0.0 W0.0 I0.0 O"},
+       1,
+       true,
+       true,
+       "rank 0 runs W s0 m0 before I s0 m0; the weight half follows the "
+       "input half"},
+      {{"F0.0 I0.0 O"}, 1, true, true, "rank 0 never runs W s0 m0"},
+      {{"F0.0 I0.0 W0.0 O"},
+       1,
+       false,
+       true,
+       "rank 0 lists I s0 m0, but the package's backward is not split; use "
+       "B, or compile with split-backward=true"},
+      {{"F0.0 F0.1 B0.1 B0.0 O"},
+       2,
+       false,
+       true,
+       "rank 0 runs B s0 m0 after microbatch 1; a stage runs its forwards, "
+       "evals and weight gradients (B or W) in increasing microbatch order, "
+       "so that gradients sum in the same order on any number of stages"},
+      {{"F0.0 O B0.0"},
+       1,
+       false,
+       true,
+       "rank 0 lists the optimizer before its last action; it ends the "
+       "step, once, on every rank"},
+      {{"F0.0 B0.0"},
+       1,
+       false,
+       true,
+       "rank 0 never runs the optimizer; end every rank's list with O"},
+      {{"E0.0 O"},
+       1,
+       false,
+       false,
+       "rank 0 lists the optimizer in an eval schedule; remove it (eval "
+       "schedules run E actions, their sends and recvs only)"},
+      {{"F0.0"},
+       1,
+       false,
+       false,
+       "rank 0 lists F s0 m0 in an eval schedule, which runs E actions only"},
+      {{"F0.0 sF0.0 B0.0 O"},
+       1,
+       false,
+       true,
+       "rank 0 lists send F s0 m0, but F s0 m0 sends nothing to other "
+       "ranks; remove it"},
+      {{"F0.0 B0.0 F5.0 O"},
+       1,
+       false,
+       true,
+       "rank 0 lists F s5 m0, but the pipeline has stages 0..0"},
+      {{"F0.0 B0.0 F0.3 O"},
+       1,
+       false,
+       true,
+       "rank 0 lists F s0 m3, but a step has microbatches 0..0"},
+      {{"F0.0 B0.0 O"}, 1, false, true, ""},
+  };
+  for (const Violation &v : violations)
+    EXPECT_EQ(check(v.ranks, v.microbatches, v.split, v.training), v.verdict)
+        << v.ranks.front();
 }
 
 TEST(Schedule, TheCheckMatchesSendsAndRecvs) {
   const std::string rank0 = "F0.0 sF0.0 rB0.0 B0.0 O";
   const std::string rank1 = "rF1.0 F1.0 B1.0 sB1.0 O";
-  EXPECT_EQ(check({rank0, rank1}, 1), "");
-  EXPECT_EQ(check({"F1.0 " + rank0, rank1}, 1),
-            "rank 0 lists F s1 m0, but stage 1 runs on rank 1");
-  EXPECT_EQ(check({"F0.0 rB0.0 B0.0 O", rank1}, 1),
-            "rank 0 runs F s0 m0 without sending its messages to stage 1 on "
-            "rank 1; add sF0.0 right after it");
-  EXPECT_EQ(check({rank0, "F1.0 B1.0 sB1.0 O"}, 1),
-            "rank 1 runs F s1 m0 without receiving its messages from stage 0 "
-            "on rank 0; add rF1.0 before it");
-  EXPECT_EQ(check({rank0, "F1.0 rF1.0 B1.0 sB1.0 O"}, 1),
-            "rank 1 runs F s1 m0 without receiving its messages from stage 0 "
-            "on rank 0; add rF1.0 before it");
-  EXPECT_EQ(check({rank0, "rF1.0 rF1.0 F1.0 B1.0 sB1.0 O"}, 1),
-            "rank 1 lists recv F s1 m0 twice");
-  EXPECT_EQ(check({rank0, "rF1.0 F1.0 rB1.0 B1.0 sB1.0 O"}, 1),
-            "rank 1 lists recv B s1 m0, but B s1 m0 takes no messages from "
-            "other ranks; remove it");
-  EXPECT_EQ(check({"F0.0 sF0.0 sF0.0 rB0.0 B0.0 O", rank1}, 1),
-            "rank 0 lists send F s0 m0 twice");
+  const std::pair<std::vector<std::string>, std::string> violations[] = {
+      {{rank0, rank1}, ""},
+      {{"F1.0 " + rank0, rank1},
+       "rank 0 lists F s1 m0, but stage 1 runs on rank 1"},
+      {{"F0.0 rB0.0 B0.0 O", rank1},
+       "rank 0 runs F s0 m0 without sending its messages to stage 1 on rank "
+       "1; add sF0.0 right after it"},
+      {{rank0, "F1.0 B1.0 sB1.0 O"},
+       "rank 1 runs F s1 m0 without receiving its messages from stage 0 on "
+       "rank 0; add rF1.0 before it"},
+      {{rank0, "F1.0 rF1.0 B1.0 sB1.0 O"},
+       "rank 1 runs F s1 m0 without receiving its messages from stage 0 on "
+       "rank 0; add rF1.0 before it"},
+      {{rank0, "rF1.0 rF1.0 F1.0 B1.0 sB1.0 O"},
+       "rank 1 lists recv F s1 m0 twice"},
+      {{rank0, "rF1.0 F1.0 rB1.0 B1.0 sB1.0 O"},
+       "rank 1 lists recv B s1 m0, but B s1 m0 takes no messages from other "
+       "ranks; remove it"},
+      {{"F0.0 sF0.0 sF0.0 rB0.0 B0.0 O", rank1},
+       "rank 0 lists send F s0 m0 twice"},
+      {{rank0, "rF1.0 F1.0 B1.0 sB1.0 rF1.0 O"},
+       "rank 1 lists recv F s1 m0 after F s1 m0 ran; put it before"},
+      {{rank0, "rF1.0 F1.0 B1.0 O"},
+       "rank 1 runs B s1 m0 without sending its messages to stage 0 on rank "
+       "0; add sB1.0 right after it"},
+  };
+  for (const auto &[ranks, verdict] : violations)
+    EXPECT_EQ(check(ranks, 1), verdict) << ranks[0] << " | " << ranks[1];
+  // A send comes right after its compute action.
   EXPECT_EQ(check({"F0.0 F0.1 sF0.0 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O",
-                   rank1},
+                   "rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O"},
                   2),
             "rank 0 runs F s0 m0 without sending its messages to stage 1 on "
             "rank 1; add sF0.0 right after it");
-  EXPECT_EQ(check({rank0, "rF1.0 F1.0 B1.0 sB1.0 rF1.0 O"}, 1),
-            "rank 1 lists recv F s1 m0 after F s1 m0 ran; put it before");
-  EXPECT_EQ(checkSchedule({actions(rank0)}, chain(2, 1), chainMessages(2),
-                          false),
-            "the schedule lists 1 ranks, but the pipeline has 2");
+  EXPECT_EQ(
+      checkSchedule({actions(rank0)}, chain(2, 1), chainMessages(2), false),
+      "the schedule lists 1 ranks, but the pipeline has 2");
 }
 
 TEST(Schedule, TheCheckFindsADeadlock) {

@@ -26,7 +26,8 @@ inline MessageGraph skipMessages(int64_t stages) {
     graph[0].sendsTo[forward].insert(2);
     graph[2].receivesFrom[forward].insert(0);
   }
-  for (ActionKind backward : {ActionKind::Backward, ActionKind::BackwardInput}) {
+  for (ActionKind backward :
+       {ActionKind::Backward, ActionKind::BackwardInput}) {
     graph[2].sendsTo[backward].insert(0);
     graph[0].receivesFrom[backward].insert(2);
   }
