@@ -93,26 +93,32 @@ ComputeOrder oneForwardOneBackwardOrder(const PipelineLayout &layout) {
 }
 
 /// Megatron's interleaved 1F1B on loop placement: microbatches in groups
-/// of N (the last may be shorter); within a group a rank runs its chunks in
-/// order for the forwards, in reverse order for the backwards, each over
-/// the group's microbatches. Rank r warms up with 2 (N - r - 1) + (V - 1) N
-/// forwards plus `extraWarmup`.
-ComputeOrder interleavedOrder(const PipelineLayout &layout,
-                              int64_t extraWarmup) {
+/// of N, the last one also taking the m mod N left over (all m in one group
+/// when m < N); within a group a rank runs its chunks in order for the
+/// forwards, in reverse order for the backwards, each over the group's
+/// microbatches. Rank r warms up with 2 (N - r - 1) + (V - 1) G forwards,
+/// G the largest group (Megatron's formula, which has G = N). With equal
+/// costs its bubble is (N - 1) / (V m + N - 1) for any m >= N.
+ComputeOrder interleavedOrder(const PipelineLayout &layout) {
   int64_t n = layout.ranks, m = layout.microbatches;
   int64_t v = layout.stages() / n;
+  std::vector<int64_t> groupStarts;
+  for (int64_t first = 0; first + n <= m || first == 0; first += n)
+    groupStarts.push_back(first);
+  groupStarts.push_back(m);
+  int64_t largest = m - groupStarts[groupStarts.size() - 2];
   ComputeOrder order(n);
   for (int64_t rank = 0; rank < n; ++rank) {
     std::vector<Action> forwards, backwards;
-    for (int64_t first = 0; first < m; first += n)
+    for (size_t g = 0; g + 1 < groupStarts.size(); ++g)
       for (int64_t chunk = 0; chunk < v; ++chunk)
-        for (int64_t mb = first; mb < std::min(first + n, m); ++mb) {
+        for (int64_t mb = groupStarts[g]; mb < groupStarts[g + 1]; ++mb) {
           forwards.push_back(
               compute(ActionKind::Forward, chunk * n + rank, mb));
           backwards.push_back(
               compute(ActionKind::Backward, (v - 1 - chunk) * n + rank, mb));
         }
-    int64_t warmup = 2 * (n - rank - 1) + (v - 1) * n + extraWarmup;
+    int64_t warmup = 2 * (n - rank - 1) + (v - 1) * largest;
     order[rank] = alternate(forwards, backwards, warmup);
   }
   return order;
@@ -402,25 +408,10 @@ ScheduleTable buildSchedule(ScheduleKind kind, const PipelineLayout &layout,
     return build(gpipeOrder(layout, ActionKind::Eval, std::nullopt));
   case ScheduleKind::OneForwardOneBackward:
     return build(oneForwardOneBackwardOrder(layout));
-  case ScheduleKind::Interleaved1F1B: {
-    if (layout.stages() == layout.ranks)
-      return build(oneForwardOneBackwardOrder(layout));
-    // Megatron's warm-up assumes full groups of N microbatches; with a
-    // shorter one the ranks may wait on each other, so warm up longer
-    // until they do not (with every forward first, none waits on a later
-    // stage's forward or an earlier stage's backward).
-    int64_t forwards = layout.stages() / layout.ranks * layout.microbatches;
-    std::string why;
-    for (int64_t extra = 0; extra <= forwards; ++extra) {
-      ScheduleTable table = build(interleavedOrder(layout, extra));
-      why = checkSchedule(table, layout, messages, splitBackward);
-      if (why.empty())
-        return table;
-    }
-    throw std::invalid_argument("interleaved-1f1b found no order on these "
-                                "messages: " +
-                                why);
-  }
+  case ScheduleKind::Interleaved1F1B:
+    return build(layout.stages() == layout.ranks
+                     ? oneForwardOneBackwardOrder(layout)
+                     : interleavedOrder(layout));
   case ScheduleKind::ZeroBubbleH1:
     return build(zeroBubbleH1Order(layout));
   case ScheduleKind::ZeroBubbleV:

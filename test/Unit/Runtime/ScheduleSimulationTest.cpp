@@ -44,14 +44,25 @@ TEST(ScheduleSimulation, GPipeAndOneForwardOneBackwardMatchTheory) {
 
 TEST(ScheduleSimulation, InterleavedMatchesTheory) {
   for (int64_t v : {2, 3})
-    for (int64_t p : {2, 3, 4})
-      for (int64_t m : {p, 2 * p}) {
+    for (int64_t p : {2, 3, 4}) {
+      // Microbatches that do not fill groups of p too.
+      for (int64_t m : {p, p + 1, 2 * p, 2 * p + 1, 3 * p - 1}) {
         SimulatedStep step =
             simulate(ScheduleKind::Interleaved1F1B, p, v, m, equalCosts(p, v));
         EXPECT_NEAR(step.bubbleFraction, double(p - 1) / double(v * m + p - 1),
                     1e-12)
             << "v=" << v << " p=" << p << " m=" << m;
       }
+      // Fewer microbatches than ranks: no worse than 1F1B.
+      for (int64_t m = 1; m < p; ++m)
+        EXPECT_LE(
+            simulate(ScheduleKind::Interleaved1F1B, p, v, m, equalCosts(p, v))
+                .bubbleFraction,
+            simulate(ScheduleKind::OneForwardOneBackward, p, 1, m,
+                     equalCosts(p, 1))
+                .bubbleFraction)
+            << "v=" << v << " p=" << p << " m=" << m;
+    }
 }
 
 TEST(ScheduleSimulation, ZeroBubbleSchedulesIdleLessThanOneForwardOneBackward) {
