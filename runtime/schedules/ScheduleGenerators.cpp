@@ -132,7 +132,8 @@ ComputeOrder interleavedOrder(const PipelineLayout &layout) {
 /// microbatches between a Forward and its BackwardInput (the activation
 /// memory of the schedule) and runs a BackwardWeight first once more than
 /// `maxPendingWeights[rank]` wait. Each stage runs each kind in increasing
-/// microbatch order; of two stages of a rank, the later one goes first.
+/// microbatch order; of two actions of one kind, the older microbatch goes
+/// first, then the later stage.
 class ListScheduler {
 public:
   ListScheduler(const PipelineLayout &layout, const MessageGraph &messages,
@@ -211,6 +212,10 @@ private:
           candidates.push_back({rank, kind, *stage, next[kind][*stage],
                                 std::max(*ready, rankFree[rank])});
       }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Choice &a, const Choice &b) {
+                       return a.microbatch < b.microbatch;
+                     });
     if (candidates.empty())
       return std::nullopt;
     double start = candidates.front().start;
