@@ -218,16 +218,16 @@ private:
                      });
     if (candidates.empty())
       return std::nullopt;
-    double start = candidates.front().start;
+    double earliest = candidates.front().start;
     for (const Choice &candidate : candidates)
-      start = std::min(start, candidate.start);
+      earliest = std::min(earliest, candidate.start);
     bool weightsFirst = pendingWeights[rank] > maxPendingWeights[rank];
     std::vector<int64_t> priority = weightsFirst
                                         ? std::vector<int64_t>{W, I, F}
                                         : std::vector<int64_t>{I, F, W};
     for (int64_t kind : priority)
       for (const Choice &candidate : candidates)
-        if (candidate.kind == kind && candidate.start <= start)
+        if (candidate.kind == kind && candidate.start <= earliest)
           return candidate;
     return std::nullopt;
   }
@@ -255,19 +255,24 @@ private:
 };
 
 /// The list-scheduled order with the given bounds, loosened by one
-/// microbatch on every rank until no rank is left waiting (without bounds
-/// some action can always run).
+/// microbatch on every rank until no rank is left waiting. Without bounds
+/// that only happens when the messages wait on each other in a cycle.
 ComputeOrder listScheduled(const PipelineLayout &layout,
                            const MessageGraph &messages,
                            std::vector<int64_t> maxInFlight,
                            const std::vector<int64_t> &maxPendingWeights) {
-  while (true) {
+  int64_t unbounded = layout.stages() * layout.microbatches;
+  for (int64_t loosened = 0; loosened <= unbounded; ++loosened) {
     ListScheduler scheduler(layout, messages, maxInFlight, maxPendingWeights);
     if (std::optional<ComputeOrder> order = scheduler.run())
       return *order;
     for (int64_t &bound : maxInFlight)
       ++bound;
   }
+  throw std::invalid_argument(
+      "no order runs every action: the stages' messages wait on each other "
+      "in a cycle; a forward takes messages from earlier stages only, a "
+      "backward from later ones");
 }
 
 /// ZB-H1: the forwards and input halves in 1F1B's order; a rank with k
