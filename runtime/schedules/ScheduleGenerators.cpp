@@ -132,7 +132,8 @@ ComputeOrder interleavedOrder(const PipelineLayout &layout) {
 /// microbatches between a Forward and its BackwardInput (the activation
 /// memory of the schedule) and runs a BackwardWeight first once more than
 /// `maxPendingWeights[rank]` wait. Each stage runs each kind in increasing
-/// microbatch order; of two stages of a rank, the later one goes first.
+/// microbatch order; of two actions of one kind, the older microbatch goes
+/// first, then the later stage.
 class ListScheduler {
 public:
   ListScheduler(const PipelineLayout &layout, const MessageGraph &messages,
@@ -211,18 +212,22 @@ private:
           candidates.push_back({rank, kind, *stage, next[kind][*stage],
                                 std::max(*ready, rankFree[rank])});
       }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Choice &a, const Choice &b) {
+                       return a.microbatch < b.microbatch;
+                     });
     if (candidates.empty())
       return std::nullopt;
-    double start = candidates.front().start;
+    double earliest = candidates.front().start;
     for (const Choice &candidate : candidates)
-      start = std::min(start, candidate.start);
+      earliest = std::min(earliest, candidate.start);
     bool weightsFirst = pendingWeights[rank] > maxPendingWeights[rank];
     std::vector<int64_t> priority = weightsFirst
                                         ? std::vector<int64_t>{W, I, F}
                                         : std::vector<int64_t>{I, F, W};
     for (int64_t kind : priority)
       for (const Choice &candidate : candidates)
-        if (candidate.kind == kind && candidate.start <= start)
+        if (candidate.kind == kind && candidate.start <= earliest)
           return candidate;
     return std::nullopt;
   }
@@ -250,19 +255,24 @@ private:
 };
 
 /// The list-scheduled order with the given bounds, loosened by one
-/// microbatch on every rank until no rank is left waiting (without bounds
-/// some action can always run).
+/// microbatch on every rank until no rank is left waiting. Without bounds
+/// that only happens when the messages wait on each other in a cycle.
 ComputeOrder listScheduled(const PipelineLayout &layout,
                            const MessageGraph &messages,
                            std::vector<int64_t> maxInFlight,
                            const std::vector<int64_t> &maxPendingWeights) {
-  while (true) {
+  int64_t unbounded = layout.stages() * layout.microbatches;
+  for (int64_t loosened = 0; loosened <= unbounded; ++loosened) {
     ListScheduler scheduler(layout, messages, maxInFlight, maxPendingWeights);
     if (std::optional<ComputeOrder> order = scheduler.run())
       return *order;
     for (int64_t &bound : maxInFlight)
       ++bound;
   }
+  throw std::invalid_argument(
+      "no order runs every action: the stages' messages wait on each other "
+      "in a cycle; a forward takes messages from earlier stages only, a "
+      "backward from later ones");
 }
 
 /// ZB-H1: the forwards and input halves in 1F1B's order; a rank with k

@@ -371,6 +371,20 @@ TEST(Schedule, TheCheckOrdersStagesOnOneRank) {
             "none; use F, B, I or E");
 }
 
+TEST(Schedule, MessagesInACycleHaveNoOrder) {
+  PipelineLayout layout = layoutFor(ScheduleKind::ZeroBubbleV, 2, 2, 2);
+  MessageGraph cycle = chainMessages(4);
+  cycle[0].receivesFrom[ActionKind::Forward].insert(3);
+  EXPECT_THROW(buildSchedule(ScheduleKind::ZeroBubbleV, layout, cycle, true),
+               std::invalid_argument);
+  // The other generators write their usual order, which the check refuses.
+  ScheduleTable table =
+      buildSchedule(ScheduleKind::GPipe, layout, cycle, false);
+  EXPECT_EQ(checkSchedule(table, layout, cycle, false),
+            "rank 0 runs F s0 m0 before stage 3, on the same rank, produced "
+            "its messages (its F of m0)");
+}
+
 TEST(Schedule, PhasesAndWhatTheirActionsRun) {
   for (Phase phase : {Phase::Forward, Phase::Backward, Phase::BackwardInput,
                       Phase::BackwardWeight, Phase::Eval})
