@@ -181,6 +181,11 @@ public:
   }
 
   /// Throws: this value is not `expected`.
+  /// Throws: this field's value, of the right type, is wrong: `problem`.
+  [[noreturn]] void reject(const std::string &problem) const {
+    throw std::runtime_error((path.empty() ? "" : path + ": ") + problem);
+  }
+
   [[noreturn]] void fail(const std::string &expected) const {
     std::string where = path.empty() ? "the top level" : path;
     if (!value)
@@ -486,17 +491,17 @@ std::vector<int64_t> readStageRanks(const Field &field, int64_t numStages) {
   }
   std::vector<Field> entries = field.elements();
   if (static_cast<int64_t>(entries.size()) != numStages)
-    field.fail("an array of " + std::to_string(numStages) +
-               " ranks (num_stages)");
+    field.reject(std::to_string(entries.size()) + " ranks for " +
+                 std::to_string(numStages) + " stages (num_stages)");
   std::vector<int64_t> ranks;
   for (const Field &entry : entries)
     ranks.push_back(entry.integer(0, numStages - 1));
   int64_t count = *std::max_element(ranks.begin(), ranks.end()) + 1;
   for (int64_t rank = 0; rank < count; ++rank)
     if (std::find(ranks.begin(), ranks.end(), rank) == ranks.end())
-      field.fail("every rank from 0 to " + std::to_string(count - 1) +
-                 " running a stage; rank " + std::to_string(rank) +
-                 " runs none");
+      field.reject("rank " + std::to_string(rank) +
+                   " runs no stage; every rank from 0 to " +
+                   std::to_string(count - 1) + " must run one");
   return ranks;
 }
 
@@ -679,7 +684,8 @@ void checkPackage(const Package &package) {
                            " pipeline ranks but stage_ranks places the " +
                            std::to_string(package.numStages) +
                            " stages on " +
-                           std::to_string(package.pipelineRanks()));
+                           std::to_string(package.pipelineRanks()) +
+                           " ranks; recompile the model");
   for (int64_t stage = 0; stage < package.numStages; ++stage) {
     const StageInfo &info = package.stages[stage];
     if (info.functions.empty() ||

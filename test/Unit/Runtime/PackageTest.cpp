@@ -259,7 +259,8 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
   EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
             "manifest.json: unknown field \"microbatch\" (expected format, "
             "version, num_stages, microbatch_size, mesh, loss, inputs, "
-            "labels, outputs, parameters, stages, stage_costs, libraries or "
+            "labels, outputs, parameters, stages, stage_costs, stage_ranks, "
+            "libraries or "
             "files)");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
@@ -411,7 +412,20 @@ TEST(Package, StagesLabelsAndMeshMustAgree) {
   json value = manifest();
   value["mesh"]["axes"][0]["size"] = 3;
   EXPECT_EQ(loadError(value),
-            "the mesh (pp=3) has 3 pipeline stages but num_stages is 2");
+            "the mesh (pp=3) has 3 pipeline ranks but stage_ranks places the "
+            "2 stages on 2 ranks; recompile the model");
+  // Virtual stages: both stages on one rank of a one-rank pipeline axis.
+  value = manifest();
+  value["mesh"]["axes"][0]["size"] = 1;
+  value["stage_ranks"] = {0, 0};
+  EXPECT_EQ(loadError(value), "done");
+  value["stage_ranks"] = {1, 1};
+  EXPECT_EQ(loadError(value),
+            "manifest.json: stage_ranks: rank 0 runs no stage; every rank "
+            "from 0 to 1 must run one");
+  value["stage_ranks"] = {0};
+  EXPECT_EQ(loadError(value),
+            "manifest.json: stage_ranks: 1 ranks for 2 stages (num_stages)");
   value = manifest();
   value["labels"]["dtype"] = "i64";
   EXPECT_EQ(loadError(value), "the labels 'labels' are i64, but a mse loss "
