@@ -1125,6 +1125,14 @@ int main(int argc, char **argv) {
     request.stages = stages;
     request.microbatchSize = microbatchSize;
     ScheduleKind kind = *parseScheduleKind(scheduleOption);
+    std::optional<int64_t> required = requiredVirtualStages(kind);
+    if (required && virtualStages > 0 && virtualStages != *required)
+      return error("--schedule " + scheduleOption + " runs " +
+                   (*required == 1 ? std::string("one stage")
+                                   : std::to_string(*required) + " stages") +
+                   " per rank; drop --virtual-stages " +
+                   std::to_string(virtualStages) +
+                   " (interleaved-1f1b and gpipe run any number)");
     request.virtualStages =
         virtualStages > 0 ? virtualStages
                           : requiredVirtualStages(kind).value_or(1);
@@ -1184,6 +1192,18 @@ int main(int argc, char **argv) {
   std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
   if (!problem.empty())
     return error(problem);
+  // The launcher checks the schedule once, before any rank starts.
+  if (!rank && !inferMode) {
+    try {
+      Package package = Package::load(packageDir);
+      if (!package.forwardOnly())
+        planPipeline(package,
+                     {*parseScheduleKind(scheduleOption), scheduleFile},
+                     microbatches);
+    } catch (const std::exception &failure) {
+      return error(failure.what());
+    }
+  }
   if (inferMode && rank.value_or(0) == 0)
     if (std::error_code failure = sys::fs::create_directories(outputsDir))
       return error("cannot create --outputs-dir '" + outputsDir +
