@@ -229,6 +229,11 @@ std::runtime_error communicationFailure(const std::string &message, int peer) {
   return std::runtime_error(message);
 }
 
+void forgetCommunicationFailures() {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  firstFailurePeer.reset();
+}
+
 std::optional<int> firstCommunicationFailure() {
   std::lock_guard<std::mutex> lock(firstFailureMutex);
   return firstFailurePeer;

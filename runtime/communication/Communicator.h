@@ -133,6 +133,10 @@ std::runtime_error communicationFailure(const std::string &message, int peer);
 /// only text (a stage function's receive).
 std::optional<int> firstCommunicationFailure();
 
+/// Forgets the failures recorded so far: a process that runs several jobs
+/// one after another (the unit tests' thread ranks) starts each with none.
+void forgetCommunicationFailures();
+
 /// A message slot both ends derive from the same description.
 uint64_t messageSlot(const std::string &description);
 

@@ -46,6 +46,8 @@ runRank(int rank, int size, int port,
 inline void runRanks(int size,
                      const std::function<void(Communicator &)> &body,
                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  // Each job starts with no failure recorded, whatever ran before it.
+  forgetCommunicationFailures();
   int port = freePort();
   std::vector<std::string> errors(size);
   std::vector<std::thread> threads;
