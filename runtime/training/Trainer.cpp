@@ -1573,7 +1573,7 @@ private:
       opSeconds += totals.seconds;
     }
     std::string mine =
-        nlohmann::json{{"rank", rank},
+        nlohmann::json{{"stage", rank},
                        {"stages", myStages},
                        {"op_seconds", opSeconds},
                        {"ops", ops},
