@@ -567,6 +567,7 @@ private:
       listed.push_back(it->second.get());
     }
     reducer = std::make_unique<GradientReducer>(dataParallel, listed);
+    prepareLocalTiedParts();
     for (int64_t s : myStages)
       for (const StageFunctionInfo &function : functionsOf(s))
         for (const TensorInfo &result : function.results)
@@ -574,14 +575,55 @@ private:
             contributionsPerStep[result.name] += options.microbatches;
   }
 
-  /// Adds a microbatch's `contribution` to the gradient `name`; once its
-  /// step's last contribution is in, copies the sum to the host and hands
-  /// it to the data-parallel reduction.
-  void addGradient(const std::string &name, pp_tensor *contribution) {
-    pp_tensor *sum = placedGradients.at(name).tensor;
-    backend.accumulate(sum, contribution);
-    if (--contributionsLeft.at(name) == 0)
-      finalizeGradient(name);
+  /// Adds a microbatch's `contribution` from stage `stage` to the
+  /// gradient `name`; once its step's last contribution is in, copies the
+  /// sum to the host and hands it to the data-parallel reduction.
+  void addGradient(int64_t stage, const std::string &name,
+                   pp_tensor *contribution) {
+    auto parts = localTiedParts.find(name);
+    if (parts == localTiedParts.end()) {
+      backend.accumulate(placedGradients.at(name).tensor, contribution);
+    } else {
+      backend.accumulate(parts->second.at(stage).get(), contribution);
+    }
+    if (--contributionsLeft.at(name) != 0)
+      return;
+    if (parts != localTiedParts.end())
+      sumTiedParts(name, parts->second);
+    finalizeGradient(name);
+  }
+
+  /// Keeps a separate sum per holder stage for each tied parameter that
+  /// several stages of this rank hold, as if they ran on separate ranks
+  /// (TiedParameters sums the parts in stage order): the same bits for
+  /// every placement. Host tensors: virtual stages run on the CPU backend.
+  void prepareLocalTiedParts() {
+    for (const ParameterInfo &parameter : package.parameters) {
+      if (!parameter.isTied() || !gradients.count(parameter.tensor.name))
+        continue;
+      std::vector<int64_t> local;
+      for (int64_t s : parameter.stages)
+        if (holds(s))
+          local.push_back(s);
+      if (local.size() < 2)
+        continue;
+      for (int64_t s : local)
+        localTiedParts[parameter.tensor.name][s] = makeTensor(parameter.tensor);
+    }
+  }
+
+  /// Writes the sum of `parts` (in stage order, in double) into the
+  /// gradient `name`.
+  void sumTiedParts(const std::string &name,
+                    const std::map<int64_t, TensorPtr> &parts) {
+    float *sum = floatsOf(placedGradients.at(name).tensor);
+    for (int64_t i = 0, n = pp_tensor_numel(parts.begin()->second.get());
+         i < n; ++i) {
+      double total = 0;
+      for (const auto &[stage, part] : parts)
+        total += floatsOf(part.get())[i];
+      sum[i] = static_cast<float>(total);
+    }
   }
 
   /// Copies the step's sum of the gradient `name` to the host and hands it
@@ -749,7 +791,7 @@ private:
         call(stage, function, std::move(args), data.batch, mb,
              [&](size_t index, pp_tensor *result) {
                if (function.results[index].role == Role::Gradient)
-                 addGradient(function.results[index].name, result);
+                 addGradient(stage, function.results[index].name, result);
              });
     for (const TensorInfo &arg : function.args)
       if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
@@ -876,6 +918,9 @@ private:
     int64_t heapAllocationsBefore = heapAllocations;
     for (auto &[name, sum] : placedGradients)
       backend.zero(sum.tensor);
+    for (auto &[name, parts] : localTiedParts)
+      for (auto &[stage, part] : parts)
+        backend.zero(part.get());
     contributionsLeft = contributionsPerStep;
     reducer->begin();
 
@@ -1678,6 +1723,9 @@ private:
   std::map<std::string, int64_t> contributionsPerStep, contributionsLeft;
   /// Seconds the steps waited for the reduction after their backward.
   double reduceWaitSeconds = 0;
+  /// Per tied parameter that several stages of this rank hold, the sum of
+  /// each holder stage's part this step.
+  std::map<std::string, std::map<int64_t, TensorPtr>> localTiedParts;
   /// Sums the gradients of the tied parameters this rank holds.
   std::unique_ptr<TiedParameters> tied;
   /// This rank's spans with --trace (else null), and the step they belong

@@ -118,6 +118,7 @@ Package linearPackage(int64_t tp) {
     axes.push_back({"tp", tp, AxisKind::Tensor});
   package.mesh = DeviceMesh(axes);
   package.numStages = 1;
+  package.stageRanks = {0};
   package.microbatchSize = kRows;
   package.lossKind = "mse";
   package.inputs = {tensor("x", Role::Input, {kRows, kFeatures})};

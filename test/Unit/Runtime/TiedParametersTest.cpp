@@ -35,6 +35,7 @@ ParameterInfo parameter(const std::string &name, int64_t count,
 Package package() {
   Package package;
   package.numStages = 4;
+  package.stageRanks = {0, 1, 2, 3};
   package.parameters = {parameter("embed", 5, {0, 3}),
                         parameter("a", 3, {1, 2, 3}), parameter("own", 2, {2}),
                         parameter("b", 4, {1, 2, 3})};
@@ -105,7 +106,7 @@ TEST(TiedParameters, CopiesThatDifferAreRefusedNamingThemAndTheStages) {
     }
   });
   std::string expected =
-      "the copies of the tied parameters 'embed' on stages 0 and 3 differ "
+      "the copies of the tied parameters 'embed' on pipeline ranks 0 and 3 differ "
       "after training; they must stay the same bits (a bug in pp: please "
       "report it with the model)";
   EXPECT_EQ(errors, (std::vector<std::string>{expected, "", "", expected}));

@@ -70,6 +70,7 @@ Package package() {
   package.directory = "(in memory)";
   package.mesh = DeviceMesh({{"pp", 1, AxisKind::Pipeline}});
   package.numStages = 1;
+  package.stageRanks = {0};
   package.microbatchSize = 2;
   package.lossKind = "mse";
   package.inputs = {tensor("x", Role::Input, {2, 1})};
