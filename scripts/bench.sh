@@ -35,7 +35,7 @@
 #   "gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose what runs.
 # schedules (--schedules): every pipeline schedule (gpipe, 1f1b,
 #   interleaved-1f1b, zb-h1, zb-v) on 2 CPU ranks, one thread each, on the
-#   bundled GPT, runs alternating with --trace: step times, the bubble
+#   bundled byte-level GPT, runs alternating with --trace: step times, the bubble
 #   measured from the trace and the predicted one, and the trace's tracks.
 #   PP_BENCH_REPEATS (default 3) runs of each.
 # Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules]
