@@ -30,3 +30,14 @@
 // for tanh: 201.728 us at 1e9 per second) for each of four layers.
 // GPIPE: 0 0 fc1 .. fc4 806.91 {{.*}} 81920 4 327680
 // GPIPE: 1 1 fc5 .. loss {{.*}} 81920 4 327680
+
+// The report simulates the schedule the partition was made for: its bubble
+// with equal stages is the theory's, (p-1)/(m+p-1) = 1/5 for gpipe on 2
+// ranks with 4 microbatches, 1/25 for zb-v (4 stages on 2 ranks in V
+// placement).
+// RUN: pp-opt %S/Inputs/mlp8-loss.mlir --pp-autodiff --pp-partition="stages=2 virtual-stages=2 placement=v schedule=zb-v microbatches=4" -o /dev/null --pp-report 2>/dev/null | FileCheck %s --check-prefix=ZBV
+// GPIPE: schedule gpipe with 4 microbatches: bubble 20.0% ideal (equal stages), {{[0-9.]+}}% predicted; step {{[0-9.]+}} us
+// GPIPE-NEXT: rank busy_us peak_act_bytes peak_bytes
+// GPIPE-NEXT: 0 {{[0-9.]+}} 327680 {{[0-9]+}}
+// ZBV: pipeline: 4 stages on 2 ranks
+// ZBV: schedule zb-v with 4 microbatches: bubble 4.0% ideal (equal stages), {{[0-9.]+}}% predicted; step {{[0-9.]+}} us
