@@ -14,7 +14,7 @@ namespace {
 constexpr double kLeft = 80, kTop = 48, kRowHeight = 30, kBoxHeight = 24;
 /// Chart width for the whole step, unless the shortest box would be
 /// narrower than kMinBox; never wider than kMaxWidth.
-constexpr double kWidth = 960, kMinBox = 30, kMaxWidth = 16000;
+constexpr double kWidth = 960, kMinBox = 30, kMaxWidth = 2400;
 
 struct Style {
   ActionKind kind;
