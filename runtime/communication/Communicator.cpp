@@ -197,6 +197,21 @@ void Communicator::allGatherBytes(const void *mine, size_t bytes, void *all) {
               static_cast<uint8_t *>(all));
 }
 
+std::vector<std::string> Communicator::allGatherText(const std::string &mine) {
+  uint64_t length = mine.size();
+  std::vector<uint64_t> lengths(size);
+  allGatherBytes(&length, sizeof(length), lengths.data());
+  uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string padded = mine;
+  padded.resize(longest, '\0');
+  std::string all(longest * size, '\0');
+  allGatherBytes(padded.data(), longest, all.data());
+  std::vector<std::string> texts;
+  for (int rank = 0; rank < size; ++rank)
+    texts.push_back(all.substr(rank * longest, lengths[rank]));
+  return texts;
+}
+
 void Communicator::broadcast(void *bytes, size_t size, int root) {
   if (this->size == 1 || size == 0)
     return;

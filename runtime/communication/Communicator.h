@@ -99,6 +99,8 @@ public:
   /// Gathers every rank's `bytes` bytes at `mine` into `all` (`bytes` x
   /// the ranks), in rank order, on every rank.
   void allGatherBytes(const void *mine, size_t bytes, void *all);
+  /// Every rank's `mine` (of any length), in rank order, on every rank.
+  std::vector<std::string> allGatherText(const std::string &mine);
   /// Copies `size` bytes from `root` to every rank.
   void broadcast(void *bytes, size_t size, int root);
 

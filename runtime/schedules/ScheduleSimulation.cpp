@@ -186,6 +186,13 @@ private:
 
 } // namespace
 
+SimulatedStep simulateEqualStages(const ScheduleTable &table,
+                                  const PipelineLayout &layout,
+                                  const MessageGraph &messages) {
+  return simulateSchedule(table, layout, messages,
+                          StageCosts::uniform(layout.stages(), 1, 1, 1));
+}
+
 StageCosts StageCosts::uniform(int64_t stages, double f, double i, double w,
                                double saved) {
   StageCosts costs;

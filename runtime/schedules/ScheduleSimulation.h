@@ -70,6 +70,12 @@ SimulatedStep simulateSchedule(const ScheduleTable &table,
                                const MessageGraph &messages,
                                const StageCosts &costs);
 
+/// simulateSchedule with equal stages (a forward and each backward half 1
+/// second): the schedule's theoretical bubble.
+SimulatedStep simulateEqualStages(const ScheduleTable &table,
+                                  const PipelineLayout &layout,
+                                  const MessageGraph &messages);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_SCHEDULESIMULATION_H

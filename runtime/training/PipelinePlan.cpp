@@ -71,16 +71,13 @@ MessageGraph messageGraphOf(const Package &package) {
 }
 
 StageCosts estimatedCosts(const Package &package) {
-  int64_t stages = package.numStages;
-  StageCosts costs = package.stageEstimates.empty()
-                         ? StageCosts::uniform(stages, 1, 1, 1)
-                         : costsOf(package.stageEstimates);
-  for (int64_t s = 0; s < stages; ++s) {
-    if (s < static_cast<int64_t>(package.estimatedSavedBytes.size()) &&
-        package.estimatedSavedBytes[s])
+  if (!package.stageEstimates.empty())
+    return costsOf(package.stageEstimates);
+  // Equal times; the saved bytes where the manifest has them.
+  StageCosts costs = StageCosts::uniform(package.numStages, 1, 1, 1);
+  for (size_t s = 0; s < package.estimatedSavedBytes.size(); ++s)
+    if (package.estimatedSavedBytes[s])
       costs.savedBytes[s] = *package.estimatedSavedBytes[s];
-    costs.savedForInputBytes[s] = 0;
-  }
   return costs;
 }
 
@@ -151,9 +148,7 @@ PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
                               plan.splitBackward);
     check(plan.eval, plan, /*training=*/false, "the eval schedule");
   }
-  plan.ideal = simulateSchedule(
-      plan.training, plan.layout, plan.messages,
-      StageCosts::uniform(package.numStages, 1, 1, 1));
+  plan.ideal = simulateEqualStages(plan.training, plan.layout, plan.messages);
   plan.predicted = simulateSchedule(plan.training, plan.layout, plan.messages,
                                     estimatedCosts(package));
   return plan;

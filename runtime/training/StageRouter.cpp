@@ -8,20 +8,6 @@
 #include <utility>
 
 namespace pp::runtime {
-namespace {
-
-/// Runs `transfer`, adding its seconds to `total`.
-template <typename Transfer>
-auto timed(double &total, Transfer transfer) {
-  auto start = std::chrono::steady_clock::now();
-  auto result = transfer();
-  total += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-               .count();
-  return result;
-}
-
-} // namespace
 
 StageRouter::StageRouter(std::vector<int64_t> stageRanks, int64_t rank)
     : stageRanks(std::move(stageRanks)), rank(rank) {}
@@ -36,10 +22,11 @@ void StageRouter::prepare(MessageChannel *transport, int64_t step,
 void StageRouter::send(int64_t stage, const std::string &name,
                        const pp_tensor &tensor) {
   if (!isLocal(stage)) {
-    timed(sendSeconds, [&] {
-      transport->send(stageRanks.at(stage), name, tensor);
-      return 0;
-    });
+    auto start = std::chrono::steady_clock::now();
+    transport->send(stageRanks.at(stage), name, tensor);
+    sendSeconds += std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
     return;
   }
   pp_tensor *created = nullptr;
@@ -57,14 +44,10 @@ void StageRouter::send(int64_t stage, const std::string &name,
 std::string StageRouter::recv(int64_t stage, const std::string &name,
                               pp_tensor &tensor) {
   if (!isLocal(stage))
-    return timed(recvSeconds, [&] {
-      return transport->recv(stageRanks.at(stage), name, tensor);
-    });
+    return transport->recv(stageRanks.at(stage), name, tensor);
   auto it = local.find({step, microbatch, name});
   if (it == local.end())
-    return "stage " + std::to_string(stage) + " has not produced '" + name +
-           "' for microbatch " + std::to_string(microbatch) +
-           " yet: the schedule runs its consumer first";
+    return notProduced(stage, name);
   if (pp_tensor_nbytes(it->second.get()) != pp_tensor_nbytes(&tensor))
     return "'" + name + "' from stage " + std::to_string(stage) + " has " +
            std::to_string(pp_tensor_nbytes(it->second.get())) +
@@ -78,21 +61,19 @@ std::string StageRouter::recv(int64_t stage, const std::string &name,
 
 std::string StageRouter::await(int64_t stage, const std::string &name) {
   if (isLocal(stage))
-    return local.count({step, microbatch, name})
-               ? ""
-               : "stage " + std::to_string(stage) + " has not produced '" +
-                     name + "' for microbatch " + std::to_string(microbatch);
-  return timed(recvSeconds, [&] {
-    return transport->await(stageRanks.at(stage), name);
-  });
+    return local.count({step, microbatch, name}) ? "" : notProduced(stage, name);
+  return transport->await(stageRanks.at(stage), name);
+}
+
+std::string StageRouter::notProduced(int64_t stage,
+                                     const std::string &name) const {
+  return "stage " + std::to_string(stage) + " has not produced '" + name +
+         "' for microbatch " + std::to_string(microbatch) +
+         " yet: the schedule runs its consumer first";
 }
 
 double StageRouter::takeSendSeconds() {
   return std::exchange(sendSeconds, 0.0);
-}
-
-double StageRouter::takeRecvSeconds() {
-  return std::exchange(recvSeconds, 0.0);
 }
 
 } // namespace pp::runtime

@@ -37,14 +37,16 @@ public:
                    pp_tensor &tensor) override;
   std::string await(int64_t stage, const std::string &name) override;
 
-  /// Whether stage `stage` runs on this rank.
-  bool isLocal(int64_t stage) const { return stageRanks.at(stage) == rank; }
-  /// Seconds spent in the transport's sends and receives since the last
-  /// call, for the trace.
+  /// Seconds spent in the transport's sends since the last call: the send
+  /// span the trace puts at the end of the compute that sent.
   double takeSendSeconds();
-  double takeRecvSeconds();
 
 private:
+  /// Whether stage `stage` runs on this rank.
+  bool isLocal(int64_t stage) const { return stageRanks.at(stage) == rank; }
+  /// Why a message `name` from `stage` of this rank is not there.
+  std::string notProduced(int64_t stage, const std::string &name) const;
+
   using Key = std::tuple<int64_t, int64_t, std::string>;
 
   std::vector<int64_t> stageRanks;
@@ -54,7 +56,7 @@ private:
   /// Messages to stages of this rank not yet received, by (step,
   /// microbatch, name): names are unique in a package.
   std::map<Key, TensorPtr> local;
-  double sendSeconds = 0, recvSeconds = 0;
+  double sendSeconds = 0;
 };
 
 } // namespace pp::runtime

@@ -93,8 +93,8 @@ private:
 
 /// A Chrome trace (the JSON object format's "traceEvents") of the spans of
 /// every rank: one thread per rank (pid 0, tid = rank) named
-/// `rankLabels[rank]` ("rank 0 (stages 0, 2)"), each span a complete ("X")
-/// event with its step, stage and microbatch as args. Compute spans are
+/// `rankLabels[rank]` ("rank 0 (pp0,dp0)": its mesh coordinates), each span
+/// a complete ("X") event with its step, stage and microbatch as args. Compute spans are
 /// named by action and microbatch ("F3"), the others by their name. Times
 /// start at the earliest span of all ranks. Throws std::invalid_argument
 /// when the labels do not match the ranks.

@@ -288,28 +288,15 @@ private:
   /// and reports the measured bubble of its pipeline next to the
   /// predicted one.
   void writeTrace() {
-    std::string mine = trace->serialize();
-    std::vector<double> sizes(world.worldSize(), 0.0);
-    sizes[world.rank()] = static_cast<double>(mine.size());
-    world.allReduceSum(sizes);
-    size_t largest = static_cast<size_t>(
-        *std::max_element(sizes.begin(), sizes.end()));
-    mine.resize(largest, '\0');
-    std::string all(largest * world.worldSize(), '\0');
-    world.allGatherBytes(mine.data(), largest, all.data());
+    std::vector<std::string> all = world.allGatherText(trace->serialize());
     if (!reports)
       return;
     std::vector<std::vector<TraceSpan>> perRank;
     std::vector<std::string> labels;
     for (int64_t r = 0; r < world.worldSize(); ++r) {
-      perRank.push_back(deserializeTraceSpans(
-          all.substr(r * largest, static_cast<size_t>(sizes[r]))));
-      std::vector<int64_t> at = groups.mesh.coordinates(r);
-      std::string label = "rank " + std::to_string(r) + " (";
-      for (size_t i = 0; i < at.size(); ++i)
-        label += (i ? " " : "") + groups.mesh.axes()[i].name +
-                 std::to_string(at[i]);
-      labels.push_back(label + ")");
+      perRank.push_back(deserializeTraceSpans(all[r]));
+      labels.push_back("rank " + std::to_string(r) + " " +
+                       coordinatesOf(r));
     }
     std::ofstream file(options.tracePath);
     file << chromeTraceJson(perRank, labels);
@@ -318,18 +305,10 @@ private:
                                "': " + std::strerror(errno));
     // Job rank 0's pipeline: the ranks that differ from it only in the
     // pipeline coordinate.
-    std::vector<int64_t> pipelineRanks;
-    for (int64_t r = 0; r < world.worldSize(); ++r) {
-      std::vector<int64_t> at = groups.mesh.coordinates(r);
-      std::vector<int64_t> first = groups.mesh.coordinates(0);
-      bool samePipeline = true;
-      for (size_t i = 0; i < at.size(); ++i)
-        if (groups.mesh.axes()[i].kind != AxisKind::Pipeline &&
-            at[i] != first[i])
-          samePipeline = false;
-      if (samePipeline)
-        pipelineRanks.push_back(r);
-    }
+    std::vector<std::string> pipelineAxes;
+    if (const MeshAxis *axis = groups.mesh.pipelineAxis())
+      pipelineAxes.push_back(axis->name);
+    std::vector<int64_t> pipelineRanks = groups.mesh.group(0, pipelineAxes);
     log << "bubble: measured " << std::fixed << std::setprecision(1)
         << 100.0 * measuredBubble(perRank, pipelineRanks) << "%, predicted "
         << 100.0 * plan.predicted.bubbleFraction << "% (" << plan.label << ", "
@@ -375,14 +354,19 @@ private:
     for (size_t i = 0; i < mesh.axes().size(); ++i)
       log << (i ? "," : "") << mesh.axes()[i].name;
     log << "):";
-    for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank) {
-      std::vector<int64_t> at = mesh.coordinates(rank);
-      log << " " << rank << "=(";
-      for (size_t i = 0; i < at.size(); ++i)
-        log << (i ? "," : "") << mesh.axes()[i].name << at[i];
-      log << ")";
-    }
+    for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank)
+      log << " " << rank << "=" << coordinatesOf(rank);
     log << std::endl;
+  }
+
+  /// Job rank `rank`'s coordinates on the mesh: "(pp0,dp1)".
+  std::string coordinatesOf(int64_t rank) const {
+    const DeviceMesh &mesh = groups.mesh;
+    std::vector<int64_t> at = mesh.coordinates(rank);
+    std::string text = "(";
+    for (size_t i = 0; i < at.size(); ++i)
+      text += (i ? "," : "") + mesh.axes()[i].name + std::to_string(at[i]);
+    return text + ")";
   }
 
   /// Opens the data this rank reads: a first stage the inputs, a last
@@ -854,7 +838,7 @@ private:
   }
 
   /// Waits for the messages that `recv`'s compute action takes from stages
-  /// on other ranks.
+  /// on other ranks; those from stages of this rank must be there already.
   void awaitMessages(const Action &recv, const BatchRef &batch) {
     pp_frame frame;
     backend.configure(frame, batch.messageStep, recv.microbatch);
@@ -863,7 +847,7 @@ private:
       if (!actionRunsPhase(recv.of, function.phase))
         continue;
       for (const MessageInfo &message : function.messages) {
-        if (message.send || router.isLocal(message.peer))
+        if (message.send)
           continue;
         for (const TensorInfo &tensor : message.tensors)
           if (std::string error = router.await(message.peer, tensor.name);
@@ -1608,7 +1592,7 @@ private:
           {"shard_optimizer", options.shardOptimizer}}}};
   }
 
-  /// Sends this stage's profile to stage 0, which writes every stage's with
+  /// Gathers every pipeline rank's profile on rank 0, which writes them with
   /// the run's step seconds to options.profilePath.
   void writeProfile(double stepSeconds) {
     nlohmann::json ops = nlohmann::json::object();
@@ -1617,32 +1601,19 @@ private:
       ops[kind] = {{"calls", totals.calls}, {"seconds", totals.seconds}};
       opSeconds += totals.seconds;
     }
-    std::string mine =
+    std::vector<std::string> all = pipeline.allGatherText(
         nlohmann::json{{"stage", rank},
                        {"stages", myStages},
                        {"op_seconds", opSeconds},
                        {"ops", ops},
                        {"dp_reduce_seconds", reducer->reducingSeconds()},
                        {"dp_reduce_wait_seconds", reduceWaitSeconds}}
-            .dump();
-    uint64_t sizeSlot = messageSlot("profile/size");
-    uint64_t slot = messageSlot("profile");
-    if (rank != 0) {
-      uint64_t size = mine.size();
-      pipeline.send(0, sizeSlot, &size, sizeof(size));
-      pipeline.send(0, slot, mine.data(), mine.size());
-      return;
-    }
-    nlohmann::json stages = nlohmann::json::array({nlohmann::json::parse(mine)});
-    for (int from = 1; from < plan.layout.ranks; ++from) {
-      uint64_t size = 0;
-      pipeline.recv(from, sizeSlot, &size, sizeof(size));
-      std::string theirs(size, '\0');
-      pipeline.recv(from, slot, theirs.data(), size);
-      stages.push_back(nlohmann::json::parse(theirs));
-    }
+            .dump());
     if (!reports)
       return;
+    nlohmann::json stages = nlohmann::json::array();
+    for (const std::string &text : all)
+      stages.push_back(nlohmann::json::parse(text));
     std::ofstream file(options.profilePath);
     file << nlohmann::json{{"steps", options.steps},
                            {"step_seconds", stepSeconds},

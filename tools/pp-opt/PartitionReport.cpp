@@ -118,9 +118,8 @@ LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
         runtime::chainMessages(layout.stages());
     runtime::ScheduleTable table =
         runtime::buildSchedule(kind, layout, messages, split);
-    runtime::SimulatedStep ideal = runtime::simulateSchedule(
-        table, layout, messages,
-        runtime::StageCosts::uniform(layout.stages(), 1, 1, 1));
+    runtime::SimulatedStep ideal =
+        runtime::simulateEqualStages(table, layout, messages);
     runtime::SimulatedStep predicted = runtime::simulateSchedule(
         table, layout, messages, runtime::costsOf(*stages));
     runtime::printScheduleReport(

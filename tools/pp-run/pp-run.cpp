@@ -52,7 +52,6 @@
 #include <memory>
 #include <regex>
 #include <sstream>
-#include <thread>
 
 using namespace llvm;
 using namespace pp::runtime;
@@ -461,9 +460,14 @@ LearningRateSchedule learningRateSchedule() {
   return schedule;
 }
 
+/// The schedule --schedule and --schedule-file choose.
+ScheduleChoice scheduleChoice() {
+  return {*parseScheduleKind(scheduleOption), scheduleFile};
+}
+
 TrainerOptions trainerOptions() {
   TrainerOptions options;
-  options.schedule = {*parseScheduleKind(scheduleOption), scheduleFile};
+  options.schedule = scheduleChoice();
   options.tracePath = tracePath;
   options.microbatches = microbatches;
   options.steps = steps;
@@ -849,8 +853,7 @@ int printScheduleOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
     PipelinePlan plan =
-        planPipeline(package, {*parseScheduleKind(scheduleOption), scheduleFile},
-                     microbatches);
+        planPipeline(package, scheduleChoice(), microbatches);
     outs() << formatScheduleFile(plan.training, plan.layout);
     std::string summary =
         plan.label + ", " + std::to_string(plan.layout.stages()) +
@@ -886,8 +889,7 @@ int printReportOf(const std::string &packageDir) {
                    "' has no stage cost estimates (compiled by an older pp); "
                    "recompile the model");
     PipelinePlan plan =
-        planPipeline(package, {*parseScheduleKind(scheduleOption), scheduleFile},
-                     microbatches);
+        planPipeline(package, scheduleChoice(), microbatches);
     printStageReport(package.stageEstimates, std::cout);
     printScheduleReport(package.stageEstimates,
                         plan.label + " with " + std::to_string(microbatches) +
@@ -909,21 +911,26 @@ void claimThreadsOption() {
   threads.setArgStr("threads");
 }
 
-/// --threads, else the CPUs this process may run on divided among the
-/// job's ranks on this machine (LOCAL_WORLD_SIZE), at least 1.
-int rankThreads() {
+/// --threads, else the CPUs this process may run on divided among `ranks`
+/// ranks, at least 1.
+int threadsAmong(int ranks) {
   if (threads > 0)
     return threads;
   cpu_set_t cpus;
   int available = ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0
                       ? CPU_COUNT(&cpus)
                       : 1;
+  return std::max(1, available / std::max(1, ranks));
+}
+
+/// threadsAmong the job's ranks on this machine (LOCAL_WORLD_SIZE).
+int rankThreads() {
   std::string problem;
   int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
   if (!problem.empty())
     throw std::runtime_error(problem + "; it counts the job's ranks on this "
                              "machine (or give --threads)");
-  return std::max(1, available / std::max(1, localRanks));
+  return threadsAmong(localRanks);
 }
 
 /// Runs rank `info.rank` of the job on `packageDir`.
@@ -1142,14 +1149,11 @@ int main(int argc, char **argv) {
     request.schedule = scheduleOption;
     request.microbatches = microbatches;
     if (costRates == "measured") {
+      // The rates of one rank of the job, which this launcher starts here.
       int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;
-      int compileThreads = threads > 0 ? threads
-                                       : std::max<int>(
-                                             1, std::thread::hardware_concurrency() /
-                                                    std::max(ranks, 1));
-      MachineRates rates =
-          loadOrMeasureMachineRates(modelCacheRoot(cacheDir), compileThreads)
-              .rates;
+      MachineRates rates = loadOrMeasureMachineRates(modelCacheRoot(cacheDir),
+                                                     threadsAmong(ranks))
+                               .rates;
       request.flopRate = rates.flopsPerSecond;
       request.byteRate = rates.bytesPerSecond;
       request.linkRate = rates.linkBytesPerSecond;
@@ -1197,9 +1201,7 @@ int main(int argc, char **argv) {
     try {
       Package package = Package::load(packageDir);
       if (!package.forwardOnly())
-        planPipeline(package,
-                     {*parseScheduleKind(scheduleOption), scheduleFile},
-                     microbatches);
+        planPipeline(package, scheduleChoice(), microbatches);
     } catch (const std::exception &failure) {
       return error(failure.what());
     }
