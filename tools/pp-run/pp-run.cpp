@@ -1086,6 +1086,9 @@ int main(int argc, char **argv) {
   if (costRates != "measured" && costRates != "default")
     return error("unknown --cost-rates '" + costRates +
                  "'; use measured or default");
+  if (!svgPath.empty() && !printSchedule)
+    return error("--svg draws the table --print-schedule prints; add "
+                 "--print-schedule");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
   if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
