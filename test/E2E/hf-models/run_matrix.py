@@ -168,8 +168,9 @@ class Case:
             "--outputs-dir", out_dir])
         if not ok:
             return self.report("infer", False, first_error(stderr))
-        got, want = (read_tensor(os.path.join(out_dir, "output_0.pb")),
-                     read_tensor(os.path.join(MODELS, infer["output"])))
+        got, want = (numpy_helper.to_array(onnx.load_tensor(path)) for path in
+                     (os.path.join(out_dir, "output_0.pb"),
+                      os.path.join(MODELS, infer["output"])))
         if got.shape != want.shape:
             return self.report("infer", False, "logits %s, PyTorch's %s" % (
                 list(got.shape), list(want.shape)))
@@ -242,13 +243,6 @@ class Case:
         if self.extras["tp"]:
             self.check_tp()
         return self
-
-
-def read_tensor(path):
-    tensor = onnx.TensorProto()
-    with open(path, "rb") as f:
-        tensor.ParseFromString(f.read())
-    return numpy_helper.to_array(tensor)
 
 
 def relative(got, want):
