@@ -79,7 +79,10 @@ runs this script, it only reads what it wrote):
 
     python3 -m venv /work/fixture-venv
     /work/fixture-venv/bin/pip install torch transformers onnx onnxscript \\
-        numpy safetensors
+        numpy safetensors onnxruntime
+
+(onnxruntime only checks the ONNX files: each written file is run on the
+input and must reproduce the logits within 1e-4.)
     /work/fixture-venv/bin/python test/models/hf/make_hf_models.py \\
         test/models/hf [FAMILY...]
 """
@@ -246,6 +249,35 @@ def export_all(model, family, x, out_dir, formats):
         print("%s: %d bytes" % (path, os.path.getsize(path)))
 
 
+def verify(family, out_dir, x, logits, formats):
+    """Runs every written file on x and prints its largest difference from
+    the model's logits (ONNX files through onnxruntime when the venv has
+    it); fails on one that differs by more than 1e-4 or is over 1 MB."""
+    stem = os.path.join(out_dir, family)
+    for fmt in formats:
+        path = "%s.%s" % (stem, "pt2" if fmt == "pt2" else
+                          fmt + (".pt" if fmt == "traced" else ".onnx"))
+        assert os.path.getsize(path) < 1 << 20, path + " is over 1 MB"
+        with torch.no_grad():
+            if fmt == "traced":
+                got = torch.jit.load(path)(x)
+            elif fmt == "pt2":
+                got = torch.export.load(path).module()(x)
+            else:
+                try:
+                    import onnxruntime
+                except ImportError:
+                    print("%s: not run (no onnxruntime)" % path)
+                    continue
+                session = onnxruntime.InferenceSession(
+                    path, providers=["CPUExecutionProvider"])
+                got = torch.from_numpy(session.run(
+                    None, {"input_ids": x.numpy()})[0])
+        diff = (got - logits).abs().max().item()
+        print("%s: max |logits - PyTorch's| %.3g" % (path, diff))
+        assert diff <= 1e-4, path + " does not reproduce the logits"
+
+
 def parameter_record(model):
     by_storage, tied, records = {}, [], []
     for name, p in model.named_parameters(remove_duplicate=False):
@@ -305,6 +337,7 @@ def make(family, out_dir, data, formats):
     write_tensor(stem + ".input_0.pb", x.numpy(), "input_ids")
     write_tensor(stem + ".output_0.pb", logits.numpy(), "logits")
     export_all(model, family, x, out_dir, formats)
+    verify(family, out_dir, x, logits, formats)
     records, tied = parameter_record(model)
     reference = {
         "family": family,
