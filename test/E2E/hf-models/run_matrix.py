@@ -110,7 +110,7 @@ class Case:
         cmd = [os.path.join(self.args.build, "bin", "pp-run"), self.model,
                "--cache-dir", os.path.join(self.work, "cache"),
                "--cost-rates", "default", "--timeout", "120"] + extra
-        if not self.model.endswith(".onnx"):
+        if self.model.endswith(".pt"):  # .pt2 and ONNX carry their types
             cmd += ["--input-shape", "input_ids=?x%dxi64" %
                     self.reference["sequence"]]
         start = time.time()
