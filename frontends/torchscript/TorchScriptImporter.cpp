@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/torchscript/TorchScriptImporter.h"
+#include "frontends/torchscript/ModuleImporter.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -499,9 +499,14 @@ Location GraphImporter::locationOf(torch::jit::Node *node, StringRef name) {
 std::string GraphImporter::uniqueName(torch::jit::Node *node) {
   // The module the node's method belongs to (`blocks.0.attn.qkv`), then
   // the op (`linear`): names that split points can use.
+  // A graph built with scopes (a torch.export program's) names the module
+  // by the node's scope.
+  std::string path = modulePath.empty() && !node->scope()->isBlank()
+                         ? node->scope()->namesFromRoot(".")
+                         : modulePath;
   std::string base = std::string(node->kind().toUnqualString());
-  if (!modulePath.empty())
-    base = modulePath + "/" + base;
+  if (!path.empty())
+    base = path + "/" + base;
   std::string name = base;
   for (int suffix = 1; usedNames.contains(name); ++suffix)
     name = base + "_" + std::to_string(suffix);
@@ -1819,13 +1824,23 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
                << StringRef(message).split('\n').first,
            nullptr;
   }
+  return importModule(module, *schema, path, context, options);
+}
+
+OwningOpRef<ModuleOp> importModule(torch::jit::Module &module,
+                                   const c10::FunctionSchema &schema,
+                                   StringRef path, MLIRContext *context,
+                                   const ImportOptions &options) {
+  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
+                       func::FuncDialect>();
   GraphImporter importer(context, path, options);
   try {
-    return importer.import(module, *schema);
+    return importer.import(module, schema);
   } catch (const std::exception &error) {
     std::string message = error.what();
-    return emitError(fileLoc) << "LibTorch failed while importing: "
-                              << StringRef(message).split('\n').first,
+    return emitError(FileLineColLoc::get(context, path, 0, 0))
+               << "LibTorch failed while importing: "
+               << StringRef(message).split('\n').first,
            nullptr;
   }
 }
