@@ -60,23 +60,28 @@ bool isTorchScriptModelPath(StringRef path) {
   return path.ends_with(".pt") || path.ends_with(".pth");
 }
 
-OwningOpRef<ModuleOp> importTorchScriptFile(StringRef path,
-                                            MLIRContext *context,
-                                            const ImportOptions &options) {
+void *lookUpImporterEntry(StringRef symbol, Location loc) {
   std::string error;
   auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
       PP_TORCHSCRIPT_IMPORTER, &error);
-  auto import = library.isValid()
-                    ? reinterpret_cast<ImportFunction>(
-                          library.getAddressOfSymbol("ppImportTorchScript"))
+  void *entry = library.isValid()
+                    ? library.getAddressOfSymbol(symbol.str().c_str())
                     : nullptr;
+  if (!entry)
+    emitError(loc) << "cannot load the LibTorch importer '"
+                   << PP_TORCHSCRIPT_IMPORTER << "': "
+                   << (error.empty() ? "it has no " + symbol.str() : error)
+                   << " (rebuild pp)";
+  return entry;
+}
+
+OwningOpRef<ModuleOp> importTorchScriptFile(StringRef path,
+                                            MLIRContext *context,
+                                            const ImportOptions &options) {
+  auto import = reinterpret_cast<ImportFunction>(lookUpImporterEntry(
+      "ppImportTorchScript", FileLineColLoc::get(context, path, 0, 0)));
   if (!import)
-    return emitError(FileLineColLoc::get(context, path, 0, 0))
-               << "cannot load the TorchScript importer '"
-               << PP_TORCHSCRIPT_IMPORTER << "': "
-               << (error.empty() ? "it has no ppImportTorchScript" : error)
-               << " (rebuild pp)",
-           nullptr;
+    return nullptr;
   return OwningOpRef<ModuleOp>(cast_or_null<ModuleOp>(
       import(path.data(), path.size(), context, &options)));
 }

@@ -6,8 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/torchscript/TorchScriptImporter.h"
 #include "frontends/torchscript/ArchiveChecks.h"
+#include "frontends/torchscript/ModuleImporter.h"
+#include "frontends/torchscript/TorchScriptImporter.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -518,9 +519,14 @@ Location GraphImporter::locationOf(torch::jit::Node *node, StringRef name) {
 std::string GraphImporter::uniqueName(torch::jit::Node *node) {
   // The module the node's method belongs to (`blocks.0.attn.qkv`), then
   // the op (`linear`): names that split points can use.
+  // A graph built with scopes (a torch.export program's) names the module
+  // by the node's scope.
+  std::string path = modulePath.empty() && !node->scope()->isBlank()
+                         ? node->scope()->namesFromRoot(".")
+                         : modulePath;
   std::string base = std::string(node->kind().toUnqualString());
-  if (!modulePath.empty())
-    base = modulePath + "/" + base;
+  if (!path.empty())
+    base = path + "/" + base;
   std::string name = base;
   unsigned &suffix = lastSuffix[base];
   while (usedNames.contains(name))
@@ -1912,13 +1918,23 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
   std::string outside = checkModuleTensors(module, *reader);
   if (!outside.empty())
     return emitError(fileLoc) << outside, nullptr;
+  return importModule(module, *schema, path, context, options);
+}
+
+OwningOpRef<ModuleOp> importModule(torch::jit::Module &module,
+                                   const c10::FunctionSchema &schema,
+                                   StringRef path, MLIRContext *context,
+                                   const ImportOptions &options) {
+  context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
+                       func::FuncDialect>();
   GraphImporter importer(context, path, options);
   try {
-    return importer.import(module, *schema);
+    return importer.import(module, schema);
   } catch (const std::exception &error) {
     std::string message = error.what();
-    return emitError(fileLoc) << "LibTorch failed while importing: "
-                              << StringRef(message).split('\n').first,
+    return emitError(FileLineColLoc::get(context, path, 0, 0))
+               << "LibTorch failed while importing: "
+               << StringRef(message).split('\n').first,
            nullptr;
   }
 }

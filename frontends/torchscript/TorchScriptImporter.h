@@ -64,6 +64,12 @@ splitInputType(llvm::StringRef text);
 /// True when `path` names a TorchScript module (`.pt` or `.pth`).
 bool isTorchScriptModelPath(llvm::StringRef path);
 
+/// The entry point `symbol` of the LibTorch importer plugin
+/// (`libPPTorchScriptImporter.so`, which imports TorchScript modules and
+/// torch.export archives), loading the plugin on the first call; null after
+/// an error at `loc` when the plugin or the symbol cannot be loaded.
+void *lookUpImporterEntry(llvm::StringRef symbol, mlir::Location loc);
+
 /// Imports the TorchScript module saved at `path`. The importer links
 /// LibTorch, whose start-up takes close to a second, so it is a plugin
 /// (`libPPTorchScriptImporter.so`) loaded on the first call: tools that

@@ -3,13 +3,14 @@
 // An mlir-opt style driver with the nn and pp dialects, the upstream dialects
 // their programs use, and every pp pass registered. Besides MLIR files it
 // reads ONNX models (`.onnx`, or `.onnxtxt` in ONNX's text syntax) and
-// TorchScript modules (`.pt`) directly.
+// TorchScript modules (`.pt`) and torch.export archives (`.pt2`) directly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/pp/IR/PPDialect.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/torchexport/TorchExportImporter.h"
 #include "frontends/torchscript/TorchScriptImporter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -51,8 +52,9 @@ static llvm::cl::list<std::string> inputShapes(
 
 static llvm::cl::list<std::string> dimSizes(
     "dim",
-    llvm::cl::desc("Size of the symbolic dimension NAME (ONNX dim_param) when "
-                   "importing an ONNX model; repeatable"),
+    llvm::cl::desc("Size of the symbolic dimension NAME (ONNX dim_param, "
+                   "or a torch.export symbol such as s72) when importing an "
+                   "ONNX model or a torch.export archive; repeatable"),
     llvm::cl::value_desc("NAME=SIZE"));
 
 static llvm::cl::opt<bool> untieSharedWeights(
@@ -254,6 +256,26 @@ int main(int argc, char **argv) {
                                                              options);
     });
     input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
+  } else if (pp::torchexport_frontend::isTorchExportModelPath(inputPath)) {
+    if (untieSharedWeights || tieEqualWeights) {
+      llvm::errs() << "pp-opt: --untie-shared-weights and --tie-equal-weights "
+                      "apply to ONNX models; '"
+                   << inputPath
+                   << "' is a torch.export archive, whose parameters are "
+                      "never merged or folded\n";
+      return EXIT_FAILURE;
+    }
+    auto sizes = parseOptionMap(dimSizes, &pp::onnx_frontend::addDimSize);
+    if (!sizes)
+      return EXIT_FAILURE;
+    pp::torchexport_frontend::ImportOptions options;
+    options.batchSize = modelBatchSize;
+    options.dimSizes = std::move(*sizes);
+    importModel.emplace([path = inputPath, options](mlir::MLIRContext *context) {
+      return pp::torchexport_frontend::importTorchExportFile(path, context,
+                                                             options);
+    });
+    input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (pp::onnx_frontend::isOnnxModelPath(inputPath)) {
     auto sizes = parseOptionMap(dimSizes, &pp::onnx_frontend::addDimSize);
     if (!sizes)
@@ -275,8 +297,9 @@ int main(int argc, char **argv) {
     });
     input = llvm::MemoryBuffer::getMemBuffer("", inputPath);
   } else if (!dimSizes.empty()) {
-    llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models; '"
-                 << inputPath << "' is not one (.onnx, .onnxtxt)\n";
+    llvm::errs() << "pp-opt: --dim sizes the dimensions of ONNX models and "
+                    "torch.export archives; '"
+                 << inputPath << "' is neither (.onnx, .onnxtxt, .pt2)\n";
     return EXIT_FAILURE;
   } else if (untieSharedWeights || tieEqualWeights) {
     llvm::errs() << "pp-opt: --"

@@ -4,6 +4,7 @@
 
 #include "frontends/onnx/ExternalData.h"
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/torchexport/TorchExportImporter.h"
 #include "frontends/torchscript/TorchScriptImporter.h"
 #include "passes/Passes.h"
 #include "runtime/core/Sha256.h"
@@ -233,10 +234,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem) {
   bool torchScript =
       pp::torchscript_frontend::isTorchScriptModelPath(request.modelPath);
-  if (!torchScript && !pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
+  bool torchExport =
+      pp::torchexport_frontend::isTorchExportModelPath(request.modelPath);
+  if (!torchScript && !torchExport &&
+      !pp::onnx_frontend::isOnnxModelPath(request.modelPath)) {
     problem = "'" + request.modelPath +
               "' is neither a package directory, an ONNX model "
-              "(.onnx or .onnxtxt) nor a TorchScript module (.pt)";
+              "(.onnx or .onnxtxt), a TorchScript module (.pt) nor a "
+              "torch.export archive (.pt2)";
     return std::nullopt;
   }
   if (!torchScript && !request.inputShapes.empty()) {
@@ -261,11 +266,11 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   for (auto [given, flag] :
        {std::pair(request.untieSharedWeights, "--untie-shared-weights"),
         std::pair(request.tieEqualWeights, "--tie-equal-weights")})
-    if (torchScript && given) {
+    if ((torchScript || torchExport) && given) {
       problem = std::string(flag) + " applies to ONNX models; '" +
-                request.modelPath +
-                "' is a TorchScript module, whose parameters are never "
-                "merged or folded";
+                request.modelPath + "' is a " +
+                (torchScript ? "TorchScript module" : "torch.export archive") +
+                ", whose parameters are never merged or folded";
       return std::nullopt;
     }
   problem = tensorParallelProblem(request);
@@ -442,12 +447,18 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     }
     return success();
   });
+  pp::torchexport_frontend::ImportOptions exportOptions;
+  exportOptions.batchSize = options.batchSize;
+  exportOptions.dimSizes = options.dimSizes;
   OwningOpRef<ModuleOp> module =
       torchScript ? pp::torchscript_frontend::importTorchScriptFile(
                         request.modelPath, &context, torchOptions)
-                  : pp::onnx_frontend::importOnnxModel(
-                        (*file)->getBuffer(), request.modelPath, &context,
-                        options);
+      : torchExport
+          ? pp::torchexport_frontend::importTorchExportFile(
+                request.modelPath, &context, exportOptions)
+          : pp::onnx_frontend::importOnnxModel((*file)->getBuffer(),
+                                               request.modelPath, &context,
+                                               options);
   PassManager pm(&context);
   pp::EmitPackageOptions emit;
   emit.dir = staging;

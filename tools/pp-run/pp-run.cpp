@@ -61,7 +61,7 @@ namespace {
 cl::OptionCategory runCategory("pp-run options");
 
 cl::opt<std::string> input(cl::Positional, cl::Required,
-                           cl::desc("<package-dir | model.onnx | model.pt>"),
+                           cl::desc("<package-dir | model.onnx | model.pt | model.pt2>"),
                            cl::cat(runCategory));
 cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
@@ -1074,7 +1074,8 @@ int main(int argc, char **argv) {
       "         [--tp T [--sp] [--shard NAME=DIM]... [--pad-sequence]] ...\n"
       "  pp-run MODEL.onnx|PACKAGE_DIR --infer --inputs a.pb,b.pb\n"
       "         --outputs-dir DIR [--stages N] [--microbatch-size B]\n"
-      "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n");
+      "  pp-run MODEL.pt --input-shape NAME=DIMSxTYPE... (as for .onnx)\n"
+      "  pp-run MODEL.pt2 [--dim NAME=SIZE]... (as for .onnx)\n");
 
   if (!parseScheduleKind(scheduleOption) ||
       *parseScheduleKind(scheduleOption) == ScheduleKind::Eval)
