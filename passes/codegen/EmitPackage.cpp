@@ -74,9 +74,13 @@ json describeFunction(func::FuncOp function) {
   }
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     DictionaryAttr attrs = function.getResultAttrDict(i);
-    results.push_back(describeValue(stringAttr(attrs, kNameAttrName),
-                                    stringAttr(attrs, kRoleAttrName),
-                                    function.getResultTypes()[i]));
+    json result = describeValue(stringAttr(attrs, kNameAttrName),
+                                stringAttr(attrs, kRoleAttrName),
+                                function.getResultTypes()[i]);
+    if (auto part = attrs ? attrs.getAs<IntegerAttr>(kGradientPartAttrName)
+                          : IntegerAttr())
+      result["part"] = part.getInt();
+    results.push_back(result);
   }
   json messages = json::array();
   function.walk([&](Operation *op) {
