@@ -84,6 +84,18 @@ class PaddedEmbedding(nn.Module):
         return self.table(tokens)
 
 
+class PaddedLm(nn.Module):
+    """A padded embedding under a head, to train: logits [batch, seq, 6]."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(6, 4, padding_idx=2)
+        self.head = nn.Linear(4, 6)
+
+    def forward(self, tokens):
+        return self.head(self.table(tokens))
+
+
 class NonzeroPaddingRow(PaddedEmbedding):
     def __init__(self):
         super().__init__()
@@ -265,8 +277,8 @@ MODULES = {
     "arithmetic": Arithmetic, "unary": Unary, "contractions": Contractions,
     "reductions": Reductions, "dtype_softmax": DtypeSoftmax,
     "integer_softmax": IntegerSoftmax, "padded_embedding": PaddedEmbedding,
-    "nonzero_padding_row": NonzeroPaddingRow, "shapes": Shapes,
-    "pieces": Pieces,
+    "padded_lm": PaddedLm, "nonzero_padding_row": NonzeroPaddingRow,
+    "shapes": Shapes, "pieces": Pieces,
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
     "factories": Factories, "device_positions": DevicePositions,
     "shape_factories": ShapeFactories, "data_if": DataIf, "data_loop": DataLoop,
