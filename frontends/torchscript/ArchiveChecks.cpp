@@ -122,13 +122,20 @@ std::string readCentralDirectory(StringRef file, std::vector<Entry> &entries) {
   if (end >= 20 && readLE<uint32_t>(file, end - 20) ==
                        kZip64EndLocatorSignature) {
     std::optional<uint64_t> record = readLE<uint64_t>(file, end - 12);
-    if (!record || readLE<uint32_t>(file, *record) != kZip64EndSignature)
+    std::optional<uint64_t> wideCount, wideOffset;
+    if (record && readLE<uint32_t>(file, *record) == kZip64EndSignature) {
+      wideCount = readLE<uint64_t>(file, *record + 32);
+      wideOffset = readLE<uint64_t>(file, *record + 48);
+    }
+    if (!wideCount || !wideOffset)
       return "its zip64 end of central directory is missing";
-    count = *readLE<uint64_t>(file, *record + 32);
-    offset = *readLE<uint64_t>(file, *record + 48);
+    count = *wideCount;
+    offset = *wideOffset;
   }
   for (uint64_t i = 0; i < count; ++i) {
-    if (readLE<uint32_t>(file, offset) != kCentralSignature)
+    // The fixed part of an entry is 46 bytes.
+    if (readLE<uint32_t>(file, offset) != kCentralSignature ||
+        file.size() - offset < 46)
       return "its central directory is cut short (entry " + std::to_string(i) +
              " of " + std::to_string(count) + " is missing)";
     std::optional<uint16_t> nameSize = readLE<uint16_t>(file, offset + 28);

@@ -202,6 +202,11 @@ public:
                           typename OpTy::Properties properties = {});
 
   OpBuilder &getBuilder() { return builder; }
+  /// The value at import of `value` when it is a parameter's argument, else
+  /// an undefined tensor.
+  at::Tensor parameterValue(Value value) const {
+    return parameterValues.lookup(value);
+  }
   /// The name of the node being imported (`pp.node`).
   StringRef nodeName() const { return currentNode.getValue(); }
 
@@ -258,6 +263,7 @@ private:
   /// The qualified name of the module whose method is being imported.
   std::string modulePath;
   llvm::StringMap<Value> parameters;
+  llvm::DenseMap<Value, at::Tensor> parameterValues;
   SmallVector<Attribute> argAttrs;
   llvm::StringSet<> usedNames;
   /// The last suffix uniqueName gave each base name, so that naming stays
@@ -563,6 +569,7 @@ FailureOr<Value> GraphImporter::parameter(const std::string &path,
                             builder.getStringAttr(kRoleParameter)),
        builder.getNamedAttr(kInitAttrName, initialValue)}));
   parameters[path] = argument;
+  parameterValues[argument] = dense;
   return argument;
 }
 
@@ -1193,10 +1200,34 @@ FailureOr<Items> embedding(G &g, torch::jit::Node *, Location loc,
   FailureOr<int64_t> padding = g.asInt(in[2], loc, "padding_idx");
   if (failed(weight) || failed(indices) || failed(padding))
     return failure();
-  if (*padding >= 0)
-    return emitError(loc) << "aten::embedding with padding_idx " << *padding
-                          << " is not supported (its row gets no gradient "
-                             "in PyTorch); drop padding_idx";
+  // The padding row gets no gradient in PyTorch. nn.Embedding makes it
+  // zero, and then it stays zero under any optimizer (no gradient, no
+  // moments, nothing to decay): the weight times a constant mask that is 0
+  // on that row is the same, its gradient too.
+  if (*padding >= 0) {
+    RankedTensorType type = typeOf(*weight);
+    int64_t rows = type.getRank() == 2 ? type.getDimSize(0) : 0;
+    at::Tensor initial = g.parameterValue(*weight);
+    if (*padding >= rows || !initial.defined() ||
+        initial.select(0, *padding).count_nonzero().item<int64_t>() != 0)
+      return emitError(loc)
+             << "aten::embedding with padding_idx " << *padding
+             << " needs a parameter table of at least " << *padding + 1
+             << " rows whose padding row is zero, as nn.Embedding makes it "
+                "(pp keeps the row at zero, which gives it no gradient, as "
+                "PyTorch does); zero the row or drop padding_idx";
+    Type elementType = type.getElementType();
+    SmallVector<Attribute> keep(
+        rows, g.getBuilder().getFloatAttr(elementType, 1.0));
+    keep[*padding] = g.getBuilder().getFloatAttr(elementType, 0.0);
+    Value mask = arith::ConstantOp::create(
+        g.getBuilder(), loc,
+        DenseElementsAttr::get(RankedTensorType::get({rows, 1}, elementType),
+                               keep));
+    weight = g.create<nn::MulOp>(loc, {*weight, mask});
+    if (failed(weight))
+      return failure();
+  }
   nn::GatherOp::Properties properties;
   properties.axis = g.getBuilder().getI64IntegerAttr(0);
   return single(g.create<nn::GatherOp>(loc, {*weight, *indices}, properties));

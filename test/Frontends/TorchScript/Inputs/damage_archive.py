@@ -6,17 +6,18 @@ storage `data/0`, for the importer's checks of the archive's bytes:
 
 - short_storage.pt: data/0 holds half its bytes (a tensor reaches past it);
 - empty_storage.pt: data/0 holds no bytes;
-- bad_crc.pt: one byte of data/0 flipped, its CRC-32 left as it was.
+- bad_crc.pt: one byte of data/0 flipped, its CRC-32 left as it was;
+- deflated.pt: whole, every entry deflated (torch.jit.save stores them).
 """
 import os
 import sys
 import zipfile
 
 
-def rewrite(good, path, change):
+def rewrite(good, path, change, compression=zipfile.ZIP_STORED):
     """Copies archive `good` to `path`, data/0's bytes through `change`."""
     with zipfile.ZipFile(good) as source, \
-            zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as target:
+            zipfile.ZipFile(path, "w", compression) as target:
         for info in source.infolist():
             data = source.read(info)
             if info.filename.endswith("/data/0"):
@@ -48,3 +49,5 @@ if __name__ == "__main__":
             lambda data: data[:len(data) // 2])
     rewrite(good, os.path.join(out, "empty_storage.pt"), lambda data: b"")
     flip_byte(good, os.path.join(out, "bad_crc.pt"))
+    rewrite(good, os.path.join(out, "deflated.pt"), lambda data: data,
+            zipfile.ZIP_DEFLATED)

@@ -72,6 +72,37 @@ class IntegerSoftmax(nn.Module):
         return F.softmax(x, dim=-1, dtype=torch.int64)
 
 
+class PaddedEmbedding(nn.Module):
+    """An embedding with a padding row (zero, as nn.Embedding makes it),
+    as BERT's word embeddings have."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(6, 4, padding_idx=2)
+
+    def forward(self, tokens):
+        return self.table(tokens)
+
+
+class PaddedLm(nn.Module):
+    """A padded embedding under a head, to train: logits [batch, seq, 6]."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Embedding(6, 4, padding_idx=2)
+        self.head = nn.Linear(4, 6)
+
+    def forward(self, tokens):
+        return self.head(self.table(tokens))
+
+
+class NonzeroPaddingRow(PaddedEmbedding):
+    def __init__(self):
+        super().__init__()
+        with torch.no_grad():
+            self.table.weight[2] = 1.0
+
+
 class Shapes(nn.Module):
     def forward(self, x):
         a = x.flatten(1).unsqueeze(0).squeeze(0)
@@ -245,7 +276,9 @@ class ListArgument(nn.Module):
 MODULES = {
     "arithmetic": Arithmetic, "unary": Unary, "contractions": Contractions,
     "reductions": Reductions, "dtype_softmax": DtypeSoftmax,
-    "integer_softmax": IntegerSoftmax, "shapes": Shapes, "pieces": Pieces,
+    "integer_softmax": IntegerSoftmax, "padded_embedding": PaddedEmbedding,
+    "padded_lm": PaddedLm, "nonzero_padding_row": NonzeroPaddingRow,
+    "shapes": Shapes, "pieces": Pieces,
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
     "factories": Factories, "device_positions": DevicePositions,
     "shape_factories": ShapeFactories, "data_if": DataIf, "data_loop": DataLoop,
