@@ -30,6 +30,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -135,6 +136,21 @@ std::vector<int64_t> plainInts(const json &sizes, const std::string &what) {
     result.push_back(size["as_int"].get<int64_t>());
   }
   return result;
+}
+
+/// The number serialized float `value` holds: a JSON number, or one of the
+/// strings the serializer writes for those JSON lacks.
+double floatOf(const json &value, const std::string &what) {
+  if (value.is_number())
+    return value.get<double>();
+  static const std::map<std::string, double> special = {
+      {"Infinity", INFINITY}, {"-Infinity", -INFINITY}, {"NaN", NAN}};
+  auto it = value.is_string() ? special.find(value.get<std::string>())
+                              : special.end();
+  if (it == special.end())
+    throw ArchiveError(what + " is " + value.dump() + ", not a float: " +
+                       kResave);
+  return it->second;
 }
 
 /// The innermost frame of `stackTrace` (a Python traceback's frames, `File
@@ -422,15 +438,19 @@ ProgramBuilder::argumentValue(const json &argument,
   if (kind == "as_int")
     return constant(value.get<int64_t>());
   if (kind == "as_float")
-    return constant(value.get<double>());
+    return constant(floatOf(value, what));
   if (kind == "as_bool")
     return constant(value.get<bool>());
   if (kind == "as_string")
     return constant(value.get<std::string>());
   if (kind == "as_ints")
     return constant(value.get<std::vector<int64_t>>());
-  if (kind == "as_floats")
-    return constant(value.get<std::vector<double>>());
+  if (kind == "as_floats") {
+    std::vector<double> floats;
+    for (const json &element : value)
+      floats.push_back(floatOf(element, what));
+    return constant(floats);
+  }
   if (kind == "as_bools") {
     c10::List<bool> bools;
     for (const json &element : value)
