@@ -222,6 +222,20 @@ private:
                                 const std::string &where);
   /// Adds the ops of serialized node `node` to the graph.
   void addNode(const json &node);
+  /// Adds scaled_dot_product_attention node `node` (an op LibTorch 1.13
+  /// lacks) as the matmuls and softmax it computes.
+  void addAttention(const json &node, const std::string &where,
+                    const std::optional<SourcePosition> &position);
+  /// Inserts a node of `schema` on `operands`, typed by the schema's
+  /// returns and located at `position`.
+  torch::jit::Node *insertOperator(const c10::FunctionSchema &schema,
+                                   at::ArrayRef<torch::jit::Value *> operands,
+                                   const std::optional<SourcePosition> &position);
+  /// The output of a new node of LibTorch's `name`.`overload`.
+  torch::jit::Value *insertOp(const std::string &name,
+                              const std::string &overload,
+                              at::ArrayRef<torch::jit::Value *> operands,
+                              const std::optional<SourcePosition> &position);
   /// The LibTorch operator of exported op `target`
   /// (`torch.ops.aten.add.Tensor`), `_operator.mul` and the like included.
   std::shared_ptr<torch::jit::Operator>
@@ -479,6 +493,117 @@ ProgramBuilder::argumentValue(const json &argument,
   throw ArchiveError(what + " is a " + kind + ", which pp does not import");
 }
 
+/// LibTorch's operator `name`.`overload` ("" for the default), or null.
+std::shared_ptr<torch::jit::Operator> findOperator(const std::string &name,
+                                                   const std::string &overload) {
+  for (const std::shared_ptr<torch::jit::Operator> &op :
+       torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
+    if (op->schema().overload_name() == overload)
+      return op;
+  return nullptr;
+}
+
+torch::jit::Node *
+ProgramBuilder::insertOperator(const c10::FunctionSchema &schema,
+                               at::ArrayRef<torch::jit::Value *> operands,
+                               const std::optional<SourcePosition> &position) {
+  torch::jit::Node *created = graph->insertNode(
+      graph->create(c10::Symbol::fromQualString(schema.name()), operands,
+                    schema.returns().size()));
+  for (auto [output, formal] :
+       llvm::zip_equal(created->outputs(), schema.returns()))
+    output->setType(formal.type());
+  if (position)
+    created->setSourceRange(torch::jit::SourceRange(
+        std::make_shared<torch::jit::Source>(std::string(" "), position->file,
+                                             position->line),
+        0, 1));
+  return created;
+}
+
+torch::jit::Value *
+ProgramBuilder::insertOp(const std::string &name, const std::string &overload,
+                         at::ArrayRef<torch::jit::Value *> operands,
+                         const std::optional<SourcePosition> &position) {
+  std::shared_ptr<torch::jit::Operator> op = findOperator(name, overload);
+  TORCH_CHECK(op, "LibTorch has no ", name, ".", overload);
+  return insertOperator(op->schema(), operands, position)->output(0);
+}
+
+void ProgramBuilder::addAttention(const json &node, const std::string &where,
+                                  const std::optional<SourcePosition> &position) {
+  std::map<std::string, const json *> arguments;
+  for (const json &input : node.at("inputs"))
+    arguments[input.at("name")] = &input.at("arg");
+  auto argument = [&](const std::string &name) -> const json * {
+    auto it = arguments.find(name);
+    return it == arguments.end() || it->second->contains("as_none")
+               ? nullptr
+               : it->second;
+  };
+  auto tensor = [&](const std::string &name) {
+    return namedValue(argument(name)->at("as_tensor").at("name"), where);
+  };
+  auto refuse = [&](const std::string &what) {
+    throw ArchiveError("scaled_dot_product_attention (" + where + ") with " +
+                           what +
+                           " is not imported; export with "
+                           "attn_implementation=\"eager\"",
+                       position);
+  };
+  if (const json *dropout = argument("dropout_p"))
+    if (floatOf(dropout->at("as_float"), where) != 0.0)
+      refuse("dropout");
+  for (const char *flag : {"is_causal", "enable_gqa"})
+    if (const json *given = argument(flag))
+      if (given->at("as_bool").get<bool>())
+        refuse(std::string(flag) + "=True");
+  auto constant = [&](c10::IValue value) {
+    return graph->insertConstant(std::move(value));
+  };
+  // softmax(q @ k^T * scale + mask) @ v, scale 1/sqrt(E) by default.
+  torch::jit::Value *query = tensor("query");
+  torch::jit::Value *keys = insertOp("aten::transpose", "int",
+                                     {tensor("key"), constant(int64_t(-2)),
+                                      constant(int64_t(-1))},
+                                     position);
+  torch::jit::Value *scores =
+      insertOp("aten::matmul", "", {query, keys}, position);
+  torch::jit::Value *scale =
+      argument("scale")
+          ? constant(floatOf(argument("scale")->at("as_float"), where))
+          : insertOp("aten::div", "float",
+                     {constant(1.0),
+                      insertOp("aten::sqrt", "int",
+                               {insertOp("aten::size", "int",
+                                         {query, constant(int64_t(-1))},
+                                         position)},
+                               position)},
+                     position);
+  scores = insertOp("aten::mul", "Scalar", {scores, scale}, position);
+  if (argument("attn_mask")) {
+    torch::jit::Value *mask = tensor("attn_mask");
+    const json &tensors = program["graph_module"]["graph"]["tensor_values"];
+    std::string maskName = argument("attn_mask")->at("as_tensor").at("name");
+    bool isBool = tensors.contains(maskName) &&
+                  tensors[maskName].value("dtype", 0) == 12;
+    scores =
+        isBool ? insertOp("aten::masked_fill", "Scalar",
+                          {scores,
+                           insertOp("aten::logical_not", "", {mask}, position),
+                           constant(-INFINITY)},
+                          position)
+               : insertOp("aten::add", "Tensor", {scores, mask, constant(1.0)},
+                          position);
+  }
+  torch::jit::Value *weights =
+      insertOp("aten::softmax", "int",
+               {scores, constant(int64_t(-1)), constant(c10::IValue())},
+               position);
+  values[node.at("outputs").at(0).at("as_tensor").at("name")] =
+      insertOp("aten::matmul", "", {weights, tensor("value")}, position);
+}
+
 std::shared_ptr<torch::jit::Operator>
 ProgramBuilder::operatorOf(const std::string &target, const std::string &where,
                            const std::optional<SourcePosition> &position) {
@@ -511,10 +636,9 @@ ProgramBuilder::operatorOf(const std::string &target, const std::string &where,
     }
   }
   if (!name.empty())
-    for (const std::shared_ptr<torch::jit::Operator> &op :
-         torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
-      if (op->schema().overload_name() == overload)
-        return op;
+    if (std::shared_ptr<torch::jit::Operator> op =
+            findOperator(name, overload))
+      return op;
   throw ArchiveError("unsupported torch.export op '" + target + "' (" +
                          where + "): " + kLibTorch +
                          ", whose ATen ops pp imports, has no " +
@@ -545,9 +669,6 @@ void ProgramBuilder::addNode(const json &node) {
         node.at("inputs").at(0).at("arg").at("as_tensor").at("name"), where);
     return;
   }
-  std::shared_ptr<torch::jit::Operator> op =
-      operatorOf(target, where, position);
-  const c10::FunctionSchema &schema = op->schema();
 
   std::string module = modulePathOf(metadata.value("nn_module_stack", ""));
   torch::jit::ScopePtr &scope = scopes[module];
@@ -556,6 +677,11 @@ void ProgramBuilder::addNode(const json &node) {
                            : c10::make_intrusive<torch::jit::Scope>()->push(
                                  c10::Symbol::scope(module));
   torch::jit::WithCurrentScope withScope(*graph, scope);
+  if (target == "torch.ops.aten.scaled_dot_product_attention.default")
+    return addAttention(node, where, position);
+  std::shared_ptr<torch::jit::Operator> op =
+      operatorOf(target, where, position);
+  const c10::FunctionSchema &schema = op->schema();
 
   // The arguments in the schema's order: the serialized ones by name
   // (`_operator` nodes have positional ones only), defaults for the rest.
@@ -587,17 +713,7 @@ void ProgramBuilder::addNode(const json &node) {
                            c10::toString(schema) +
                            " lacks; pp imports it as that schema has it",
                        position);
-  torch::jit::Node *created = graph->insertNode(graph->create(
-      c10::Symbol::fromQualString(schema.name()), operands,
-      schema.returns().size()));
-  for (auto [output, formal] :
-       llvm::zip_equal(created->outputs(), schema.returns()))
-    output->setType(formal.type());
-  if (position)
-    created->setSourceRange(torch::jit::SourceRange(
-        std::make_shared<torch::jit::Source>(std::string(" "), position->file,
-                                             position->line),
-        0, 1));
+  torch::jit::Node *created = insertOperator(schema, operands, position);
 
   // Outputs: one per return; a list return (split) binds its elements.
   if (outputs.size() != created->outputs().size())

@@ -11,6 +11,11 @@ CI's tests derive damaged copies of them with the standard library alone
                as a constant), a symbolic batch;
   unknown.pt2  an op pp does not import (cumsum) on the input;
   newer.pt2    an op LibTorch 1.13 lacks (rms_norm, ATen's since 2.4);
+  attention.pt2, attention.input_0.pb, attention.output_0.pb
+               scaled_dot_product_attention (also newer than LibTorch
+               1.13, which pp rebuilds) with a boolean mask, the default
+               scale and a float mask, and PyTorch's output for an input;
+  causal.pt2   scaled_dot_product_attention with is_causal=True (refused);
   gpt.pt2, llama.pt2
                test/models/make_transformers.py's gpt and llama with the
                seeds that script uses (the weights of test/models/gpt.*,
@@ -59,6 +64,35 @@ class Newer(nn.Module):
         return nn.functional.rms_norm(x, [4])
 
 
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.query = nn.Linear(8, 8)
+        self.register_buffer("mask", torch.rand(3, 3) > 0.3)
+        self.register_buffer("bias", torch.randn(3, 3))
+
+    def forward(self, x):
+        F = nn.functional
+        h = F.scaled_dot_product_attention(self.query(x), x, x,
+                                           attn_mask=self.mask | torch.eye(
+                                               3, dtype=torch.bool))
+        return F.scaled_dot_product_attention(h, x, x, attn_mask=self.bias,
+                                              scale=0.5)
+
+
+class Causal(nn.Module):
+    def forward(self, x):
+        return nn.functional.scaled_dot_product_attention(x, x, x,
+                                                          is_causal=True)
+
+
+def write_tensor(tensor, path):
+    from onnx import numpy_helper
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(tensor.detach().numpy())
+                .SerializeToString())
+
+
 def save(model, example, dynamic, path):
     program = torch.export.export(model, example, dynamic_shapes=dynamic)
     torch.export.save(program, path)
@@ -75,6 +109,12 @@ def main():
          {"ids": {0: batch}}, os.path.join(out, "tied.pt2"))
     save(Unknown(), (torch.zeros(4),), None, os.path.join(out, "unknown.pt2"))
     save(Newer(), (torch.zeros(2, 4),), None, os.path.join(out, "newer.pt2"))
+    attention, x = Attention().eval(), torch.randn(2, 2, 3, 8)
+    save(attention, (x,), None, os.path.join(out, "attention.pt2"))
+    write_tensor(x, os.path.join(out, "attention.input_0.pb"))
+    with torch.no_grad():
+        write_tensor(attention(x), os.path.join(out, "attention.output_0.pb"))
+    save(Causal(), (x,), None, os.path.join(out, "causal.pt2"))
     for index, (name, cls) in enumerate(make_transformers.MODELS.items()):
         if name == "encoder":
             continue
