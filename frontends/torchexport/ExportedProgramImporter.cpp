@@ -21,6 +21,7 @@
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
 #include <caffe2/serialize/inline_container.h>
@@ -58,7 +59,7 @@ public:
 };
 
 /// The LibTorch whose ATen ops the import builds on.
-const std::string kLibTorch = "LibTorch " TORCH_VERSION;
+constexpr const char *kLibTorch = "LibTorch " TORCH_VERSION;
 
 /// The fix for an archive whose files do not fit together.
 constexpr const char *kResave =
@@ -136,6 +137,16 @@ std::vector<int64_t> plainInts(const json &sizes, const std::string &what) {
     result.push_back(size["as_int"].get<int64_t>());
   }
   return result;
+}
+
+/// The one field of serialized union `value` (`{"as_tensor": ...}`): its
+/// kind and content.
+std::pair<std::string, const json &> unionField(const json &value,
+                                                const std::string &what) {
+  if (!value.is_object() || value.size() != 1)
+    throw ArchiveError(what + " is " + value.dump() +
+                       ", not one of the schema's unions: " + kResave);
+  return {value.begin().key(), value.begin().value()};
 }
 
 /// The number serialized float `value` holds: a JSON number, or one of the
@@ -297,18 +308,27 @@ at::Tensor ProgramBuilder::readTensor(const std::string &folder,
   // The elements the view reaches: up to offset + sum((size - 1) * stride).
   int64_t last = offset[0], numel = 1;
   for (auto [size, stride] : llvm::zip_equal(sizes, strides)) {
+    int64_t reach = 0;
     if (size < 0 || stride < 0 || offset[0] < 0)
       throw ArchiveError(what + " has a negative size, stride or offset: " +
                          kResave);
-    numel *= size;
-    last += (size - 1) * stride;
+    if (llvm::MulOverflow(numel, size, numel) ||
+        (size > 0 && (llvm::MulOverflow(size - 1, stride, reach) ||
+                      llvm::AddOverflow(last, reach, last))))
+      throw ArchiveError(what + " has sizes " +
+                         c10::str(c10::IntArrayRef(sizes)) +
+                         " and strides " +
+                         c10::str(c10::IntArrayRef(strides)) +
+                         " whose extent overflows: " + kResave);
   }
   if (!reader.hasRecord(file))
     throw ArchiveError("the archive has no '" + file + "', the storage of " +
                        what + ": " + kResave);
   auto [data, bytes] = reader.getRecord(file);
   int64_t elementSize = c10::elementSize(dtype);
-  int64_t needed = numel == 0 ? 0 : (last + 1) * elementSize;
+  int64_t needed = 0;
+  if (numel != 0 && llvm::MulOverflow(last + 1, elementSize, needed))
+    throw ArchiveError(what + "'s extent overflows: " + std::string(kResave));
   if (static_cast<int64_t>(bytes) < needed)
     throw ArchiveError("'" + file + "' holds " + std::to_string(bytes) +
                        " bytes, but " + what + " (" + c10::toString(dtype) +
@@ -444,7 +464,7 @@ ProgramBuilder::argumentValue(const json &argument,
     if (auto inner = optional->getElementType()->cast<c10::ListType>())
       elementType = inner->getElementType();
 
-  const auto &[kind, value] = *argument.items().begin();
+  const auto &[kind, value] = unionField(argument, what);
   if (kind == "as_none")
     return constant(c10::IValue());
   if (kind == "as_tensor")
@@ -709,7 +729,7 @@ void ProgramBuilder::addNode(const json &node) {
   }
   if (used != inputs.size())
     throw ArchiveError(where + ": " + target + " has arguments that " +
-                           kLibTorch + "'s " +
+                           std::string(kLibTorch) + "'s " +
                            c10::toString(schema) +
                            " lacks; pp imports it as that schema has it",
                        position);
@@ -724,7 +744,7 @@ void ProgramBuilder::addNode(const json &node) {
                            kResave,
                        position);
   for (auto [output, value] : llvm::zip_equal(outputs, created->outputs())) {
-    const auto &[kind, content] = *output.items().begin();
+    const auto &[kind, content] = unionField(output, where + "'s output");
     if (kind == "as_tensor") {
       values[content.at("name")] = value;
     } else if (kind == "as_sym_int" || kind == "as_sym_float" ||
@@ -788,7 +808,7 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
   const json &graphJson = program.at("graph_module").at("graph");
   const json &signature = program.at("graph_module").at("signature");
   for (const json &spec : signature.at("input_specs")) {
-    const auto &[kind, content] = *spec.items().begin();
+    const auto &[kind, content] = unionField(spec, "an input spec");
     if (kind == "user_input") {
       const json &argument = content.at("arg");
       if (!argument.contains("as_tensor"))
@@ -847,6 +867,12 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
   // Results: the user outputs (buffer mutations leave pp's constant
   // buffers as they are).
   std::vector<torch::jit::Value *> results;
+  if (signature.at("output_specs").size() != graphJson.at("outputs").size())
+    throw ArchiveError("the program's signature has " +
+                       std::to_string(signature["output_specs"].size()) +
+                       " outputs and its graph " +
+                       std::to_string(graphJson["outputs"].size()) + ": " +
+                       kResave);
   for (const auto &[spec, output] :
        llvm::zip_equal(signature.at("output_specs"), graphJson.at("outputs"))) {
     if (!spec.contains("user_output"))
@@ -856,6 +882,9 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
                          "; pp imports programs whose outputs are tensors");
     results.push_back(namedValue(output["as_tensor"].at("name"), "forward"));
   }
+  if (results.empty())
+    throw ArchiveError("the program has no user outputs; pp imports "
+                       "programs that return tensors");
   graph->registerOutput(
       results.size() == 1
           ? results[0]

@@ -5,6 +5,8 @@
         RECORD (a path inside the archive's folder) keeps its first BYTES
     damage_archive.py IN.pt2 OUT.pt2 drop-weight NAME
         the weights config loses its entry NAME
+    damage_archive.py IN.pt2 OUT.pt2 resize NAME SIZE
+        the weights config's entry NAME gets size SIZE at dimension 0
     damage_archive.py IN.pt2 OUT.pt2 drop RECORD
         RECORD is left out
 
@@ -31,6 +33,12 @@ def main():
                     "_weights_config.json"):
                 config = json.loads(data)
                 del config["config"][arguments[0]]
+                data = json.dumps(config).encode()
+            if action == "resize" and record.endswith(
+                    "_weights_config.json"):
+                config = json.loads(data)
+                meta = config["config"][arguments[0]]["tensor_meta"]
+                meta["sizes"][0]["as_int"] = int(arguments[1])
                 data = json.dumps(config).encode()
             out.writestr(info.filename, data)
 
