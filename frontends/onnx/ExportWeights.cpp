@@ -2,12 +2,15 @@
 
 #include "frontends/onnx/ExportWeights.h"
 
+#include "frontends/onnx/ExternalData.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "runtime/core/AtomicFile.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
+#include <memory>
 #include <set>
 #include <stdexcept>
 
@@ -20,6 +23,47 @@ static std::string littleEndianBytes(const std::vector<float> &values) {
     llvm::support::endian::write<float, llvm::endianness::little>(
         bytes.data() + i * sizeof(float), values[i]);
   return bytes;
+}
+
+namespace {
+/// The initializers' bytes, moved out of the model, as one external data
+/// file.
+struct ExternalDataFile {
+  std::vector<std::unique_ptr<std::string>> bytes;
+  std::vector<runtime::FilePiece> pieces;
+};
+} // namespace
+
+/// Points every initializer of `graph` with raw data at its place in one
+/// external data file, `location` beside the model, 64-byte aligned (as
+/// onnx.save_model(..., save_as_external_data=True) does), moving the bytes
+/// into the file's pieces.
+static ExternalDataFile moveToExternalData(onnx::GraphProto &graph,
+                                           const std::string &location) {
+  static const char padding[64] = {};
+  ExternalDataFile file;
+  uint64_t offset = 0;
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
+    if (!init.has_raw_data())
+      continue;
+    if (uint64_t misaligned = offset % sizeof(padding)) {
+      file.pieces.push_back({padding, sizeof(padding) - misaligned});
+      offset += sizeof(padding) - misaligned;
+    }
+    const std::string &raw = *file.bytes.emplace_back(init.release_raw_data());
+    file.pieces.push_back({raw.data(), raw.size()});
+    init.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] :
+         {std::pair<std::string, std::string>{"location", location},
+          {"offset", std::to_string(offset)},
+          {"length", std::to_string(raw.size())}}) {
+      onnx::StringStringEntryProto *entry = init.add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    offset += raw.size();
+  }
+  return file;
 }
 
 int64_t exportTrainedWeights(
@@ -42,6 +86,10 @@ int64_t exportTrainedWeights(
       !problem.empty())
     fail(problem);
   contents->reset();
+  std::vector<onnx::TensorProto *> external;
+  if (std::string problem = loadExternalData(model, modelPath, &external);
+      !problem.empty())
+    fail(problem);
   // The graph as the import saw it: re-tied equal initializers (written
   // once, a Transpose where one was the other's transpose), then untied
   // copies.
@@ -79,11 +127,18 @@ int64_t exportTrainedWeights(
            "' is no initializer of the model; the parameters come from "
            "another model");
 
+  std::string dataPath = outputPath + ".data";
+  ExternalDataFile data;
+  if (!external.empty())
+    data = moveToExternalData(*model.mutable_graph(),
+                              llvm::sys::path::filename(dataPath).str());
   std::string bytes;
   if (!model.SerializeToString(&bytes))
     fail("the model with the trained weights does not fit in one ONNX "
          "protobuf (2 GiB)");
   try {
+    if (!external.empty())
+      runtime::writeFileAtomically(dataPath, data.pieces);
     runtime::writeFileAtomically(outputPath, bytes.data(), bytes.size());
   } catch (const std::runtime_error &failure) {
     fail(failure.what());

@@ -9,7 +9,11 @@
 // initializer of its own and exactly the nodes that read it. A parameter
 // that stays tied (one parameter, several readers) is written once;
 // initializers that are no parameter (integer constants, values folded away
-// at import) keep their values.
+// at import) keep their values. A model that keeps tensors in external data
+// files (ExternalData.h) is exported the same way: the initializers' bytes,
+// trained or not, go to one external data file `OUT.onnx.data` beside the
+// export, which names it (OUT.onnx and OUT.onnx.data move together); the
+// model's own files are left as they are.
 //
 //===----------------------------------------------------------------------===//
 

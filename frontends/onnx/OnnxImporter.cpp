@@ -9,6 +9,8 @@
 
 #include "frontends/onnx/GraphImporter.h"
 
+#include "frontends/onnx/ExternalData.h"
+
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
 
@@ -769,6 +771,8 @@ static OwningOpRef<ModuleOp> importParsed(onnx::ModelProto &model,
   FailureOr<int64_t> opset = readOpset(model, fileLoc);
   if (failed(opset))
     return nullptr;
+  if (std::string problem = loadExternalData(model, path); !problem.empty())
+    return emitError(fileLoc) << problem, nullptr;
   // libonnx's checker knows the opsets up to kMaxCheckerOpset; pp's own
   // node checks (NodeChecks.cpp) guard every opset. Newer exporters stamp
   // newer IR versions (9, 10) on models that use nothing beyond this

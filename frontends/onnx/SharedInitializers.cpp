@@ -144,78 +144,131 @@ static size_t elementBytes(int32_t dataType) {
                                                 : 2;
 }
 
-/// The elements of `tensor` as raw little-endian bytes, or nullopt for
-/// data in an external file or in ONNX's 16-bit int32_data.
-static std::optional<std::string> rawElements(const onnx::TensorProto &tensor) {
+/// The elements of `tensor` as raw little-endian bytes, in place (no copy),
+/// or nullopt for data in an external file or in ONNX's 16-bit int32_data.
+static std::optional<StringRef> rawElements(const onnx::TensorProto &tensor) {
   if (tensor.has_raw_data())
-    return tensor.raw_data();
+    return StringRef(tensor.raw_data());
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return std::nullopt;
   if (tensor.data_type() == onnx::TensorProto::FLOAT)
-    return std::string(
-        reinterpret_cast<const char *>(tensor.float_data().data()),
-        tensor.float_data_size() * sizeof(float));
+    return StringRef(reinterpret_cast<const char *>(tensor.float_data().data()),
+                     tensor.float_data_size() * sizeof(float));
   if (tensor.data_type() == onnx::TensorProto::DOUBLE)
-    return std::string(
+    return StringRef(
         reinterpret_cast<const char *>(tensor.double_data().data()),
         tensor.double_data_size() * sizeof(double));
   return std::nullopt;
 }
 
-/// `raw`, the elements of a rows x columns matrix of `size`-byte elements,
-/// transposed.
-static std::string transposed(const std::string &raw, int64_t rows,
-                              int64_t columns, size_t size) {
-  std::string result(raw.size(), '\0');
-  for (int64_t row = 0; row < rows; ++row)
-    for (int64_t column = 0; column < columns; ++column)
-      std::memcpy(&result[(column * rows + row) * size],
-                  &raw[(row * columns + column) * size], size);
-  return result;
-}
+namespace {
+/// A floating-point initializer's elements as a rows x columns matrix (one
+/// row but for 2-D ones), and two digests of them: that of the matrix and
+/// that of its transpose. Each sums a mix of every element's bits with its
+/// (row, column), which the transpose swaps, so both come from one pass in
+/// memory order and equal matrices, or a matrix and its transpose, have
+/// equal digests.
+struct Elements {
+  const onnx::TensorProto *tensor;
+  StringRef raw;
+  int64_t rows, columns;
+  size_t size;
+  uint64_t digest = 0, transposedDigest = 0;
+
+  Elements(const onnx::TensorProto &tensor, StringRef raw)
+      : tensor(&tensor), raw(raw), size(elementBytes(tensor.data_type())) {
+    columns = tensor.dims_size() == 2 ? tensor.dims(1) : raw.size() / size;
+    rows = columns == 0 ? 0 : raw.size() / size / columns;
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t column = 0; column < columns; ++column) {
+        uint64_t bits = at(row, column);
+        digest += mix(bits ^ mix(position(row, column)));
+        transposedDigest += mix(bits ^ mix(position(column, row)));
+      }
+  }
+
+  /// The bits of the element at (row, column).
+  uint64_t at(int64_t row, int64_t column) const {
+    uint64_t bits = 0;
+    std::memcpy(&bits, raw.data() + (row * columns + column) * size, size);
+    return bits;
+  }
+
+  /// Whether `other`'s elements are the transpose of these, bit for bit.
+  bool isTransposeOf(const Elements &other) const {
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t column = 0; column < columns; ++column)
+        if (at(row, column) != other.at(column, row))
+          return false;
+    return true;
+  }
+
+  static uint64_t position(int64_t row, int64_t column) {
+    return static_cast<uint64_t>(row) * 0x9E3779B97F4A7C15ull ^
+           static_cast<uint64_t>(column);
+  }
+  /// SplitMix64's finalizer.
+  static uint64_t mix(uint64_t x) {
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
+};
+} // namespace
 
 std::vector<EqualInitializer>
 findEqualInitializers(const onnx::GraphProto &graph) {
-  struct Candidate {
-    const onnx::TensorProto *tensor;
-    std::string raw;
-  };
-  // Initializers no earlier one equals, the candidates later ones may copy.
-  std::vector<Candidate> originals;
+  // Initializers no earlier one equals, the candidates later ones may copy,
+  // by their digest and by that of their transpose (2-D ones).
+  std::vector<Elements> originals;
+  std::multimap<uint64_t, size_t> byDigest, byTransposedDigest;
   std::vector<EqualInitializer> equal;
   for (const onnx::TensorProto &init : graph.initializer()) {
     if (!isFloatDataType(init.data_type()) || hasUniformElements(init))
       continue;
-    std::optional<std::string> raw = rawElements(init);
+    std::optional<StringRef> raw = rawElements(init);
     if (!raw)
       continue;
+    Elements elements(init, *raw);
     auto sameType = [&](const onnx::TensorProto &other) {
       return other.data_type() == init.data_type() &&
              other.dims_size() == init.dims_size();
     };
     const onnx::TensorProto *original = nullptr;
     bool isTranspose = false;
-    for (const Candidate &candidate : originals) {
-      const onnx::TensorProto &other = *candidate.tensor;
-      if (!sameType(other) || candidate.raw.size() != raw->size())
-        continue;
-      if (llvm::equal(other.dims(), init.dims()) && candidate.raw == *raw) {
-        original = &other;
-        break;
-      }
-      if (init.dims_size() == 2 && other.dims(0) == init.dims(1) &&
-          other.dims(1) == init.dims(0) &&
-          transposed(candidate.raw, other.dims(0), other.dims(1),
-                     elementBytes(init.data_type())) == *raw) {
-        original = &other;
-        isTranspose = true;
+    for (auto [it, end] = byDigest.equal_range(elements.digest); it != end;
+         ++it) {
+      const Elements &candidate = originals[it->second];
+      if (sameType(*candidate.tensor) &&
+          llvm::equal(candidate.tensor->dims(), init.dims()) &&
+          candidate.raw == *raw) {
+        original = candidate.tensor;
         break;
       }
     }
-    if (original)
+    if (!original && init.dims_size() == 2)
+      for (auto [it, end] = byTransposedDigest.equal_range(elements.digest);
+           it != end; ++it) {
+        const Elements &candidate = originals[it->second];
+        const onnx::TensorProto &other = *candidate.tensor;
+        if (sameType(other) && other.dims(0) == init.dims(1) &&
+            other.dims(1) == init.dims(0) &&
+            candidate.rows == elements.columns &&
+            candidate.columns == elements.rows &&
+            elements.isTransposeOf(candidate)) {
+          original = &other;
+          isTranspose = true;
+          break;
+        }
+      }
+    if (original) {
       equal.push_back({original->name(), init.name(), isTranspose});
-    else
-      originals.push_back({&init, std::move(*raw)});
+      continue;
+    }
+    byDigest.emplace(elements.digest, originals.size());
+    if (init.dims_size() == 2)
+      byTransposedDigest.emplace(elements.transposedDigest, originals.size());
+    originals.push_back(elements);
   }
   return equal;
 }

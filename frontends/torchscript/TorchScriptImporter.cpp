@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/torchscript/ArchiveChecks.h"
 #include "frontends/torchscript/ModuleImporter.h"
+#include "frontends/torchscript/TorchScriptImporter.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -21,12 +23,14 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/script.h>
 
+#include <cmath>
 #include <functional>
 #include <memory>
 
@@ -36,8 +40,11 @@ namespace pp::torchscript_frontend {
 std::string supportedTorchScriptOps();
 namespace {
 
-/// Most iterations an unrolled prim::Loop may take.
-constexpr int64_t kMaxLoopIterations = 1 << 16;
+/// The budget of constant evaluation at import: most iterations of all the
+/// prim::Loops one import unrolls (nested loops' included), and most
+/// elements of one tensor evaluated at import.
+constexpr int64_t kMaxFoldedIterations = 1 << 16;
+constexpr int64_t kMaxEvaluatedElements = int64_t(1) << 28;
 
 /// True when the importer can read `tensor`'s values: a CPU tensor (a
 /// tensor on the meta device has a shape and an element type, no values).
@@ -133,6 +140,14 @@ Type parseElementType(StringRef name, Builder &builder) {
       .Case("i32", builder.getI32Type())
       .Case("i1", builder.getI1Type())
       .Default(nullptr);
+}
+
+/// `file:line` of `node` in the module's code, or "unknown position".
+std::string positionOf(torch::jit::Node *node) {
+  auto source = node->sourceRange().file_line_col();
+  if (!source)
+    return "unknown position";
+  return std::get<0>(*source) + ":" + std::to_string(std::get<1>(*source));
 }
 
 /// Turns the forward method of one frozen TorchScript module into
@@ -245,6 +260,11 @@ private:
   llvm::StringMap<Value> parameters;
   SmallVector<Attribute> argAttrs;
   llvm::StringSet<> usedNames;
+  /// The last suffix uniqueName gave each base name, so that naming stays
+  /// linear in the nodes of unrolled loops.
+  llvm::StringMap<unsigned> lastSuffix;
+  /// The prim::Loop iterations unrolled so far (kMaxFoldedIterations).
+  int64_t foldedIterations = 0;
   /// The name each imported node got (the last, for unrolled loops).
   llvm::DenseMap<torch::jit::Node *, std::string> nodeNames;
   StringAttr currentNode;
@@ -508,8 +528,9 @@ std::string GraphImporter::uniqueName(torch::jit::Node *node) {
   if (!path.empty())
     base = path + "/" + base;
   std::string name = base;
-  for (int suffix = 1; usedNames.contains(name); ++suffix)
-    name = base + "_" + std::to_string(suffix);
+  unsigned &suffix = lastSuffix[base];
+  while (usedNames.contains(name))
+    name = base + "_" + std::to_string(++suffix);
   usedNames.insert(name);
   return name;
 }
@@ -595,9 +616,53 @@ c10::IValue GraphImporter::toIValue(const Item &item,
   return values;
 }
 
+/// The elements of the tensor `node` makes from `inputs` when it is a
+/// factory whose arguments say (a `size` list, `arange`'s bounds, the
+/// operand of a `*_like`), so that the budget applies before LibTorch
+/// allocates; 0 otherwise.
+double elementsToMake(torch::jit::Node *node, ArrayRef<c10::IValue> inputs) {
+  const c10::FunctionSchema *schema = node->maybeSchema();
+  if (!schema)
+    return 0;
+  double start = 0, end = 0, step = 1;
+  for (auto [argument, input] : llvm::zip(schema->arguments(), inputs)) {
+    const std::string &name = argument.name();
+    if (name == "size" && input.isList()) {
+      double elements = 1;
+      for (const c10::IValue &size : input.toListRef())
+        if (size.isInt())
+          elements *= static_cast<double>(std::max<int64_t>(size.toInt(), 0));
+      return elements;
+    }
+    if (name == "self" && input.isTensor() &&
+        StringRef(node->kind().toUnqualString()).ends_with("_like"))
+      return static_cast<double>(input.toTensor().numel());
+    if ((name == "start" || name == "end" || name == "step") &&
+        input.isScalar())
+      (name == "start" ? start : name == "end" ? end : step) =
+          input.toScalar().toDouble();
+  }
+  if (node->kind() == c10::aten::arange && step != 0)
+    return std::max(std::ceil((end - start) / step), 0.0);
+  return 0;
+}
+
 FailureOr<SmallVector<Item>>
 GraphImporter::evaluate(torch::jit::Node *node, Location loc,
                         ArrayRef<c10::IValue> inputs) {
+  auto overBudget = [&](double elements) {
+    return emitError(loc)
+           << "evaluating " << node->kind().toQualString() << " (node '"
+           << nodeNames.lookup(node) << "', " << positionOf(node)
+           << ") at import makes a tensor of " << llvm::formatv("{0:F0}", elements).str()
+           << " elements, past pp's budget of " << kMaxEvaluatedElements
+           << " elements for one tensor computed at import (it becomes a "
+              "constant of the program): make it smaller, or compute it from "
+              "the inputs";
+  };
+  if (double elements = elementsToMake(node, inputs);
+      elements > kMaxEvaluatedElements)
+    return overBudget(elements);
   torch::jit::Stack stack(inputs.begin(), inputs.end());
   // Operations with variadic schemas (aten::format) pop their input count
   // first, as TorchScript's interpreter pushes it.
@@ -612,8 +677,11 @@ GraphImporter::evaluate(torch::jit::Node *node, Location loc,
                           << StringRef(message).split('\n').first;
   }
   SmallVector<Item> outputs;
-  for (c10::IValue &value : stack)
+  for (c10::IValue &value : stack) {
+    if (value.isTensor() && value.toTensor().numel() > kMaxEvaluatedElements)
+      return overBudget(static_cast<double>(value.toTensor().numel()));
     outputs.push_back(Item::ofConstant(std::move(value)));
+  }
   return outputs;
 }
 
@@ -640,14 +708,6 @@ FailureOr<SmallVector<Item>> GraphImporter::importGetAttr(torch::jit::Node *node
     return SmallVector<Item>{Item::ofTensor(*argument)};
   }
   return SmallVector<Item>{Item::ofConstant(value)};
-}
-
-/// `file:line` of `node` in the module's code, or "unknown position".
-std::string positionOf(torch::jit::Node *node) {
-  auto source = node->sourceRange().file_line_col();
-  if (!source)
-    return "unknown position";
-  return std::get<0>(*source) + ":" + std::to_string(std::get<1>(*source));
 }
 
 InFlightDiagnostic GraphImporter::unsupportedOp(torch::jit::Node *node,
@@ -713,10 +773,14 @@ FailureOr<SmallVector<Item>> GraphImporter::importLoop(torch::jit::Node *node,
       return failure();
     if (!*goOn || iteration >= *trips)
       return carried;
-    if (iteration >= kMaxLoopIterations)
-      return emitError(loc) << "prim::Loop runs more than "
-                            << kMaxLoopIterations
-                            << " iterations; pp unrolls loops at import";
+    if (++foldedIterations > kMaxFoldedIterations)
+      return emitError(loc)
+             << "prim::Loop (node '" << nodeNames.lookup(node) << "', "
+             << positionOf(node) << ") takes pp past its budget of "
+             << kMaxFoldedIterations
+             << " loop iterations unrolled at import (all loops' together, "
+                "nested ones' included): pp unrolls loops into its static "
+                "program; loop fewer times, or compute with tensor ops";
     SmallVector<Item> inputs{Item::ofConstant(iteration)};
     inputs.append(carried.begin(), carried.end());
     FailureOr<SmallVector<Item>> outputs =
@@ -1166,16 +1230,36 @@ FailureOr<Items> layerNorm(G &g, torch::jit::Node *, Location loc,
       b.getI64IntegerAttr(axis), b.getF64FloatAttr(*epsilon)))};
 }
 
+/// `x` computed in the dtype argument `dtype` of `node` (a reduction's or
+/// a softmax's `dtype=`): cast to that float type first, as PyTorch does;
+/// `x` unchanged when `dtype` is None.
+FailureOr<Value> inDtype(G &g, torch::jit::Node *node, Value x,
+                         const Item &dtype, Location loc) {
+  if (dtype.isConstant() && dtype.constant.isNone())
+    return x;
+  Type type;
+  if (dtype.isConstant() && dtype.constant.isInt())
+    type = convertScalarType(
+        static_cast<at::ScalarType>(dtype.constant.toInt()), g.getBuilder());
+  if (!type || !isa<FloatType>(type))
+    return emitError(loc) << node->kind().toQualString()
+                          << "'s dtype must be a float dtype known at import "
+                             "(float32, float64, float16 or bfloat16)";
+  return g.castTo(x, type, loc);
+}
+
 /// aten::softmax and aten::log_softmax(input, dim, dtype?).
 template <typename OpTy>
-FailureOr<Items> softmax(G &g, torch::jit::Node *, Location loc,
+FailureOr<Items> softmax(G &g, torch::jit::Node *node, Location loc,
                          ArrayRef<Item> in) {
   FailureOr<Value> x = g.asTensor(in[0], loc);
   FailureOr<int64_t> dim = g.asInt(in[1], loc, "the softmax dimension");
   if (failed(x) || failed(dim))
     return failure();
-  if (in.size() > 2 && !(in[2].isConstant() && in[2].constant.isNone()))
-    return emitError(loc) << "softmax with a dtype is not supported";
+  if (in.size() > 2)
+    x = inDtype(g, node, *x, in[2], loc);
+  if (failed(x))
+    return failure();
   typename OpTy::Properties properties;
   properties.axis = g.getBuilder().getI64IntegerAttr(*dim);
   return single(g.create<OpTy>(loc, *x, properties));
@@ -1206,9 +1290,9 @@ FailureOr<Items> reduce(G &g, torch::jit::Node *node, Location loc,
       return failure();
     keepDims = *keep;
   }
-  if (!(dtype.isConstant() && dtype.constant.isNone()))
-    return emitError(loc) << node->kind().toQualString()
-                          << " with a dtype is not supported";
+  x = inDtype(g, node, *x, dtype, loc);
+  if (failed(x))
+    return failure();
   for (int64_t &axis : axes) {
     FailureOr<int64_t> normalized = g.normalizedAxis(axis, rank, loc);
     if (failed(normalized))
@@ -1807,10 +1891,17 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
   context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
                        func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  std::string damaged = checkZipEntries(path);
+  if (!damaged.empty())
+    return emitError(fileLoc) << damaged, nullptr;
+  // The reader tells checkModuleTensors what the archive holds of each
+  // tensor's storage.
+  std::shared_ptr<RecordingReader> reader;
   torch::jit::Module module;
   std::optional<c10::FunctionSchema> schema;
   try {
-    module = torch::jit::load(path.str());
+    reader = std::make_shared<RecordingReader>(path.str());
+    module = torch::jit::load(reader);
     if (!module.find_method("forward"))
       return emitError(fileLoc) << "the TorchScript module has no forward "
                                    "method",
@@ -1824,6 +1915,9 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
                << StringRef(message).split('\n').first,
            nullptr;
   }
+  std::string outside = checkModuleTensors(module, *reader);
+  if (!outside.empty())
+    return emitError(fileLoc) << outside, nullptr;
   return importModule(module, *schema, path, context, options);
 }
 

@@ -9,6 +9,7 @@
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/codegen/StageLibrary.h"
+#include "runtime/core/Sha256.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -20,12 +21,12 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
+
+#include <fstream>
 
 namespace pp {
 #define GEN_PASS_DEF_EMITPACKAGE
@@ -73,9 +74,13 @@ json describeFunction(func::FuncOp function) {
   }
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
     DictionaryAttr attrs = function.getResultAttrDict(i);
-    results.push_back(describeValue(stringAttr(attrs, kNameAttrName),
-                                    stringAttr(attrs, kRoleAttrName),
-                                    function.getResultTypes()[i]));
+    json result = describeValue(stringAttr(attrs, kNameAttrName),
+                                stringAttr(attrs, kRoleAttrName),
+                                function.getResultTypes()[i]);
+    if (auto part = attrs ? attrs.getAs<IntegerAttr>(kGradientPartAttrName)
+                          : IntegerAttr())
+      result["part"] = part.getInt();
+    results.push_back(result);
   }
   json messages = json::array();
   function.walk([&](Operation *op) {
@@ -553,45 +558,47 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
   /// Writes the concatenation of `pieces` to the package file `name`; all
   /// but the manifest are recorded in `files`, hashed as they are written
-  /// (no second read of parameters.bin).
+  /// (no second read of parameters.bin) with the runtime's SHA-256, the one
+  /// pp-run checks them with.
   LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     std::string path = pathOf(name);
     std::error_code error;
     llvm::raw_fd_ostream os(path, error);
     if (error)
       return fail("cannot write '" + path + "': " + error.message());
-    llvm::SHA256 digest;
+    runtime::Sha256 digest;
     size_t bytes = 0;
     for (StringRef piece : pieces) {
       os << piece;
-      digest.update(piece);
+      digest.update(piece.data(), piece.size());
       bytes += piece.size();
     }
     os.close();
     if (os.has_error())
       return fail("cannot write '" + path + "': " + os.error().message());
     if (name != "manifest.json")
-      record(name, bytes, digest.final());
+      record(name, bytes, digest.hex());
     return success();
   }
 
-  /// Records the size and SHA-256 of the package file `name` in `files`.
-  void record(StringRef name, size_t bytes, ArrayRef<uint8_t> digest) {
-    files[name.str()] = {{"bytes", bytes},
-                         {"sha256", llvm::toHex(digest, /*LowerCase=*/true)}};
+  /// Records the size and SHA-256 (hex digits) of the package file `name`
+  /// in `files`.
+  void record(StringRef name, size_t bytes, std::string sha256) {
+    files[name.str()] = {{"bytes", bytes}, {"sha256", std::move(sha256)}};
   }
 
-  /// Records a file another program wrote (a compiled library).
+  /// Records a file another program wrote (a compiled library), read in
+  /// pieces.
   LogicalResult recordFile(StringRef name) {
     std::string path = pathOf(name);
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-        llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false);
+    std::ifstream file(path, std::ios::binary);
     if (!file)
-      return fail("cannot read '" + path + "': " + file.getError().message());
-    StringRef bytes = (*file)->getBuffer();
-    record(name, bytes.size(),
-           llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)));
+      return fail("cannot read '" + path + "'");
+    runtime::Sha256 digest;
+    size_t bytes = digest.update(file);
+    if (file.bad())
+      return fail("cannot read '" + path + "'");
+    record(name, bytes, digest.hex());
     return success();
   }
 

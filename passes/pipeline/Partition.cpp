@@ -237,10 +237,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
         ++stage;
       stageOfNode[order[i]] = stage;
     }
-    FailureOr<SmallVector<BlockArgument>> tied =
-        assignStages(main, stageOfNode);
-    if (failed(tied) || failed(splitTiedGradients(main, *tied)) ||
-        failed(checkScheduleOrder(body)))
+    assignStages(main, stageOfNode);
+    if (failed(splitGradientsByNode(main)) || failed(checkScheduleOrder(body)))
       return failure();
     FailureOr<MeshOp> mesh = declareMesh(*layout);
     if (failed(mesh))
@@ -522,9 +520,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   /// Sets `pp.stage` on every op and places each parameter on the stages
   /// that use it: `pp.stage` is the first of them (the owner) and, for a
   /// parameter used on several (tied weights), `pp.holder_stages` lists
-  /// them all. Returns the tied parameters.
-  FailureOr<SmallVector<BlockArgument>>
-  assignStages(func::FuncOp main,
+  /// them all.
+  void assignStages(func::FuncOp main,
                llvm::DenseMap<StringAttr, int64_t> &stageOfNode) {
     Block &body = main.getBody().front();
     Builder builder(main.getContext());
@@ -547,7 +544,6 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           stage = std::max(stage, getStage(def).value_or(0));
       op->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
     }
-    SmallVector<BlockArgument> tied;
     for (BlockArgument arg : body.getArguments()) {
       if (!isModelParameter(main, arg.getArgNumber()))
         continue;
@@ -567,57 +563,91 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       main.setArgAttr(arg.getArgNumber(), kHolderStagesAttrName,
                       builder.getDenseI64ArrayAttr(SmallVector<int64_t>(
                           holders.begin(), holders.end())));
-      tied.push_back(arg);
     }
-    return tied;
   }
 
-  /// The terms of `gradient` computed on different stages: the operands of
+  /// Which part of a gradient a term computed by `def` belongs to: the
+  /// position in `body` of the first op of its node (of `def` itself for an
+  /// op outside every node), which orders the parts as the program orders
+  /// the uses.
+  struct PartKeys {
+    explicit PartKeys(Block &body) {
+      int64_t position = 0;
+      for (Operation &op : body.without_terminator()) {
+        positions[&op] = position;
+        if (StringAttr node = getNode(&op))
+          firstOfNode.try_emplace(node, position);
+        ++position;
+      }
+    }
+    int64_t operator()(Operation *def) const {
+      StringAttr node = getNode(def);
+      return node ? firstOfNode.lookup(node) : positions.lookup(def);
+    }
+    llvm::DenseMap<StringAttr, int64_t> firstOfNode;
+    llvm::DenseMap<Operation *, int64_t> positions;
+  };
+
+  /// The terms of `gradient` that different nodes compute: the operands of
   /// the `nn.add` tree that sums them (autodiff's accumulation), down to
-  /// the values whose terms all come from one stage; `expanded` gets the
+  /// the values whose terms all come from one node; `expanded` gets the
   /// adds taken apart, each before its operands' adds.
-  static void collectStageTerms(Value gradient, SmallVector<Value> &terms,
-                                SmallVector<Operation *> &expanded) {
-    auto add = gradient.getDefiningOp<nn::AddOp>();
-    if (add && isBackward(add) && add.getLhs().getType() == add.getType() &&
-        add.getRhs().getType() == add.getType() && spansStages(gradient)) {
+  static void collectNodeTerms(Value gradient, const PartKeys &keyOf,
+                               SmallVector<Value> &terms,
+                               SmallVector<Operation *> &expanded) {
+    if (isSumOfTerms(gradient) && spansNodes(gradient, keyOf)) {
+      auto add = gradient.getDefiningOp<nn::AddOp>();
       expanded.push_back(add);
-      collectStageTerms(add.getLhs(), terms, expanded);
-      collectStageTerms(add.getRhs(), terms, expanded);
+      collectNodeTerms(add.getLhs(), keyOf, terms, expanded);
+      collectNodeTerms(add.getRhs(), keyOf, terms, expanded);
       return;
     }
     terms.push_back(gradient);
   }
 
-  /// True when the tree of backward `nn.add`s computing `value` has ops on
-  /// two stages.
-  static bool spansStages(Value value) {
+  /// True when `value` is a backward `nn.add` of two computed values of its
+  /// own type: a sum autodiff accumulated.
+  static bool isSumOfTerms(Value value) {
+    auto add = value.getDefiningOp<nn::AddOp>();
+    return add && isBackward(add) && add.getLhs().getType() == add.getType() &&
+           add.getRhs().getType() == add.getType() &&
+           add.getLhs().getDefiningOp() && add.getRhs().getDefiningOp();
+  }
+
+  /// True when the tree of sums computing `value` has ops of two nodes.
+  static bool spansNodes(Value value, const PartKeys &keyOf) {
     std::set<int64_t> seen;
     SmallVector<Value> pending = {value};
     while (!pending.empty()) {
-      Operation *def = pending.pop_back_val().getDefiningOp();
+      Value next = pending.pop_back_val();
+      Operation *def = next.getDefiningOp();
       if (!def || isConstant(def))
         continue;
-      seen.insert(*getStage(def));
-      if (isa<nn::AddOp>(def) && isBackward(def))
+      seen.insert(keyOf(def));
+      if (isSumOfTerms(next))
         llvm::append_range(pending, def->getOperands());
     }
     return seen.size() > 1;
   }
 
-  /// Replaces the program's gradient of each tied parameter by one per
-  /// holder stage, the sum of the terms computed there, so that every
-  /// holder's backward returns its part and no partial gradient travels
-  /// between stages; the runtime sums the parts over the holders.
-  LogicalResult splitTiedGradients(func::FuncOp main,
-                                   ArrayRef<BlockArgument> tied) {
-    if (tied.empty())
-      return success();
-    auto returnOp =
-        cast<func::ReturnOp>(main.getBody().front().getTerminator());
-    llvm::StringMap<BlockArgument> tiedByName;
-    for (BlockArgument arg : tied)
-      tiedByName[argumentName(main, arg.getArgNumber())] = arg;
+  /// Replaces the program's gradient of each parameter that several nodes
+  /// use by one result per node, in program order of the nodes
+  /// (`pp.gradient_part` 0, 1, ...): the sum of the terms that node
+  /// computes. The split depends on the nodes alone, never on the stages,
+  /// so one stage returns the same parts as many: the runtime sums each
+  /// part over the microbatches on its own and adds the parts in order at
+  /// the end of the step, and a tied weight gets the same bits on any
+  /// number of stages. Every holder's backward returns the parts computed
+  /// there; no partial gradient travels between stages.
+  LogicalResult splitGradientsByNode(func::FuncOp main) {
+    Block &body = main.getBody().front();
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    llvm::StringMap<unsigned> parameterByName;
+    for (BlockArgument arg : body.getArguments())
+      if (isModelParameter(main, arg.getArgNumber()))
+        parameterByName[argumentName(main, arg.getArgNumber())] =
+            arg.getArgNumber();
+    PartKeys keyOf(body);
     SmallVector<Value> results;
     SmallVector<Attribute> resultAttrs;
     SmallVector<Operation *> expanded;
@@ -626,47 +656,54 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       DictionaryAttr attrs = main.getResultAttrDict(index);
       auto role = attrs ? attrs.getAs<StringAttr>(kRoleAttrName) : nullptr;
       auto name = attrs ? attrs.getAs<StringAttr>(kNameAttrName) : nullptr;
-      auto it = role && role.getValue() == kRoleGradient && name
-                    ? tiedByName.find(name.getValue())
-                    : tiedByName.end();
-      if (it == tiedByName.end()) {
+      auto parameter = role && role.getValue() == kRoleGradient && name
+                           ? parameterByName.find(name.getValue())
+                           : parameterByName.end();
+      SmallVector<Value> terms;
+      if (parameter != parameterByName.end())
+        collectNodeTerms(result, keyOf, terms, expanded);
+      if (terms.size() < 2) {
         results.push_back(result);
         resultAttrs.push_back(attrs);
         continue;
       }
-      ArrayRef<int64_t> holders =
-          main.getArgAttrOfType<DenseI64ArrayAttr>(it->second.getArgNumber(),
-                                                   kHolderStagesAttrName)
-              .asArrayRef();
-      SmallVector<Value> terms;
-      collectStageTerms(result, terms, expanded);
+      auto holders = main.getArgAttrOfType<DenseI64ArrayAttr>(
+          parameter->second, kHolderStagesAttrName);
+      SmallVector<int64_t> holding =
+          holders ? llvm::to_vector(holders.asArrayRef())
+                  : SmallVector<int64_t>{
+                        getParameterStage(main, parameter->second)};
       std::map<int64_t, Value> partOf;
       for (Value term : terms) {
-        int64_t stage = *getStage(term.getDefiningOp());
-        if (!llvm::is_contained(holders, stage))
-          return main.emitError("the gradient of the tied parameter '")
+        Operation *def = term.getDefiningOp();
+        int64_t stage = *getStage(def);
+        if (!llvm::is_contained(holding, stage))
+          return main.emitError("the gradient of the parameter '")
                  << name.getValue() << "' has a term computed on stage "
                  << stage << ", which does not hold it (holders: "
                  << llvm::join(llvm::map_range(
-                                   holders,
+                                   holding,
                                    [](int64_t h) { return std::to_string(h); }),
                                ", ")
                  << "); place the node computing it with a user of the "
                  << "parameter (split-points)";
-        auto [part, first] = partOf.try_emplace(stage, term);
+        auto [part, first] = partOf.try_emplace(keyOf(def), term);
         if (first)
           continue;
         auto sum =
             nn::AddOp::create(builder, term.getLoc(), part->second, term);
         sum->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
         setBackward(sum);
-        if (StringAttr node = getNode(term.getDefiningOp()))
+        if (StringAttr node = getNode(def))
           sum->setAttr(kNodeAttrName, node);
         part->second = sum;
       }
-      for (auto &[stage, part] : partOf) {
+      for (auto [number, part] : llvm::enumerate(llvm::make_second_range(partOf))) {
+        NamedAttrList partAttrs(attrs);
+        partAttrs.set(kGradientPartAttrName,
+                      builder.getI64IntegerAttr(number));
         results.push_back(part);
-        resultAttrs.push_back(attrs);
+        resultAttrs.push_back(partAttrs.getDictionary(main.getContext()));
       }
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);

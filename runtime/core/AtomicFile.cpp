@@ -16,6 +16,11 @@ namespace pp::runtime {
 
 void writeFileAtomically(const std::string &path, const void *data,
                          size_t size) {
+  writeFileAtomically(path, {FilePiece{data, size}});
+}
+
+void writeFileAtomically(const std::string &path,
+                         const std::vector<FilePiece> &pieces) {
   size_t slash = path.rfind('/');
   std::string folder =
       slash == std::string::npos ? "." : path.substr(0, slash + 1);
@@ -37,14 +42,16 @@ void writeFileAtomically(const std::string &path, const void *data,
   ::umask(mask);
   if (::fchmod(fd.get(), 0666 & ~mask) != 0)
     failWritten("cannot set the permissions of");
-  const char *bytes = static_cast<const char *>(data);
-  for (size_t written = 0; written < size;) {
-    ssize_t wrote = ::write(fd.get(), bytes + written, size - written);
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote < 0)
-      failWritten("cannot write");
-    written += static_cast<size_t>(wrote);
+  for (const FilePiece &piece : pieces) {
+    const char *bytes = static_cast<const char *>(piece.data);
+    for (size_t written = 0; written < piece.size;) {
+      ssize_t wrote = ::write(fd.get(), bytes + written, piece.size - written);
+      if (wrote < 0 && errno == EINTR)
+        continue;
+      if (wrote < 0)
+        failWritten("cannot write");
+      written += static_cast<size_t>(wrote);
+    }
   }
   if (::fsync(fd.get()) != 0)
     failWritten("cannot flush");

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace pp::runtime {
 
@@ -20,6 +21,16 @@ namespace pp::runtime {
 /// temporary file in 'DIR/': ..."), leaving no temporary file behind.
 void writeFileAtomically(const std::string &path, const void *data,
                          size_t size);
+
+/// `size` bytes at `data`: one piece of a file.
+struct FilePiece {
+  const void *data;
+  size_t size;
+};
+/// Replaces `path` by the concatenation of `pieces` atomically, as above
+/// (no copy of the pieces is assembled).
+void writeFileAtomically(const std::string &path,
+                         const std::vector<FilePiece> &pieces);
 
 } // namespace pp::runtime
 

@@ -292,8 +292,17 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
       parsePhase, "forward, backward, backward_input, backward_weight or eval");
   for (const Field &arg : field["args"].elements())
     function.args.push_back(readTensor(arg, kAnyRole));
-  for (const Field &result : field["results"].elements())
-    function.results.push_back(readTensor(result, kAnyRole));
+  for (const Field &result : field["results"].elements()) {
+    TensorInfo &tensor =
+        function.results.emplace_back(readTensor(result, kAnyRole, {"part"}));
+    if (!result["part"].present())
+      continue;
+    if (tensor.role != Role::Gradient)
+      result["part"].fail("no part on a result of role " +
+                          std::string(roleName(tensor.role)) +
+                          " (only gradients come in parts)");
+    tensor.part = result["part"].integer(0);
+  }
   for (const Field &message : field["messages"].elements()) {
     message.onlyMembers({"kind", "peer", "tensors"});
     MessageInfo info;
@@ -886,6 +895,7 @@ Package Package::load(const std::string &directory) {
     invalid(directory, std::string("manifest.json: ") + error.what());
   }
   checkPackage(package);
+  package.indexGradientParts();
   return package;
 }
 
@@ -919,6 +929,44 @@ bool Package::splitsBackward() const {
       if (function.phase == Phase::BackwardInput)
         return true;
   return false;
+}
+
+void Package::indexGradientParts() {
+  struct Returned {
+    int64_t part, stage;
+    const std::string *symbol;
+  };
+  std::map<std::string, std::vector<Returned>> parts;
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    for (const StageFunctionInfo &function : stages[stage].functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          parts[result.name].push_back({result.part, stage, &function.symbol});
+  for (ParameterInfo &parameter : parameters) {
+    auto returned = parts.find(parameter.tensor.name);
+    if (returned == parts.end())
+      continue;
+    int64_t count = static_cast<int64_t>(returned->second.size());
+    std::vector<int64_t> &partStages = parameter.gradientPartStages;
+    partStages.assign(count, -1);
+    bool numbered = true;
+    for (const Returned &each : returned->second) {
+      numbered = numbered && each.part < count && partStages[each.part] < 0;
+      if (numbered)
+        partStages[each.part] = each.stage;
+    }
+    if (numbered)
+      continue;
+    std::string found;
+    for (const Returned &each : returned->second)
+      found += (found.empty() ? "" : ", ") + std::to_string(each.part) + " (" +
+               *each.symbol + ", stage " + std::to_string(each.stage) + ")";
+    invalid(directory,
+            "the " + std::to_string(count) + " gradient results named '" +
+                parameter.tensor.name + "' must be its parts 0 to " +
+                std::to_string(count - 1) + ", each once, but they are parts " +
+                found + "; recompile the model");
+  }
 }
 
 std::string Package::fileProblem(const std::string &fileName) const {

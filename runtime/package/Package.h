@@ -63,6 +63,10 @@ struct TensorInfo {
   /// For an integer input that indexes a table (an embedding): its values
   /// must stay below this (the table's rows); 0 when nothing bounds them.
   int64_t indexBound = 0;
+  /// For a gradient result: which part of its parameter's gradient it is
+  /// (manifest "part"; 0 for a gradient in one part). See
+  /// ParameterInfo::gradientPartStages.
+  int64_t part = 0;
 };
 
 /// A model output of a forward-only package and the stage computing it.
@@ -126,6 +130,13 @@ struct ParameterInfo {
   /// The stages holding a copy, increasing: `stage` alone, or every stage
   /// using a tied weight (manifest "stages").
   std::vector<int64_t> stages = {0};
+  /// gradientPartStages[p]: the stage whose backward returns part p of the
+  /// gradient. A parameter that several nodes use (a tied embedding and LM
+  /// head) has a part per node, in program order, which the trainer sums
+  /// over the microbatches each on its own and adds in part order at the
+  /// end of the step; others have one part, or none when no stage computes
+  /// a gradient (frozen, constant, unused).
+  std::vector<int64_t> gradientPartStages = {};
   bool fromFile = false;
   size_t offset = 0;
   size_t bytes = 0;
@@ -205,6 +216,11 @@ struct Package {
   /// Whether the backward functions come split into backward_input and
   /// backward_weight.
   bool splitsBackward() const;
+  /// Sets each parameter's gradientPartStages from the stages' gradient
+  /// results (load() does; a package built in memory calls it once its
+  /// stages are complete). Throws std::runtime_error unless the parts of
+  /// each gradient are numbered 0, 1, ... and each returned once.
+  void indexGradientParts();
   /// True for a package of `pp-compile infer=true`: no loss, no backward.
   bool forwardOnly() const { return lossKind.empty(); }
   /// True when the stages have eval functions (load() checks that all of

@@ -1,10 +1,15 @@
-//===- TiedParameters.h - weights held by several stages --------*- C++ -*-===//
+//===- TiedParameters.h - gradients summed from parts -----------*- C++ -*-===//
 //
-// A tied parameter (a token embedding on the first stage that is also the
-// LM head on the last) is held by every stage that uses it: each holds the
-// same values, computes its part of the gradient, and the parts are summed
-// over exactly the holders each step, so that every holder applies the same
-// update (Megatron's embedding group).
+// A parameter that several nodes use (a token embedding that is also the
+// LM head) gets its gradient in parts, one per node in program order
+// (ParameterInfo::gradientPartStages): the trainer sums each part over the
+// microbatches (and the data-parallel replicas) on its own, and this class
+// adds the parts in part order. The parts are the same whatever the stages
+// the nodes land on, so one stage and many add the same values in the same
+// order: the same bits on every layout. A parameter whose nodes land on
+// several stages (tied) is held by each of them, and the holders exchange
+// their parts, so that every holder applies the same update (Megatron's
+// embedding group).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,12 +23,18 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pp::runtime {
 
-/// The groups of pipeline ranks that sum the gradients of the tied
-/// trainable parameters this rank holds (for one or several of its stages).
+/// A part of a parameter's gradient: the parameter's name and the part's
+/// number.
+using GradientPartKey = std::pair<std::string, int64_t>;
+
+/// The gradients this rank forms from parts: those of the trainable
+/// parameters it holds that come in several parts or are held by several
+/// pipeline ranks.
 class TiedParameters {
 public:
   /// Connects, over `pipeline`, one group per distinct set of holder ranks
@@ -33,10 +44,14 @@ public:
   /// constructs this before the first step.
   TiedParameters(const Package &package, Communicator &pipeline, int64_t rank);
 
-  /// Replaces each tied gradient of `gradients` (host f32 tensors by
-  /// parameter name, this rank's part) by the sum of the holder ranks'
-  /// parts, added in rank order in double: the same bits on every holder.
-  void sumGradients(const std::map<std::string, TensorPtr> &gradients);
+  /// Writes into each gradient of `gradients` (host f32 tensors by
+  /// parameter name) that this class forms the sum of its parts, added in
+  /// part order in double: the parts this rank computes, `parts` (host
+  /// tensors, each summed over the step's microbatches and the replicas),
+  /// and those the other holder ranks send. Every holder ends with the
+  /// same bits. A part may be the gradient's own tensor.
+  void sumGradients(const std::map<GradientPartKey, pp_tensor *> &parts,
+                    const std::map<std::string, TensorPtr> &gradients);
 
   /// Throws std::runtime_error, naming the parameters and stages, unless
   /// every holder's copies in `parameters` (host tensors by name) are the
@@ -45,13 +60,22 @@ public:
   void checkHoldersAgree(const std::map<std::string, TensorPtr> &parameters);
 
 private:
+  /// A parameter whose gradient this class forms.
+  struct Summed {
+    std::string name;
+    int64_t elements = 0;
+    /// The pipeline rank computing each part, in part order.
+    std::vector<int64_t> partRanks;
+  };
   struct Group {
     /// The holder ranks; the group's rank i is ranks[i].
     std::vector<int64_t> ranks;
+    /// Null for a group of this rank alone (its parts are all local).
     std::unique_ptr<Communicator> holders;
     /// The parameters the group holds, in manifest order.
-    std::vector<std::string> names;
+    std::vector<Summed> parameters;
   };
+  int64_t rank;
   std::vector<Group> groups;
 };
 

@@ -462,9 +462,31 @@ private:
           trained ? borrowTensor(parameter.tensor,
                                  flat->gradients() + trained->offset)
                   : makeTensor(parameter.tensor);
-      Placed &sum = placedGradients[name];
-      sum.tensor = backend.place(gradient.get(), sum.copy);
+      prepareGradientSums(parameter, gradient.get());
       gradients[name] = std::move(gradient);
+    }
+  }
+
+  /// Creates the sums of the parts of `parameter`'s gradient (host tensor
+  /// `gradient`) that this rank's stages compute: the gradient itself when
+  /// it comes in one part, else a buffer per part, which TiedParameters
+  /// adds up after the data-parallel reduction.
+  void prepareGradientSums(const ParameterInfo &parameter,
+                           pp_tensor *gradient) {
+    const std::vector<int64_t> &partStages = parameter.gradientPartStages;
+    for (int64_t part = 0; part < static_cast<int64_t>(partStages.size());
+         ++part) {
+      if (!holds(partStages[part]))
+        continue;
+      GradientSum &sum = sums[{parameter.tensor.name, part}];
+      if (partStages.size() > 1) {
+        sum.owned = makeTensor(parameter.tensor);
+        sum.host = sum.owned.get();
+      } else {
+        sum.host = gradient;
+      }
+      sum.placed.tensor = backend.place(sum.host, sum.placed.copy);
+      localParts[{parameter.tensor.name, part}] = sum.host;
     }
   }
 
@@ -539,82 +561,40 @@ private:
         options.optimizer, *flat, dataParallel, options.shardOptimizer);
   }
 
-  /// Lists this stage's gradients for the data-parallel reduction (in
-  /// manifest order) and counts the calls per step that add to each.
+  /// Lists this rank's gradient sums for the data-parallel reduction (in
+  /// manifest order, each parameter's parts in part order: a part is
+  /// reduced on its own) and counts the calls per step that add to each.
   void prepareGradientReduction() {
     std::vector<pp_tensor *> listed;
-    for (const ParameterInfo &parameter : package.parameters) {
-      auto it = gradients.find(parameter.tensor.name);
-      if (it == gradients.end())
-        continue;
-      reductionIndex[it->first] = listed.size();
-      listed.push_back(it->second.get());
-    }
+    for (const ParameterInfo &parameter : package.parameters)
+      for (int64_t part = 0;
+           part < static_cast<int64_t>(parameter.gradientPartStages.size());
+           ++part)
+        if (auto it = sums.find({parameter.tensor.name, part});
+            it != sums.end()) {
+          it->second.reductionIndex = listed.size();
+          listed.push_back(it->second.host);
+        }
     reducer = std::make_unique<GradientReducer>(dataParallel, listed);
-    prepareLocalTiedParts();
     for (int64_t s : myStages)
       for (const StageFunctionInfo &function : functionsOf(s))
         for (const TensorInfo &result : function.results)
           if (result.role == Role::Gradient)
-            contributionsPerStep[result.name] += options.microbatches;
+            sums.at({result.name, result.part}).perStep +=
+                options.microbatches;
   }
 
-  /// Adds a microbatch's `contribution` from stage `stage` to the
-  /// gradient `name`; once its step's last contribution is in, copies the
-  /// sum to the host and hands it to the data-parallel reduction.
-  void addGradient(int64_t stage, const std::string &name,
-                   pp_tensor *contribution) {
-    auto parts = localTiedParts.find(name);
-    if (parts == localTiedParts.end()) {
-      backend.accumulate(placedGradients.at(name).tensor, contribution);
-    } else {
-      backend.accumulate(parts->second.at(stage).get(), contribution);
-    }
-    if (--contributionsLeft.at(name) != 0)
+  /// Adds a microbatch's `contribution`, the stage function result
+  /// `result`, to its gradient sum; once its step's last contribution is
+  /// in, copies the sum to the host and hands it to the data-parallel
+  /// reduction.
+  void addGradient(const TensorInfo &result, pp_tensor *contribution) {
+    GradientSum &sum = sums.at({result.name, result.part});
+    backend.accumulate(sum.placed.tensor, contribution);
+    if (--sum.left != 0)
       return;
-    if (parts != localTiedParts.end())
-      sumTiedParts(name, parts->second);
-    finalizeGradient(name);
-  }
-
-  /// Keeps a separate sum per holder stage for each tied parameter that
-  /// several stages of this rank hold, as if they ran on separate ranks
-  /// (TiedParameters sums the parts in stage order): the same bits for
-  /// every placement. Host tensors: virtual stages run on the CPU backend.
-  void prepareLocalTiedParts() {
-    for (const ParameterInfo &parameter : package.parameters) {
-      if (!parameter.isTied() || !gradients.count(parameter.tensor.name))
-        continue;
-      std::vector<int64_t> local;
-      for (int64_t s : parameter.stages)
-        if (holds(s))
-          local.push_back(s);
-      if (local.size() < 2)
-        continue;
-      for (int64_t s : local)
-        localTiedParts[parameter.tensor.name][s] = makeTensor(parameter.tensor);
-    }
-  }
-
-  /// Writes the sum of `parts` (in stage order, in double) into the
-  /// gradient `name`.
-  void sumTiedParts(const std::string &name,
-                    const std::map<int64_t, TensorPtr> &parts) {
-    float *sum = floatsOf(placedGradients.at(name).tensor);
-    for (int64_t i = 0, n = pp_tensor_numel(parts.begin()->second.get());
-         i < n; ++i) {
-      double total = 0;
-      for (const auto &[stage, part] : parts)
-        total += floatsOf(part.get())[i];
-      sum[i] = static_cast<float>(total);
-    }
-  }
-
-  /// Copies the step's sum of the gradient `name` to the host and hands it
-  /// to the data-parallel reduction.
-  void finalizeGradient(const std::string &name) {
-    backend.fetch(placedGradients.at(name).tensor, gradients.at(name).get());
-    reducer->ready(reductionIndex.at(name));
+    backend.fetch(sum.placed.tensor, sum.host);
+    reducer->ready(sum.reductionIndex);
   }
 
   /// A batch the schedule runs: a training step or an eval batch (its
@@ -775,7 +755,7 @@ private:
         call(stage, function, std::move(args), data.batch, mb,
              [&](size_t index, pp_tensor *result) {
                if (function.results[index].role == Role::Gradient)
-                 addGradient(stage, function.results[index].name, result);
+                 addGradient(function.results[index], result);
              });
     for (const TensorInfo &arg : function.args)
       if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
@@ -900,12 +880,10 @@ private:
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
     int64_t heapAllocationsBefore = heapAllocations;
-    for (auto &[name, sum] : placedGradients)
-      backend.zero(sum.tensor);
-    for (auto &[name, parts] : localTiedParts)
-      for (auto &[stage, part] : parts)
-        backend.zero(part.get());
-    contributionsLeft = contributionsPerStep;
+    for (auto &[key, sum] : sums) {
+      backend.zero(sum.placed.tensor);
+      sum.left = sum.perStep;
+    }
     reducer->begin();
 
     // The last stages draw every label of the step first: the loss is
@@ -957,15 +935,12 @@ private:
   }
 
   /// The optimizer action of step `step`: completes the data-parallel
-  /// reduction and the tied gradients, clips by the global norm and
-  /// updates the parameters. Returns the norm and the learning rate.
+  /// reduction, adds up the gradients that come in parts, clips by the
+  /// global norm and updates the parameters. Returns the norm and the
+  /// learning rate.
   std::pair<double, float> updateParameters(int64_t step) {
     // The reduction over the data-parallel replicas started during the
-    // backward; the gradients no function returns join it now.
-    for (auto &[name, sum] : gradients)
-      if (auto left = contributionsLeft.find(name);
-          left == contributionsLeft.end() || left->second > 0)
-        finalizeGradient(name);
+    // backward.
     auto waitStart = std::chrono::steady_clock::now();
     double traceStart = traceClock();
     reducer->finish();
@@ -973,7 +948,7 @@ private:
     reduceWaitSeconds += std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - waitStart)
                              .count();
-    tied->sumGradients(gradients);
+    tied->sumGradients(localParts, gradients);
 
     // Global gradient norm: one sum of squares per parameter (in double),
     // summed over the tensor-parallel group (a sharded parameter's shards;
@@ -1683,21 +1658,31 @@ private:
   /// Host parameters and gradient sums (those of trained parameters views
   /// of `flat`), and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
-  std::map<std::string, Placed> placedParameters, placedGradients;
+  std::map<std::string, Placed> placedParameters;
+  /// A sum that a step accumulates over its microbatches: a parameter's
+  /// gradient, or a part of it (see ParameterInfo::gradientPartStages).
+  struct GradientSum {
+    /// The host values (the gradient's for one part, else `owned`) and
+    /// where the stage functions' results add up.
+    pp_tensor *host = nullptr;
+    Placed placed;
+    TensorPtr owned;
+    /// Its place in the reducer's list, and the results a step adds to it
+    /// and, this step, those still to come.
+    size_t reductionIndex = 0;
+    int64_t perStep = 0, left = 0;
+  };
+  /// The parts of gradients this rank's stages compute, and their host
+  /// values.
+  std::map<GradientPartKey, GradientSum> sums;
+  std::map<GradientPartKey, pp_tensor *> localParts;
   /// The parameters whose gradients some stage's backward returns.
   std::set<std::string> withGradient;
   /// Sums the gradients over the data-parallel replicas during the backward.
   std::unique_ptr<GradientReducer> reducer;
-  /// Per gradient, its place in the reducer's list, the contributions
-  /// (calls returning it) a step adds and, this step, those still to come.
-  std::map<std::string, size_t> reductionIndex;
-  std::map<std::string, int64_t> contributionsPerStep, contributionsLeft;
   /// Seconds the steps waited for the reduction after their backward.
   double reduceWaitSeconds = 0;
-  /// Per tied parameter that several stages of this rank hold, the sum of
-  /// each holder stage's part this step.
-  std::map<std::string, std::map<int64_t, TensorPtr>> localTiedParts;
-  /// Sums the gradients of the tied parameters this rank holds.
+  /// Adds up the gradients that come in parts or from several holders.
   std::unique_ptr<TiedParameters> tied;
   /// This rank's spans with --trace (else null), and the step they belong
   /// to.

@@ -118,14 +118,16 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 
 // A weight used on several stages (tied: an embedding and an LM head) is
 // held by each: pp.stage is the first holder, the owner, and
-// pp.holder_stages lists them all. Each holder's backward returns its part
-// of the gradient, the terms computed there (no partial gradient travels);
-// the runtime sums the parts over the holders. Stage 1 does not hold it.
+// pp.holder_stages lists them all. Its gradient comes in one part per node
+// using it, in program order (pp.gradient_part): each holder's backward
+// returns the parts computed there (no partial gradient travels); the
+// runtime sums each part over the microbatches and adds the parts in
+// order. Stage 1 does not hold it.
 // RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff --pp-partition="split-points=act,head" 2>/dev/null | FileCheck %s --check-prefix=TIED
 // TIED: func.func @main(
 // TIED-SAME: {pp.holder_stages = array<i64: 0, 2>, pp.name = "tied", pp.role = "parameter", pp.stage = 0 : i64}
 // TIED-SAME: {pp.name = "mid", pp.role = "parameter", pp.stage = 1 : i64}
-// TIED-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})
+// TIED-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.gradient_part = 0 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.gradient_part = 1 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})
 // TIED: %[[F0:.*]] = pp.stage @pipeline stage 0 ins(%arg0, %arg1)
 // TIED: %[[F1:.*]]:2 = pp.stage @pipeline stage 1 ins(%[[F0]], %arg2)
 // TIED: %[[F2:.*]]:2 = pp.stage @pipeline stage 2 ins(%[[F1]]#1, %arg1, %arg3)
@@ -139,12 +141,14 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 // TIED: pp.yield %[[EMBED]]
 // TIED: return %[[F2]]#1, %[[B0]], %[[B2]]#1, %[[B1]]#0
 
-// On one stage the parameter is not tied: its gradient stays autodiff's one
-// sum of the two terms.
+// On one stage the parameter is not tied, and its gradient comes in the
+// same two parts, in the same order: one stage adds what many do.
 // RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff --pp-partition="stages=1" 2>/dev/null | FileCheck %s --check-prefix=ONESTAGE
 // ONESTAGE: {pp.name = "tied", pp.role = "parameter", pp.stage = 0 : i64}
-// ONESTAGE-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})
-// ONESTAGE: pp.stage @pipeline stage 0 phase<backward>
+// ONESTAGE-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.gradient_part = 0 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.gradient_part = 1 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})
+// ONESTAGE: %[[B:.*]]:3 = pp.stage @pipeline stage 0 phase<backward>
 // ONESTAGE: %[[HEAD:.*]] = nn.matmul %{{.*}} transpose_lhs {pp.node = "head"}
 // ONESTAGE: %[[EMBED:.*]] = nn.matmul %{{.*}} transpose_lhs {pp.node = "embed"}
-// ONESTAGE: nn.add %[[HEAD]], %[[EMBED]]
+// ONESTAGE-NOT: nn.add
+// ONESTAGE: pp.yield %[[HEAD]], %{{.*}}, %[[EMBED]]
+// ONESTAGE: return %{{.*}}, %[[B]]#2, %[[B]]#0, %[[B]]#1

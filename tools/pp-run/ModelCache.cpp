@@ -2,10 +2,12 @@
 
 #include "tools/pp-run/ModelCache.h"
 
+#include "frontends/onnx/ExternalData.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/torchexport/TorchExportImporter.h"
 #include "frontends/torchscript/TorchScriptImporter.h"
 #include "passes/Passes.h"
+#include "runtime/core/Sha256.h"
 #include "runtime/package/Package.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -18,7 +20,6 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/WithColor.h"
 
 #include <cerrno>
@@ -353,32 +354,38 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
 
   static const bool registered = (pp::registerPasses(), true);
   (void)registered;
-  llvm::SHA256 hash;
-  hash.update((*file)->getBuffer());
-  hash.update(pipeline);
+  pp::runtime::Sha256 hash;
+  auto add = [&](llvm::StringRef text) {
+    hash.update(text.data(), text.size());
+  };
+  add((*file)->getBuffer());
+  add(pipeline);
   for (const std::string &dim : dims)
-    hash.update(std::string("\0--dim=", 7) + dim);
+    add(std::string("\0--dim=", 7) + dim);
   for (const std::string &type : inputShapes)
-    hash.update(std::string("\0--input-shape=", 15) + type);
+    add(std::string("\0--input-shape=", 15) + type);
   if (request.untieSharedWeights)
-    hash.update(std::string("\0--untie-shared-weights", 23));
+    add(std::string("\0--untie-shared-weights", 23));
   if (request.tieEqualWeights)
-    hash.update(std::string("\0--tie-equal-weights", 20));
-  hash.update(std::string("\0batch=", 7) +
-              std::to_string(options.batchSize));
-  // A rebuilt compiler or runtime makes new packages: the cache key covers
-  // this pp-run and the runtime library the packages link.
-  for (const std::string &file :
-       {llvm::sys::fs::getMainExecutable(nullptr, nullptr),
-        std::string(PP_LIBRARY_DIR "/libPPRuntime.so")}) {
+    add(std::string("\0--tie-equal-weights", 20));
+  add(std::string("\0batch=", 7) + std::to_string(options.batchSize));
+  // A rebuilt compiler or runtime makes new packages, and new weights in
+  // an ONNX model's external data files a new model: the cache key covers
+  // this pp-run, the runtime library the packages link and those files.
+  std::vector<std::string> stamped = {
+      llvm::sys::fs::getMainExecutable(nullptr, nullptr),
+      std::string(PP_LIBRARY_DIR "/libPPRuntime.so")};
+  if (!torchScript)
+    llvm::append_range(stamped, pp::onnx_frontend::externalDataFiles(
+                                    (*file)->getBuffer(), request.modelPath));
+  for (const std::string &file : stamped) {
     llvm::sys::fs::file_status status;
     if (!llvm::sys::fs::status(file, status))
-      hash.update(
-          file + ":" + std::to_string(status.getSize()) + ":" +
+      add(file + ":" + std::to_string(status.getSize()) + ":" +
           std::to_string(
               status.getLastModificationTime().time_since_epoch().count()));
   }
-  std::string key = llvm::toHex(hash.final(), /*LowerCase=*/true).substr(0, 32);
+  std::string key = hash.hex().substr(0, 32);
   std::string root = modelCacheRoot(request.cacheDir);
   std::string packageDir = root + "/" + key;
   if (std::error_code error = llvm::sys::fs::create_directories(root)) {

@@ -87,6 +87,21 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                              << " must be an integer, got " << attr.getValue();
     return success();
   }
+  if (name == kGradientPartAttrName) {
+    auto part = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!part || part.getInt() < 0)
+      return op->emitError() << "'" << name << "' on " << where
+                             << " must be a non-negative integer, got "
+                             << attr.getValue();
+    auto role = siblings ? siblings.getAs<StringAttr>(kRoleAttrName)
+                         : StringAttr();
+    if (!role || role.getValue() != kRoleGradient)
+      return op->emitError() << "'" << name << "' on " << where
+                             << " belongs on a value of role '"
+                             << kRoleGradient << "', not on one of role '"
+                             << (role ? role.getValue() : "") << "'";
+    return success();
+  }
   if (name == kHolderStagesAttrName) {
     auto holders = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!holders || holders.size() < 2 ||
@@ -119,6 +134,7 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                            << "', '" << kRoleAttrName << "', '" << kInitAttrName
                            << "', '" << kStageAttrName << "', '"
                            << kHolderStagesAttrName << "', '"
+                           << kGradientPartAttrName << "', '"
                            << kShardingAttrName << "', '" << kPlacementAttrName
                            << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());

@@ -72,6 +72,12 @@ constexpr llvm::StringLiteral kStageAttrName = "pp.stage";
 /// increasing order, on its @main argument; `pp.stage` is the first, the
 /// owner.
 constexpr llvm::StringLiteral kHolderStagesAttrName = "pp.holder_stages";
+/// On a gradient result of a parameter that several nodes use: which part
+/// of its gradient the result is, one part per node in program order
+/// (pp-partition). The runtime sums each part over the microbatches on its
+/// own and adds the parts in this order, so that the gradient has the same
+/// bits whatever the stages the nodes land on.
+constexpr llvm::StringLiteral kGradientPartAttrName = "pp.gradient_part";
 /// Per-stage cost summaries pp-partition records on @main.
 constexpr llvm::StringLiteral kStageCostsAttrName = "pp.stage_costs";
 /// The mesh pp-partition declares for the pipeline.

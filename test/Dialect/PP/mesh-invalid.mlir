@@ -109,9 +109,23 @@ func.func @placement_kind() -> (tensor<4xf32> {pp.placement = 0}) {
 
 // -----
 
-// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.holder_stages', 'pp.sharding', 'pp.placement')}}
+// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.holder_stages', 'pp.gradient_part', 'pp.sharding', 'pp.placement')}}
 func.func @unknown_attr(%w: tensor<4xf32> {pp.stages = 1}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.gradient_part' on result 0 must be a non-negative integer, got -1 : i64}}
+func.func @part_negative(%w: tensor<4xf32>) -> (tensor<4xf32> {pp.name = "w", pp.role = "gradient", pp.gradient_part = -1}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'pp.gradient_part' on result 0 belongs on a value of role 'gradient', not on one of role 'loss'}}
+func.func @part_on_loss(%w: tensor<f32>) -> (tensor<f32> {pp.name = "l", pp.role = "loss", pp.gradient_part = 0}) {
+  return %w : tensor<f32>
 }
 
 // -----

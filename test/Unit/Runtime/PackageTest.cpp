@@ -408,6 +408,54 @@ TEST(Package, ParametersAndGradientsMatchTheParameterList) {
             "this stage");
 }
 
+/// manifest() with "w" tied: held by both stages, its gradient in two
+/// parts, part 1 from stage 0's backward and part 0 from stage 1's
+/// backward_weight.
+json partedManifest() {
+  json value = manifest();
+  value["parameters"][0]["stages"] = {0, 1};
+  value["stages"][1]["functions"][0]["args"].push_back(
+      tensor("w", "parameter", "f32", {3, 4}));
+  value["stages"][0]["functions"][1]["results"][0]["part"] = 1;
+  json part = tensor("w", "gradient", "f32", {3, 4});
+  part["part"] = 0;
+  value["stages"][1]["functions"][2]["results"].push_back(part);
+  return value;
+}
+
+TEST(Package, GradientPartsAreNumberedFromZeroEachOnce) {
+  Package package = Package::load(writePackage(partedManifest()));
+  EXPECT_EQ(package.parameters[0].gradientPartStages,
+            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(package.stages[0].functions[1].results[0].part, 1);
+  // One gradient result: part 0; a frozen tensor has none.
+  package = Package::load(writePackage(manifest()));
+  EXPECT_EQ(package.parameters[0].gradientPartStages,
+            (std::vector<int64_t>{0}));
+  EXPECT_TRUE(package.parameters[1].gradientPartStages.empty());
+
+  json value = partedManifest();
+  value["stages"][1]["functions"][2]["results"][0]["part"] = 1;
+  EXPECT_EQ(loadError(value),
+            "the 2 gradient results named 'w' must be its parts 0 to 1, each "
+            "once, but they are parts 1 (stage0_backward, stage 0), 1 "
+            "(stage1_backward_weight, stage 1); recompile the model");
+  // A package compiled before gradients came in parts.
+  value = partedManifest();
+  value["stages"][0]["functions"][1]["results"][0].erase("part");
+  value["stages"][1]["functions"][2]["results"][0].erase("part");
+  EXPECT_EQ(loadError(value),
+            "the 2 gradient results named 'w' must be its parts 0 to 1, each "
+            "once, but they are parts 0 (stage0_backward, stage 0), 0 "
+            "(stage1_backward_weight, stage 1); recompile the model");
+  value = partedManifest();
+  value["stages"][1]["functions"][0]["results"][0]["part"] = 0;
+  EXPECT_EQ(loadError(value),
+            "manifest.json: stages[1].functions[0].results[0].part: expected "
+            "no part on a result of role loss (only gradients come in "
+            "parts), found 0");
+}
+
 TEST(Package, StagesLabelsAndMeshMustAgree) {
   json value = manifest();
   value["mesh"]["axes"][0]["size"] = 3;

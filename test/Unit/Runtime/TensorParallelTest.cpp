@@ -148,6 +148,7 @@ Package linearPackage(int64_t tp) {
                         &backward,
                         std::nullopt};
   package.stages = {StageInfo{{f, bwd}}};
+  package.indexGradientParts();
   return package;
 }
 

@@ -1,9 +1,10 @@
-//===- TiedParametersTest.cpp - gradient sums over a weight's holders -----===//
+//===- TiedParametersTest.cpp - gradients summed from parts ---------------===//
 //
-// A pipeline of thread ranks whose stages hold tied weights: each holder
-// ends with the sum of the holders' gradient parts in the same bits, a
-// stage holding nothing takes part in nothing, and copies that differ are
-// refused.
+// A pipeline of thread ranks whose stages compute parts of gradients: each
+// holder ends with the sum of all parts in part order, the same bits on
+// every holder, wherever the parts were computed (one rank, several, a
+// rank with two parts of one gradient); a gradient in one part on one rank
+// is left alone; copies that differ are refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <mutex>
 
@@ -22,52 +24,80 @@ using pp::runtime::test::runRanks;
 namespace {
 
 ParameterInfo parameter(const std::string &name, int64_t count,
-                        std::vector<int64_t> stages) {
+                        std::vector<int64_t> stages,
+                        std::vector<int64_t> partStages) {
   ParameterInfo info;
   info.tensor = {name, Role::Parameter, PP_DTYPE_F32, {count}};
   info.stage = stages.front();
   info.stages = std::move(stages);
+  info.gradientPartStages = std::move(partStages);
   return info;
 }
 
-/// Four stages: "embed" tied on stages 0 and 3, "a" and "b" on 1, 2 and 3
-/// (one group for both), "own" on stage 2 alone.
+/// Four stages on four ranks: "embed" tied on stages 0 and 3, a part on
+/// each; "a" and "b" held by 1, 2 and 3 (one group for both), "a" in three
+/// parts (parts 0 and 2 on stage 1, part 1 on stage 3), "b" in one part on
+/// stage 2; "own" in two parts on stage 2 alone; "single" in one part on
+/// stage 1 alone.
 Package package() {
   Package package;
   package.numStages = 4;
   package.stageRanks = {0, 1, 2, 3};
-  package.parameters = {parameter("embed", 5, {0, 3}),
-                        parameter("a", 3, {1, 2, 3}), parameter("own", 2, {2}),
-                        parameter("b", 4, {1, 2, 3})};
+  package.parameters = {parameter("embed", 5, {0, 3}, {0, 3}),
+                        parameter("a", 3, {1, 2, 3}, {1, 3, 1}),
+                        parameter("own", 2, {2}, {2, 2}),
+                        parameter("b", 4, {1, 2, 3}, {2}),
+                        parameter("single", 2, {1}, {1})};
   return package;
 }
 
-/// A part that differs per stage and element, with fractional bits so
-/// that the order of additions would show.
-float part(int64_t stage, int64_t element) {
-  return 0.1f * static_cast<float>(stage + 1) + 1e-7f * element + 0.3f;
+/// Part `part` of a gradient, per element, with fractional bits.
+float part(int64_t part, int64_t element) {
+  return 0.1f * static_cast<float>(part + 1) + 1e-7f * element + 0.3f;
 }
 
-TensorPtr filled(int64_t count, int64_t stage) {
+TensorPtr tensorOf(int64_t count, const std::function<float(int64_t)> &value) {
   pp_tensor *tensor = nullptr;
   EXPECT_EQ(pp_tensor_create(PP_DTYPE_F32, 1, &count, &tensor), PP_OK);
   for (int64_t i = 0; i < count; ++i)
-    static_cast<float *>(pp_tensor_data(tensor))[i] = part(stage, i);
+    static_cast<float *>(pp_tensor_data(tensor))[i] = value(i);
   return TensorPtr(tensor);
 }
 
-TEST(TiedParameters, EveryHolderGetsTheSumOfThePartsInStageOrder) {
+TEST(TiedParameters, EveryHolderGetsTheSumOfThePartsInPartOrder) {
   Package tiedPackage = package();
   std::mutex lock;
   std::map<int64_t, std::map<std::string, std::vector<float>>> results;
   runRanks(4, [&](Communicator &pipeline) {
     int64_t stage = pipeline.rank();
+    // Gradients start as NaN: every formed one is overwritten. A gradient
+    // in one part is its own part ("b" on stage 2, "single").
     std::map<std::string, TensorPtr> gradients;
-    for (const ParameterInfo &info : tiedPackage.parameters)
-      if (info.heldBy(stage))
-        gradients[info.tensor.name] = filled(info.tensor.shape[0], stage);
+    std::map<GradientPartKey, TensorPtr> owned;
+    std::map<GradientPartKey, pp_tensor *> parts;
+    for (const ParameterInfo &info : tiedPackage.parameters) {
+      if (!info.heldBy(stage))
+        continue;
+      int64_t count = info.tensor.shape[0];
+      const std::vector<int64_t> &partStages = info.gradientPartStages;
+      gradients[info.tensor.name] = tensorOf(count, [&](int64_t i) {
+        return partStages.size() == 1 && partStages[0] == stage ? part(0, i)
+                                                                : NAN;
+      });
+      for (int64_t p = 0; p < static_cast<int64_t>(partStages.size()); ++p) {
+        if (partStages[p] != stage)
+          continue;
+        GradientPartKey key{info.tensor.name, p};
+        if (partStages.size() == 1) {
+          parts[key] = gradients[info.tensor.name].get();
+          continue;
+        }
+        owned[key] = tensorOf(count, [&](int64_t i) { return part(p, i); });
+        parts[key] = owned[key].get();
+      }
+    }
     TiedParameters tied(tiedPackage, pipeline, stage);
-    tied.sumGradients(gradients);
+    tied.sumGradients(parts, gradients);
     std::lock_guard<std::mutex> guard(lock);
     for (auto &[name, tensor] : gradients) {
       const float *values = static_cast<float *>(pp_tensor_data(tensor.get()));
@@ -79,8 +109,8 @@ TEST(TiedParameters, EveryHolderGetsTheSumOfThePartsInStageOrder) {
     for (int64_t stage : info.stages)
       for (int64_t i = 0; i < info.tensor.shape[0]; ++i) {
         double sum = 0;
-        for (int64_t holder : info.stages)
-          sum += part(info.isTied() ? holder : stage, i);
+        for (size_t p = 0; p < info.gradientPartStages.size(); ++p)
+          sum += part(p, i);
         EXPECT_EQ(results[stage][info.tensor.name][i], static_cast<float>(sum))
             << info.tensor.name << " on stage " << stage << " element " << i;
       }
@@ -96,8 +126,10 @@ TEST(TiedParameters, CopiesThatDifferAreRefusedNamingThemAndTheStages) {
       if (info.heldBy(stage))
         // Stage 3's copy of "embed" drifted; "a" and "b" agree.
         parameters[info.tensor.name] =
-            filled(info.tensor.shape[0],
-                   info.tensor.name == "embed" && stage == 3 ? 3 : 0);
+            tensorOf(info.tensor.shape[0], [&](int64_t i) {
+              return part(info.tensor.name == "embed" && stage == 3 ? 3 : 0,
+                          i);
+            });
     TiedParameters tied(tiedPackage, pipeline, stage);
     try {
       tied.checkHoldersAgree(parameters);

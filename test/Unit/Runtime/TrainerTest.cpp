@@ -105,6 +105,7 @@ Package package() {
       &backwardWeight,
       std::nullopt};
   package.stages = {StageInfo{{f, bi, bw}}};
+  package.indexGradientParts();
   return package;
 }
 

@@ -57,6 +57,21 @@ class Reductions(nn.Module):
                 F.softmax(x, dim=-1))
 
 
+class DtypeSoftmax(nn.Module):
+    """softmax, log_softmax and sum computing in the dtype given, as every
+    Hugging Face eager attention calls softmax."""
+
+    def forward(self, x):
+        return (F.softmax(x, dim=-1, dtype=torch.float64),
+                torch.log_softmax(x, 1, dtype=torch.float32),
+                x.sum(-1, dtype=torch.float64))
+
+
+class IntegerSoftmax(nn.Module):
+    def forward(self, x):
+        return F.softmax(x, dim=-1, dtype=torch.int64)
+
+
 class Shapes(nn.Module):
     def forward(self, x):
         a = x.flatten(1).unsqueeze(0).squeeze(0)
@@ -157,6 +172,33 @@ class DataLoop(nn.Module):
         return x
 
 
+class HugeLoop(nn.Module):
+    """A loop of a billion iterations, which pp would unroll."""
+
+    def forward(self, x):
+        for _ in range(1000000000):
+            x = x + 1
+        return x
+
+
+class NestedLoops(nn.Module):
+    """Loops of a thousand iterations each, a million in all, on numbers."""
+
+    def forward(self, x):
+        n = 0
+        for i in range(1000):
+            for j in range(1000):
+                n += i * j
+        return x + n
+
+
+class HugeConstant(nn.Module):
+    """A constant of ten billion elements computed at import."""
+
+    def forward(self, x):
+        return x + torch.zeros(100000, 100000).sum()
+
+
 class Unknown(nn.Module):
     def forward(self, x):
         return torch.cumsum(x, 0)
@@ -202,10 +244,13 @@ class ListArgument(nn.Module):
 
 MODULES = {
     "arithmetic": Arithmetic, "unary": Unary, "contractions": Contractions,
-    "reductions": Reductions, "shapes": Shapes, "pieces": Pieces,
+    "reductions": Reductions, "dtype_softmax": DtypeSoftmax,
+    "integer_softmax": IntegerSoftmax, "shapes": Shapes, "pieces": Pieces,
     "masks": Masks, "dropout": Dropout, "dtypes": Dtypes,
     "factories": Factories, "device_positions": DevicePositions,
     "shape_factories": ShapeFactories, "data_if": DataIf, "data_loop": DataLoop,
+    "huge_loop": HugeLoop, "nested_loops": NestedLoops,
+    "huge_constant": HugeConstant,
     "unknown": Unknown, "in_place": InPlace, "byte_buffer": ByteBuffer,
     "meta_constant": MetaConstant, "raises": Raises,
     "list_argument": ListArgument, "transformer_encoder": transformer_encoder,
