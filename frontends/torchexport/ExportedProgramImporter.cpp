@@ -8,13 +8,15 @@
 // TorchScript importer (ModuleImporter.h): one set of op rules for both
 // formats (docs/torch-export.md).
 //
-// A bad archive raises an ArchiveError that says what is wrong, where and
+// The zip's CRC-32s are checked first (ArchiveChecks.h). A bad archive
+// raises an ArchiveError that says what is wrong, where and
 // how to fix it; the entry point turns it into a diagnostic. LibTorch and
 // nlohmann-json report their own failures as exceptions too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontends/torchexport/TorchExportImporter.h"
+#include "frontends/torchscript/ArchiveChecks.h"
 #include "frontends/torchscript/ModuleImporter.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -899,6 +901,12 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
 OwningOpRef<ModuleOp> importArchive(StringRef path, MLIRContext *context,
                                     const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  // LibTorch's zip reader checks no CRC-32s.
+  std::string damaged = torchscript_frontend::checkZipEntries(
+      path, "torch.export archive",
+      "save the program again with torch.export.save, or copy it again");
+  if (!damaged.empty())
+    return emitError(fileLoc) << damaged, nullptr;
   torchscript_frontend::ImportOptions moduleOptions;
   torch::jit::Module module;
   try {

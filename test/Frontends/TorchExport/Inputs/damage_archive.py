@@ -9,6 +9,9 @@
         the weights config's entry NAME gets size SIZE at dimension 0
     damage_archive.py IN.pt2 OUT.pt2 drop RECORD
         RECORD is left out
+    damage_archive.py IN.pt2 OUT.pt2 flip RECORD
+        RECORD's first byte is inverted in the file (its CRC-32 no longer
+        matches)
 
 Standard library only: CI has no torch 2.x.
 """
@@ -41,6 +44,19 @@ def main():
                 meta["sizes"][0]["as_int"] = int(arguments[1])
                 data = json.dumps(config).encode()
             out.writestr(info.filename, data)
+    if action == "flip":
+        with zipfile.ZipFile(target) as archive:
+            info = next(info for info in archive.infolist()
+                        if info.filename.split("/", 1)[1] == arguments[0])
+        with open(target, "r+b") as f:
+            # The data follows the 30-byte local header, its name and extra.
+            f.seek(info.header_offset + 26)
+            name, extra = (int.from_bytes(f.read(2), "little")
+                           for _ in range(2))
+            f.seek(info.header_offset + 30 + name + extra)
+            byte = f.read(1)
+            f.seek(-1, 1)
+            f.write(bytes([byte[0] ^ 0xFF]))
 
 
 if __name__ == "__main__":
