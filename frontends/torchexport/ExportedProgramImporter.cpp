@@ -8,19 +8,22 @@
 // TorchScript importer (ModuleImporter.h): one set of op rules for both
 // formats (docs/torch-export.md).
 //
-// A bad archive raises an ArchiveError that says what is wrong, where and
+// The zip's CRC-32s are checked first (ArchiveChecks.h). A bad archive
+// raises an ArchiveError that says what is wrong, where and
 // how to fix it; the entry point turns it into a diagnostic. LibTorch and
 // nlohmann-json report their own failures as exceptions too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontends/torchexport/TorchExportImporter.h"
+#include "frontends/torchscript/ArchiveChecks.h"
 #include "frontends/torchscript/ModuleImporter.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Regex.h"
 
 #include <caffe2/serialize/inline_container.h>
@@ -30,6 +33,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -57,7 +61,7 @@ public:
 };
 
 /// The LibTorch whose ATen ops the import builds on.
-const std::string kLibTorch = "LibTorch " TORCH_VERSION;
+constexpr const char *kLibTorch = "LibTorch " TORCH_VERSION;
 
 /// The fix for an archive whose files do not fit together.
 constexpr const char *kResave =
@@ -137,6 +141,31 @@ std::vector<int64_t> plainInts(const json &sizes, const std::string &what) {
   return result;
 }
 
+/// The one field of serialized union `value` (`{"as_tensor": ...}`): its
+/// kind and content.
+std::pair<std::string, const json &> unionField(const json &value,
+                                                const std::string &what) {
+  if (!value.is_object() || value.size() != 1)
+    throw ArchiveError(what + " is " + value.dump() +
+                       ", not one of the schema's unions: " + kResave);
+  return {value.begin().key(), value.begin().value()};
+}
+
+/// The number serialized float `value` holds: a JSON number, or one of the
+/// strings the serializer writes for those JSON lacks.
+double floatOf(const json &value, const std::string &what) {
+  if (value.is_number())
+    return value.get<double>();
+  static const std::map<std::string, double> special = {
+      {"Infinity", INFINITY}, {"-Infinity", -INFINITY}, {"NaN", NAN}};
+  auto it = value.is_string() ? special.find(value.get<std::string>())
+                              : special.end();
+  if (it == special.end())
+    throw ArchiveError(what + " is " + value.dump() + ", not a float: " +
+                       kResave);
+  return it->second;
+}
+
 /// The innermost frame of `stackTrace` (a Python traceback's frames, `File
 /// "F", line L, in ...`) outside PyTorch itself: the model's code that
 /// called the op. The innermost frame when all are PyTorch's.
@@ -206,6 +235,20 @@ private:
                                 const std::string &where);
   /// Adds the ops of serialized node `node` to the graph.
   void addNode(const json &node);
+  /// Adds scaled_dot_product_attention node `node` (an op LibTorch 1.13
+  /// lacks) as the matmuls and softmax it computes.
+  void addAttention(const json &node, const std::string &where,
+                    const std::optional<SourcePosition> &position);
+  /// Inserts a node of `schema` on `operands`, typed by the schema's
+  /// returns and located at `position`.
+  torch::jit::Node *insertOperator(const c10::FunctionSchema &schema,
+                                   at::ArrayRef<torch::jit::Value *> operands,
+                                   const std::optional<SourcePosition> &position);
+  /// The output of a new node of LibTorch's `name`.`overload`.
+  torch::jit::Value *insertOp(const std::string &name,
+                              const std::string &overload,
+                              at::ArrayRef<torch::jit::Value *> operands,
+                              const std::optional<SourcePosition> &position);
   /// The LibTorch operator of exported op `target`
   /// (`torch.ops.aten.add.Tensor`), `_operator.mul` and the like included.
   std::shared_ptr<torch::jit::Operator>
@@ -267,18 +310,27 @@ at::Tensor ProgramBuilder::readTensor(const std::string &folder,
   // The elements the view reaches: up to offset + sum((size - 1) * stride).
   int64_t last = offset[0], numel = 1;
   for (auto [size, stride] : llvm::zip_equal(sizes, strides)) {
+    int64_t reach = 0;
     if (size < 0 || stride < 0 || offset[0] < 0)
       throw ArchiveError(what + " has a negative size, stride or offset: " +
                          kResave);
-    numel *= size;
-    last += (size - 1) * stride;
+    if (llvm::MulOverflow(numel, size, numel) ||
+        (size > 0 && (llvm::MulOverflow(size - 1, stride, reach) ||
+                      llvm::AddOverflow(last, reach, last))))
+      throw ArchiveError(what + " has sizes " +
+                         c10::str(c10::IntArrayRef(sizes)) +
+                         " and strides " +
+                         c10::str(c10::IntArrayRef(strides)) +
+                         " whose extent overflows: " + kResave);
   }
   if (!reader.hasRecord(file))
     throw ArchiveError("the archive has no '" + file + "', the storage of " +
                        what + ": " + kResave);
   auto [data, bytes] = reader.getRecord(file);
   int64_t elementSize = c10::elementSize(dtype);
-  int64_t needed = numel == 0 ? 0 : (last + 1) * elementSize;
+  int64_t needed = 0;
+  if (numel != 0 && llvm::MulOverflow(last + 1, elementSize, needed))
+    throw ArchiveError(what + "'s extent overflows: " + std::string(kResave));
   if (static_cast<int64_t>(bytes) < needed)
     throw ArchiveError("'" + file + "' holds " + std::to_string(bytes) +
                        " bytes, but " + what + " (" + c10::toString(dtype) +
@@ -414,7 +466,7 @@ ProgramBuilder::argumentValue(const json &argument,
     if (auto inner = optional->getElementType()->cast<c10::ListType>())
       elementType = inner->getElementType();
 
-  const auto &[kind, value] = *argument.items().begin();
+  const auto &[kind, value] = unionField(argument, what);
   if (kind == "as_none")
     return constant(c10::IValue());
   if (kind == "as_tensor")
@@ -422,15 +474,19 @@ ProgramBuilder::argumentValue(const json &argument,
   if (kind == "as_int")
     return constant(value.get<int64_t>());
   if (kind == "as_float")
-    return constant(value.get<double>());
+    return constant(floatOf(value, what));
   if (kind == "as_bool")
     return constant(value.get<bool>());
   if (kind == "as_string")
     return constant(value.get<std::string>());
   if (kind == "as_ints")
     return constant(value.get<std::vector<int64_t>>());
-  if (kind == "as_floats")
-    return constant(value.get<std::vector<double>>());
+  if (kind == "as_floats") {
+    std::vector<double> floats;
+    for (const json &element : value)
+      floats.push_back(floatOf(element, what));
+    return constant(floats);
+  }
   if (kind == "as_bools") {
     c10::List<bool> bools;
     for (const json &element : value)
@@ -457,6 +513,117 @@ ProgramBuilder::argumentValue(const json &argument,
       kind == "as_sym_bools")
     return list(value, elementType ? elementType : c10::TensorType::get());
   throw ArchiveError(what + " is a " + kind + ", which pp does not import");
+}
+
+/// LibTorch's operator `name`.`overload` ("" for the default), or null.
+std::shared_ptr<torch::jit::Operator> findOperator(const std::string &name,
+                                                   const std::string &overload) {
+  for (const std::shared_ptr<torch::jit::Operator> &op :
+       torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
+    if (op->schema().overload_name() == overload)
+      return op;
+  return nullptr;
+}
+
+torch::jit::Node *
+ProgramBuilder::insertOperator(const c10::FunctionSchema &schema,
+                               at::ArrayRef<torch::jit::Value *> operands,
+                               const std::optional<SourcePosition> &position) {
+  torch::jit::Node *created = graph->insertNode(
+      graph->create(c10::Symbol::fromQualString(schema.name()), operands,
+                    schema.returns().size()));
+  for (auto [output, formal] :
+       llvm::zip_equal(created->outputs(), schema.returns()))
+    output->setType(formal.type());
+  if (position)
+    created->setSourceRange(torch::jit::SourceRange(
+        std::make_shared<torch::jit::Source>(std::string(" "), position->file,
+                                             position->line),
+        0, 1));
+  return created;
+}
+
+torch::jit::Value *
+ProgramBuilder::insertOp(const std::string &name, const std::string &overload,
+                         at::ArrayRef<torch::jit::Value *> operands,
+                         const std::optional<SourcePosition> &position) {
+  std::shared_ptr<torch::jit::Operator> op = findOperator(name, overload);
+  TORCH_CHECK(op, "LibTorch has no ", name, ".", overload);
+  return insertOperator(op->schema(), operands, position)->output(0);
+}
+
+void ProgramBuilder::addAttention(const json &node, const std::string &where,
+                                  const std::optional<SourcePosition> &position) {
+  std::map<std::string, const json *> arguments;
+  for (const json &input : node.at("inputs"))
+    arguments[input.at("name")] = &input.at("arg");
+  auto argument = [&](const std::string &name) -> const json * {
+    auto it = arguments.find(name);
+    return it == arguments.end() || it->second->contains("as_none")
+               ? nullptr
+               : it->second;
+  };
+  auto tensor = [&](const std::string &name) {
+    return namedValue(argument(name)->at("as_tensor").at("name"), where);
+  };
+  auto refuse = [&](const std::string &what) {
+    throw ArchiveError("scaled_dot_product_attention (" + where + ") with " +
+                           what +
+                           " is not imported; export with "
+                           "attn_implementation=\"eager\"",
+                       position);
+  };
+  if (const json *dropout = argument("dropout_p"))
+    if (floatOf(dropout->at("as_float"), where) != 0.0)
+      refuse("dropout");
+  for (const char *flag : {"is_causal", "enable_gqa"})
+    if (const json *given = argument(flag))
+      if (given->at("as_bool").get<bool>())
+        refuse(std::string(flag) + "=True");
+  auto constant = [&](c10::IValue value) {
+    return graph->insertConstant(std::move(value));
+  };
+  // softmax(q @ k^T * scale + mask) @ v, scale 1/sqrt(E) by default.
+  torch::jit::Value *query = tensor("query");
+  torch::jit::Value *keys = insertOp("aten::transpose", "int",
+                                     {tensor("key"), constant(int64_t(-2)),
+                                      constant(int64_t(-1))},
+                                     position);
+  torch::jit::Value *scores =
+      insertOp("aten::matmul", "", {query, keys}, position);
+  torch::jit::Value *scale =
+      argument("scale")
+          ? constant(floatOf(argument("scale")->at("as_float"), where))
+          : insertOp("aten::div", "float",
+                     {constant(1.0),
+                      insertOp("aten::sqrt", "int",
+                               {insertOp("aten::size", "int",
+                                         {query, constant(int64_t(-1))},
+                                         position)},
+                               position)},
+                     position);
+  scores = insertOp("aten::mul", "Scalar", {scores, scale}, position);
+  if (argument("attn_mask")) {
+    torch::jit::Value *mask = tensor("attn_mask");
+    const json &tensors = program["graph_module"]["graph"]["tensor_values"];
+    std::string maskName = argument("attn_mask")->at("as_tensor").at("name");
+    bool isBool = tensors.contains(maskName) &&
+                  tensors[maskName].value("dtype", 0) == 12;
+    scores =
+        isBool ? insertOp("aten::masked_fill", "Scalar",
+                          {scores,
+                           insertOp("aten::logical_not", "", {mask}, position),
+                           constant(-INFINITY)},
+                          position)
+               : insertOp("aten::add", "Tensor", {scores, mask, constant(1.0)},
+                          position);
+  }
+  torch::jit::Value *weights =
+      insertOp("aten::softmax", "int",
+               {scores, constant(int64_t(-1)), constant(c10::IValue())},
+               position);
+  values[node.at("outputs").at(0).at("as_tensor").at("name")] =
+      insertOp("aten::matmul", "", {weights, tensor("value")}, position);
 }
 
 std::shared_ptr<torch::jit::Operator>
@@ -491,10 +658,9 @@ ProgramBuilder::operatorOf(const std::string &target, const std::string &where,
     }
   }
   if (!name.empty())
-    for (const std::shared_ptr<torch::jit::Operator> &op :
-         torch::jit::getAllOperatorsFor(c10::Symbol::fromQualString(name)))
-      if (op->schema().overload_name() == overload)
-        return op;
+    if (std::shared_ptr<torch::jit::Operator> op =
+            findOperator(name, overload))
+      return op;
   throw ArchiveError("unsupported torch.export op '" + target + "' (" +
                          where + "): " + kLibTorch +
                          ", whose ATen ops pp imports, has no " +
@@ -525,9 +691,6 @@ void ProgramBuilder::addNode(const json &node) {
         node.at("inputs").at(0).at("arg").at("as_tensor").at("name"), where);
     return;
   }
-  std::shared_ptr<torch::jit::Operator> op =
-      operatorOf(target, where, position);
-  const c10::FunctionSchema &schema = op->schema();
 
   std::string module = modulePathOf(metadata.value("nn_module_stack", ""));
   torch::jit::ScopePtr &scope = scopes[module];
@@ -536,6 +699,11 @@ void ProgramBuilder::addNode(const json &node) {
                            : c10::make_intrusive<torch::jit::Scope>()->push(
                                  c10::Symbol::scope(module));
   torch::jit::WithCurrentScope withScope(*graph, scope);
+  if (target == "torch.ops.aten.scaled_dot_product_attention.default")
+    return addAttention(node, where, position);
+  std::shared_ptr<torch::jit::Operator> op =
+      operatorOf(target, where, position);
+  const c10::FunctionSchema &schema = op->schema();
 
   // The arguments in the schema's order: the serialized ones by name
   // (`_operator` nodes have positional ones only), defaults for the rest.
@@ -563,21 +731,11 @@ void ProgramBuilder::addNode(const json &node) {
   }
   if (used != inputs.size())
     throw ArchiveError(where + ": " + target + " has arguments that " +
-                           kLibTorch + "'s " +
+                           std::string(kLibTorch) + "'s " +
                            c10::toString(schema) +
                            " lacks; pp imports it as that schema has it",
                        position);
-  torch::jit::Node *created = graph->insertNode(graph->create(
-      c10::Symbol::fromQualString(schema.name()), operands,
-      schema.returns().size()));
-  for (auto [output, formal] :
-       llvm::zip_equal(created->outputs(), schema.returns()))
-    output->setType(formal.type());
-  if (position)
-    created->setSourceRange(torch::jit::SourceRange(
-        std::make_shared<torch::jit::Source>(std::string(" "), position->file,
-                                             position->line),
-        0, 1));
+  torch::jit::Node *created = insertOperator(schema, operands, position);
 
   // Outputs: one per return; a list return (split) binds its elements.
   if (outputs.size() != created->outputs().size())
@@ -588,7 +746,7 @@ void ProgramBuilder::addNode(const json &node) {
                            kResave,
                        position);
   for (auto [output, value] : llvm::zip_equal(outputs, created->outputs())) {
-    const auto &[kind, content] = *output.items().begin();
+    const auto &[kind, content] = unionField(output, where + "'s output");
     if (kind == "as_tensor") {
       values[content.at("name")] = value;
     } else if (kind == "as_sym_int" || kind == "as_sym_float" ||
@@ -652,7 +810,7 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
   const json &graphJson = program.at("graph_module").at("graph");
   const json &signature = program.at("graph_module").at("signature");
   for (const json &spec : signature.at("input_specs")) {
-    const auto &[kind, content] = *spec.items().begin();
+    const auto &[kind, content] = unionField(spec, "an input spec");
     if (kind == "user_input") {
       const json &argument = content.at("arg");
       if (!argument.contains("as_tensor"))
@@ -711,6 +869,12 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
   // Results: the user outputs (buffer mutations leave pp's constant
   // buffers as they are).
   std::vector<torch::jit::Value *> results;
+  if (signature.at("output_specs").size() != graphJson.at("outputs").size())
+    throw ArchiveError("the program's signature has " +
+                       std::to_string(signature["output_specs"].size()) +
+                       " outputs and its graph " +
+                       std::to_string(graphJson["outputs"].size()) + ": " +
+                       kResave);
   for (const auto &[spec, output] :
        llvm::zip_equal(signature.at("output_specs"), graphJson.at("outputs"))) {
     if (!spec.contains("user_output"))
@@ -720,6 +884,9 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
                          "; pp imports programs whose outputs are tensors");
     results.push_back(namedValue(output["as_tensor"].at("name"), "forward"));
   }
+  if (results.empty())
+    throw ArchiveError("the program has no user outputs; pp imports "
+                       "programs that return tensors");
   graph->registerOutput(
       results.size() == 1
           ? results[0]
@@ -734,6 +901,12 @@ ProgramBuilder::build(std::map<std::string, std::string> &inputTypes) {
 OwningOpRef<ModuleOp> importArchive(StringRef path, MLIRContext *context,
                                     const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  // LibTorch's zip reader checks no CRC-32s.
+  std::string damaged = torchscript_frontend::checkZipEntries(
+      path, "torch.export archive",
+      "save the program again with torch.export.save, or copy it again");
+  if (!damaged.empty())
+    return emitError(fileLoc) << damaged, nullptr;
   torchscript_frontend::ImportOptions moduleOptions;
   torch::jit::Module module;
   try {

@@ -25,10 +25,9 @@ using namespace llvm;
 namespace pp::torchscript_frontend {
 namespace {
 
-/// What every error about the archive's bytes advises.
-constexpr StringLiteral kCorruptFix =
-    "the file is corrupt or cut short (a broken download or copy): save the "
-    "module again with torch.jit.save, or copy it again";
+/// What every error about the archive's bytes says of the file.
+constexpr StringLiteral kCorrupt =
+    "the file is corrupt or cut short (a broken download or copy)";
 
 /// The little-endian T at `offset` of `bytes`, or nullopt past its end.
 template <typename T>
@@ -206,7 +205,8 @@ std::string checkEntry(StringRef file, const Entry &entry) {
   } else {
     return where + " uses zip compression method " +
            std::to_string(entry.method) +
-           ", which LibTorch does not read (torch.jit.save stores entries)";
+           ", which LibTorch does not read (torch.jit.save and torch.export.save "
+           "store entries)";
   }
   if (size != entry.size)
     return where + " holds " + std::to_string(size) +
@@ -233,7 +233,8 @@ std::string describe(const at::Tensor &tensor) {
 
 } // namespace
 
-std::string checkZipEntries(StringRef path) {
+std::string checkZipEntries(StringRef path, StringRef kind,
+                            StringRef remedy) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(
       path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -248,8 +249,9 @@ std::string checkZipEntries(StringRef path) {
   }
   if (error.empty())
     return "";
-  return "the TorchScript archive is damaged: " + error + "; " +
-         kCorruptFix.str();
+  return ("the " + kind + " is damaged: " + error + "; " + kCorrupt + ": " +
+          remedy)
+      .str();
 }
 
 size_t RecordingReader::read(uint64_t pos, void *buf, size_t n,
@@ -306,7 +308,8 @@ std::string checkTensorExtent(const at::Tensor &tensor, StringRef what,
   else
     os << needed << " bytes into its storage, of which the archive holds "
        << held;
-  os << "; " << kCorruptFix;
+  os << "; " << kCorrupt
+     << ": save the module again with torch.jit.save, or copy it again";
   return message;
 }
 

@@ -26,9 +26,12 @@ namespace pp::torchscript_frontend {
 
 /// Checks the CRC-32 of every entry of the zip archive at `path` against its
 /// central directory, streaming the entries' bytes (stored or deflated).
-/// Returns what is wrong (naming the entry and the fix), or "" when every
-/// entry is whole or the file is no zip archive (LibTorch reports that).
-std::string checkZipEntries(llvm::StringRef path);
+/// Returns what is wrong with the `kind` (`TorchScript archive`), naming the
+/// entry and ending in `remedy` (`save the module again with
+/// torch.jit.save, or copy it again`), or "" when every entry is whole or
+/// the file is no zip archive (LibTorch reports that).
+std::string checkZipEntries(llvm::StringRef path, llvm::StringRef kind,
+                            llvm::StringRef remedy);
 
 /// The reader torch::jit::load reads an archive with, remembering how many
 /// bytes it read into each buffer: miniz reads a stored zip entry, such as

@@ -1922,7 +1922,9 @@ static OwningOpRef<ModuleOp> importFile(StringRef path, MLIRContext *context,
   context->loadDialect<nn::NNDialect, PPDialect, arith::ArithDialect,
                        func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  std::string damaged = checkZipEntries(path);
+  std::string damaged = checkZipEntries(
+      path, "TorchScript archive",
+      "save the module again with torch.jit.save, or copy it again");
   if (!damaged.empty())
     return emitError(fileLoc) << damaged, nullptr;
   // The reader tells checkModuleTensors what the archive holds of each
