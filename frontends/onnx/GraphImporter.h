@@ -187,6 +187,9 @@ struct ParameterPlan {
   llvm::StringSet<> trained;
   /// The weights stored transposed, in initializer order.
   std::vector<TransposedWeight> transposed;
+  /// Initializers that the exporter folded from a weight other than by a
+  /// transpose (`stored` trains in place of `parameter`).
+  std::vector<TransposedWeight> foldedWeights;
 };
 
 /// Decides which floating-point initializers of `graph` train, and turns

@@ -592,6 +592,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
            nullptr;
   PreparedGraph prepared = prepareGraph(graph, options);
   const llvm::StringSet<> &trained = prepared.plan.trained;
+  for (const TransposedWeight &folded : prepared.plan.foldedWeights)
+    emitWarning(fileLoc)
+        << "initializer '" << folded.stored << "' is what the exporter's "
+        << "optimizer folded from the parameter '" << folded.parameter
+        << "' (an embedding's rows at constant positions, say): it trains "
+           "as '"
+        << folded.stored << "', and '" << folded.parameter
+        << "' is not in the model; export with optimize=False to train the "
+           "parameter itself";
   if (!options.tieEqualWeights)
     for (const EqualInitializer &tie : prepared.equal)
       emitWarning(fileLoc)

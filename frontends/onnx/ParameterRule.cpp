@@ -22,14 +22,19 @@
 //   Everything else (buffers, constants, folded masks and rotary tables,
 //   exponents, epsilons) is a constant.
 //
+//   An initializer that the optimizer folded from a weight some other way
+//   (an embedding's rows at constant positions: folded_from names a
+//   `.weight` or `.bias` the model no longer has) trains under its own
+//   name, with a warning.
+//
 // * Other models (the TorchScript-based exporter, hand-written graphs): a
-//   floating-point initializer trains unless its name is one that the
-//   exporter generated (`onnx::...`, `/model/.../Constant_output_0`), it
-//   holds a single element (an exponent, an epsilon, a scale), or it never
-//   reaches a differentiable operand of a node that computes on the graph
-//   inputs (directly or through layout nodes: Transpose, Reshape,
-//   Unsqueeze, Squeeze, Flatten, Identity, Cast); Pow's exponent, Where's
-//   condition and the shape and index operands are not differentiable.
+//   floating-point initializer trains unless it holds a single element (an
+//   exponent, an epsilon, a scale) or no differentiable path leads from it
+//   to a node that computes on the graph inputs: it then only feeds shapes,
+//   indices, Pow exponents, Where conditions and comparisons, or tables
+//   that fold at import. Names say nothing here: the TorchScript-based
+//   exporter stores each Linear's weight transposed under a generated name
+//   (`onnx::MatMul_466`), and those train.
 //
 // `--freeze REGEX` holds trained ones; docs/tools/pp-opt.md has the rule.
 //
@@ -162,8 +167,21 @@ public:
           plan.trained.insert(init.name());
         continue;
       }
-      if (std::optional<std::string> parameter = foldedParameter(init))
+      if (std::optional<std::string> parameter = foldedParameter(init)) {
         transposed.push_back({*parameter, init.name()});
+        continue;
+      }
+      // Folded from a weight some other way (an embedding's rows at
+      // constant positions): it trains as what the model stores.
+      for (const std::string &source :
+           pythonStrings(records[kFoldedFrom]))
+        if (!initializers.count(source) &&
+            (llvm::StringRef(source).ends_with(".weight") ||
+             llvm::StringRef(source).ends_with(".bias"))) {
+          plan.trained.insert(init.name());
+          plan.foldedWeights.push_back({source, init.name()});
+          break;
+        }
     }
     for (const TransposedWeight &weight : transposed)
       untranspose(weight, plan);
@@ -178,34 +196,44 @@ private:
       return std::nullopt;
     // The parameter as the reading nodes name it (`p_...`), and the module
     // of the innermost reader.
-    std::string placeholder, module;
+    Metadata &records = metadata[init.name()];
+    SmallVector<std::string> folded = pythonStrings(records[kFoldedFrom]);
+    std::optional<std::string> parameter;
     for (int index : readers[init.name()]) {
       Metadata nodeMetadata;
       readMetadata(graph.node(index), kNodeMetadataField, nodeMetadata);
-      SmallVector<std::string> arguments =
-          parameterArguments(nodeMetadata[kFxNode]);
-      if (arguments.size() != 1 || !llvm::StringRef(nodeMetadata[kFxNode])
-                                        .contains("aten.linear"))
+      llvm::StringRef fxNode = nodeMetadata[kFxNode];
+      if (!fxNode.contains("aten.linear"))
         return std::nullopt;
-      if (!placeholder.empty() && placeholder != arguments.front())
+      std::optional<std::string> named = linearWeight(
+          parameterArguments(fxNode), folded,
+          pythonStrings(nodeMetadata[kNameScopes]));
+      if (!named || (parameter && *parameter != *named))
         return std::nullopt;
-      placeholder = arguments.front();
-      SmallVector<std::string> scopes =
-          pythonStrings(nodeMetadata[kNameScopes]);
-      // The last scope names the node itself; the one before, its module.
-      if (scopes.size() >= 2)
-        module = scopes[scopes.size() - 2];
+      parameter = named;
     }
-    if (placeholder.empty())
+    return parameter;
+  }
+
+  /// The module name of the weight of a Linear whose fx node reads the
+  /// parameters `arguments` (`p_` names; the weight comes first) in the
+  /// modules `scopes`, the initializer having been folded from `folded`.
+  static std::optional<std::string>
+  linearWeight(ArrayRef<std::string> arguments, ArrayRef<std::string> folded,
+               ArrayRef<std::string> scopes) {
+    if (arguments.empty())
       return std::nullopt;
-    Metadata &records = metadata[init.name()];
-    SmallVector<std::string> folded = pythonStrings(records[kFoldedFrom]);
-    if (folded.size() == 1 && "p_" + underscored(folded.front()) == placeholder)
+    const std::string &weight = arguments.front();
+    if (folded.size() == 1 && "p_" + underscored(folded.front()) == weight)
       return folded.front();
+    // The last scope names the node itself; the one before, its module.
+    if (scopes.size() < 2)
+      return std::nullopt;
+    const std::string &module = scopes[scopes.size() - 2];
     std::string prefix = "p_" + underscored(module) + "_";
-    if (!module.empty() && llvm::StringRef(placeholder).starts_with(prefix))
-      return module + "." + placeholder.substr(prefix.size());
-    return std::nullopt;
+    if (module.empty() || !llvm::StringRef(weight).starts_with(prefix))
+      return std::nullopt;
+    return module + "." + weight.substr(prefix.size());
   }
 
   /// Turns the stored transpose `weight.stored` into the parameter
@@ -250,6 +278,31 @@ private:
     plan.transposed.push_back(weight);
   }
 
+  /// The module name of the weight that the TorchScript-based exporter
+  /// stored transposed as `init` (`onnx::MatMul_466`): every reader is a
+  /// MatMul reading it as its right operand, in the one module that the
+  /// readers' names give (`/model/layers.0/self_attn/q_proj/MatMul`).
+  std::optional<std::string> scopedWeight(const onnx::TensorProto &init) {
+    if (!llvm::StringRef(init.name()).starts_with("onnx::") ||
+        init.dims_size() != 2 || readers[init.name()].empty())
+      return std::nullopt;
+    std::optional<std::string> parameter;
+    for (int index : readers[init.name()]) {
+      const onnx::NodeProto &node = graph.node(index);
+      llvm::StringRef scope = llvm::StringRef(node.name()).rsplit('/').first;
+      if (node.op_type() != "MatMul" || node.input(1) != init.name() ||
+          !scope.consume_front("/") || scope.empty())
+        return std::nullopt;
+      SmallVector<llvm::StringRef> modules;
+      scope.split(modules, '/');
+      std::string named = llvm::join(modules, ".") + ".weight";
+      if (parameter && *parameter != named)
+        return std::nullopt;
+      parameter = named;
+    }
+    return parameter;
+  }
+
   /// Marks the initializers that the fallback rule trains.
   void planFromUses(ParameterPlan &plan) {
     // Values computed on the graph inputs (a shape is static: not one).
@@ -267,16 +320,24 @@ private:
     }
     for (const onnx::TensorProto &init : graph.initializer()) {
       llvm::StringRef name = init.name();
-      if (!isFloatDataType(init.data_type()) || elementCount(init) <= 1 ||
-          name.starts_with("onnx::") || name.starts_with("/"))
+      if (!isFloatDataType(init.data_type()) || elementCount(init) <= 1)
         continue;
       if (reachesTraining(name, data))
         plan.trained.insert(name);
     }
+    std::vector<TransposedWeight> transposed;
+    for (const onnx::TensorProto &init : graph.initializer())
+      if (plan.trained.contains(init.name()))
+        if (std::optional<std::string> parameter = scopedWeight(init))
+          transposed.push_back({*parameter, init.name()});
+    for (const TransposedWeight &weight : transposed) {
+      plan.trained.erase(weight.stored);
+      untranspose(weight, plan);
+    }
   }
 
-  /// Whether `name` (or a layout node's view of it) is a differentiable
-  /// operand of a node that also reads a value in `data`.
+  /// Whether `name`, or a value computed from it over constants, is a
+  /// differentiable operand of a node that also reads a value in `data`.
   bool reachesTraining(llvm::StringRef name, const llvm::StringSet<> &data) {
     SmallVector<std::string> views{name.str()};
     llvm::StringSet<> seen{name};
@@ -292,20 +353,13 @@ private:
             continue;
           if (readsData)
             return true;
-          if (isLayout(node.op_type()))
-            for (const std::string &output : node.output())
-              if (seen.insert(output).second)
-                views.push_back(output);
+          for (const std::string &output : node.output())
+            if (seen.insert(output).second)
+              views.push_back(output);
         }
       }
     }
     return false;
-  }
-
-  static bool isLayout(llvm::StringRef op) {
-    return llvm::is_contained({"Transpose", "Reshape", "Unsqueeze", "Squeeze",
-                               "Flatten", "Identity", "Cast", "CastLike"},
-                              op);
   }
 
   /// Whether input `position` of an `op` node carries a gradient.
