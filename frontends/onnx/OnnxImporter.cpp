@@ -653,16 +653,22 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
     argAttrs.push_back(getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
+  SmallVector<NamedAttribute> trainedRecord, heldRecord;
   for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     FailureOr<TensorValues> value =
         readTensor(init, "tensor '" + init.name() + "'", fileLoc, builder);
     if (failed(value))
       return nullptr;
     RankedTensorType type = value->type;
+    NamedAttribute record = builder.getNamedAttr(
+        init.name(), builder.getI64IntegerAttr(type.getNumElements()));
     if (!trained.contains(init.name())) {
+      if (isa<FloatType>(type.getElementType()))
+        heldRecord.push_back(record);
       constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
+    trainedRecord.push_back(record);
     AsmResourceBlob blob = takeBytes(init, std::move(value->bytes),
                                      type.getElementTypeBitWidth() / 8);
     auto initialValue =
@@ -677,6 +683,13 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
          builder.getNamedAttr(kInitAttrName, initialValue)}));
   }
 
+  (*module)->setAttr(
+      kOnnxInitializersAttrName,
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("trained",
+                                builder.getDictionaryAttr(trainedRecord)),
+           builder.getNamedAttr("held",
+                                builder.getDictionaryAttr(heldRecord))}));
   SmallVector<Type> resultTypes;
   auto function = func::FuncOp::create(builder, fileLoc, "main",
                                        builder.getFunctionType(argTypes, {}));
