@@ -34,7 +34,10 @@
 //   indices, Pow exponents, Where conditions and comparisons, or tables
 //   that fold at import. Names say nothing here: the TorchScript-based
 //   exporter stores each Linear's weight transposed under a generated name
-//   (`onnx::MatMul_466`), and those train.
+//   (`onnx::MatMul_466`), and those train: as the parameter that the
+//   reading MatMul's scope names (`/model/layers.0/self_attn/q_proj/MatMul`:
+//   `model.layers.0.self_attn.q_proj.weight`), in module layout, through a
+//   Transpose node, as above.
 //
 // `--freeze REGEX` holds trained ones; docs/tools/pp-opt.md has the rule.
 //
