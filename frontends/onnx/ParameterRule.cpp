@@ -50,6 +50,8 @@
 
 #include <google/protobuf/unknown_field_set.h>
 
+#include <unordered_map>
+
 using namespace mlir;
 
 namespace pp::onnx_frontend {
@@ -242,8 +244,8 @@ private:
   /// Turns the stored transpose `weight.stored` into the parameter
   /// `weight.parameter` in its module layout, read through a Transpose
   /// node; or, when the parameter is an initializer already (a tied LM
-  /// head), into a Transpose of that one.
-  void untranspose(const TransposedWeight &weight, ParameterPlan &plan) {
+  /// head), into a Transpose of that one. False when it is neither.
+  bool untranspose(const TransposedWeight &weight, ParameterPlan &plan) {
     auto &inits = *graph.mutable_initializer();
     auto named = [&](llvm::StringRef name) {
       return llvm::find_if(inits, [&](const onnx::TensorProto &init) {
@@ -253,7 +255,7 @@ private:
     auto stored = named(weight.stored);
     std::optional<std::string> raw = rawElements(*stored);
     if (!raw)
-      return;
+      return false;
     int64_t rows = stored->dims(0), columns = stored->dims(1);
     std::string moduleLayout =
         transposed(*raw, rows, columns, elementBytes(stored->data_type()));
@@ -265,7 +267,7 @@ private:
                   existing->dims(1) == rows &&
                   rawElements(*existing) == moduleLayout;
       if (!tied)
-        return;
+        return false;
       inits.erase(stored);
     } else {
       stored->set_name(weight.parameter);
@@ -279,6 +281,7 @@ private:
     insertTranspose(graph, (kTransposeNodePrefix + weight.stored).str(),
                     weight.parameter, weight.stored);
     plan.transposed.push_back(weight);
+    return true;
   }
 
   /// The module name of the weight that the TorchScript-based exporter
@@ -328,14 +331,33 @@ private:
       if (reachesTraining(name, data))
         plan.trained.insert(name);
     }
-    std::vector<TransposedWeight> transposed;
+    // A transposed weight equal to a trained one in module layout is a tied
+    // LM head (the exporter's folding untied it): it reads that one.
+    std::unordered_multimap<size_t, std::string> byBytes;
     for (const onnx::TensorProto &init : graph.initializer())
-      if (plan.trained.contains(init.name()))
-        if (std::optional<std::string> parameter = scopedWeight(init))
-          transposed.push_back({*parameter, init.name()});
-    for (const TransposedWeight &weight : transposed) {
+      if (plan.trained.contains(init.name()) && init.dims_size() == 2)
+        if (std::optional<std::string> raw = rawElements(init))
+          byBytes.emplace(std::hash<std::string>()(*raw), init.name());
+    std::vector<TransposedWeight> weights;
+    for (const onnx::TensorProto &init : graph.initializer()) {
+      if (!plan.trained.contains(init.name()))
+        continue;
+      std::optional<std::string> parameter = scopedWeight(init);
+      std::optional<std::string> raw = rawElements(init);
+      if (!parameter || !raw)
+        continue;
+      auto [first, last] = byBytes.equal_range(std::hash<std::string>()(
+          transposed(*raw, init.dims(0), init.dims(1),
+                     elementBytes(init.data_type()))));
+      for (auto it = first; it != last; ++it)
+        if (it->second != init.name())
+          parameter = it->second;
+      weights.push_back({*parameter, init.name()});
+    }
+    for (const TransposedWeight &weight : weights) {
       plan.trained.erase(weight.stored);
-      untranspose(weight, plan);
+      if (!untranspose(weight, plan))
+        plan.trained.insert(weight.stored);
     }
   }
 
