@@ -617,10 +617,8 @@ FailureOr<Literal> Folder::logical(StringRef op) {
   };
   if (op == "And")
     return combine([](bool a, bool b) { return a && b; });
-  if (op == "Or")
-    return combine([](bool a, bool b) { return a || b; });
-  assert(op == "Xor" && "not a logical op the folder knows");
-  return combine([](bool a, bool b) { return a != b; });
+  assert(op == "Or" && "not a logical op the folder knows");
+  return combine([](bool a, bool b) { return a || b; });
 }
 
 FailureOr<Literal> Folder::cumSum() {
@@ -784,13 +782,12 @@ FailureOr<Literal> Folder::unary(StringRef op, const Literal &input) {
       value = wrap(0 - uint64_t(value));
     return result;
   }
-  if (op == "IsNaN" || op == "IsInf") {
+  if (op == "IsNaN") {
     if (!input.isFloat())
       return ctx.error() << op << " takes floating-point tensors";
     result = Literal::like(input.shape, IntegerType::get(ctx.loc.getContext(), 1));
     for (double value : input.floats)
-      result.ints.push_back(op == "IsNaN" ? std::isnan(value)
-                                          : std::isinf(value));
+      result.ints.push_back(std::isnan(value));
     return result;
   }
   double (*function)(double) = floatFunction(op);
@@ -843,9 +840,9 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
     return one(range());
   if (op == "Where")
     return one(where());
-  if (op == "Neg" || op == "IsNaN" || op == "IsInf" || floatFunction(op))
+  if (op == "Neg" || op == "IsNaN" || floatFunction(op))
     return one(unary(op, in(0)));
-  if (llvm::is_contained({"And", "Or", "Xor", "Not"}, op))
+  if (llvm::is_contained({"And", "Or", "Not"}, op))
     return one(logical(op));
   if (op == "CumSum")
     return one(cumSum());
