@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -214,6 +215,10 @@ private:
   FailureOr<Literal> arithmetic(StringRef op, const Literal &lhs,
                                 const Literal &rhs);
   FailureOr<Literal> unary(StringRef op, const Literal &input);
+  FailureOr<Literal> logical(StringRef op);
+  FailureOr<Literal> cumSum();
+  FailureOr<Literal> gatherAlongAxis();
+  FailureOr<Literal> gatherND();
 
   const NodeContext &ctx;
   ValueRange inputs;
@@ -572,11 +577,161 @@ FailureOr<Literal> Folder::arithmetic(StringRef op, const Literal &lhs,
         [](double a, double b) {
           return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
         });
+  auto comparison = [&](auto compare) {
+    return binary(
+        lhs, rhs,
+        ints([compare](int64_t a, int64_t b) { return int64_t{compare(a, b)}; }),
+        [compare](double a, double b) { return double(compare(a, b)); },
+        IntegerType::get(ctx.loc.getContext(), 1));
+  };
+  if (op == "Less")
+    return comparison(std::less<>());
+  if (op == "LessOrEqual")
+    return comparison(std::less_equal<>());
+  if (op == "Greater")
+    return comparison(std::greater<>());
+  if (op == "GreaterOrEqual")
+    return comparison(std::greater_equal<>());
   assert(op == "Equal" && "not a binary op the folder knows");
-  return binary(
-      lhs, rhs, ints([](int64_t a, int64_t b) { return int64_t{a == b}; }),
-      [](double a, double b) { return double(a == b); },
-      IntegerType::get(ctx.loc.getContext(), 1));
+  return comparison(std::equal_to<>());
+}
+
+FailureOr<Literal> Folder::logical(StringRef op) {
+  for (int i = 0, e = literals.size(); i < e; ++i)
+    if (!in(i).elementType.isInteger(1))
+      return ctx.error() << "input " << i << " ('" << ctx.inputName(i)
+                         << "') must be BOOL, found " << in(i).elementType;
+  if (op == "Not") {
+    Literal result = in(0);
+    for (int64_t &value : result.ints)
+      value = !value;
+    return result;
+  }
+  auto combine = [&](auto f) {
+    return binary(
+        in(0), in(1),
+        [f](int64_t a, int64_t b) -> FailureOr<int64_t> {
+          return int64_t{f(a != 0, b != 0)};
+        },
+        [](double, double) { return 0.0; });
+  };
+  if (op == "And")
+    return combine([](bool a, bool b) { return a && b; });
+  assert(op == "Or" && "not a logical op the folder knows");
+  return combine([](bool a, bool b) { return a || b; });
+}
+
+FailureOr<Literal> Folder::cumSum() {
+  const Literal &data = in(0);
+  if (in(1).count() != 1 || in(1).isFloat())
+    return ctx.error() << "axis ('" << ctx.inputName(1)
+                       << "') must be one integer";
+  int64_t rank = data.shape.size();
+  FailureOr<int64_t> axis = normalizeAxis(ctx, "axis", in(1).ints[0], rank);
+  if (failed(axis))
+    return failure();
+  bool exclusive = intAttribute(ctx.node, "exclusive", 0) != 0;
+  bool reverse = intAttribute(ctx.node, "reverse", 0) != 0;
+  Literal result = data;
+  int64_t size = data.shape[*axis];
+  int64_t inner = elementCount(ArrayRef<int64_t>(data.shape).drop_front(*axis + 1));
+  int64_t outer = data.count() / std::max<int64_t>(size * inner, 1);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double floatSum = 0;
+      uint64_t intSum = 0;
+      for (int64_t step = 0; step < size; ++step) {
+        int64_t k = reverse ? size - 1 - step : step;
+        int64_t at = (o * size + k) * inner + i;
+        if (data.isFloat()) {
+          double value = data.floats[at];
+          result.floats[at] = exclusive ? floatSum : floatSum + value;
+          floatSum += value;
+        } else {
+          uint64_t value = data.ints[at];
+          result.ints[at] = wrap(exclusive ? intSum : intSum + value);
+          intSum += value;
+        }
+      }
+    }
+  return result;
+}
+
+FailureOr<Literal> Folder::gatherAlongAxis() {
+  const Literal &data = in(0), &indices = in(1);
+  int64_t rank = data.shape.size();
+  if (static_cast<int64_t>(indices.shape.size()) != rank || indices.isFloat())
+    return ctx.error() << "indices '" << ctx.inputName(1)
+                       << "' must be integers of the data's rank " << rank;
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, "axis", intAttribute(ctx.node, "axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  int64_t size = data.shape[*axis];
+  for (int64_t index : indices.ints)
+    if (index < -size || index >= size)
+      return ctx.error() << "index " << index << " is out of range for axis "
+                         << *axis << " of size " << size;
+  Shape strides = stridesOf(data.shape), indexStrides = stridesOf(indices.shape);
+  return gatherElements(data, indices.shape, [&](ArrayRef<int64_t> at) {
+    int64_t flat = 0, which = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      which += at[d] * indexStrides[d];
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t index = at[d];
+      if (d == *axis) {
+        index = indices.ints[which];
+        index = index < 0 ? index + size : index;
+      }
+      flat += index * strides[d];
+    }
+    return flat;
+  });
+}
+
+FailureOr<Literal> Folder::gatherND() {
+  const Literal &data = in(0), &indices = in(1);
+  int64_t rank = data.shape.size(), indexRank = indices.shape.size();
+  int64_t batchDims = intAttribute(ctx.node, "batch_dims", 0);
+  if (indices.isFloat() || indexRank < 1)
+    return ctx.error() << "indices '" << ctx.inputName(1)
+                       << "' must be integers of rank 1 or more";
+  int64_t depth = indices.shape.back();
+  if (batchDims < 0 || batchDims >= std::min(rank, indexRank) ||
+      batchDims + depth > rank)
+    return ctx.error() << "batch_dims " << batchDims << " and index depth "
+                       << depth << " do not fit data of rank " << rank
+                       << " and indices of rank " << indexRank;
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (data.shape[d] != indices.shape[d])
+      return ctx.error() << "data and indices differ in batch dimension " << d;
+  Shape shape(indices.shape.begin(), indices.shape.end() - 1);
+  shape.append(data.shape.begin() + batchDims + depth, data.shape.end());
+  if (failed(fits(shape)))
+    return failure();
+  for (int64_t n = 0, e = indices.count(); n < e; ++n) {
+    int64_t size = data.shape[batchDims + n % depth];
+    if (indices.ints[n] < -size || indices.ints[n] >= size)
+      return ctx.error() << "index " << indices.ints[n]
+                         << " is out of range for a dimension of size " << size;
+  }
+  Shape strides = stridesOf(data.shape), indexStrides = stridesOf(indices.shape);
+  int64_t prefix = indexRank - 1;
+  return gatherElements(data, shape, [&](ArrayRef<int64_t> at) {
+    int64_t flat = 0, tuple = 0;
+    for (int64_t d = 0; d < prefix; ++d)
+      tuple += at[d] * indexStrides[d];
+    for (int64_t d = 0; d < batchDims; ++d)
+      flat += at[d] * strides[d];
+    for (int64_t k = 0; k < depth; ++k) {
+      int64_t size = data.shape[batchDims + k];
+      int64_t index = indices.ints[tuple + k];
+      flat += (index < 0 ? index + size : index) * strides[batchDims + k];
+    }
+    for (int64_t d = batchDims + depth; d < rank; ++d)
+      flat += at[prefix + d - batchDims - depth] * strides[d];
+    return flat;
+  });
 }
 
 FailureOr<Literal> Folder::where() {
@@ -602,6 +757,22 @@ FailureOr<Literal> Folder::where() {
   return result;
 }
 
+/// The elementwise float functions the folder evaluates.
+double (*floatFunction(StringRef op))(double) {
+  static const llvm::StringMap<double (*)(double)> kFunctions = {
+      {"Sqrt", [](double x) { return std::sqrt(x); }},
+      {"Cos", [](double x) { return std::cos(x); }},
+      {"Sin", [](double x) { return std::sin(x); }},
+      {"Exp", [](double x) { return std::exp(x); }},
+      {"Log", [](double x) { return std::log(x); }},
+      {"Tanh", [](double x) { return std::tanh(x); }},
+      {"Erf", [](double x) { return std::erf(x); }},
+      {"Reciprocal", [](double x) { return 1.0 / x; }},
+      {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"Relu", [](double x) { return x > 0 ? x : 0.0; }}};
+  return kFunctions.lookup(op);
+}
+
 FailureOr<Literal> Folder::unary(StringRef op, const Literal &input) {
   Literal result = input;
   if (op == "Neg") {
@@ -611,11 +782,20 @@ FailureOr<Literal> Folder::unary(StringRef op, const Literal &input) {
       value = wrap(0 - uint64_t(value));
     return result;
   }
-  assert(op == "Sqrt" && "not a unary op the folder knows");
+  if (op == "IsNaN") {
+    if (!input.isFloat())
+      return ctx.error() << op << " takes floating-point tensors";
+    result = Literal::like(input.shape, IntegerType::get(ctx.loc.getContext(), 1));
+    for (double value : input.floats)
+      result.ints.push_back(std::isnan(value));
+    return result;
+  }
+  double (*function)(double) = floatFunction(op);
+  assert(function && "not a unary op the folder knows");
   if (!input.isFloat())
-    return ctx.error() << "Sqrt takes floating-point tensors";
+    return ctx.error() << op << " takes floating-point tensors";
   for (double &value : result.floats)
-    value = std::sqrt(value);
+    value = function(value);
   return result;
 }
 
@@ -625,6 +805,10 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
     return one(shape());
   if (op == "Size")
     return one(size());
+  // CastLike only reads its second input's element type.
+  if (op == "CastLike" && literals[0])
+    return one(castTo(
+        in(0), cast<RankedTensorType>(inputs[1].getType()).getElementType()));
   if (!allConstant())
     return std::optional<SmallVector<Literal>>();
   // Inputs from this index on are integer parameters (shapes, axes, ...).
@@ -656,8 +840,16 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
     return one(range());
   if (op == "Where")
     return one(where());
-  if (op == "Neg" || op == "Sqrt")
+  if (op == "Neg" || op == "IsNaN" || floatFunction(op))
     return one(unary(op, in(0)));
+  if (llvm::is_contained({"And", "Or", "Not"}, op))
+    return one(logical(op));
+  if (op == "CumSum")
+    return one(cumSum());
+  if (op == "GatherElements")
+    return one(gatherAlongAxis());
+  if (op == "GatherND")
+    return one(gatherND());
   if (op == "Cast") {
     Builder builder(ctx.loc.getContext());
     Type to = convertElementType(intAttribute(ctx.node, "to", 0), builder);
@@ -665,7 +857,9 @@ FailureOr<std::optional<SmallVector<Literal>>> Folder::fold() {
       return std::optional<SmallVector<Literal>>(); // importCast explains.
     return one(castTo(in(0), to));
   }
-  if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow", "Equal"}, op))
+  if (llvm::is_contained({"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+                           "LessOrEqual", "Greater", "GreaterOrEqual"},
+                          op))
     return one(arithmetic(op, in(0), in(1)));
   if (op == "Max" || op == "Min") {
     Literal result = in(0);

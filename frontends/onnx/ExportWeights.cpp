@@ -66,6 +66,39 @@ static ExternalDataFile moveToExternalData(onnx::GraphProto &graph,
   return file;
 }
 
+/// Writes the trained `weight` back as the model stored it: its transpose,
+/// in the initializer `weight.stored`, in place of the Transpose node that
+/// the import read it through. The parameter's initializer stays only
+/// while other nodes read it (a tied LM head's embedding).
+static void storeTransposed(onnx::GraphProto &graph,
+                            const TransposedWeight &weight) {
+  auto &nodes = *graph.mutable_node();
+  auto transpose = llvm::find_if(nodes, [&](const onnx::NodeProto &node) {
+    return node.name() == (kTransposeNodePrefix + weight.stored).str();
+  });
+  // Untying may have given the Transpose a copy of the parameter.
+  std::string parameter = transpose->input(0);
+  nodes.erase(transpose);
+  auto &inits = *graph.mutable_initializer();
+  auto trained = llvm::find_if(inits, [&](const onnx::TensorProto &init) {
+    return init.name() == parameter;
+  });
+  onnx::TensorProto stored = *trained;
+  stored.set_name(weight.stored);
+  stored.set_dims(0, trained->dims(1));
+  stored.set_dims(1, trained->dims(0));
+  stored.set_raw_data(transposed(trained->raw_data(), trained->dims(0),
+                                 trained->dims(1),
+                                 elementBytes(trained->data_type())));
+  bool read = llvm::any_of(nodes, [&](const onnx::NodeProto &node) {
+    return llvm::is_contained(node.input(), parameter);
+  });
+  if (read)
+    *inits.Add() = std::move(stored);
+  else
+    *trained = std::move(stored);
+}
+
 int64_t exportTrainedWeights(
     const std::string &modelPath, bool untieSharedWeights,
     bool tieEqualWeights,
@@ -90,18 +123,21 @@ int64_t exportTrainedWeights(
   if (std::string problem = loadExternalData(model, modelPath, &external);
       !problem.empty())
     fail(problem);
-  // The graph as the import saw it: re-tied equal initializers (written
+  // The graph as the import saw it: the trained initializers (weights
+  // stored transposed in their module layout), re-tied equal ones (written
   // once, a Transpose where one was the other's transpose), then untied
   // copies.
-  if (tieEqualWeights)
-    tieEqualInitializers(*model.mutable_graph(),
-                         findEqualInitializers(model.graph()));
-  untieSharedInitializers(*model.mutable_graph(), untieSharedWeights);
+  ImportOptions options;
+  options.untieSharedWeights = untieSharedWeights;
+  options.tieEqualWeights = tieEqualWeights;
+  onnx::GraphProto &graph = *model.mutable_graph();
+  PreparedGraph prepared = prepareGraph(graph, options);
 
   std::set<std::string> exported;
-  for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer()) {
+  for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     auto parameter = parameters.find(init.name());
-    if (parameter == parameters.end())
+    if (parameter == parameters.end() ||
+        !prepared.plan.trained.contains(init.name()))
       continue;
     const std::string quoted = "'" + init.name() + "'";
     if (init.data_type() != onnx::TensorProto::FLOAT)
@@ -126,6 +162,9 @@ int64_t exportTrainedWeights(
       fail("the trained parameter '" + name +
            "' is no initializer of the model; the parameters come from "
            "another model");
+
+  for (const TransposedWeight &weight : prepared.plan.transposed)
+    storeTransposed(graph, weight);
 
   std::string dataPath = outputPath + ".data";
   ExternalDataFile data;

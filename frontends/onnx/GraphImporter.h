@@ -132,24 +132,74 @@ mlir::LogicalResult checkNode(const NodeContext &ctx, const NodeRule &rule);
 mlir::FailureOr<std::optional<llvm::SmallVector<mlir::DenseElementsAttr>>>
 foldNode(const NodeContext &ctx, mlir::ValueRange inputs);
 
-/// The floating-point initializers that several nodes read (exporters merge
-/// initializers with equal values into one): how many there are, and the
-/// one that the most nodes read, for messages (SharedInitializers.cpp).
+/// The initializers of `parameters` (those that train) that several nodes
+/// read (exporters merge initializers with equal values into one): how many
+/// there are, and the one that the most nodes read, for messages
+/// (SharedInitializers.cpp).
 struct SharedInitializers {
   int64_t count = 0;
   std::string example;
   size_t mostReaders = 0;
 };
-SharedInitializers findSharedInitializers(const onnx::GraphProto &graph);
+SharedInitializers findSharedInitializers(const onnx::GraphProto &graph,
+                                          const llvm::StringSet<> &parameters);
 
-/// Gives every node that reads a floating-point initializer read by several
-/// nodes its own copy: the first reader (in node order) keeps the name, the
-/// later ones read `NAME.1`, `NAME.2`, ... (skipping names the model uses),
-/// added to the initializers right after the original. Unties only the
-/// initializers whose elements all have the same bits (an exporter's merge
-/// of fresh ones or zeros) unless `all` (ImportOptions::untieSharedWeights).
-/// Returns how many initializers it untied.
-int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all);
+/// Gives every node that reads an initializer of `parameters` read by
+/// several nodes its own copy: the first reader (in node order) keeps the
+/// name, the later ones read `NAME.1`, `NAME.2`, ... (skipping names the
+/// model uses), added to the initializers right after the original and to
+/// `parameters`. Unties only the initializers whose elements all have the
+/// same bits (an exporter's merge of fresh ones or zeros) unless `all`
+/// (ImportOptions::untieSharedWeights). Returns how many initializers it
+/// untied.
+int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all,
+                                llvm::StringSet<> &parameters);
+
+/// Whether ONNX element type `dataType` is a floating-point one.
+bool isFloatDataType(int32_t dataType);
+/// The bytes of each element of float type `dataType`.
+size_t elementBytes(int32_t dataType);
+/// The elements of `tensor` as raw little-endian bytes, in place (no copy),
+/// or nullopt for data in an external file or in ONNX's 16-bit int32_data.
+std::optional<llvm::StringRef> rawElements(const onnx::TensorProto &tensor);
+/// `raw`, the elements of a rows x columns matrix of `size`-byte elements,
+/// transposed.
+std::string transposed(llvm::StringRef raw, int64_t rows, int64_t columns,
+                       size_t size);
+/// Inserts a Transpose node (`perm` [1, 0]) named `nodeName` from `input` to
+/// `output` right before the first node that reads `output`.
+void insertTranspose(onnx::GraphProto &graph, const std::string &nodeName,
+                     const std::string &input, const std::string &output);
+
+/// A weight that torch.onnx.export's optimizer stored transposed under a
+/// generated name: the import trains `parameter` (its module name) in its
+/// module layout, and a Transpose node `transpose:STORED` makes `stored`.
+struct TransposedWeight {
+  std::string parameter, stored;
+};
+
+/// Which floating-point initializers train (ParameterRule.cpp, whose
+/// header comment states the rule).
+struct ParameterPlan {
+  /// The model carries torch.export's records of what is a parameter.
+  bool exporterRecords = false;
+  /// The names of the initializers that train.
+  llvm::StringSet<> trained;
+  /// The weights stored transposed, in initializer order.
+  std::vector<TransposedWeight> transposed;
+  /// Initializers that the exporter folded from a weight other than by a
+  /// transpose (`stored` trains in place of `parameter`).
+  std::vector<TransposedWeight> foldedWeights;
+};
+
+/// Decides which floating-point initializers of `graph` train, and turns
+/// each weight stored transposed into its parameter and a Transpose node
+/// (ParameterRule.cpp).
+ParameterPlan planParameters(onnx::GraphProto &graph);
+
+/// The prefix of the Transpose node that reads a TransposedWeight's
+/// parameter.
+constexpr llvm::StringLiteral kTransposeNodePrefix = "transpose:";
 
 /// Parses the model in `contents` (binary protobuf, or ONNX's text syntax
 /// when `path` ends in `.onnxtxt`) into `model`. Returns why it does not
@@ -177,6 +227,24 @@ findEqualInitializers(const onnx::GraphProto &graph);
 void tieEqualInitializers(onnx::GraphProto &graph,
                           llvm::ArrayRef<EqualInitializer> equal);
 
+/// The graph as the import trains it, and how it got so.
+struct PreparedGraph {
+  /// What trains; `trained` names the initializers after the ties below.
+  ParameterPlan plan;
+  /// The trained initializers equal to an earlier trained one (tied when
+  /// ImportOptions::tieEqualWeights).
+  std::vector<EqualInitializer> equal;
+  /// How many shared initializers were untied.
+  int64_t untied = 0;
+};
+
+/// Prepares `graph` as the import and `--export-onnx` see it: the
+/// parameter plan (planParameters), then the equal trained initializers
+/// tied (ImportOptions::tieEqualWeights), then the shared ones untied
+/// (ImportOptions::untieSharedWeights) (ParameterRule.cpp).
+PreparedGraph prepareGraph(onnx::GraphProto &graph,
+                           const ImportOptions &options);
+
 /// Turns one ONNX graph into `func.func @main`.
 class GraphImporter {
 public:
@@ -197,6 +265,13 @@ public:
                                             mlir::ValueRange inputs);
   mlir::FailureOr<NodeOutputs> importCast(const NodeContext &ctx,
                                           mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importCastLike(const NodeContext &ctx,
+                                              mlir::ValueRange inputs);
+  /// A sequence's tensors go to `sequences`; SequenceAt picks one.
+  mlir::FailureOr<NodeOutputs> importSplitToSequence(const NodeContext &ctx,
+                                                     mlir::ValueRange inputs);
+  mlir::FailureOr<NodeOutputs> importSequenceAt(const NodeContext &ctx,
+                                                mlir::ValueRange inputs);
   mlir::FailureOr<NodeOutputs> importGather(const NodeContext &ctx,
                                             mlir::ValueRange inputs);
   mlir::FailureOr<NodeOutputs> importConstant(const NodeContext &ctx,
@@ -314,6 +389,8 @@ private:
   const ImportOptions &options;
   int64_t opset;
   llvm::StringMap<mlir::Value> values;
+  /// The tensors of each sequence (SplitToSequence's output), by name.
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
   /// The names that some node reads or the graph outputs.
   llvm::StringSet<> consumedNames;
   /// True when `name` is a value that some node or the graph output reads:

@@ -405,6 +405,17 @@ Value GraphImporter::scalarConstant(Location loc, double value,
 
 FailureOr<Value> GraphImporter::lookup(const NodeContext &ctx, int index) {
   StringRef name = ctx.inputName(index);
+  // A sequence is no value: SequenceAt finds it in `sequences`.
+  if (sequences.count(name)) {
+    if (ctx.node.op_type() == "SequenceAt" && index == 0)
+      return Value();
+    return ctx.error() << "input " << index << " ('" << name
+                       << "') is a sequence; pp reads sequences only "
+                          "through SequenceAt";
+  }
+  if (ctx.node.op_type() == "SequenceAt" && index == 0)
+    return ctx.error() << "input 0 ('" << name
+                       << "') is no sequence (SplitToSequence's output)";
   auto it = values.find(name);
   if (it != values.end())
     return it->second;
@@ -488,7 +499,7 @@ InFlightDiagnostic GraphImporter::notConstant(const NodeContext &ctx, int index,
          << source;
   diag << "; pp needs it at compile time (static shapes), so it must come "
           "from Constant nodes, integer initializers and the shapes of "
-          "tensors (float initializers are parameters)";
+          "tensors (or float initializers that do not train)";
   return diag;
 }
 
@@ -575,17 +586,25 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkUtf8Names(graph)) || failed(checkDimNames(graph)))
     return nullptr;
-  std::vector<EqualInitializer> equal = findEqualInitializers(graph);
   if (options.tieEqualWeights && options.untieSharedWeights)
     return emitError(fileLoc)
                << "--tie-equal-weights and --untie-shared-weights contradict "
                   "each other: the first ties equal initializers, the second "
                   "unties every shared one; use one of them",
            nullptr;
-  if (options.tieEqualWeights)
-    tieEqualInitializers(graph, equal);
-  else
-    for (const EqualInitializer &tie : equal)
+  PreparedGraph prepared = prepareGraph(graph, options);
+  const llvm::StringSet<> &trained = prepared.plan.trained;
+  for (const TransposedWeight &folded : prepared.plan.foldedWeights)
+    emitWarning(fileLoc)
+        << "initializer '" << folded.stored << "' is what the exporter's "
+        << "optimizer folded from the parameter '" << folded.parameter
+        << "' (an embedding's rows at constant positions, say): it trains "
+           "as '"
+        << folded.stored << "', and '" << folded.parameter
+        << "' is not in the model; export with optimize=False to train the "
+           "parameter itself";
+  if (!options.tieEqualWeights)
+    for (const EqualInitializer &tie : prepared.equal)
       emitWarning(fileLoc)
           << "initializer '" << tie.copy << "' holds "
           << (tie.transposed ? "the transpose of" : "a copy of") << " '"
@@ -594,16 +613,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
              "tied LM head's transposed embedding into such a copy), so the "
              "two train as separate parameters; import with "
              "--tie-equal-weights to tie them";
-  int64_t untied = untieSharedInitializers(graph, options.untieSharedWeights);
-  if (untied > 0 && !options.untieSharedWeights)
+  if (prepared.untied > 0 && !options.untieSharedWeights)
     emitWarning(fileLoc)
-        << "untied " << untied << " floating-point initializer"
-        << (untied == 1 ? "" : "s")
+        << "untied " << prepared.untied << " floating-point initializer"
+        << (prepared.untied == 1 ? "" : "s")
         << " that several nodes read and whose elements are all equal, "
            "giving every reading node its own copy: torch.onnx.export merges "
            "initializers with equal values (a fresh model's LayerNorm "
            "weights, zero biases) into one";
-  if (SharedInitializers shared = findSharedInitializers(graph);
+  if (SharedInitializers shared = findSharedInitializers(graph, trained);
       shared.count > 0)
     emitWarning(fileLoc)
         << shared.count << " floating-point initializer"
@@ -618,7 +636,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   builder.setInsertionPointToEnd(module->getBody());
 
   // Arguments: graph inputs (minus initializers listed as inputs, as old
-  // exporters do), then floating-point initializers as parameters; the
+  // exporters do), then the initializers that train as parameters; the
   // other initializers become constants.
   llvm::StringSet<> initializerNames;
   for (const onnx::TensorProto &init : graph.initializer())
@@ -637,16 +655,22 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
     argAttrs.push_back(getNameAndRoleAttrs(context, input.name(), kRoleInput));
   }
   SmallVector<std::pair<std::string, DenseElementsAttr>> constants;
+  SmallVector<NamedAttribute> trainedRecord, heldRecord;
   for (onnx::TensorProto &init : *graph.mutable_initializer()) {
     FailureOr<TensorValues> value =
         readTensor(init, "tensor '" + init.name() + "'", fileLoc, builder);
     if (failed(value))
       return nullptr;
     RankedTensorType type = value->type;
-    if (!isa<FloatType>(type.getElementType())) {
+    NamedAttribute record = builder.getNamedAttr(
+        init.name(), builder.getI64IntegerAttr(type.getNumElements()));
+    if (!trained.contains(init.name())) {
+      if (isa<FloatType>(type.getElementType()))
+        heldRecord.push_back(record);
       constants.emplace_back(init.name(), toElementsAttr(*value));
       continue;
     }
+    trainedRecord.push_back(record);
     AsmResourceBlob blob = takeBytes(init, std::move(value->bytes),
                                      type.getElementTypeBitWidth() / 8);
     auto initialValue =
@@ -661,6 +685,13 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
          builder.getNamedAttr(kInitAttrName, initialValue)}));
   }
 
+  (*module)->setAttr(
+      kOnnxInitializersAttrName,
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("trained",
+                                builder.getDictionaryAttr(trainedRecord)),
+           builder.getNamedAttr("held",
+                                builder.getDictionaryAttr(heldRecord))}));
   SmallVector<Type> resultTypes;
   auto function = func::FuncOp::create(builder, fileLoc, "main",
                                        builder.getFunctionType(argTypes, {}));

@@ -2,9 +2,15 @@
 //
 // Imports an ONNX model (opsets 13 to 21) into a module holding one
 // `func.func @main` in the nn dialect. Graph inputs become arguments with
-// role "input", floating-point initializers become arguments with role
-// "parameter" whose initial values travel as `dense_resource` blobs, graph
-// outputs become results; all keep their ONNX names (`pp.name`), and every
+// role "input", the floating-point initializers that train become
+// arguments with role "parameter" whose initial values travel as
+// `dense_resource` blobs. What trains: with torch.export's records (dynamo
+// exports) exactly the PARAMETER initializers, under their module names,
+// a weight stored transposed in its module layout behind a Transpose;
+// otherwise every float initializer of more than one element from which a
+// differentiable path reaches a node computing on the graph inputs
+// (ParameterRule.cpp and docs/tools/pp-opt.md state the rule; `--freeze`
+// holds what it trains). Graph outputs become results; all keep their ONNX names (`pp.name`), and every
 // op records the ONNX node it came from (`pp.node`). Other initializers are
 // constants, and nodes over constants (shape computations) fold into
 // constants at import.
@@ -22,6 +28,12 @@
 #include <string>
 
 namespace pp::onnx_frontend {
+
+/// The module attribute in which the import records its floating-point
+/// initializers: `{trained = {NAME = ELEMENTS : i64, ...}, held = {...}}`,
+/// those that train and those held constant (`pp-opt --pp-report` lists
+/// them).
+constexpr llvm::StringLiteral kOnnxInitializersAttrName = "pp.onnx_initializers";
 
 /// Options of the import. pp compiles static shapes, so every symbolic
 /// dimension of a graph input gets a size: the one `dimSizes` gives its

@@ -40,8 +40,23 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
                      {"keepdims", A::INT},
                      {"noop_with_empty_axes", A::INT, axesInputSince, kMax}}};
   };
+  // Ops that pp evaluates only over constants: masks, positions and rotary
+  // tables, which exporters compute in the graph from shapes.
+  auto foldOnly = [](int inputs, std::vector<AttributeRule> attributes = {}) {
+    return NodeRule{nullptr,
+                    inputs,
+                    inputs,
+                    1,
+                    1,
+                    std::move(attributes),
+                    kMinOpset,
+                    "pp has no such op on values computed at run time: it "
+                    "only folds over constants (mask, position and rotary "
+                    "table computations)"};
+  };
   static const std::map<std::string, NodeRule, std::less<>> rules = {
       {"Add", binary(&G::importBinary<nn::AddOp>)},
+      {"And", foldOnly(2)},
       {"Cast",
        {&G::importCast,
         1,
@@ -50,6 +65,14 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         1,
         {{"to", A::INT, kMinOpset, kMax, true},
          {"saturate", A::INT, 19, kMax}}}},
+      {"CastLike",
+       {&G::importCastLike,
+        2,
+        2,
+        1,
+        1,
+        {{"saturate", A::INT, 19, kMax}},
+        15}},
       {"Concat",
        {&G::importConcat,
         1,
@@ -77,6 +100,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         {{"value", A::TENSOR}},
         kMinOpset,
         "it makes a tensor of the shape its input gives"}},
+      {"Cos", foldOnly(1)},
+      {"CumSum", foldOnly(2, {{"exclusive", A::INT}, {"reverse", A::INT}})},
       {"Div", binary(&G::importBinary<nn::DivOp>)},
       {"Dropout", {&G::importDropout, 1, 3, 1, 2, {{"seed", A::INT}}}},
       {"Equal",
@@ -94,6 +119,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
       {"Expand", binary(&G::importExpand)},
       {"Flatten", {&G::importFlatten, 1, 1, 1, 1, {axis}}},
       {"Gather", {&G::importGather, 2, 2, 1, 1, {axis}}},
+      {"GatherElements", foldOnly(2, {axis})},
+      {"GatherND", foldOnly(2, {{"batch_dims", A::INT}})},
       {"Gelu", {&G::importGelu, 1, 1, 1, 1, {{"approximate", A::STRING}}, 20}},
       {"Gemm",
        {&G::importGemm,
@@ -105,7 +132,10 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
          {"beta", A::FLOAT},
          {"transA", A::INT},
          {"transB", A::INT}}}},
+      {"Greater", foldOnly(2)},
+      {"GreaterOrEqual", foldOnly(2)},
       {"Identity", unary(&G::importIdentity)},
+      {"IsNaN", foldOnly(1)},
       {"LayerNormalization",
        {&G::importLayerNormalization,
         2,
@@ -114,6 +144,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         3,
         {axis, {"epsilon", A::FLOAT}, {"stash_type", A::INT}},
         17}},
+      {"Less", foldOnly(2)},
+      {"LessOrEqual", foldOnly(2)},
       {"Log", unary(&G::importUnary<nn::LogOp>)},
       {"LogSoftmax", {&G::importSoftmax<nn::LogSoftmaxOp>, 1, 1, 1, 1, {axis}}},
       {"MatMul", binary(&G::importMatMul)},
@@ -121,6 +153,8 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
       {"Min", {&G::importVariadic<nn::MinimumOp>, 1, kAny}},
       {"Mul", binary(&G::importBinary<nn::MulOp>)},
       {"Neg", unary(&G::importUnary<nn::NegOp>)},
+      {"Not", foldOnly(1)},
+      {"Or", foldOnly(2)},
       {"Pow", binary(&G::importPow)},
       {"Range",
        {nullptr,
@@ -146,11 +180,20 @@ const std::map<std::string, NodeRule, std::less<>> &nodeRules() {
         1,
         1,
         {{"start", A::INT, 15, kMax}, {"end", A::INT, 15, kMax}}}},
+      {"SequenceAt", {&G::importSequenceAt, 2, 2}},
       {"Sigmoid", unary(&G::importUnary<nn::SigmoidOp>)},
+      {"Sin", foldOnly(1)},
       // Size always folds: every tensor's shape is static.
       {"Size", {nullptr, 1, 1}},
       {"Slice", {&G::importSlice, 3, 5}},
       {"Softmax", {&G::importSoftmax<nn::SoftmaxOp>, 1, 1, 1, 1, {axis}}},
+      {"SplitToSequence",
+       {&G::importSplitToSequence,
+        1,
+        2,
+        1,
+        1,
+        {axis, {"keepdims", A::INT}}}},
       {"Split",
        {&G::importSplit,
         1,
@@ -246,6 +289,15 @@ FailureOr<NodeOutputs> GraphImporter::importMatMul(const NodeContext &ctx,
   return NodeOutputs{reshaped(ctx.loc, *product, shape)};
 }
 
+/// `input` cast to `elementType`.
+static Value castedTo(OpBuilder &builder, Location loc, Value input,
+                      Type elementType) {
+  RankedTensorType type = typeOf(input);
+  if (type.getElementType() == elementType)
+    return input; // A cast to the same type is the identity.
+  return nn::CastOp::create(builder, loc, type.clone(elementType), input);
+}
+
 FailureOr<NodeOutputs> GraphImporter::importCast(const NodeContext &ctx,
                                                  ValueRange inputs) {
   int64_t to = intAttribute(ctx.node, "to", onnx::TensorProto::UNDEFINED);
@@ -253,12 +305,13 @@ FailureOr<NodeOutputs> GraphImporter::importCast(const NodeContext &ctx,
       elementTypeOf(static_cast<int32_t>(to), "Cast's 'to'", ctx.loc);
   if (failed(elementType))
     return failure();
-  RankedTensorType type = typeOf(inputs[0]);
-  if (type.getElementType() == *elementType)
-    return NodeOutputs{inputs[0]}; // A cast to the same type is the identity.
+  return NodeOutputs{castedTo(builder, ctx.loc, inputs[0], *elementType)};
+}
+
+FailureOr<NodeOutputs> GraphImporter::importCastLike(const NodeContext &ctx,
+                                                     ValueRange inputs) {
   return NodeOutputs{
-      nn::CastOp::create(builder, ctx.loc, type.clone(*elementType), inputs[0])
-          .getResult()};
+      castedTo(builder, ctx.loc, inputs[0], getElementTypeOrSelf(inputs[1]))};
 }
 
 FailureOr<NodeOutputs> GraphImporter::importGather(const NodeContext &ctx,
@@ -553,6 +606,72 @@ FailureOr<NodeOutputs> GraphImporter::importSplit(const NodeContext &ctx,
   if (failed(split))
     return failure();
   return NodeOutputs((*split)->getResults());
+}
+
+FailureOr<NodeOutputs>
+GraphImporter::importSplitToSequence(const NodeContext &ctx,
+                                     ValueRange inputs) {
+  RankedTensorType type = typeOf(inputs[0]);
+  int64_t axis = intAttribute(ctx.node, "axis", 0);
+  FailureOr<int64_t> dim = normalizeAxis(ctx, "axis", axis, type.getRank());
+  if (failed(dim))
+    return failure();
+  int64_t length = type.getDimSize(*dim);
+  // No split: pieces of one, without the axis unless keepdims; a scalar:
+  // pieces of that size (the last one smaller); else the sizes.
+  Shape sizes(length, 1);
+  bool squeeze = intAttribute(ctx.node, "keepdims", 1) == 0;
+  if (inputs.size() > 1) {
+    squeeze = false;
+    FailureOr<Shape> given = constantInts(ctx, inputs, 1, "the split sizes");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+    if (typeOf(inputs[1]).getRank() == 0) {
+      int64_t chunk = sizes.front();
+      if (chunk <= 0)
+        return ctx.error() << "the split size " << chunk
+                           << " is not positive";
+      sizes.clear();
+      for (int64_t at = 0; at < length; at += chunk)
+        sizes.push_back(std::min(chunk, length - at));
+    }
+  }
+  FailureOr<Shape> checked = splitSizes(ctx, type.getShape(), *dim,
+                                        ArrayRef<int64_t>(sizes), sizes.size());
+  if (failed(checked))
+    return failure();
+  nn::SplitOp::Properties properties;
+  properties.axis = builder.getI64IntegerAttr(*dim);
+  properties.sizes = builder.getDenseI64ArrayAttr(*checked);
+  FailureOr<Operation *> split =
+      createCheckedOp<nn::SplitOp>(ctx, inputs[0], properties);
+  if (failed(split))
+    return failure();
+  SmallVector<Value> &pieces = sequences[ctx.node.output(0)];
+  for (Value piece : (*split)->getResults()) {
+    Shape shape(typeOf(piece).getShape());
+    if (squeeze)
+      shape.erase(shape.begin() + *dim);
+    pieces.push_back(reshaped(ctx.loc, piece, shape));
+  }
+  return NodeOutputs{};
+}
+
+FailureOr<NodeOutputs> GraphImporter::importSequenceAt(const NodeContext &ctx,
+                                                       ValueRange inputs) {
+  const SmallVector<Value> &pieces = sequences[ctx.inputName(0)];
+  FailureOr<Shape> position = constantInts(ctx, inputs, 1, "the position");
+  if (failed(position))
+    return failure();
+  int64_t count = pieces.size();
+  if (position->size() != 1 || position->front() < -count ||
+      position->front() >= count)
+    return ctx.error() << "the position must be one index into the sequence "
+                          "of "
+                       << count << " tensors";
+  int64_t at = position->front();
+  return NodeOutputs{pieces[at < 0 ? at + count : at]};
 }
 
 FailureOr<NodeOutputs> GraphImporter::importConcat(const NodeContext &ctx,

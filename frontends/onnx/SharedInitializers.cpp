@@ -24,7 +24,7 @@ using namespace mlir;
 
 namespace pp::onnx_frontend {
 
-static bool isFloatDataType(int32_t dataType) {
+bool isFloatDataType(int32_t dataType) {
   return dataType == onnx::TensorProto::FLOAT ||
          dataType == onnx::TensorProto::FLOAT16 ||
          dataType == onnx::TensorProto::BFLOAT16 ||
@@ -58,14 +58,11 @@ static bool hasUniformElements(const onnx::TensorProto &tensor) {
 
 using ReadersByName = std::map<std::string, SmallVector<int>, std::less<>>;
 
-/// The indices of the nodes that read each floating-point initializer
-/// (pp's parameters) that more than one node reads, in node order; a node
-/// that reads it twice counts once.
-static ReadersByName sharedReaders(const onnx::GraphProto &graph) {
-  llvm::StringSet<> parameters;
-  for (const onnx::TensorProto &init : graph.initializer())
-    if (isFloatDataType(init.data_type()))
-      parameters.insert(init.name());
+/// The indices of the nodes that read each of the initializers in
+/// `parameters` that more than one node reads, in node order; a node that
+/// reads it twice counts once.
+static ReadersByName sharedReaders(const onnx::GraphProto &graph,
+                                   const llvm::StringSet<> &parameters) {
   ReadersByName readers;
   for (const auto &[index, node] : llvm::enumerate(graph.node()))
     for (const std::string &input : node.input())
@@ -79,9 +76,10 @@ static ReadersByName sharedReaders(const onnx::GraphProto &graph) {
   return readers;
 }
 
-SharedInitializers findSharedInitializers(const onnx::GraphProto &graph) {
+SharedInitializers findSharedInitializers(const onnx::GraphProto &graph,
+                                          const llvm::StringSet<> &parameters) {
   SharedInitializers shared;
-  for (const auto &[name, nodes] : sharedReaders(graph)) {
+  for (const auto &[name, nodes] : sharedReaders(graph, parameters)) {
     ++shared.count;
     if (nodes.size() > shared.mostReaders) {
       shared.mostReaders = nodes.size();
@@ -91,8 +89,9 @@ SharedInitializers findSharedInitializers(const onnx::GraphProto &graph) {
   return shared;
 }
 
-int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all) {
-  ReadersByName readers = sharedReaders(graph);
+int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all,
+                                llvm::StringSet<> &parameters) {
+  ReadersByName readers = sharedReaders(graph, parameters);
   if (!all)
     for (const onnx::TensorProto &init : graph.initializer())
       if (auto it = readers.find(init.name());
@@ -125,6 +124,7 @@ int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all) {
         name = original->name() + "." + std::to_string(++suffix);
       while (taken.contains(name));
       taken.insert(name);
+      parameters.insert(name);
       for (std::string &input : *graph.mutable_node(node)->mutable_input())
         if (input == original->name())
           input = name;
@@ -137,16 +137,13 @@ int64_t untieSharedInitializers(onnx::GraphProto &graph, bool all) {
   return readers.size();
 }
 
-/// The bytes of each element of a float type.
-static size_t elementBytes(int32_t dataType) {
+size_t elementBytes(int32_t dataType) {
   return dataType == onnx::TensorProto::DOUBLE  ? 8
          : dataType == onnx::TensorProto::FLOAT ? 4
                                                 : 2;
 }
 
-/// The elements of `tensor` as raw little-endian bytes, in place (no copy),
-/// or nullopt for data in an external file or in ONNX's 16-bit int32_data.
-static std::optional<StringRef> rawElements(const onnx::TensorProto &tensor) {
+std::optional<StringRef> rawElements(const onnx::TensorProto &tensor) {
   if (tensor.has_raw_data())
     return StringRef(tensor.raw_data());
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
@@ -215,6 +212,16 @@ struct Elements {
   }
 };
 } // namespace
+
+std::string transposed(StringRef raw, int64_t rows, int64_t columns,
+                       size_t size) {
+  std::string result(raw.size(), '\0');
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t column = 0; column < columns; ++column)
+      std::memcpy(&result[(column * rows + row) * size],
+                  &raw[(row * columns + column) * size], size);
+  return result;
+}
 
 std::vector<EqualInitializer>
 findEqualInitializers(const onnx::GraphProto &graph) {
@@ -288,9 +295,8 @@ void tieEqualInitializers(onnx::GraphProto &graph,
                                 });
         it != inputs.end())
       inputs.erase(it);
-    auto &nodes = *graph.mutable_node();
     if (!tie.transposed) {
-      for (onnx::NodeProto &node : nodes)
+      for (onnx::NodeProto &node : *graph.mutable_node())
         for (std::string &input : *node.mutable_input())
           if (input == tie.copy)
             input = tie.original;
@@ -298,24 +304,30 @@ void tieEqualInitializers(onnx::GraphProto &graph,
     }
     // The transpose runs right before its first reader, on that reader's
     // stage, so that the original is what the stages share.
-    auto firstReader = llvm::find_if(nodes, [&](const onnx::NodeProto &node) {
-      return llvm::is_contained(node.input(), tie.copy);
-    });
-    onnx::NodeProto transpose;
-    transpose.set_name("tie:" + tie.copy);
-    transpose.set_op_type("Transpose");
-    transpose.add_input(tie.original);
-    transpose.add_output(tie.copy);
-    onnx::AttributeProto *perm = transpose.add_attribute();
-    perm->set_name("perm");
-    perm->set_type(onnx::AttributeProto::INTS);
-    perm->add_ints(1);
-    perm->add_ints(0);
-    int at = firstReader - nodes.begin();
-    nodes.Add(std::move(transpose));
-    for (int i = nodes.size() - 1; i > at; --i)
-      nodes.SwapElements(i, i - 1);
+    insertTranspose(graph, "tie:" + tie.copy, tie.original, tie.copy);
   }
+}
+
+void insertTranspose(onnx::GraphProto &graph, const std::string &nodeName,
+                     const std::string &input, const std::string &output) {
+  auto &nodes = *graph.mutable_node();
+  auto firstReader = llvm::find_if(nodes, [&](const onnx::NodeProto &node) {
+    return llvm::is_contained(node.input(), output);
+  });
+  onnx::NodeProto transpose;
+  transpose.set_name(nodeName);
+  transpose.set_op_type("Transpose");
+  transpose.add_input(input);
+  transpose.add_output(output);
+  onnx::AttributeProto *perm = transpose.add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  perm->add_ints(1);
+  perm->add_ints(0);
+  int at = firstReader - nodes.begin();
+  nodes.Add(std::move(transpose));
+  for (int i = nodes.size() - 1; i > at; --i)
+    nodes.SwapElements(i, i - 1);
 }
 
 } // namespace pp::onnx_frontend

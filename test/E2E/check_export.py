@@ -9,8 +9,11 @@ onnx.checker; every parameter in PARAMS must be an f32 initializer of it
 with exactly the saved values, every other initializer must be one of
 MODEL's with its values, and its nodes must be MODEL's, each input the
 same but for the untied copies NAME.1, NAME.2, ... of an initializer NAME
-(later readers of a shared initializer, SharedInitializers.cpp). Prints
-how many parameters training changed and how many copies the export added.
+(later readers of a shared initializer, SharedInitializers.cpp). A
+parameter that is no initializer must be stored transposed: some other
+initializer holds its transpose (ParameterRule.cpp). Prints how many
+parameters training changed, how many copies the export added and how many
+parameters it stores transposed.
 """
 import os
 import re
@@ -43,6 +46,22 @@ def main(model_path, exported_path, params_path):
     parameters = read_parameters(params_path)
     originals, written = initializers(model), initializers(exported)
 
+    # Weights the model stores transposed under another name (a Linear's
+    # weight folded by the exporter) train in module layout: their stored
+    # initializer holds the trained transpose.
+    stored = {}
+    for name, values in parameters.items():
+        if name in written or values.ndim != 2:
+            continue
+        for other, init in written.items():
+            if other not in parameters and np.array_equal(
+                    numpy_helper.to_array(init), values.T):
+                stored[other] = name
+                originals.setdefault(name, onnx.numpy_helper.from_array(
+                    numpy_helper.to_array(originals[other]).T, name))
+                written[name] = onnx.numpy_helper.from_array(values, name)
+                break
+
     changed = copies = 0
     for name, values in parameters.items():
         init = written.get(name)
@@ -53,6 +72,8 @@ def main(model_path, exported_path, params_path):
         source = numpy_helper.to_array(originals[original_name(name, originals)])
         changed += not np.array_equal(source, values)
     for name, init in written.items():
+        if name in stored:
+            continue
         source = original_name(name, originals)
         copies += source != name
         if name not in parameters and not np.array_equal(
@@ -68,7 +89,8 @@ def main(model_path, exported_path, params_path):
             sys.exit(f"node {after.name} reads {list(after.input)}, "
                      f"the model's {list(before.input)}")
     print(f"checked: {len(parameters)} parameters ({changed} changed by "
-          f"training), {copies} untied copies")
+          f"training), {copies} untied copies, {len(stored)} stored "
+          f"transposed")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 #include "tools/pp-opt/PartitionReport.h"
 
+#include "frontends/onnx/OnnxImporter.h"
+
 #include "dialects/pp/IR/PPDialect.h"
 #include "runtime/schedules/PipelineReport.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -90,6 +92,31 @@ readStageEstimates(ModuleOp module, std::string &schedule,
 
 } // namespace
 
+/// The ONNX import's record of what trains and what it held constant
+/// (onnx_frontend::kOnnxInitializersAttrName): counts, elements, and the
+/// names of the constants.
+static void printInitializers(ModuleOp module, std::ostringstream &text) {
+  auto record = module->getAttrOfType<DictionaryAttr>(
+      onnx_frontend::kOnnxInitializersAttrName);
+  if (!record)
+    return;
+  auto line = [&](StringRef kind, const char *what, bool names) {
+    auto entries = record.getAs<DictionaryAttr>(kind);
+    int64_t elements = 0;
+    std::string list;
+    for (NamedAttribute entry : entries ? entries.getValue()
+                                        : ArrayRef<NamedAttribute>()) {
+      elements += cast<IntegerAttr>(entry.getValue()).getInt();
+      list += (list.empty() ? ": " : ", ") + entry.getName().str();
+    }
+    text << what << " " << (entries ? entries.size() : 0)
+         << " float initializers (" << elements << " elements)"
+         << (names ? list : "") << "\n";
+  };
+  line("trained", "trains", /*names=*/false);
+  line("held", "holds constant", /*names=*/true);
+}
+
 LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
   std::string schedule = "1f1b";
   int64_t microbatches = 1;
@@ -127,6 +154,7 @@ LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
         schedule + " with " + std::to_string(microbatches) + " microbatches",
         ideal, predicted, text);
   }
+  printInitializers(module, text);
   os << text.str();
   return success();
 }
