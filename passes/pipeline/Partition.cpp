@@ -19,7 +19,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
-#include <map>
 #include <set>
 
 namespace pp {
@@ -238,7 +237,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       stageOfNode[order[i]] = stage;
     }
     assignStages(main, stageOfNode);
-    if (failed(splitGradientsByNode(main)) || failed(checkScheduleOrder(body)))
+    if (failed(checkGradientStages(main)) || failed(checkScheduleOrder(body)))
       return failure();
     FailureOr<MeshOp> mesh = declareMesh(*layout);
     if (failed(mesh))
@@ -566,155 +565,46 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     }
   }
 
-  /// Which part of a gradient a term computed by `def` belongs to: the
-  /// position in `body` of the first op of its node (of `def` itself for an
-  /// op outside every node), which orders the parts as the program orders
-  /// the uses.
-  struct PartKeys {
-    explicit PartKeys(Block &body) {
-      int64_t position = 0;
-      for (Operation &op : body.without_terminator()) {
-        positions[&op] = position;
-        if (StringAttr node = getNode(&op))
-          firstOfNode.try_emplace(node, position);
-        ++position;
-      }
-    }
-    int64_t operator()(Operation *def) const {
-      StringAttr node = getNode(def);
-      return node ? firstOfNode.lookup(node) : positions.lookup(def);
-    }
-    llvm::DenseMap<StringAttr, int64_t> firstOfNode;
-    llvm::DenseMap<Operation *, int64_t> positions;
-  };
-
-  /// The terms of `gradient` that different nodes compute: the operands of
-  /// the `nn.add` tree that sums them (autodiff's accumulation), down to
-  /// the values whose terms all come from one node; `expanded` gets the
-  /// adds taken apart, each before its operands' adds.
-  static void collectNodeTerms(Value gradient, const PartKeys &keyOf,
-                               SmallVector<Value> &terms,
-                               SmallVector<Operation *> &expanded) {
-    if (isSumOfTerms(gradient) && spansNodes(gradient, keyOf)) {
-      auto add = gradient.getDefiningOp<nn::AddOp>();
-      expanded.push_back(add);
-      collectNodeTerms(add.getLhs(), keyOf, terms, expanded);
-      collectNodeTerms(add.getRhs(), keyOf, terms, expanded);
-      return;
-    }
-    terms.push_back(gradient);
-  }
-
-  /// True when `value` is a backward `nn.add` of two computed values of its
-  /// own type: a sum autodiff accumulated.
-  static bool isSumOfTerms(Value value) {
-    auto add = value.getDefiningOp<nn::AddOp>();
-    return add && isBackward(add) && add.getLhs().getType() == add.getType() &&
-           add.getRhs().getType() == add.getType() &&
-           add.getLhs().getDefiningOp() && add.getRhs().getDefiningOp();
-  }
-
-  /// True when the tree of sums computing `value` has ops of two nodes.
-  static bool spansNodes(Value value, const PartKeys &keyOf) {
-    std::set<int64_t> seen;
-    SmallVector<Value> pending = {value};
-    while (!pending.empty()) {
-      Value next = pending.pop_back_val();
-      Operation *def = next.getDefiningOp();
-      if (!def || isConstant(def))
-        continue;
-      seen.insert(keyOf(def));
-      if (isSumOfTerms(next))
-        llvm::append_range(pending, def->getOperands());
-    }
-    return seen.size() > 1;
-  }
-
-  /// Replaces the program's gradient of each parameter that several nodes
-  /// use by one result per node, in program order of the nodes
-  /// (`pp.gradient_part` 0, 1, ...): the sum of the terms that node
-  /// computes. The split depends on the nodes alone, never on the stages,
-  /// so one stage returns the same parts as many: the runtime sums each
-  /// part over the microbatches on its own and adds the parts in order at
-  /// the end of the step, and a tied weight gets the same bits on any
-  /// number of stages. Every holder's backward returns the parts computed
-  /// there; no partial gradient travels between stages.
-  LogicalResult splitGradientsByNode(func::FuncOp main) {
+  /// Every parameter gradient (or part of one: pp-autodiff returns one per
+  /// node using the parameter) is computed on a stage holding the
+  /// parameter, which returns it.
+  static LogicalResult checkGradientStages(func::FuncOp main) {
     Block &body = main.getBody().front();
-    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     llvm::StringMap<unsigned> parameterByName;
     for (BlockArgument arg : body.getArguments())
       if (isModelParameter(main, arg.getArgNumber()))
         parameterByName[argumentName(main, arg.getArgNumber())] =
             arg.getArgNumber();
-    PartKeys keyOf(body);
-    SmallVector<Value> results;
-    SmallVector<Attribute> resultAttrs;
-    SmallVector<Operation *> expanded;
-    OpBuilder builder(returnOp);
-    for (auto [index, result] : llvm::enumerate(returnOp.getOperands())) {
-      DictionaryAttr attrs = main.getResultAttrDict(index);
-      auto role = attrs ? attrs.getAs<StringAttr>(kRoleAttrName) : nullptr;
-      auto name = attrs ? attrs.getAs<StringAttr>(kNameAttrName) : nullptr;
-      auto parameter = role && role.getValue() == kRoleGradient && name
-                           ? parameterByName.find(name.getValue())
-                           : parameterByName.end();
-      SmallVector<Value> terms;
-      if (parameter != parameterByName.end())
-        collectNodeTerms(result, keyOf, terms, expanded);
-      if (terms.size() < 2) {
-        results.push_back(result);
-        resultAttrs.push_back(attrs);
+    for (auto [index, result] :
+         llvm::enumerate(body.getTerminator()->getOperands())) {
+      auto role = main.getResultAttrOfType<StringAttr>(index, kRoleAttrName);
+      auto name = main.getResultAttrOfType<StringAttr>(index, kNameAttrName);
+      Operation *def = result.getDefiningOp();
+      auto parameter = name ? parameterByName.find(name.getValue())
+                            : parameterByName.end();
+      if (!role || role.getValue() != kRoleGradient || !def ||
+          isConstant(def) || parameter == parameterByName.end())
         continue;
-      }
       auto holders = main.getArgAttrOfType<DenseI64ArrayAttr>(
           parameter->second, kHolderStagesAttrName);
       SmallVector<int64_t> holding =
           holders ? llvm::to_vector(holders.asArrayRef())
                   : SmallVector<int64_t>{
                         getParameterStage(main, parameter->second)};
-      std::map<int64_t, Value> partOf;
-      for (Value term : terms) {
-        Operation *def = term.getDefiningOp();
-        int64_t stage = *getStage(def);
-        if (!llvm::is_contained(holding, stage))
-          return main.emitError("the gradient of the parameter '")
-                 << name.getValue() << "' has a term computed on stage "
-                 << stage << ", which does not hold it (holders: "
-                 << llvm::join(llvm::map_range(
-                                   holding,
-                                   [](int64_t h) { return std::to_string(h); }),
-                               ", ")
-                 << "); place the node computing it with a user of the "
-                 << "parameter (split-points)";
-        auto [part, first] = partOf.try_emplace(keyOf(def), term);
-        if (first)
-          continue;
-        auto sum =
-            nn::AddOp::create(builder, term.getLoc(), part->second, term);
-        sum->setAttr(kStageAttrName, builder.getI64IntegerAttr(stage));
-        setBackward(sum);
-        if (StringAttr node = getNode(def))
-          sum->setAttr(kNodeAttrName, node);
-        part->second = sum;
-      }
-      for (auto [number, part] : llvm::enumerate(llvm::make_second_range(partOf))) {
-        NamedAttrList partAttrs(attrs);
-        partAttrs.set(kGradientPartAttrName,
-                      builder.getI64IntegerAttr(number));
-        results.push_back(part);
-        resultAttrs.push_back(partAttrs.getDictionary(main.getContext()));
-      }
+      int64_t stage = *getStage(def);
+      if (llvm::is_contained(holding, stage))
+        continue;
+      return main.emitError("the gradient of the parameter '")
+             << name.getValue() << "' is computed on stage " << stage
+             << ", which does not hold it (holders: "
+             << llvm::join(llvm::map_range(holding,
+                                           [](int64_t h) {
+                                             return std::to_string(h);
+                                           }),
+                           ", ")
+             << "); place the node computing it with a user of the "
+             << "parameter (split-points)";
     }
-    func::ReturnOp::create(builder, returnOp.getLoc(), results);
-    returnOp.erase();
-    main.setType(FunctionType::get(main.getContext(), main.getArgumentTypes(),
-                                   TypeRange(ValueRange(results))));
-    main.setAllResultAttrs(resultAttrs);
-    // The sums the parts replaced, each before the sums it adds up.
-    for (Operation *add : expanded)
-      if (add->use_empty())
-        add->erase();
     return success();
   }
 

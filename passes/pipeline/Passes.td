@@ -37,10 +37,11 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     it): `pp.stage` on its @main argument is the first of them, the owner.
     A parameter used on several stages (tied embeddings) also gets
     `pp.holder_stages = array<i64: ...>`, every such stage in increasing
-    order; each holder's functions take it, and its gradient result is
-    replaced by one result per holder (same `pp.name`, role `gradient`):
-    the terms of autodiff's sum computed on that stage, so that no partial
-    gradient travels and the runtime sums the parts over the holders.
+    order; each holder's functions take it and return the parts of its
+    gradient (`pp.gradient_part`, pp-autodiff's) its nodes compute, so
+    that no partial gradient travels and the runtime adds the parts. A
+    gradient computed on a stage that does not hold its parameter is an
+    error naming the stages.
     Declares the pipeline mesh `@pipeline`, orders
     the ops stage by stage (forward ascending, backward descending), records
     `pp.stage_costs` on `@main` and reports each stage's cost as a remark.

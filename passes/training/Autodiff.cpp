@@ -3,8 +3,11 @@
 // Reverse-mode differentiation of @main's loss. Forward ops are visited in
 // reverse program order; each op's rule (nn::GradientOpInterface) turns the
 // gradients of its results into contributions to its operands, which are
-// summed in visiting order. The pass names no op: adding an op with its rule
-// needs no change here.
+// summed in visiting order. A parameter that several nodes use gets its
+// gradient in parts, one per node (pp.gradient_part, in program order of
+// the nodes), so that the sums do not depend on the stages the nodes land
+// on. The pass names no op: adding an op with its rule needs no change
+// here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,25 +148,44 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
             main.getLoc())))
       return failure();
 
-    llvm::DenseMap<Value, Value> gradients;
-    gradients[loss] = main.getArgument(scaleIndex);
+    Gradients gradients;
+    gradients[{loss, nullptr}] = main.getArgument(scaleIndex);
     for (Operation *op : llvm::reverse(forwardOps))
       if (failed(differentiateOp(op, builder, returnOp, active, gradients)))
         return failure();
 
     // Results: the loss, then the gradient of each trainable parameter the
-    // loss depends on. The others get none (PyTorch's None), so the
-    // optimizer leaves them alone.
+    // loss depends on, in parts where several nodes use it. The others get
+    // none (PyTorch's None), so the optimizer leaves them alone.
     SmallVector<Value> results = {loss};
     SmallVector<Attribute> resultAttrs = {main.getResultAttrDict(0)};
+    llvm::DenseMap<Operation *, size_t> position;
+    for (auto [index, op] : llvm::enumerate(forwardOps))
+      position[op] = index;
     for (BlockArgument parameter : parameters) {
-      Value gradient = gradients.lookup(parameter);
-      if (!gradient)
-        continue;
-      results.push_back(gradient);
-      resultAttrs.push_back(getNameAndRoleAttrs(
-          builder.getContext(), argumentName(main, parameter.getArgNumber()),
-          kRoleGradient));
+      // Its forward users in program order (backward ops use it too).
+      SmallVector<Operation *> users;
+      for (Operation *user : parameter.getUsers())
+        if (position.count(user))
+          users.push_back(user);
+      llvm::sort(users, [&](Operation *a, Operation *b) {
+        return position.lookup(a) < position.lookup(b);
+      });
+      SmallVector<Value> parts;
+      llvm::SmallPtrSet<const void *, 4> seen;
+      for (Operation *user : users)
+        if (seen.insert(partKey(user)).second)
+          if (Value part = gradients.lookup({parameter, partKey(user)}))
+            parts.push_back(part);
+      for (auto [number, part] : llvm::enumerate(parts)) {
+        NamedAttrList attrs(getNameAndRoleAttrs(
+            builder.getContext(), argumentName(main, parameter.getArgNumber()),
+            kRoleGradient));
+        if (parts.size() > 1)
+          attrs.set(kGradientPartAttrName, builder.getI64IntegerAttr(number));
+        results.push_back(part);
+        resultAttrs.push_back(attrs.getDictionary(builder.getContext()));
+      }
     }
     func::ReturnOp::create(builder, returnOp.getLoc(), results);
     returnOp.erase();
@@ -173,15 +195,28 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
     return success();
   }
 
+  /// The gradient of each value, by (value, part): a parameter's parts are
+  /// keyed by partKey of the users contributing to them, other values' one
+  /// gradient by null.
+  using Gradients = llvm::DenseMap<std::pair<Value, const void *>, Value>;
+
+  /// The part of a parameter's gradient that `user`'s contributions add to:
+  /// its node's (a node is what the partitioner places on a stage), or its
+  /// own for an op outside every node.
+  static const void *partKey(Operation *user) {
+    StringAttr node = getNode(user);
+    return node ? node.getAsOpaquePointer() : user;
+  }
+
   /// Adds the backward ops of `op` before `end` and sums its contributions
   /// into `gradients`.
   LogicalResult differentiateOp(Operation *op, OpBuilder &builder,
                                 Operation *end,
                                 const llvm::DenseSet<Value> &active,
-                                llvm::DenseMap<Value, Value> &gradients) {
+                                Gradients &gradients) {
     SmallVector<Value> resultGradients;
     for (Value result : op->getResults())
-      resultGradients.push_back(gradients.lookup(result));
+      resultGradients.push_back(gradients.lookup({result, nullptr}));
     SmallVector<bool> wanted;
     for (auto [index, operand] : llvm::enumerate(op->getOperands()))
       wanted.push_back(active.contains(operand) &&
@@ -206,11 +241,12 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
       if (!gradient)
         continue;
       gradient = sumTo(builder, op->getLoc(), gradient, operand.getType());
-      auto it = gradients.find(operand);
-      if (it == gradients.end()) {
-        gradients[operand] = gradient;
+      // The arguments that get gradients are the trainable parameters.
+      auto [it, first] = gradients.try_emplace(
+          {operand, isa<BlockArgument>(operand) ? partKey(op) : nullptr},
+          gradient);
+      if (first)
         continue;
-      }
       // Sum on the node that defines the value, so that partitioning keeps
       // the sum where the value lives.
       auto sum = nn::AddOp::create(builder, op->getLoc(), it->second, gradient);

@@ -66,7 +66,13 @@ def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
     on one stage. Gradients become results with `pp.role = "gradient"` and
     the parameter's name, in parameter order; a parameter the loss does not
     depend on gets none (PyTorch's `None`). Contributions to one value are
-    summed in a fixed order, independent of any later partitioning.
+    summed in a fixed order, independent of any later partitioning. A
+    parameter that several nodes use (an embedding tied to the LM head)
+    gets one gradient result per node, the node's contributions, in
+    program order of the nodes, each with `pp.gradient_part` = its index:
+    the runtime sums each part over the microbatches on its own and adds
+    the parts in that order, so that the gradient has the same bits
+    whichever stages the nodes land on.
 
     Each op's rule comes from its `nn::GradientOpInterface`; an op without
     one on the path from a trainable parameter to the loss is an error that

@@ -1,4 +1,5 @@
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff | FileCheck %s
+// RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff | FileCheck %s --check-prefix=TIED
 
 // The seed is a loss_scale argument; gradients are results named after their
 // parameters; every backward op carries its forward node.
@@ -26,3 +27,12 @@
 // CHECK: %[[DB1:.*]] = nn.sum_to %[[DH]] shape = [4] {pp.node = "fc1"
 // CHECK: %[[DW1:.*]] = nn.matmul %[[DH]], %[[X]] transpose_lhs {pp.node = "fc1"
 // CHECK: return %[[LOSS]], %[[DW1]], %[[DB1]], %[[DW2]], %[[DW3]]
+
+// A parameter that two nodes use (an embedding tied to its LM head): its
+// gradient comes in two parts, one per node in program order, never added
+// up here, so that any partition returns the same parts.
+// TIED: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.gradient_part = 0 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.gradient_part = 1 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})
+// TIED: %[[HEAD:.*]] = nn.matmul %{{.*}} transpose_lhs {pp.node = "head"
+// TIED: %[[EMBED:.*]] = nn.matmul %{{.*}} transpose_lhs {pp.node = "embed"
+// TIED-NOT: nn.add
+// TIED: return %{{.*}}, %[[EMBED]], %[[HEAD]], %{{.*}}

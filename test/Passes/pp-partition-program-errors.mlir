@@ -42,3 +42,19 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"}) -> tensor<
   %b = nn.exp %g {pp.node = "b"} : (tensor<2xf32>) -> tensor<2xf32>
   return %b : tensor<2xf32>
 }
+
+// -----
+
+// The parameter 'p' of node "a" (stage 0) gets its gradient from node "b"'s
+// backward (stage 1), which does not hold it: nn.add hands its result's
+// gradient on as its operand's.
+// expected-error @+1 {{the gradient of the parameter 'p' is computed on stage 1, which does not hold it (holders: 0); place the node computing it with a user of the parameter (split-points)}}
+func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
+                %p: tensor<2xf32> {pp.name = "p", pp.role = "parameter"},
+                %s: tensor<2xf32> {pp.name = "s", pp.role = "loss_scale"})
+    -> (tensor<2xf32>, tensor<2xf32> {pp.name = "p", pp.role = "gradient"}) {
+  %a = nn.add %x, %p {pp.node = "a"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %b = nn.exp %a {pp.node = "b"} : (tensor<2xf32>) -> tensor<2xf32>
+  %g = nn.mul %s, %b {pp.node = "b", pp.phase = #pp.phase<backward>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %b, %g : tensor<2xf32>, tensor<2xf32>
+}

@@ -118,8 +118,8 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 
 // A weight used on several stages (tied: an embedding and an LM head) is
 // held by each: pp.stage is the first holder, the owner, and
-// pp.holder_stages lists them all. Its gradient comes in one part per node
-// using it, in program order (pp.gradient_part): each holder's backward
+// pp.holder_stages lists them all. Its gradient comes from pp-autodiff in
+// one part per node using it (pp.gradient_part): each holder's backward
 // returns the parts computed there (no partial gradient travels); the
 // runtime sums each part over the microbatches and adds the parts in
 // order. Stage 1 does not hold it.
@@ -141,8 +141,8 @@ func.func @main(%x: tensor<2xf32> {pp.name = "x", pp.role = "input"},
 // TIED: pp.yield %[[EMBED]]
 // TIED: return %[[F2]]#1, %[[B0]], %[[B2]]#1, %[[B1]]#0
 
-// On one stage the parameter is not tied, and its gradient comes in the
-// same two parts, in the same order: one stage adds what many do.
+// On one stage the parameter is not tied, and its backward returns the same
+// two parts: one stage adds what many do.
 // RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff --pp-partition="stages=1" 2>/dev/null | FileCheck %s --check-prefix=ONESTAGE
 // ONESTAGE: {pp.name = "tied", pp.role = "parameter", pp.stage = 0 : i64}
 // ONESTAGE-SAME: -> (tensor<f32> {pp.name = "loss", pp.role = "loss"}, tensor<4x4xf32> {pp.gradient_part = 0 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.gradient_part = 1 : i64, pp.name = "tied", pp.role = "gradient"}, tensor<4x4xf32> {pp.name = "mid", pp.role = "gradient"})

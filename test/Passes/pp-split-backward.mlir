@@ -3,7 +3,7 @@
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="split-points=act,skip" --pp-insert-send-recv --pp-split-backward --pp-outline-stages 2>/dev/null | FileCheck %s --check-prefix=OUTLINE
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=1" --pp-insert-send-recv --pp-split-backward 2>/dev/null | FileCheck %s --check-prefix=ONE
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff="freeze=w2" --pp-partition="split-points=act,skip" --pp-insert-send-recv --pp-split-backward --pp-outline-stages 2>/dev/null | FileCheck %s --check-prefix=FROZEN
-// RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff --pp-partition="stages=2" --pp-insert-send-recv --pp-split-backward 2>/dev/null | FileCheck %s --check-prefix=TIED
+// RUN: pp-opt %S/Inputs/tied-loss.mlir --pp-autodiff --pp-partition="split-points=mid" --pp-insert-send-recv --pp-split-backward 2>/dev/null | FileCheck %s --check-prefix=TIED
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=3 microbatch-size=2 loss=mse:y split-points=act,skip split-backward=true" 2>/dev/null > %t.compiled
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-attach-loss="loss=mse:y microbatch-size=2" --pp-autodiff --pp-partition="split-points=act,skip" --pp-insert-send-recv --pp-split-backward --pp-outline-stages --pp-derive-eval --pp-fuse-elementwise 2>/dev/null > %t.passes
 // RUN: diff %t.compiled %t.passes

@@ -74,7 +74,7 @@ constexpr llvm::StringLiteral kStageAttrName = "pp.stage";
 constexpr llvm::StringLiteral kHolderStagesAttrName = "pp.holder_stages";
 /// On a gradient result of a parameter that several nodes use: which part
 /// of its gradient the result is, one part per node in program order
-/// (pp-partition). The runtime sums each part over the microbatches on its
+/// (pp-autodiff). The runtime sums each part over the microbatches on its
 /// own and adds the parts in this order, so that the gradient has the same
 /// bits whatever the stages the nodes land on.
 constexpr llvm::StringLiteral kGradientPartAttrName = "pp.gradient_part";
