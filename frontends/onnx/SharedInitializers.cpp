@@ -219,7 +219,7 @@ std::string transposed(StringRef raw, int64_t rows, int64_t columns,
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t column = 0; column < columns; ++column)
       std::memcpy(&result[(column * rows + row) * size],
-                  &raw[(row * columns + column) * size], size);
+                  raw.data() + (row * columns + column) * size, size);
   return result;
 }
 
