@@ -530,9 +530,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       nodeSeconds.push_back(rates.seconds(nodes.work(node, node + 1)));
     bool virtualStages =
         static_cast<int64_t>(layout.stageRanks.size()) > layout.ranks;
-    std::vector<size_t> boundaries = blockBoundaries(
-        nodeSeconds,
-        virtualStages ? kMaxPartitionBlocksVirtual : kMaxPartitionBlocks);
+    std::vector<size_t> boundaries =
+        blockBoundaries(nodeSeconds, virtualStages ? kMaxPartitionBlocksVirtual
+                                                   : kMaxPartitionBlocks);
     size_t numBlocks = boundaries.size() - 1;
     std::vector<size_t> blockOf(n);
     for (size_t block = 0; block < numBlocks; ++block)
@@ -552,8 +552,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       return seconds.at(begin, end);
     };
     for (size_t block = 0; block < numBlocks; ++block)
-      problem.nodeSecondsLowerBound.push_back(rates.seconds(
-          nodes.work(boundaries[block], boundaries[block + 1])));
+      problem.nodeSecondsLowerBound.push_back(
+          rates.seconds(nodes.work(boundaries[block], boundaries[block + 1])));
     // Parameters, AdamW's two moments and the gradients of the trainable
     // ones, and the activations of the microbatches in flight.
     problem.bytes = [&](size_t stage, size_t begin, size_t end) {
