@@ -55,25 +55,43 @@ struct HeldValue {
   SmallVector<size_t> users;
 };
 
-/// The bytes of the `values` that the stage of nodes [begin, end) holds, for
-/// every begin <= end: table[begin][end].
-std::vector<std::vector<double>> heldBytesTable(ArrayRef<HeldValue> values,
-                                                size_t numNodes) {
-  std::vector<std::vector<double>> table(numNodes + 1,
-                                         std::vector<double>(numNodes + 1, 0));
-  for (size_t begin = 0; begin < numNodes; ++begin) {
+/// A table over the stages of blocks [begin, end) (blocks numbered as the
+/// boundaries between them): at(begin, end), for every begin < end.
+class BlockTable {
+public:
+  explicit BlockTable(size_t numBlocks)
+      : width(numBlocks + 1), values(width * width, 0) {}
+  double &at(size_t begin, size_t end) { return values[begin * width + end]; }
+  double at(size_t begin, size_t end) const {
+    return values[begin * width + end];
+  }
+
+private:
+  size_t width;
+  std::vector<double> values;
+};
+
+/// The bytes of the `values` that the stage of blocks [begin, end) holds
+/// (`boundaries` as blockBoundaries makes them; `blockOf` the block of each
+/// node).
+BlockTable heldBytesTable(ArrayRef<HeldValue> values,
+                          ArrayRef<size_t> boundaries,
+                          ArrayRef<size_t> blockOf) {
+  size_t numBlocks = boundaries.size() - 1, numNodes = boundaries.back();
+  BlockTable table(numBlocks);
+  for (size_t begin = 0; begin < numBlocks; ++begin) {
     // A value joins the stage with its first user at or after `begin`.
-    std::vector<double> joining(numNodes + 1, 0);
+    std::vector<double> joining(numBlocks + 1, 0);
     for (const HeldValue &value : values) {
       size_t first = numNodes;
       for (size_t user : value.users)
-        if (user >= begin)
+        if (user >= boundaries[begin])
           first = std::min(first, user);
       if (first < numNodes)
-        joining[first + 1] += value.bytes;
+        joining[blockOf[first] + 1] += value.bytes;
     }
-    for (size_t end = begin + 1; end <= numNodes; ++end)
-      table[begin][end] = table[begin][end - 1] + joining[end];
+    for (size_t end = begin + 1; end <= numBlocks; ++end)
+      table.at(begin, end) = table.at(begin, end - 1) + joining[end];
   }
   return table;
 }
@@ -455,44 +473,94 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     return starts;
   }
 
+  /// The seconds of the stage of blocks [begin, end) (Rates::stageSeconds):
+  /// per first block, one sweep over the later nodes keeps the bytes sent
+  /// onward, adding each node's crossing results and dropping those whose
+  /// last user it passes; work comes from prefix sums (of integer counts,
+  /// so exact).
+  static BlockTable stageSecondsTable(const NodeSequence &nodes,
+                                      const Rates &rates,
+                                      ArrayRef<size_t> boundaries) {
+    size_t n = nodes.size(), numBlocks = boundaries.size() - 1;
+    std::vector<OpCost> prefix(n + 1);
+    // The producers and bytes of the results each node is the last user
+    // of.
+    std::vector<SmallVector<std::pair<size_t, double>>> lastUsedBy(n);
+    for (size_t node = 0; node < n; ++node) {
+      prefix[node + 1] = prefix[node];
+      prefix[node + 1] += nodes.work(node, node + 1);
+      for (const CrossingValue &value : nodes.crossing[node])
+        lastUsedBy[value.lastUser].push_back({node, value.bytes});
+    }
+    BlockTable table(numBlocks);
+    for (size_t begin = 0; begin < numBlocks; ++begin) {
+      double sent = 0;
+      size_t end = begin + 1;
+      for (size_t node = boundaries[begin]; node < n; ++node) {
+        // From the stage ending before `node` to the one ending after it.
+        for (const CrossingValue &value : nodes.crossing[node])
+          sent += value.bytes;
+        for (auto [producer, bytes] : lastUsedBy[node])
+          if (producer >= boundaries[begin])
+            sent -= bytes;
+        if (node + 1 != boundaries[end])
+          continue;
+        OpCost work = prefix[node + 1];
+        work.flops -= prefix[boundaries[begin]].flops;
+        work.bytes -= prefix[boundaries[begin]].bytes;
+        table.at(begin, end++) = rates.stageSeconds(work, sent);
+      }
+    }
+    return table;
+  }
+
   /// The first node of each stage of the cut that minimizes the busiest
-  /// rank's time within the memory limit (PartitionSolver).
+  /// rank's time within the memory limit (PartitionSolver), the cuts
+  /// between blocks of nodes (blockBoundaries) past kMaxPartitionBlocks
+  /// nodes (kMaxPartitionBlocksVirtual with virtual stages).
   FailureOr<SmallVector<size_t>>
   balancedStageStarts(func::FuncOp main, const NodeSequence &nodes,
                       const StageLayout &layout, const Rates &rates) {
     size_t n = nodes.size();
-    std::vector<std::vector<double>> seconds(n + 1,
-                                             std::vector<double>(n + 1, 0));
-    for (size_t begin = 0; begin < n; ++begin)
-      for (size_t end = begin + 1; end <= n; ++end)
-        seconds[begin][end] = rates.stageSeconds(
-            nodes.work(begin, end), nodes.bytesSentOnward(begin, end));
-    std::vector<std::vector<double>> parameters =
-        heldBytesTable(nodes.parameters, n);
-    std::vector<std::vector<double>> trainable =
-        heldBytesTable(nodes.trainable, n);
-    std::vector<std::vector<double>> saved = heldBytesTable(nodes.saved, n);
+    std::vector<double> nodeSeconds;
+    for (size_t node = 0; node < n; ++node)
+      nodeSeconds.push_back(rates.seconds(nodes.work(node, node + 1)));
+    bool virtualStages =
+        static_cast<int64_t>(layout.stageRanks.size()) > layout.ranks;
+    std::vector<size_t> boundaries =
+        blockBoundaries(nodeSeconds, virtualStages ? kMaxPartitionBlocksVirtual
+                                                   : kMaxPartitionBlocks);
+    size_t numBlocks = boundaries.size() - 1;
+    std::vector<size_t> blockOf(n);
+    for (size_t block = 0; block < numBlocks; ++block)
+      std::fill(blockOf.begin() + boundaries[block],
+                blockOf.begin() + boundaries[block + 1], block);
+    BlockTable seconds = stageSecondsTable(nodes, rates, boundaries);
+    BlockTable parameters =
+        heldBytesTable(nodes.parameters, boundaries, blockOf);
+    BlockTable trainable = heldBytesTable(nodes.trainable, boundaries, blockOf);
+    BlockTable saved = heldBytesTable(nodes.saved, boundaries, blockOf);
 
     PartitionProblem problem;
-    problem.numNodes = n;
+    problem.numNodes = numBlocks;
     problem.stageRanks.assign(layout.stageRanks.begin(),
                               layout.stageRanks.end());
     problem.seconds = [&](size_t, size_t begin, size_t end) {
-      return seconds[begin][end];
+      return seconds.at(begin, end);
     };
-    for (size_t node = 0; node < n; ++node)
+    for (size_t block = 0; block < numBlocks; ++block)
       problem.nodeSecondsLowerBound.push_back(
-          rates.seconds(nodes.work(node, node + 1)));
+          rates.seconds(nodes.work(boundaries[block], boundaries[block + 1])));
     // Parameters, AdamW's two moments and the gradients of the trainable
     // ones, and the activations of the microbatches in flight.
     problem.bytes = [&](size_t stage, size_t begin, size_t end) {
-      return parameters[begin][end] + 3 * trainable[begin][end] +
-             layout.inFlight[stage] * saved[begin][end];
+      return parameters.at(begin, end) + 3 * trainable.at(begin, end) +
+             layout.inFlight[stage] * saved.at(begin, end);
     };
     problem.memoryLimit = memoryLimit;
     if (std::optional<PartitionSolution> solution = solvePartition(problem))
-      return SmallVector<size_t>(solution->starts.begin(),
-                                 solution->starts.end());
+      return SmallVector<size_t>(llvm::map_range(
+          solution->starts, [&](size_t block) { return boundaries[block]; }));
     std::optional<PartitionSolution> smallest =
         solveSmallestPeakMemory(problem);
     double peak = *llvm::max_element(smallest->rankBytes);

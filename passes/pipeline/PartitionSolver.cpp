@@ -224,4 +224,31 @@ solveSmallestPeakMemory(const PartitionProblem &problem) {
   return evaluate(problem, std::move(solution->starts));
 }
 
+std::vector<size_t> blockBoundaries(const std::vector<double> &nodeSeconds,
+                                    size_t maxBlocks) {
+  size_t n = nodeSeconds.size();
+  std::vector<size_t> boundaries;
+  if (n <= maxBlocks) {
+    for (size_t node = 0; node <= n; ++node)
+      boundaries.push_back(node);
+    return boundaries;
+  }
+  size_t half = maxBlocks / 2;
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t node = 0; node < n; ++node)
+    prefix[node + 1] = prefix[node] + nodeSeconds[node];
+  for (size_t block = 0; block < half; ++block) {
+    boundaries.push_back(block * n / half);
+    size_t byWork = std::lower_bound(prefix.begin(), prefix.end(),
+                                     prefix[n] * block / half) -
+                    prefix.begin();
+    boundaries.push_back(std::min(byWork, n - 1));
+  }
+  boundaries.push_back(n);
+  std::sort(boundaries.begin(), boundaries.end());
+  boundaries.erase(std::unique(boundaries.begin(), boundaries.end()),
+                   boundaries.end());
+  return boundaries;
+}
+
 } // namespace pp

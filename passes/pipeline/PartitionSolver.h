@@ -61,6 +61,25 @@ std::optional<PartitionSolution> solvePartition(const PartitionProblem &problem)
 std::optional<PartitionSolution>
 solveSmallestPeakMemory(const PartitionProblem &problem);
 
+/// The most blocks of nodes the partitioner's exact search cuts between:
+/// with one stage per rank (a dynamic program, milliseconds at 512), and
+/// with several stages per rank (virtual stages, whose search grows much
+/// faster: about 0.1 s at 128 blocks with 2 per rank).
+constexpr size_t kMaxPartitionBlocks = 512;
+constexpr size_t kMaxPartitionBlocksVirtual = 128;
+
+/// Where a search over `nodeSeconds.size()` nodes of those seconds (lower
+/// bounds) may cut: the first node of each block of consecutive nodes, then
+/// the node count. Up to `maxBlocks` nodes every node is a block, and the
+/// search is exact over the nodes. Beyond, half the boundaries split the
+/// nodes' total seconds evenly and half their count, so that an exact
+/// search over at most `maxBlocks` blocks costs the same at any node count
+/// (a 20,000-node chain as a 500-node one), and its best cut is the best
+/// over the nodes but for moving each cut by less than a block (a block
+/// holds under 2 / maxBlocks of the total seconds plus its last node's).
+std::vector<size_t> blockBoundaries(const std::vector<double> &nodeSeconds,
+                                    size_t maxBlocks);
+
 } // namespace pp
 
 #endif // PP_PASSES_PIPELINE_PARTITIONSOLVER_H

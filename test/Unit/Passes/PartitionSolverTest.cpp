@@ -201,4 +201,53 @@ TEST(PartitionSolverTest, SolvesLargeProfilesExactlyAndFast) {
   }
 }
 
+/// Up to kMaxPartitionBlocks nodes every node is a block; beyond, blocks
+/// of nodes (a 20,000-node chain of cheap ops with a costly node every
+/// fourth) hold under 2 / kMaxPartitionBlocks of the work each, plus their
+/// last node's, and the exact search over them (4 stages) is within a
+/// block of a perfect balance.
+TEST(PartitionSolverTest, CoarsensLongChainsIntoBlocks) {
+  std::vector<double> few(kMaxPartitionBlocks, 1.0);
+  std::vector<size_t> identity = blockBoundaries(few, kMaxPartitionBlocks);
+  ASSERT_EQ(identity.size(), kMaxPartitionBlocks + 1);
+  for (size_t node = 0; node < identity.size(); ++node)
+    EXPECT_EQ(identity[node], node);
+
+  std::mt19937 random(20000);
+  std::uniform_real_distribution<double> unit(0.5, 1.5);
+  std::vector<double> work;
+  for (int node = 0; node < 20000; ++node)
+    work.push_back(node % 4 == 0 ? 100 * unit(random) : 0.01 * unit(random));
+  work[7] = 5000; // one node heavier than any block would be
+  std::vector<size_t> boundaries = blockBoundaries(work, kMaxPartitionBlocks);
+  ASSERT_LE(boundaries.size(), kMaxPartitionBlocks + 1);
+  ASSERT_EQ(boundaries.front(), 0u);
+  ASSERT_EQ(boundaries.back(), work.size());
+  std::vector<double> prefix = {0};
+  for (double w : work)
+    prefix.push_back(prefix.back() + w);
+  double largestBlock = 0;
+  std::vector<double> blockWork;
+  for (size_t block = 0; block + 1 < boundaries.size(); ++block) {
+    ASSERT_LT(boundaries[block], boundaries[block + 1]);
+    double seconds = prefix[boundaries[block + 1]] - prefix[boundaries[block]];
+    double last = work[boundaries[block + 1] - 1];
+    EXPECT_LT(seconds, 2 * prefix.back() / kMaxPartitionBlocks + last);
+    largestBlock = std::max(largestBlock, seconds);
+    blockWork.push_back(seconds);
+  }
+  PartitionProblem problem;
+  problem.numNodes = blockWork.size();
+  problem.stageRanks = placeStages(4, 1, /*vShape=*/false);
+  problem.seconds = [&](size_t, size_t b, size_t e) {
+    return prefix[boundaries[e]] - prefix[boundaries[b]];
+  };
+  problem.bytes = problem.seconds;
+  problem.nodeSecondsLowerBound = blockWork;
+  std::optional<PartitionSolution> solution = solvePartition(problem);
+  ASSERT_TRUE(solution);
+  EXPECT_GE(solution->bottleneck, prefix.back() / 4 - 1e-9);
+  EXPECT_LE(solution->bottleneck, prefix.back() / 4 + largestBlock);
+}
+
 } // namespace
