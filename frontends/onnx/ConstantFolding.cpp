@@ -196,6 +196,9 @@ private:
   FailureOr<Literal> shape();
   FailureOr<Literal> size();
   FailureOr<Literal> gather();
+  /// The node's `axis` of `data` (attribute, default 0), normalized, once
+  /// every index of `indices` is checked to lie on it.
+  FailureOr<int64_t> indexedAxis(const Literal &data, const Literal &indices);
   FailureOr<Literal> concat();
   FailureOr<Literal> slice();
   FailureOr<Literal> expand();
@@ -265,14 +268,10 @@ FailureOr<Literal> Folder::size() {
   return result;
 }
 
-FailureOr<Literal> Folder::gather() {
-  const Literal &data = in(0), &indices = in(1);
-  if (!indices.elementType.isInteger(64) && !indices.elementType.isInteger(32))
-    return ctx.error() << "indices '" << ctx.inputName(1)
-                       << "' must be INT64 or INT32";
-  int64_t rank = data.shape.size();
-  FailureOr<int64_t> axis =
-      normalizeAxis(ctx, "axis", intAttribute(ctx.node, "axis", 0), rank);
+FailureOr<int64_t> Folder::indexedAxis(const Literal &data,
+                                        const Literal &indices) {
+  FailureOr<int64_t> axis = normalizeAxis(
+      ctx, "axis", intAttribute(ctx.node, "axis", 0), data.shape.size());
   if (failed(axis))
     return failure();
   int64_t size = data.shape[*axis];
@@ -280,6 +279,19 @@ FailureOr<Literal> Folder::gather() {
     if (index < -size || index >= size)
       return ctx.error() << "index " << index << " is out of range for axis "
                          << *axis << " of size " << size;
+  return axis;
+}
+
+FailureOr<Literal> Folder::gather() {
+  const Literal &data = in(0), &indices = in(1);
+  if (!indices.elementType.isInteger(64) && !indices.elementType.isInteger(32))
+    return ctx.error() << "indices '" << ctx.inputName(1)
+                       << "' must be INT64 or INT32";
+  int64_t rank = data.shape.size();
+  FailureOr<int64_t> axis = indexedAxis(data, indices);
+  if (failed(axis))
+    return failure();
+  int64_t size = data.shape[*axis];
   Shape shape(data.shape.begin(), data.shape.begin() + *axis);
   llvm::append_range(shape, indices.shape);
   shape.append(data.shape.begin() + *axis + 1, data.shape.end());
@@ -663,15 +675,10 @@ FailureOr<Literal> Folder::gatherAlongAxis() {
   if (static_cast<int64_t>(indices.shape.size()) != rank || indices.isFloat())
     return ctx.error() << "indices '" << ctx.inputName(1)
                        << "' must be integers of the data's rank " << rank;
-  FailureOr<int64_t> axis =
-      normalizeAxis(ctx, "axis", intAttribute(ctx.node, "axis", 0), rank);
+  FailureOr<int64_t> axis = indexedAxis(data, indices);
   if (failed(axis))
     return failure();
   int64_t size = data.shape[*axis];
-  for (int64_t index : indices.ints)
-    if (index < -size || index >= size)
-      return ctx.error() << "index " << index << " is out of range for axis "
-                         << *axis << " of size " << size;
   Shape strides = stridesOf(data.shape), indexStrides = stridesOf(indices.shape);
   return gatherElements(data, indices.shape, [&](ArrayRef<int64_t> at) {
     int64_t flat = 0, which = 0;
