@@ -7,10 +7,10 @@
 // `dense_resource` blobs. What trains: with torch.export's records (dynamo
 // exports) exactly the PARAMETER initializers, under their module names,
 // a weight stored transposed in its module layout behind a Transpose;
-// otherwise every float initializer of more than one element from which a
-// differentiable path reaches a node computing on the graph inputs
-// (ParameterRule.cpp and docs/tools/pp-opt.md state the rule; `--freeze`
-// holds what it trains). Graph outputs become results; all keep their ONNX names (`pp.name`), and every
+// otherwise every non-empty float initializer from which a differentiable
+// path reaches a node computing on the graph inputs (ParameterRule.cpp and
+// docs/tools/pp-opt.md state the rule; `--freeze` holds what it trains).
+// Graph outputs become results; all keep their ONNX names (`pp.name`), and every
 // op records the ONNX node it came from (`pp.node`). Other initializers are
 // constants, and nodes over constants (shape computations) fold into
 // constants at import.

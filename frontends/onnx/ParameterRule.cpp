@@ -28,11 +28,11 @@
 //   name, with a warning.
 //
 // * Other models (the TorchScript-based exporter, hand-written graphs): a
-//   floating-point initializer trains unless it holds a single element (an
-//   exponent, an epsilon, a scale) or no differentiable path leads from it
-//   to a node that computes on the graph inputs: it then only feeds shapes,
-//   indices, Pow exponents, Where conditions and comparisons, or tables
-//   that fold at import. Names say nothing here: the TorchScript-based
+//   floating-point initializer trains unless it is empty or no
+//   differentiable path leads from it to a node that computes on the graph
+//   inputs: it then only feeds shapes, indices, Pow exponents, Where
+//   conditions and comparisons, or tables that fold at import. A learned
+//   scalar (a gate, a temperature) trains like any weight. Names say nothing here: the TorchScript-based
 //   exporter stores each Linear's weight transposed under a generated name
 //   (`onnx::MatMul_466`), and those train: as the parameter that the
 //   reading MatMul's scope names (`/model/layers.0/self_attn/q_proj/MatMul`:
@@ -326,7 +326,7 @@ private:
     }
     for (const onnx::TensorProto &init : graph.initializer()) {
       llvm::StringRef name = init.name();
-      if (!isFloatDataType(init.data_type()) || elementCount(init) <= 1)
+      if (!isFloatDataType(init.data_type()) || elementCount(init) == 0)
         continue;
       if (reachesTraining(name, data))
         plan.trained.insert(name);

@@ -10,7 +10,11 @@ LayerNorm weights are ones at initialization, so a model's LayerNorms share
 one weight). The ONNX model therefore computes the same function of other
 variables, and the gradient with respect to an initializer is the sum over
 the module's parameters it stands for (each transposed back when it was
-stored transposed).
+stored transposed). pp's import trains a generated `onnx::` initializer
+that MatMuls of one name scope read as their right operand as the weight
+that scope names (`/blocks.0/fc/MatMul`: `blocks.0.fc.weight`) in module
+layout (frontends/onnx/ParameterRule.cpp): its gradient is the module's
+untransposed, under that name.
 
 Matches each float initializer of MODEL.onnx to the parameters of
 MODULE.pt holding the same values (as they are, or transposed), and writes
@@ -35,14 +39,27 @@ module_path, onnx_path, torch_grads_path, onnx_grads_path = sys.argv[1:5]
 parameters = {name: p.detach().numpy()
               for name, p in torch.jit.load(module_path).named_parameters()}
 torch_grads = read_parameters(torch_grads_path)
-initializers = {i.name: numpy_helper.to_array(i)
-                for i in onnx.load(onnx_path).graph.initializer
+graph = onnx.load(onnx_path).graph
+initializers = {i.name: numpy_helper.to_array(i) for i in graph.initializer
                 if i.data_type == onnx.TensorProto.FLOAT}
+
+
+def scoped_weight(name):
+    """The weight pp names the generated initializer `name` after, or None."""
+    readers = [n for n in graph.node if name in n.input]
+    scopes = {n.name.rsplit("/", 1)[0] for n in readers}
+    if not name.startswith("onnx::") or not readers or len(scopes) != 1 or \
+            any(n.op_type != "MatMul" or n.input[1] != name for n in readers):
+        return None
+    scope = scopes.pop()
+    return scope[1:].replace("/", ".") + ".weight" if scope[1:] else None
+
 
 matched, onnx_grads, unmatched = set(), {}, []
 transposed, shared = 0, 0
 for name, value in initializers.items():
     gradient, parts = np.zeros(value.shape, np.float64), 0
+    stored_transposed, source = False, None
     for parameter, initial in parameters.items():
         if initial.shape == value.shape and np.array_equal(initial, value):
             oriented = torch_grads.get(parameter)
@@ -51,13 +68,17 @@ for name, value in initializers.items():
             oriented = torch_grads.get(parameter)
             oriented = None if oriented is None else oriented.T
             transposed += 1
+            stored_transposed = True
         else:
             continue
         matched.add(parameter)
-        parts += 1
+        parts, source = parts + 1, parameter
         if oriented is not None:  # None: the loss does not depend on it.
             gradient += oriented
-    if parts:
+    if parts == 1 and stored_transposed and scoped_weight(name):
+        if source in torch_grads:
+            onnx_grads[scoped_weight(name)] = torch_grads[source]
+    elif parts:
         onnx_grads[name] = gradient.astype(np.float32)
         shared += parts > 1
     else:
