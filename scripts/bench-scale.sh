@@ -9,17 +9,28 @@
 #                 (printing the final IR as text to /dev/null, as with
 #                 `-o /dev/null`, or as bytecode: MLIR's text printer hexes
 #                 the weights), and each rank's peak training it on 2 stages
-#                 with --save-params, against the weights' size.
+#                 with --save-params, against the weights' size;
+#   size          make_external_mlp.py's MLP (WIDTH_LARGE wide, default 4096)
+#                 with LAYERS (default 18: 1.2 GB of f32 weights) and half
+#                 as many layers, in ONNX external data and as a torch.export
+#                 archive (make_external_pt2.py, from the benchmark venv of
+#                 bench.sh --peers): pp-opt's seconds and peak memory
+#                 compiling each into a 2-stage package, the ratios of the
+#                 full model to the half, and one training step on 2 stages
+#                 (pp-run, compiling included); and a 20,000-node chain
+#                 (make_chain.py) through pp-opt and through pp-run's first
+#                 step, C++ compile included.
 # Peak memory is /usr/bin/time's maximum resident set size (Debian package
 # `time`). Machines are noisy: compare figures of one run.
-# Usage: scripts/bench-scale.sh [microbatches|memory]... (after scripts/build.sh)
+# Usage: scripts/bench-scale.sh [microbatches|memory|size]... (after scripts/build.sh;
+# size needs about 8 GB of memory and 6 GB of disk)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PP_BUILD_DIR:-$root/build}"
 width="${WIDTH:-3500}"
 out="$build/bench-scale"
-sections=("${@:-microbatches memory}")
+sections=("${@:-microbatches memory size}")
 mkdir -p "$out"
 [ -x /usr/bin/time ] || { echo "bench-scale: install /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
@@ -89,6 +100,61 @@ print(f"{what:<40}{rss:>12.0f}{weights:>12.0f}{rss / weights:>10.2f}")' "$@"
   wait
   report "pp-run rank 0 (stage 0, gathers)" "$(cat "$out/rank0.time")" "$weights_mb"
   report "pp-run rank 1 (stage 1)" "$(cat "$out/rank1.time")" "$weights_mb"
+}
+
+# Prints one row of the size table: WHAT, SECONDS, PEAK_KB, WEIGHTS_MB.
+size_row() {
+  /usr/bin/python3 -c 'import sys
+what, seconds, rss, weights = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) / 1024, float(sys.argv[4])
+print(f"{what:<44}{seconds:>10.1f}{rss:>10.0f}{weights:>12.0f}{rss / weights:>8.2f}")' "$@"
+}
+
+size() {
+  local width="${WIDTH_LARGE:-4096}" layers="${LAYERS:-18}"
+  source "$root/scripts/bench/peers.sh"
+  local python
+  python=$(peer_python)
+  printf '%-44s%10s%10s%12s%8s\n' what seconds peak_MB weights_MB ratio
+  local -A seconds_of rss_of
+  for count in $((layers / 2)) "$layers"; do
+    local dir="$out/external-l$count-w$width"
+    [ -f "$dir/mlp.pt2" ] || {
+      /usr/bin/python3 "$root/test/models/make_external_mlp.py" "$dir" \
+        --layers "$count" --width "$width"
+      "$python" "$root/test/models/make_external_pt2.py" "$dir"
+    }
+    local weights_mb=$((count * width * width * 4 / 1048576))
+    for format in onnx pt2; do
+      read -r seconds rss < <(measure "$build/bin/pp-opt" "$dir/mlp.$format" \
+        --batch-size=1 --pp-compile="stages=2 microbatch-size=1 loss=mse:y" \
+        --pp-emit="$dir/$format-s2" --emit-bytecode -o /dev/null)
+      seconds_of[$format-$count]=$seconds rss_of[$format-$count]=$rss
+      size_row "pp-opt $format, $count layers" "$seconds" "$rss" "$weights_mb"
+    done
+    for format in onnx pt2; do
+      read -r seconds rss < <(measure "$build/bin/pp-run" "$dir/mlp.$format" \
+        --cache-dir "$dir/cache" --stages 2 --microbatch-size 1 --loss mse:y \
+        --steps 1)
+      size_row "pp-run $format, 2 stages, 1 step (largest rank)" "$seconds" "$rss" "$weights_mb"
+    done
+  done
+  for format in onnx pt2; do
+    /usr/bin/python3 -c 'import sys
+f, a, b, c, d = sys.argv[1], *map(float, sys.argv[2:])
+print(f"pp-opt {f}: {b / a:.2f}x the time and {d / c:.2f}x the peak of half the weights")' \
+      "$format" "${seconds_of[$format-$((layers / 2))]}" "${seconds_of[$format-$layers]}" \
+      "${rss_of[$format-$((layers / 2))]}" "${rss_of[$format-$layers]}"
+  done
+  local chain="$out/chain-20000.onnx"
+  [ -f "$chain" ] || /usr/bin/python3 "$root/test/models/make_chain.py" "$chain" --nodes 20000
+  read -r seconds rss < <(measure "$build/bin/pp-opt" "$chain" --batch-size=1 \
+    --pp-compile="stages=2 microbatch-size=1 loss=mse:y" \
+    --pp-emit="$out/chain-s2" --emit-bytecode -o /dev/null)
+  echo "pp-opt, 20000-node chain, 2 stages: $seconds s"
+  rm -rf "$out/chain-cache"
+  read -r seconds rss < <(measure "$build/bin/pp-run" "$chain" --cache-dir "$out/chain-cache" \
+    --stages 2 --microbatch-size 1 --loss mse:y --steps 1)
+  echo "pp-run, 20000-node chain, 2 stages, first step (C++ compile included): $seconds s"
 }
 
 for section in ${sections[*]}; do

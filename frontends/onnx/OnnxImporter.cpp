@@ -351,10 +351,6 @@ static AsmResourceBlob takeBytes(onnx::TensorProto &tensor,
 FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
                                    const std::string &what, Location loc,
                                    Builder &builder) {
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
-    return emitError(loc) << what
-                          << " keeps its data in an external file; save the "
-                             "model with the weights inside it";
   Type elementType = convertElementType(tensor.data_type(), builder);
   if (!elementType)
     return emitError(loc) << what << " has ONNX element type "
@@ -686,7 +682,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   }
 
   (*module)->setAttr(
-      kOnnxInitializersAttrName,
+      kImportRecordAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("trained",
                                 builder.getDictionaryAttr(trainedRecord)),

@@ -29,12 +29,6 @@
 
 namespace pp::onnx_frontend {
 
-/// The module attribute in which the import records its floating-point
-/// initializers: `{trained = {NAME = ELEMENTS : i64, ...}, held = {...}}`,
-/// those that train and those held constant (`pp-opt --pp-report` lists
-/// them).
-constexpr llvm::StringLiteral kOnnxInitializersAttrName = "pp.onnx_initializers";
-
 /// Options of the import. pp compiles static shapes, so every symbolic
 /// dimension of a graph input gets a size: the one `dimSizes` gives its
 /// name, or else, at position 0, the batch size. Any other symbolic input

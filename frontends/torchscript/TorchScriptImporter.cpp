@@ -32,6 +32,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 
 using namespace mlir;
@@ -264,6 +265,10 @@ private:
   std::string modulePath;
   llvm::StringMap<Value> parameters;
   llvm::DenseMap<Value, at::Tensor> parameterValues;
+  /// The floating-point tensors forward reads, by qualified name, with
+  /// their element counts: the parameters (which train) and the buffers
+  /// (held constant); kImportRecordAttrName.
+  std::map<std::string, int64_t> trainedRecord, heldRecord;
   SmallVector<Attribute> argAttrs;
   llvm::StringSet<> usedNames;
   /// The last suffix uniqueName gave each base name, so that naming stays
@@ -557,10 +562,14 @@ FailureOr<Value> GraphImporter::parameter(const std::string &path,
   auto type = RankedTensorType::get(
       SmallVector<int64_t>(dense.sizes().begin(), dense.sizes().end()),
       elementType);
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+  // The blob shares the tensor's storage (no copy of the weights): it holds
+  // a reference to the tensor until the module no longer needs the bytes.
+  auto *owner = new at::Tensor(dense);
+  AsmResourceBlob blob(
       ArrayRef<char>(static_cast<const char *>(dense.data_ptr()),
                      dense.nbytes()),
-      dense.element_size());
+      dense.element_size(), [owner](void *, size_t, size_t) { delete owner; },
+      /*dataIsMutable=*/false);
   auto initialValue = DenseResourceElementsAttr::get(type, path, std::move(blob));
   Value argument = body->addArgument(type, fileLoc);
   argAttrs.push_back(builder.getDictionaryAttr(
@@ -712,8 +721,11 @@ FailureOr<SmallVector<Item>> GraphImporter::importGetAttr(torch::jit::Node *node
     FailureOr<Value> argument = parameter(path, value.toTensor(), loc);
     if (failed(argument))
       return failure();
+    trainedRecord[path] = value.toTensor().numel();
     return SmallVector<Item>{Item::ofTensor(*argument)};
   }
+  if (value.isTensor() && value.toTensor().is_floating_point())
+    heldRecord[path] = value.toTensor().numel();
   return SmallVector<Item>{Item::ofConstant(value)};
 }
 
@@ -1897,6 +1909,18 @@ OwningOpRef<ModuleOp> GraphImporter::import(torch::jit::Module &module,
                                            TypeRange(ValueRange(results))));
   function.setAllArgAttrs(argAttrs);
   function.setAllResultAttrs(resultAttrs);
+  auto record = [&](const std::map<std::string, int64_t> &tensors) {
+    SmallVector<NamedAttribute> entries;
+    for (const auto &[name, elements] : tensors)
+      entries.push_back(
+          builder.getNamedAttr(name, builder.getI64IntegerAttr(elements)));
+    return builder.getDictionaryAttr(entries);
+  };
+  (*result)->setAttr(
+      kImportRecordAttrName,
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("trained", record(trainedRecord)),
+           builder.getNamedAttr("held", record(heldRecord))}));
   if (failed(verify(*result)))
     return nullptr;
   return result;

@@ -197,6 +197,22 @@ findInvalidUtf8(const json &value, const std::string &path) {
   return std::nullopt;
 }
 
+/// The manifest's "held_constants": the floating-point tensors of the model
+/// that the import held constant (kImportRecordAttrName), each with its
+/// element count; nullopt when the import made no record.
+std::optional<json> heldConstants(ModuleOp module) {
+  auto record = module->getAttrOfType<DictionaryAttr>(kImportRecordAttrName);
+  auto held = record ? record.getAs<DictionaryAttr>("held") : nullptr;
+  if (!held)
+    return std::nullopt;
+  json constants = json::array();
+  for (NamedAttribute entry : held)
+    constants.push_back(
+        {{"name", entry.getName().str()},
+         {"elements", cast<IntegerAttr>(entry.getValue()).getInt()}});
+  return constants;
+}
+
 struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   using Base::Base;
 
@@ -421,6 +437,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     }
     manifest["inputs"] = inputs;
     manifest["parameters"] = parameters;
+    if (std::optional<json> held = heldConstants(module))
+      manifest["held_constants"] = *held;
     manifest["stages"] = stages;
     json costs = json::array();
     for (Attribute cost : stageCosts)

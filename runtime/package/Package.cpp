@@ -737,8 +737,8 @@ void readManifest(const Field &manifest, Package &package) {
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
                         "mesh", "loss", "inputs", "labels", "outputs",
-                        "parameters", "stages", "stage_costs", "stage_ranks",
-                        "libraries", "files"});
+                        "parameters", "held_constants", "stages",
+                        "stage_costs", "stage_ranks", "libraries", "files"});
   package.numStages = manifest["num_stages"].integer(1);
   package.microbatchSize = manifest["microbatch_size"].integer(1);
   package.mesh = readMesh(manifest["mesh"]);
@@ -836,6 +836,13 @@ void readManifest(const Field &manifest, Package &package) {
     }
     package.parameters.push_back(parameter);
   }
+  // Informational: what the compiler held constant, for pp-run to say.
+  if (manifest["held_constants"].present())
+    for (const Field &held : manifest["held_constants"].elements()) {
+      held.onlyMembers({"name", "elements"});
+      package.heldConstants.emplace_back(held["name"].name(),
+                                         held["elements"].integer(0));
+    }
 
   for (const Field &stage : manifest["stages"].elements()) {
     stage.onlyMembers({"stage", "functions"});

@@ -198,6 +198,10 @@ struct Package {
   std::vector<OutputInfo> outputs;
   /// Every parameter, frozen or constant tensor, in manifest order.
   std::vector<ParameterInfo> parameters;
+  /// The model's floating-point tensors that the compiler held constant
+  /// (ONNX initializers that are no parameters, TorchScript buffers) and
+  /// their element counts, from the manifest's optional "held_constants".
+  std::vector<std::pair<std::string, int64_t>> heldConstants;
   /// Indexed by stage.
   std::vector<StageInfo> stages;
   /// Every file of the package but the manifest, by name.

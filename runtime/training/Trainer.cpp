@@ -185,6 +185,7 @@ public:
       restoreOptimizer(*resumed);
     if (reports) {
       printMesh();
+      printParameterKinds();
       int64_t p = package.numStages, m = options.microbatches;
       log << "pipeline: " << p << (p == 1 ? " stage" : " stages");
       if (p != plan.layout.ranks)
@@ -356,6 +357,42 @@ private:
     log << "):";
     for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank)
       log << " " << rank << "=" << coordinatesOf(rank);
+    log << std::endl;
+  }
+
+  /// What trains: the parameters that do and those frozen, and the model's
+  /// floating-point tensors that the compiler held constant (at most
+  /// kListedConstants of their names).
+  void printParameterKinds() {
+    constexpr size_t kListedConstants = 10;
+    int64_t counts[2] = {0, 0}, elements[2] = {0, 0};
+    for (const ParameterInfo &parameter : package.parameters) {
+      if (parameter.tensor.role == Role::Constant)
+        continue;
+      int kind = parameter.tensor.role == Role::Frozen;
+      ++counts[kind];
+      elements[kind] += numElements(parameter.globalShape());
+    }
+    log << "parameters: " << counts[0] << " train (" << elements[0]
+        << " elements), " << counts[1] << " frozen (" << elements[1]
+        << " elements)";
+    if (!package.heldConstants.empty()) {
+      int64_t held = 0;
+      for (const auto &constant : package.heldConstants)
+        held += constant.second;
+      log << "; held constant: " << package.heldConstants.size()
+          << (package.heldConstants.size() == 1 ? " float tensor ("
+                                                  : " float tensors (")
+          << held << " elements): ";
+      for (size_t i = 0; i < package.heldConstants.size(); ++i) {
+        if (i == kListedConstants) {
+          log << " and " << package.heldConstants.size() - i
+              << " more (pp-opt --pp-report lists them)";
+          break;
+        }
+        log << (i ? ", " : "") << package.heldConstants[i].first;
+      }
+    }
     log << std::endl;
   }
 

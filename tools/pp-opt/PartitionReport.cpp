@@ -2,7 +2,6 @@
 
 #include "tools/pp-opt/PartitionReport.h"
 
-#include "frontends/onnx/OnnxImporter.h"
 
 #include "dialects/pp/IR/PPDialect.h"
 #include "runtime/schedules/PipelineReport.h"
@@ -92,12 +91,12 @@ readStageEstimates(ModuleOp module, std::string &schedule,
 
 } // namespace
 
-/// The ONNX import's record of what trains and what it held constant
-/// (onnx_frontend::kOnnxInitializersAttrName): counts, elements, and the
-/// names of the constants.
+/// The import's record of what trains and what it held constant
+/// (kImportRecordAttrName): counts, elements, and the names of the
+/// constants.
 static void printInitializers(ModuleOp module, std::ostringstream &text) {
   auto record = module->getAttrOfType<DictionaryAttr>(
-      onnx_frontend::kOnnxInitializersAttrName);
+      kImportRecordAttrName);
   if (!record)
     return;
   auto line = [&](StringRef kind, const char *what, bool names) {
@@ -109,8 +108,10 @@ static void printInitializers(ModuleOp module, std::ostringstream &text) {
       elements += cast<IntegerAttr>(entry.getValue()).getInt();
       list += (list.empty() ? ": " : ", ") + entry.getName().str();
     }
-    text << what << " " << (entries ? entries.size() : 0)
-         << " float initializers (" << elements << " elements)"
+    size_t count = entries ? entries.size() : 0;
+    text << what << " " << count
+         << (count == 1 ? " float tensor (" : " float tensors (") << elements
+         << " elements)"
          << (names ? list : "") << "\n";
   };
   line("trained", "trains", /*names=*/false);

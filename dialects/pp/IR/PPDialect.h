@@ -52,6 +52,13 @@ constexpr llvm::StringLiteral kRoleGradient = "gradient";
 constexpr llvm::StringLiteral kRoleSaved = "saved";
 /// A model output of a forward-only program.
 constexpr llvm::StringLiteral kRoleOutput = "output";
+/// The import's record of the model's floating-point tensors, on the
+/// module: `{trained = {NAME = ELEMENTS : i64, ...}, held = {...}}`, those
+/// that train (the model's parameters) and those it held constant (ONNX
+/// initializers that are no parameters, TorchScript buffers). pp-opt
+/// --pp-report prints it; pp-emit-package writes `held` into the manifest
+/// ("held_constants"), which pp-run prints.
+constexpr llvm::StringLiteral kImportRecordAttrName = "pp.import_record";
 /// The loss of a training program: `{kind, output, ignore_index}` on @main.
 constexpr llvm::StringLiteral kLossAttrName = "pp.loss";
 /// The model's inputs and outputs of a forward-only program, in the

@@ -161,6 +161,28 @@ TEST(Package, ReadsMeshPhasesRolesAndDtypes) {
   EXPECT_FALSE(package.parameters[1].fromFile);
 }
 
+TEST(Package, HeldConstantsAreReadWithTheirElementCounts) {
+  EXPECT_TRUE(Package::load(writePackage(manifest())).heldConstants.empty());
+  json value = manifest();
+  value["held_constants"] = {{{"name", "rotary.inv_freq"}, {"elements", 4}},
+                             {{"name", "val_5"}, {"elements", 1}}};
+  Package package = Package::load(writePackage(value));
+  ASSERT_EQ(package.heldConstants.size(), 2u);
+  EXPECT_EQ(package.heldConstants[0],
+            std::make_pair(std::string("rotary.inv_freq"), int64_t{4}));
+  EXPECT_EQ(package.heldConstants[1].second, 1);
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["held_constants"] = {{{"name", "mask"}, {"elements", -1}}};
+            }),
+            "manifest.json: held_constants[0].elements: expected an integer "
+            "of at least 0, found -1");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["held_constants"] = {{{"name", "mask"}, {"size", 2}}};
+            }),
+            "manifest.json: held_constants[0]: unknown field \"size\" "
+            "(expected name or elements)");
+}
+
 TEST(Package, EveryManifestDtypeParses) {
   json value = manifest();
   json &parts = value["stages"][0]["functions"][0]["messages"][0]["tensors"];
@@ -259,9 +281,8 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
   EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
             "manifest.json: unknown field \"microbatch\" (expected format, "
             "version, num_stages, microbatch_size, mesh, loss, inputs, "
-            "labels, outputs, parameters, stages, stage_costs, stage_ranks, "
-            "libraries or "
-            "files)");
+            "labels, outputs, parameters, held_constants, stages, "
+            "stage_costs, stage_ranks, libraries or files)");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
             }),
