@@ -35,6 +35,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 using namespace mlir;
@@ -338,10 +339,12 @@ at::Tensor ProgramBuilder::readTensor(const std::string &folder,
                        ", strides " + c10::str(c10::IntArrayRef(strides)) +
                        ", offset " + std::to_string(offset[0]) + ") needs " +
                        std::to_string(needed) + ": " + kResave);
-  at::Tensor storage =
-      at::empty({static_cast<int64_t>(bytes) / elementSize}, dtype);
-  std::memcpy(storage.data_ptr(), data.get(),
-              storage.numel() * elementSize);
+  // The tensor keeps the bytes the reader read (no copy of the weights).
+  auto owner = std::make_shared<at::DataPtr>(std::move(data));
+  at::Tensor storage = at::from_blob(
+      owner->get(), {static_cast<int64_t>(bytes) / elementSize},
+      [owner](void *) mutable { owner.reset(); },
+      at::TensorOptions().dtype(dtype));
   return storage.as_strided(sizes, strides, offset[0]).contiguous();
 }
 
