@@ -109,6 +109,11 @@ what, seconds, rss, weights = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) 
 print(f"{what:<44}{seconds:>10.1f}{rss:>10.0f}{weights:>12.0f}{rss / weights:>8.2f}")' "$@"
 }
 
+# The output of make_external_mlp.py's MLP in FORMAT (onnx or pt2).
+loss_output() {
+  if [ "$1" = pt2 ]; then echo output_0; else echo y; fi
+}
+
 size() {
   local width="${WIDTH_LARGE:-4096}" layers="${LAYERS:-18}"
   source "$root/scripts/bench/peers.sh"
@@ -126,14 +131,14 @@ size() {
     local weights_mb=$((count * width * width * 4 / 1048576))
     for format in onnx pt2; do
       read -r seconds rss < <(measure "$build/bin/pp-opt" "$dir/mlp.$format" \
-        --batch-size=1 --pp-compile="stages=2 microbatch-size=1 loss=mse:y" \
+        --batch-size=1 --pp-compile="stages=2 microbatch-size=1 loss=mse:$(loss_output "$format")" \
         --pp-emit="$dir/$format-s2" --emit-bytecode -o /dev/null)
       seconds_of[$format-$count]=$seconds rss_of[$format-$count]=$rss
       size_row "pp-opt $format, $count layers" "$seconds" "$rss" "$weights_mb"
     done
     for format in onnx pt2; do
       read -r seconds rss < <(measure "$build/bin/pp-run" "$dir/mlp.$format" \
-        --cache-dir "$dir/cache" --stages 2 --microbatch-size 1 --loss mse:y \
+        --cache-dir "$dir/cache" --stages 2 --microbatch-size 1 --loss "mse:$(loss_output "$format")" \
         --steps 1)
       size_row "pp-run $format, 2 stages, 1 step (largest rank)" "$seconds" "$rss" "$weights_mb"
     done

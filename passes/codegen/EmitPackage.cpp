@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <thread>
 
 namespace pp {
 #define GEN_PASS_DEF_EMITPACKAGE
@@ -473,14 +474,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         function["memory_plan"] = describeMemoryPlan(
             plans.lookup(function["function"].get<std::string>()));
     if (compile) {
-      if (failed(compileLibrary("cpu", "stages.cpp", "libstages.so")))
+      if (failed(compileLibraries()))
         return failure();
       libraries["cpu"]["library"] = "libstages.so";
-      if (canCompileStages("cuda")) {
-        if (failed(compileLibrary("cuda", "stages.cu", "libstages_cuda.so")))
-          return failure();
+      if (canCompileStages("cuda"))
         libraries["cuda"]["library"] = "libstages_cuda.so";
-      }
     }
     manifest["libraries"] = libraries;
     manifest["files"] = files;
@@ -631,14 +629,30 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return writeFile(name, {code});
   }
 
-  LogicalResult compileLibrary(StringRef target, StringRef source,
-                               StringRef library) {
-    std::string error = compileStageLibrary(
-        target, pathOf(source), pathOf(library),
-        pathOf(("compile-" + target + ".log").str()));
-    if (!error.empty())
-      return fail(error);
-    return recordFile(library);
+  /// Compiles stages.cpp into libstages.so and, where this build can,
+  /// stages.cu into libstages_cuda.so, at once (separate compiler
+  /// processes), and records both.
+  LogicalResult compileLibraries() {
+    auto compileFor = [&](StringRef target, StringRef source,
+                          StringRef library) {
+      return compileStageLibrary(target, pathOf(source), pathOf(library),
+                                 pathOf(("compile-" + target + ".log").str()));
+    };
+    bool cuda = canCompileStages("cuda");
+    std::string cudaError;
+    std::thread cudaCompile;
+    if (cuda)
+      cudaCompile = std::thread([&] {
+        cudaError = compileFor("cuda", "stages.cu", "libstages_cuda.so");
+      });
+    std::string cpuError = compileFor("cpu", "stages.cpp", "libstages.so");
+    if (cudaCompile.joinable())
+      cudaCompile.join();
+    if (!cpuError.empty() || !cudaError.empty())
+      return fail(cpuError.empty() ? cudaError : cpuError);
+    if (failed(recordFile("libstages.so")))
+      return failure();
+    return success(!cuda || succeeded(recordFile("libstages_cuda.so")));
   }
 
   std::string packageDir;

@@ -48,11 +48,23 @@ using KernelArgument = llvm::PointerUnion<Value, Attribute>;
 constexpr llvm::StringLiteral kOperandSegments = "operandSegmentSizes";
 
 /// Lowers one stage function.
+/// The functions generated for a module's nn.fusion ops: each one's code,
+/// written with kFusionNamePlaceholder for its name, to that name. Equal
+/// fusions (a model's layers repeat theirs) share one function, so the
+/// generated code grows with the distinct fusions, not the layers.
+using FusionFunctions = llvm::StringMap<std::string>;
+
+/// What writeFusedLoop writes for the function's name, replaced by the
+/// name the fusion's first occurrence gives it.
+constexpr llvm::StringLiteral kFusionNamePlaceholder = "pp_fusion_name_";
+
 class StageLowering {
 public:
-  StageLowering(func::FuncOp source, StringRef target)
+  StageLowering(func::FuncOp source, StringRef target,
+                FusionFunctions &fusionFunctions)
       : source(source), builder(source), target(target.str()),
-        prefix(("pp_" + target + "_").str()) {
+        prefix(("pp_" + target + "_").str()),
+        fusionFunctions(fusionFunctions) {
     MLIRContext *context = source.getContext();
     framePtr =
         emitc::PointerType::get(emitc::OpaqueType::get(context, "pp_frame"));
@@ -61,9 +73,20 @@ public:
   }
 
   LogicalResult lower() {
+    // The fused loops' functions go before the stage function's marker.
+    // CUDA's device compiler needs only the kernels: the stage function is
+    // host code it need not parse (cicc took a minute over a 20,000-node
+    // model's).
+    bool cuda = target == "cuda";
+    marker = emitc::VerbatimOp::create(
+        builder, source.getLoc(),
+        cuda ? "#ifndef __CUDA_ARCH__\nPP_STAGE_FUNCTION" : "PP_STAGE_FUNCTION");
     auto function =
         func::FuncOp::create(builder, source.getLoc(), source.getSymName(),
                              builder.getFunctionType({framePtr}, {}));
+    if (cuda)
+      emitc::VerbatimOp::create(builder, source.getLoc(),
+                                "#endif // __CUDA_ARCH__");
     for (StringRef name : {kStageAttrName, kPhaseAttrName})
       if (Attribute attr = source->getAttr(name))
         function->setAttr(name, attr);
@@ -365,25 +388,33 @@ private:
   }
 
   /// A call of the function generated for `fusion`, `name(frame, inputs,
-  /// results)` with two local arrays of tensors, defined (as verbatim code)
-  /// before the stage function.
+  /// results)` with two local arrays of tensors. The first fusion of its
+  /// code defines the function (as verbatim code, before this stage
+  /// function); equal ones later in the module call it.
   LogicalResult lowerFusion(nn::FusionOp fusion) {
-    std::string name = (Twine("fusion_") + source.getSymName() + "_" +
-                        Twine(fusionCallees.size()))
-                           .str();
     FailureOr<std::string> code = writeFusedLoop(
-        fusion, name, target,
+        fusion, kFusionNamePlaceholder, target,
         [&](Operation *op, SmallVectorImpl<std::string> &out) {
           return appendAttributeTexts(op, out);
         });
     if (failed(code))
       return failure();
     Location loc = fusion.getLoc();
-    {
+    auto [known, defined] = fusionFunctions.try_emplace(*code);
+    if (defined) {
+      known->second = (Twine("fusion_") + source.getSymName() + "_" +
+                       Twine(fusionsDefined++))
+                          .str();
+      std::string text = *code;
+      for (size_t at = text.find(kFusionNamePlaceholder);
+           at != std::string::npos;
+           at = text.find(kFusionNamePlaceholder, at + known->second.size()))
+        text.replace(at, kFusionNamePlaceholder.size(), known->second);
       OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPoint(lowered);
-      emitc::VerbatimOp::create(builder, loc, *code);
+      builder.setInsertionPoint(marker);
+      emitc::VerbatimOp::create(builder, loc, text);
     }
+    std::string name = known->second;
     SmallVector<KernelArgument> arguments;
     if (failed(appendTensorArray(fusion, arguments)))
       return failure();
@@ -663,12 +694,17 @@ private:
   }
 
   func::FuncOp source;
-  /// The function replacing `source`.
+  /// The function replacing `source`, and the PP_STAGE_FUNCTION before it
+  /// (runtime/pp_kernels.h).
   func::FuncOp lowered;
+  Operation *marker = nullptr;
   OpBuilder builder;
   /// "cpu" or "cuda", and the prefix of its kernels.
   std::string target, prefix;
-  /// The functions generated for the nn.fusion ops.
+  /// The module's fusion functions, and how many this function defined.
+  FusionFunctions &fusionFunctions;
+  int64_t fusionsDefined = 0;
+  /// The fusion functions this function calls.
   llvm::StringSet<> fusionCallees;
   Type framePtr, tensorPtr;
   Value frame;
@@ -713,8 +749,9 @@ LogicalResult pp::lowerStagesToRuntime(ModuleOp module, StringRef target) {
       return function.emitError("stage function @")
              << function.getSymName()
              << " must have a body of one block to be lowered";
+  FusionFunctions fusionFunctions;
   for (func::FuncOp function : stages)
-    if (failed(StageLowering(function, target).lower()))
+    if (failed(StageLowering(function, target, fusionFunctions).lower()))
       return failure();
   return success();
 }

@@ -112,7 +112,7 @@ def main():
             sys.exit(f"a rank still runs {limit} s after {fault}")
         for reader in readers:
             reader.join()
-        for line in stdout[:4]:
+        for line in stdout[:5]:
             print("stdout:", line)
         print("launcher ended by " +
               (signal.Signals(-code).name if code < 0 else f"exit code {code}"))

@@ -63,12 +63,20 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // CPP-NEXT: out1[at] = v1;
 // CPP-NEXT: }
 // CPP-NEXT: }
-// CPP: void stage0_forward(pp_frame* [[F:v[0-9]+]]) {
+// A stage function, a straight sequence of runtime calls, compiles
+// unoptimized (PP_STAGE_FUNCTION, runtime/pp_kernels.h); its fused loops
+// are optimized.
+// CPP: PP_STAGE_FUNCTION
+// CPP-NEXT: void stage0_forward(pp_frame* [[F:v[0-9]+]]) {
 // CPP: pp_frame_profile_begin([[F]], "fusion");
 // CPP-NEXT: fusion_stage0_forward_0([[F]], [[IN:v[0-9]+]], [[OUT:v[0-9]+]]);
+// An equal fusion later in the module (the eval function's is the
+// forward's) calls the function the first one defined: the generated code
+// has one function per distinct fusion, however often a model repeats it.
 // CPP: // nn.fusion of tanh_grad add over tensor<2x4xf32>.
-// CPP: // nn.fusion of add tanh over tensor<2x4xf32>.
-// CPP-NEXT: static void fusion_stage0_eval_0(
+// CPP-NOT: // nn.fusion of add tanh
+// CPP: void stage0_eval(pp_frame* [[E:v[0-9]+]]) {
+// CPP: fusion_stage0_forward_0([[E]],
 
 // The CUDA twin: one thread per element, its multi-index from the row-major
 // index, launched on the default stream and checked.
@@ -87,3 +95,9 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // CU: results[r] = pp_cuda_empty(frame, PP_DTYPE_F32, 2, shape);
 // CU: fusion_stage0_forward_0_kernel<<<1, 256>>>(in0, in1, out0, out1);
 // CU-NEXT: if (!pp_cuda_launched(frame, "fusion_stage0_forward_0")) {
+// CUDA's device compiler sees only the kernels: the stage functions are
+// host code.
+// CU: #ifndef __CUDA_ARCH__
+// CU-NEXT: PP_STAGE_FUNCTION
+// CU-NEXT: void stage0_forward(
+// CU: #endif // __CUDA_ARCH__
