@@ -23,14 +23,15 @@
 # Peak memory is /usr/bin/time's maximum resident set size (Debian package
 # `time`). Machines are noisy: compare figures of one run.
 # Usage: scripts/bench-scale.sh [microbatches|memory|size]... (after scripts/build.sh;
-# size needs about 8 GB of memory and 6 GB of disk)
+# default microbatches and memory; size needs PyTorch 2.x in the benchmark
+# venv, about 5 GB, made when missing, and 8 GB of memory and 6 GB of disk)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${PP_BUILD_DIR:-$root/build}"
 width="${WIDTH:-3500}"
 out="$build/bench-scale"
-sections=("${@:-microbatches memory size}")
+sections=("${@:-microbatches memory}")
 mkdir -p "$out"
 [ -x /usr/bin/time ] || { echo "bench-scale: install /usr/bin/time (apt-get install time)" >&2; exit 1; }
 

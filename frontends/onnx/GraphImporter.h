@@ -190,6 +190,10 @@ struct ParameterPlan {
   /// Initializers that the exporter folded from a weight other than by a
   /// transpose (`stored` trains in place of `parameter`).
   std::vector<TransposedWeight> foldedWeights;
+  /// Initializers of one element that the rule without records trains
+  /// (learned scalars, or constants stored as initializers: said in a
+  /// warning).
+  std::vector<std::string> trainedScalars;
 };
 
 /// Decides which floating-point initializers of `graph` train, and turns

@@ -599,6 +599,14 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
         << folded.stored << "', and '" << folded.parameter
         << "' is not in the model; export with optimize=False to train the "
            "parameter itself";
+  if (!prepared.plan.trainedScalars.empty())
+    emitWarning(fileLoc)
+        << "trains " << prepared.plan.trainedScalars.size()
+        << " one-element initializer"
+        << (prepared.plan.trainedScalars.size() == 1 ? "" : "s") << " ('"
+        << llvm::join(prepared.plan.trainedScalars, "', '")
+        << "'): learned scalars train like any weight; hold one that is a "
+           "constant (an epsilon, an exponent, a scale) with --freeze";
   if (!options.tieEqualWeights)
     for (const EqualInitializer &tie : prepared.equal)
       emitWarning(fileLoc)

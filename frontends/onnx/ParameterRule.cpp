@@ -328,8 +328,11 @@ private:
       llvm::StringRef name = init.name();
       if (!isFloatDataType(init.data_type()) || elementCount(init) == 0)
         continue;
-      if (reachesTraining(name, data))
-        plan.trained.insert(name);
+      if (!reachesTraining(name, data))
+        continue;
+      plan.trained.insert(name);
+      if (elementCount(init) == 1)
+        plan.trainedScalars.push_back(name.str());
     }
     // A transposed weight equal to a trained one in module layout is a tied
     // LM head (the exporter's folding untied it): it reads that one.

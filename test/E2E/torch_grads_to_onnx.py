@@ -48,11 +48,14 @@ def scoped_weight(name):
     """The weight pp names the generated initializer `name` after, or None."""
     readers = [n for n in graph.node if name in n.input]
     scopes = {n.name.rsplit("/", 1)[0] for n in readers}
-    if not name.startswith("onnx::") or not readers or len(scopes) != 1 or \
+    if not name.startswith("onnx::") or initializers[name].ndim != 2 or \
+            not readers or len(scopes) != 1 or \
             any(n.op_type != "MatMul" or n.input[1] != name for n in readers):
         return None
     scope = scopes.pop()
-    return scope[1:].replace("/", ".") + ".weight" if scope[1:] else None
+    if not scope.startswith("/") or scope == "/":
+        return None
+    return scope[1:].replace("/", ".") + ".weight"
 
 
 matched, onnx_grads, unmatched = set(), {}, []
