@@ -753,9 +753,10 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
   }
   func::ReturnOp::create(builder, fileLoc, results);
   // Constants that no op uses, a Split's sizes say, were only read at
-  // import: they are not part of the computation.
+  // import, and a transpose that every reader folded into its product is
+  // not part of the computation either.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
-    if (isa<arith::ConstantOp>(op) && op.use_empty())
+    if (isa<arith::ConstantOp, nn::TransposeOp>(op) && op.use_empty())
       op.erase();
   function.setType(
       builder.getFunctionType(argTypes, TypeRange(ValueRange(results))));

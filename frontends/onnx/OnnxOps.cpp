@@ -235,6 +235,20 @@ matmulProperties(Builder &builder, bool transposeLhs, bool transposeRhs) {
   return properties;
 }
 
+/// Reads a matrix operand through a transpose of its two dimensions (a
+/// weight that pp-import keeps in its module layout behind a Transpose, or
+/// `x @ W.T` as written): the transpose's input, with `transposed` flipped,
+/// so that the product reads the weight in place and tensor parallelism sees
+/// the projection.
+static Value throughTranspose(Value operand, bool &transposed) {
+  auto transpose = operand.getDefiningOp<nn::TransposeOp>();
+  if (!transpose || typeOf(operand).getRank() != 2 ||
+      transpose.getPermutation()[0] != 1)
+    return operand;
+  transposed = !transposed;
+  return transpose.getInput();
+}
+
 FailureOr<NodeOutputs> GraphImporter::importGemm(const NodeContext &ctx,
                                                  ValueRange inputs) {
   for (Value operand : inputs.take_front(2))
@@ -242,10 +256,12 @@ FailureOr<NodeOutputs> GraphImporter::importGemm(const NodeContext &ctx,
       return ctx.error() << "operands A and B must have rank 2, found "
                          << operand.getType();
   const onnx::NodeProto &node = ctx.node;
+  bool transposeA = intAttribute(node, "transA", 0) != 0;
+  bool transposeB = intAttribute(node, "transB", 0) != 0;
+  Value a = throughTranspose(inputs[0], transposeA);
+  Value b = throughTranspose(inputs[1], transposeB);
   FailureOr<Value> result = createChecked<nn::MatmulOp>(
-      ctx, inputs.take_front(2),
-      matmulProperties(builder, intAttribute(node, "transA", 0) != 0,
-                       intAttribute(node, "transB", 0) != 0));
+      ctx, {a, b}, matmulProperties(builder, transposeA, transposeB));
   if (failed(result))
     return failure();
   Type elementType = getElementTypeOrSelf(*result);
@@ -277,8 +293,11 @@ FailureOr<NodeOutputs> GraphImporter::importMatMul(const NodeContext &ctx,
     lhs = reshaped(ctx.loc, lhs, {1, lhsType.getDimSize(0)});
   if (rhsType.getRank() == 1)
     rhs = reshaped(ctx.loc, rhs, {rhsType.getDimSize(0), 1});
+  bool transposeLhs = false, transposeRhs = false;
+  lhs = throughTranspose(lhs, transposeLhs);
+  rhs = throughTranspose(rhs, transposeRhs);
   FailureOr<Value> product = createChecked<nn::MatmulOp>(
-      ctx, {lhs, rhs}, matmulProperties(builder, false, false));
+      ctx, {lhs, rhs}, matmulProperties(builder, transposeLhs, transposeRhs));
   if (failed(product))
     return failure();
   Shape shape(typeOf(*product).getShape());

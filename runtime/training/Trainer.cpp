@@ -365,17 +365,22 @@ private:
   /// kListedConstants of their names).
   void printParameterKinds() {
     constexpr size_t kListedConstants = 10;
-    int64_t counts[2] = {0, 0}, elements[2] = {0, 0};
+    int64_t counts[2] = {0, 0}, elements[2] = {0, 0}, split = 0;
     for (const ParameterInfo &parameter : package.parameters) {
       if (parameter.tensor.role == Role::Constant)
         continue;
       int kind = parameter.tensor.role == Role::Frozen;
       ++counts[kind];
       elements[kind] += numElements(parameter.globalShape());
+      split += parameter.sharding && parameter.sharding->parts > 1;
     }
     log << "parameters: " << counts[0] << " train (" << elements[0]
         << " elements), " << counts[1] << " frozen (" << elements[1]
         << " elements)";
+    if (groups.tensorParallelSize > 1)
+      log << "; " << split << " of " << counts[0] + counts[1]
+          << " split over the tensor axis (tp " << groups.tensorParallelSize
+          << "), the rest replicated";
     if (!package.heldConstants.empty()) {
       int64_t held = 0;
       for (const auto &constant : package.heldConstants)

@@ -15,8 +15,13 @@ Checks of one case (family, format):
                on 1 stage: the losses within 1e-5 of PyTorch's
   stages S/M   S stages, M microbatches: params_sha256 bit-equal to 1
                stage with M microbatches
-  tp2          --tp 2: losses and grad norms within 1e-5 of the 1-rank train
-               run
+  tp2          --tp 2: every step's loss and step 1's grad norm within 1e-5
+               of the 1-rank train run (and the tensor axis must split some
+               parameter). Later grad norms are not compared: the row-parallel
+               all-reduce sums in another order, and AdamW's first step turns a
+               gradient element that is zero up to rounding (|g| ~ 1e-9, below
+               eps) into a step of lr times its sign, so Phi-3's step-2 grad
+               norm moves by 3e-5 when the gradients agree within 8e-8
 
 Without --full it runs CI's matrix: infer and train for all 45 cases, and
 for one format per family (the formats in turn, so each is covered)
@@ -31,8 +36,11 @@ that need it and nothing else. Then a table per check kind and the totals;
 exits 1 on any FAIL or XPASS.
 
     run_matrix.py --build BUILD --work DIR [--full] [--jobs N]
-        [--families a,b] [--formats x,y] [--expected FILE]
-        [--write-expected FILE]
+        [--families a,b] [--formats x,y] [--checks infer,train,...]
+        [--expected FILE] [--write-expected FILE]
+
+--checks runs only the named kinds (infer, train, microbatches, stages,
+tp2) of the checks the matrix gives a case.
 
 python3 with numpy and onnx only (no torch): it reads the references.
 """
@@ -57,6 +65,10 @@ FORMATS = ["dynamo", "dynamo-unoptimized", "torchscript-exporter", "traced",
            "pt2"]
 INFER_TOLERANCE, TRAIN_TOLERANCE = 1e-4, 1e-5
 GLOBAL_BATCH, RUN_TIMEOUT = 4, 600
+CHECK_KINDS = ["infer", "train", "microbatches", "stages", "tp2"]
+# pp-run's parameters line with --tp: "...; 10 of 15 split over the tensor
+# axis (tp 2), the rest replicated".
+TP_SHARDED = re.compile(r"(\d+) of (\d+) split over the tensor axis")
 
 
 def model_path(family, fmt):
@@ -226,21 +238,30 @@ class Case:
         if got is None:
             return self.report("tp2", False, error)
         loss = relative(got["loss"], base["loss"])
-        norm = relative(got["grad_norm"], base["grad_norm"])
+        norm = relative(got["grad_norm"][:1], base["grad_norm"][:1])
+        sharded = TP_SHARDED.search(self.runs["train-s1-m1-tp2"][1])
+        if not sharded or sharded.group(1) == "0":
+            return self.report("tp2", False, "no parameter split over the "
+                               "tensor axis (pp-run's parameters line)")
         self.report("tp2", max(loss, norm) <= TRAIN_TOLERANCE,
-                    "losses %s, max rel %.2g; grad norms max rel %.2g "
-                    "from 1 rank" % (fmt_list(got["loss"]), loss, norm))
+                    "%s of %s parameters sharded; losses %s, max rel %.2g; "
+                    "step-1 grad norm rel %.2g from 1 rank" % (
+                        sharded.group(1), sharded.group(2),
+                        fmt_list(got["loss"]), loss, norm))
 
     def run(self):
-        self.check_infer()
-        self.check_train()
+        kinds = self.args.check_kinds
+        if "infer" in kinds:
+            self.check_infer()
+        if "train" in kinds:
+            self.check_train()
         for microbatches in self.extras["microbatches"]:
-            if microbatches > 1:
+            if microbatches > 1 and "microbatches" in kinds:
                 self.check_microbatches(microbatches)
             for stages in self.extras["stages"]:
-                if stages > 1:
+                if stages > 1 and "stages" in kinds:
                     self.check_stages(stages, microbatches)
-        if self.extras["tp"]:
+        if self.extras["tp"] and "tp2" in kinds:
             self.check_tp()
         return self
 
@@ -292,6 +313,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--checks", default=",".join(CHECK_KINDS))
     parser.add_argument("--expected", help="checks expected to fail today: "
                         "lines 'FAMILY FORMAT CHECK' ('#' starts a comment)")
     parser.add_argument("--write-expected", help="write the checks that "
@@ -306,6 +328,10 @@ def main():
             if words:
                 args.expected_set.add((words[0], words[1], words[2].strip()))
     families, formats = args.families.split(","), args.formats.split(",")
+    args.check_kinds = args.checks.split(",")
+    if set(args.check_kinds) - set(CHECK_KINDS):
+        parser.error("unknown check kind: " + ", ".join(
+            sorted(set(args.check_kinds) - set(CHECK_KINDS))))
     unknown = sorted(set(families) - set(FAMILIES)) + \
         sorted(set(formats) - set(FORMATS))
     if unknown:
