@@ -1,4 +1,4 @@
-//===- SafeTensors.cpp - f32 tensors by name, safetensors format ----------===//
+//===- SafeTensors.cpp - tensors by name, safetensors format --------------===//
 
 #include "runtime/checkpoints/SafeTensors.h"
 
@@ -19,6 +19,65 @@ namespace pp::runtime {
 namespace {
 
 constexpr char kMetadataKey[] = "__metadata__";
+
+/// Bytes per element of each dtype the format defines; 0 for a name it
+/// does not.
+uint64_t dtypeBytes(const std::string &dtype) {
+  static const std::map<std::string, uint64_t> sizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+      {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+/// IEEE half precision `bits` as a float (subnormals, infinities and NaNs
+/// included).
+float halfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  uint32_t result;
+  if (exponent == 0x1f) {
+    result = sign | 0x7f800000 | (mantissa << 13);
+  } else if (exponent != 0) {
+    result = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    result = sign;
+  } else {
+    // A subnormal half is a normal float: shift the leading one out.
+    int shift = __builtin_clz(mantissa) - 21;
+    result = sign | ((113 - shift) << 23) |
+             ((mantissa << (shift + 13)) & 0x7fffff);
+  }
+  float value;
+  std::memcpy(&value, &result, sizeof(value));
+  return value;
+}
+
+/// Converts `count` little-endian values of `dtype` at `data` to `out`.
+void convertToF32(const std::string &dtype, const char *data, size_t count,
+                  float *out) {
+  if (dtype == "F32") {
+    std::memcpy(out, data, count * 4);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (dtype == "F64") {
+      double value;
+      std::memcpy(&value, data + 8 * i, sizeof(value));
+      out[i] = static_cast<float>(value);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, data + 2 * i, sizeof(bits));
+    if (dtype == "F16") {
+      out[i] = halfToFloat(bits);
+      continue;
+    }
+    uint32_t wide = static_cast<uint32_t>(bits) << 16; // BF16
+    std::memcpy(&out[i], &wide, sizeof(wide));
+  }
+}
 
 /// Writes all of `bytes` to `fd`; false on failure (errno says why).
 bool writeAll(int fd, const void *bytes, size_t size) {
@@ -57,6 +116,11 @@ nlohmann::json parseRefusingRepeatedKeys(const std::string &text,
 }
 
 } // namespace
+
+bool convertsToF32(const std::string &dtype) {
+  return dtype == "F32" || dtype == "F16" || dtype == "BF16" ||
+         dtype == "F64";
+}
 
 SafeTensorsWriter::SafeTensorsWriter(
     const std::string &path, const std::vector<TensorEntry> &entries,
@@ -195,13 +259,15 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
       throw refuse(quoted + " is not an object of exactly dtype, shape and "
                             "data_offsets");
     const nlohmann::json &dtype = entry["dtype"];
-    if (!dtype.is_string() || dtype.get<std::string>() != "F32")
+    uint64_t elementBytes =
+        dtype.is_string() ? dtypeBytes(dtype.get<std::string>()) : 0;
+    if (elementBytes == 0)
       throw refuse(quoted + " has dtype " + dtype.dump() +
-                   "; pp checkpoints hold F32 tensors only");
+                   ", which the safetensors format does not define");
     const nlohmann::json &dims = entry["shape"];
     if (!dims.is_array())
       throw refuse(quoted + " has a shape that is not an array");
-    TensorEntry tensor{name, {}};
+    TensorEntry tensor{name, {}, dtype.get<std::string>()};
     uint64_t count = 1;
     for (const nlohmann::json &dim : dims) {
       if (!dim.is_number_unsigned() ||
@@ -223,12 +289,15 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
     if (begin > end || end > dataBytes)
       throw refuse(quoted + " has data_offsets [" + std::to_string(begin) +
                    ", " + std::to_string(end) + "] outside the " +
-                   std::to_string(dataBytes) + " data bytes of the file");
-    if (count == UINT64_MAX || end - begin != count * 4)
-      throw refuse(quoted + " of shape " + formatShape(tensor.shape) +
-                   " needs " +
-                   (count == UINT64_MAX ? std::string("more")
-                                        : std::to_string(count * 4)) +
+                   std::to_string(dataBytes) +
+                   " data bytes of the file; it is truncated or corrupt "
+                   "(an interrupted download?): fetch or write it again");
+    if (count == UINT64_MAX || end - begin != count * elementBytes)
+      throw refuse(quoted + " of shape " + formatShape(tensor.shape) + " " +
+                   tensor.dtype + " needs " +
+                   (count == UINT64_MAX
+                        ? std::string("more")
+                        : std::to_string(count * elementBytes)) +
                    " bytes but its data_offsets span " +
                    std::to_string(end - begin));
     ranges.emplace_back(begin, end, name);
@@ -300,11 +369,16 @@ void SafeTensorsFile::read(const std::string &name, float *out) const {
   if (it == located.end())
     throw std::runtime_error("safetensors file '" + filePath +
                              "' has no tensor '" + name + "'");
-  size_t bytes =
-      static_cast<size_t>(numElements(tensors[it->second.first].shape)) * 4;
-  if (bytes != 0)
-    std::memcpy(out, static_cast<const char *>(mapping) + it->second.second,
-                bytes);
+  const TensorEntry &entry = tensors[it->second.first];
+  if (!convertsToF32(entry.dtype))
+    throw std::runtime_error(
+        "safetensors file '" + filePath + "': tensor '" + name + "' is " +
+        entry.dtype + ", which pp cannot convert to the model's f32 (it reads "
+        "F32, F16, BF16 and F64); convert the file's floating-point tensors, "
+        "or leave this one out of it");
+  convertToF32(entry.dtype,
+               static_cast<const char *>(mapping) + it->second.second,
+               static_cast<size_t>(numElements(entry.shape)), out);
 }
 
 } // namespace pp::runtime

@@ -1,7 +1,7 @@
-//===- SafeTensors.h - f32 tensors by name, safetensors format --*- C++ -*-===//
+//===- SafeTensors.h - tensors by name, safetensors format ------*- C++ -*-===//
 //
 // The safetensors format (https://github.com/huggingface/safetensors), as
-// checkpoints use it:
+// checkpoints and Hugging Face's save_pretrained use it:
 //
 //   bytes [0, 8)       N, the header's length, a little-endian uint64;
 //   bytes [8, 8 + N)   the header, a JSON object: per tensor
@@ -10,17 +10,19 @@
 //                      and optionally "__metadata__": {"KEY": "VALUE", ...}
 //                      (strings only), padded with spaces so that the data
 //                      starts at a multiple of 8;
-//   bytes [8 + N, end) the data: tensor NAME's raw little-endian f32 values
-//                      at [8 + N + BEGIN, 8 + N + END).
+//   bytes [8 + N, end) the data: tensor NAME's raw little-endian values at
+//                      [8 + N + BEGIN, 8 + N + END).
 //
-// The writer puts the tensors in the order it is given them, back to back
+// The writer writes F32 tensors in the order it is given them, back to back
 // from offset 0. The reader maps the file and refuses anything else than
 // this layout: a file shorter than 8 bytes, a header length past the end,
 // a header that is not a JSON object, a repeated name, an entry that is not
-// an object of exactly those three fields, a dtype other than F32, a
-// negative or non-integer dimension, offsets whose length is not the
-// shape's bytes, data ranges that overlap, leave holes, or leave the file,
-// and metadata that is not an object of strings.
+// an object of exactly those three fields, a dtype the format does not
+// define, a negative or non-integer dimension, offsets whose length is not
+// the shape's bytes, data ranges that overlap, leave holes, or leave the
+// file, and metadata that is not an object of strings. It reads F32, F16,
+// BF16 and F64 tensors as f32 (F64 rounded to nearest); the integer, bool
+// and 8-bit float dtypes it lists but does not convert.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,11 +38,16 @@
 
 namespace pp::runtime {
 
-/// A tensor's name and shape, as a safetensors header lists it.
+/// A tensor's name and shape, as a safetensors header lists it, and its
+/// dtype ("F32", "BF16", ...: the format's names).
 struct TensorEntry {
   std::string name;
   Shape shape;
+  std::string dtype = "F32";
 };
+
+/// True when SafeTensorsFile::read converts tensors of `dtype` to f32.
+bool convertsToF32(const std::string &dtype);
 
 /// Writes a safetensors file whose tensors are known up front and whose
 /// values arrive one tensor at a time, in the listed order, so that no
@@ -91,8 +98,9 @@ public:
   const std::map<std::string, std::string> &metadata() const { return meta; }
   /// The entry `name`, or null.
   const TensorEntry *find(const std::string &name) const;
-  /// Copies the numElements(shape) values of tensor `name` to `out`;
-  /// throws std::runtime_error when the file has no such tensor.
+  /// Writes the numElements(shape) values of tensor `name` to `out` as f32;
+  /// throws std::runtime_error when the file has no such tensor or its
+  /// dtype does not convert (convertsToF32).
   void read(const std::string &name, float *out) const;
 
 private:

@@ -138,6 +138,11 @@ public:
                groups.dataParallelSize},
         plan(planPipeline(package, options.schedule, options.microbatches)),
         router(package.stageRanks, rank), givenInputs(givenInputs) {
+    if (!options.weights.path.empty()) {
+      weights.emplace(PretrainedWeights::open(options.weights.path));
+      weightsBinding =
+          bindPackageWeights(package, *weights, options.weights.naming);
+    }
     for (int64_t s = 0; s < package.numStages; ++s)
       if (holds(s))
         myStages.push_back(s);
@@ -252,6 +257,13 @@ public:
     std::unique_ptr<ParameterFileWriter> saved;
     if (reports && !options.saveParamsPath.empty())
       saved = std::make_unique<ParameterFileWriter>(options.saveParamsPath);
+    std::unique_ptr<SafeTensorsWriter> savedWeights;
+    std::set<std::string> weightNames;
+    if (reports && !options.weights.savePath.empty()) {
+      savedWeights = createWeightsFile();
+      for (const ParameterInfo &parameter : weightsToSave())
+        weightNames.insert(parameter.tensor.name);
+    }
     std::string digest = "";
     if (groups.dataParallelRank == 0)
       digest = streamTensors(
@@ -260,6 +272,8 @@ public:
               const float *values) {
             if (saved)
               saved->add(name, shape, values);
+            if (weightNames.count(name))
+              savedWeights->add(savedNameOf(name), values);
           });
     if (profile && groups.dataParallelRank == 0)
       writeProfile(stepSeconds);
@@ -272,10 +286,46 @@ public:
       }
       if (saved)
         saved->finish();
+      if (savedWeights) {
+        savedWeights->finish();
+        log << "saved the trained weights to '" << options.weights.savePath
+            << "'" << std::endl;
+      }
     }
   }
 
 private:
+  /// The tensors --save-weights writes: trained and frozen parameters (a
+  /// module's state_dict without its buffers).
+  std::vector<ParameterInfo> weightsToSave() const {
+    std::vector<ParameterInfo> kept;
+    for (const ParameterInfo &parameter : package.parameters)
+      if (parameter.tensor.role != Role::Constant)
+        kept.push_back(parameter);
+    return kept;
+  }
+
+  /// The name --save-weights gives the model tensor `name`: the one
+  /// --weights gave it, else the model's without --weights-prefix.
+  std::string savedNameOf(const std::string &name) const {
+    auto bound = weightsBinding.fileNames.find(name);
+    return bound != weightsBinding.fileNames.end()
+               ? bound->second
+               : fileNameOf(name, options.weights.naming);
+  }
+
+  /// Creates the --save-weights file for weightsToSave in the order
+  /// streamTensors hands them over (by model name), under the file's names,
+  /// with the metadata transformers' from_pretrained expects.
+  std::unique_ptr<SafeTensorsWriter> createWeightsFile() const {
+    std::vector<TensorEntry> entries = entriesByName(weightsToSave());
+    for (TensorEntry &entry : entries)
+      entry.name = savedNameOf(entry.name);
+    return std::make_unique<SafeTensorsWriter>(
+        options.weights.savePath, entries,
+        std::map<std::string, std::string>{{"format", "pt"}});
+  }
+
   /// The trace's clock (0 without --trace).
   double traceClock() const { return trace ? trace->now() : 0; }
   /// Records `name` for `action` from `start` to now, with --trace.
@@ -535,8 +585,8 @@ private:
   /// Writes `parameter`'s first value into `local` (this rank's shard of
   /// it): the global tensor, then this rank's slice, so that every layout
   /// starts from the same weights. A resumed run takes every tensor from
-  /// its checkpoint `saved`; frozen and constant tensors otherwise always
-  /// come from the model.
+  /// its checkpoint `saved`; otherwise a tensor --weights gives comes from
+  /// its file, and frozen and constant tensors always from the model.
   void fillInitialValue(const ParameterInfo &parameter,
                         const SafeTensorsFile *saved, pp_tensor *local) {
     const std::string &name = parameter.tensor.name;
@@ -552,8 +602,11 @@ private:
       global = makeTensor(info);
       whole = global.get();
     }
-    if (options.init == ParameterInit::Random &&
-        parameter.tensor.role == Role::Parameter)
+    if (auto bound = weightsBinding.fileNames.find(name);
+        bound != weightsBinding.fileNames.end())
+      weights->read(bound->second, floatsOf(whole));
+    else if (options.init == ParameterInit::Random &&
+             parameter.tensor.role == Role::Parameter)
       fillRandomParameter(whole, name, options.seed);
     else if (parameter.fromFile)
       package.readParameter(parameter, whole);
@@ -1646,6 +1699,10 @@ private:
   Package &package;
   Communicator &world;
   RankGroups &groups;
+  /// --weights' files and the parameters they give (model name -> file
+  /// name); none without --weights.
+  std::optional<PretrainedWeights> weights;
+  WeightsBinding weightsBinding;
   /// This rank's pipeline group; its rank is the stage.
   Communicator &pipeline;
   /// The replicas of this rank's stage; its rank is the dp coordinate.
@@ -1856,6 +1913,16 @@ std::vector<std::string> checkTrainingData(const Package &package,
   return warnings;
 }
 
+WeightsBinding bindPackageWeights(const Package &package,
+                                  const PretrainedWeights &weights,
+                                  const WeightsNaming &naming) {
+  std::vector<ModelTensor> model;
+  for (const ParameterInfo &parameter : package.parameters)
+    model.push_back({parameter.tensor.name, parameter.globalShape(),
+                     parameter.tensor.role != Role::Constant});
+  return bindWeights(weights, model, naming);
+}
+
 void checkTrainable(const Package &package) {
   if (package.forwardOnly())
     throw std::runtime_error("the package '" + package.directory +
@@ -1876,7 +1943,8 @@ void checkForwardOnly(const Package &package) {
 std::vector<TensorPtr> infer(Package &package, Communicator &world,
                              RankGroups &groups, Backend &backend,
                              const std::vector<pp_tensor *> &inputs,
-                             int64_t microbatches) {
+                             int64_t microbatches,
+                             const WeightsOptions &weights) {
   checkForwardOnly(package);
   if (inputs.size() != package.inputs.size())
     throw std::runtime_error("a forward-only run got " +
@@ -1886,6 +1954,7 @@ std::vector<TensorPtr> infer(Package &package, Communicator &world,
   TrainerOptions options;
   options.schedule = {ScheduleKind::GPipe, ""};
   options.microbatches = microbatches;
+  options.weights = weights;
   if (groups.dataParallelSize != 1)
     throw std::runtime_error("a forward-only run (--infer) runs one "
                              "pipeline; drop --dp");

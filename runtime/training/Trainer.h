@@ -14,6 +14,7 @@
 #include "runtime/kernels/Frame.h"
 #include "runtime/training/LearningRate.h"
 #include "runtime/training/Optimizer.h"
+#include "runtime/checkpoints/PretrainedWeights.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/PipelinePlan.h"
@@ -63,6 +64,18 @@ struct CheckpointOptions {
   bool resume = false;
 };
 
+/// Pretrained weights in and trained weights out (PretrainedWeights.h).
+struct WeightsOptions {
+  /// The safetensors file, index or folder parameters start from; "" for
+  /// the model's own values.
+  std::string path;
+  WeightsNaming naming;
+  /// Where rank 0 writes the trained and frozen parameters as F32
+  /// safetensors under the file's names (the prefix stripped); "" for
+  /// nowhere.
+  std::string savePath;
+};
+
 struct TrainerOptions {
   /// The built-in schedule or schedule file the steps run.
   ScheduleChoice schedule;
@@ -100,6 +113,7 @@ struct TrainerOptions {
   bool memoryPlan = true;
   DataOptions data;
   CheckpointOptions checkpoint;
+  WeightsOptions weights;
 };
 
 /// What a step reports (identical on every rank).
@@ -181,6 +195,12 @@ void train(Package &package, Communicator &world, RankGroups &groups,
 std::vector<std::string> checkTrainingData(const Package &package,
                                            const DataOptions &data);
 
+/// Binds the parameters of `package` to `weights` under `naming`
+/// (bindWeights); throws std::runtime_error listing what does not fit.
+WeightsBinding bindPackageWeights(const Package &package,
+                                  const PretrainedWeights &weights,
+                                  const WeightsNaming &naming);
+
 /// Throws std::runtime_error, saying what to do instead, when `package` is
 /// forward-only.
 void checkTrainable(const Package &package);
@@ -194,12 +214,14 @@ void checkForwardOnly(const Package &package);
 /// the package's microbatch size along dimension 0, checked by the
 /// caller) with dropout off. Returns on stage 0 the model's outputs in
 /// Package::outputs order, each the microbatches' results concatenated
-/// along dimension 0; other stages return none. Throws std::runtime_error
+/// along dimension 0; other stages return none. Parameters start from
+/// `weights` where its path is set. Throws std::runtime_error
 /// for a training package and on any failure.
 std::vector<TensorPtr> infer(Package &package, Communicator &world,
                              RankGroups &groups, Backend &backend,
                              const std::vector<pp_tensor *> &inputs,
-                             int64_t microbatches);
+                             int64_t microbatches,
+                             const WeightsOptions &weights);
 
 } // namespace pp::runtime
 

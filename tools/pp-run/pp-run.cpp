@@ -201,6 +201,31 @@ cl::opt<std::string> initName(
              "model file's values) or random (drawn from --seed and each "
              "parameter's name, the same for every layout)"),
     cl::value_desc("model|random"), cl::cat(runCategory));
+cl::opt<std::string> weightsPath(
+    "weights",
+    cl::desc("Start the parameters from these Hugging Face safetensors "
+             "weights, by name: a .safetensors file, a sharded checkpoint's "
+             "model.safetensors.index.json, or their folder (F32, F16, BF16 "
+             "and F64 convert to f32; docs/huggingface.md)"),
+    cl::value_desc("file|index|dir"), cl::cat(runCategory));
+cl::opt<std::string> weightsPrefix(
+    "weights-prefix",
+    cl::desc("The model's parameter names are --weights' names with this in "
+             "front (a wrapper holding the Hugging Face model as 'model': "
+             "model.); --save-weights strips it again"),
+    cl::value_desc("prefix"), cl::cat(runCategory));
+cl::opt<bool> weightsStrict(
+    "weights-strict", cl::init(true),
+    cl::desc("Refuse --weights that lack a parameter of the model or hold a "
+             "tensor it does not have (default true; false loads what both "
+             "have, as load_state_dict(strict=False))"),
+    cl::cat(runCategory));
+cl::opt<std::string> saveWeightsPath(
+    "save-weights",
+    cl::desc("After training, write the trained and frozen parameters to "
+             "this safetensors file under the model's names (without "
+             "--weights-prefix), for transformers' from_pretrained"),
+    cl::value_desc("file.safetensors"), cl::cat(runCategory));
 cl::opt<std::string>
     metricsPath("metrics",
                 cl::desc("Write one JSON object per step to this file"),
@@ -418,9 +443,10 @@ cl::opt<std::string> cacheDir(
     cl::cat(runCategory));
 
 /// The options naming files that job rank 0 writes.
-std::array<std::pair<const char *, cl::opt<std::string> *>, 4> outputFiles() {
+std::array<std::pair<const char *, cl::opt<std::string> *>, 5> outputFiles() {
   return {std::pair{"metrics", &metricsPath},
           std::pair{"save-params", &saveParamsPath},
+          std::pair{"save-weights", &saveWeightsPath},
           std::pair{"save-grads", &saveGradsPath},
           std::pair{"profile", &profilePath}};
 }
@@ -465,6 +491,17 @@ ScheduleChoice scheduleChoice() {
   return {*parseScheduleKind(scheduleOption), scheduleFile};
 }
 
+/// What --weights, --weights-prefix, --weights-strict and --save-weights
+/// say.
+WeightsOptions weightsOptions() {
+  WeightsOptions options;
+  options.path = weightsPath;
+  options.naming.prefix = weightsPrefix;
+  options.naming.strict = weightsStrict;
+  options.savePath = saveWeightsPath;
+  return options;
+}
+
 TrainerOptions trainerOptions() {
   TrainerOptions options;
   options.schedule = scheduleChoice();
@@ -475,6 +512,7 @@ TrainerOptions trainerOptions() {
   options.metricsPath = metricsPath;
   options.saveParamsPath = saveParamsPath;
   options.saveGradsPath = saveGradsPath;
+  options.weights = weightsOptions();
   options.profilePath = profilePath;
   options.maxGradNorm = clipGradNorm;
   options.optimizer.kind = optimizerName;
@@ -629,7 +667,7 @@ std::string inferenceOptionProblem() {
   if (outputsDir.empty())
     return "--infer needs --outputs-dir DIR, where the outputs go";
   const cl::Option *trainingOptions[] = {
-      &loss,         &metricsPath,    &saveParamsPath,
+      &loss,         &metricsPath,    &saveParamsPath, &saveWeightsPath,
       &freeze,       &microbatches,   &steps,
       &scheduleOption, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
@@ -804,6 +842,28 @@ loadInferenceInputs(const Package &package) {
   return {std::move(tensors), count};
 }
 
+/// Checks --weights against `package` (throws what does not fit) and says
+/// what it loads.
+void reportWeights(const Package &package) {
+  PretrainedWeights weights = PretrainedWeights::open(weightsPath);
+  WeightsNaming naming = weightsOptions().naming;
+  WeightsBinding binding = bindPackageWeights(package, weights, naming);
+  std::map<std::string, int64_t> converted;
+  for (const auto &[model, file] : binding.fileNames)
+    if (const std::string &dtype = weights.find(file)->dtype; dtype != "F32")
+      ++converted[dtype];
+  std::cout << "weights: " << binding.fileNames.size() << " of the model's "
+            << package.parameters.size() << " tensors from '"
+            << weights.description() << "'";
+  for (const auto &[dtype, count] : converted)
+    std::cout << ", " << count << " converted from " << dtype;
+  if (binding.fileNames.size() < package.parameters.size())
+    std::cout << "; the rest keep the model's values";
+  for (const std::string &renamed : binding.renamed)
+    std::cout << "; tied: " << renamed;
+  std::cout << std::endl;
+}
+
 /// Rank `world.rank()`'s part of a forward-only run; rank 0 writes the
 /// outputs.
 void runInference(Package &package, Communicator &world, RankGroups &groups,
@@ -813,7 +873,8 @@ void runInference(Package &package, Communicator &world, RankGroups &groups,
   for (TensorPtr &input : inputs)
     raw.push_back(input.get());
   std::vector<TensorPtr> outputs =
-      infer(package, world, groups, backend, raw, microbatches);
+      infer(package, world, groups, backend, raw, microbatches,
+            weightsOptions());
   if (world.rank() != 0)
     return;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -992,6 +1053,11 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("tp-collectives", tensorCollectives);
   if (threads > 0)
     add("threads", std::to_string(threads));
+  if (!weightsPath.empty()) {
+    add("weights", absolute(weightsPath));
+    add("weights-prefix", weightsPrefix);
+    add("weights-strict", weightsStrict ? "true" : "false");
+  }
   if (inferMode) {
     std::vector<std::string> files;
     for (const std::string &file : inputFiles)
@@ -1282,6 +1348,8 @@ int main(int argc, char **argv) {
     if (std::string problem = tensorParallelMismatch(package);
         !problem.empty())
       return error(problem);
+    if (!weightsPath.empty())
+      reportWeights(package);
     mesh = dataParallelMesh(
         package.mesh, dataParallel,
         std::vector<std::string>(meshOrder.begin(), meshOrder.end()));

@@ -7,6 +7,9 @@ Checks of one case (family, format):
 
   infer        pp-run --infer on FAMILY.input_0.pb ([2, 16] tokens): the
                logits within 1e-4 (max absolute) of PyTorch's fp32 logits
+  weights      pp-run --infer --weights weights/FAMILY (transformers'
+               save_pretrained of other weights, make_hf_weights.py): the
+               logits within 1e-4 of transformers' with those weights
   train        5 AdamW steps with pp-run's defaults (lr 0.01, no weight
                decay, no clipping) on 1 stage, microbatch 4, on tokens.bin
                (--token-width 2 --seq-len 16, seed 0): every step's loss and
@@ -23,7 +26,8 @@ Checks of one case (family, format):
                eps) into a step of lr times its sign, so Phi-3's step-2 grad
                norm moves by 3e-5 when the gradients agree within 8e-8
 
-Without --full it runs CI's matrix: infer and train for all 45 cases, and
+Without --full it runs CI's matrix: infer, weights and train for all 45
+cases, and
 for one format per family (the formats in turn, so each is covered)
 `microbatches 2`, `stages 2/2` and `tp2`. --full runs microbatches 1, 2, 4
 x stages 1, 2, 4 and tp2 on every case.
@@ -39,8 +43,8 @@ exits 1 on any FAIL or XPASS.
         [--families a,b] [--formats x,y] [--checks infer,train,...]
         [--expected FILE] [--write-expected FILE]
 
---checks runs only the named kinds (infer, train, microbatches, stages,
-tp2) of the checks the matrix gives a case.
+--checks runs only the named kinds (infer, weights, train, microbatches,
+stages, tp2) of the checks the matrix gives a case.
 
 python3 with numpy and onnx only (no torch): it reads the references.
 """
@@ -65,7 +69,7 @@ FORMATS = ["dynamo", "dynamo-unoptimized", "torchscript-exporter", "traced",
            "pt2"]
 INFER_TOLERANCE, TRAIN_TOLERANCE = 1e-4, 1e-5
 GLOBAL_BATCH, RUN_TIMEOUT = 4, 600
-CHECK_KINDS = ["infer", "train", "microbatches", "stages", "tp2"]
+CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages", "tp2"]
 # pp-run's parameters line with --tp: "...; 10 of 15 split over the tensor
 # axis (tp 2), the rest replicated".
 TP_SHARDED = re.compile(r"(\d+) of (\d+) split over the tensor axis")
@@ -171,25 +175,35 @@ class Case:
         self.results[check] = word
         self.details[check] = detail
 
-    def check_infer(self):
-        out_dir = os.path.join(self.work, "infer")
+    def check_logits(self, check, reference, extra):
+        """pp-run --infer on the reference input (with `extra` options)
+        against the logits in the file `reference`."""
+        out_dir = os.path.join(self.work, check)
         infer = self.reference["infer"]
-        ok, stderr, _ = self.pp_run("infer", [
+        ok, stderr, _ = self.pp_run(check, [
             "--infer", "--microbatch-size", str(infer["shape"][0]),
             "--inputs", os.path.join(MODELS, infer["input"]),
-            "--outputs-dir", out_dir])
+            "--outputs-dir", out_dir] + extra)
         if not ok:
-            return self.report("infer", False, first_error(stderr))
+            return self.report(check, False, first_error(stderr))
         got, want = (numpy_helper.to_array(onnx.load_tensor(path)) for path in
-                     (os.path.join(out_dir, "output_0.pb"),
-                      os.path.join(MODELS, infer["output"])))
+                     (os.path.join(out_dir, "output_0.pb"), reference))
         if got.shape != want.shape:
-            return self.report("infer", False, "logits %s, PyTorch's %s" % (
+            return self.report(check, False, "logits %s, PyTorch's %s" % (
                 list(got.shape), list(want.shape)))
         diff = float(np.max(np.abs(got.astype(np.float64) - want)))
-        self.report("infer", diff <= INFER_TOLERANCE,
+        self.report(check, diff <= INFER_TOLERANCE,
                     "max |logits - PyTorch| %.3g (tolerance %g)" % (
                         diff, INFER_TOLERANCE))
+
+    def check_infer(self):
+        self.check_logits("infer", os.path.join(
+            MODELS, self.reference["infer"]["output"]), [])
+
+    def check_weights(self):
+        weights = os.path.join(MODELS, "weights", self.family)
+        self.check_logits("weights", weights + ".logits.pb",
+                          ["--weights", weights])
 
     def check_train(self):
         steps = self.reference["train"]["steps"]
@@ -253,6 +267,8 @@ class Case:
         kinds = self.args.check_kinds
         if "infer" in kinds:
             self.check_infer()
+        if "weights" in kinds:
+            self.check_weights()
         if "train" in kinds:
             self.check_train()
         for microbatches in self.extras["microbatches"]:

@@ -1,15 +1,18 @@
 //===- CheckpointFilesTest.cpp - safetensors files, checkpoint dirs -------===//
 
 #include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/checkpoints/PretrainedWeights.h"
 #include "runtime/checkpoints/SafeTensors.h"
 
 #include "TemporaryFiles.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <tuple>
 
 using namespace pp::runtime;
 namespace fs = std::filesystem;
@@ -81,6 +84,108 @@ TEST(SafeTensors, RoundTripsTensorsAndMetadata) {
   EXPECT_THROW(file.read("missing", readB.data()), std::runtime_error);
 }
 
+TEST(SafeTensors, ReadsHalfBfloatAndDoubleTensorsAsFloat) {
+  // F16 1.5, -2, the smallest subnormal 2^-24, infinity; BF16 1.5, -2;
+  // F64 0.1 (rounded to the nearest float); I64 7 (not a float).
+  uint16_t half[] = {0x3e00, 0xc000, 0x0001, 0x7c00};
+  uint16_t bfloat[] = {0x3fc0, 0xc000};
+  double wide = 0.1;
+  int64_t integer = 7;
+  std::string data(reinterpret_cast<const char *>(half), sizeof(half));
+  data.append(reinterpret_cast<const char *>(bfloat), sizeof(bfloat));
+  data.append(reinterpret_cast<const char *>(&wide), sizeof(wide));
+  data.append(reinterpret_cast<const char *>(&integer), sizeof(integer));
+  std::string path = freshDirectory() + "/t.safetensors";
+  writeBytes(path,
+             safetensors(
+                 R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},)"
+                 R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]},)"
+                 R"("d":{"dtype":"F64","shape":[],"data_offsets":[12,20]},)"
+                 R"("i":{"dtype":"I64","shape":[],"data_offsets":[20,28]}})",
+                 data));
+  SafeTensorsFile file = SafeTensorsFile::open(path);
+  EXPECT_EQ(file.find("b")->dtype, "BF16");
+  std::vector<float> h(4), b(2);
+  float d = 0, i = 0;
+  file.read("h", h.data());
+  file.read("b", b.data());
+  file.read("d", &d);
+  EXPECT_EQ(h, (std::vector<float>{1.5f, -2.0f, std::ldexp(1.0f, -24),
+                                   INFINITY}));
+  EXPECT_EQ(b, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(d, 0.1f);
+  try {
+    file.read("i", &i);
+    FAIL() << "converted an I64 tensor";
+  } catch (const std::runtime_error &error) {
+    EXPECT_NE(std::string(error.what()).find("'i' is I64, which pp cannot "
+                                             "convert to the model's f32"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(PretrainedWeights, ReadsAShardedCheckpointThroughItsIndex) {
+  std::string directory = freshDirectory();
+  float one = 1.0f, two = 2.0f;
+  for (auto [file, name, value] :
+       {std::tuple{"a.safetensors", "x", &one},
+        std::tuple{"b.safetensors", "y", &two}}) {
+    SafeTensorsWriter writer(directory + "/" + file, {{name, {1}}}, {});
+    writer.add(name, value);
+    writer.finish();
+  }
+  writeBytes(directory + "/model.safetensors.index.json",
+             R"({"metadata":{},"weight_map":{"x":"a.safetensors",)"
+             R"("y":"b.safetensors"}})");
+  PretrainedWeights weights = PretrainedWeights::open(directory);
+  EXPECT_EQ(weights.names(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_NE(weights.description().find("(2 shards)"), std::string::npos);
+  float read = 0;
+  weights.read("y", &read);
+  EXPECT_EQ(read, 2.0f);
+  writeBytes(directory + "/model.safetensors.index.json",
+             R"({"weight_map":{"x":"a.safetensors","y":"../b.safetensors"}})");
+  EXPECT_THROW(PretrainedWeights::open(directory), std::runtime_error);
+  writeBytes(directory + "/model.safetensors.index.json",
+             R"({"weight_map":{"x":"b.safetensors"}})");
+  EXPECT_THROW(PretrainedWeights::open(directory), std::runtime_error);
+}
+
+TEST(PretrainedWeights, BindsATiedWeightUnderItsOtherNameByItsShape) {
+  std::string path = freshDirectory() + "/model.safetensors";
+  std::vector<float> zeros(12);
+  {
+    SafeTensorsWriter writer(
+        path, {{"wte.weight", {4, 3}}, {"ln.weight", {3}}}, {});
+    writer.add("wte.weight", zeros.data());
+    writer.add("ln.weight", zeros.data());
+    writer.finish();
+  }
+  PretrainedWeights weights = PretrainedWeights::open(path);
+  // save_pretrained dropped the tie's target, which the model is named by.
+  WeightsBinding binding = bindWeights(
+      weights, {{"lm_head.weight", {4, 3}}, {"ln.weight", {3}}}, {});
+  EXPECT_EQ(binding.fileNames.at("lm_head.weight"), "wte.weight");
+  EXPECT_EQ(binding.fileNames.at("ln.weight"), "ln.weight");
+  ASSERT_EQ(binding.renamed.size(), 1u);
+  // No name in common: no tie guessed, every tensor reported.
+  try {
+    bindWeights(weights, {{"a.weight", {4, 3}}, {"b.weight", {3}}}, {});
+    FAIL() << "bound weights that share no name with the model";
+  } catch (const std::runtime_error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("missing (the model's, not in the file): "
+                        "'a.weight', 'b.weight'"),
+              std::string::npos)
+        << error.what();
+  }
+  // Not strict, a missing tensor keeps the model's value.
+  WeightsBinding partial = bindWeights(
+      weights, {{"ln.weight", {3}}, {"other", {5}}}, {"", false});
+  EXPECT_EQ(partial.fileNames.size(), 1u);
+}
+
 TEST(SafeTensors, ReadsTensorsStoredInAnotherOrder) {
   // Offsets need not follow the header's order.
   float values[] = {1.0f, 2.0f};
@@ -138,8 +243,11 @@ TEST(SafeTensors, RefusesMalformedFiles) {
     const char *expected;
   };
   for (const Case &bad : {
-           Case{R"("dtype":"F16","shape":[1],"data_offsets":[0,2])", "ab",
-                "has dtype \"F16\""},
+           Case{R"("dtype":"F17","shape":[1],"data_offsets":[0,2])", "ab",
+                "has dtype \"F17\", which the safetensors format does not "
+                "define"},
+           Case{R"("dtype":"BF16","shape":[2],"data_offsets":[0,2])", "ab",
+                "BF16 needs 4 bytes but its data_offsets span 2"},
            Case{R"("dtype":"F32","shape":[-1],"data_offsets":[0,4])", four,
                 "has the dimension -1"},
            Case{R"("dtype":"F32","shape":[1.5],"data_offsets":[0,4])", four,
