@@ -1,0 +1,260 @@
+//===- HfTokenizer.cpp - Hugging Face tokenizer.json pipelines ------------===//
+
+#include "runtime/tokenizers/HfTokenizer.h"
+
+#include "runtime/tokenizers/TokenizerJson.h"
+#include "runtime/tokenizers/Utf8.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace pp::runtime {
+namespace {
+
+using nlohmann::json;
+
+/// The end-of-document tokens pp looks for, in this order.
+constexpr const char *kEndOfDocumentNames[] = {"<|endoftext|>",
+                                               "<|end_of_text|>", "</s>",
+                                               "<eos>"};
+
+uint32_t idField(const json &object, const std::string &where,
+                 const std::string &name) {
+  const json &value = requireField(object, where, name);
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > UINT32_MAX)
+    refuseField(where + "." + name, "is not a token id (an integer from 0)");
+  return value.get<uint32_t>();
+}
+
+std::unordered_map<std::string, uint32_t> parseVocabulary(const json &model) {
+  const json &vocab = requireField(model, "model", "vocab");
+  if (!vocab.is_object())
+    refuseField("model.vocab", "is not an object of token strings to ids");
+  std::unordered_map<std::string, uint32_t> ids;
+  for (const auto &[text, id] : vocab.items()) {
+    if (!id.is_number_unsigned() || id.get<uint64_t>() > UINT32_MAX)
+      refuseField("model.vocab[\"" + text + "\"]",
+                  "is not a token id (an integer from 0)");
+    ids.emplace(text, id.get<uint32_t>());
+  }
+  return ids;
+}
+
+/// A merge as "left right" (tokenizers before 0.20) or ["left", "right"].
+std::pair<std::string, std::string> parseMerge(const json &merge,
+                                               const std::string &where) {
+  if (merge.is_string()) {
+    std::string text = merge.get<std::string>();
+    size_t space = text.find(' ');
+    if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos)
+      refuseField(where, "\"" + text +
+                             "\" is not two tokens separated by one space");
+    return {text.substr(0, space), text.substr(space + 1)};
+  }
+  if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+      merge[1].is_string())
+    return {merge[0].get<std::string>(), merge[1].get<std::string>()};
+  refuseField(where, "is neither \"left right\" nor [\"left\", \"right\"]");
+}
+
+/// Refuses the BPE options pp does not run.
+void checkBpeOptions(const json &model) {
+  auto dropout = model.find("dropout");
+  if (dropout != model.end() && !dropout->is_null() &&
+      !(dropout->is_number() && dropout->get<double>() == 0))
+    refuseField("model.dropout", "BPE dropout is not supported (it makes "
+                                 "encoding random); set it to null");
+  for (const char *affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    auto found = model.find(affix);
+    if (found != model.end() && !found->is_null() &&
+        !(found->is_string() && found->get<std::string>().empty()))
+      refuseField(std::string("model.") + affix,
+                  "BPE with a subword prefix or suffix is not supported; pp "
+                  "runs byte-level and Metaspace BPE");
+  }
+}
+
+std::unique_ptr<BpeModel> parseModel(const json &root) {
+  const json &model = requireField(root, "the file", "model");
+  std::string type = model.is_object() && model.contains("type")
+                         ? stringField(model, "model", "type")
+                         : "BPE";
+  if (type != "BPE")
+    refuseField("model.type",
+                "\"" + type +
+                    "\" models are not supported; pp runs BPE models from "
+                    "tokenizer.json (and SentencePiece models from a "
+                    ".model file)");
+  checkBpeOptions(model);
+  BpeOptions options;
+  auto unknown = model.find("unk_token");
+  if (unknown != model.end() && !unknown->is_null())
+    options.unknownToken = stringField(model, "model", "unk_token");
+  options.fuseUnknown = boolField(model, "model", "fuse_unk", false);
+  options.byteFallback = boolField(model, "model", "byte_fallback", false);
+  options.ignoreMerges = boolField(model, "model", "ignore_merges", false);
+  const json &mergeList = requireField(model, "model", "merges");
+  if (!mergeList.is_array())
+    refuseField("model.merges", "is not a list");
+  std::vector<std::pair<std::string, std::string>> merges;
+  merges.reserve(mergeList.size());
+  for (size_t i = 0; i < mergeList.size(); ++i)
+    merges.push_back(
+        parseMerge(mergeList[i], "model.merges[" + std::to_string(i) + "]"));
+  try {
+    return std::make_unique<BpeModel>(parseVocabulary(model), merges, options);
+  } catch (const std::invalid_argument &failure) {
+    refuseField("model", failure.what());
+  }
+}
+
+std::vector<AddedToken> parseAddedTokens(const json &root,
+                                         bool hasNormalizer) {
+  std::vector<AddedToken> tokens;
+  auto list = root.find("added_tokens");
+  if (list == root.end() || list->is_null())
+    return tokens;
+  if (!list->is_array())
+    refuseField("added_tokens", "is not a list");
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json &entry = (*list)[i];
+    std::string where = "added_tokens[" + std::to_string(i) + "]";
+    AddedToken token;
+    token.content = stringField(entry, where, "content");
+    token.id = idField(entry, where, "id");
+    token.leftStrip = boolField(entry, where, "lstrip", false);
+    token.rightStrip = boolField(entry, where, "rstrip", false);
+    if (boolField(entry, where, "single_word", false))
+      refuseField(where + ".single_word",
+                  "added tokens matched as single words are not supported");
+    if (hasNormalizer && boolField(entry, where, "normalized", false))
+      refuseField(where + ".normalized",
+                  "'" + token.content +
+                      "' is matched in normalized text, which pp does not "
+                      "support with a normalizer; it matches added tokens "
+                      "in the raw text (\"normalized\": false)");
+    tokens.push_back(std::move(token));
+  }
+  return tokens;
+}
+
+} // namespace
+
+HfTokenizer::HfTokenizer(std::unique_ptr<BpeModel> bpe,
+                         std::vector<AddedToken> added)
+    : model(std::move(bpe)), addedTokens(added),
+      vocabulary(model->vocabularySize()) {
+  for (const AddedToken &token : added) {
+    addedById.emplace(token.id, token.content);
+    addedByText.emplace(token.content, token.id);
+    vocabulary = std::max(vocabulary, token.id + 1);
+  }
+}
+
+std::unique_ptr<HfTokenizer> HfTokenizer::parse(const std::string &path,
+                                                std::string_view text) {
+  try {
+    json root = json::parse(text);
+    if (!root.is_object())
+      refuseField("the file", std::string("is a JSON ") + root.type_name() +
+                                  ", not a tokenizer.json object");
+    std::unique_ptr<Normalizer> normalizer =
+        parseNormalizer(root.value("normalizer", json()), "normalizer");
+    std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer(
+        parseModel(root), parseAddedTokens(root, normalizer != nullptr)));
+    tokenizer->normalizer = std::move(normalizer);
+    tokenizer->preTokenizer =
+        parsePreTokenizer(root.value("pre_tokenizer", json()), "pre_tokenizer");
+    try {
+      tokenizer->decoder = parseDecoder(root.value("decoder", json()), "decoder");
+    } catch (const TokenizerJsonError &unsupported) {
+      tokenizer->decoderProblem = unsupported.what();
+    }
+    return tokenizer;
+  } catch (const json::exception &failure) {
+    throw std::runtime_error("tokenizer '" + path +
+                             "': not valid JSON: " + failure.what() +
+                             "; a tokenizer.json is the file "
+                             "save_pretrained writes");
+  } catch (const TokenizerJsonError &failure) {
+    throw std::runtime_error("tokenizer '" + path + "': " + failure.what());
+  }
+}
+
+void HfTokenizer::encode(std::string_view text,
+                         std::vector<uint32_t> &tokens) const {
+  size_t invalid = findInvalidUtf8(text);
+  if (invalid != std::string_view::npos)
+    throw std::runtime_error(
+        "byte " + std::to_string(invalid) +
+        " is not UTF-8, and a tokenizer.json tokenizes UTF-8 text only; "
+        "convert the text to UTF-8 (iconv -f ENCODING -t UTF-8)");
+  std::vector<PreToken> words;
+  for (const TextSegment &segment : addedTokens.split(text)) {
+    if (segment.addedToken >= 0) {
+      tokens.push_back(static_cast<uint32_t>(segment.addedToken));
+      continue;
+    }
+    std::string normalized(segment.text);
+    if (normalizer)
+      normalizer->normalize(normalized);
+    words.assign(1, PreToken{std::move(normalized), segment.atStart});
+    if (preTokenizer)
+      preTokenizer->split(words);
+    for (const PreToken &word : words)
+      model->encode(word.text, tokens);
+  }
+}
+
+std::string HfTokenizer::tokenText(uint32_t id) const {
+  auto added = addedById.find(id);
+  if (added != addedById.end())
+    return added->second;
+  if (const std::string *text = model->tokenText(id))
+    return *text;
+  throw std::runtime_error("token " + std::to_string(id) +
+                           " is not in the tokenizer's vocabulary of " +
+                           std::to_string(vocabulary) + " tokens");
+}
+
+std::string HfTokenizer::decode(const std::vector<uint32_t> &ids) const {
+  if (!decoderProblem.empty())
+    throw std::runtime_error("cannot decode: " + decoderProblem);
+  std::vector<std::string> strings;
+  strings.reserve(ids.size());
+  for (uint32_t id : ids)
+    strings.push_back(tokenText(id));
+  if (decoder)
+    decoder->decode(strings);
+  std::string text;
+  for (const std::string &piece : strings)
+    text += piece;
+  return text;
+}
+
+std::optional<uint32_t> HfTokenizer::tokenId(std::string_view text) const {
+  auto added = addedByText.find(std::string(text));
+  if (added != addedByText.end())
+    return added->second;
+  return model->tokenId(text);
+}
+
+std::optional<EndOfDocumentToken> HfTokenizer::defaultEndOfDocument() const {
+  for (const char *name : kEndOfDocumentNames)
+    if (std::optional<uint32_t> id = tokenId(name))
+      return EndOfDocumentToken{*id, name,
+                                std::string("the token named ") + name};
+  return std::nullopt;
+}
+
+std::string HfTokenizer::endOfDocumentRule() const {
+  std::string names;
+  for (const char *name : kEndOfDocumentNames)
+    names += std::string(names.empty() ? "" : ", ") + name;
+  return "the first of " + names + " that it has";
+}
+
+std::string HfTokenizer::describe() const { return "tokenizer.json BPE"; }
+
+} // namespace pp::runtime
