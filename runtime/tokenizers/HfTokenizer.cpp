@@ -76,7 +76,7 @@ void checkBpeOptions(const json &model) {
 }
 
 std::unique_ptr<BpeModel> parseModel(const json &root) {
-  const json &model = requireField(root, "the file", "model");
+  const json &model = requireField(root, "", "model");
   std::string type = model.is_object() && model.contains("type")
                          ? stringField(model, "model", "type")
                          : "BPE";

@@ -16,7 +16,8 @@ const nlohmann::json &requireField(const nlohmann::json &object,
                            ", not an object");
   auto found = object.find(name);
   if (found == object.end())
-    refuseField(where, "has no field \"" + name + "\"");
+    refuseField(where.empty() ? name : where + "." + name,
+                "is missing; tokenizers save_pretrained writes it");
   return *found;
 }
 
