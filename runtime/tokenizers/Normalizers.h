@@ -1,9 +1,10 @@
 //===- Normalizers.h - tokenizer.json normalizers ---------------*- C++ -*-===//
 //
-// The normalizers pp runs, as Hugging Face tokenizers defines them:
-// Prepend (a prefix before non-empty text), Replace (every match of a
-// string or regex by a content) and Sequence of them. LLaMA-2 and Mistral
-// spell spaces as "▁" with Sequence[Prepend("▁"), Replace(" ", "▁")].
+// The normalizers pp runs, as Hugging Face tokenizers defines them: the
+// Unicode normal forms NFC (Qwen2's), NFD, NFKC, NFKD (by ICU), Prepend (a
+// prefix before non-empty text), Replace (every match of a string or regex
+// by a content) and Sequence of them. LLaMA-2 and Mistral spell spaces as
+// "▁" with Sequence[Prepend("▁"), Replace(" ", "▁")].
 //
 //===----------------------------------------------------------------------===//
 

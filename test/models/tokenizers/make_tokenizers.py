@@ -15,6 +15,10 @@ itself:
                       built-in regex, merges as "a b" strings
   llama3-bpe.json     byte-level BPE, Split(LLaMA 3's regex) + ByteLevel
                       (use_regex false), ignore_merges, merges as pairs
+  qwen2-bpe.json      llama3-bpe's vocabulary and merges as Qwen2 runs them:
+                      normalizer NFC, Qwen2's regex (single digits), no
+                      ignore_merges (expected ids for the non-ASCII sample
+                      and the records only, to keep the fixtures small)
   metaspace-bpe.json  LLaMA-2 style: normalizer Prepend("▁") + Replace(" ",
                       "▁"), no pre-tokenizer, byte_fallback to <0xNN>,
                       fuse_unk
@@ -55,6 +59,9 @@ VOCABULARY = 1000
 
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|"
                 r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|"
+               r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 NON_ASCII = (
     "Café naïve façade — déjà vu, Ångström, Œuvre, straße.\n"
@@ -156,13 +163,15 @@ def token_dataset(documents, vocabulary):
     return header + hashlib.sha256(payload).digest() + payload
 
 
-def write_expected(name, encode, eod, vocabulary):
+def write_expected(name, encode, eod, vocabulary, licenses=True):
     """Writes NAME's expected datasets; `encode` maps a text to its ids."""
     inputs = {
         "licenses": license_texts(),
         "non-ascii": [NON_ASCII],
         "records": [r["text"] for r in RECORDS],
     }
+    if not licenses:
+        del inputs["licenses"]
     for kind, documents in inputs.items():
         ids = [encode(text) + [eod] for text in documents]
         data = token_dataset(ids, vocabulary)
@@ -192,6 +201,15 @@ def main():
     llama3 = write_json("llama3-bpe.json", json.loads(llama3.to_str()))
     write_expected("llama3-bpe", hf_encoder(llama3),
                    llama3.token_to_id("<|end_of_text|>"), llama3.get_vocab_size())
+
+    qwen2 = json.loads(llama3.to_str())
+    qwen2["normalizer"] = json.loads(normalizers.NFC().__getstate__())
+    qwen2["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = QWEN2_REGEX
+    qwen2["model"]["ignore_merges"] = False
+    qwen2 = write_json("qwen2-bpe.json", qwen2)
+    write_expected("qwen2-bpe", hf_encoder(qwen2),
+                   qwen2.token_to_id("<|end_of_text|>"), qwen2.get_vocab_size(),
+                   licenses=False)
 
     normalized, pretokenized = train_metaspace()
     for name, saved in (("metaspace-bpe", normalized),
