@@ -1,10 +1,11 @@
 //===- AddedTokens.h - special tokens found in text -------------*- C++ -*-===//
 //
 // A tokenizer.json's added_tokens (<|endoftext|>, </s>, ...) are matched
-// in the raw text before anything else, as Hugging Face tokenizers does:
-// at the leftmost position where one starts, the longest; lstrip and
-// rstrip extend a match over the whitespace before and after it. The text
-// between the matches is tokenized by the pipeline.
+// as Hugging Face tokenizers matches them, in the raw text before anything
+// else (or, "normalized": true, in the normalized text): at the leftmost
+// position where one starts, the longest; lstrip and rstrip extend a match
+// over the whitespace before and after it. The text between the matches is
+// tokenized by the pipeline.
 //
 //===----------------------------------------------------------------------===//
 

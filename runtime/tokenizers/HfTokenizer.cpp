@@ -109,8 +109,10 @@ std::unique_ptr<BpeModel> parseModel(const json &root) {
   }
 }
 
+/// The added tokens; those matched in normalized text ("normalized": true,
+/// by default the non-special ones) go to `normalizedTokens`.
 std::vector<AddedToken> parseAddedTokens(const json &root,
-                                         bool hasNormalizer) {
+                                         std::vector<AddedToken> &normalizedTokens) {
   std::vector<AddedToken> tokens;
   auto list = root.find("added_tokens");
   if (list == root.end() || list->is_null())
@@ -128,28 +130,48 @@ std::vector<AddedToken> parseAddedTokens(const json &root,
     if (boolField(entry, where, "single_word", false))
       refuseField(where + ".single_word",
                   "added tokens matched as single words are not supported");
-    if (hasNormalizer && boolField(entry, where, "normalized", false))
-      refuseField(where + ".normalized",
-                  "'" + token.content +
-                      "' is matched in normalized text, which pp does not "
-                      "support with a normalizer; it matches added tokens "
-                      "in the raw text (\"normalized\": false)");
-    tokens.push_back(std::move(token));
+    bool special = boolField(entry, where, "special", false);
+    if (boolField(entry, where, "normalized", !special))
+      normalizedTokens.push_back(std::move(token));
+    else
+      tokens.push_back(std::move(token));
   }
+  return tokens;
+}
+
+/// `tokens` as they read after `normalizer`, which is how Hugging Face
+/// matches added tokens in normalized text ("</s>" as "▁</s>" after
+/// Prepend("▁")).
+std::vector<AddedToken> normalizedForms(std::vector<AddedToken> tokens,
+                                        const Normalizer *normalizer) {
+  if (normalizer)
+    for (AddedToken &token : tokens)
+      normalizer->normalize(token.content);
   return tokens;
 }
 
 } // namespace
 
 HfTokenizer::HfTokenizer(std::unique_ptr<BpeModel> bpe,
-                         std::vector<AddedToken> added)
-    : model(std::move(bpe)), addedTokens(added),
+                         std::unique_ptr<Normalizer> textNormalizer,
+                         const std::vector<AddedToken> &raw,
+                         const std::vector<AddedToken> &normalized)
+    : model(std::move(bpe)), rawAddedTokens(raw),
+      normalizedAddedTokens(normalizedForms(normalized, textNormalizer.get())),
+      normalizer(std::move(textNormalizer)),
       vocabulary(model->vocabularySize()) {
-  for (const AddedToken &token : added) {
-    addedById.emplace(token.id, token.content);
-    addedByText.emplace(token.content, token.id);
-    vocabulary = std::max(vocabulary, token.id + 1);
-  }
+  // As in Hugging Face, a token matched in normalized text is spelled in
+  // its normalized form ("▁</s>"), and found by its content.
+  const std::vector<AddedToken> spelled =
+      normalizedForms(normalized, normalizer.get());
+  for (const auto &[tokens, spellings] :
+       {std::pair(&raw, &raw), std::pair(&normalized, &spelled)})
+    for (size_t i = 0; i < tokens->size(); ++i) {
+      const AddedToken &token = (*tokens)[i];
+      addedById.emplace(token.id, (*spellings)[i].content);
+      addedByText.emplace(token.content, token.id);
+      vocabulary = std::max(vocabulary, token.id + 1);
+    }
 }
 
 std::unique_ptr<HfTokenizer> HfTokenizer::parse(const std::string &path,
@@ -159,11 +181,12 @@ std::unique_ptr<HfTokenizer> HfTokenizer::parse(const std::string &path,
     if (!root.is_object())
       refuseField("the file", std::string("is a JSON ") + root.type_name() +
                                   ", not a tokenizer.json object");
-    std::unique_ptr<Normalizer> normalizer =
-        parseNormalizer(root.value("normalizer", json()), "normalizer");
+    std::vector<AddedToken> normalizedTokens;
+    std::vector<AddedToken> rawTokens = parseAddedTokens(root, normalizedTokens);
     std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer(
-        parseModel(root), parseAddedTokens(root, normalizer != nullptr)));
-    tokenizer->normalizer = std::move(normalizer);
+        parseModel(root),
+        parseNormalizer(root.value("normalizer", json()), "normalizer"),
+        rawTokens, normalizedTokens));
     tokenizer->preTokenizer =
         parsePreTokenizer(root.value("pre_tokenizer", json()), "pre_tokenizer");
     try {
@@ -191,7 +214,7 @@ void HfTokenizer::encode(std::string_view text,
         " is not UTF-8, and a tokenizer.json tokenizes UTF-8 text only; "
         "convert the text to UTF-8 (iconv -f ENCODING -t UTF-8)");
   std::vector<PreToken> words;
-  for (const TextSegment &segment : addedTokens.split(text)) {
+  for (const TextSegment &segment : rawAddedTokens.split(text)) {
     if (segment.addedToken >= 0) {
       tokens.push_back(static_cast<uint32_t>(segment.addedToken));
       continue;
@@ -199,11 +222,18 @@ void HfTokenizer::encode(std::string_view text,
     std::string normalized(segment.text);
     if (normalizer)
       normalizer->normalize(normalized);
-    words.assign(1, PreToken{std::move(normalized), segment.atStart});
-    if (preTokenizer)
-      preTokenizer->split(words);
-    for (const PreToken &word : words)
-      model->encode(word.text, tokens);
+    for (const TextSegment &piece : normalizedAddedTokens.split(normalized)) {
+      if (piece.addedToken >= 0) {
+        tokens.push_back(static_cast<uint32_t>(piece.addedToken));
+        continue;
+      }
+      words.assign(1, PreToken{std::string(piece.text),
+                               segment.atStart && piece.atStart});
+      if (preTokenizer)
+        preTokenizer->split(words);
+      for (const PreToken &word : words)
+        model->encode(word.text, tokens);
+    }
   }
 }
 

@@ -2,7 +2,8 @@
 //
 // A tokenizer.json's BPE pipeline, run as Hugging Face tokenizers runs
 // it: added tokens split out of the raw text (AddedTokens.h), each piece
-// between them normalized (Normalizers.h), cut into words
+// between them normalized (Normalizers.h), the added tokens with
+// "normalized": true split out of that, the rest cut into words
 // (PreTokenizers.h) and each word byte-pair encoded (BpeModel.h).
 // Decoding maps ids to token strings and runs the decoder (Decoders.h).
 //
@@ -10,8 +11,7 @@
 // unk_token, fuse_unk, byte_fallback, ignore_merges); anything else
 // (WordPiece, Unigram, WordLevel, BPE dropout or subword affixes, a
 // component the other headers do not list, an added token with
-// single_word, or one matched after normalization when there is a
-// normalizer) is refused, naming the field. The post-processor (BOS/EOS
+// single_word) is refused, naming the field. The post-processor (BOS/EOS
 // templates), truncation and padding are not applied: pp-data packs whole
 // documents and places the end-of-document token itself.
 //
@@ -51,13 +51,19 @@ public:
   std::string describe() const override;
 
 private:
+  /// `raw` added tokens are matched before `normalizer` (may be null),
+  /// `normalized` ones after.
   HfTokenizer(std::unique_ptr<BpeModel> model,
-              std::vector<AddedToken> addedTokens);
+              std::unique_ptr<Normalizer> normalizer,
+              const std::vector<AddedToken> &raw,
+              const std::vector<AddedToken> &normalized);
 
   std::unique_ptr<BpeModel> model;
   std::unordered_map<uint32_t, std::string> addedById;
   std::unordered_map<std::string, uint32_t> addedByText;
-  AddedTokenMatcher addedTokens;
+  AddedTokenMatcher rawAddedTokens;
+  /// Matches the normalized forms of the "normalized": true tokens.
+  AddedTokenMatcher normalizedAddedTokens;
   std::unique_ptr<Normalizer> normalizer;
   std::unique_ptr<PreTokenizer> preTokenizer;
   std::unique_ptr<Decoder> decoder;

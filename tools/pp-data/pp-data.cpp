@@ -287,6 +287,15 @@ std::string describeTokenText(const Tokenizer &tokenizer, uint32_t token) {
   return quoted + "'";
 }
 
+/// `text` (UTF-8) padded with spaces to `columns` characters.
+std::string padToColumns(const std::string &text, size_t columns) {
+  size_t characters = 0;
+  for (char c : text)
+    characters += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return text + std::string(columns > characters ? columns - characters : 0,
+                            ' ');
+}
+
 void printHistogram(const TokenDataset &dataset, const Tokenizer *tokenizer) {
   TokenCounts counts(dataset.maxToken());
   std::vector<int64_t> chunk(1 << 20);
@@ -318,7 +327,7 @@ void printHistogram(const TokenDataset &dataset, const Tokenizer *tokenizer) {
     if (bytes)
       outs() << left_justify(describeByteToken(token), 18);
     if (tokenizer)
-      outs() << left_justify(describeTokenText(*tokenizer, token), 18);
+      outs() << padToColumns(describeTokenText(*tokenizer, token), 18);
     int bar = static_cast<int>(kBarWidth * count / rows.front().second);
     outs() << right_justify(std::to_string(count), 12)
            << format("%8.2f%%", 100.0 * count / dataset.size()) << "  "

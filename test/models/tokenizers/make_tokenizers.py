@@ -21,7 +21,7 @@ itself:
                       and the records only, to keep the fixtures small)
   metaspace-bpe.json  LLaMA-2 style: normalizer Prepend("▁") + Replace(" ",
                       "▁"), no pre-tokenizer, byte_fallback to <0xNN>,
-                      fuse_unk
+                      fuse_unk; </s> matched after normalization
   metaspace-pretok.json  the same model with a Metaspace pre-tokenizer
                       (prepend_scheme "first", split false), as Mistral's
   sentencepiece.model  a SentencePiece model: BPE, identity normalization
@@ -40,6 +40,7 @@ itself:
                       compressed
 """
 
+import copy
 import hashlib
 import json
 import lzma
@@ -133,11 +134,14 @@ def train_metaspace():
     saved["decoder"] = json.loads(decoders.Sequence([
         decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
         decoders.Strip(" ", 1, 0)]).__getstate__())
-    normalized = dict(saved)
+    normalized = copy.deepcopy(saved)
+    # </s> is matched in the normalized text, <s> in the raw text.
+    for token in normalized["added_tokens"]:
+        token["normalized"] = token["content"] == "</s>"
     normalized["normalizer"] = json.loads(normalizers.Sequence([
         normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")]).__getstate__())
     normalized["pre_tokenizer"] = None
-    pretokenized = dict(saved)
+    pretokenized = copy.deepcopy(saved)
     pretokenized["pre_tokenizer"] = json.loads(pre_tokenizers.Metaspace(
         prepend_scheme="first", split=False).__getstate__())
     return normalized, pretokenized
