@@ -14,6 +14,19 @@ namespace {
 
 using nlohmann::json;
 
+/// The largest token id pp takes (16M): far above any model's vocabulary
+/// (LLaMA 3: 128256), low enough that a corrupt id cannot make the
+/// vocabulary tables exhaust memory.
+constexpr uint64_t kLargestTokenId = (1 << 24) - 1;
+
+/// Refuses `value` at `where` unless it is a token id.
+uint32_t tokenIdValue(const json &value, const std::string &where) {
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > kLargestTokenId)
+    refuseField(where, "is not a token id (an integer from 0 to " +
+                           std::to_string(kLargestTokenId) + ")");
+  return value.get<uint32_t>();
+}
+
 /// The end-of-document tokens pp looks for, in this order.
 constexpr const char *kEndOfDocumentNames[] = {"<|endoftext|>",
                                                "<|end_of_text|>", "</s>",
@@ -21,10 +34,7 @@ constexpr const char *kEndOfDocumentNames[] = {"<|endoftext|>",
 
 uint32_t idField(const json &object, const std::string &where,
                  const std::string &name) {
-  const json &value = requireField(object, where, name);
-  if (!value.is_number_unsigned() || value.get<uint64_t>() > UINT32_MAX)
-    refuseField(where + "." + name, "is not a token id (an integer from 0)");
-  return value.get<uint32_t>();
+  return tokenIdValue(requireField(object, where, name), where + "." + name);
 }
 
 std::unordered_map<std::string, uint32_t> parseVocabulary(const json &model) {
@@ -32,12 +42,8 @@ std::unordered_map<std::string, uint32_t> parseVocabulary(const json &model) {
   if (!vocab.is_object())
     refuseField("model.vocab", "is not an object of token strings to ids");
   std::unordered_map<std::string, uint32_t> ids;
-  for (const auto &[text, id] : vocab.items()) {
-    if (!id.is_number_unsigned() || id.get<uint64_t>() > UINT32_MAX)
-      refuseField("model.vocab[\"" + text + "\"]",
-                  "is not a token id (an integer from 0)");
-    ids.emplace(text, id.get<uint32_t>());
-  }
+  for (const auto &[text, id] : vocab.items())
+    ids.emplace(text, tokenIdValue(id, "model.vocab[\"" + text + "\"]"));
   return ids;
 }
 
