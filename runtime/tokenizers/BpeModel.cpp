@@ -49,6 +49,9 @@ BpeModel::BpeModel(
     if (id >= texts.size())
       texts.resize(size_t(id) + 1);
     texts[id] = text;
+    if (!text.empty() && findInvalidUtf8(text) == std::string::npos &&
+        utf8SequenceLength(static_cast<unsigned char>(text[0])) == text.size())
+      characterIds.emplace(decodeUtf8(text), id);
   }
   for (size_t rank = 0; rank < mergeList.size(); ++rank) {
     const auto &[left, right] = mergeList[rank];
@@ -104,8 +107,9 @@ std::vector<uint32_t> BpeModel::characterTokens(std::string_view word) const {
     size_t length = utf8SequenceLength(static_cast<unsigned char>(word[i]));
     std::string_view character = word.substr(i, length);
     i += length;
-    if (std::optional<uint32_t> id = tokenId(character)) {
-      symbols.push_back(*id);
+    auto known = characterIds.find(decodeUtf8(character));
+    if (known != characterIds.end()) {
+      symbols.push_back(known->second);
       previousUnknown = false;
       continue;
     }

@@ -79,6 +79,9 @@ private:
   std::unordered_map<uint64_t, Merge> merges;
   BpeOptions options;
   std::optional<uint32_t> unknownId;
+  /// The tokens that are one character, by code point (the symbols a word
+  /// starts as, found without building a string).
+  std::unordered_map<uint32_t, uint32_t> characterIds;
   /// The <0xNN> token of each byte; -1 where the vocabulary lacks it.
   std::vector<int64_t> byteTokens;
   /// Words encoded before (short ones only), and their tokens.
