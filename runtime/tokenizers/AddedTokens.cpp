@@ -2,14 +2,27 @@
 
 #include "runtime/tokenizers/AddedTokens.h"
 
+#include "runtime/tokenizers/Utf8.h"
+
 #include <algorithm>
 
 namespace pp::runtime {
 namespace {
 
-bool isSpace(char byte) {
-  return byte == ' ' || byte == '\t' || byte == '\n' || byte == '\r' ||
-         byte == '\v' || byte == '\f';
+/// Unicode's White_Space property, which Rust's char::is_whitespace (and
+/// so Hugging Face's lstrip and rstrip) tests.
+bool isWhiteSpace(uint32_t c) {
+  return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+         c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/// The start of the character that ends before `end` in `text`.
+size_t previousCharacter(std::string_view text, size_t end) {
+  size_t begin = end - 1;
+  while (begin > 0 && (static_cast<unsigned char>(text[begin]) & 0xc0) == 0x80)
+    --begin;
+  return begin;
 }
 
 } // namespace
@@ -52,12 +65,15 @@ AddedTokenMatcher::split(std::string_view text) const {
     }
     const AddedToken &token = tokens[found];
     size_t begin = position, end = position + token.content.size();
-    if (token.leftStrip)
-      while (begin > textStart && isSpace(text[begin - 1]))
-        --begin;
-    if (token.rightStrip)
-      while (end < text.size() && isSpace(text[end]))
-        ++end;
+    while (token.leftStrip && begin > textStart) {
+      size_t previous = previousCharacter(text, begin);
+      if (previous < textStart || !isWhiteSpace(decodeUtf8(text.substr(previous))))
+        break;
+      begin = previous;
+    }
+    while (token.rightStrip && end < text.size() &&
+           isWhiteSpace(decodeUtf8(text.substr(end))))
+      end += utf8SequenceLength(static_cast<unsigned char>(text[end]));
     addText(begin);
     segments.push_back(TextSegment{text.substr(begin, end - begin), token.id,
                                    begin == 0});

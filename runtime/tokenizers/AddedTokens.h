@@ -4,8 +4,8 @@
 // as Hugging Face tokenizers matches them, in the raw text before anything
 // else (or, "normalized": true, in the normalized text): at the leftmost
 // position where one starts, the longest; lstrip and rstrip extend a match
-// over the whitespace before and after it. The text between the matches is
-// tokenized by the pipeline.
+// over the (Unicode) whitespace before and after it. The text between the
+// matches is tokenized by the pipeline.
 //
 //===----------------------------------------------------------------------===//
 

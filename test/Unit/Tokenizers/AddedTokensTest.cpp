@@ -48,6 +48,19 @@ TEST(AddedTokensTest, StripTakesTheWhitespaceAround) {
   EXPECT_EQ(segments[4].text, "c");
 }
 
+TEST(AddedTokensTest, StripTakesUnicodeWhitespaceToo) {
+  // A no-break space and an ideographic space are whitespace to Hugging
+  // Face's lstrip and rstrip; é (C3 A9) is not.
+  AddedToken eot{"<eot>", 3, /*leftStrip=*/true, /*rightStrip=*/true};
+  AddedTokenMatcher matcher({eot});
+  std::vector<TextSegment> segments =
+      matcher.split("\xc3\xa9\xc2\xa0<eot>\xe3\x80\x80\xc3\xa9");
+  ASSERT_EQ(segments.size(), 3u);
+  EXPECT_EQ(segments[0].text, "\xc3\xa9");
+  EXPECT_EQ(segments[1].text, "\xc2\xa0<eot>\xe3\x80\x80");
+  EXPECT_EQ(segments[2].text, "\xc3\xa9");
+}
+
 TEST(AddedTokensTest, OnlyTheFirstSegmentStartsTheText) {
   AddedTokenMatcher matcher({{"<s>", 1}});
   std::vector<TextSegment> segments = matcher.split("<s>x<s>");
