@@ -375,6 +375,9 @@ int inspect() {
   if (sampleTokens < 1)
     return error("--sample-tokens must be at least 1, got " +
                  Twine(sampleTokens));
+  if (sampleTokens.getNumOccurrences() && tokenizerPath.empty())
+    return error("--sample-tokens needs --tokenizer, the tokenizer that "
+                 "decodes the sample");
   std::unique_ptr<TokenDataset> dataset =
       TokenDataset::open(inspectInput, tokenWidth);
   std::unique_ptr<Tokenizer> tokenizer;
