@@ -40,7 +40,8 @@ cl::SubCommand packCommand("pack",
                            "tokenizer)");
 cl::SubCommand
     inspectCommand("inspect",
-                   "Verify a token file and print its header and a histogram");
+                   "Verify a token file and print its header and a histogram "
+                   "(and, with --tokenizer, its first tokens decoded)");
 
 // Required arguments are checked after parsing, so that their absence is
 // reported like every other error.
@@ -55,8 +56,9 @@ cl::opt<std::string> inspectInput(cl::Positional, cl::desc("<token file>"),
                                   cl::sub(inspectCommand));
 cl::opt<int> tokenWidth(
     "token-width", cl::init(0),
-    cl::desc("Bytes per token, 2 or 4 (pack: default 2; inspect: required "
-             "for a flat uint16/uint32 file)"),
+    cl::desc("Bytes per token, 2 or 4 (pack: default 2, or 4 for a "
+             "vocabulary of more than 65536 tokens; inspect: required for a "
+             "flat uint16/uint32 file)"),
     cl::value_desc("2|4"), cl::cat(dataCategory), cl::sub(packCommand),
     cl::sub(inspectCommand));
 
@@ -421,7 +423,8 @@ int main(int argc, char **argv) {
           "FILE]\n"
           "               [--text-field NAME] [--eod-token TEXT|ID] "
           "[--token-width 2|4]\n"
-          "  pp-data inspect DATA [--token-width 2|4] [--tokenizer FILE]\n",
+          "  pp-data inspect DATA [--token-width 2|4] [--tokenizer FILE "
+          "[--sample-tokens N]]\n",
           &usageStream))
     return error(withoutProgramName(usageProblems));
   if (tokenWidth.getNumOccurrences() && tokenWidth != 2 && tokenWidth != 4)
