@@ -140,6 +140,10 @@ TEST(HfTokenizerTest, MetaspaceWithByteFallbackDecodesBack) {
   parsed->encode("a aé a", ids);
   EXPECT_EQ(parsed->decode(ids), "a aé a");
   EXPECT_EQ(parsed->defaultEndOfDocument()->text, "</s>");
+  // A run of byte tokens that is no UTF-8 decodes to one U+FFFD a byte.
+  uint32_t leadByte = *parsed->tokenId("<0xC3>");
+  EXPECT_EQ(parsed->decode({*parsed->tokenId("a"), leadByte, leadByte}),
+            "a\xef\xbf\xbd\xef\xbf\xbd");
 }
 
 TEST(HfTokenizerTest, RefusesWhatItDoesNotRunNamingTheField) {
