@@ -17,8 +17,9 @@ PACKAGES=(
   # point-to-point and collectives, JSON, hashing.
   libopenblas-dev libdnnl-dev libblis-dev libblis-openmp-dev libgloo-dev
   nlohmann-json3-dev libssl-dev
-  # Tokenizers (pp-data pack --tokenizer): Unicode regexes, SentencePiece.
-  libpcre2-dev libsentencepiece-dev
+  # Tokenizers (pp-data pack --tokenizer): Unicode regexes, SentencePiece,
+  # Unicode normal forms.
+  libpcre2-dev libsentencepiece-dev libicu-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
   # Transformer fixtures (test/models/*.py) and ONNX's backend node tests.
