@@ -24,6 +24,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
+#include "tools/pp-opt/LoadWeights.h"
 #include "tools/pp-opt/PartitionReport.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -75,6 +76,27 @@ static llvm::cl::opt<bool> tieEqualWeights(
         "When importing an ONNX model, tie each floating-point initializer "
         "bitwise equal to an earlier one, or to its 2-D transpose, to that "
         "one; without it, the import warns naming both"));
+
+static llvm::cl::opt<std::string> weightsPath(
+    "weights",
+    llvm::cl::desc("After importing a model, start its parameters from these "
+                   "Hugging Face safetensors weights, by name (a .safetensors "
+                   "file, a model.safetensors.index.json or their folder; as "
+                   "pp-run --weights)"),
+    llvm::cl::value_desc("file|index|dir"), llvm::cl::init(""));
+
+static llvm::cl::opt<std::string> weightsPrefix(
+    "weights-prefix",
+    llvm::cl::desc("With --weights: the model's parameter names are the "
+                   "file's with this in front"),
+    llvm::cl::value_desc("prefix"), llvm::cl::init(""));
+
+static llvm::cl::opt<bool> weightsStrict(
+    "weights-strict",
+    llvm::cl::desc("With --weights: refuse a file that lacks a parameter of "
+                   "the model or holds a tensor it does not have (default "
+                   "true)"),
+    llvm::cl::init(true));
 
 static llvm::cl::opt<std::string> emitDirectory(
     "pp-emit",
@@ -167,6 +189,27 @@ private:
 };
 
 /// Prints the partition report (pp::printPartitionReport) of the module.
+/// Loads --weights into the imported model's initial values (LoadWeights.h).
+class LoadWeightsPass
+    : public mlir::PassWrapper<LoadWeightsPass,
+                               mlir::OperationPass<mlir::ModuleOp>> {
+public:
+  LoadWeightsPass(std::string path, pp::runtime::WeightsNaming naming)
+      : path(std::move(path)), naming(std::move(naming)) {}
+
+  llvm::StringRef getArgument() const override { return "pp-load-weights"; }
+
+  void runOnOperation() override {
+    if (mlir::failed(
+            pp::loadWeights(getOperation(), path, naming, llvm::errs())))
+      signalPassFailure();
+  }
+
+private:
+  std::string path;
+  pp::runtime::WeightsNaming naming;
+};
+
 class PrintReportPass
     : public mlir::PassWrapper<PrintReportPass,
                                mlir::OperationPass<mlir::ModuleOp>> {
@@ -315,11 +358,22 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
   }
+  if (!weightsPath.empty() && !importModel) {
+    llvm::errs() << "pp-opt: --weights gives an imported model its "
+                    "parameters; '"
+                 << inputPath
+                 << "' is not a model file (.onnx, .onnxtxt, .pt, .pt2)\n";
+    return EXIT_FAILURE;
+  }
   if (importModel || !emitDirectory.empty() || printReport) {
     mlir::MlirOptMainConfig base = config;
     config.setPassPipelineSetupFn([base, &importModel](mlir::PassManager &pm) {
       if (importModel)
         pm.addPass(std::make_unique<ImportModelPass>(*importModel));
+      if (!weightsPath.empty())
+        pm.addPass(std::make_unique<LoadWeightsPass>(
+            weightsPath, pp::runtime::WeightsNaming{weightsPrefix,
+                                                    weightsStrict}));
       if (mlir::failed(base.setupPassPipeline(pm)))
         return mlir::failure();
       if (printReport)
