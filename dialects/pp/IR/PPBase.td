@@ -34,6 +34,7 @@ def PP_Dialect : Dialect {
     distinct shards (global gradient clipping).
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{

@@ -154,6 +154,40 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
   return success();
 }
 
+/// `pp.import_record` (kImportRecordAttrName): on a module, a dictionary
+/// of at most `trained` and `held`, each mapping names to element counts.
+static LogicalResult verifyImportRecord(Operation *op, Attribute value) {
+  auto fail = [&]() {
+    return op->emitError()
+           << "'" << kImportRecordAttrName
+           << "' must be a dictionary {trained = {NAME = ELEMENTS : i64, "
+              "...}, held = {...}} on a module, got "
+           << value;
+  };
+  auto record = dyn_cast<DictionaryAttr>(value);
+  if (!isa<ModuleOp>(op) || !record)
+    return fail();
+  for (NamedAttribute kind : record) {
+    auto entries = dyn_cast<DictionaryAttr>(kind.getValue());
+    if (!entries || (kind.getName() != "trained" && kind.getName() != "held"))
+      return fail();
+    for (NamedAttribute entry : entries) {
+      auto count = dyn_cast<IntegerAttr>(entry.getValue());
+      if (!count || count.getType().getIntOrFloatBitWidth() != 64 ||
+          count.getInt() < 0)
+        return fail();
+    }
+  }
+  return success();
+}
+
+LogicalResult PPDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  if (attr.getName() == kImportRecordAttrName)
+    return verifyImportRecord(op, attr.getValue());
+  return success();
+}
+
 LogicalResult PPDialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
