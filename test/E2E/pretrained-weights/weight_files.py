@@ -9,7 +9,8 @@ OUT_DIR gets: missing.safetensors (one tensor dropped), extra.safetensors
 (one more tensor), misshapen.safetensors (one tensor transposed),
 int64.safetensors (one tensor as I64), truncated.safetensors (cut inside
 the data), corrupt.safetensors (the header's JSON broken),
-prefixless.safetensors (the names without "model."), and
+prefixless.safetensors (the names without "model."), truncated-header.safetensors (cut inside
+the header), and
 lost-shard/model.safetensors.index.json naming a shard that is not there.
 """
 
@@ -73,6 +74,8 @@ def main():
     open(os.path.join(out, "truncated.safetensors"), "wb").write(
         whole[:len(whole) // 2])
     length = struct.unpack("<Q", whole[:8])[0]
+    open(os.path.join(out, "truncated-header.safetensors"), "wb").write(
+        whole[:8 + length // 2])
     open(os.path.join(out, "corrupt.safetensors"), "wb").write(
         whole[:8] + b"{" + whole[9:8 + length].replace(b":", b";", 1) +
         whole[8 + length:])
