@@ -22,7 +22,7 @@ constexpr char kIndexFile[] = "model.safetensors.index.json";
 constexpr size_t kListedNames = 12;
 
 /// `names` quoted and comma-separated, the first kListedNames of them.
-std::string listed(const std::vector<std::string> &names) {
+std::string quotedNames(const std::vector<std::string> &names) {
   std::string text;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i == kListedNames)
@@ -64,12 +64,14 @@ std::map<std::string, std::string> readWeightMap(const std::string &index) {
 
 /// Pairs each tensor of `missing` with the one tensor of `unexpected` of
 /// its shape, where no other tensor of either list has that shape (a tied
-/// weight under its other name; bindWeights' comment). Returns the pairs
-/// only when they account for every unexpected tensor, else none.
+/// weight under its other name; bindWeights' comment). With `accountForAll`
+/// (strict loading), returns the pairs only when they account for every
+/// unexpected tensor, else none.
 std::vector<std::pair<const ModelTensor *, std::string>>
 pairTiesByShape(const PretrainedWeights &weights,
                 const std::vector<std::string> &unexpected,
-                const std::vector<const ModelTensor *> &missing) {
+                const std::vector<const ModelTensor *> &missing,
+                bool accountForAll) {
   std::vector<std::pair<const ModelTensor *, std::string>> pairs;
   for (const ModelTensor *tensor : missing) {
     auto sameShape = [&](const Shape &shape) { return shape == tensor->shape; };
@@ -83,7 +85,7 @@ pairTiesByShape(const PretrainedWeights &weights,
     if (candidates.size() == 1 && rivals == 1)
       pairs.emplace_back(tensor, candidates.front());
   }
-  if (pairs.size() != unexpected.size())
+  if (accountForAll && pairs.size() != unexpected.size())
     pairs.clear();
   return pairs;
 }
@@ -128,13 +130,13 @@ PretrainedWeights PretrainedWeights::open(const std::string &path) {
         shard == "." || shard == "..")
       throw std::runtime_error("--weights: the index '" + file +
                                "' names the shard '" + shard + "' (for " +
-                               listed(names) +
+                               quotedNames(names) +
                                "), not a file name beside the index");
     fs::path shardPath = folder / shard;
     if (!fs::exists(shardPath, error))
       throw std::runtime_error(
           "--weights: the index '" + file + "' names the shard '" + shard +
-          "' (for " + listed(names) + "), which is not in '" +
+          "' (for " + quotedNames(names) + "), which is not in '" +
           folder.string() + "'; download every shard the index lists");
     weights.files.push_back(std::make_unique<SafeTensorsFile>(
         SafeTensorsFile::open(shardPath.string())));
@@ -186,12 +188,14 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
                            const WeightsNaming &naming) {
   WeightsBinding binding;
   std::vector<const ModelTensor *> missing;
-  std::vector<std::string> misshapen, unconvertible;
-  std::set<std::string> used;
+  std::vector<std::string> misshapen, unconvertible, repeated;
+  std::map<std::string, std::string> used; // file name -> model name
   auto bind = [&](const ModelTensor &tensor, const std::string &fileName) {
     const TensorEntry *entry = weights.find(fileName);
-    used.insert(fileName);
-    if (entry->shape != tensor.shape)
+    if (auto [at, fresh] = used.emplace(fileName, tensor.name); !fresh)
+      repeated.push_back("'" + fileName + "' would give both '" + at->second +
+                         "' and '" + tensor.name + "'");
+    else if (entry->shape != tensor.shape)
       misshapen.push_back("'" + fileName + "' is " +
                           formatShape(entry->shape) + ", the model's '" +
                           tensor.name + "' " + formatShape(tensor.shape));
@@ -216,7 +220,7 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
   };
   if (!used.empty())
     for (const auto &[tensor, fileName] :
-         pairTiesByShape(weights, leftovers(), missing)) {
+         pairTiesByShape(weights, leftovers(), missing, naming.strict)) {
       bind(*tensor, fileName);
       binding.renamed.push_back("'" + tensor->name + "' from the file's '" +
                                 fileName + "'");
@@ -227,25 +231,32 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
     if (!binding.fileNames.count(tensor->name))
       missingNames.push_back(tensor->name);
   bool refuse =
-      !misshapen.empty() || !unconvertible.empty() ||
+      !misshapen.empty() || !unconvertible.empty() || !repeated.empty() ||
       (naming.strict && (!missingNames.empty() || !unexpected.empty()));
-  if (!refuse)
+  if (!refuse) {
+    binding.missing = missingNames;
     return binding;
+  }
   std::ostringstream message;
   message << "--weights: " << weights.description()
           << " does not fit the model:";
   if (!missingNames.empty() && naming.strict)
     message << "\n  missing (the model's, not in the file): "
-            << listed(missingNames);
+            << quotedNames(missingNames);
   if (!unexpected.empty() && naming.strict)
     message << "\n  unexpected (in the file, not the model's): "
-            << listed(unexpected);
+            << quotedNames(unexpected);
   for (const std::string &problem : misshapen)
     message << "\n  misshapen: " << problem;
   for (const std::string &problem : unconvertible)
     message << "\n  unconvertible: " << problem
             << " (pp reads F32, F16, BF16 and F64)";
-  if (naming.strict && !missingNames.empty() && !unexpected.empty())
+  for (const std::string &problem : repeated)
+    message << "\n  repeated: " << problem
+            << " (the model has both names; give the file's tensors for one "
+               "of them only)";
+  if (naming.strict && naming.prefix.empty() && !missingNames.empty() &&
+      !unexpected.empty())
     message << "\n  if the model's names are the file's with a prefix in "
                "front (a wrapper module holding the model as 'model'), pass "
                "--weights-prefix model.";
@@ -253,6 +264,25 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
     message << "\n  --weights-strict=false loads the tensors both have and "
                "keeps the model's values for the rest";
   throw std::runtime_error(message.str());
+}
+
+std::string describeBinding(const PretrainedWeights &weights,
+                            const WeightsBinding &binding,
+                            size_t modelTensors, const std::string &rest) {
+  std::map<std::string, int64_t> converted;
+  for (const auto &[model, file] : binding.fileNames)
+    if (const std::string &dtype = weights.find(file)->dtype; dtype != "F32")
+      ++converted[dtype];
+  std::string text = "weights: " + std::to_string(binding.fileNames.size()) +
+                     " of the model's " + std::to_string(modelTensors) +
+                     " tensors from '" + weights.description() + "'";
+  for (const auto &[dtype, count] : converted)
+    text += ", " + std::to_string(count) + " converted from " + dtype;
+  if (!binding.missing.empty())
+    text += "; not in the file (" + rest + "): " + quotedNames(binding.missing);
+  for (const std::string &renamed : binding.renamed)
+    text += "; tied: " + renamed;
+  return text;
 }
 
 } // namespace pp::runtime

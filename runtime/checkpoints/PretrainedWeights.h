@@ -8,7 +8,8 @@
 // model's f32.
 //
 // bindWeights matches the file's names to the model's, as PyTorch's
-// load_state_dict does: model name = prefix + file name. Strict (the
+// load_state_dict does: model name = prefix + file name (a model name
+// without the prefix is looked up as it is). Strict (the
 // default), every trained or frozen parameter must be in the files, every
 // tensor of the files must be a tensor of the model, and shapes and dtypes
 // must fit; the error lists each missing, unexpected, misshapen and
@@ -76,6 +77,8 @@ struct WeightsBinding {
   std::map<std::string, std::string> fileNames;
   /// "MODEL from the file's FILE" for each tensor bound by shape, not name.
   std::vector<std::string> renamed;
+  /// Not strict: the required model tensors the file does not give.
+  std::vector<std::string> missing;
 };
 
 /// Matches `weights` to `model` under `naming` (see the file comment);
@@ -87,11 +90,20 @@ struct WeightsBinding {
 /// BERT's cls.predictions.decoder.*), while torch.onnx.export names the
 /// shared initializer after it. So when some names match, each required
 /// tensor still missing binds to the one unexpected tensor of its shape,
-/// if that shape is unique to the two of them among the leftovers and the
-/// pairs account for every unexpected tensor.
+/// if that shape is unique to the two of them among the leftovers and,
+/// strict, the pairs account for every unexpected tensor. A model name
+/// without the prefix is looked up as it is; a file tensor that two model
+/// names would read is an error.
 WeightsBinding bindWeights(const PretrainedWeights &weights,
                            const std::vector<ModelTensor> &model,
                            const WeightsNaming &naming);
+
+/// What --weights loaded, one line: "weights: 21 of the model's 21 tensors
+/// from 'FILE', 21 converted from BF16" and the tensors bound by shape; the
+/// missing ones (not strict) with `rest`, what they start from instead.
+std::string describeBinding(const PretrainedWeights &weights,
+                            const WeightsBinding &binding,
+                            size_t modelTensors, const std::string &rest);
 
 /// The name `model` has in a weights file written under `naming`: without
 /// the prefix (--save-weights).

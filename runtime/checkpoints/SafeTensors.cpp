@@ -20,13 +20,14 @@ namespace {
 
 constexpr char kMetadataKey[] = "__metadata__";
 
-/// Bytes per element of each dtype the format defines; 0 for a name it
-/// does not.
+/// Bytes per element of each byte-sized dtype the format defines; 0 for
+/// any other name (the sub-byte F4 and F6 types included).
 uint64_t dtypeBytes(const std::string &dtype) {
   static const std::map<std::string, uint64_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
-      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
-      {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
+      {"BOOL", 1},    {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
+      {"F8_E8M0", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},     {"BF16", 2},
+      {"I32", 4},     {"U32", 4}, {"F32", 4}, {"I64", 8},     {"U64", 8},
+      {"F64", 8},     {"C64", 8}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
@@ -54,29 +55,38 @@ float halfToFloat(uint16_t bits) {
   return value;
 }
 
-/// Converts `count` little-endian values of `dtype` at `data` to `out`.
+/// Reads `count` little-endian values of type `Stored` at `data` as floats
+/// into `out`, each through `convert`.
+template <typename Stored, typename Convert>
+void convertEach(const char *data, size_t count, float *out,
+                 Convert convert) {
+  for (size_t i = 0; i < count; ++i) {
+    Stored value;
+    std::memcpy(&value, data + sizeof(Stored) * i, sizeof(value));
+    out[i] = convert(value);
+  }
+}
+
+/// Converts `count` little-endian values of `dtype` (convertsToF32) at
+/// `data` to `out`.
 void convertToF32(const std::string &dtype, const char *data, size_t count,
                   float *out) {
-  if (dtype == "F32") {
-    std::memcpy(out, data, count * 4);
-    return;
-  }
-  for (size_t i = 0; i < count; ++i) {
-    if (dtype == "F64") {
-      double value;
-      std::memcpy(&value, data + 8 * i, sizeof(value));
-      out[i] = static_cast<float>(value);
-      continue;
-    }
-    uint16_t bits;
-    std::memcpy(&bits, data + 2 * i, sizeof(bits));
-    if (dtype == "F16") {
-      out[i] = halfToFloat(bits);
-      continue;
-    }
-    uint32_t wide = static_cast<uint32_t>(bits) << 16; // BF16
-    std::memcpy(&out[i], &wide, sizeof(wide));
-  }
+  if (count == 0)
+    return; // `out` may be null for an empty tensor.
+  if (dtype == "F32")
+    std::memcpy(out, data, count * sizeof(float));
+  else if (dtype == "F64")
+    convertEach<double>(data, count, out,
+                        [](double value) { return static_cast<float>(value); });
+  else if (dtype == "F16")
+    convertEach<uint16_t>(data, count, out, halfToFloat);
+  else // BF16: the upper half of a float.
+    convertEach<uint16_t>(data, count, out, [](uint16_t bits) {
+      uint32_t wide = static_cast<uint32_t>(bits) << 16;
+      float value;
+      std::memcpy(&value, &wide, sizeof(value));
+      return value;
+    });
 }
 
 /// Writes all of `bytes` to `fd`; false on failure (errno says why).
@@ -263,7 +273,9 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
         dtype.is_string() ? dtypeBytes(dtype.get<std::string>()) : 0;
     if (elementBytes == 0)
       throw refuse(quoted + " has dtype " + dtype.dump() +
-                   ", which the safetensors format does not define");
+                   ", which pp does not know (it reads the format's "
+                   "byte-sized dtypes: BOOL, U8 to U64, I8 to I64, F8_*, "
+                   "F16, BF16, F32, F64, C64)");
     const nlohmann::json &dims = entry["shape"];
     if (!dims.is_array())
       throw refuse(quoted + " has a shape that is not an array");
@@ -373,9 +385,8 @@ void SafeTensorsFile::read(const std::string &name, float *out) const {
   if (!convertsToF32(entry.dtype))
     throw std::runtime_error(
         "safetensors file '" + filePath + "': tensor '" + name + "' is " +
-        entry.dtype + ", which pp cannot convert to the model's f32 (it reads "
-        "F32, F16, BF16 and F64); convert the file's floating-point tensors, "
-        "or leave this one out of it");
+        entry.dtype + ", which pp cannot convert to the model's f32 (it "
+        "converts F32, F16, BF16 and F64)");
   convertToF32(entry.dtype,
                static_cast<const char *>(mapping) + it->second.second,
                static_cast<size_t>(numElements(entry.shape)), out);

@@ -143,6 +143,8 @@ public:
       weightsBinding =
           bindPackageWeights(package, *weights, options.weights.naming);
     }
+    if (!options.weights.savePath.empty())
+      checkSavedNamesDiffer();
     for (int64_t s = 0; s < package.numStages; ++s)
       if (holds(s))
         myStages.push_back(s);
@@ -312,6 +314,22 @@ private:
     return bound != weightsBinding.fileNames.end()
                ? bound->second
                : fileNameOf(name, options.weights.naming);
+  }
+
+  /// Throws std::runtime_error, before any step, when two tensors would
+  /// get one name in the --save-weights file.
+  void checkSavedNamesDiffer() const {
+    std::map<std::string, std::string> modelNameOf;
+    for (const ParameterInfo &parameter : weightsToSave()) {
+      const std::string &name = parameter.tensor.name;
+      auto [at, fresh] = modelNameOf.emplace(savedNameOf(name), name);
+      if (!fresh)
+        throw std::runtime_error(
+            "--save-weights would write '" + at->first + "' for both '" +
+            at->second + "' and '" + name + "' (--weights-prefix '" +
+            options.weights.naming.prefix +
+            "' strips one name to the other); use another prefix");
+    }
   }
 
   /// Creates the --save-weights file for weightsToSave in the order

@@ -52,11 +52,9 @@ LogicalResult loadWeights(ModuleOp module, const std::string &path,
                       DenseResourceElementsAttr::get(type, model,
                                                      std::move(blob)));
     }
-    log << "weights: " << binding.fileNames.size() << " of the model's "
-        << tensors.size() << " tensors from '" << weights.description()
-        << "'\n";
-    for (const std::string &renamed : binding.renamed)
-      log << "weights: tied: " << renamed << "\n";
+    log << runtime::describeBinding(weights, binding, tensors.size(),
+                                    "they keep the model's values")
+        << "\n";
   } catch (const std::runtime_error &error) {
     return module.emitError() << error.what();
   }

@@ -188,7 +188,6 @@ private:
   Importer importer;
 };
 
-/// Prints the partition report (pp::printPartitionReport) of the module.
 /// Loads --weights into the imported model's initial values (LoadWeights.h).
 class LoadWeightsPass
     : public mlir::PassWrapper<LoadWeightsPass,
@@ -210,6 +209,7 @@ private:
   pp::runtime::WeightsNaming naming;
 };
 
+/// Prints the partition report (pp::printPartitionReport) of the module.
 class PrintReportPass
     : public mlir::PassWrapper<PrintReportPass,
                                mlir::OperationPass<mlir::ModuleOp>> {

@@ -223,8 +223,9 @@ cl::opt<bool> weightsStrict(
 cl::opt<std::string> saveWeightsPath(
     "save-weights",
     cl::desc("After training, write the trained and frozen parameters to "
-             "this safetensors file under the model's names (without "
-             "--weights-prefix), for transformers' from_pretrained"),
+             "this safetensors file under the names --weights gave them "
+             "(else the model's, without --weights-prefix), for "
+             "transformers' from_pretrained"),
     cl::value_desc("file.safetensors"), cl::cat(runCategory));
 cl::opt<std::string>
     metricsPath("metrics",
@@ -848,20 +849,11 @@ void reportWeights(const Package &package) {
   PretrainedWeights weights = PretrainedWeights::open(weightsPath);
   WeightsNaming naming = weightsOptions().naming;
   WeightsBinding binding = bindPackageWeights(package, weights, naming);
-  std::map<std::string, int64_t> converted;
-  for (const auto &[model, file] : binding.fileNames)
-    if (const std::string &dtype = weights.find(file)->dtype; dtype != "F32")
-      ++converted[dtype];
-  std::cout << "weights: " << binding.fileNames.size() << " of the model's "
-            << package.parameters.size() << " tensors from '"
-            << weights.description() << "'";
-  for (const auto &[dtype, count] : converted)
-    std::cout << ", " << count << " converted from " << dtype;
-  if (binding.fileNames.size() < package.parameters.size())
-    std::cout << "; the rest keep the model's values";
-  for (const std::string &renamed : binding.renamed)
-    std::cout << "; tied: " << renamed;
-  std::cout << std::endl;
+  std::cout << describeBinding(weights, binding, package.parameters.size(),
+                               initName == "random"
+                                   ? "they start from --init random"
+                                   : "they keep the model's values")
+            << std::endl;
 }
 
 /// Rank `world.rank()`'s part of a forward-only run; rank 0 writes the
@@ -1053,9 +1045,11 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("tp-collectives", tensorCollectives);
   if (threads > 0)
     add("threads", std::to_string(threads));
+  // --save-weights strips the prefix with or without --weights.
+  if (!weightsPrefix.empty())
+    add("weights-prefix", weightsPrefix);
   if (!weightsPath.empty()) {
     add("weights", absolute(weightsPath));
-    add("weights-prefix", weightsPrefix);
     add("weights-strict", weightsStrict ? "true" : "false");
   }
   if (inferMode) {

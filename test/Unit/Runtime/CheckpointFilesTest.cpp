@@ -85,9 +85,10 @@ TEST(SafeTensors, RoundTripsTensorsAndMetadata) {
 }
 
 TEST(SafeTensors, ReadsHalfBfloatAndDoubleTensorsAsFloat) {
-  // F16 1.5, -2, the smallest subnormal 2^-24, infinity; BF16 1.5, -2;
+  // F16 1.5, -2, the smallest and the largest subnormal (2^-24 and
+  // 1023 x 2^-24), infinity and a NaN; BF16 1.5, -2;
   // F64 0.1 (rounded to the nearest float); I64 7 (not a float).
-  uint16_t half[] = {0x3e00, 0xc000, 0x0001, 0x7c00};
+  uint16_t half[] = {0x3e00, 0xc000, 0x0001, 0x03ff, 0x7c00, 0x7e00};
   uint16_t bfloat[] = {0x3fc0, 0xc000};
   double wide = 0.1;
   int64_t integer = 7;
@@ -98,20 +99,22 @@ TEST(SafeTensors, ReadsHalfBfloatAndDoubleTensorsAsFloat) {
   std::string path = freshDirectory() + "/t.safetensors";
   writeBytes(path,
              safetensors(
-                 R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},)"
-                 R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]},)"
-                 R"("d":{"dtype":"F64","shape":[],"data_offsets":[12,20]},)"
-                 R"("i":{"dtype":"I64","shape":[],"data_offsets":[20,28]}})",
+                 R"({"h":{"dtype":"F16","shape":[6],"data_offsets":[0,12]},)"
+                 R"("b":{"dtype":"BF16","shape":[2],"data_offsets":[12,16]},)"
+                 R"("d":{"dtype":"F64","shape":[],"data_offsets":[16,24]},)"
+                 R"("i":{"dtype":"I64","shape":[],"data_offsets":[24,32]}})",
                  data));
   SafeTensorsFile file = SafeTensorsFile::open(path);
   EXPECT_EQ(file.find("b")->dtype, "BF16");
-  std::vector<float> h(4), b(2);
+  std::vector<float> h(6), b(2);
   float d = 0, i = 0;
   file.read("h", h.data());
   file.read("b", b.data());
   file.read("d", &d);
-  EXPECT_EQ(h, (std::vector<float>{1.5f, -2.0f, std::ldexp(1.0f, -24),
-                                   INFINITY}));
+  EXPECT_EQ(std::vector<float>(h.begin(), h.end() - 1),
+            (std::vector<float>{1.5f, -2.0f, std::ldexp(1.0f, -24),
+                                std::ldexp(1023.0f, -24), INFINITY}));
+  EXPECT_TRUE(std::isnan(h.back()));
   EXPECT_EQ(b, (std::vector<float>{1.5f, -2.0f}));
   EXPECT_EQ(d, 0.1f);
   try {
@@ -144,9 +147,20 @@ TEST(PretrainedWeights, ReadsAShardedCheckpointThroughItsIndex) {
   float read = 0;
   weights.read("y", &read);
   EXPECT_EQ(read, 2.0f);
-  writeBytes(directory + "/model.safetensors.index.json",
-             R"({"weight_map":{"x":"a.safetensors","y":"../b.safetensors"}})");
-  EXPECT_THROW(PretrainedWeights::open(directory), std::runtime_error);
+  for (const char *outside : {"../b.safetensors", "/tmp/b.safetensors"}) {
+    writeBytes(directory + "/model.safetensors.index.json",
+               std::string(R"({"weight_map":{"x":"a.safetensors","y":")") +
+                   outside + "\"}}");
+    try {
+      PretrainedWeights::open(directory);
+      FAIL() << "read a shard outside the index's folder: " << outside;
+    } catch (const std::runtime_error &error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("not a file name beside the index"),
+                std::string::npos)
+          << error.what();
+    }
+  }
   writeBytes(directory + "/model.safetensors.index.json",
              R"({"weight_map":{"x":"b.safetensors"}})");
   EXPECT_THROW(PretrainedWeights::open(directory), std::runtime_error);
@@ -184,6 +198,20 @@ TEST(PretrainedWeights, BindsATiedWeightUnderItsOtherNameByItsShape) {
   WeightsBinding partial = bindWeights(
       weights, {{"ln.weight", {3}}, {"other", {5}}}, {"", false});
   EXPECT_EQ(partial.fileNames.size(), 1u);
+  EXPECT_EQ(partial.missing, std::vector<std::string>{"other"});
+  // A model name without the prefix is looked up as it is: two model
+  // tensors must not read one file tensor.
+  try {
+    bindWeights(weights, {{"ln.weight", {3}}, {"p.ln.weight", {3}}},
+                {"p.", false});
+    FAIL() << "bound one file tensor to two model tensors";
+  } catch (const std::runtime_error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("repeated: 'ln.weight' would give both 'ln.weight' "
+                        "and 'p.ln.weight'"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(SafeTensors, ReadsTensorsStoredInAnotherOrder) {
@@ -244,8 +272,7 @@ TEST(SafeTensors, RefusesMalformedFiles) {
   };
   for (const Case &bad : {
            Case{R"("dtype":"F17","shape":[1],"data_offsets":[0,2])", "ab",
-                "has dtype \"F17\", which the safetensors format does not "
-                "define"},
+                "has dtype \"F17\", which pp does not know"},
            Case{R"("dtype":"BF16","shape":[2],"data_offsets":[0,2])", "ab",
                 "BF16 needs 4 bytes but its data_offsets span 2"},
            Case{R"("dtype":"F32","shape":[-1],"data_offsets":[0,4])", four,
