@@ -689,13 +689,17 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
          builder.getNamedAttr(kInitAttrName, initialValue)}));
   }
 
-  (*module)->setAttr(
-      kImportRecordAttrName,
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr("trained",
-                                builder.getDictionaryAttr(trainedRecord)),
-           builder.getNamedAttr("held",
-                                builder.getDictionaryAttr(heldRecord))}));
+  SmallVector<NamedAttribute> record = {
+      builder.getNamedAttr("trained", builder.getDictionaryAttr(trainedRecord)),
+      builder.getNamedAttr("held", builder.getDictionaryAttr(heldRecord))};
+  SmallVector<NamedAttribute> foldedRecord;
+  for (const TransposedWeight &folded : prepared.plan.foldedWeights)
+    foldedRecord.push_back(builder.getNamedAttr(
+        folded.stored, builder.getStringAttr(folded.parameter)));
+  if (!foldedRecord.empty())
+    record.push_back(builder.getNamedAttr(
+        "folded", builder.getDictionaryAttr(foldedRecord)));
+  (*module)->setAttr(kImportRecordAttrName, builder.getDictionaryAttr(record));
   SmallVector<Type> resultTypes;
   auto function = func::FuncOp::create(builder, fileLoc, "main",
                                        builder.getFunctionType(argTypes, {}));

@@ -198,20 +198,38 @@ findInvalidUtf8(const json &value, const std::string &path) {
   return std::nullopt;
 }
 
-/// The manifest's "held_constants": the floating-point tensors of the model
-/// that the import held constant (kImportRecordAttrName), each with its
-/// element count; nullopt when the import made no record.
-std::optional<json> heldConstants(ModuleOp module) {
+/// The import record's (kImportRecordAttrName) entries of `kind` as a
+/// manifest array: per entry {"name": NAME, `field`: its value as `value`
+/// gives it}; nullopt when the record has none of that kind.
+template <typename ValueOf>
+std::optional<json> importRecordEntries(ModuleOp module, StringRef kind,
+                                        const char *field, ValueOf value) {
   auto record = module->getAttrOfType<DictionaryAttr>(kImportRecordAttrName);
-  auto held = record ? record.getAs<DictionaryAttr>("held") : nullptr;
-  if (!held)
+  auto entries = record ? record.getAs<DictionaryAttr>(kind) : nullptr;
+  if (!entries)
     return std::nullopt;
-  json constants = json::array();
-  for (NamedAttribute entry : held)
-    constants.push_back(
-        {{"name", entry.getName().str()},
-         {"elements", cast<IntegerAttr>(entry.getValue()).getInt()}});
-  return constants;
+  json array = json::array();
+  for (NamedAttribute entry : entries)
+    array.push_back(
+        {{"name", entry.getName().str()}, {field, value(entry.getValue())}});
+  return array;
+}
+
+/// The manifest's "held_constants": the floating-point tensors of the model
+/// that the import held constant, each with its element count.
+std::optional<json> heldConstants(ModuleOp module) {
+  return importRecordEntries(module, "held", "elements", [](Attribute count) {
+    return cast<IntegerAttr>(count).getInt();
+  });
+}
+
+/// The manifest's "folded_parameters": trained tensors that an exporter
+/// folded from a parameter the model no longer has, each with that
+/// parameter's name.
+std::optional<json> foldedParameters(ModuleOp module) {
+  return importRecordEntries(module, "folded", "from", [](Attribute from) {
+    return cast<StringAttr>(from).str();
+  });
 }
 
 struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
@@ -440,6 +458,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     manifest["parameters"] = parameters;
     if (std::optional<json> held = heldConstants(module))
       manifest["held_constants"] = *held;
+    if (std::optional<json> folded = foldedParameters(module))
+      manifest["folded_parameters"] = *folded;
     manifest["stages"] = stages;
     json costs = json::array();
     for (Attribute cost : stageCosts)

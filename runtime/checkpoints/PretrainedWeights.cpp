@@ -226,10 +226,18 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
                                 fileName + "'");
     }
   std::vector<std::string> unexpected = leftovers();
-  std::vector<std::string> missingNames;
-  for (const ModelTensor *tensor : missing)
-    if (!binding.fileNames.count(tensor->name))
-      missingNames.push_back(tensor->name);
+  std::vector<std::string> missingNames, folded;
+  for (const ModelTensor *tensor : missing) {
+    if (binding.fileNames.count(tensor->name))
+      continue;
+    missingNames.push_back(tensor->name);
+    if (!tensor->foldedFrom.empty())
+      folded.push_back("'" + tensor->name + "' is what the exporter's "
+                       "optimizer folded from '" + tensor->foldedFrom +
+                       "' (an embedding's rows at the traced positions): "
+                       "export the model with torch.onnx.export(..., "
+                       "optimize=False) to load that parameter");
+  }
   bool refuse =
       !misshapen.empty() || !unconvertible.empty() || !repeated.empty() ||
       (naming.strict && (!missingNames.empty() || !unexpected.empty()));
@@ -251,6 +259,8 @@ WeightsBinding bindWeights(const PretrainedWeights &weights,
   for (const std::string &problem : unconvertible)
     message << "\n  unconvertible: " << problem
             << " (pp reads F32, F16, BF16 and F64)";
+  for (const std::string &problem : folded)
+    message << "\n  folded: " << problem;
   for (const std::string &problem : repeated)
     message << "\n  repeated: " << problem
             << " (the model has both names; give the file's tensors for one "

@@ -61,6 +61,9 @@ struct ModelTensor {
   /// A trained or frozen parameter, which strict loading requires; a
   /// constant loads when the files hold it.
   bool required = true;
+  /// The parameter an exporter folded this tensor from, if it did (a
+  /// checkpoint names that one, never this): said when it is missing.
+  std::string foldedFrom = "";
 };
 
 /// How --weights' names map to the model's.

@@ -737,7 +737,7 @@ void readManifest(const Field &manifest, Package &package) {
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
                         "mesh", "loss", "inputs", "labels", "outputs",
-                        "parameters", "held_constants", "stages",
+                        "parameters", "held_constants", "folded_parameters", "stages",
                         "stage_costs", "stage_ranks", "libraries", "files"});
   package.numStages = manifest["num_stages"].integer(1);
   package.microbatchSize = manifest["microbatch_size"].integer(1);
@@ -842,6 +842,13 @@ void readManifest(const Field &manifest, Package &package) {
       held.onlyMembers({"name", "elements"});
       package.heldConstants.emplace_back(held["name"].name(),
                                          held["elements"].integer(0));
+    }
+
+  if (manifest["folded_parameters"].present())
+    for (const Field &folded : manifest["folded_parameters"].elements()) {
+      folded.onlyMembers({"name", "from"});
+      package.foldedParameters[folded["name"].name()] =
+          folded["from"].name();
     }
 
   for (const Field &stage : manifest["stages"].elements()) {

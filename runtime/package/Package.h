@@ -202,6 +202,11 @@ struct Package {
   /// (ONNX initializers that are no parameters, TorchScript buffers) and
   /// their element counts, from the manifest's optional "held_constants".
   std::vector<std::pair<std::string, int64_t>> heldConstants;
+  /// Trained tensors that an exporter's optimizer folded from a parameter
+  /// the model no longer has, by name: that parameter's name (manifest's
+  /// optional "folded_parameters"; --weights names it when they are
+  /// missing).
+  std::map<std::string, std::string> foldedParameters;
   /// Indexed by stage.
   std::vector<StageInfo> stages;
   /// Every file of the package but the manifest, by name.

@@ -1937,7 +1937,10 @@ WeightsBinding bindPackageWeights(const Package &package,
   std::vector<ModelTensor> model;
   for (const ParameterInfo &parameter : package.parameters)
     model.push_back({parameter.tensor.name, parameter.globalShape(),
-                     parameter.tensor.role != Role::Constant});
+                     parameter.tensor.role != Role::Constant,
+                     package.foldedParameters.count(parameter.tensor.name)
+                         ? package.foldedParameters.at(parameter.tensor.name)
+                         : ""});
   return bindWeights(weights, model, naming);
 }
 

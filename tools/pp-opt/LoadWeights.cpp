@@ -21,6 +21,8 @@ LogicalResult loadWeights(ModuleOp module, const std::string &path,
   if (!main)
     return module.emitError() << "--weights: the module has no @main whose "
                                  "parameters the weights would give";
+  auto record = module->getAttrOfType<DictionaryAttr>(kImportRecordAttrName);
+  auto folded = record ? record.getAs<DictionaryAttr>("folded") : nullptr;
   std::vector<runtime::ModelTensor> tensors;
   std::map<std::string, unsigned> argumentOf;
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
@@ -33,7 +35,10 @@ LogicalResult loadWeights(ModuleOp module, const std::string &path,
     tensors.push_back({name.str(),
                        runtime::Shape(type.getShape().begin(),
                                       type.getShape().end()),
-                       role.getValue() != kRoleConstant});
+                       role.getValue() != kRoleConstant,
+                       folded && folded.get(name)
+                           ? cast<StringAttr>(folded.get(name)).str()
+                           : ""});
     argumentOf[name.str()] = i;
   }
   try {

@@ -155,13 +155,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
 }
 
 /// `pp.import_record` (kImportRecordAttrName): on a module, a dictionary
-/// of at most `trained` and `held`, each mapping names to element counts.
+/// of at most `trained` and `held`, each mapping names to element counts,
+/// and `folded`, mapping names to the parameters they were folded from.
 static LogicalResult verifyImportRecord(Operation *op, Attribute value) {
   auto fail = [&]() {
     return op->emitError()
            << "'" << kImportRecordAttrName
            << "' must be a dictionary {trained = {NAME = ELEMENTS : i64, "
-              "...}, held = {...}} on a module, got "
+              "...}, held = {...}, folded = {NAME = \"PARAMETER\", ...}} on "
+              "a module, got "
            << value;
   };
   auto record = dyn_cast<DictionaryAttr>(value);
@@ -169,9 +171,16 @@ static LogicalResult verifyImportRecord(Operation *op, Attribute value) {
     return fail();
   for (NamedAttribute kind : record) {
     auto entries = dyn_cast<DictionaryAttr>(kind.getValue());
-    if (!entries || (kind.getName() != "trained" && kind.getName() != "held"))
+    bool folded = kind.getName() == "folded";
+    if (!entries ||
+        (!folded && kind.getName() != "trained" && kind.getName() != "held"))
       return fail();
     for (NamedAttribute entry : entries) {
+      if (folded) {
+        if (!isa<StringAttr>(entry.getValue()))
+          return fail();
+        continue;
+      }
       auto count = dyn_cast<IntegerAttr>(entry.getValue());
       if (!count || count.getType().getIntOrFloatBitWidth() != 64 ||
           count.getInt() < 0)

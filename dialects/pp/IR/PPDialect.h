@@ -55,7 +55,11 @@ constexpr llvm::StringLiteral kRoleOutput = "output";
 /// The import's record of the model's floating-point tensors, on the
 /// module: `{trained = {NAME = ELEMENTS : i64, ...}, held = {...}}`, those
 /// that train (the model's parameters) and those it held constant (ONNX
-/// initializers that are no parameters, TorchScript buffers). pp-opt
+/// initializers that are no parameters, TorchScript buffers), and
+/// optionally `folded = {NAME = "PARAMETER", ...}`: trained initializers
+/// that an exporter's optimizer folded from a parameter the model no
+/// longer has (GPT-2's position embedding at the traced positions), which
+/// the manifest's "folded_parameters" carries to pp-run --weights. pp-opt
 /// --pp-report prints it; pp-emit-package writes `held` into the manifest
 /// ("held_constants"), which pp-run prints.
 constexpr llvm::StringLiteral kImportRecordAttrName = "pp.import_record";

@@ -183,6 +183,22 @@ TEST(Package, HeldConstantsAreReadWithTheirElementCounts) {
             "(expected name or elements)");
 }
 
+TEST(Package, FoldedParametersNameWhatTheyWereFoldedFrom) {
+  EXPECT_TRUE(
+      Package::load(writePackage(manifest())).foldedParameters.empty());
+  json value = manifest();
+  value["folded_parameters"] = {
+      {{"name", "embedding_1"}, {"from", "transformer.wpe.weight"}}};
+  EXPECT_EQ(Package::load(writePackage(value))
+                .foldedParameters.at("embedding_1"),
+            "transformer.wpe.weight");
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["folded_parameters"] = {{{"name", "e"}, {"of", "w"}}};
+            }),
+            "manifest.json: folded_parameters[0]: unknown field \"of\" "
+            "(expected name or from)");
+}
+
 TEST(Package, EveryManifestDtypeParses) {
   json value = manifest();
   json &parts = value["stages"][0]["functions"][0]["messages"][0]["tensors"];
@@ -281,7 +297,8 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
   EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
             "manifest.json: unknown field \"microbatch\" (expected format, "
             "version, num_stages, microbatch_size, mesh, loss, inputs, "
-            "labels, outputs, parameters, held_constants, stages, "
+            "labels, outputs, parameters, held_constants, folded_parameters, "
+            "stages, "
             "stage_costs, stage_ranks, libraries or files)");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
