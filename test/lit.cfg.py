@@ -35,3 +35,7 @@ config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))
 if config.pp_have_cuda:
     config.available_features.add("cuda")
+# Tests that make device nodes (mknod) or act as another user (setpriv) to
+# attack a run: only root can.
+if os.geteuid() == 0:
+    config.available_features.add("root")

@@ -4,7 +4,8 @@
 
 #include "frontends/onnx/ExternalData.h"
 #include "frontends/onnx/GraphImporter.h"
-#include "runtime/core/AtomicFile.h"
+#include "runtime/core/InputFile.h"
+#include "runtime/core/OutputFile.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -109,8 +110,9 @@ int64_t exportTrainedWeights(
                              modelPath + "' to '" + outputPath +
                              "': " + problem);
   };
+  runtime::InputFile input = runtime::InputFile::open(modelPath, "the model");
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> contents =
-      llvm::MemoryBuffer::getFile(modelPath);
+      llvm::MemoryBuffer::getOpenFile(input.fd(), modelPath, input.size());
   if (!contents)
     fail("cannot read the model: " + contents.getError().message());
   onnx::ModelProto model;
@@ -175,13 +177,9 @@ int64_t exportTrainedWeights(
   if (!model.SerializeToString(&bytes))
     fail("the model with the trained weights does not fit in one ONNX "
          "protobuf (2 GiB)");
-  try {
-    if (!external.empty())
-      runtime::writeFileAtomically(dataPath, data.pieces);
-    runtime::writeFileAtomically(outputPath, bytes.data(), bytes.size());
-  } catch (const std::runtime_error &failure) {
-    fail(failure.what());
-  }
+  if (!external.empty())
+    runtime::writeOutputFile(dataPath, data.pieces, "the external data file");
+  runtime::writeOutputFile(outputPath, bytes, "the exported model");
   return static_cast<int64_t>(exported.size());
 }
 

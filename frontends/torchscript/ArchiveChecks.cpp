@@ -8,8 +8,11 @@
 
 #include "frontends/torchscript/ArchiveChecks.h"
 
+#include "runtime/core/InputFile.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -235,6 +238,11 @@ std::string describe(const at::Tensor &tensor) {
 
 std::string checkZipEntries(StringRef path, StringRef kind,
                             StringRef remedy) {
+  // LibTorch would wait on a FIFO and read a device without end.
+  if (std::string problem =
+          runtime::inputFileProblem(path.str(), "the " + kind.str());
+      !problem.empty() && llvm::sys::fs::exists(path))
+    return problem;
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(
       path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer)

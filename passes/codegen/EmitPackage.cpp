@@ -9,6 +9,7 @@
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/codegen/StageLibrary.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
 
 #include "dialects/nn/IR/NNOps.h"
@@ -597,21 +598,19 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   /// (no second read of parameters.bin) with the runtime's SHA-256, the one
   /// pp-run checks them with.
   LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
-    std::string path = pathOf(name);
-    std::error_code error;
-    llvm::raw_fd_ostream os(path, error);
-    if (error)
-      return fail("cannot write '" + path + "': " + error.message());
     runtime::Sha256 digest;
     size_t bytes = 0;
+    std::vector<runtime::FilePiece> filePieces;
     for (StringRef piece : pieces) {
-      os << piece;
+      filePieces.push_back({piece.data(), piece.size()});
       digest.update(piece.data(), piece.size());
       bytes += piece.size();
     }
-    os.close();
-    if (os.has_error())
-      return fail("cannot write '" + path + "': " + os.error().message());
+    try {
+      runtime::writeOutputFile(pathOf(name), filePieces, "the package file");
+    } catch (const std::runtime_error &failure) {
+      return fail(failure.what());
+    }
     if (name != "manifest.json")
       record(name, bytes, digest.hex());
     return success();

@@ -2,8 +2,11 @@
 
 #include "runtime/checkpoints/ParameterFile.h"
 
+#include "runtime/core/InputFile.h"
+
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <stdexcept>
 
@@ -85,38 +88,22 @@ private:
 } // namespace
 
 ParameterFileWriter::ParameterFileWriter(const std::string &path)
-    : path(path), file(path, std::ios::binary) {
-  if (!file)
-    fail();
-  file << kHeader;
-}
-
-void ParameterFileWriter::fail() const {
-  throw std::runtime_error("cannot write the parameter file '" + path +
-                           "': " + std::strerror(errno));
+    : file(path, OutputFile::Visibility::AtCommit, "the parameter file") {
+  file.write(kHeader);
 }
 
 void ParameterFileWriter::add(const std::string &name, const Shape &shape,
                               const float *values) {
-  auto put = [&](const void *data, size_t bytes) {
-    file.write(static_cast<const char *>(data),
-               static_cast<std::streamsize>(bytes));
-  };
   uint32_t length = static_cast<uint32_t>(name.size());
   uint32_t rank = static_cast<uint32_t>(shape.size());
-  put(&length, sizeof(length));
-  put(name.data(), name.size());
-  put(&rank, sizeof(rank));
-  put(shape.data(), rank * sizeof(int64_t));
-  put(values, numElements(shape) * sizeof(float));
+  file.write(&length, sizeof(length));
+  file.write(name);
+  file.write(&rank, sizeof(rank));
+  file.write(shape.data(), rank * sizeof(int64_t));
+  file.write(values, numElements(shape) * sizeof(float));
 }
 
-void ParameterFileWriter::finish() {
-  // Writes fail late (a full disk): check after the last one is flushed.
-  file.close();
-  if (!file)
-    fail();
-}
+void ParameterFileWriter::finish() { file.commit(); }
 
 void ParametersDigest::add(const std::string &name, const float *values,
                            int64_t count) {
@@ -137,11 +124,8 @@ void writeParameterFile(
 
 std::map<std::string, ParameterValues>
 readParameterFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw std::runtime_error("cannot read the parameter file '" + path + "'");
-  ParameterFileReader reader(
-      path, std::string(std::istreambuf_iterator<char>(file), {}));
+  ParameterFileReader reader(path,
+                             readInputFile(path, "the parameter file"));
   reader.readHeader();
   std::map<std::string, ParameterValues> parameters;
   while (!reader.atEnd()) {

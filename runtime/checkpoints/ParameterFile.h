@@ -11,10 +11,10 @@
 #ifndef PP_RUNTIME_PARAMETERFILE_H
 #define PP_RUNTIME_PARAMETERFILE_H
 
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
 #include "runtime/core/Shapes.h"
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,19 +32,18 @@ struct ParameterValues {
 /// name order), so that no more than one needs to be in memory.
 class ParameterFileWriter {
 public:
-  /// Creates `path`; throws std::runtime_error when it cannot.
+  /// Starts writing `path` (an OutputFile, in place at finish()); throws
+  /// std::runtime_error when it cannot.
   explicit ParameterFileWriter(const std::string &path);
   /// Appends the parameter `name` of `shape` with its numElements(shape)
   /// `values`.
   void add(const std::string &name, const Shape &shape, const float *values);
-  /// Closes the file; throws std::runtime_error when writing failed.
+  /// Makes the file durable and puts it in place; throws
+  /// std::runtime_error when writing failed.
   void finish();
 
 private:
-  [[noreturn]] void fail() const;
-
-  std::string path;
-  std::ofstream file;
+  OutputFile file;
 };
 
 /// SHA-256 over parameters added in name order: per parameter its name, a

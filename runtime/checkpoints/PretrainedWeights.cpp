@@ -2,6 +2,8 @@
 
 #include "runtime/checkpoints/PretrainedWeights.h"
 
+#include "runtime/core/InputFile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -34,13 +36,10 @@ std::string quotedNames(const std::vector<std::string> &names) {
 
 /// The index's shard file per tensor name.
 std::map<std::string, std::string> readWeightMap(const std::string &index) {
-  std::ifstream in(index);
-  if (!in)
-    throw std::runtime_error("--weights: cannot read the index '" + index +
-                             "'");
+  std::string text = readInputFile(index, "--weights' index");
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(in);
+    parsed = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception &e) {
     throw std::runtime_error("--weights: the index '" + index +
                              "' is not JSON: " + e.what());

@@ -2,6 +2,8 @@
 
 #include "runtime/checkpoints/SafeTensors.h"
 
+#include "runtime/core/InputFile.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -89,21 +91,6 @@ void convertToF32(const std::string &dtype, const char *data, size_t count,
     });
 }
 
-/// Writes all of `bytes` to `fd`; false on failure (errno says why).
-bool writeAll(int fd, const void *bytes, size_t size) {
-  const char *at = static_cast<const char *>(bytes);
-  while (size > 0) {
-    ssize_t written = ::write(fd, at, size);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0)
-      return false;
-    at += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
-
 /// Parses `text` as JSON, refusing a key repeated within one object
 /// (nlohmann keeps the last silently).
 nlohmann::json parseRefusingRepeatedKeys(const std::string &text,
@@ -158,23 +145,13 @@ SafeTensorsWriter::SafeTensorsWriter(
   unsigned char prefix[8];
   for (int i = 0; i < 8; ++i)
     prefix[i] = static_cast<unsigned char>(length >> (8 * i));
-  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    fail("cannot create it");
-  if (!writeAll(fd, prefix, sizeof(prefix)) ||
-      !writeAll(fd, text.data(), text.size()))
-    fail("cannot write its header");
+  file = std::make_unique<OutputFile>(path, OutputFile::Visibility::AtCommit,
+                                      "the safetensors file");
+  file->write(prefix, sizeof(prefix));
+  file->write(text);
 }
 
-SafeTensorsWriter::~SafeTensorsWriter() {
-  if (fd >= 0)
-    ::close(fd);
-}
-
-void SafeTensorsWriter::fail(const std::string &what) const {
-  throw std::runtime_error("safetensors file '" + path + "': " + what + ": " +
-                           std::strerror(errno));
-}
+SafeTensorsWriter::~SafeTensorsWriter() = default;
 
 void SafeTensorsWriter::add(const std::string &name, const float *values) {
   if (next == entries.size() || entries[next].name != name)
@@ -182,9 +159,8 @@ void SafeTensorsWriter::add(const std::string &name, const float *values) {
         "safetensors file '" + path + "': got the values of '" + name +
         "', expected " +
         (next == entries.size() ? "none" : "'" + entries[next].name + "'"));
-  size_t bytes = static_cast<size_t>(numElements(entries[next].shape)) * 4;
-  if (!writeAll(fd, values, bytes))
-    fail("cannot write the values of '" + name + "'");
+  file->write(values,
+              static_cast<size_t>(numElements(entries[next].shape)) * 4);
   ++next;
 }
 
@@ -193,12 +169,8 @@ void SafeTensorsWriter::finish() {
     throw std::runtime_error("safetensors file '" + path +
                              "': finished without the values of '" +
                              entries[next].name + "'");
-  if (::fsync(fd) != 0)
-    fail("cannot fsync it");
-  int closing = fd;
-  fd = -1;
-  if (::close(closing) != 0)
-    fail("cannot close it");
+  file->commit();
+  file.reset();
 }
 
 SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
@@ -207,22 +179,12 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
   };
   SafeTensorsFile file;
   file.filePath = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw refuse(std::string("cannot open it: ") + std::strerror(errno));
-  struct stat status;
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
-    throw refuse("not a regular file");
-  }
-  size_t size = static_cast<size_t>(status.st_size);
-  if (size < 8) {
-    ::close(fd);
+  InputFile input = InputFile::open(path, "the safetensors file");
+  size_t size = static_cast<size_t>(input.size());
+  if (size < 8)
     throw refuse("it holds " + std::to_string(size) +
                  " bytes, fewer than the 8 of the header length");
-  }
-  void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
+  void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, input.fd(), 0);
   if (mapping == MAP_FAILED)
     throw refuse(std::string("cannot map it: ") + std::strerror(errno));
   file.mapping = mapping;

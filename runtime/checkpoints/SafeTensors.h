@@ -29,10 +29,12 @@
 #ifndef PP_RUNTIME_SAFETENSORS_H
 #define PP_RUNTIME_SAFETENSORS_H
 
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/Shapes.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,7 +56,8 @@ bool convertsToF32(const std::string &dtype);
 /// more than one needs to be in memory.
 class SafeTensorsWriter {
 public:
-  /// Creates `path` and writes the header for `entries` (in that order)
+  /// Creates `path` (an OutputFile, in place at finish()) and writes the
+  /// header for `entries` (in that order)
   /// and `metadata`. Throws std::runtime_error when it cannot, or when a
   /// name repeats or is "__metadata__".
   SafeTensorsWriter(const std::string &path,
@@ -65,18 +68,16 @@ public:
   ~SafeTensorsWriter();
   SafeTensorsWriter(const SafeTensorsWriter &) = delete;
   SafeTensorsWriter &operator=(const SafeTensorsWriter &) = delete;
-  /// Fsyncs and closes the file; throws std::runtime_error when
+  /// Makes the file durable and puts it in place; throws std::runtime_error when
   /// a tensor is missing or writing failed.
   void finish();
 
 private:
-  [[noreturn]] void fail(const std::string &what) const;
-
   std::string path;
   std::vector<TensorEntry> entries;
   size_t next = 0;
-  /// The open file's descriptor; -1 once finished.
-  int fd = -1;
+  /// The file being written; null once finished.
+  std::unique_ptr<OutputFile> file;
 };
 
 /// A safetensors file mapped read-only. Move-only; unmaps when destroyed.

@@ -14,6 +14,8 @@ class FileDescriptor {
 public:
   explicit FileDescriptor(int fd) : fd(fd) {}
   FileDescriptor(const FileDescriptor &) = delete;
+  FileDescriptor(FileDescriptor &&other) noexcept
+      : fd(std::exchange(other.fd, -1)) {}
   FileDescriptor &operator=(FileDescriptor &&other) noexcept {
     std::swap(fd, other.fd);
     return *this;

@@ -2,7 +2,7 @@
 
 #include "runtime/data/TokenDataset.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/FileDescriptor.h"
 #include "runtime/core/Sha256.h"
 
@@ -394,11 +394,8 @@ void writeTokenDataset(const std::string &path,
   std::array<unsigned char, kChecksumBytes> digest = sha.digest();
   std::memcpy(bytes.data() + kChecksumOffset, digest.data(), digest.size());
 
-  try {
-    writeFileAtomically(path, bytes.data(), bytes.size());
-  } catch (const std::runtime_error &failure) {
-    fail(failure.what());
-  }
+  writeOutputFile(path, {FilePiece{bytes.data(), bytes.size()}},
+                  "the token dataset");
 }
 
 } // namespace pp::runtime

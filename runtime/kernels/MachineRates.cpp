@@ -2,7 +2,8 @@
 
 #include "runtime/kernels/MachineRates.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "runtime/core/OutputFile.h"
+#include "runtime/core/TrustedFiles.h"
 #include "runtime/core/ThreadPool.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/gemm/GemmEngineCache.h"
@@ -188,13 +189,12 @@ void warn(const std::string &path, const std::string &problem,
 /// The cache's entries; none and the reason when the file is unusable (""
 /// when it does not exist yet).
 std::pair<json, std::string> readEntries(const std::string &path) {
-  std::ifstream file(path);
-  if (!file)
-    return {json::array(), errno == ENOENT ? "" : "cannot be read: " +
-                                                      std::string(std::strerror(errno))};
-  std::stringstream text;
-  text << file.rdbuf();
-  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::string problem;
+  std::optional<std::string> text =
+      readTrustedFile(path, "the machine rate cache", problem);
+  if (!text)
+    return {json::array(), problem.empty() ? "" : "cannot be used: " + problem};
+  json document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded())
     return {json::array(), "is not valid JSON"};
   if (!document.is_object() || document.value("format", json()) != kFormat ||
@@ -277,7 +277,7 @@ pp::runtime::loadOrMeasureMachineRates(const std::string &cacheDir,
     std::filesystem::create_directories(folder, error);
     if (error)
       throw std::runtime_error("cannot create its folder: " + error.message());
-    writeFileAtomically(path, text.data(), text.size());
+    writeOutputFile(path, text, "the machine rate cache", 0600);
   } catch (const std::exception &error) {
     warn(path, std::string("cannot be written (") + error.what() + ")",
          "the next run measures the rates again");

@@ -4,13 +4,14 @@
 
 #include "runtime/core/EnumNames.h"
 #include "runtime/core/Sha256.h"
+#include "runtime/core/TrustedFiles.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <dlfcn.h>
-#include <fstream>
+#include <unistd.h>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -893,10 +894,10 @@ Package Package::load(const std::string &directory) {
                              "' is not a pipeline package: it has no "
                              "manifest.json (create one with pp-opt MODEL "
                              "--pp-compile=... --pp-emit=DIR)");
-  std::ifstream file(directory + "/manifest.json");
   json manifest;
   try {
-    manifest = json::parse(file);
+    manifest = json::parse(
+        readInputFile(directory + "/manifest.json", "the manifest"));
   } catch (const std::exception &error) {
     invalid(directory,
             std::string("manifest.json is not valid JSON: ") + error.what());
@@ -913,15 +914,22 @@ Package Package::load(const std::string &directory) {
   return package;
 }
 
-std::string Package::streamProblem(const std::string &fileName,
-                                   std::istream &stream) const {
+std::string Package::contentProblem(const std::string &fileName,
+                                    const InputFile &file) const {
   auto it = files.find(fileName);
   if (it == files.end())
     return fileName + " is not among the files manifest.json records";
   Sha256 digest;
-  uint64_t bytes = digest.update(stream);
-  if (stream.bad())
-    return "cannot read " + fileName;
+  uint64_t bytes = file.size();
+  std::vector<char> chunk(std::min<uint64_t>(bytes, 1 << 20));
+  for (uint64_t done = 0; done < bytes;) {
+    uint64_t size = std::min<uint64_t>(chunk.size(), bytes - done);
+    if (!file.readAt(chunk.data(), size, done))
+      return "cannot read " + fileName + ": " +
+             (errno ? std::strerror(errno) : "it shrank while being read");
+    digest.update(chunk.data(), size);
+    done += size;
+  }
   if (bytes != it->second.bytes)
     return fileName + " has " + std::to_string(bytes) +
            " bytes, but manifest.json records " +
@@ -983,12 +991,27 @@ void Package::indexGradientParts() {
   }
 }
 
+/// `fileName` of `package` opened, or nullopt with `problem` set.
+static std::optional<InputFile> openPackageFile(const Package &package,
+                                                const std::string &fileName,
+                                                std::string &problem) {
+  std::string path = package.directory + "/" + fileName;
+  if (!isFile(path) && ::access(path.c_str(), F_OK) != 0) {
+    problem = fileName + " is missing";
+    return std::nullopt;
+  }
+  try {
+    return InputFile::open(path, fileName);
+  } catch (const std::runtime_error &failure) {
+    problem = failure.what();
+    return std::nullopt;
+  }
+}
+
 std::string Package::fileProblem(const std::string &fileName) const {
-  std::string path = directory + "/" + fileName;
-  std::ifstream file(path, std::ios::binary);
-  if (!isFile(path) || !file)
-    return fileName + " is " + (isFile(path) ? "unreadable" : "missing");
-  return streamProblem(fileName, file);
+  std::string problem;
+  std::optional<InputFile> file = openPackageFile(*this, fileName, problem);
+  return file ? contentProblem(fileName, *file) : problem;
 }
 
 void Package::loadStageLibrary(const std::string &fileName) {
@@ -999,11 +1022,23 @@ void Package::loadStageLibrary(const std::string &fileName) {
                            (fileName == "libstages.so"
                                 ? ""
                                 : " on a machine where CMake found nvcc"));
-  std::string problem = fileProblem(fileName);
+  std::string problem;
+  std::optional<InputFile> file = openPackageFile(*this, fileName, problem);
+  if (!file)
+    damaged(directory, problem);
+  // The bytes verified are the bytes loaded: the same open file, which
+  // only this user (or root) can have written.
+  std::string path = directory + "/" + fileName;
+  problem = untrustedFileProblem(file->fd(), path, "the stage library");
+  if (problem.empty())
+    problem = untrustedPathProblem(directory, "the package");
+  if (!problem.empty())
+    invalid(directory, problem);
+  problem = contentProblem(fileName, *file);
   if (!problem.empty())
     damaged(directory, problem);
-  std::string path = directory + "/" + fileName;
-  library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string opened = "/proc/self/fd/" + std::to_string(file->fd());
+  library = ::dlopen(opened.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
     invalid(directory, "cannot load " + fileName + ": " + ::dlerror());
   for (StageInfo &stage : stages)
@@ -1022,19 +1057,18 @@ void Package::readParameter(const ParameterInfo &parameter,
                            std::to_string(parameter.bytes) + " bytes for '" +
                            parameter.tensor.name + "', its shape needs " +
                            std::to_string(pp_tensor_nbytes(tensor)));
-  if (!parameterFile.is_open()) {
-    parameterFile.open(directory + "/parameters.bin", std::ios::binary);
+  if (!parameterFile) {
+    std::string problem;
+    parameterFile = openPackageFile(*this, "parameters.bin", problem);
     if (!parameterFile)
-      invalid(directory, "parameters.bin is missing");
-    // Verified through the stream it is read from.
-    std::string problem = streamProblem("parameters.bin", parameterFile);
+      invalid(directory, problem);
+    // Verified through the file it is read from.
+    problem = contentProblem("parameters.bin", *parameterFile);
     if (!problem.empty())
       damaged(directory, problem);
-    parameterFile.clear();
   }
-  parameterFile.seekg(static_cast<std::streamoff>(parameter.offset));
-  if (!parameterFile.read(static_cast<char *>(pp_tensor_data(tensor)),
-                          static_cast<std::streamsize>(parameter.bytes)))
+  if (!parameterFile->readAt(pp_tensor_data(tensor), parameter.bytes,
+                             parameter.offset))
     invalid(directory, "parameters.bin is truncated: parameter '" +
                            parameter.tensor.name + "' needs bytes " +
                            std::to_string(parameter.offset) + " to " +

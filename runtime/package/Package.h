@@ -9,6 +9,7 @@
 #define PP_RUNTIME_PACKAGE_H
 
 #include "runtime/communication/DeviceMesh.h"
+#include "runtime/core/InputFile.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/MemoryArena.h"
 #include "runtime/pp_kernels.h"
@@ -16,7 +17,6 @@
 #include "runtime/schedules/PipelineReport.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -251,12 +251,12 @@ struct Package {
   void readParameter(const ParameterInfo &parameter, pp_tensor *tensor) const;
 
 private:
-  /// fileProblem of the rest of `stream`, the file `fileName`.
-  std::string streamProblem(const std::string &fileName,
-                            std::istream &stream) const;
+  /// fileProblem of the open `file`, the package's `fileName`.
+  std::string contentProblem(const std::string &fileName,
+                             const InputFile &file) const;
 
   void *library = nullptr;
-  mutable std::ifstream parameterFile;
+  mutable std::optional<InputFile> parameterFile;
 };
 
 } // namespace pp::runtime

@@ -2,7 +2,7 @@
 
 #include "runtime/tokenizers/Documents.h"
 
-#include "runtime/core/FileDescriptor.h"
+#include "runtime/core/InputFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,25 +22,7 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 }
 
 std::string readInput(const std::string &path) {
-  auto fail = [&] {
-    throw std::runtime_error("cannot read the input '" + path +
-                             "': " + std::strerror(errno));
-  };
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    fail();
-  std::string content;
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t got = ::read(fd.get(), buffer, sizeof(buffer));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      fail();
-    if (got == 0)
-      return content;
-    content.append(buffer, static_cast<size_t>(got));
-  }
+  return readInputFile(path, "the input");
 }
 
 /// The names of `record`'s fields, for the message about a missing one.

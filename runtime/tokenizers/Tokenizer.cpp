@@ -2,6 +2,7 @@
 
 #include "runtime/tokenizers/Tokenizer.h"
 
+#include "runtime/core/InputFile.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
 
@@ -21,20 +22,11 @@ constexpr char kModelProtoStart = 0x0a;
 
 std::string readTokenizerFile(const std::string &path) {
   struct stat status;
-  if (::stat(path.c_str(), &status) != 0)
-    throw std::runtime_error("tokenizer '" + path +
-                             "': cannot open it: " + std::strerror(errno));
-  if (S_ISDIR(status.st_mode))
+  if (::stat(path.c_str(), &status) == 0 && S_ISDIR(status.st_mode))
     throw std::runtime_error("tokenizer '" + path +
                              "': it is a directory; name the tokenizer.json "
                              "or tokenizer.model in it");
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream content;
-  content << file.rdbuf();
-  if (!file)
-    throw std::runtime_error("tokenizer '" + path +
-                             "': cannot read it: " + std::strerror(errno));
-  return content.str();
+  return readInputFile(path, "the tokenizer");
 }
 
 } // namespace

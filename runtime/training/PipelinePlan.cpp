@@ -2,6 +2,7 @@
 
 #include "runtime/training/PipelinePlan.h"
 
+#include "runtime/core/InputFile.h"
 #include "runtime/schedules/ScheduleFile.h"
 
 #include <fstream>
@@ -30,13 +31,7 @@ ActionKind computeActionOf(Phase phase) {
 }
 
 std::string readFile(const std::string &path) {
-  std::ifstream file(path);
-  if (!file)
-    throw std::runtime_error("cannot read the schedule file '" + path +
-                             "'; check the path (--schedule-file)");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return readInputFile(path, "the schedule file (--schedule-file)");
 }
 
 /// Throws unless `table` is a valid table for `plan`'s layout.

@@ -11,6 +11,7 @@
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/data/TokenBatches.h"
 #include "runtime/training/ActivationMemory.h"
 #include "runtime/training/GradientReduction.h"
@@ -205,12 +206,10 @@ public:
           << 100.0 * plan.predicted.bubbleFraction << "%" << std::endl;
       printActivationMemory();
     }
-    // Each line is flushed, so that a crash later keeps the steps so far,
-    // and checked, so that a failed write (a full disk) stops the run.
-    if (reports && !options.metricsPath.empty()) {
-      metrics.open(options.metricsPath);
-      checkMetrics();
-    }
+    if (reports && !options.metricsPath.empty())
+      metrics = std::make_unique<OutputFile>(
+          options.metricsPath, OutputFile::Visibility::WhileWritten,
+          "--metrics");
     if (reports && resumed)
       log << "resumed from " << resumed->path << ": step " << firstStep
           << ", " << cursor << " samples consumed"
@@ -282,9 +281,9 @@ public:
     if (reports) {
       log << "params_sha256 " << digest << std::endl;
       writeMetrics({{"params_sha256", digest}});
-      if (metrics.is_open()) {
-        metrics.close();
-        checkMetrics();
+      if (metrics) {
+        metrics->commit();
+        metrics.reset();
       }
       if (saved)
         saved->finish();
@@ -367,11 +366,8 @@ private:
       labels.push_back("rank " + std::to_string(r) + " " +
                        coordinatesOf(r));
     }
-    std::ofstream file(options.tracePath);
-    file << chromeTraceJson(perRank, labels);
-    if (!file)
-      throw std::runtime_error("cannot write the trace '" + options.tracePath +
-                               "': " + std::strerror(errno));
+    writeOutputFile(options.tracePath, chromeTraceJson(perRank, labels),
+                    "--trace");
     // Job rank 0's pipeline: the ranks that differ from it only in the
     // pipeline coordinate.
     std::vector<std::string> pipelineAxes;
@@ -401,19 +397,10 @@ private:
     return package.stages[s].functions;
   }
 
-  void checkMetrics() {
-    if (!metrics)
-      throw std::runtime_error("cannot write the metrics file '" +
-                               options.metricsPath +
-                               "': " + std::strerror(errno));
-  }
-
   /// Appends `line` to the metrics file, if there is one.
   void writeMetrics(const nlohmann::json &line) {
-    if (!metrics.is_open())
-      return;
-    metrics << line.dump() << std::endl;
-    checkMetrics();
+    if (metrics)
+      metrics->write(line.dump() + "\n");
   }
 
   /// The run's first line: the mesh and every rank's coordinates on it.
@@ -1702,16 +1689,13 @@ private:
     nlohmann::json stages = nlohmann::json::array();
     for (const std::string &text : all)
       stages.push_back(nlohmann::json::parse(text));
-    std::ofstream file(options.profilePath);
-    file << nlohmann::json{{"steps", options.steps},
-                           {"step_seconds", stepSeconds},
-                           {"stages", stages}}
-                .dump(2)
-         << std::endl;
-    if (!file)
-      throw std::runtime_error("cannot write the profile '" +
-                               options.profilePath +
-                               "': " + std::strerror(errno));
+    writeOutputFile(options.profilePath,
+                    nlohmann::json{{"steps", options.steps},
+                                   {"step_seconds", stepSeconds},
+                                   {"stages", stages}}
+                            .dump(2) +
+                        "\n",
+                    "--profile");
   }
 
   Package &package;
@@ -1753,7 +1737,10 @@ private:
   /// arena): so far, and in the last training step's schedule.
   int64_t heapAllocations = 0;
   int64_t heapAllocationsPerStep = 0;
-  std::ofstream metrics;
+  /// The --metrics file (rank 0), written a line at a time, so that a
+  /// crash later keeps the steps so far, and failing at once on a failed
+  /// write (a full disk).
+  std::unique_ptr<OutputFile> metrics;
   /// The training and eval data this rank reads (null where it reads
   /// none), and the microbatches drawn from them.
   std::unique_ptr<TokenDataset> trainingData, evalData;

@@ -24,6 +24,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
+#include "runtime/core/InputFile.h"
 #include "tools/pp-opt/LoadWeights.h"
 #include "tools/pp-opt/PartitionReport.h"
 #include "llvm/ADT/StringExtras.h"
@@ -270,6 +271,20 @@ int main(int argc, char **argv) {
                                            args.data());
   bool torchScript =
       pp::torchscript_frontend::isTorchScriptModelPath(inputPath);
+  // Only a regular file is read: a FIFO would block, a device never end.
+  if (inputPath != "-")
+    if (std::string problem = pp::runtime::inputFileProblem(
+            inputPath,
+            torchScript ||
+                    pp::torchexport_frontend::isTorchExportModelPath(
+                        inputPath) ||
+                    pp::onnx_frontend::isOnnxModelPath(inputPath)
+                ? "the model"
+                : "the input");
+        !problem.empty()) {
+      llvm::errs() << "pp-opt: " << problem << "\n";
+      return EXIT_FAILURE;
+    }
   if (!torchScript && !inputShapes.empty()) {
     llvm::errs() << "pp-opt: --input-shape types the arguments of "
                     "TorchScript modules; '"

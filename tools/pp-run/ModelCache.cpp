@@ -7,7 +7,10 @@
 #include "frontends/torchexport/TorchExportImporter.h"
 #include "frontends/torchscript/TorchScriptImporter.h"
 #include "passes/Passes.h"
+#include "runtime/core/InputFile.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
+#include "runtime/core/TrustedFiles.h"
 #include "runtime/package/Package.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -26,6 +29,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -174,7 +178,8 @@ private:
 /// The lock file of the cache entry `key`: `ROOT/.locks/KEY`, created
 /// with its directory as needed.
 std::string lockPath(const std::string &root, const std::string &key) {
-  llvm::sys::fs::create_directories(root + "/.locks");
+  llvm::sys::fs::create_directories(root + "/.locks", /*IgnoreExisting=*/true,
+                                    llvm::sys::fs::perms::owner_all);
   return root + "/.locks/" + key;
 }
 
@@ -209,12 +214,42 @@ void removeAbandonedStaging(const std::string &root, llvm::StringRef ownKey) {
   }
 }
 
+/// Where the SHA-256 of the manifest of the cache entry `packageDir` is
+/// kept: `ROOT/.digests/KEY`, outside the entry, so that a manifest
+/// rewritten to match other files does not match it.
+std::string manifestDigestPath(const std::string &packageDir) {
+  llvm::StringRef root = llvm::sys::path::parent_path(packageDir);
+  llvm::StringRef key = llvm::sys::path::filename(packageDir);
+  return (root + "/.digests/" + key).str();
+}
+
+/// The SHA-256 of the file `path` in hex, or "" when it cannot be read.
+std::string digestOfFile(const std::string &path) {
+  try {
+    std::string bytes = pp::runtime::readInputFile(path, "the file");
+    pp::runtime::Sha256 digest;
+    digest.update(bytes.data(), bytes.size());
+    return digest.hex();
+  } catch (const std::runtime_error &) {
+    return "";
+  }
+}
+
 /// Why the cached package `directory` cannot be used: it has no manifest,
-/// its manifest does not load, or a file does not match its digest; "" when
-/// it is whole.
+/// its manifest does not match the digest recorded beside it or does not
+/// load, or a file does not match its digest; "" when it is whole.
 std::string damageOf(const std::string &directory) {
   if (!llvm::sys::fs::exists(directory + "/manifest.json"))
     return "it has no manifest.json";
+  std::string recorded;
+  try {
+    recorded = pp::runtime::readInputFile(manifestDigestPath(directory),
+                                          "the manifest's digest");
+  } catch (const std::runtime_error &) {
+  }
+  if (recorded.empty() || recorded != digestOfFile(directory + "/manifest.json"))
+    return "its manifest.json does not match the SHA-256 recorded in '" +
+           manifestDigestPath(directory) + "'";
   try {
     pp::runtime::Package package = pp::runtime::Package::load(directory);
     for (const auto &file : package.files) {
@@ -298,7 +333,16 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     if (!problem.empty())
       return std::nullopt;
   }
-  auto file = llvm::MemoryBuffer::getFile(request.modelPath);
+  // Opened once, a regular file, its size fixed before parsing.
+  std::optional<pp::runtime::InputFile> model;
+  try {
+    model = pp::runtime::InputFile::open(request.modelPath, "the model");
+  } catch (const std::runtime_error &failure) {
+    problem = failure.what();
+    return std::nullopt;
+  }
+  auto file = llvm::MemoryBuffer::getOpenFile(model->fd(), request.modelPath,
+                                              model->size());
   if (!file) {
     problem =
         "cannot read '" + request.modelPath + "': " + file.getError().message();
@@ -388,9 +432,12 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   std::string key = hash.hex().substr(0, 32);
   std::string root = modelCacheRoot(request.cacheDir);
   std::string packageDir = root + "/" + key;
-  if (std::error_code error = llvm::sys::fs::create_directories(root)) {
-    problem = "cannot create the cache directory '" + root +
-              "': " + error.message() + " (set --cache-dir or PP_CACHE_DIR)";
+  // The cache holds code every rank loads: it must be this user's alone.
+  bool defaultRoot = request.cacheDir.empty() && !std::getenv("PP_CACHE_DIR");
+  problem = pp::runtime::preparePrivateDirectory(root, /*repair=*/defaultRoot,
+                                                 "the cache directory");
+  if (!problem.empty()) {
+    problem += " (set --cache-dir or PP_CACHE_DIR)";
     return std::nullopt;
   }
   // One compile of a model at a time: the lock of its key covers checking,
@@ -406,6 +453,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   }
   removeAbandonedStaging(root, key);
   if (llvm::sys::fs::exists(packageDir)) {
+    problem = pp::runtime::untrustedPathProblem(packageDir, "the cached package");
+    if (!problem.empty())
+      return std::nullopt;
     std::string damage = damageOf(packageDir);
     if (damage.empty())
       return packageDir;
@@ -425,7 +475,14 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   // directory, which the next compile removes.
   std::string staging =
       packageDir + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-  if (std::error_code error = llvm::sys::fs::create_directories(staging)) {
+  // Every file of the entry is this user's alone (0700/0600), whatever
+  // the umask: the compile writes them all, the stage libraries included.
+  struct PrivateFiles {
+    mode_t previous = ::umask(077);
+    ~PrivateFiles() { ::umask(previous); }
+  } privateFiles;
+  if (std::error_code error = llvm::sys::fs::create_directories(
+          staging, /*IgnoreExisting=*/true, llvm::sys::fs::perms::owner_all)) {
     problem = "cannot create the cache directory '" + staging +
               "': " + error.message() + " (set --cache-dir or PP_CACHE_DIR)";
     return std::nullopt;
@@ -470,6 +527,18 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   if (!ok) {
     llvm::sys::fs::remove_directories(staging);
     problem = "cannot compile '" + request.modelPath + "':\n" + diagnostics;
+    return std::nullopt;
+  }
+  try {
+    llvm::sys::fs::create_directories(root + "/.digests",
+                                      /*IgnoreExisting=*/true,
+                                      llvm::sys::fs::perms::owner_all);
+    pp::runtime::writeOutputFile(manifestDigestPath(packageDir),
+                                 digestOfFile(staging + "/manifest.json"),
+                                 "the manifest's digest", 0600);
+  } catch (const std::runtime_error &failure) {
+    llvm::sys::fs::remove_directories(staging);
+    problem = failure.what();
     return std::nullopt;
   }
   if (std::error_code error = llvm::sys::fs::rename(staging, packageDir)) {

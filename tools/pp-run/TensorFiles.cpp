@@ -2,6 +2,8 @@
 
 #include "tools/pp-run/TensorFiles.h"
 
+#include "runtime/core/InputFile.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/core/Shapes.h"
 
 #include <onnx/onnx_pb.h>
@@ -74,11 +76,9 @@ std::runtime_error readError(const std::string &path,
 
 /// The TensorProto in the file `path`.
 onnx::TensorProto parseTensorFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw readError(path, "no such file or not readable");
+  std::string bytes = readInputFile(path, "the tensor file");
   onnx::TensorProto proto;
-  if (!proto.ParseFromIstream(&file))
+  if (!proto.ParseFromString(bytes))
     throw readError(path, "it is not a serialized onnx.TensorProto");
   return proto;
 }
@@ -152,8 +152,9 @@ void writeTensorFile(const std::string &path, const std::string &name,
   for (int64_t dim : shapeOf(tensor))
     proto.add_dims(dim);
   proto.set_raw_data(pp_tensor_data(tensor), pp_tensor_nbytes(tensor));
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file || !proto.SerializeToOstream(&file) || !file.flush())
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes))
     throw std::runtime_error("cannot write the output file '" + path +
-                             "': " + std::strerror(errno));
+                             "': the tensor does not fit in one protobuf");
+  pp::runtime::writeOutputFile(path, bytes, "the output file");
 }

@@ -19,6 +19,7 @@
 #include "runtime/communication/Communicator.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
+#include "runtime/core/OutputFile.h"
 #include "runtime/package/Package.h"
 #include "runtime/kernels/MachineRates.h"
 #include "runtime/schedules/ScheduleFile.h"
@@ -444,8 +445,9 @@ cl::opt<std::string> cacheDir(
     cl::cat(runCategory));
 
 /// The options naming files that job rank 0 writes.
-std::array<std::pair<const char *, cl::opt<std::string> *>, 5> outputFiles() {
+std::array<std::pair<const char *, cl::opt<std::string> *>, 6> outputFiles() {
   return {std::pair{"metrics", &metricsPath},
+          std::pair{"trace", &tracePath},
           std::pair{"save-params", &saveParamsPath},
           std::pair{"save-weights", &saveWeightsPath},
           std::pair{"save-grads", &saveGradsPath},
@@ -708,28 +710,10 @@ bool runsModelAsGiven() {
          !microbatchSize.getNumOccurrences();
 }
 
-/// Why this process cannot write the output file `path` of `--flag` (its
-/// folder is missing or not writable, or it names a folder); "" when it
-/// can. An existing file is opened without truncating it; a new one is
-/// created and removed again.
+/// Why this process cannot write the output file `path` of `--flag`
+/// (outputPathProblem), or "".
 std::string outputProblem(const char *flag, const std::string &path) {
-  bool existed = sys::fs::exists(path);
-  int fd = ::open(path.c_str(),
-                  existed ? O_WRONLY | O_APPEND | O_CLOEXEC
-                          : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  0644);
-  if (fd < 0) {
-    std::string folder = sys::path::parent_path(path).str();
-    return "cannot write --" + std::string(flag) + " '" + path +
-           "': " + std::strerror(errno) +
-           (existed ? ""
-                    : " (the folder '" + (folder.empty() ? "." : folder) +
-                          "' must exist and be writable)");
-  }
-  ::close(fd);
-  if (!existed)
-    ::unlink(path.c_str());
-  return "";
+  return outputPathProblem(path, "--" + std::string(flag));
 }
 
 /// Why --tp, given, differs from the tensor-parallel degree `package` was
@@ -920,11 +904,9 @@ int printScheduleOf(const std::string &packageDir) {
            << "\n# no deadlock: every receive has its send earlier in the "
               "sender's order\n";
     if (!svgPath.empty()) {
-      std::ofstream svg(svgPath);
-      svg << renderScheduleSvg(plan.predicted, plan.layout, summary);
-      if (!svg)
-        return error("cannot write --svg '" + svgPath +
-                     "': " + std::strerror(errno));
+      writeOutputFile(svgPath,
+                      renderScheduleSvg(plan.predicted, plan.layout, summary),
+                      "--svg");
     }
   } catch (const std::exception &failure) {
     return error(failure.what());
@@ -1064,8 +1046,6 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("schedule", scheduleOption);
   if (!scheduleFile.empty())
     add("schedule-file", absolute(scheduleFile));
-  if (!tracePath.empty())
-    add("trace", absolute(tracePath));
   add("dp", std::to_string(dataParallel));
   if (!meshOrder.empty())
     add("mesh-order", llvm::join(meshOrder, ","));
@@ -1284,9 +1264,15 @@ int main(int argc, char **argv) {
         !problem.empty())
       return error(problem);
     if (saveParamsPath.empty()) {
+      // Beside the export, unless that is a device or FIFO.
       SmallString<256> path;
-      if (std::error_code failure = sys::fs::createUniqueFile(
-              exportOnnxPath + ".params-%%%%%%", path))
+      bool regular = !sys::fs::exists(exportOnnxPath) ||
+                     sys::fs::is_regular_file(exportOnnxPath);
+      if (std::error_code failure =
+              regular ? sys::fs::createUniqueFile(
+                            exportOnnxPath + ".params-%%%%%%", path)
+                      : sys::fs::createTemporaryFile("pp-export", "params",
+                                                     path))
         return error("cannot create a temporary parameter file beside "
                      "--export-onnx '" +
                      exportOnnxPath + "': " + failure.message());

@@ -2,7 +2,8 @@
 
 #include "runtime/kernels/gemm/GemmEngineCache.h"
 
-#include "runtime/core/AtomicFile.h"
+#include "runtime/core/OutputFile.h"
+#include "runtime/core/TrustedFiles.h"
 #include "runtime/core/FileDescriptor.h"
 #include "runtime/core/Sha256.h"
 
@@ -51,13 +52,13 @@ json emptyDocument(const std::string &machineId) {
 /// unusable ("" when it does not exist yet).
 std::pair<json, std::string> readDocument(const std::string &path,
                                           const std::string &machineId) {
-  std::ifstream file(path);
-  if (!file)
+  std::string problem;
+  std::optional<std::string> text =
+      readTrustedFile(path, "the GEMM engine cache", problem);
+  if (!text)
     return {emptyDocument(machineId),
-            errno == ENOENT ? "" : "cannot be read: " + std::string(std::strerror(errno))};
-  std::stringstream text;
-  text << file.rdbuf();
-  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+            problem.empty() ? "" : "cannot be used: " + problem};
+  json document = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded())
     return {emptyDocument(machineId), "is not valid JSON"};
   if (!document.is_object() || document.value("format", json()) != kFormat ||
@@ -160,7 +161,7 @@ GemmEngine GemmEngineCache::choose(
     entry["gflops"][gemmEngineName(engine)] = gflops;
   std::string text = document.dump(1) + "\n";
   try {
-    writeFileAtomically(path, text.data(), text.size());
+    writeOutputFile(path, text, "the GEMM engine cache", 0600);
   } catch (const std::exception &failure) {
     warn(std::string("cannot be written: ") + failure.what(), uncached);
     return kUncachedGemmEngine;

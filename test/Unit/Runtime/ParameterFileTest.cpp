@@ -83,7 +83,8 @@ TEST(ParameterFile, AMissingFileSaysSo) {
     FAIL() << "read a missing file";
   } catch (const std::runtime_error &error) {
     EXPECT_STREQ(error.what(),
-                 "cannot read the parameter file '/nonexistent/params.bin'");
+                 "cannot read the parameter file '/nonexistent/params.bin': "
+                 "No such file or directory");
   }
 }
 

@@ -382,11 +382,11 @@ TEST(TokenDataset, WriterRefusesWhatItCannotRecord) {
   EXPECT_TRUE(entries(directory).empty());
   EXPECT_EQ(writeError(directory + "/missing/tokens.bin", kTokens, 2, 257, 2),
             "cannot write the token dataset '" + directory +
-                "/missing/tokens.bin': cannot create a temporary file in '" +
-                directory + "/missing/': No such file or directory");
-  // A rename that fails leaves no temporary file behind.
+                "/missing/tokens.bin': No such file or directory (the folder '" +
+                directory + "/missing' must exist and be writable)");
+  // A directory is never replaced, and no temporary file is left behind.
   ::mkdir(path.c_str(), 0755);
-  expectMentions(writeError(path, kTokens, 2, 257, 2), "cannot rename");
+  expectMentions(writeError(path, kTokens, 2, 257, 2), "Is a directory");
   EXPECT_EQ(entries(directory), std::vector<std::string>{"tokens.bin"});
 }
 
