@@ -184,12 +184,8 @@ SafeTensorsFile SafeTensorsFile::open(const std::string &path) {
   if (size < 8)
     throw refuse("it holds " + std::to_string(size) +
                  " bytes, fewer than the 8 of the header length");
-  void *mapping = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, input.fd(), 0);
-  if (mapping == MAP_FAILED)
-    throw refuse(std::string("cannot map it: ") + std::strerror(errno));
-  file.mapping = mapping;
-  file.mappedBytes = size;
-  const unsigned char *bytes = static_cast<const unsigned char *>(mapping);
+  file.mapped = MappedFile(input.fd(), size, path, "the safetensors file");
+  const unsigned char *bytes = file.mapped.data();
   uint64_t length = 0;
   for (int i = 0; i < 8; ++i)
     length |= static_cast<uint64_t>(bytes[i]) << (8 * i);
@@ -312,26 +308,16 @@ SafeTensorsFile::SafeTensorsFile(SafeTensorsFile &&other) noexcept {
 
 SafeTensorsFile &SafeTensorsFile::operator=(SafeTensorsFile &&other) noexcept {
   if (this != &other) {
-    unmap();
     filePath = std::move(other.filePath);
     tensors = std::move(other.tensors);
     located = std::move(other.located);
     meta = std::move(other.meta);
-    mapping = other.mapping;
-    mappedBytes = other.mappedBytes;
-    other.mapping = nullptr;
-    other.mappedBytes = 0;
+    mapped = std::move(other.mapped);
   }
   return *this;
 }
 
-SafeTensorsFile::~SafeTensorsFile() { unmap(); }
-
-void SafeTensorsFile::unmap() {
-  if (mapping)
-    ::munmap(mapping, mappedBytes);
-  mapping = nullptr;
-}
+SafeTensorsFile::~SafeTensorsFile() = default;
 
 const TensorEntry *SafeTensorsFile::find(const std::string &name) const {
   auto it = located.find(name);
@@ -350,7 +336,7 @@ void SafeTensorsFile::read(const std::string &name, float *out) const {
         entry.dtype + ", which pp cannot convert to the model's f32 (it "
         "converts F32, F16, BF16 and F64)");
   convertToF32(entry.dtype,
-               static_cast<const char *>(mapping) + it->second.second,
+               reinterpret_cast<const char *>(mapped.data()) + it->second.second,
                static_cast<size_t>(numElements(entry.shape)), out);
 }
 

@@ -29,6 +29,7 @@
 #ifndef PP_RUNTIME_SAFETENSORS_H
 #define PP_RUNTIME_SAFETENSORS_H
 
+#include "runtime/core/MappedFile.h"
 #include "runtime/core/OutputFile.h"
 #include "runtime/core/Shapes.h"
 
@@ -106,11 +107,9 @@ public:
 
 private:
   SafeTensorsFile() = default;
-  void unmap();
 
   std::string filePath;
-  void *mapping = nullptr;
-  size_t mappedBytes = 0;
+  MappedFile mapped;
   std::vector<TensorEntry> tensors;
   /// Per name: its index in `tensors` and its first byte in the mapping.
   std::map<std::string, std::pair<size_t, size_t>> located;

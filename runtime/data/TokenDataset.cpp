@@ -225,13 +225,8 @@ std::unique_ptr<TokenDataset> TokenDataset::open(const std::string &path,
   size_t fileBytes = openRegularFile(path, fd);
   std::unique_ptr<TokenDataset> dataset(new TokenDataset);
   dataset->filePath = path;
-  void *mapping =
-      ::mmap(nullptr, fileBytes, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-  if (mapping == MAP_FAILED)
-    refuse(path, std::string("cannot map it: ") + std::strerror(errno));
-  dataset->mapping = mapping;
-  dataset->mappedBytes = fileBytes;
-  const auto *bytes = static_cast<const unsigned char *>(mapping);
+  dataset->mapped = MappedFile(fd.get(), fileBytes, path, "the token dataset");
+  const unsigned char *bytes = dataset->mapped.data();
 
   FileLayout layout = readLayout(path, bytes, fileBytes, tokenWidth);
   dataset->width = layout.width;
@@ -283,10 +278,8 @@ TokenDataset::TokenDataset(TokenDataset &&other) noexcept {
 
 TokenDataset &TokenDataset::operator=(TokenDataset &&other) noexcept {
   if (this != &other) {
-    unmap();
     filePath = std::move(other.filePath);
-    mapping = std::exchange(other.mapping, nullptr);
-    mappedBytes = std::exchange(other.mappedBytes, 0);
+    mapped = std::move(other.mapped);
     tokens = std::exchange(other.tokens, nullptr);
     tokenCount = std::exchange(other.tokenCount, 0);
     width = std::exchange(other.width, 0);
@@ -296,13 +289,7 @@ TokenDataset &TokenDataset::operator=(TokenDataset &&other) noexcept {
   return *this;
 }
 
-TokenDataset::~TokenDataset() { unmap(); }
-
-void TokenDataset::unmap() {
-  if (mapping)
-    ::munmap(mapping, mappedBytes);
-  mapping = nullptr;
-}
+TokenDataset::~TokenDataset() = default;
 
 uint32_t TokenDataset::token(int64_t index) const {
   return withTokenType(width, [&](auto type) -> uint32_t {

@@ -30,6 +30,8 @@
 #ifndef PP_RUNTIME_TOKENDATASET_H
 #define PP_RUNTIME_TOKENDATASET_H
 
+#include "runtime/core/MappedFile.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -48,7 +50,9 @@ struct TokenDatasetHeader {
   std::string checksum;
 };
 
-/// A read-only, memory-mapped token file. Move-only; unmaps when destroyed.
+/// A read-only, memory-mapped token file (a MappedFile: a truncation while
+/// it is read is reported, naming the file and byte). Move-only; unmaps
+/// when destroyed.
 class TokenDataset {
 public:
   /// Opens `path`; tokenWidth 0 = pp format only, 2 or 4 = also flat files.
@@ -99,11 +103,9 @@ public:
 
 private:
   TokenDataset() = default;
-  void unmap();
 
   std::string filePath;
-  void *mapping = nullptr;
-  size_t mappedBytes = 0;
+  MappedFile mapped;
   /// The first token's byte in the mapping.
   const unsigned char *tokens = nullptr;
   int64_t tokenCount = 0;

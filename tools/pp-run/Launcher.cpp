@@ -14,6 +14,7 @@
 
 #include "runtime/communication/Communicator.h"
 #include "runtime/communication/JobSecret.h"
+#include "runtime/core/MappedFile.h"
 
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -721,6 +722,36 @@ private:
 
 int launchRanks(const std::vector<std::string> &arguments, int count) {
   return Launcher(count).run(arguments);
+}
+
+namespace {
+/// What the SIGBUS handler needs, set before any file is mapped.
+int truncationStatusFd = -1;
+std::string truncationPrefix;
+
+/// An async-signal-safe reportRankFailure of a truncated file's message.
+void reportTruncation(const char *message, size_t length) {
+  if (truncationStatusFd >= 0) {
+    (void)!::write(truncationStatusFd, "error ", 6);
+    (void)!::write(truncationStatusFd, message, length);
+    return;
+  }
+  (void)!::write(STDERR_FILENO, truncationPrefix.data(),
+                 truncationPrefix.size());
+  (void)!::write(STDERR_FILENO, message, length);
+}
+} // namespace
+
+void reportTruncationsAsRankFailures(int rank, int worldSize) {
+  if (const char *variable = std::getenv(kStatusFdVariable)) {
+    std::string_view text(variable);
+    std::from_chars(text.data(), text.data() + text.size(),
+                    truncationStatusFd);
+  }
+  truncationPrefix = "pp-run: error: " +
+                     (worldSize > 1 ? "rank " + std::to_string(rank) + ": "
+                                    : std::string());
+  pp::runtime::setTruncationReporter(reportTruncation);
 }
 
 int reportRankFailure(int rank, int worldSize, const std::exception &failure) {

@@ -34,4 +34,9 @@ int launchRanks(const std::vector<std::string> &arguments, int count);
 /// stderr. Returns the rank's exit code.
 int reportRankFailure(int rank, int worldSize, const std::exception &failure);
 
+/// Has a mapped file's truncation (MappedFile's SIGBUS handler) end rank
+/// `rank` as reportRankFailure would: the message reaches the launcher's
+/// summary.
+void reportTruncationsAsRankFailures(int rank, int worldSize);
+
 #endif // PP_TOOLS_PP_RUN_LAUNCHER_H

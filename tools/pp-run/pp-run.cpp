@@ -970,6 +970,7 @@ int rankThreads() {
 
 /// Runs rank `info.rank` of the job on `packageDir`.
 int runRank(const std::string &packageDir, const RendezvousInfo &info) {
+  reportTruncationsAsRankFailures(info.rank, info.worldSize);
   try {
     pp_set_threads(rankThreads());
     if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
