@@ -59,6 +59,19 @@ using namespace pp::runtime;
 
 namespace {
 
+/// The parser of a number option: cl::parser<double> reads an empty value
+/// ("--lr=") as 0, which would train at a learning rate of 0; this one
+/// refuses it.
+struct NumberParser : cl::parser<double> {
+  using cl::parser<double>::parser;
+  bool parse(cl::Option &option, StringRef name, StringRef value,
+             double &result) {
+    if (value.trim().empty())
+      return option.error("needs a number, got an empty value");
+    return cl::parser<double>::parse(option, name, value, result);
+  }
+};
+
 cl::OptionCategory runCategory("pp-run options");
 
 cl::opt<std::string> input(cl::Positional, cl::Required,
@@ -277,13 +290,13 @@ cl::opt<std::string> profilePath(
 cl::opt<std::string> optimizerName("optimizer", cl::init("sgd"),
                                    cl::desc("sgd (default) or adamw"),
                                    cl::cat(runCategory));
-cl::opt<double> learningRate("lr", cl::init(0.01),
+cl::opt<double, false, NumberParser> learningRate("lr", cl::init(0.01),
                              cl::desc("Learning rate (default 0.01)"),
                              cl::cat(runCategory));
-cl::opt<double> momentum("momentum", cl::init(0.0),
+cl::opt<double, false, NumberParser> momentum("momentum", cl::init(0.0),
                          cl::desc("SGD momentum (default 0)"),
                          cl::cat(runCategory));
-cl::opt<double> weightDecay("weight-decay", cl::init(0.0),
+cl::opt<double, false, NumberParser> weightDecay("weight-decay", cl::init(0.0),
                             cl::desc("Weight decay (default 0)"),
                             cl::cat(runCategory));
 cl::opt<std::string> noDecay(
@@ -303,7 +316,7 @@ cl::opt<int> warmupSteps(
     cl::desc("Steps 1..W ramp the learning rate linearly: step t runs at "
              "lr * t / W (default 0)"),
     cl::cat(runCategory));
-cl::opt<double> minLearningRate(
+cl::opt<double, false, NumberParser> minLearningRate(
     "min-lr", cl::init(0.0),
     cl::desc("With --lr-schedule cosine or linear: the learning rate at "
              "step --decay-steps and after (default 0)"),
@@ -313,7 +326,7 @@ cl::opt<int> decaySteps(
     cl::desc("With --lr-schedule cosine or linear: the step that reaches "
              "--min-lr (default --steps)"),
     cl::cat(runCategory));
-cl::opt<double> clipGradNorm(
+cl::opt<double, false, NumberParser> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
     cl::cat(runCategory));
@@ -571,6 +584,17 @@ std::string learningRateProblem() {
   return learningRateScheduleProblem(learningRateSchedule());
 }
 
+/// The CPUs this process may run on.
+int availableCpus() {
+  cpu_set_t cpus;
+  return ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
+                                                          : 1;
+}
+
+/// The most --threads a rank may have: more than 8 per CPU only wait for
+/// one another (and thousands exhaust the process's threads).
+int maxThreads() { return 8 * availableCpus(); }
+
 /// Why the options are out of range ("" when they are not): each message
 /// names the option, the valid range and the value given.
 std::string optionProblem() {
@@ -580,6 +604,13 @@ std::string optionProblem() {
   };
   if (microbatches < 1)
     return atLeastOne("microbatches", microbatches);
+  if (virtualStages < 0)
+    return "--virtual-stages must be at least 1 (or 0 for the default), got " +
+           std::to_string(virtualStages);
+  if (int most = maxThreads(); threads > most)
+    return "--threads must be at most " + std::to_string(most) +
+           " (8 per CPU this process may use), got " +
+           std::to_string(threads);
   if (steps < 1)
     return atLeastOne("steps", steps);
   if (timeoutSeconds < 1)
@@ -951,11 +982,7 @@ void claimThreadsOption() {
 int threadsAmong(int ranks) {
   if (threads > 0)
     return threads;
-  cpu_set_t cpus;
-  int available = ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0
-                      ? CPU_COUNT(&cpus)
-                      : 1;
-  return std::max(1, available / std::max(1, ranks));
+  return std::max(1, availableCpus() / std::max(1, ranks));
 }
 
 /// threadsAmong the job's ranks on this machine (LOCAL_WORLD_SIZE).
