@@ -5,6 +5,7 @@
 #include "runtime/core/OutputFile.h"
 #include "runtime/core/TrustedFiles.h"
 
+#include "ErrorOf.h"
 #include "TemporaryFiles.h"
 
 #include <fcntl.h>
@@ -18,16 +19,6 @@
 using namespace pp::runtime;
 
 namespace {
-
-/// The message of the std::runtime_error `action` throws, or "".
-template <typename Action> std::string errorOf(Action action) {
-  try {
-    action();
-  } catch (const std::runtime_error &failure) {
-    return failure.what();
-  }
-  return "";
-}
 
 mode_t modeOf(const std::string &path) {
   struct stat status;

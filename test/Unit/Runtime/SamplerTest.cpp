@@ -2,6 +2,8 @@
 
 #include "runtime/data/Sampler.h"
 
+#include "ErrorOf.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,16 +18,6 @@
 using namespace pp::runtime;
 
 namespace {
-
-/// The message `call` throws, or "no error".
-template <typename Call> std::string errorOf(Call call) {
-  try {
-    call();
-  } catch (const std::runtime_error &error) {
-    return error.what();
-  }
-  return "no error";
-}
 
 /// Whether `block` holds each of 0 .. size-1 exactly once.
 bool isPermutation(std::vector<int64_t> block, int64_t size) {
