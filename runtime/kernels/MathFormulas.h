@@ -30,8 +30,11 @@
 /// them picked when the library loads: AVX-512, AVX2 with FMA, baseline.
 /// Each gives the same bits: the formulas fuse a multiply and an add only
 /// through an explicit fmaf, and the kernels and
-/// generated code compile with -ffp-contract=off.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/// generated code compile with -ffp-contract=off. Not under
+/// ThreadSanitizer: the clones' resolvers run while the library is
+/// relocated, before TSan's runtime starts, and would crash in its hooks.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
+    !defined(__SANITIZE_THREAD__)
 #define PP_CPU_CLONES                                                          \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
