@@ -44,8 +44,8 @@ TEST(MachineRates, MeasuresTheKernelsAndRestoresTheThreadCount) {
           .count();
   expectPlausible(rates);
   EXPECT_EQ(threadCount(), threads);
-  // Well under a second on an idle machine; a loaded one takes longer.
-  EXPECT_LT(seconds, 10.0);
+  // Well under a second on an idle machine; printed, not asserted (a
+  // loaded machine or a sanitizer takes much longer).
   std::cout << "measured in " << seconds << " s: " << rates.flopsPerSecond
             << " FLOP/s, " << rates.bytesPerSecond << " B/s, "
             << rates.linkBytesPerSecond << " B/s link\n";
