@@ -125,10 +125,16 @@ private:
         clients.push_back(Client{fd, {}, {}});
       if (fds[1].revents)
         gate.acceptFrom(listener);
-      // A set may answer what other clients wait for.
+      // A set may answer what other clients wait for, and the requests
+      // behind an answered one may set more keys.
+      for (bool again = setAny; again;) {
+        again = false;
+        for (Client &client : clients)
+          if (client.fd >= 0 && !handle(client, again))
+            drop(client);
+      }
       for (Client &client : clients)
-        if (client.fd >= 0 && ((setAny && !handle(client, setAny)) ||
-                               !flush(client)))
+        if (client.fd >= 0 && !flush(client))
           drop(client);
       clients.erase(std::remove_if(clients.begin(), clients.end(),
                                    [](const Client &client) {
