@@ -45,7 +45,6 @@ find_path(PP_BLIS_INCLUDE_DIR blis.h
   PATHS /usr/include/x86_64-linux-gnu/blis-openmp NO_DEFAULT_PATH REQUIRED)
 # oneDNN and BLIS run on OpenMP; pp sets its thread count per thread.
 find_package(OpenMP REQUIRED)
-find_package(Gloo REQUIRED CONFIG)
 find_package(nlohmann_json 3 REQUIRED CONFIG)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 

@@ -1,6 +1,6 @@
 # Sanitizer and libFuzzer instrumentation of pp's own code, for
 # scripts/sanitize.sh and scripts/fuzz.sh (separate build directories). The
-# Debian libraries pp links (MLIR/LLVM, LibTorch, OpenBLAS, Gloo, protobuf,
+# Debian libraries pp links (MLIR/LLVM, LibTorch, OpenBLAS, protobuf,
 # ONNX) and the stage libraries pp-opt compiles at test time stay
 # uninstrumented.
 set(PP_SANITIZE "" CACHE STRING

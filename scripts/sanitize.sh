@@ -9,7 +9,7 @@
 #                              the rendezvous store, the trainer's threads)
 #
 # Only pp's own code is instrumented: the Debian libraries (MLIR/LLVM,
-# LibTorch, OpenBLAS, Gloo, protobuf, ONNX) are not, nor the stage libraries
+# LibTorch, OpenBLAS, protobuf, ONNX) are not, nor the stage libraries
 # that pp-opt compiles at test time with plain `c++ -O2` (see
 # docs/development.md). Any sanitizer report fails the run. Override the
 # build directory with PP_SANITIZE_BUILD_DIR and the parallelism with

@@ -13,9 +13,9 @@ PACKAGES=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   # Frontends: ONNX (+ protobuf) and TorchScript (LibTorch).
   libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev
-  # Runtime: GEMM engines (OpenBLAS, oneDNN, BLIS's OpenMP flavour), CPU
-  # point-to-point and collectives, JSON, hashing.
-  libopenblas-dev libdnnl-dev libblis-dev libblis-openmp-dev libgloo-dev
+  # Runtime: GEMM engines (OpenBLAS, oneDNN, BLIS's OpenMP flavour), JSON,
+  # hashing and the job secret's HMAC.
+  libopenblas-dev libdnnl-dev libblis-dev libblis-openmp-dev
   nlohmann-json3-dev libssl-dev
   # Tokenizers (pp-data pack --tokenizer): Unicode regexes, SentencePiece,
   # Unicode normal forms.

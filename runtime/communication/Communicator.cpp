@@ -2,19 +2,11 @@
 
 #include "runtime/communication/Communicator.h"
 #include "runtime/communication/JobSecret.h"
+#include "runtime/communication/LinkCollectives.h"
 #include "runtime/communication/MessageLinks.h"
 #include "runtime/communication/TcpStore.h"
 
 #include <algorithm>
-
-#include <gloo/allgather.h>
-#include <gloo/allreduce.h>
-#include <gloo/broadcast.h>
-#include <gloo/math.h>
-#include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/prefix_store.h>
-#include <gloo/transport/tcp/device.h>
-
 #include <mutex>
 #include <stdexcept>
 #include <unistd.h>
@@ -37,15 +29,6 @@ void exchangeWith(int peer, const std::string &what, Exchange exchange) {
                                             : what + " failed: " + error.what(),
                                peer);
   }
-}
-
-/// Connects `context` to its peers through `store`, explaining failures.
-void connect(gloo::rendezvous::Context &context, gloo::rendezvous::Store &store,
-             std::shared_ptr<gloo::transport::Device> &device,
-             std::chrono::milliseconds timeout) {
-  context.setTimeout(timeout);
-  exchangeWith(-1, "connecting the ranks",
-               [&] { context.connectFullMesh(store, device); });
 }
 
 } // namespace
@@ -71,21 +54,17 @@ Communicator::Communicator(const RendezvousInfo &info)
                                        info.timeout);
   });
   // Listen where the others can reach this rank: the master address on
-  // rank 0 or in a single-machine job, this machine's name elsewhere.
-  gloo::transport::tcp::attr attr;
+  // rank 0 or in a single-machine job (loopback for a local one), this
+  // machine's name elsewhere.
+  std::string host = info.masterAddr;
   bool local = info.masterAddr == "127.0.0.1" || info.masterAddr == "localhost";
-  if (info.rank == 0 || local) {
-    attr.hostname = info.masterAddr;
-  } else {
-    char host[256] = {0};
-    ::gethostname(host, sizeof(host) - 1);
-    attr.hostname = host;
+  if (info.rank != 0 && !local) {
+    char name[256] = {0};
+    ::gethostname(name, sizeof(name) - 1);
+    host = name;
   }
-  device = gloo::transport::tcp::CreateDevice(attr);
-  context = std::make_shared<gloo::rendezvous::Context>(myRank, size);
-  connect(*context, *store, device, timeout);
-  exchangeWith(-1, "", [&] {
-    links = std::make_shared<MessageLinks>(myRank, size, *store, attr.hostname,
+  exchangeWith(-1, "connecting the ranks", [&] {
+    links = std::make_shared<MessageLinks>(myRank, size, *store, host,
                                            info.jobSecret, timeout);
   });
 }
@@ -94,8 +73,7 @@ Communicator::Communicator(const Communicator &parent, int rank,
                            std::vector<int64_t> jobRanks, uint64_t channel)
     : myRank(rank), size(static_cast<int>(jobRanks.size())),
       timeout(parent.timeout), jobRanks(std::move(jobRanks)),
-      store(parent.store), device(parent.device), links(parent.links),
-      channel(channel) {}
+      store(parent.store), links(parent.links), channel(channel) {}
 
 Communicator::~Communicator() = default;
 
@@ -118,15 +96,9 @@ Communicator::split(const std::string &label,
   if (groupRank < 0)
     throw std::runtime_error("rank " + std::to_string(myRank) +
                              " is not a member of group '" + label + "'");
-  std::unique_ptr<Communicator> group(new Communicator(
+  // The group's messages take the job's links, on a channel of its own.
+  return std::unique_ptr<Communicator>(new Communicator(
       *this, groupRank, std::move(members), messageSlot(key)));
-  if (group->size == 1)
-    return group;
-  gloo::rendezvous::PrefixStore prefixed(key, *store);
-  group->context =
-      std::make_shared<gloo::rendezvous::Context>(groupRank, group->size);
-  connect(*group->context, prefixed, group->device, timeout);
-  return group;
 }
 
 void Communicator::send(int peer, uint64_t slot, const void *bytes,
@@ -150,51 +122,39 @@ void Communicator::await(int peer, uint64_t slot, Patience patience) {
                [&] { links->await(jobRank, channel, slot, patience); });
 }
 
-template <typename T>
-void Communicator::allReduceSumOf(T *values, size_t count) {
-  if (size == 1 || count == 0)
-    return;
-  gloo::AllreduceOptions options(context);
-  options.setOutput(values, count);
-  options.setReduceFunction(
-      static_cast<void (*)(void *, const void *, const void *, size_t)>(
-          &gloo::sum<T>));
-  options.setTimeout(timeout);
-  exchangeWith(-1, "an all-reduce with " + describePeers(),
-               [&] { gloo::allreduce(options); });
+LinkGroup Communicator::linkGroup() const {
+  return LinkGroup{*links, channel, myRank, jobRanks};
 }
 
 void Communicator::allReduceSum(std::vector<double> &values) {
-  allReduceSumOf(values.data(), values.size());
+  if (size == 1 || values.empty())
+    return;
+  exchangeWith(-1, "an all-reduce with " + describePeers(), [&] {
+    allReduceSumOverLinks(linkGroup(), values.data(), values.size());
+  });
 }
 
 void Communicator::allReduceSum(float *values, size_t count) {
-  allReduceSumOf(values, count);
-}
-
-template <typename T>
-void Communicator::allGatherOf(const T *mine, size_t count, T *all) {
-  if (size == 1) {
-    std::copy(mine, mine + count, all);
+  if (size == 1 || count == 0)
     return;
-  }
-  if (count == 0)
-    return;
-  gloo::AllgatherOptions options(context);
-  options.setInput(const_cast<T *>(mine), count);
-  options.setOutput(all, count * size);
-  options.setTimeout(timeout);
-  exchangeWith(-1, "an all-gather with " + describePeers(),
-               [&] { gloo::allgather(options); });
+  exchangeWith(-1, "an all-reduce with " + describePeers(),
+               [&] { allReduceSumOverLinks(linkGroup(), values, count); });
 }
 
 void Communicator::allGather(const float *mine, size_t count, float *all) {
-  allGatherOf(mine, count, all);
+  allGatherBytes(mine, count * sizeof(float), all);
 }
 
 void Communicator::allGatherBytes(const void *mine, size_t bytes, void *all) {
-  allGatherOf(static_cast<const uint8_t *>(mine), bytes,
-              static_cast<uint8_t *>(all));
+  if (size == 1) {
+    std::copy_n(static_cast<const char *>(mine), bytes,
+                static_cast<char *>(all));
+    return;
+  }
+  if (bytes == 0)
+    return;
+  exchangeWith(-1, "an all-gather with " + describePeers(),
+               [&] { allGatherOverLinks(linkGroup(), mine, bytes, all); });
 }
 
 std::vector<std::string> Communicator::allGatherText(const std::string &mine) {
@@ -215,14 +175,10 @@ std::vector<std::string> Communicator::allGatherText(const std::string &mine) {
 void Communicator::broadcast(void *bytes, size_t size, int root) {
   if (this->size == 1 || size == 0)
     return;
-  gloo::BroadcastOptions options(context);
-  options.setOutput(static_cast<char *>(bytes), size);
-  options.setRoot(root);
-  options.setTimeout(timeout);
   // Waiting for the root's bytes: a failure is one with the root.
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
   exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
-               [&] { gloo::broadcast(options); });
+               [&] { broadcastOverLinks(linkGroup(), bytes, size, root); });
 }
 
 std::string Communicator::describePeers() const {
@@ -255,7 +211,8 @@ std::optional<int> firstCommunicationFailure() {
 }
 
 uint64_t messageSlot(const std::string &description) {
-  // FNV-1a, folded below 2^56: Gloo reserves the top byte of slots.
+  // FNV-1a, folded below 2^56: the collectives' slots lie above
+  // (LinkCollectives.cpp).
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : description)
     hash = (hash ^ c) * 1099511628211ull;

@@ -11,13 +11,6 @@
 #include <string>
 #include <vector>
 
-namespace gloo::rendezvous {
-class Context;
-}
-namespace gloo::transport {
-class Device;
-}
-
 namespace pp::runtime {
 
 /// Where a rank finds the others (torchrun's environment variables) and
@@ -42,15 +35,17 @@ enum class Patience {
   UntilSenderEnds,
 };
 
-/// Point-to-point messages (over MessageLinks, direct connections between
-/// ranks) and collectives (over Gloo) between the CPU ranks of a job, or of
-/// a group of them (see split()). Throws std::runtime_error on failures and
-/// timeouts.
+/// Point-to-point messages and collectives (LinkCollectives.h) between the
+/// CPU ranks of a job, or of a group of them (see split()), all over
+/// MessageLinks: direct connections between the ranks, each of which proved
+/// the job's secret. Throws std::runtime_error on failures and timeouts.
 class Communicator {
 public:
   /// Connects all ranks; a world of one needs no network. Rank 0 serves the
-  /// rendezvous store on `info.masterAddr` only; every connection between
-  /// ranks proves `info.jobSecret`.
+  /// rendezvous store on `info.masterAddr` only; every rank listens for the
+  /// others on `info.masterAddr` too in a local job (127.0.0.1, localhost),
+  /// on its host name otherwise; every connection to a listener proves
+  /// `info.jobSecret` before it carries a byte of the job's data.
   explicit Communicator(const RendezvousInfo &info);
   ~Communicator();
   Communicator(const Communicator &) = delete;
@@ -71,9 +66,9 @@ public:
   /// A communicator over `ranks` (ranks of this communicator, increasing,
   /// this rank among them) in which rank i is `ranks[i]`. Every rank in
   /// `ranks` calls it with the same `label` and `ranks`; `label` tells
-  /// apart groups made for different purposes. The groups connect through
-  /// the job's rendezvous store under a key made of the label and the
-  /// members' job ranks.
+  /// apart groups made for different purposes. A group's messages take the
+  /// job's links on a channel derived from the label and the members' job
+  /// ranks, so making one exchanges nothing.
   std::unique_ptr<Communicator> split(const std::string &label,
                                       const std::vector<int64_t> &ranks);
 
@@ -89,7 +84,8 @@ public:
   void await(int peer, uint64_t slot, Patience patience = Patience::Timeout);
 
   /// Element-wise sum over all ranks, result on every rank (the same bits
-  /// on each: every element is summed once, then copied).
+  /// on each: every element is summed once, in rank order 0, 1, ...,
+  /// then copied).
   void allReduceSum(std::vector<double> &values);
   /// allReduceSum of `count` floats at `values`.
   void allReduceSum(float *values, size_t count);
@@ -105,8 +101,8 @@ public:
   void broadcast(void *bytes, size_t size, int root);
 
 private:
-  template <typename T> void allReduceSumOf(T *values, size_t count);
-  template <typename T> void allGatherOf(const T *mine, size_t count, T *all);
+  /// This communicator's ranks on the job's links, for the collectives.
+  struct LinkGroup linkGroup() const;
   Communicator(const Communicator &parent, int rank,
                std::vector<int64_t> jobRanks, uint64_t channel);
 
@@ -115,8 +111,6 @@ private:
   /// The job rank of each of this communicator's ranks.
   std::vector<int64_t> jobRanks;
   std::shared_ptr<class TcpStore> store;
-  std::shared_ptr<gloo::transport::Device> device;
-  std::shared_ptr<gloo::rendezvous::Context> context;
   /// The job's links, shared by its groups, and the channel that tells this
   /// communicator's messages apart from other groups' on them.
   std::shared_ptr<class MessageLinks> links;

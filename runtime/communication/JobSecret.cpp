@@ -8,6 +8,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <stdexcept>
@@ -47,6 +48,11 @@ bool same(const Proof &a, const Proof &b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+static_assert(ProofChallenge::kChallengeBytes == kNonceBytes &&
+                  ProofChallenge::kResponseBytes ==
+                      kNonceBytes + std::tuple_size_v<Proof>,
+              "a response is the client's nonce and its proof");
+
 } // namespace
 
 std::string generateJobSecret() {
@@ -60,36 +66,33 @@ std::string generateJobSecret() {
   return hex;
 }
 
-void logRefusal(const std::string &listener, int fd,
+void logRefusal(const std::string &listener, const std::string &address,
                 const std::string &reason) {
-  std::cerr << "pp: " + listener + " refused a connection from " +
-                   peerAddress(fd) + ": " + reason + "\n";
+  std::cerr << "pp: " + listener + " refused a connection from " + address +
+                   ": " + reason + "\n";
 }
 
-std::string admitPeer(int fd, const std::string &secret,
-                      const std::string &listener) {
-  auto refuse = [&](const std::string &reason) {
-    logRefusal(listener, fd, reason);
-    return reason;
-  };
-  Nonce server = randomNonce(), client;
+ProofChallenge::ProofChallenge() {
+  Nonce drawn = randomNonce();
+  std::copy(drawn.begin(), drawn.end(), nonce);
+}
+
+std::string ProofChallenge::answer(const std::string &secret,
+                                   const unsigned char *response,
+                                   std::string &refusal) const {
+  Nonce server, client;
   Proof proof;
-  if (!writeAll(fd, server.data(), server.size()) ||
-      !readAll(fd, client.data(), client.size()) ||
-      !readAll(fd, proof.data(), proof.size()))
-    return refuse(
-        "it sent no proof of the job secret (not a rank of this job?)");
+  std::copy(nonce, nonce + kChallengeBytes, server.begin());
+  std::copy(response, response + kNonceBytes, client.begin());
+  std::copy(response + kNonceBytes, response + kResponseBytes, proof.begin());
   if (!same(proof, prove(secret, "client", server, client))) {
-    std::string reason = refuse("its proof of the job secret is wrong (its "
-                                "PP_JOB_SECRET differs from this rank's)");
-    writeAll(fd, &kRefused, 1);
-    return reason;
+    refusal = "its proof of the job secret is wrong (its PP_JOB_SECRET "
+              "differs from this rank's)";
+    return std::string(1, kRefused);
   }
-  Proof answer = prove(secret, "server", server, client);
-  if (!writeAll(fd, &kAccepted, 1) ||
-      !writeAll(fd, answer.data(), answer.size()))
-    return refuse("it left during the proof of the job secret");
-  return "";
+  refusal.clear();
+  Proof mine = prove(secret, "server", server, client);
+  return kAccepted + std::string(mine.begin(), mine.end());
 }
 
 std::string proveToPeer(int fd, const std::string &secret) {

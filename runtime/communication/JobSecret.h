@@ -27,20 +27,41 @@ inline constexpr const char *kJobSecretVariable = "PP_JOB_SECRET";
 /// starts. Throws std::runtime_error when no random bytes are available.
 std::string generateJobSecret();
 
-/// How long the accepting side waits for a peer's proof: ranks answer at
-/// once, a silent stranger holds a listener up only this long.
+/// How long the accepting side gives a peer for the whole proof, from its
+/// connection to its last byte: ranks answer at once; a stranger, however
+/// slowly it sends, holds a connection open only this long.
 constexpr std::chrono::milliseconds kProofTimeout = std::chrono::seconds(10);
 
-/// The accepting side of the proof on the connected socket `fd` (with a
-/// receive timeout set, against peers that never answer): "" when the peer
-/// proved it knows `secret` (it has been told so), else why it is refused,
-/// which is logged (logRefusal) before the peer hears of it.
-std::string admitPeer(int fd, const std::string &secret,
-                      const std::string &listener);
+/// The accepting side of one proof, for a caller that does its own reads
+/// and writes (ProofGate, which proves many connections at once): send
+/// challenge(), read kResponseBytes from the peer, send what answer()
+/// returns.
+class ProofChallenge {
+public:
+  /// Bytes of the challenge and of the peer's response to it.
+  static constexpr size_t kChallengeBytes = 32, kResponseBytes = 64;
+
+  /// Draws a fresh nonce; throws std::runtime_error when no random bytes
+  /// are available.
+  ProofChallenge();
+
+  /// The kChallengeBytes to send the peer first.
+  const unsigned char *challenge() const { return nonce; }
+
+  /// The bytes to send back for the peer's `response` (kResponseBytes):
+  /// this side's acceptance and its own proof when the response proves
+  /// `secret`, else the refusal, with why in `refusal` ("" when accepted).
+  std::string answer(const std::string &secret, const unsigned char *response,
+                     std::string &refusal) const;
+
+private:
+  unsigned char nonce[kChallengeBytes];
+};
 
 /// Logs on stderr that `listener` ("the rendezvous store", "rank 2")
-/// refused the connection `fd`, naming the peer's address and `reason`.
-void logRefusal(const std::string &listener, int fd, const std::string &reason);
+/// refused a connection from `address` ("10.0.0.7:51234"), and `reason`.
+void logRefusal(const std::string &listener, const std::string &address,
+                const std::string &reason);
 
 /// The connecting side: proves `secret` to the peer on `fd` and checks the
 /// peer's proof. "" on success, else what went wrong.

@@ -2,9 +2,10 @@
 
 #include "runtime/communication/MessageLinks.h"
 #include "runtime/communication/JobSecret.h"
+#include "runtime/communication/ProofGate.h"
 #include "runtime/communication/Socket.h"
+#include "runtime/communication/TcpStore.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@ struct Header {
   uint64_t size = 0;
 };
 
-/// How long an accepted connection may take to prove the job's secret.
+/// At most this many connections prove the secret at once on a rank's
+/// listener; past it the oldest is dropped.
+constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
 
@@ -40,7 +43,7 @@ struct Closer {
 
 } // namespace
 
-MessageLinks::MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
+MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
                            const std::string &host, const std::string &secret,
                            std::chrono::milliseconds timeout)
     : rank(rank), timeout(timeout) {
@@ -79,31 +82,26 @@ MessageLinks::MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
     links[peer]->fd = std::exchange(fd, -1);
   }
 
-  // Higher ranks connect; strangers are refused.
+  // Higher ranks connect; strangers are refused, each within the proof's
+  // deadline, while the ranks' proofs go on.
+  std::string name = "rank " + std::to_string(rank);
+  ProofGate gate(secret, name, std::min(timeout, kProofTimeout),
+                 kMaxPendingProofs);
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int missing = size - 1 - rank; missing > 0;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd waiting{listener, POLLIN, 0};
-    if (left.count() <= 0 ||
-        ::poll(&waiting, 1, static_cast<int>(left.count())) <= 0)
+    int fd = gate.admitOne(listener, deadline);
+    if (fd < 0)
       throw std::runtime_error(
           std::to_string(missing) + " rank(s) above rank " +
           std::to_string(rank) + " did not connect within " +
           std::to_string(timeout.count() / 1000) + " s (a rank failed?)");
-    int fd = acceptOn(listener);
-    if (fd < 0)
-      continue;
     Closer closeFd{fd};
-    // Ranks answer at once; a silent stranger holds the others up briefly.
+    // A proven peer knows the secret: it is a rank, which says which at once.
     setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
-    std::string listener = "rank " + std::to_string(rank);
-    if (!admitPeer(fd, secret, listener).empty())
-      continue;
     int32_t peer = -1;
     if (!readAll(fd, &peer, sizeof(peer)) || peer <= rank || peer >= size ||
         links[peer]->fd >= 0) {
-      logRefusal(listener, fd,
+      logRefusal(name, peerAddress(fd),
                  "it claims to be rank " + std::to_string(peer) +
                      ", which is not a higher rank still to connect");
       continue;
@@ -208,8 +206,8 @@ void MessageLinks::await(int peer, uint64_t channel, uint64_t slot,
   waitForMessage(lock, peer, channel, slot, patience);
 }
 
-void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
-                        Patience patience, void *bytes, size_t size) {
+std::vector<char> MessageLinks::take(int peer, uint64_t channel,
+                                     uint64_t slot, Patience patience) {
   std::unique_lock<std::mutex> lock(mutex);
   std::deque<std::vector<char>> &queue =
       waitForMessage(lock, peer, channel, slot, patience);
@@ -217,7 +215,12 @@ void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
   queue.pop_front();
   if (queue.empty())
     link(peer).arrived.erase({channel, slot});
-  lock.unlock();
+  return message;
+}
+
+void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
+                        Patience patience, void *bytes, size_t size) {
+  std::vector<char> message = take(peer, channel, slot, patience);
   if (message.size() != size)
     throw std::runtime_error("a message from rank " + std::to_string(peer) +
                              " has " + std::to_string(message.size()) +

@@ -15,8 +15,6 @@
 
 #include "runtime/communication/Communicator.h"
 
-#include <gloo/rendezvous/store.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,16 +28,21 @@
 
 namespace pp::runtime {
 
+class TcpStore;
+
 class MessageLinks {
 public:
   /// Connects rank `rank` of a job of `size` ranks to all others: listens
   /// on `host` (this rank's address as the others reach it), publishes the
   /// address in `store`, connects to the lower ranks and accepts the higher
   /// ones. Both ends of each link prove that they know the job's `secret`
-  /// (JobSecret.h); a connection that does not is refused and logged on
-  /// stderr. Throws std::runtime_error when a rank does not connect within
-  /// `timeout`.
-  MessageLinks(int rank, int size, gloo::rendezvous::Store &store,
+  /// (JobSecret.h); the listener proves every connection alongside the
+  /// others, each within a deadline (ProofGate.h), and refuses, logging on
+  /// stderr, one that does not prove it, so that a stranger neither gets a
+  /// link nor holds the ranks up. The listener closes once every higher
+  /// rank has connected. Throws std::runtime_error when a rank does not
+  /// connect within `timeout`.
+  MessageLinks(int rank, int size, TcpStore &store,
                const std::string &host, const std::string &secret,
                std::chrono::milliseconds timeout);
   ~MessageLinks();
@@ -53,8 +56,12 @@ public:
   /// Receives the next message job rank `peer` sent on (`channel`, `slot`),
   /// which must have `size` bytes, waiting up to the timeout for it.
   void recv(int peer, uint64_t channel, uint64_t slot, Patience patience,
-            void *bytes,
-            size_t size);
+            void *bytes, size_t size);
+
+  /// Receives, as recv() does, the next message of any size, without
+  /// copying it.
+  std::vector<char> take(int peer, uint64_t channel, uint64_t slot,
+                         Patience patience);
 
   /// Waits, as recv() does, until such a message has arrived, and leaves
   /// it for recv() to take.

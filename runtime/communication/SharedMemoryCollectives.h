@@ -2,7 +2,7 @@
 //
 // The CollectiveGroup of ranks on one host: an all-gather copies through a
 // POSIX shared-memory segment that every member maps, synchronized by
-// counters in the segment, instead of through Gloo's TCP connections
+// counters in the segment, instead of through the ranks' TCP links
 // (microseconds instead of milliseconds for the few KB of a tensor-parallel
 // all-reduce).
 //

@@ -2,6 +2,7 @@
 
 #include "runtime/communication/Socket.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -81,11 +82,19 @@ std::string listeningAddress(int fd) {
   return host + " " + port;
 }
 
-int acceptOn(int listener) {
-  int fd = ::accept(listener, nullptr, nullptr);
+int acceptWaiting(int listener) {
+  setBlocking(listener, false);
+  int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd >= 0)
     setNoDelay(fd);
   return fd;
+}
+
+void setBlocking(int fd, bool blocking) {
+  int flags = ::fcntl(fd, F_GETFL);
+  int wanted = blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK;
+  if (flags >= 0 && wanted != flags)
+    ::fcntl(fd, F_SETFL, wanted);
 }
 
 int connectTo(const std::string &host, int port,

@@ -25,9 +25,13 @@ int listenOn(const std::string &host, int port, std::string &problem);
 /// takes it.
 std::string listeningAddress(int fd);
 
-/// Accepts a connection on `listener` (TCP_NODELAY, as connectTo's); -1
-/// when accept fails.
-int acceptOn(int listener);
+/// Accepts a connection waiting on the non-blocking `listener`, itself
+/// non-blocking (and TCP_NODELAY, as connectTo's); -1 with errno set when
+/// none waits (EAGAIN) or accept fails.
+int acceptWaiting(int listener);
+
+/// Makes reads and writes on `fd` block (`blocking`) or not.
+void setBlocking(int fd, bool blocking);
 
 /// Connects to `host:port` (TCP_NODELAY: small messages leave at once),
 /// retrying until `timeout` has passed; -1 when no address of `host`

@@ -3,7 +3,7 @@
 // Protocol: a connection starts with the proof of the job's secret
 // (JobSecret.h); the server refuses, and logs, peers that fail it. Then a
 // request is one byte ('S' set, 'G' get, 'W' wait), a key and for 'S' a
-// value, each sent as a 64-bit length and its bytes. 'G' and 'W' block on
+// value, each sent as a 64-bit length and its bytes. 'G' and 'W' wait on
 // the server until the key exists; 'G' answers with the value, 'W' with an
 // empty value.
 //
@@ -13,15 +13,20 @@
 #include "runtime/communication/JobSecret.h"
 #include "runtime/communication/Socket.h"
 
+#include "runtime/communication/ProofGate.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <iostream>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace pp::runtime {
 namespace {
@@ -31,9 +36,12 @@ bool writeBlob(int fd, const std::string &blob) {
   return writeAll(fd, &size, sizeof(size)) && writeAll(fd, blob.data(), size);
 }
 
+/// The longest key or value the store takes.
+constexpr uint64_t kMaxBlob = 1ull << 32;
+
 bool readBlob(int fd, std::string &blob) {
   uint64_t size = 0;
-  if (!readAll(fd, &size, sizeof(size)) || size > (1ull << 32))
+  if (!readAll(fd, &size, sizeof(size)) || size > kMaxBlob)
     return false;
   blob.resize(size);
   return readAll(fd, blob.data(), size);
@@ -41,18 +49,19 @@ bool readBlob(int fd, std::string &blob) {
 
 } // namespace
 
-/// The server rank 0 runs: one thread per client connection, which first
-/// admits the client by the job's secret. Shutdown
-/// wakes every thread (blocked accepts, reads and waits for keys) and joins
-/// them before any member they use is destroyed; a client's socket is
-/// closed only by its own thread, under the lock, so the destructor never
-/// touches a descriptor that was closed and reused.
+/// The server rank 0 runs: one thread that polls the listener, the
+/// connections still proving the job's secret (a ProofGate's), the proven
+/// clients and a wake-up descriptor. A client's requests are handled in
+/// order as their bytes arrive; a get or wait of a key not set yet is kept
+/// (with what the client sent after it) until a set makes it answerable.
+/// Replies go out as the client's socket takes them.
 class TcpStoreServer {
 public:
   /// Listens on `host` (MASTER_ADDR) only, not on every interface.
-  TcpStoreServer(const std::string &host, int port, std::string secret,
+  TcpStoreServer(const std::string &host, int port, const std::string &secret,
                  std::chrono::milliseconds timeout)
-      : secret(std::move(secret)), timeout(timeout) {
+      : gate(secret, "the rendezvous store", std::min(timeout, kProofTimeout),
+             kMaxPending) {
     std::string problem;
     listener = listenOn(host, port, problem);
     if (listener < 0)
@@ -60,99 +69,174 @@ public:
           "cannot serve the rendezvous store on " + host + ":" +
           std::to_string(port) + ": " + problem +
           " (is MASTER_PORT in use? does MASTER_ADDR name rank 0's machine?)");
-    acceptor = std::thread([this] { acceptLoop(); });
+    wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake < 0) {
+      ::close(listener);
+      throw std::runtime_error("cannot serve the rendezvous store: eventfd: " +
+                               std::string(std::strerror(errno)));
+    }
+    server = std::thread([this] { run(); });
   }
 
   ~TcpStoreServer() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-      changed.notify_all();
-      for (int fd : clients)
-        ::shutdown(fd, SHUT_RDWR);
-    }
-    // Wakes the blocked accept; the acceptor adds no client after
-    // `stopping`, so `workers` is final once it has returned.
-    ::shutdown(listener, SHUT_RDWR);
-    acceptor.join();
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = ::write(wake, &one, sizeof(one));
+    server.join();
+    for (Client &client : clients)
+      ::close(client.fd);
     ::close(listener);
-    for (std::thread &worker : workers)
-      worker.join();
+    ::close(wake);
   }
 
 private:
-  void acceptLoop() {
+  /// At most this many connections prove the secret at once; past it the
+  /// oldest is dropped (a job's ranks each prove within a round trip).
+  static constexpr size_t kMaxPending = 256;
+
+  struct Client {
+    int fd = -1;
+    /// Received bytes of requests not handled yet; replies not yet sent.
+    std::string in, out;
+  };
+
+  void run() {
+    std::vector<pollfd> fds;
     while (true) {
-      int fd = acceptOn(listener);
-      std::unique_lock<std::mutex> lock(mutex);
-      if (stopping) {
-        if (fd >= 0)
-          ::close(fd);
+      fds = {{wake, POLLIN, 0}, {listener, POLLIN, 0}};
+      gate.addPollEntries(fds);
+      size_t firstClient = fds.size();
+      for (const Client &client : clients)
+        fds.push_back(
+            {client.fd, static_cast<short>(client.out.empty() ? POLLIN
+                                                              : POLLIN | POLLOUT),
+             0});
+      if (::poll(fds.data(), fds.size(), gate.msUntilDeadline()) < 0 &&
+          errno != EINTR)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (fds[0].revents)
         return;
+      // Clients before the gate's new ones, and those before new accepts:
+      // each matches the entries polled.
+      bool setAny = false;
+      for (size_t i = 0; i < clients.size(); ++i)
+        if (fds[firstClient + i].revents && !receive(clients[i], setAny))
+          drop(clients[i]);
+      for (int fd : gate.advance(fds.data() + 2, firstClient - 2))
+        clients.push_back(Client{fd, {}, {}});
+      if (fds[1].revents)
+        gate.acceptFrom(listener);
+      // A set may answer what other clients wait for, and the requests
+      // behind an answered one may set more keys.
+      for (bool again = setAny; again;) {
+        again = false;
+        for (Client &client : clients)
+          if (client.fd >= 0 && !handle(client, again))
+            drop(client);
       }
-      if (fd < 0) {
-        // Out of descriptors or memory (a flood of connections): wait for
-        // some to close instead of serving no one from now on.
-        lock.unlock();
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      try {
-        workers.emplace_back([this, fd] { serve(fd); });
-        clients.insert(fd);
-      } catch (const std::exception &) {
-        ::close(fd); // No thread to serve it: the peer sees it closed.
-      }
+      for (Client &client : clients)
+        if (client.fd >= 0 && !flush(client))
+          drop(client);
+      clients.erase(std::remove_if(clients.begin(), clients.end(),
+                                   [](const Client &client) {
+                                     return client.fd < 0;
+                                   }),
+                    clients.end());
     }
   }
 
-  void serve(int fd) {
-    // A peer that never answers the challenge is dropped soon.
-    setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
-    std::string refusal;
-    try {
-      refusal = admitPeer(fd, secret, "the rendezvous store");
-    } catch (const std::exception &error) {
-      refusal = error.what(); // No random bytes for the challenge.
+  void drop(Client &client) {
+    if (client.fd >= 0)
+      ::close(client.fd);
+    client.fd = -1;
+  }
+
+  /// Reads what `client` sent and handles it; false when the connection
+  /// ended or broke the protocol. Sets `setAny` when a key was set.
+  bool receive(Client &client, bool &setAny) {
+    char buffer[1 << 16];
+    while (true) {
+      ssize_t got = ::recv(client.fd, buffer, sizeof(buffer), 0);
+      if (got > 0) {
+        client.in.append(buffer, got);
+        continue;
+      }
+      if (got < 0 && errno == EINTR)
+        continue;
+      bool open = got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      // Requests sent before a close still count.
+      return handle(client, setAny) && open;
     }
-    if (refusal.empty())
-      setReceiveTimeout(fd, std::chrono::milliseconds(0));
-    char op;
-    std::string key, value;
-    while (refusal.empty() && readAll(fd, &op, 1) && readBlob(fd, key)) {
+  }
+
+  /// Handles the complete requests at the start of `client.in`, up to one
+  /// that waits for a key not set yet; false when the client broke the
+  /// protocol. Sets `setAny` when a key was set.
+  bool handle(Client &client, bool &setAny) {
+    size_t at = 0;
+    bool valid = true;
+    auto blob = [&](std::string &value) {
+      uint64_t size = 0;
+      if (client.in.size() - at < sizeof(size))
+        return false;
+      std::memcpy(&size, client.in.data() + at, sizeof(size));
+      valid = size <= kMaxBlob;
+      if (!valid || client.in.size() - at - sizeof(size) < size)
+        return false;
+      value.assign(client.in, at + sizeof(size), size);
+      at += sizeof(size) + size;
+      return true;
+    };
+    while (valid && at < client.in.size()) {
+      size_t start = at;
+      char op = client.in[at++];
+      std::string key, value;
+      valid = op == 'S' || op == 'G' || op == 'W';
+      if (!valid || !blob(key) || (op == 'S' && !blob(value))) {
+        at = start; // Incomplete: wait for the rest (unless invalid).
+        break;
+      }
       if (op == 'S') {
-        if (!readBlob(fd, value))
-          break;
-        std::lock_guard<std::mutex> lock(mutex);
-        data[key] = value;
-        changed.notify_all();
+        data[key] = std::move(value);
+        setAny = true;
         continue;
       }
-      std::unique_lock<std::mutex> lock(mutex);
-      changed.wait(lock, [&] { return stopping || data.count(key); });
-      if (stopping)
+      auto found = data.find(key);
+      if (found == data.end()) {
+        at = start; // Answered by a later set.
         break;
-      std::string answer = op == 'G' ? data[key] : std::string();
-      lock.unlock();
-      if (!writeBlob(fd, answer))
-        break;
+      }
+      std::string answer = op == 'G' ? found->second : std::string();
+      uint64_t size = answer.size();
+      client.out.append(reinterpret_cast<const char *>(&size), sizeof(size));
+      client.out += answer;
     }
-    std::lock_guard<std::mutex> lock(mutex);
-    clients.erase(fd);
-    ::close(fd);
+    client.in.erase(0, at);
+    return valid;
   }
 
-  const std::string secret;
-  const std::chrono::milliseconds timeout;
-  int listener = -1;
-  std::thread acceptor;
-  /// Guards everything below.
-  std::mutex mutex;
-  std::condition_variable changed;
-  bool stopping = false;
-  std::vector<std::thread> workers;
-  std::set<int> clients;
+  /// Sends what `client.out` holds as far as the socket takes it; false
+  /// when the connection failed.
+  bool flush(Client &client) {
+    while (!client.out.empty()) {
+      ssize_t sent =
+          ::send(client.fd, client.out.data(), client.out.size(), MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR)
+        continue;
+      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return true;
+      if (sent <= 0)
+        return false;
+      client.out.erase(0, sent);
+    }
+    return true;
+  }
+
+  ProofGate gate;
+  int listener = -1, wake = -1;
+  /// Owned by the server thread once it runs.
+  std::vector<Client> clients;
   std::map<std::string, std::string> data;
+  std::thread server;
 };
 
 TcpStore::TcpStore(const std::string &host, int port, bool serve,
@@ -205,11 +289,6 @@ std::vector<char> TcpStore::get(const std::string &key) {
 }
 
 void TcpStore::wait(const std::vector<std::string> &keys) {
-  wait(keys, timeout);
-}
-
-void TcpStore::wait(const std::vector<std::string> &keys,
-                    const std::chrono::milliseconds &) {
   std::lock_guard<std::mutex> lock(mutex);
   std::string ignored;
   for (const std::string &key : keys)

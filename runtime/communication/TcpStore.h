@@ -1,26 +1,28 @@
 //===- TcpStore.h - rendezvous over MASTER_ADDR:MASTER_PORT -----*- C++ -*-===//
 //
-// A key-value store for Gloo's rendezvous, as torchrun's: rank 0 serves it
-// on MASTER_ADDR:MASTER_PORT, every rank (rank 0 included) is a client, and
-// only clients that know the job's secret get in.
+// A key-value store for the ranks' rendezvous, as torchrun's: rank 0 serves
+// it on MASTER_ADDR:MASTER_PORT, every rank (rank 0 included) is a client,
+// and only clients that know the job's secret get in. The server is one
+// thread, whatever connects: it proves connections many at once, each
+// within a deadline (ProofGate.h), and serves the proven ones from the same
+// poll loop.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_TCPSTORE_H
 #define PP_RUNTIME_TCPSTORE_H
 
-#include <gloo/rendezvous/store.h>
-
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace pp::runtime {
 
 class TcpStoreServer;
 
-class TcpStore : public gloo::rendezvous::Store {
+class TcpStore {
 public:
   /// Connects to the store at `host:port`, serving it first when `serve`
   /// (on the address `host` names only). Both ends prove that they know the
@@ -29,13 +31,16 @@ public:
   /// on failure.
   TcpStore(const std::string &host, int port, bool serve,
            const std::string &secret, std::chrono::milliseconds timeout);
-  ~TcpStore() override;
+  ~TcpStore();
+  TcpStore(const TcpStore &) = delete;
+  TcpStore &operator=(const TcpStore &) = delete;
 
-  void set(const std::string &key, const std::vector<char> &data) override;
-  std::vector<char> get(const std::string &key) override;
-  void wait(const std::vector<std::string> &keys) override;
-  void wait(const std::vector<std::string> &keys,
-            const std::chrono::milliseconds &timeout) override;
+  /// Sets `key` to `data`.
+  void set(const std::string &key, const std::vector<char> &data);
+  /// The value of `key`, waiting up to the timeout for a rank to set it.
+  std::vector<char> get(const std::string &key);
+  /// Waits up to the timeout until every one of `keys` is set.
+  void wait(const std::vector<std::string> &keys);
 
 private:
   std::unique_ptr<TcpStoreServer> server;

@@ -1811,7 +1811,7 @@ namespace {
 /// `choice` says; see TensorCollectives.
 std::unique_ptr<CollectiveGroup>
 connectTensorCollectives(Communicator &group, TensorCollectives choice) {
-  if (group.worldSize() > 1 && choice != TensorCollectives::Gloo) {
+  if (group.worldSize() > 1 && choice != TensorCollectives::Tcp) {
     std::string whyNot;
     if (std::unique_ptr<SharedMemoryCollectives> shared =
             SharedMemoryCollectives::connect(group, "tp", whyNot))
@@ -1819,7 +1819,7 @@ connectTensorCollectives(Communicator &group, TensorCollectives choice) {
     if (choice == TensorCollectives::SharedMemory)
       throw std::runtime_error(
           "--tp-collectives shm: " + whyNot +
-          "; use --tp-collectives gloo (or auto, which falls back to Gloo) "
+          "; use --tp-collectives tcp (or auto, which falls back to TCP) "
           "for tensor-parallel groups whose ranks cannot share memory");
   }
   return std::make_unique<CommunicatorCollectives>(group);
@@ -1833,8 +1833,8 @@ parseTensorCollectives(const std::string &name) {
     return TensorCollectives::Auto;
   if (name == "shm")
     return TensorCollectives::SharedMemory;
-  if (name == "gloo")
-    return TensorCollectives::Gloo;
+  if (name == "tcp" || name == "gloo")
+    return TensorCollectives::Tcp;
   return std::nullopt;
 }
 

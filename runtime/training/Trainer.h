@@ -153,16 +153,18 @@ struct RankGroups {
 /// over, for a tensor-parallel group of more than one rank.
 enum class TensorCollectives {
   /// Shared memory when every rank of the group can map the same segment
-  /// (the ranks are on one host), else Gloo.
+  /// (the ranks are on one host), else Tcp.
   Auto,
   /// Shared memory (SharedMemoryCollectives.h); an error where the ranks
   /// cannot share memory.
   SharedMemory,
-  /// Gloo over TCP (CommunicatorCollectives.h).
-  Gloo,
+  /// The communicator's collectives over the job's authenticated TCP links
+  /// (CommunicatorCollectives.h).
+  Tcp,
 };
 
-/// The TensorCollectives that `name` (auto, shm or gloo) names, or nullopt.
+/// The TensorCollectives that `name` (auto, shm, tcp, or gloo: tcp's name
+/// from when Gloo carried it) names, or nullopt.
 std::optional<TensorCollectives>
 parseTensorCollectives(const std::string &name);
 

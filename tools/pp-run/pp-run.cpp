@@ -191,8 +191,9 @@ cl::opt<std::string> tensorCollectives(
     "tp-collectives", cl::init("auto"),
     cl::desc("What the collectives inside stage functions run over: auto "
              "(default; shared memory when a tensor-parallel group's ranks "
-             "are on one host, else Gloo over TCP), shm or gloo"),
-    cl::value_desc("auto|shm|gloo"), cl::cat(runCategory));
+             "are on one host, else TCP), shm, or tcp (the job's "
+             "authenticated TCP links; gloo is another name for it)"),
+    cl::value_desc("auto|shm|tcp"), cl::cat(runCategory));
 cl::opt<bool> shardOptimizer(
     "shard-optimizer",
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
@@ -332,7 +333,7 @@ cl::opt<double, false, NumberParser> clipGradNorm(
     cl::cat(runCategory));
 cl::opt<std::string> deviceName(
     "device", cl::init("cpu"),
-    cl::desc("Where the stages run: cpu (default; Gloo between ranks) or "
+    cl::desc("Where the stages run: cpu (default; TCP between ranks) or "
              "cuda (one GPU per rank, NCCL between them)"),
     cl::cat(runCategory));
 cl::opt<bool> printSchedule(
@@ -617,7 +618,7 @@ std::string optionProblem() {
     return atLeastOne("timeout", timeoutSeconds);
   if (!parseTensorCollectives(tensorCollectives))
     return "unknown --tp-collectives '" + tensorCollectives +
-           "'; use auto, shm or gloo";
+           "'; use auto, shm or tcp (or gloo, another name for tcp)";
   if (numProcesses.getNumOccurrences() && numProcesses < 1)
     return atLeastOne("nproc", numProcesses);
   if (stages < 1)

@@ -1,4 +1,4 @@
-//===- CommunicatorTest.cpp - Gloo groups and sends between thread ranks --===//
+//===- CommunicatorTest.cpp - groups, collectives and sends between ranks -===//
 //
 // Each test runs the ranks of one job as threads of this process; rank 0
 // serves the rendezvous store on a free local port.
@@ -13,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
+#include <random>
 #include <thread>
 
 using namespace pp::runtime;
@@ -58,6 +60,87 @@ TEST(Communicator, GroupsOfA2x2x2MeshTalkAmongThemselves) {
       group->recv(previous, slot, &received, sizeof(received));
       EXPECT_EQ(received, members[previous]);
     }
+  });
+}
+
+/// Rank `rank`'s `count` values for the all-reduce tests: magnitudes from
+/// 2^-30 to 2^30 and both signs, so that the order of the additions shows
+/// in the bits of a sum.
+template <typename T> std::vector<T> valuesOf(int rank, size_t count) {
+  std::mt19937_64 random(1234 + rank);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  std::vector<T> values(count);
+  for (T &value : values)
+    value = static_cast<T>(std::ldexp(mantissa(random), exponent(random)));
+  return values;
+}
+
+/// Sums every rank's valuesOf() over `world` and checks that the result
+/// has, on every rank, the bits of the sum in rank order ((x0 + x1) + x2
+/// ...), the same on every rank.
+template <typename T>
+void requireRankOrderSum(Communicator &world, size_t count,
+                         const std::function<void(std::vector<T> &)> &sum) {
+  std::vector<T> values = valuesOf<T>(world.rank(), count);
+  sum(values);
+  std::vector<T> expected = valuesOf<T>(0, count);
+  for (int rank = 1; rank < world.worldSize(); ++rank) {
+    std::vector<T> theirs = valuesOf<T>(rank, count);
+    for (size_t i = 0; i < count; ++i)
+      expected[i] += theirs[i];
+  }
+  EXPECT_EQ(std::memcmp(values.data(), expected.data(), count * sizeof(T)), 0)
+      << count << " values on rank " << world.rank();
+  // The same bits on every rank: rank 0's result reaches all.
+  std::vector<T> rankZeros = values;
+  world.broadcast(rankZeros.data(), count * sizeof(T), 0);
+  EXPECT_EQ(std::memcmp(values.data(), rankZeros.data(), count * sizeof(T)), 0)
+      << count << " values on rank " << world.rank();
+}
+
+TEST(Communicator, AllReducesSumInRankOrderWithTheSameBitsOnEveryRank) {
+  // Sizes around the 1 MiB pieces of a round (262144 floats a rank), fewer
+  // values than ranks, and several rounds with a short last one.
+  std::vector<size_t> counts = {1, 2, 3, 1000, 262144 * 3, 262144 * 3 + 1,
+                                2500007};
+  for (int ranks : {2, 3, 4})
+    runRanks(ranks, [&](Communicator &world) {
+      for (size_t count : counts) {
+        requireRankOrderSum<float>(world, count, [&](std::vector<float> &v) {
+          world.allReduceSum(v.data(), v.size());
+        });
+        requireRankOrderSum<double>(world, count / 3 + 1,
+                                    [&](std::vector<double> &v) {
+                                      world.allReduceSum(v);
+                                    });
+      }
+    });
+}
+
+TEST(Communicator, GathersAndBroadcastsLargeAndOddSizes) {
+  runRanks(3, [](Communicator &world) {
+    for (size_t bytes : {size_t(1), size_t(1000), (size_t(1) << 20) + 17,
+                         (size_t(5) << 20) / 2}) {
+      std::vector<uint8_t> mine(bytes);
+      for (size_t i = 0; i < bytes; ++i)
+        mine[i] = static_cast<uint8_t>(i * 7 + world.rank() * 31);
+      std::vector<uint8_t> all(bytes * 3);
+      world.allGatherBytes(mine.data(), bytes, all.data());
+      for (int rank = 0; rank < 3; ++rank)
+        for (size_t i = 0; i < bytes; i += 4099)
+          ASSERT_EQ(all[rank * bytes + i],
+                    static_cast<uint8_t>(i * 7 + rank * 31))
+              << bytes << " bytes, rank " << rank << ", byte " << i;
+      std::vector<uint8_t> fromOne = mine;
+      world.broadcast(fromOne.data(), bytes, 1);
+      EXPECT_TRUE(std::equal(fromOne.begin(), fromOne.end(),
+                             all.begin() + bytes))
+          << bytes << " bytes";
+    }
+    std::vector<std::string> texts =
+        world.allGatherText(std::string(world.rank() * 3, 'x'));
+    EXPECT_EQ(texts, (std::vector<std::string>{"", "xxx", "xxxxxx"}));
   });
 }
 

@@ -11,79 +11,18 @@
 #include "runtime/communication/TcpStore.h"
 
 #include "FreePort.h"
+#include "RawSockets.h"
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <thread>
 
 using namespace pp::runtime;
-using pp::runtime::test::freePort;
+using namespace pp::runtime::test;
 
 namespace {
 
 constexpr std::chrono::seconds kTimeout(5);
-
-/// The local addresses (hex, as /proc/net/tcp writes them) of the IPv4
-/// sockets that listen on `port`.
-std::set<std::string> listeningAddresses(int port) {
-  std::set<std::string> addresses;
-  std::ifstream table("/proc/net/tcp");
-  std::string line;
-  std::getline(table, line); // The header.
-  while (std::getline(table, line)) {
-    std::istringstream fields(line);
-    std::string slot, local, remote, state;
-    fields >> slot >> local >> remote >> state;
-    size_t colon = local.find(':');
-    if (state == "0A" && // TCP_LISTEN
-        std::stoi(local.substr(colon + 1), nullptr, 16) == port)
-      addresses.insert(local.substr(0, colon));
-  }
-  return addresses;
-}
-
-sockaddr_in loopback(int port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  return address;
-}
-
-/// A raw connection to 127.0.0.1:`port`, as anyone on the machine can make.
-int connectRaw(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address = loopback(port);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&address),
-                      sizeof(address)),
-            0);
-  return fd;
-}
-
-/// The port of the local end of `fd`.
-int localPort(int fd) {
-  sockaddr_in address{};
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-  return ntohs(address.sin_port);
-}
-
-/// Reads what the peer sends on `fd` until it closes the connection.
-std::string readToEnd(int fd) {
-  std::string bytes;
-  char buffer[256];
-  for (ssize_t got; (got = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;)
-    bytes.append(buffer, got);
-  return bytes;
-}
 
 TEST(JobSecret, GeneratedSecretsAre32FreshRandomBytesInHex) {
   std::string first = generateJobSecret(), second = generateJobSecret();

@@ -1,6 +1,6 @@
 //===- SharedMemoryCollectivesTest.cpp - all-gathers in shared memory -----===//
 //
-// The shared-memory group against the Gloo group (CommunicatorCollectives)
+// The shared-memory group against the TCP group (CommunicatorCollectives)
 // with ranks as threads of this process and as forked processes: the same
 // bytes for every size, groups used at the same time, and the errors when
 // a member never arrives or is gone.
@@ -70,26 +70,26 @@ void require(bool condition, const std::string &what) {
     throw std::runtime_error(what);
 }
 
-/// Gathers through `shared` and through Gloo (`group`) for every size of
+/// Gathers through `shared` and over TCP (`group`) for every size of
 /// kSizes, `repeats` times each, and requires both to give every member's
 /// bytes in group order.
-void requireSameBytesAsGloo(Communicator &group, CollectiveGroup &shared,
+void requireSameBytesAsTcp(Communicator &group, CollectiveGroup &shared,
                             int repeats = 1) {
-  CommunicatorCollectives gloo(group);
+  CommunicatorCollectives tcp(group);
   int64_t call = 0;
   for (int repeat = 0; repeat < repeats; ++repeat)
     for (size_t bytes : kSizes) {
       std::vector<uint8_t> mine = memberBytes(group.rank(), bytes, ++call);
       std::vector<uint8_t> viaShared(bytes * group.worldSize(), 0xee);
-      std::vector<uint8_t> viaGloo(bytes * group.worldSize(), 0xdd);
+      std::vector<uint8_t> viaTcp(bytes * group.worldSize(), 0xdd);
       shared.allGather(mine.data(), bytes, viaShared.data());
-      gloo.allGather(mine.data(), bytes, viaGloo.data());
+      tcp.allGather(mine.data(), bytes, viaTcp.data());
       std::vector<uint8_t> expected;
       for (int member = 0; member < group.worldSize(); ++member) {
         std::vector<uint8_t> theirs = memberBytes(member, bytes, call);
         expected.insert(expected.end(), theirs.begin(), theirs.end());
       }
-      require(viaShared == expected && viaGloo == expected,
+      require(viaShared == expected && viaTcp == expected,
               "the all-gather of " + std::to_string(bytes) +
                   " bytes differs on rank " + std::to_string(group.rank()));
     }
@@ -134,23 +134,23 @@ runProcessRanks(int size, std::chrono::milliseconds timeout,
   return outcomes;
 }
 
-TEST(SharedMemoryCollectives, GathersTheSameBytesAsGlooOnThreadRanks) {
+TEST(SharedMemoryCollectives, GathersTheSameBytesAsTcpOnThreadRanks) {
   runRanks(3, [](Communicator &world) {
     std::unique_ptr<SharedMemoryCollectives> shared = connectShared(world);
     EXPECT_EQ(shared->rank(), world.rank());
     EXPECT_EQ(shared->size(), 3);
-    requireSameBytesAsGloo(world, *shared, 2);
+    requireSameBytesAsTcp(world, *shared, 2);
   });
 }
 
-TEST(SharedMemoryCollectives, GathersTheSameBytesAsGlooOnProcessRanks) {
+TEST(SharedMemoryCollectives, GathersTheSameBytesAsTcpOnProcessRanks) {
   std::vector<std::string> outcomes =
       runProcessRanks(4, std::chrono::seconds(30), [](Communicator &world) {
         // The default slots: one round up to 1 MiB per member.
-        requireSameBytesAsGloo(
+        requireSameBytesAsTcp(
             world, *connectShared(world,
                                   SharedMemoryCollectives::kDefaultSlotBytes));
-        requireSameBytesAsGloo(world, *connectShared(world), 2);
+        requireSameBytesAsTcp(world, *connectShared(world), 2);
       });
   for (int rank = 0; rank < 4; ++rank)
     EXPECT_EQ(outcomes[rank], "") << "rank " << rank;
@@ -270,7 +270,7 @@ TEST(SharedMemoryCollectives, EveryMemberRefusesASegmentThatOneCannotMap) {
               std::string::npos)
         << whyNot;
     // The group still connects with slots that fit.
-    requireSameBytesAsGloo(world, *connectShared(world));
+    requireSameBytesAsTcp(world, *connectShared(world));
   });
 }
 
