@@ -16,8 +16,7 @@
 # token-dataset, safetensors, weights-index, checkpoint, schedule-file.
 # CI leaves out torchscript: its LibTorch plugin is a fifth of the clang
 # build (about 35 s of the 5 minutes CI may spend here), and in 10 s it
-# runs few inputs, most of them refused by the zip CRC check
-# (docs/development.md, Fuzzing).
+# runs few inputs (docs/development.md, Fuzzing).
 # Only the selected targets are built.
 # Each run starts from the target's seeds (test/Fuzz/corpus/TARGET) and
 # fixed crashes (test/Fuzz/regressions/TARGET), which it reads and never
