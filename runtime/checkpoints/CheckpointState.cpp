@@ -3,8 +3,8 @@
 #include "runtime/checkpoints/CheckpointState.h"
 
 #include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/core/InputFile.h"
 
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 
@@ -28,9 +28,10 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
     return std::runtime_error("checkpoint '" + checkpoint + "': " +
                               kCheckpointStateFile + " " + what);
   };
-  std::ifstream file(checkpoint + "/" + kCheckpointStateFile);
-  nlohmann::json state =
-      nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json state = nlohmann::json::parse(
+      readInputFile(checkpoint + "/" + kCheckpointStateFile,
+                    "the checkpoint state"),
+      nullptr, /*allow_exceptions=*/false);
   if (!state.is_object() || !state.contains("format_version") ||
       state["format_version"] != kCheckpointFormatVersion)
     throw refuse("is not of checkpoint format version " +

@@ -39,11 +39,12 @@ struct CheckpointState {
   std::map<std::string, Shape> tensors;
 };
 
-/// Reads the state.json of the checkpoint directory `checkpoint`. Throws
-/// std::runtime_error naming the checkpoint and what is wrong when the file
-/// is missing or not JSON, is of another format version, or lacks a field
-/// or has one of the wrong type or out of range (a negative step or cursor,
-/// a negative dimension).
+/// Reads the state.json of the checkpoint directory `checkpoint` (through
+/// InputFile: a regular file only). Throws std::runtime_error naming the
+/// file or the checkpoint and what is wrong when the file cannot be read,
+/// is not JSON or of another format version, or lacks a field or has one
+/// of the wrong type or out of range (not a non-negative integer where a
+/// step, a cursor, a seed or a dimension is), or lists a tensor twice.
 CheckpointState readCheckpointState(const std::string &checkpoint);
 
 /// The number of updates of the trained parameter `name` as the metadata
