@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package pp needs to build, test and run.
 # Non-interactive and idempotent: run as root on a fresh Debian 12 machine.
-# Usage: scripts/setup.sh [fuzz]
-#   fuzz: also clang 22 with libFuzzer and its sanitizer runtimes, which
-#   only scripts/fuzz.sh needs.
+# Usage: scripts/setup.sh
 set -euo pipefail
 
 PACKAGES=(
@@ -22,14 +20,16 @@ PACKAGES=(
   libpcre2-dev libsentencepiece-dev libicu-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
+  # The fuzz campaign (scripts/fuzz.sh, which CI runs): clang 22 with
+  # libFuzzer and the sanitizer runtimes, and its OpenMP.
+  clang-22 libclang-rt-22-dev libomp-22-dev
   # Transformer fixtures (test/models/*.py) and ONNX's backend node tests.
   python3-torch libonnx-testdata
 )
-case "${1:-}" in
-  "") ;;
-  fuzz) PACKAGES+=(clang-22 libclang-rt-22-dev) ;;
-  *) echo "usage: scripts/setup.sh [fuzz]" >&2; exit 2 ;;
-esac
+if [ "$#" -ne 0 ]; then
+  echo "usage: scripts/setup.sh" >&2
+  exit 2
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

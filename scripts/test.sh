@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test (lit FileCheck tests and GoogleTest unit
-# tests), then prints "N passed, N failed". This is the README's test command
-# and what CI runs.
+# tests), then prints "N passed, N failed"; then a short fuzz campaign of
+# every fuzz target (scripts/fuzz.sh ci: a clang libFuzzer build in
+# build-fuzz/, 10 s a target; PP_FUZZ=0 skips it). This is the README's test
+# command and what CI runs.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,4 +28,7 @@ failed = len(codes) - passed - skipped
 print(f"{passed} passed, {failed} failed" +
       (f", {skipped} skipped" if skipped else ""))
 PY
+if [ "${PP_FUZZ:-1}" != 0 ]; then
+  "$root/scripts/fuzz.sh" ci || status=1
+fi
 exit "$status"

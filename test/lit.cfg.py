@@ -29,7 +29,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["pp-opt", "pp-run", "pp-data", "pp-gemm-rate", "pp-torch-reference",
      "pp-fuzz-onnx", "pp-fuzz-onnx-text", "pp-fuzz-package",
-     "pp-fuzz-parameter-file", "pp-fuzz-token-dataset"],
+     "pp-fuzz-parameter-file", "pp-fuzz-token-dataset", "pp-fuzz-torchscript",
+     "pp-fuzz-safetensors", "pp-fuzz-weights-index", "pp-fuzz-checkpoint",
+     "pp-fuzz-schedule-file"],
     [config.pp_tools_dir])
 config.substitutions.append(("%pp_src_root", config.pp_src_root))
 config.substitutions.append(("%pp_obj_root", config.pp_obj_root))

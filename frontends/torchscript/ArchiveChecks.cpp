@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/torchscript/ArchiveChecks.h"
+#include "frontends/torchscript/PickleChecks.h"
 
 #include "runtime/core/InputFile.h"
 
@@ -222,6 +223,9 @@ std::string checkEntry(StringRef file, const Entry &entry) {
        << format_hex(crc, 10) << ")";
     return message;
   }
+  if (entry.method == 0 && StringRef(entry.name).ends_with(".pkl"))
+    if (std::string problem = checkPickleLengths(bytes); !problem.empty())
+      return where + ": " + problem;
   return "";
 }
 

@@ -5,8 +5,9 @@
 // MINIZ_DISABLE_ZIP_READER_CRC32_CHECKS, so a corrupt entry loads; and its
 // unpickler gives each tensor the offset, sizes and strides data.pkl names
 // whatever its storage holds, so a storage cut short puts heap bytes in the
-// tensor, and an empty one a null data pointer. These checks run before the
-// importer reads any value.
+// tensor, and an empty one a null data pointer; and its unpickler
+// allocates what a pickle's lengths claim (PickleChecks.h). These checks
+// run before the importer reads any value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +26,9 @@
 namespace pp::torchscript_frontend {
 
 /// Checks the CRC-32 of every entry of the zip archive at `path` against its
-/// central directory, streaming the entries' bytes (stored or deflated).
-/// Returns what is wrong with the `kind` (`TorchScript archive`), naming the
+/// central directory, streaming the entries' bytes (stored or deflated),
+/// and the lengths the stored pickles (`*.pkl`) claim against their bytes
+/// (PickleChecks.h). Returns what is wrong with the `kind` (`TorchScript archive`), naming the
 /// entry and ending in `remedy` (`save the module again with
 /// torch.jit.save, or copy it again`), or "" when every entry is whole or
 /// the file is no zip archive (LibTorch reports that).

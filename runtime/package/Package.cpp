@@ -284,7 +284,9 @@ MemoryPlan readMemoryPlan(const Field &field) {
   return plan;
 }
 
-StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
+/// The function `field` of stage `stage` of `numStages`.
+StageFunctionInfo readFunction(const Field &field, int64_t stage,
+                               int64_t numStages) {
   field.onlyMembers(
       {"function", "phase", "args", "results", "messages", "memory_plan"});
   StageFunctionInfo function;
@@ -309,6 +311,10 @@ StageFunctionInfo readFunction(const Field &field, int64_t numStages) {
     MessageInfo info;
     info.send = message["kind"].either("send", "recv");
     info.peer = message["peer"].integer(0, numStages - 1);
+    if (info.peer == stage)
+      message["peer"].reject("stage " + std::to_string(stage) +
+                             ", the function's own; a message goes to "
+                             "another stage");
     for (const Field &tensor : message["tensors"].elements())
       info.tensors.push_back(readTensor(tensor, {}));
     function.messages.push_back(info);
@@ -860,7 +866,8 @@ void readManifest(const Field &manifest, Package &package) {
                           " (list the stages in order from 0)");
     StageInfo &info = package.stages.emplace_back();
     for (const Field &function : stage["functions"].elements())
-      info.functions.push_back(readFunction(function, package.numStages));
+      info.functions.push_back(
+          readFunction(function, index, package.numStages));
   }
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/kernels/MemoryArena.h"
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/checkpoints/CheckpointState.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
@@ -77,8 +78,6 @@ float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
-/// The version of the checkpoint layout docs/checkpoints.md describes.
-constexpr int kCheckpointFormatVersion = 1;
 constexpr char kParametersFile[] = "parameters.safetensors";
 constexpr char kOptimizerFile[] = "optimizer.safetensors";
 
@@ -1447,42 +1446,23 @@ private:
   /// the first tensor that differs) and takes its step and cursor; returns
   /// its parameters file, checked to hold exactly the model's tensors.
   SafeTensorsFile openResumedParameters(const CheckpointRef &resumed) {
-    std::string statePath = resumed.path + "/" + kCheckpointStateFile;
-    std::ifstream file(statePath);
-    nlohmann::json state =
-        nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-    auto refuse = [&](const std::string &what) {
-      return std::runtime_error("checkpoint '" + resumed.path + "': " + what);
-    };
-    if (!state.is_object() || !state.contains("format_version") ||
-        state["format_version"] != kCheckpointFormatVersion)
-      throw refuse(std::string(kCheckpointStateFile) +
-                   " is not of checkpoint format version " +
-                   std::to_string(kCheckpointFormatVersion));
-    try {
-      std::map<std::string, Shape> fingerprint;
-      for (const nlohmann::json &tensor : state.at("model").at("tensors"))
-        fingerprint[tensor.at("name").get<std::string>()] =
-            tensor.at("shape").get<Shape>();
-      checkSameTensors("the model fingerprint in " + statePath, modelTensors(),
-                       fingerprint, "a checkpoint of another model");
-      firstStep = state.at("step").get<int64_t>();
-      cursor = state.at("consumed_samples").get<int64_t>();
-      if (reports) {
-        if (state.at("seed").get<uint64_t>() != options.seed)
-          log << "warning: the checkpoint was saved with --seed "
-              << state["seed"] << ", this run has --seed " << options.seed
-              << ": data order and dropout differ from the saved run's"
-              << std::endl;
-        if (state.at("data") != dataIdentity())
-          log << "warning: the checkpoint was saved training on "
-              << state["data"].dump() << ", this run trains on "
-              << dataIdentity().dump() << std::endl;
-      }
-    } catch (const nlohmann::json::exception &e) {
-      throw refuse(std::string(kCheckpointStateFile) +
-                   " lacks a field or has one of the wrong type: " +
-                   e.what());
+    CheckpointState state = readCheckpointState(resumed.path);
+    checkSameTensors("the model fingerprint in " + resumed.path + "/" +
+                         kCheckpointStateFile,
+                     modelTensors(), state.tensors,
+                     "a checkpoint of another model");
+    firstStep = state.step;
+    cursor = state.consumedSamples;
+    if (reports) {
+      if (state.seed != options.seed)
+        log << "warning: the checkpoint was saved with --seed " << state.seed
+            << ", this run has --seed " << options.seed
+            << ": data order and dropout differ from the saved run's"
+            << std::endl;
+      if (state.data != dataIdentity())
+        log << "warning: the checkpoint was saved training on "
+            << state.data.dump() << ", this run trains on "
+            << dataIdentity().dump() << std::endl;
     }
     SafeTensorsFile parameters =
         SafeTensorsFile::open(resumed.path + "/" + kParametersFile);
@@ -1520,12 +1500,8 @@ private:
                      "when this run has momentum (or the reverse)");
     std::map<std::string, ParameterState> states;
     for (const FlatParameter &held : flat->parameters()) {
-      auto steps = file.metadata().find(held.name + "/step");
-      if (steps == file.metadata().end())
-        throw std::runtime_error(where + " lacks the step count '" +
-                                 held.name + "/step' in its metadata");
       ParameterState &state = states[held.name];
-      state.steps = std::stoll(steps->second);
+      state.steps = optimizerStepCount(file, held.name);
       for (const std::string &buffer : buffers) {
         std::vector<float> &values = state.buffers[buffer];
         values.resize(held.count);

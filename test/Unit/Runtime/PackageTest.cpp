@@ -305,6 +305,13 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             }),
             "manifest.json: stages[0].functions[0].messages[0].peer: "
             "expected an integer from 0 to 1, found 2");
+  // A message to its own stage made buildSchedule throw
+  // std::invalid_argument from pp-run's plan (found by pp-fuzz-package).
+  EXPECT_EQ(errorAfter([](json &m) {
+              m["stages"][0]["functions"][0]["messages"][0]["peer"] = 0;
+            }),
+            "manifest.json: stages[0].functions[0].messages[0].peer: stage "
+            "0, the function's own; a message goes to another stage");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["kind"] = "post";
             }),

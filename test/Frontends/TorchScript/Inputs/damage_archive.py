@@ -7,22 +7,36 @@ storage `data/0`, for the importer's checks of the archive's bytes:
 - short_storage.pt: data/0 holds half its bytes (a tensor reaches past it);
 - empty_storage.pt: data/0 holds no bytes;
 - bad_crc.pt: one byte of data/0 flipped, its CRC-32 left as it was;
-- deflated.pt: whole, every entry deflated (torch.jit.save stores them).
+- deflated.pt: whole, every entry deflated (torch.jit.save stores them);
+- huge_string.pt: data.pkl's first string claims 2^32 - 16 bytes (its
+  CRC-32 rewritten to match).
 """
 import os
+import pickletools
 import sys
 import zipfile
 
 
-def rewrite(good, path, change, compression=zipfile.ZIP_STORED):
-    """Copies archive `good` to `path`, data/0's bytes through `change`."""
+def rewrite(good, path, change, compression=zipfile.ZIP_STORED,
+            entry="/data/0"):
+    """Copies archive `good` to `path`, the bytes of the entry whose name
+    ends in `entry` through `change`."""
     with zipfile.ZipFile(good) as source, \
             zipfile.ZipFile(path, "w", compression) as target:
         for info in source.infolist():
             data = source.read(info)
-            if info.filename.endswith("/data/0"):
+            if info.filename.endswith(entry):
                 data = change(data)
             target.writestr(info.filename, data)
+
+
+def huge_string(pickle):
+    """`pickle` with its first BINUNICODE's length set to 2^32 - 16."""
+    for opcode, _, position in pickletools.genops(pickle):
+        if opcode.name == "BINUNICODE":
+            length = (2**32 - 16).to_bytes(4, "little")
+            return pickle[:position + 1] + length + pickle[position + 5:]
+    raise SystemExit("data.pkl has no BINUNICODE string")
 
 
 def flip_byte(good, path):
@@ -51,3 +65,5 @@ if __name__ == "__main__":
     flip_byte(good, os.path.join(out, "bad_crc.pt"))
     rewrite(good, os.path.join(out, "deflated.pt"), lambda data: data,
             zipfile.ZIP_DEFLATED)
+    rewrite(good, os.path.join(out, "huge_string.pt"), huge_string,
+            entry="/data.pkl")

@@ -1,0 +1,92 @@
+//===- CheckpointState.cpp - what a resume reads of a checkpoint ----------===//
+
+#include "runtime/checkpoints/CheckpointState.h"
+
+#include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/core/InputFile.h"
+
+#include <optional>
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+/// `value` as a count (a non-negative integer that fits int64), or nullopt:
+/// nlohmann's get<int64_t>() would cast a float or a larger integer, which
+/// is undefined beyond the range.
+std::optional<int64_t> countOf(const nlohmann::json &value) {
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+    return value.get<int64_t>();
+  return std::nullopt;
+}
+
+} // namespace
+
+CheckpointState readCheckpointState(const std::string &checkpoint) {
+  auto refuse = [&](const std::string &what) {
+    return std::runtime_error("checkpoint '" + checkpoint + "': " +
+                              kCheckpointStateFile + " " + what);
+  };
+  nlohmann::json state = nlohmann::json::parse(
+      readInputFile(checkpoint + "/" + kCheckpointStateFile,
+                    "the checkpoint state"),
+      nullptr, /*allow_exceptions=*/false);
+  if (!state.is_object() || !state.contains("format_version") ||
+      state["format_version"] != kCheckpointFormatVersion)
+    throw refuse("is not of checkpoint format version " +
+                 std::to_string(kCheckpointFormatVersion));
+  CheckpointState result;
+  try {
+    auto count = [&](const nlohmann::json &value, const std::string &what) {
+      std::optional<int64_t> parsed = countOf(value);
+      if (!parsed)
+        throw refuse("has " + what + " " + value.dump() +
+                     ", not a non-negative integer");
+      return *parsed;
+    };
+    for (const nlohmann::json &tensor : state.at("model").at("tensors")) {
+      std::string name = tensor.at("name").get<std::string>();
+      const nlohmann::json &dims = tensor.at("shape");
+      if (!dims.is_array())
+        throw refuse("gives '" + name + "' a shape that is not an array");
+      Shape shape;
+      for (const nlohmann::json &dim : dims)
+        shape.push_back(count(dim, "the dimension of '" + name + "'"));
+      if (!result.tensors.emplace(name, shape).second)
+        throw refuse("lists the tensor '" + name + "' twice");
+    }
+    result.step = count(state.at("step"), "the step");
+    result.consumedSamples =
+        count(state.at("consumed_samples"), "consumed_samples");
+    const nlohmann::json &seed = state.at("seed");
+    if (!seed.is_number_unsigned())
+      throw refuse("has the seed " + seed.dump() + ", not a non-negative "
+                   "integer");
+    result.seed = seed.get<uint64_t>();
+    result.data = state.at("data");
+  } catch (const nlohmann::json::exception &e) {
+    throw refuse(std::string("lacks a field or has one of the wrong type: ") +
+                 e.what());
+  }
+  return result;
+}
+
+int64_t optimizerStepCount(const SafeTensorsFile &file,
+                           const std::string &name) {
+  std::string key = name + "/step";
+  auto entry = file.metadata().find(key);
+  if (entry == file.metadata().end())
+    throw std::runtime_error("checkpoint file '" + file.path() +
+                             "' lacks the step count '" + key +
+                             "' in its metadata");
+  const std::string &text = entry->second;
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    throw std::runtime_error("checkpoint file '" + file.path() +
+                             "': the step count '" + key + "' is '" + text +
+                             "', not a count of updates");
+  return std::stoll(text);
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,59 @@
+//===- CheckpointState.h - what a resume reads of a checkpoint --*- C++ -*-===//
+//
+// The parts of a checkpoint (docs/checkpoints.md) a resumed run reads before
+// it compares them with its own model and options: state.json's step,
+// sampler cursor, seed, data identity and model fingerprint, and the
+// per-parameter step counts of optimizer.safetensors' metadata. Both are
+// checked for their format only; a checkpoint of another model or run is
+// the trainer's to refuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_CHECKPOINTSTATE_H
+#define PP_RUNTIME_CHECKPOINTSTATE_H
+
+#include "runtime/checkpoints/SafeTensors.h"
+#include "runtime/core/Shapes.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace pp::runtime {
+
+/// The version of the checkpoint layout docs/checkpoints.md describes.
+inline constexpr int kCheckpointFormatVersion = 1;
+
+/// What a resume takes from a checkpoint's state.json.
+struct CheckpointState {
+  /// Steps done.
+  int64_t step = 0;
+  /// The sampler cursor, >= 0.
+  int64_t consumedSamples = 0;
+  uint64_t seed = 0;
+  /// The identity of the training data the run was saved training on.
+  nlohmann::json data;
+  /// The model fingerprint's tensors: name -> global shape.
+  std::map<std::string, Shape> tensors;
+};
+
+/// Reads the state.json of the checkpoint directory `checkpoint` (through
+/// InputFile: a regular file only). Throws std::runtime_error naming the
+/// file or the checkpoint and what is wrong when the file cannot be read,
+/// is not JSON or of another format version, or lacks a field or has one
+/// of the wrong type or out of range (not a non-negative integer where a
+/// step, a cursor, a seed or a dimension is), or lists a tensor twice.
+CheckpointState readCheckpointState(const std::string &checkpoint);
+
+/// The number of updates of the trained parameter `name` as the metadata
+/// entry "`name`/step" of the optimizer state `file` records it. Throws
+/// std::runtime_error naming the file when the entry is missing or is not
+/// a count (decimal digits, at most 18).
+int64_t optimizerStepCount(const SafeTensorsFile &file,
+                           const std::string &name);
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_CHECKPOINTSTATE_H
