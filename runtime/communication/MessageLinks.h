@@ -1,7 +1,8 @@
 //===- MessageLinks.h - direct connections for point-to-point messages ---===//
 //
 // One TCP connection between each two ranks of a job, for the stages'
-// messages. A send writes the message (channel, slot, size, bytes) at once;
+// messages and the collectives made of them (LinkCollectives.h); each
+// proved the job's secret before it carried a byte. A send writes the message (channel, slot, size, bytes) at once;
 // a thread per connection reads what arrives into a queue per (channel,
 // slot) that receives take from. So a send never waits for its receive and
 // a message crosses the network once, whatever the order of the two;
