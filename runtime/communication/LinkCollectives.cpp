@@ -33,8 +33,8 @@ public:
                      bytes, size);
   }
   /// The next message from `rank` on `slot`, which must have `size` bytes.
-  std::vector<char> take(int rank, uint64_t slot, size_t size) const {
-    std::vector<char> message = group.links.take(jobRank(rank), group.channel,
+  MessageBytes take(int rank, uint64_t slot, size_t size) const {
+    MessageBytes message = group.links.take(jobRank(rank), group.channel,
                                                  slot, Patience::Timeout);
     if (message.size() != size)
       throw std::runtime_error(
@@ -112,7 +112,7 @@ void allReduceSum(const LinkGroup &group, T *values, size_t count) {
           std::transform(total, total + length, mine, total, std::plus<T>());
         continue;
       }
-      std::vector<char> part = links.take(from, kChunkSlot, bytes);
+      MessageBytes part = links.take(from, kChunkSlot, bytes);
       if (from == 0)
         std::memcpy(total, part.data(), bytes);
       else

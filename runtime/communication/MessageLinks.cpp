@@ -148,7 +148,7 @@ void MessageLinks::read(int peer) {
     Header header;
     if (!readAll(from.fd, &header, sizeof(header)))
       break;
-    std::vector<char> bytes(header.size);
+    MessageBytes bytes(header.size);
     if (!readAll(from.fd, bytes.data(), bytes.size()))
       break;
     std::lock_guard<std::mutex> lock(mutex);
@@ -173,12 +173,12 @@ void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
                              " (the rank failed or stopped reading)");
 }
 
-std::deque<std::vector<char>> &
+std::deque<MessageBytes> &
 MessageLinks::waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
                              uint64_t channel, uint64_t slot,
                              Patience patience) {
   Link &from = link(peer);
-  std::deque<std::vector<char>> *queue = nullptr;
+  std::deque<MessageBytes> *queue = nullptr;
   auto ready = [&] {
     auto it = from.arrived.find({channel, slot});
     queue = it == from.arrived.end() ? nullptr : &it->second;
@@ -206,12 +206,12 @@ void MessageLinks::await(int peer, uint64_t channel, uint64_t slot,
   waitForMessage(lock, peer, channel, slot, patience);
 }
 
-std::vector<char> MessageLinks::take(int peer, uint64_t channel,
-                                     uint64_t slot, Patience patience) {
+MessageBytes MessageLinks::take(int peer, uint64_t channel, uint64_t slot,
+                                Patience patience) {
   std::unique_lock<std::mutex> lock(mutex);
-  std::deque<std::vector<char>> &queue =
+  std::deque<MessageBytes> &queue =
       waitForMessage(lock, peer, channel, slot, patience);
-  std::vector<char> message = std::move(queue.front());
+  MessageBytes message = std::move(queue.front());
   queue.pop_front();
   if (queue.empty())
     link(peer).arrived.erase({channel, slot});
@@ -220,7 +220,7 @@ std::vector<char> MessageLinks::take(int peer, uint64_t channel,
 
 void MessageLinks::recv(int peer, uint64_t channel, uint64_t slot,
                         Patience patience, void *bytes, size_t size) {
-  std::vector<char> message = take(peer, channel, slot, patience);
+  MessageBytes message = take(peer, channel, slot, patience);
   if (message.size() != size)
     throw std::runtime_error("a message from rank " + std::to_string(peer) +
                              " has " + std::to_string(message.size()) +

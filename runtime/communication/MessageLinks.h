@@ -1,7 +1,8 @@
 //===- MessageLinks.h - direct connections for point-to-point messages ---===//
 //
 // One TCP connection between each two ranks of a job, for the stages'
-// messages. A send writes the message (channel, slot, size, bytes) at once;
+// messages and the collectives made of them (LinkCollectives.h); each
+// proved the job's secret before it carried a byte. A send writes the message (channel, slot, size, bytes) at once;
 // a thread per connection reads what arrives into a queue per (channel,
 // slot) that receives take from. So a send never waits for its receive and
 // a message crosses the network once, whatever the order of the two;
@@ -24,11 +25,32 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace pp::runtime {
 
 class TcpStore;
+
+/// Allocates like std::allocator but leaves a vector's new chars
+/// uninitialized: a message's bytes are read into them at once.
+template <typename T> struct UnfilledAllocator : std::allocator<T> {
+  template <typename U> struct rebind {
+    using other = UnfilledAllocator<U>;
+  };
+  UnfilledAllocator() = default;
+  template <typename U> UnfilledAllocator(const UnfilledAllocator<U> &) {}
+  template <typename U> void construct(U *at) noexcept {
+    ::new (static_cast<void *>(at)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U *at, Args &&...args) {
+    ::new (static_cast<void *>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// The bytes of one message.
+using MessageBytes = std::vector<char, UnfilledAllocator<char>>;
 
 class MessageLinks {
 public:
@@ -60,8 +82,8 @@ public:
 
   /// Receives, as recv() does, the next message of any size, without
   /// copying it.
-  std::vector<char> take(int peer, uint64_t channel, uint64_t slot,
-                         Patience patience);
+  MessageBytes take(int peer, uint64_t channel, uint64_t slot,
+                    Patience patience);
 
   /// Waits, as recv() does, until such a message has arrived, and leaves
   /// it for recv() to take.
@@ -76,15 +98,14 @@ private:
     std::thread reader;
     /// Guarded by MessageLinks::mutex: messages not yet received, by
     /// (channel, slot), and why the connection ended, if it did.
-    std::map<std::pair<uint64_t, uint64_t>, std::deque<std::vector<char>>>
-        arrived;
+    std::map<std::pair<uint64_t, uint64_t>, std::deque<MessageBytes>> arrived;
     std::string failure;
   };
 
   /// Waits (with `lock` on `mutex`) until a message from `peer` on
   /// (`channel`, `slot`) has arrived and returns its queue; throws when the
   /// wait times out or the connection ends first.
-  std::deque<std::vector<char>> &
+  std::deque<MessageBytes> &
   waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
                  uint64_t channel, uint64_t slot, Patience patience);
   /// Reads messages from `peer` until its connection closes.
