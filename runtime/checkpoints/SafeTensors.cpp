@@ -2,6 +2,8 @@
 
 #include "runtime/checkpoints/SafeTensors.h"
 
+#include "runtime/core/Sha256.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -125,6 +127,18 @@ nlohmann::json parseRefusingRepeatedKeys(const std::string &text,
   return nlohmann::json::parse(text, callback);
 }
 
+/// The location of tensor `name` (of the file at
+/// `path`) in `located`; throws when there is none.
+const std::pair<size_t, size_t> &
+locate(const std::map<std::string, std::pair<size_t, size_t>> &located,
+       const std::string &path, const std::string &name) {
+  auto it = located.find(name);
+  if (it == located.end())
+    throw std::runtime_error("safetensors file '" + path +
+                             "' has no tensor '" + name + "'");
+  return it->second;
+}
+
 } // namespace
 
 bool convertsToF32(const std::string &dtype) {
@@ -185,6 +199,7 @@ void SafeTensorsWriter::add(const std::string &name, const float *values) {
   size_t bytes = static_cast<size_t>(numElements(entries[next].shape)) * 4;
   if (!writeAll(fd, values, bytes))
     fail("cannot write the values of '" + name + "'");
+  tensorDigests[name] = sha256Hex(values, bytes);
   ++next;
 }
 
@@ -376,19 +391,28 @@ const TensorEntry *SafeTensorsFile::find(const std::string &name) const {
   return it == located.end() ? nullptr : &tensors[it->second.first];
 }
 
+std::string_view SafeTensorsFile::bytes(const std::string &name) const {
+  const auto &[index, start] = locate(located, filePath, name);
+  const TensorEntry &entry = tensors[index];
+  size_t size = static_cast<size_t>(numElements(entry.shape)) *
+                dtypeBytes(entry.dtype);
+  return {static_cast<const char *>(mapping) + start, size};
+}
+
+std::string SafeTensorsFile::sha256(const std::string &name) const {
+  std::string_view stored = bytes(name);
+  return sha256Hex(stored.data(), stored.size());
+}
+
 void SafeTensorsFile::read(const std::string &name, float *out) const {
-  auto it = located.find(name);
-  if (it == located.end())
-    throw std::runtime_error("safetensors file '" + filePath +
-                             "' has no tensor '" + name + "'");
-  const TensorEntry &entry = tensors[it->second.first];
+  const auto &[index, start] = locate(located, filePath, name);
+  const TensorEntry &entry = tensors[index];
   if (!convertsToF32(entry.dtype))
     throw std::runtime_error(
         "safetensors file '" + filePath + "': tensor '" + name + "' is " +
         entry.dtype + ", which pp cannot convert to the model's f32 (it "
         "converts F32, F16, BF16 and F64)");
-  convertToF32(entry.dtype,
-               static_cast<const char *>(mapping) + it->second.second,
+  convertToF32(entry.dtype, static_cast<const char *>(mapping) + start,
                static_cast<size_t>(numElements(entry.shape)), out);
 }
 

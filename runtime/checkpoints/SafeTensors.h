@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pp::runtime {
@@ -68,6 +69,11 @@ public:
   /// Fsyncs and closes the file; throws std::runtime_error when
   /// a tensor is missing or writing failed.
   void finish();
+  /// Per tensor added so far, the SHA-256 (hex) of the bytes written for
+  /// it: what SafeTensorsFile::sha256 of the finished file gives.
+  const std::map<std::string, std::string> &digests() const {
+    return tensorDigests;
+  }
 
 private:
   [[noreturn]] void fail(const std::string &what) const;
@@ -75,6 +81,7 @@ private:
   std::string path;
   std::vector<TensorEntry> entries;
   size_t next = 0;
+  std::map<std::string, std::string> tensorDigests;
   /// The open file's descriptor; -1 once finished.
   int fd = -1;
 };
@@ -102,6 +109,12 @@ public:
   /// throws std::runtime_error when the file has no such tensor or its
   /// dtype does not convert (convertsToF32).
   void read(const std::string &name, float *out) const;
+  /// The bytes tensor `name` occupies in the file (its data_offsets
+  /// range), as stored; throws std::runtime_error when it has no such
+  /// tensor.
+  std::string_view bytes(const std::string &name) const;
+  /// The SHA-256 (hex) of bytes(`name`).
+  std::string sha256(const std::string &name) const;
 
 private:
   SafeTensorsFile() = default;

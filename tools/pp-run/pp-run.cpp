@@ -17,6 +17,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/package/Package.h"
@@ -732,6 +733,25 @@ std::string outputProblem(const char *flag, const std::string &path) {
   return "";
 }
 
+/// Why job rank 0 cannot write an output the options name ("" when it
+/// can): one of outputFiles() (outputProblem), or --checkpoint-dir when
+/// the run saves checkpoints (checkpointDirectoryProblem).
+std::string outputsProblem() {
+  for (auto [flag, path] : outputFiles())
+    if (!path->empty())
+      if (std::string problem = outputProblem(flag, *path); !problem.empty())
+        return problem;
+  if (checkpointDir.empty() || checkpointEvery == 0)
+    return "";
+  std::string problem = checkpointDirectoryProblem(checkpointDir);
+  if (problem.empty())
+    return "";
+  return "cannot save checkpoints in --checkpoint-dir '" + checkpointDir +
+         "': " + problem +
+         "; give --checkpoint-dir a directory this user can create or "
+         "write in";
+}
+
 /// Why --tp, given, differs from the tensor-parallel degree `package` was
 /// compiled for (its tensor axes' devices; 1 without any), or "".
 std::string tensorParallelMismatch(const Package &package) {
@@ -1301,10 +1321,8 @@ int main(int argc, char **argv) {
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
   if (rank.value_or(0) == 0)
-    for (auto [flag, path] : outputFiles())
-      if (!path->empty())
-        if (std::string problem = outputProblem(flag, *path); !problem.empty())
-          return error(problem);
+    if (std::string problem = outputsProblem(); !problem.empty())
+      return error(problem);
   if (rank) {
     // One rank of a job an external launcher (or this one) started.
     RendezvousInfo info;
