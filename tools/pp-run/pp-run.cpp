@@ -265,9 +265,10 @@ cl::opt<int> keepLast(
     cl::cat(runCategory));
 cl::opt<bool> resume(
     "resume",
-    cl::desc("Continue from the newest complete checkpoint in "
-             "--checkpoint-dir (from scratch, saying so, when it holds none); "
-             "--steps stays the run's total"),
+    cl::desc("Continue from the newest sound checkpoint in "
+             "--checkpoint-dir (its digests and values verified; a damaged "
+             "newer one is named on stderr and moved aside; from scratch, "
+             "saying so, when it holds none); --steps stays the run's total"),
     cl::cat(runCategory));
 cl::opt<std::string> profilePath(
     "profile",
