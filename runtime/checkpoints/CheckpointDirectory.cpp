@@ -84,8 +84,8 @@ std::optional<int64_t> parseCheckpointName(const std::string &name,
     return std::nullopt;
   }
   if (name != checkpointName(step)) {
-    problem = "pp names the checkpoint of step " + std::to_string(step) +
-              " '" + checkpointName(step) +
+    problem = "pp names the checkpoint of step " + std::to_string(step) + " '" +
+              checkpointName(step) +
               "' (the step in at least 8 digits, with no further leading "
               "zeros); rename it so to resume from it";
     return std::nullopt;

@@ -88,8 +88,7 @@ std::string trainedAgain(int64_t first, int64_t last) {
 
 } // namespace
 
-std::string
-metadataDigest(const std::map<std::string, std::string> &metadata) {
+std::string metadataDigest(const std::map<std::string, std::string> &metadata) {
   Sha256 sha;
   for (const auto &[key, value] : metadata) {
     sha.update(key.data(), key.size() + 1);
@@ -98,9 +97,8 @@ metadataDigest(const std::map<std::string, std::string> &metadata) {
   return sha.hex();
 }
 
-nlohmann::json fileRecord(const SafeTensorsWriter &writer,
-                          const std::map<std::string, std::string> &metadata) {
-  return {{"metadata_sha256", metadataDigest(metadata)},
+nlohmann::json fileRecord(const SafeTensorsWriter &writer) {
+  return {{"metadata_sha256", metadataDigest(writer.metadata())},
           {"tensors", writer.digests()}};
 }
 
@@ -114,8 +112,7 @@ int64_t parseStepCount(const std::string &text, const std::string &what) {
   if (integer)
     throw std::runtime_error(what + " is " + text +
                              ": a step count is never negative");
-  throw std::runtime_error(what + " is '" + text +
-                           "', not an integer in [0, " +
+  throw std::runtime_error(what + " is '" + text + "', not an integer in [0, " +
                            std::to_string(INT64_MAX) + "]");
 }
 
@@ -137,21 +134,20 @@ nlohmann::json readCheckpointState(const CheckpointRef &checkpoint) {
   if (version == state.end() || !version->is_number_integer() ||
       version->get<int64_t>() < kOldestReadableFormatVersion ||
       version->get<int64_t>() > kCheckpointFormatVersion)
-    throw std::runtime_error(
-        "'" + path + "' is of checkpoint format version " +
-        (version == state.end() ? std::string("(none given)")
-                                : version->dump()) +
-        "; this pp reads versions " +
-        std::to_string(kOldestReadableFormatVersion) + " to " +
-        std::to_string(kCheckpointFormatVersion) +
-        " (a newer pp's checkpoint needs that pp)");
+    throw std::runtime_error("'" + path + "' is of checkpoint format version " +
+                             (version == state.end()
+                                  ? std::string("(none given)")
+                                  : version->dump()) +
+                             "; this pp reads versions " +
+                             std::to_string(kOldestReadableFormatVersion) +
+                             " to " + std::to_string(kCheckpointFormatVersion) +
+                             " (a newer pp's checkpoint needs that pp)");
   int64_t step = stateInteger(state, "step", path);
   stateInteger(state, "consumed_samples", path);
   if (step != checkpoint.step)
-    throw std::runtime_error("'" + path + "' names step " +
-                             std::to_string(step) +
-                             ", but its directory is of step " +
-                             std::to_string(checkpoint.step));
+    throw std::runtime_error(
+        "'" + path + "' names step " + std::to_string(step) +
+        ", but its directory is of step " + std::to_string(checkpoint.step));
   return state;
 }
 
@@ -197,8 +193,7 @@ void verifyDigests(const SafeTensorsFile &file, const nlohmann::json &record) {
     throw std::runtime_error(
         "the metadata of " + where +
         " (format, step counts) is damaged: its SHA-256 is " + digest +
-        ", state.json records " +
-        record["metadata_sha256"].get<std::string>());
+        ", state.json records " + record["metadata_sha256"].get<std::string>());
 }
 
 void checkTensorValues(const SafeTensorsFile &file,
@@ -233,9 +228,9 @@ void checkTensorValues(const SafeTensorsFile &file,
     std::ostringstream message;
     message << "the tensor '" << entry.name << "' in '" << file.path()
             << "' holds " << std::setprecision(9) << value << " at element "
-            << first << " (" << formatIndex(entry.shape, first)
-            << " of shape " << formatShape(entry.shape) << "; " << bad
-            << " of its " << count << " values " << (bad == 1 ? "is " : "are ");
+            << first << " (" << formatIndex(entry.shape, first) << " of shape "
+            << formatShape(entry.shape) << "; " << bad << " of its " << count
+            << " values " << (bad == 1 ? "is " : "are ");
     if (firstNonFinite)
       message << "not finite): the run that saved it diverged, or the file "
                  "is damaged";
@@ -247,8 +242,8 @@ void checkTensorValues(const SafeTensorsFile &file,
   }
   for (const auto &[key, value] : file.metadata())
     if (endsWith(key, "/step"))
-      parseStepCount(value, "the step count '" + key + "' in the metadata of '" +
-                                file.path() + "'");
+      parseStepCount(value, "the step count '" + key +
+                                "' in the metadata of '" + file.path() + "'");
 }
 
 void verifyCheckpoint(const CheckpointRef &checkpoint,
@@ -265,8 +260,7 @@ void verifyCheckpoint(const CheckpointRef &checkpoint,
         constants.insert(tensor["name"].get<std::string>());
   bool digests = state["format_version"].get<int64_t>() >= 2;
   for (const char *name : {kParametersFile, kOptimizerFile}) {
-    SafeTensorsFile file =
-        SafeTensorsFile::open(checkpoint.path + "/" + name);
+    SafeTensorsFile file = SafeTensorsFile::open(checkpoint.path + "/" + name);
     if (digests) {
       const nlohmann::json *record = nullptr;
       if (state.contains("files") && state["files"].is_object() &&
@@ -274,9 +268,8 @@ void verifyCheckpoint(const CheckpointRef &checkpoint,
         record = &state["files"][name];
       verifyDigests(file, record ? *record : nlohmann::json());
     }
-    checkTensorValues(file, name == kParametersFile
-                                ? constants
-                                : std::set<std::string>());
+    checkTensorValues(file, name == kParametersFile ? constants
+                                                    : std::set<std::string>());
   }
 }
 

@@ -48,10 +48,9 @@ inline constexpr char kOptimizerFile[] = "optimizer.safetensors";
 /// value in key order, each followed by a NUL byte.
 std::string metadataDigest(const std::map<std::string, std::string> &metadata);
 
-/// What state.json's "files" records of a file that `writer` finished with
-/// `metadata`: {"metadata_sha256": ..., "tensors": {NAME: SHA-256, ...}}.
-nlohmann::json fileRecord(const SafeTensorsWriter &writer,
-                          const std::map<std::string, std::string> &metadata);
+/// What state.json's "files" records of the file `writer` finished:
+/// {"metadata_sha256": ..., "tensors": {NAME: SHA-256, ...}}.
+nlohmann::json fileRecord(const SafeTensorsWriter &writer);
 
 /// Reads the step count `text` (a safetensors metadata value) of `what`;
 /// throws std::runtime_error, naming `what`, unless it is an integer in

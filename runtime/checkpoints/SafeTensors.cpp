@@ -134,8 +134,8 @@ locate(const std::map<std::string, std::pair<size_t, size_t>> &located,
        const std::string &path, const std::string &name) {
   auto it = located.find(name);
   if (it == located.end())
-    throw std::runtime_error("safetensors file '" + path +
-                             "' has no tensor '" + name + "'");
+    throw std::runtime_error("safetensors file '" + path + "' has no tensor '" +
+                             name + "'");
   return it->second;
 }
 
@@ -149,7 +149,7 @@ bool convertsToF32(const std::string &dtype) {
 SafeTensorsWriter::SafeTensorsWriter(
     const std::string &path, const std::vector<TensorEntry> &entries,
     const std::map<std::string, std::string> &metadata)
-    : path(path), entries(entries) {
+    : path(path), entries(entries), meta(metadata) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty())
     header[kMetadataKey] = metadata;
@@ -394,8 +394,8 @@ const TensorEntry *SafeTensorsFile::find(const std::string &name) const {
 std::string_view SafeTensorsFile::bytes(const std::string &name) const {
   const auto &[index, start] = locate(located, filePath, name);
   const TensorEntry &entry = tensors[index];
-  size_t size = static_cast<size_t>(numElements(entry.shape)) *
-                dtypeBytes(entry.dtype);
+  size_t size =
+      static_cast<size_t>(numElements(entry.shape)) * dtypeBytes(entry.dtype);
   return {static_cast<const char *>(mapping) + start, size};
 }
 

@@ -74,12 +74,15 @@ public:
   const std::map<std::string, std::string> &digests() const {
     return tensorDigests;
   }
+  /// The metadata the header holds.
+  const std::map<std::string, std::string> &metadata() const { return meta; }
 
 private:
   [[noreturn]] void fail(const std::string &what) const;
 
   std::string path;
   std::vector<TensorEntry> entries;
+  std::map<std::string, std::string> meta;
   size_t next = 0;
   std::map<std::string, std::string> tensorDigests;
   /// The open file's descriptor; -1 once finished.

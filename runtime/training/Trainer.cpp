@@ -1581,7 +1581,6 @@ private:
     // Per file, the digests state.json records (CheckpointVerification.h).
     nlohmann::json files = nlohmann::json::object();
     std::string writing;
-    std::map<std::string, std::string> writingMetadata;
     auto writeTo = [&](const std::string &file,
                        const std::vector<ParameterInfo> &listed,
                        const std::map<std::string, std::string> &metadata) {
@@ -1590,13 +1589,12 @@ private:
       writer = std::make_unique<SafeTensorsWriter>(
           temporary + "/" + file, entriesByName(listed), metadata);
       writing = file;
-      writingMetadata = metadata;
     };
     auto finishFile = [&] {
       if (!writer)
         return;
       writer->finish();
-      files[writing] = fileRecord(*writer, writingMetadata);
+      files[writing] = fileRecord(*writer);
     };
     TensorSink write = [&](const std::string &name, const Shape &,
                            const float *values) { writer->add(name, values); };

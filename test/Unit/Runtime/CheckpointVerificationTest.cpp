@@ -65,7 +65,7 @@ Checkpoint writeCheckpoint(const std::string &dir, int64_t step) {
       writer.add(tensor, values.data());
     }
     writer.finish();
-    files[name] = fileRecord(writer, metadata);
+    files[name] = fileRecord(writer);
   };
   std::string steps = std::to_string(step);
   write(kParametersFile, {{"b", {2}}, {"mask", {2}}, {"w", {2, 2}}},
@@ -80,16 +80,15 @@ Checkpoint writeCheckpoint(const std::string &dir, int64_t step) {
          {"step", steps},
          {"b/step", steps},
          {"w/step", steps}});
-  nlohmann::json state = {
-      {"format_version", kCheckpointFormatVersion},
-      {"step", step},
-      {"consumed_samples", 4 * step},
-      {"model",
-       {{"tensors",
-         {{{"name", "b"}, {"role", "parameter"}},
-          {{"name", "mask"}, {"role", "constant"}},
-          {{"name", "w"}, {"role", "parameter"}}}}}},
-      {"files", files}};
+  nlohmann::json state = {{"format_version", kCheckpointFormatVersion},
+                          {"step", step},
+                          {"consumed_samples", 4 * step},
+                          {"model",
+                           {{"tensors",
+                             {{{"name", "b"}, {"role", "parameter"}},
+                              {{"name", "mask"}, {"role", "constant"}},
+                              {{"name", "w"}, {"role", "parameter"}}}}}},
+                          {"files", files}};
   writeFileSynced(temporary + "/" + kCheckpointStateFile, state.dump(2));
   commitCheckpoint(dir, temporary, step);
   return {dir, {step, dir + "/" + checkpointName(step)}};
@@ -118,8 +117,8 @@ template <typename Edit> void editFile(const std::string &path, Edit edit) {
 }
 
 /// Writes `value` at element `element` of tensor `name` in `path`.
-void setValue(const std::string &path, const std::string &name,
-              int64_t element, float value) {
+void setValue(const std::string &path, const std::string &name, int64_t element,
+              float value) {
   editFile(path, [&](nlohmann::json &header, std::string &data) {
     uint64_t begin = header[name]["data_offsets"][0].get<uint64_t>();
     std::memcpy(data.data() + begin + 4 * element, &value, 4);
@@ -132,13 +131,14 @@ void rehash(const Checkpoint &checkpoint) {
   std::string statePath = checkpoint.ref.path + "/" + kCheckpointStateFile;
   nlohmann::json state = nlohmann::json::parse(readBytes(statePath));
   for (const char *name : {kParametersFile, kOptimizerFile}) {
-    SafeTensorsFile file = SafeTensorsFile::open(checkpoint.ref.path + "/" +
-                                                 name);
+    SafeTensorsFile file =
+        SafeTensorsFile::open(checkpoint.ref.path + "/" + name);
     nlohmann::json tensors = nlohmann::json::object();
     for (const TensorEntry &entry : file.entries())
       tensors[entry.name] = file.sha256(entry.name);
-    state["files"][name] = {{"metadata_sha256", metadataDigest(file.metadata())},
-                            {"tensors", tensors}};
+    state["files"][name] = {
+        {"metadata_sha256", metadataDigest(file.metadata())},
+        {"tensors", tensors}};
   }
   writeBytes(statePath, state.dump());
 }
@@ -225,8 +225,8 @@ TEST(CheckpointVerification, RefusesNonFiniteValuesNamingTheElement) {
   rehash(checkpoint);
   expectThrows([&] { verify(checkpoint); },
                {"the tensor 'w' in '" + checkpoint.parameters() +
-                    "' holds nan at element 2 ([1, 0] of shape 2x2; 2 of "
-                    "its 4 values are not finite)"});
+                "' holds nan at element 2 ([1, 0] of shape 2x2; 2 of "
+                "its 4 values are not finite)"});
   // Without it, the digest does.
   setValue(checkpoint.parameters(), "w", 3, 1.0f);
   expectThrows([&] { verify(checkpoint); }, {"'w'", "is damaged"});
@@ -249,8 +249,8 @@ TEST(CheckpointVerification, RefusesNegativeSecondMoments) {
   rehash(checkpoint);
   expectThrows([&] { verify(checkpoint); },
                {"the tensor 'b/exp_avg_sq' in '" + checkpoint.optimizer() +
-                    "' holds -0.25 at element 1 ([1] of shape 2; 1 of its 2 "
-                    "values is negative): AdamW's second moment"});
+                "' holds -0.25 at element 1 ([1] of shape 2; 1 of its 2 "
+                "values is negative): AdamW's second moment"});
   // A negative first moment is fine.
   Checkpoint first = writeCheckpoint(freshDirectory(), 3);
   setValue(first.optimizer(), "b/exp_avg", 1, -0.25f);
@@ -263,8 +263,8 @@ TEST(CheckpointVerification, RefusesStepCountsOutOfRange) {
   EXPECT_EQ(parseStepCount("9223372036854775807", "x"), INT64_MAX);
   expectThrows([] { parseStepCount("-5", "the count"); },
                {"the count is -5: a step count is never negative"});
-  for (const char *text : {"9223372036854775808", "99999999999999999999",
-                           "", "3x", "+3", "1.5"})
+  for (const char *text :
+       {"9223372036854775808", "99999999999999999999", "", "3x", "+3", "1.5"})
     expectThrows([&] { parseStepCount(text, "the count"); },
                  {"the count is '" + std::string(text) +
                   "', not an integer in [0, 9223372036854775807]"});
@@ -359,11 +359,11 @@ TEST(CheckpointVerification, RefusesWhenEveryCheckpointIsDamaged) {
   Checkpoint only = writeCheckpoint(dir, 5);
   setValue(only.optimizer(), "w/exp_avg", 0, 1.0f);
   std::ostringstream warnings;
-  expectThrows([&] { newestUsableCheckpoint(dir, warnings); },
-               {"resume: no checkpoint in '" + dir + "' can be resumed from: '" +
-                    only.ref.path + "' (step 5): the tensor 'w/exp_avg'",
-                "move these checkpoints out of '" + dir +
-                    "' to start from scratch"});
+  expectThrows(
+      [&] { newestUsableCheckpoint(dir, warnings); },
+      {"resume: no checkpoint in '" + dir + "' can be resumed from: '" +
+           only.ref.path + "' (step 5): the tensor 'w/exp_avg'",
+       "move these checkpoints out of '" + dir + "' to start from scratch"});
   // Nothing is moved when nothing resumes.
   EXPECT_TRUE(fs::exists(only.ref.path));
 }
@@ -399,8 +399,9 @@ TEST(CheckpointDirectory, SaysWhyADirectoryCannotHoldCheckpoints) {
   EXPECT_EQ(checkpointDirectoryProblem(dir + "/file"),
             "it exists and is not a directory");
   EXPECT_EQ(checkpointDirectoryProblem(dir + "/file/ckpt/deeper"),
-            "'" + dir + "/file' is not a directory, so nothing can be "
-                        "created in it");
+            "'" + dir +
+                "/file' is not a directory, so nothing can be "
+                "created in it");
   if (::geteuid() == 0)
     GTEST_SKIP() << "root writes into a mode 0555 directory";
   fs::create_directories(dir + "/locked");
