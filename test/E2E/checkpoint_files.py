@@ -15,6 +15,9 @@ Usage:
       writes the f32 VALUE (nan, inf, -0.5, ...) at element ELEMENT of NAME;
   checkpoint_files.py set-metadata FILE KEY VALUE
       sets FILE's __metadata__ KEY to the string VALUE;
+  checkpoint_files.py downgrade STEP_DIR
+      makes STEP_DIR's state.json format version 1 (no "files" digests), as
+      pp wrote it before the digests;
   checkpoint_files.py rehash STEP_DIR
       records the digests of STEP_DIR's files as they are now in its
       state.json (docs/checkpoints.md), so that only the value checks see
@@ -103,6 +106,14 @@ def main():
         header, data = read(path)
         header["__metadata__"][key] = value
         write(path, header, data)
+    elif sys.argv[1] == "downgrade":
+        directory = sys.argv[2]
+        with open(f"{directory}/state.json") as f:
+            state = json.load(f)
+        state["format_version"] = 1
+        del state["files"]
+        with open(f"{directory}/state.json", "w") as f:
+            json.dump(state, f, indent=2)
     elif sys.argv[1] == "rehash":
         directory = sys.argv[2]
         with open(f"{directory}/state.json") as f:
