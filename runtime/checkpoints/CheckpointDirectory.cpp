@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -42,21 +44,6 @@ void fsyncPath(const std::string &path) {
     fail("fsync", path);
 }
 
-/// The step a directory named `name` holds: "step-" and 8 or more digits.
-std::optional<int64_t> stepOfName(const std::string &name) {
-  size_t prefix = sizeof(kStepPrefix) - 1;
-  if (name.compare(0, prefix, kStepPrefix) != 0 || name.size() < prefix + 8 ||
-      name.size() > prefix + 18)
-    return std::nullopt;
-  int64_t step = 0;
-  for (size_t i = prefix; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9')
-      return std::nullopt;
-    step = step * 10 + (name[i] - '0');
-  }
-  return step;
-}
-
 /// Whether `path` holds a state file that parses and names `step`.
 bool isComplete(const fs::path &path, int64_t step) {
   std::ifstream file(path / kCheckpointStateFile);
@@ -75,6 +62,59 @@ std::string checkpointName(int64_t step) {
   std::ostringstream name;
   name << kStepPrefix << std::setw(8) << std::setfill('0') << step;
   return name.str();
+}
+
+std::optional<int64_t> parseCheckpointName(const std::string &name,
+                                           std::string &problem) {
+  problem.clear();
+  size_t prefix = sizeof(kStepPrefix) - 1;
+  if (name.compare(0, prefix, kStepPrefix) != 0 || name.size() == prefix)
+    return std::nullopt;
+  int64_t step = 0;
+  bool inRange = true;
+  for (size_t i = prefix; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9')
+      return std::nullopt;
+    inRange = inRange && !__builtin_mul_overflow(step, 10, &step) &&
+              !__builtin_add_overflow(step, name[i] - '0', &step);
+  }
+  if (!inRange) {
+    problem = "its step is out of range (a step is at most " +
+              std::to_string(INT64_MAX) + ")";
+    return std::nullopt;
+  }
+  if (name != checkpointName(step)) {
+    problem = "pp names the checkpoint of step " + std::to_string(step) + " '" +
+              checkpointName(step) +
+              "' (the step in at least 8 digits, with no further leading "
+              "zeros); rename it so to resume from it";
+    return std::nullopt;
+  }
+  return step;
+}
+
+std::string checkpointDirectoryProblem(const std::string &dir) {
+  std::error_code error;
+  fs::path existing = fs::absolute(dir, error);
+  if (error)
+    return error.message();
+  bool exists = true;
+  while (!fs::exists(existing, error) && existing.has_relative_path()) {
+    existing = existing.parent_path();
+    exists = false;
+  }
+  if (!fs::is_directory(existing, error))
+    return exists ? "it exists and is not a directory"
+                  : "'" + existing.string() +
+                        "' is not a directory, so nothing can be created in "
+                        "it";
+  std::string probe =
+      (existing / (std::string(kTemporaryPrefix) + "probe-XXXXXX")).string();
+  if (!::mkdtemp(probe.data()))
+    return "cannot create a directory in '" + existing.string() +
+           "': " + std::strerror(errno);
+  ::rmdir(probe.c_str());
+  return "";
 }
 
 std::string beginCheckpoint(const std::string &dir, int64_t step) {
@@ -149,20 +189,42 @@ std::string commitCheckpoint(const std::string &dir,
   return final.string();
 }
 
-std::vector<CheckpointRef> completeCheckpoints(const std::string &dir) {
+std::vector<CheckpointRef>
+checkpointDirectories(const std::string &dir,
+                      std::vector<std::string> *misnamed) {
   std::vector<CheckpointRef> found;
   std::error_code error;
   if (!fs::is_directory(dir, error))
     return found;
   for (const fs::directory_entry &entry : fs::directory_iterator(dir)) {
-    std::optional<int64_t> step = stepOfName(entry.path().filename().string());
-    if (step && entry.is_directory(error) && isComplete(entry.path(), *step))
+    std::string problem;
+    std::optional<int64_t> step =
+        parseCheckpointName(entry.path().filename().string(), problem);
+    if (!entry.is_directory(error))
+      continue;
+    if (step)
       found.push_back({*step, entry.path().string()});
+    else if (misnamed && !problem.empty())
+      misnamed->push_back("'" + entry.path().string() +
+                          "' is no checkpoint name: " + problem);
   }
   std::sort(found.begin(), found.end(),
             [](const CheckpointRef &a, const CheckpointRef &b) {
               return a.step < b.step;
             });
+  if (misnamed)
+    std::sort(misnamed->begin(), misnamed->end());
+  return found;
+}
+
+std::vector<CheckpointRef> completeCheckpoints(const std::string &dir) {
+  std::vector<CheckpointRef> found = checkpointDirectories(dir);
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [](const CheckpointRef &checkpoint) {
+                               return !isComplete(checkpoint.path,
+                                                  checkpoint.step);
+                             }),
+              found.end());
   return found;
 }
 

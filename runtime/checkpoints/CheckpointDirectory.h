@@ -7,7 +7,8 @@
 // DIR/step-<step> and DIR is fsync'd. A crash at any moment leaves every
 // earlier checkpoint whole, and at worst a .tmp- directory, which the next
 // save removes. A checkpoint counts as complete only when its state.json
-// parses and names its step (docs/checkpoints.md).
+// parses and names its step (docs/checkpoints.md); CheckpointVerification.h
+// checks its bytes and values before a resume.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,21 @@ struct CheckpointRef {
 /// "step-" and `step` with at least 8 digits.
 std::string checkpointName(int64_t step);
 
+/// The step of the checkpoint directory named `name`: the `step` in
+/// [0, INT64_MAX] whose checkpointName is `name`. Nullopt for any other
+/// name; then `problem` says what is wrong with a name of "step-" and
+/// digits (a step out of range, or leading zeros pp does not write, as in
+/// "step-000000012"), and is empty for other names.
+std::optional<int64_t> parseCheckpointName(const std::string &name,
+                                           std::string &problem);
+
+/// Why checkpoints cannot be saved in `dir` ("" when they can): `dir`, or
+/// the nearest of its ancestors that exists, is not a directory, or this
+/// process cannot create entries in it. Probed by creating and removing a
+/// temporary directory there, so that root on a read-only file system is
+/// caught too; leaves nothing behind.
+std::string checkpointDirectoryProblem(const std::string &dir);
+
 /// Creates `dir` (with its parents) if missing, removes every stale
 /// `.tmp-*` entry in it, and creates and returns a fresh
 /// `dir/.tmp-step-<step>-<random>` for the checkpoint of `step`. Throws
@@ -49,6 +65,14 @@ void writeFileSynced(const std::string &path, const std::string &contents);
 /// `dir`. Returns the final path.
 std::string commitCheckpoint(const std::string &dir,
                              const std::string &temporary, int64_t step);
+
+/// Every directory in `dir` named as a checkpoint (checkpointName),
+/// complete or not, by increasing step; none when `dir` does not exist.
+/// When `misnamed` is given, it gets, per entry whose name is "step-" and
+/// digits but no checkpointName, "'PATH' is no checkpoint name: WHY".
+std::vector<CheckpointRef>
+checkpointDirectories(const std::string &dir,
+                      std::vector<std::string> *misnamed = nullptr);
 
 /// The complete checkpoints in `dir`, by increasing step; none when `dir`
 /// does not exist. Incomplete ones (no state file, or one that does not

@@ -32,9 +32,15 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
       readInputFile(checkpoint + "/" + kCheckpointStateFile,
                     "the checkpoint state"),
       nullptr, /*allow_exceptions=*/false);
-  if (!state.is_object() || !state.contains("format_version") ||
-      state["format_version"] != kCheckpointFormatVersion)
+  const nlohmann::json *version =
+      state.is_object() && state.contains("format_version")
+          ? &state["format_version"]
+          : nullptr;
+  if (!version || !version->is_number_integer() ||
+      version->get<int64_t>() < kOldestReadableFormatVersion ||
+      version->get<int64_t>() > kCheckpointFormatVersion)
     throw refuse("is not of checkpoint format version " +
+                 std::to_string(kOldestReadableFormatVersion) + " to " +
                  std::to_string(kCheckpointFormatVersion));
   CheckpointState result;
   try {
@@ -80,13 +86,8 @@ int64_t optimizerStepCount(const SafeTensorsFile &file,
     throw std::runtime_error("checkpoint file '" + file.path() +
                              "' lacks the step count '" + key +
                              "' in its metadata");
-  const std::string &text = entry->second;
-  if (text.empty() || text.size() > 18 ||
-      text.find_first_not_of("0123456789") != std::string::npos)
-    throw std::runtime_error("checkpoint file '" + file.path() +
-                             "': the step count '" + key + "' is '" + text +
-                             "', not a count of updates");
-  return std::stoll(text);
+  return parseStepCount(entry->second, "checkpoint file '" + file.path() +
+                                           "': the step count '" + key + "'");
 }
 
 } // namespace pp::runtime

@@ -12,6 +12,7 @@
 #ifndef PP_RUNTIME_CHECKPOINTSTATE_H
 #define PP_RUNTIME_CHECKPOINTSTATE_H
 
+#include "runtime/checkpoints/CheckpointVerification.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/core/Shapes.h"
 
@@ -22,9 +23,6 @@
 #include <string>
 
 namespace pp::runtime {
-
-/// The version of the checkpoint layout docs/checkpoints.md describes.
-inline constexpr int kCheckpointFormatVersion = 1;
 
 /// What a resume takes from a checkpoint's state.json.
 struct CheckpointState {
@@ -50,7 +48,7 @@ CheckpointState readCheckpointState(const std::string &checkpoint);
 /// The number of updates of the trained parameter `name` as the metadata
 /// entry "`name`/step" of the optimizer state `file` records it. Throws
 /// std::runtime_error naming the file when the entry is missing or is not
-/// a count (decimal digits, at most 18).
+/// a count (parseStepCount).
 int64_t optimizerStepCount(const SafeTensorsFile &file,
                            const std::string &name);
 

@@ -3,6 +3,7 @@
 #include "runtime/checkpoints/SafeTensors.h"
 
 #include "runtime/core/InputFile.h"
+#include "runtime/core/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -112,6 +113,18 @@ nlohmann::json parseRefusingRepeatedKeys(const std::string &text,
   return nlohmann::json::parse(text, callback);
 }
 
+/// The location of tensor `name` (of the file at
+/// `path`) in `located`; throws when there is none.
+const std::pair<size_t, size_t> &
+locate(const std::map<std::string, std::pair<size_t, size_t>> &located,
+       const std::string &path, const std::string &name) {
+  auto it = located.find(name);
+  if (it == located.end())
+    throw std::runtime_error("safetensors file '" + path + "' has no tensor '" +
+                             name + "'");
+  return it->second;
+}
+
 } // namespace
 
 bool convertsToF32(const std::string &dtype) {
@@ -122,7 +135,7 @@ bool convertsToF32(const std::string &dtype) {
 SafeTensorsWriter::SafeTensorsWriter(
     const std::string &path, const std::vector<TensorEntry> &entries,
     const std::map<std::string, std::string> &metadata)
-    : path(path), entries(entries) {
+    : path(path), entries(entries), meta(metadata) {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty())
     header[kMetadataKey] = metadata;
@@ -159,8 +172,9 @@ void SafeTensorsWriter::add(const std::string &name, const float *values) {
         "safetensors file '" + path + "': got the values of '" + name +
         "', expected " +
         (next == entries.size() ? "none" : "'" + entries[next].name + "'"));
-  file->write(values,
-              static_cast<size_t>(numElements(entries[next].shape)) * 4);
+  size_t bytes = static_cast<size_t>(numElements(entries[next].shape)) * 4;
+  file->write(values, bytes);
+  tensorDigests[name] = sha256Hex(values, bytes);
   ++next;
 }
 
@@ -324,19 +338,29 @@ const TensorEntry *SafeTensorsFile::find(const std::string &name) const {
   return it == located.end() ? nullptr : &tensors[it->second.first];
 }
 
+std::string_view SafeTensorsFile::bytes(const std::string &name) const {
+  const auto &[index, start] = locate(located, filePath, name);
+  const TensorEntry &entry = tensors[index];
+  size_t size =
+      static_cast<size_t>(numElements(entry.shape)) * dtypeBytes(entry.dtype);
+  return {reinterpret_cast<const char *>(mapped.data()) + start, size};
+}
+
+std::string SafeTensorsFile::sha256(const std::string &name) const {
+  std::string_view stored = bytes(name);
+  return sha256Hex(stored.data(), stored.size());
+}
+
 void SafeTensorsFile::read(const std::string &name, float *out) const {
-  auto it = located.find(name);
-  if (it == located.end())
-    throw std::runtime_error("safetensors file '" + filePath +
-                             "' has no tensor '" + name + "'");
-  const TensorEntry &entry = tensors[it->second.first];
+  const auto &[index, start] = locate(located, filePath, name);
+  const TensorEntry &entry = tensors[index];
   if (!convertsToF32(entry.dtype))
     throw std::runtime_error(
         "safetensors file '" + filePath + "': tensor '" + name + "' is " +
         entry.dtype + ", which pp cannot convert to the model's f32 (it "
         "converts F32, F16, BF16 and F64)");
   convertToF32(entry.dtype,
-               reinterpret_cast<const char *>(mapped.data()) + it->second.second,
+               reinterpret_cast<const char *>(mapped.data()) + start,
                static_cast<size_t>(numElements(entry.shape)), out);
 }
 

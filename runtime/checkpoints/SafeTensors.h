@@ -37,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pp::runtime {
@@ -72,11 +73,20 @@ public:
   /// Makes the file durable and puts it in place; throws std::runtime_error when
   /// a tensor is missing or writing failed.
   void finish();
+  /// Per tensor added so far, the SHA-256 (hex) of the bytes written for
+  /// it: what SafeTensorsFile::sha256 of the finished file gives.
+  const std::map<std::string, std::string> &digests() const {
+    return tensorDigests;
+  }
+  /// The metadata the header holds.
+  const std::map<std::string, std::string> &metadata() const { return meta; }
 
 private:
   std::string path;
   std::vector<TensorEntry> entries;
+  std::map<std::string, std::string> meta;
   size_t next = 0;
+  std::map<std::string, std::string> tensorDigests;
   /// The file being written; null once finished.
   std::unique_ptr<OutputFile> file;
 };
@@ -104,6 +114,12 @@ public:
   /// throws std::runtime_error when the file has no such tensor or its
   /// dtype does not convert (convertsToF32).
   void read(const std::string &name, float *out) const;
+  /// The bytes tensor `name` occupies in the file (its data_offsets
+  /// range), as stored; throws std::runtime_error when it has no such
+  /// tensor.
+  std::string_view bytes(const std::string &name) const;
+  /// The SHA-256 (hex) of bytes(`name`).
+  std::string sha256(const std::string &name) const;
 
 private:
   SafeTensorsFile() = default;

@@ -47,6 +47,12 @@ std::string Sha256::hex() {
   return hexDigits(bytes.data(), bytes.size());
 }
 
+std::string sha256Hex(const void *data, size_t bytes) {
+  Sha256 sha;
+  sha.update(data, bytes);
+  return sha.hex();
+}
+
 std::string hexDigits(const unsigned char *data, size_t bytes) {
   static const char digits[] = "0123456789abcdef";
   std::string text;

@@ -37,6 +37,9 @@ private:
   Context *context;
 };
 
+/// The SHA-256 of the `bytes` bytes at `data`, as 64 lowercase hex digits.
+std::string sha256Hex(const void *data, size_t bytes);
+
 /// `bytes` bytes at `data` as lowercase hex digits, two per byte.
 std::string hexDigits(const unsigned char *data, size_t bytes);
 

@@ -9,6 +9,7 @@
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/CheckpointState.h"
+#include "runtime/checkpoints/CheckpointVerification.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/data/SyntheticData.h"
@@ -33,6 +34,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,9 +79,6 @@ TensorPtr borrowTensor(const TensorInfo &info, float *data) {
 float *floatsOf(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
-
-constexpr char kParametersFile[] = "parameters.safetensors";
-constexpr char kOptimizerFile[] = "optimizer.safetensors";
 
 /// Throws, naming the first tensor that differs, unless `saved` (the
 /// tensors `where` holds) are exactly the model's tensors `model`, with
@@ -1419,19 +1418,37 @@ private:
     return identity;
   }
 
-  /// With --resume, the newest complete checkpoint as rank 0 finds it
-  /// (every rank then loads that one); none without --resume or when the
-  /// directory holds none.
+  /// With --resume, the newest checkpoint that rank 0 finds sound
+  /// (newestUsableCheckpoint, warning on stderr about each newer one it
+  /// skips; every rank then loads that one); none without --resume or when
+  /// the directory holds none. When the directory holds only damaged ones,
+  /// every rank throws rank 0's reasons.
   std::optional<CheckpointRef> findResumePoint() {
     const CheckpointOptions &checkpoint = options.checkpoint;
     if (!checkpoint.resume)
       return std::nullopt;
-    int64_t step = -1;
-    if (world.rank() == 0)
-      if (std::optional<CheckpointRef> newest =
-              newestCheckpoint(checkpoint.directory))
-        step = newest->step;
+    constexpr int64_t kNone = -1, kRefused = -2;
+    int64_t step = kNone;
+    std::string refusal;
+    if (world.rank() == 0) {
+      try {
+        if (std::optional<CheckpointRef> usable =
+                newestUsableCheckpoint(checkpoint.directory, std::cerr))
+          step = usable->step;
+      } catch (const std::exception &e) {
+        refusal = e.what();
+        step = kRefused;
+      }
+    }
     world.broadcast(&step, sizeof(step), 0);
+    if (step == kRefused) {
+      // Every rank refuses saying why, whichever the launcher reports.
+      uint64_t length = refusal.size();
+      world.broadcast(&length, sizeof(length), 0);
+      refusal.resize(length);
+      world.broadcast(refusal.data(), length, 0);
+      throw std::runtime_error(refusal);
+    }
     if (step < 0) {
       if (reports)
         log << "resume: no complete checkpoint in '" << checkpoint.directory
@@ -1527,12 +1544,23 @@ private:
     bool streams = groups.dataParallelRank == 0;
 
     std::unique_ptr<SafeTensorsWriter> writer;
+    // Per file, the digests state.json records (CheckpointVerification.h).
+    nlohmann::json files = nlohmann::json::object();
+    std::string writing;
     auto writeTo = [&](const std::string &file,
                        const std::vector<ParameterInfo> &listed,
                        const std::map<std::string, std::string> &metadata) {
-      if (reports)
-        writer = std::make_unique<SafeTensorsWriter>(
-            temporary + "/" + file, entriesByName(listed), metadata);
+      if (!reports)
+        return;
+      writer = std::make_unique<SafeTensorsWriter>(
+          temporary + "/" + file, entriesByName(listed), metadata);
+      writing = file;
+    };
+    auto finishFile = [&] {
+      if (!writer)
+        return;
+      writer->finish();
+      files[writing] = fileRecord(*writer);
     };
     TensorSink write = [&](const std::string &name, const Shape &,
                            const float *values) { writer->add(name, values); };
@@ -1541,8 +1569,7 @@ private:
     if (streams)
       streamTensors(package.parameters, heldIn(parameters),
                     channel + "/params", write);
-    if (writer)
-      writer->finish();
+    finishFile();
 
     // Each trained parameter's state, whole on every replica; its step
     // count summed over the pipeline (each stage fills its own; a tied
@@ -1583,12 +1610,11 @@ private:
                 .data();
           },
           channel + "/optimizer", write);
-    if (writer)
-      writer->finish();
+    finishFile();
 
     if (reports) {
       writeFileSynced(temporary + "/" + kCheckpointStateFile,
-                      checkpointState(step).dump(2) + "\n");
+                      checkpointState(step, files).dump(2) + "\n");
       std::string path =
           commitCheckpoint(checkpoint.directory, temporary, step);
       if (checkpoint.keepLast > 0)
@@ -1605,8 +1631,10 @@ private:
     world.broadcast(&saved, sizeof(saved), 0);
   }
 
-  /// state.json of the checkpoint after `step` steps.
-  nlohmann::json checkpointState(int64_t step) const {
+  /// state.json of the checkpoint after `step` steps, whose files' digests
+  /// are `files` (fileRecord per file name).
+  nlohmann::json checkpointState(int64_t step,
+                                 const nlohmann::json &files) const {
     const OptimizerOptions &optimizer = options.optimizer;
     nlohmann::json meshOrder = nlohmann::json::array();
     for (const MeshAxis &axis : groups.mesh.axes())
@@ -1640,7 +1668,8 @@ private:
           {"tensor_parallel", groups.tensorParallelSize},
           {"microbatches", options.microbatches},
           {"microbatch_size", package.microbatchSize},
-          {"shard_optimizer", options.shardOptimizer}}}};
+          {"shard_optimizer", options.shardOptimizer}}},
+        {"files", files}};
   }
 
   /// Gathers every pipeline rank's profile on rank 0, which writes them with

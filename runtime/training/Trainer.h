@@ -59,8 +59,9 @@ struct CheckpointOptions {
   /// After a save, keep only the newest `keepLast` complete checkpoints
   /// (0: keep all).
   int64_t keepLast = 0;
-  /// Continue from the newest complete checkpoint in `directory` (from
-  /// scratch when there is none).
+  /// Continue from the newest checkpoint in `directory` that passes
+  /// verification (newestUsableCheckpoint: damaged newer ones are named on
+  /// stderr and moved aside); from scratch when there is none.
   bool resume = false;
 };
 

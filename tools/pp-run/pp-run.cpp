@@ -17,6 +17,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/training/Backend.h"
 #include "runtime/communication/Communicator.h"
+#include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/core/OutputFile.h"
@@ -279,9 +280,10 @@ cl::opt<int> keepLast(
     cl::cat(runCategory));
 cl::opt<bool> resume(
     "resume",
-    cl::desc("Continue from the newest complete checkpoint in "
-             "--checkpoint-dir (from scratch, saying so, when it holds none); "
-             "--steps stays the run's total"),
+    cl::desc("Continue from the newest sound checkpoint in "
+             "--checkpoint-dir (its digests and values verified; a damaged "
+             "newer one is named on stderr and moved aside; from scratch, "
+             "saying so, when it holds none); --steps stays the run's total"),
     cl::cat(runCategory));
 cl::opt<std::string> profilePath(
     "profile",
@@ -746,6 +748,25 @@ bool runsModelAsGiven() {
 /// (outputPathProblem), or "".
 std::string outputProblem(const char *flag, const std::string &path) {
   return outputPathProblem(path, "--" + std::string(flag));
+}
+
+/// Why job rank 0 cannot write an output the options name ("" when it
+/// can): one of outputFiles() (outputProblem), or --checkpoint-dir when
+/// the run saves checkpoints (checkpointDirectoryProblem).
+std::string outputsProblem() {
+  for (auto [flag, path] : outputFiles())
+    if (!path->empty())
+      if (std::string problem = outputProblem(flag, *path); !problem.empty())
+        return problem;
+  if (checkpointDir.empty() || checkpointEvery == 0)
+    return "";
+  std::string problem = checkpointDirectoryProblem(checkpointDir);
+  if (problem.empty())
+    return "";
+  return "cannot save checkpoints in --checkpoint-dir '" + checkpointDir +
+         "': " + problem +
+         "; give --checkpoint-dir a directory this user can create or "
+         "write in";
 }
 
 /// Why --tp, given, differs from the tensor-parallel degree `package` was
@@ -1316,10 +1337,8 @@ int main(int argc, char **argv) {
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
   if (rank.value_or(0) == 0)
-    for (auto [flag, path] : outputFiles())
-      if (!path->empty())
-        if (std::string problem = outputProblem(flag, *path); !problem.empty())
-          return error(problem);
+    if (std::string problem = outputsProblem(); !problem.empty())
+      return error(problem);
   if (rank) {
     // One rank of a job an external launcher (or this one) started.
     RendezvousInfo info;
