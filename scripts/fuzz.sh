@@ -35,8 +35,11 @@ targets=(onnx onnx-text torchscript package parameter-file token-dataset
          safetensors weights-index checkpoint schedule-file)
 
 mode="${1:-ci}"
+ci_flags=()
 case "$mode" in
   ci) seconds="${2:-${PP_FUZZ_SECONDS:-10}}"
+      # A fixed seed: a CI failure replays exactly (PP_FUZZ_SEED to vary).
+      ci_flags=(-seed="${PP_FUZZ_SEED:-1}")
       selected=()
       for target in "${targets[@]}"; do
         [ "$target" = torchscript ] || selected+=("$target")
@@ -54,7 +57,7 @@ case "$mode" in
     jobs=1 ;;
 esac
 shift $(( $# < 2 ? $# : 2 ))
-flags=("$@")
+flags=("${ci_flags[@]}" "$@")
 
 start=$SECONDS
 "$root/scripts/setup.sh"

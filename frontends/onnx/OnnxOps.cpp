@@ -405,6 +405,14 @@ FailureOr<NodeOutputs> GraphImporter::importBinary(const NodeContext &ctx,
 template <typename OpTy>
 FailureOr<NodeOutputs> GraphImporter::importVariadic(const NodeContext &ctx,
                                                      ValueRange inputs) {
+  // Every input of Max, Min, Sum and Mean is required: an empty name is a
+  // missing one.
+  for (auto [index, input] : llvm::enumerate(inputs))
+    if (!input)
+      return ctx.error() << "input " << index
+                         << " has an empty name, but every input of "
+                         << ctx.node.op_type()
+                         << " is required; name a tensor or drop the input";
   Value result = inputs[0];
   for (Value next : inputs.drop_front()) {
     FailureOr<Value> combined = createChecked<OpTy>(ctx, {result, next});
