@@ -38,8 +38,8 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("the schedule the memory estimate assumes "
-                     "(pp-partition)"),
-      llvm::cl::init("1f1b")};
+                     "(pp-partition; default: the layout's usual one)"),
+      llvm::cl::init("")};
   Option<int64_t> microbatches{
       *this, "microbatches",
       llvm::cl::desc("microbatches per step, 0 for as many as ranks "

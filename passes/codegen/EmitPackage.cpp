@@ -11,6 +11,8 @@
 #include "passes/codegen/StageLibrary.h"
 #include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
+#include "runtime/package/Package.h"
+#include "runtime/package/StageCompiler.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -293,8 +295,7 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
     json manifest;
     manifest["format"] = "pp-pipeline-package";
-    // Package.h's kPackageFormatVersion: the version pp-run reads.
-    manifest["version"] = 5;
+    manifest["version"] = runtime::kPackageFormatVersion;
     manifest["num_stages"] = numStages;
     json axes = json::array();
     for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
@@ -483,23 +484,31 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     // Both targets make the same calls, so the CPU lowering's plans are the
     // package's.
     llvm::StringMap<DictionaryAttr> plans;
-    for (StringRef target : {"cpu", "cuda"}) {
-      std::string source = target == "cpu" ? "stages.cpp" : "stages.cu";
-      if (failed(
-              writeSource(target, source, target == "cpu" ? &plans : nullptr)))
+    for (runtime::StageTarget target :
+         {runtime::StageTarget::Cpu, runtime::StageTarget::Cuda}) {
+      const runtime::StageTargetFiles &targetFiles =
+          runtime::stageTargetFiles(target);
+      if (failed(writeSource(targetFiles.name, targetFiles.source,
+                             target == runtime::StageTarget::Cpu ? &plans
+                                                                 : nullptr)))
         return failure();
-      libraries[target.str()] = {{"source", source}};
+      libraries[targetFiles.name] = {{"source", targetFiles.source}};
     }
     for (json &stage : manifest["stages"])
       for (json &function : stage["functions"])
         function["memory_plan"] = describeMemoryPlan(
             plans.lookup(function["function"].get<std::string>()));
-    if (compile) {
-      if (failed(compileLibraries()))
-        return failure();
-      libraries["cpu"]["library"] = "libstages.so";
-      if (canCompileStages("cuda"))
-        libraries["cuda"]["library"] = "libstages_cuda.so";
+    std::vector<runtime::StageTarget> compiled;
+    if (compile)
+      compiled.push_back(runtime::StageTarget::Cpu);
+    if (compileCuda)
+      compiled.push_back(runtime::StageTarget::Cuda);
+    if (failed(compileLibraries(compiled)))
+      return failure();
+    for (runtime::StageTarget target : compiled) {
+      const runtime::StageTargetFiles &targetFiles =
+          runtime::stageTargetFiles(target);
+      libraries[targetFiles.name]["library"] = targetFiles.library;
     }
     manifest["libraries"] = libraries;
     manifest["files"] = files;
@@ -648,30 +657,33 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     return writeFile(name, {code});
   }
 
-  /// Compiles stages.cpp into libstages.so and, where this build can,
-  /// stages.cu into libstages_cuda.so, at once (separate compiler
-  /// processes), and records both.
-  LogicalResult compileLibraries() {
-    auto compileFor = [&](StringRef target, StringRef source,
-                          StringRef library) {
-      return compileStageLibrary(target, pathOf(source), pathOf(library),
-                                 pathOf(("compile-" + target + ".log").str()));
-    };
-    bool cuda = canCompileStages("cuda");
-    std::string cudaError;
-    std::thread cudaCompile;
-    if (cuda)
-      cudaCompile = std::thread([&] {
-        cudaError = compileFor("cuda", "stages.cu", "libstages_cuda.so");
+  /// Compiles the sources of `targets` into their libraries at once
+  /// (separate compiler processes) and records them.
+  LogicalResult compileLibraries(ArrayRef<runtime::StageTarget> targets) {
+    std::vector<std::string> problems(targets.size());
+    std::vector<std::thread> compiles;
+    for (auto [index, target] : llvm::enumerate(targets))
+      compiles.emplace_back([&, index = index, target = target] {
+        const runtime::StageTargetFiles &files =
+            runtime::stageTargetFiles(target);
+        if (!runtime::canCompileStages(target))
+          problems[index] = std::string("compile-") + files.name +
+                            " needs a pp built with a " + files.name +
+                            " compiler (CMake found none)";
+        else
+          problems[index] = runtime::compileStageLibrary(
+              target, pathOf(files.source), pathOf(files.library),
+              pathOf(std::string("compile-") + files.name + ".log"));
       });
-    std::string cpuError = compileFor("cpu", "stages.cpp", "libstages.so");
-    if (cudaCompile.joinable())
-      cudaCompile.join();
-    if (!cpuError.empty() || !cudaError.empty())
-      return fail(cpuError.empty() ? cudaError : cpuError);
-    if (failed(recordFile("libstages.so")))
-      return failure();
-    return success(!cuda || succeeded(recordFile("libstages_cuda.so")));
+    for (std::thread &compile : compiles)
+      compile.join();
+    for (const std::string &problem : problems)
+      if (!problem.empty())
+        return fail(problem);
+    for (runtime::StageTarget target : targets)
+      if (failed(recordFile(runtime::stageTargetFiles(target).library)))
+        return failure();
+    return success();
   }
 
   std::string packageDir;

@@ -58,14 +58,20 @@ def EmitPackage : Pass<"pp-emit-package", "mlir::ModuleOp"> {
     for the CPU and CUDA kernels), `manifest.json` (stages, parameters with
     shapes, inputs, labels, boundary tensors with names and shapes, the
     loss), `parameters.bin` (initial parameter values) and `libstages.so`,
-    compiled with the host C++ compiler; where nvcc exists also
-    `libstages_cuda.so`. `pp-opt --pp-emit=DIR` runs it after the pipeline.
-    The module itself is left unchanged.
+    compiled with the host C++ compiler. The CUDA library is compiled when
+    a run first needs it (pp-run --device cuda keeps it in its cache), so
+    that CPU work never runs nvcc; `compile-cuda=true` compiles it into the
+    package at once as `libstages_cuda.so` (for a package taken to a GPU
+    machine). `pp-opt --pp-emit=DIR` runs it after the pipeline. The module
+    itself is left unchanged.
   }];
   let options = [
     Option<"dir", "dir", "std::string", "", "the package directory">,
     Option<"compile", "compile", "bool", "true",
-           "compile the sources into shared libraries">,
+           "compile the CPU source into libstages.so">,
+    Option<"compileCuda", "compile-cuda", "bool", "false",
+           "also compile the CUDA source into libstages_cuda.so now, with "
+           "nvcc (else a CUDA run compiles it when it first needs it)">,
   ];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
 }

@@ -6,7 +6,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Target/Cpp/CppEmitter.h"
-#include "llvm/Support/Program.h"
 
 using namespace mlir;
 
@@ -38,56 +37,6 @@ LogicalResult writeStageSource(ModuleOp module, StringRef target,
     return failure();
   os << "} // extern \"C\"\n";
   return success();
-}
-
-bool canCompileStages(StringRef target) {
-#ifdef PP_NVCC
-  return target == "cpu" || target == "cuda";
-#else
-  return target == "cpu";
-#endif
-}
-
-std::string compileStageLibrary(StringRef target, StringRef source,
-                                StringRef library, StringRef log) {
-  if (!canCompileStages(target))
-    return ("this pp was built without a compiler for " + target + " code")
-        .str();
-  std::string compiler;
-  SmallVector<std::string> args;
-  // No floating-point contraction, as the runtime's kernels: fused loops
-  // (nn.fusion) round every operation to f32 as the kernels do.
-  if (target == "cpu") {
-    llvm::ErrorOr<std::string> cxx = llvm::sys::findProgramByName("c++");
-    if (!cxx)
-      return "no C++ compiler (c++) on PATH to compile the package";
-    compiler = *cxx;
-    args = {compiler, "-std=c++17", "-O2", "-ffp-contract=off", "-fPIC",
-            "-shared"};
-  } else {
-#ifdef PP_NVCC
-    compiler = PP_NVCC;
-#endif
-    args = {compiler, "-std=c++17", "-O2", "-fmad=false", "-Xcompiler",
-            "-fPIC,-ffp-contract=off", "-shared"};
-  }
-  args.insert(args.end(),
-              {"-I" PP_SOURCE_DIR, source.str(), "-o", library.str(),
-               "-L" PP_LIBRARY_DIR,
-               target == "cpu" ? "-lPPRuntime" : "-lPPRuntimeCuda",
-               target == "cpu" ? "-Wl,-rpath," PP_LIBRARY_DIR
-                               : "-Xlinker=-rpath," PP_LIBRARY_DIR});
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, log, log};
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt,
-                                         redirects, 0, 0, &message);
-  if (status == 0)
-    return "";
-  return ("compiling the generated " + target + " code failed (" +
-          (message.empty() ? "exit " + std::to_string(status) : message) +
-          "); see " + log)
-      .str();
 }
 
 } // namespace pp

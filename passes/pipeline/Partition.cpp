@@ -9,6 +9,7 @@
 #include "passes/pipeline/CostModel.h"
 #include "passes/pipeline/PartitionSolver.h"
 #include "passes/pipeline/Passes.h"
+#include "runtime/schedules/Schedule.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
@@ -163,32 +164,15 @@ struct Rates {
   }
 };
 
-/// The schedules whose in-flight microbatches the memory estimate knows.
-constexpr StringLiteral kSchedules[] = {"gpipe", "1f1b", "interleaved-1f1b",
-                                        "zb-h1", "zb-v"};
-
-/// The microbatches whose activations a stage holds at once: the stage is
-/// the `chunk`-th (in stage order) of the `virtualStages` stages on `rank`
-/// of `ranks`, under `schedule` with `microbatches` per step (Passes.td's
-/// pp-partition description states the formulas).
-int64_t microbatchesInFlight(StringRef schedule, int64_t ranks,
-                             int64_t virtualStages, int64_t microbatches,
-                             int64_t rank, int64_t chunk) {
-  if (schedule == "gpipe")
-    return microbatches;
-  if (schedule == "zb-v")
-    return std::min(microbatches, ranks);
-  if (schedule != "interleaved-1f1b")
-    return std::min(microbatches, ranks - rank);
-  // Megatron's warm-up forwards, then one more in the steady state; they go
-  // to the rank's stages `ranks` microbatches at a time, in stage order.
-  int64_t forwards =
-      std::min(microbatches * virtualStages,
-               2 * (ranks - rank - 1) + (virtualStages - 1) * ranks + 1);
-  int64_t held = 0;
-  for (int64_t k = 0; k < forwards; ++k)
-    held += (k / ranks) % virtualStages == chunk;
-  return std::min(microbatches, held);
+/// The schedule the memory estimate assumes when `schedule` is not given:
+/// the one the layout runs as a rule (1f1b for a stage per rank,
+/// interleaved-1f1b for several in loop placement, zb-v in V placement).
+runtime::ScheduleKind usualSchedule(int64_t virtualStages,
+                                    runtime::Placement placement) {
+  if (placement == runtime::Placement::V)
+    return runtime::ScheduleKind::ZeroBubbleV;
+  return virtualStages > 1 ? runtime::ScheduleKind::Interleaved1F1B
+                           : runtime::ScheduleKind::OneForwardOneBackward;
 }
 
 /// Formats a byte count for messages.
@@ -213,6 +197,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     SmallVector<int64_t> stageRanks;
     /// Per stage, the microbatches whose activations it holds at once.
     SmallVector<int64_t> inFlight;
+    /// The schedule they are counted under.
+    std::string schedule;
   };
 
   LogicalResult partition(func::FuncOp main) {
@@ -273,24 +259,22 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (virtual_ < 1)
       return main.emitError("virtual-stages must be at least 1, got ")
              << virtual_;
-    if (placement != "loop" && placement != "v")
+    std::optional<runtime::Placement> placed =
+        runtime::parsePlacement(placement);
+    if (!placed)
       return main.emitError("placement must be loop or v, got '")
              << placement << "'";
-    if (placement == "v" && virtual_ != 2)
+    if (*placed == runtime::Placement::V && virtual_ != 2)
       return main.emitError("placement=v puts two stages on each rank; "
                             "give virtual-stages=2, not ")
              << virtual_;
-    if (!llvm::is_contained(kSchedules, schedule))
+    std::optional<runtime::ScheduleKind> kind =
+        schedule.empty() ? usualSchedule(virtual_, *placed)
+                         : runtime::parseScheduleKind(schedule);
+    if (!kind || *kind == runtime::ScheduleKind::Eval)
       return main.emitError("unknown schedule '")
-             << schedule << "'; use one of "
-             << llvm::join(llvm::map_range(kSchedules,
-                                           [](StringLiteral name) {
-                                             return name.str();
-                                           }),
-                           ", ");
-    if (schedule == "zb-v" && placement != "v")
-      return main.emitError("schedule=zb-v runs two stages per rank in V "
-                            "placement; add virtual-stages=2 placement=v");
+             << schedule << "'; use one of gpipe, 1f1b, interleaved-1f1b, "
+             << "zb-h1, zb-v";
     int64_t ranks = stages;
     if (ranks == 0) {
       int64_t cut = splitPoints.size() + 1;
@@ -311,15 +295,29 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                             "limit), got ")
              << memoryLimit;
     int64_t perStep = microbatches ? static_cast<int64_t>(microbatches) : ranks;
-    StageLayout layout{ranks, {}, {}};
-    SmallVector<int64_t> chunksSoFar(ranks, 0);
-    for (int64_t stage = 0; stage < ranks * virtual_; ++stage) {
-      int64_t rank = placement == "v" && stage >= ranks
-                         ? 2 * ranks - 1 - stage
-                         : stage % ranks;
+    // The activations in flight are counted on the action table the
+    // runtime runs (the same generator and the same count), not on a
+    // formula of the compiler's own.
+    runtime::PipelineLayout table;
+    table.ranks = ranks;
+    table.stageRanks = runtime::placeStages(ranks, virtual_, *placed);
+    table.microbatches = perStep;
+    std::string problem =
+        runtime::scheduleProblem(*kind, table, /*splitBackward=*/true);
+    if (!problem.empty())
+      return main.emitError("schedule=")
+             << runtime::scheduleName(*kind) << " (the schedule whose "
+             << "in-flight microbatches the memory estimate counts): "
+             << problem;
+    runtime::ScheduleTable actions = runtime::buildSchedule(
+        *kind, table, runtime::chainMessages(table.stages()),
+        /*splitBackward=*/true);
+    StageLayout layout{ranks, {}, {}, runtime::scheduleName(*kind)};
+    for (int64_t stage = 0; stage < table.stages(); ++stage) {
+      int64_t rank = table.stageRanks[stage];
       layout.stageRanks.push_back(rank);
-      layout.inFlight.push_back(microbatchesInFlight(
-          schedule, ranks, virtual_, perStep, rank, chunksSoFar[rank]++));
+      layout.inFlight.push_back(
+          runtime::inFlightMicrobatches(actions[rank], stage));
     }
     return layout;
   }
@@ -569,7 +567,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
            << " ranks fits memory-limit=" << formatBytes(memoryLimit)
            << " per rank (parameters, optimizer state, gradients and "
            << layout.inFlight.front() << " in-flight microbatches of "
-           << "activations under " << schedule.getValue()
+           << "activations under " << layout.schedule
            << "): the smallest achievable peak is " << formatBytes(peak)
            << ", per rank "
            << llvm::join(llvm::map_range(smallest->rankBytes,
@@ -964,7 +962,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           builder.getNamedAttr("forward_us", micros(forward)),
           builder.getNamedAttr("backward_input_us", micros(input)),
           builder.getNamedAttr("backward_weight_us", micros(weight)),
-          builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+          builder.getNamedAttr("schedule",
+                               builder.getStringAttr(layout.schedule)),
           builder.getNamedAttr(
               "microbatches",
               builder.getI64IntegerAttr(microbatches ? microbatches

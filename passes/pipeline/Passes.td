@@ -25,12 +25,16 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     rank's memory is, over its stages, the bytes of the parameters they use,
     AdamW's two moments and the gradient of the trainable ones (3 x their
     bytes), and the activations each stage saves for its backward times the
-    microbatches in flight on it under `schedule` with M = `microbatches`:
-    gpipe M; 1f1b and zb-h1 min(M, N - rank); zb-v min(M, N) per stage;
-    interleaved-1f1b the forwards of Megatron's warm-up, min(M x V,
-    2 (N - rank - 1) + (V - 1) N + 1) dealt to the rank's stages N
-    microbatches at a time in stage order, each capped at M. When no cut
-    fits, the error names the smallest peak any cut reaches.
+    microbatches in flight on it under `schedule` with M = `microbatches`,
+    counted on the action table the runtime runs (its generator, and the
+    count its memory figures use: gpipe M; 1f1b and zb-h1 min(M, N - rank);
+    interleaved-1f1b Megatron's warm-up forwards dealt to the rank's
+    stages; zb-v as many as its table holds, 3 on a rank's first stage
+    for N = 2, M = 4). Without `schedule`, the layout's usual one:
+    1f1b, interleaved-1f1b for several stages per rank in loop placement,
+    zb-v in V placement; a schedule that cannot run on the layout is an
+    error. When no cut fits, the error names the smallest peak any cut
+    reaches.
     `split-points` names the first node of every stage after the
     first instead. Sets `pp.stage` on every op, places each parameter on the
     stages of its forward users (of its backward users when only they use
@@ -68,9 +72,10 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     Option<"memoryLimit", "memory-limit", "double", "0",
            "bytes a rank may hold: parameters, optimizer state, gradients "
            "and in-flight activations (0: no limit)">,
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+    Option<"schedule", "schedule", "std::string", "\"\"",
            "the schedule whose in-flight microbatches the activation "
-           "memory counts: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v">,
+           "memory counts: gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v "
+           "(default: the layout's usual one)">,
     Option<"microbatches", "microbatches", "int64_t", "0",
            "microbatches per step (0: as many as ranks)">,
     Option<"flopRate", "flop-rate", "double", "::pp::kCpuFlopsPerSecond",

@@ -176,7 +176,7 @@ public:
     }
   }
 
-  std::string stageLibrary() const override { return "libstages_cuda.so"; }
+  StageTarget stageTarget() const override { return StageTarget::Cuda; }
 
   pp_tensor *place(pp_tensor *host, TensorPtr &copy) override {
     pp_tensor *device = nullptr;

@@ -427,21 +427,31 @@ std::map<std::string, FileDigest> readFiles(const Field &field) {
 }
 
 /// "libraries": per target ("cpu", "cuda") its source and, when compiled,
-/// its library, each a file "files" records.
-void checkLibraries(const Field &field,
-                    const std::map<std::string, FileDigest> &files) {
-  field.onlyMembers({"cpu", "cuda"});
-  for (const auto &[target, entry] : field.members()) {
+/// its library, each a file "files" records. Returns the compiled targets.
+std::set<StageTarget>
+readLibraries(const Field &field,
+              const std::map<std::string, FileDigest> &files) {
+  field.onlyMembers({stageTargetFiles(StageTarget::Cpu).name,
+                     stageTargetFiles(StageTarget::Cuda).name});
+  std::set<StageTarget> compiled;
+  for (const auto &[name, entry] : field.members()) {
+    StageTarget target = *parseStageTarget(name);
+    const StageTargetFiles &expected = stageTargetFiles(target);
     entry.onlyMembers({"source", "library"});
-    for (const char *kind : {"source", "library"}) {
+    for (auto [kind, fileName] : {std::pair("source", expected.source),
+                                  std::pair("library", expected.library)}) {
       Field file = entry[kind];
       if (!file.present() && std::string(kind) == "library")
         continue;
-      std::string name = file.name();
-      if (!files.count(name))
+      if (file.name() != fileName)
+        file.fail(std::string("\"") + fileName + "\"");
+      if (!files.count(fileName))
         file.fail("a file that \"files\" records");
     }
+    if (entry["library"].present())
+      compiled.insert(target);
   }
+  return compiled;
 }
 
 /// The estimate pp-partition wrote for one stage, or nullopt for an entry
@@ -752,7 +762,8 @@ void readManifest(const Field &manifest, Package &package) {
   package.files = readFiles(manifest["files"]);
   // Informational: checked when present.
   if (manifest["libraries"].present())
-    checkLibraries(manifest["libraries"], package.files);
+    package.compiledTargets =
+        readLibraries(manifest["libraries"], package.files);
   package.stageRanks =
       readStageRanks(manifest["stage_ranks"], package.numStages);
   if (manifest["stage_costs"].present())
@@ -926,24 +937,7 @@ std::string Package::contentProblem(const std::string &fileName,
   auto it = files.find(fileName);
   if (it == files.end())
     return fileName + " is not among the files manifest.json records";
-  Sha256 digest;
-  uint64_t bytes = file.size();
-  std::vector<char> chunk(std::min<uint64_t>(bytes, 1 << 20));
-  for (uint64_t done = 0; done < bytes;) {
-    uint64_t size = std::min<uint64_t>(chunk.size(), bytes - done);
-    if (!file.readAt(chunk.data(), size, done))
-      return "cannot read " + fileName + ": " +
-             (errno ? std::strerror(errno) : "it shrank while being read");
-    digest.update(chunk.data(), size);
-    done += size;
-  }
-  if (bytes != it->second.bytes)
-    return fileName + " has " + std::to_string(bytes) +
-           " bytes, but manifest.json records " +
-           std::to_string(it->second.bytes);
-  if (digest.hex() != it->second.sha256)
-    return fileName + " does not match the SHA-256 manifest.json records";
-  return "";
+  return digestProblem(fileName, file, it->second, "manifest.json");
 }
 
 int64_t Package::pipelineRanks() const {
@@ -1021,27 +1015,36 @@ std::string Package::fileProblem(const std::string &fileName) const {
   return file ? contentProblem(fileName, *file) : problem;
 }
 
-void Package::loadStageLibrary(const std::string &fileName) {
-  if (!files.count(fileName))
-    invalid(directory, fileName +
-                           " is missing; recompile the package with "
-                           "pp-opt --pp-emit" +
-                           (fileName == "libstages.so"
-                                ? ""
-                                : " on a machine where CMake found nvcc"));
-  std::string problem;
-  std::optional<InputFile> file = openPackageFile(*this, fileName, problem);
-  if (!file)
-    damaged(directory, problem);
+std::optional<StageLibraryFile>
+Package::compiledLibrary(StageTarget target) const {
+  if (!compiledTargets.count(target))
+    return std::nullopt;
+  std::string fileName = stageTargetFiles(target).library;
+  return StageLibraryFile{directory + "/" + fileName, files.at(fileName),
+                          "manifest.json"};
+}
+
+void Package::loadStageLibrary(const StageLibraryFile &libraryFile) {
+  const std::string &path = libraryFile.path;
+  std::string fileName = path.substr(path.rfind('/') + 1);
+  if (!isFile(path) && ::access(path.c_str(), F_OK) != 0)
+    damaged(directory, fileName + " is missing");
+  std::optional<InputFile> file;
+  try {
+    file = InputFile::open(path, "the stage library");
+  } catch (const std::runtime_error &failure) {
+    damaged(directory, failure.what());
+  }
   // The bytes verified are the bytes loaded: the same open file, which
   // only this user (or root) can have written.
-  std::string path = directory + "/" + fileName;
-  problem = untrustedFileProblem(file->fd(), path, "the stage library");
+  std::string folder = path.substr(0, path.rfind('/'));
+  std::string problem = untrustedFileProblem(file->fd(), path, "the stage library");
   if (problem.empty())
-    problem = untrustedPathProblem(directory, "the package");
+    problem = untrustedPathProblem(folder, "the stage library's directory");
   if (!problem.empty())
     invalid(directory, problem);
-  problem = contentProblem(fileName, *file);
+  problem = digestProblem(fileName, *file, libraryFile.digest,
+                          libraryFile.recordedIn);
   if (!problem.empty())
     damaged(directory, problem);
   std::string opened = "/proc/self/fd/" + std::to_string(file->fd());

@@ -9,9 +9,11 @@
 #define PP_RUNTIME_PACKAGE_H
 
 #include "runtime/communication/DeviceMesh.h"
+#include "runtime/core/FileDigest.h"
 #include "runtime/core/InputFile.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/MemoryArena.h"
+#include "runtime/package/StageCompiler.h"
 #include "runtime/pp_kernels.h"
 #include "runtime/schedules/Phase.h"
 #include "runtime/schedules/PipelineReport.h"
@@ -19,6 +21,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -157,11 +160,14 @@ struct ParameterInfo {
   }
 };
 
-/// A file of the package as the manifest's "files" records it.
-struct FileDigest {
-  uint64_t bytes = 0;
-  /// 64 lowercase hex digits.
-  std::string sha256;
+/// A stage library to load: its path and the size and SHA-256 it must
+/// have.
+struct StageLibraryFile {
+  std::string path;
+  FileDigest digest;
+  /// Where the digest is recorded, for messages: "manifest.json" or the
+  /// cache's record.
+  std::string recordedIn;
 };
 
 /// The format version of the manifests this runtime reads.
@@ -211,6 +217,10 @@ struct Package {
   std::vector<StageInfo> stages;
   /// Every file of the package but the manifest, by name.
   std::map<std::string, FileDigest> files;
+  /// The targets whose stage library the package carries compiled (the
+  /// manifest's "libraries" with a "library"); the others have only their
+  /// source, which a run compiles when it needs it (StageLibraryCache.h).
+  std::set<StageTarget> compiledTargets;
   /// pp-partition's estimate of the bytes each stage saves per microbatch
   /// for its backward (stage_costs "saved_bytes"); empty, or nullopt for a
   /// stage, where the manifest has none.
@@ -242,9 +252,14 @@ struct Package {
   /// records ("libstages.so has 100 bytes, but manifest.json records
   /// 15656"), or "" when it does.
   std::string fileProblem(const std::string &fileName) const;
-  /// Verifies and opens the stage library `fileName` (libstages.so for the
-  /// CPU, libstages_cuda.so for CUDA) and resolves every stage function.
-  void loadStageLibrary(const std::string &fileName);
+  /// The stage library of `target` the package carries, or nullopt when
+  /// it has only that target's source.
+  std::optional<StageLibraryFile> compiledLibrary(StageTarget target) const;
+  /// Verifies `file` (the package's own library or one built from its
+  /// source) and opens it: only this user or root can have written it or
+  /// its directory, and its bytes have the digest. Resolves every stage
+  /// function.
+  void loadStageLibrary(const StageLibraryFile &file);
   /// Reads the initial value of `parameter` from parameters.bin into
   /// `tensor`, which has the parameter's global shape. The first call verifies the
   /// file; it stays open for the next parameter.

@@ -5,6 +5,8 @@
 #include "runtime/core/EnumNames.h"
 #include "runtime/schedules/ActionMessages.h"
 
+#include <algorithm>
+
 namespace pp::runtime {
 namespace {
 
@@ -129,6 +131,21 @@ std::string formatAction(const Action &action) {
                                                        : "";
   return text + actionKindName(computeKindOf(action)) +
          std::to_string(action.stage) + "." + std::to_string(action.microbatch);
+}
+
+int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
+                             int64_t stage) {
+  int64_t inFlight = 0, most = 0;
+  for (const Action &action : rankActions) {
+    if (action.stage != stage)
+      continue;
+    if (action.kind == ActionKind::Forward)
+      most = std::max(most, ++inFlight);
+    else if (action.kind == ActionKind::Backward ||
+             action.kind == ActionKind::BackwardWeight)
+      --inFlight;
+  }
+  return most;
 }
 
 std::string formatActions(const std::vector<Action> &actions) {

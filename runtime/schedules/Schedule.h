@@ -174,6 +174,15 @@ std::string checkSchedule(const ScheduleTable &table,
                           const MessageGraph &messages, bool splitBackward,
                           bool training = true);
 
+/// The most microbatches of `stage` whose forward ran and whose backward
+/// (its weight half, the last to take saved values, when split) did not, at
+/// any point of `rankActions` (a rank's row of an action table): how many
+/// microbatches' activations the stage holds at once (1F1B: min(m,
+/// stages - stage); GPipe: m). The runtime's memory figures and the
+/// partitioner's memory model both count them this way.
+int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
+                             int64_t stage);
+
 /// "F", "B", "I", "W", "E", "send", "recv", "optimizer".
 const char *actionKindName(ActionKind kind);
 /// One action as the schedule file spells it: "F2.0" (forward of stage 2,

@@ -31,19 +31,7 @@ StageMemory stageMemory(const Package &package, int64_t stage,
   for (const StageFunctionInfo &function : info.functions)
     if (function.memoryPlan)
       memory.arenaBytes += function.memoryPlan->arenaBytes;
-  int64_t inFlight = 0;
-  for (const Action &action : rankActions) {
-    if (action.stage != stage)
-      continue;
-    // A whole backward, or its weight half (the last to take saved
-    // values), ends a microbatch's stay.
-    if (action.kind == ActionKind::Forward)
-      memory.inFlightMicrobatches =
-          std::max(memory.inFlightMicrobatches, ++inFlight);
-    else if (action.kind == ActionKind::Backward ||
-             action.kind == ActionKind::BackwardWeight)
-      --inFlight;
-  }
+  memory.inFlightMicrobatches = inFlightMicrobatches(rankActions, stage);
   memory.heldBytes = memory.savedBytesPerMicrobatch *
                      static_cast<uint64_t>(memory.inFlightMicrobatches);
   if (stage < static_cast<int64_t>(package.estimatedSavedBytes.size()))

@@ -12,6 +12,7 @@
 
 #include "runtime/communication/Communicator.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/package/StageCompiler.h"
 
 #include <memory>
 #include <string>
@@ -28,8 +29,8 @@ class Backend {
 public:
   virtual ~Backend() = default;
 
-  /// The package library with this backend's stage functions.
-  virtual std::string stageLibrary() const = 0;
+  /// What this backend's stage functions are compiled for.
+  virtual StageTarget stageTarget() const = 0;
   /// Where the stage functions see host tensor `host`: `host` itself on the
   /// CPU; on a GPU a device copy, returned and owned by `copy`.
   virtual pp_tensor *place(pp_tensor *host, TensorPtr &copy) = 0;

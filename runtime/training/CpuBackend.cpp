@@ -67,7 +67,7 @@ class CpuBackend : public Backend {
 public:
   explicit CpuBackend(Communicator &communicator) : channel(communicator) {}
 
-  std::string stageLibrary() const override { return "libstages.so"; }
+  StageTarget stageTarget() const override { return StageTarget::Cpu; }
 
   pp_tensor *place(pp_tensor *host, TensorPtr &) override { return host; }
 

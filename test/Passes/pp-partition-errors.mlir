@@ -15,7 +15,7 @@
 // COUNT: error: split-points names 1 nodes, but 3 stages need 2
 // VSHAPE: error: placement=v puts two stages on each rank; give virtual-stages=2, not 1
 // SCHEDULE: error: unknown schedule 'dualpipe'; use one of gpipe, 1f1b, interleaved-1f1b, zb-h1, zb-v
-// ZBV: error: schedule=zb-v runs two stages per rank in V placement; add virtual-stages=2 placement=v
+// ZBV: error: schedule=zb-v (the schedule whose in-flight microbatches the memory estimate counts): zb-v needs two stages per rank in V placement (stage s on rank s for s < N, on rank 2N-1-s after), but the package places 4 stages on 2 ranks otherwise; compile with virtual-stages=2 placement=v
 // PERRANK: error: split-points makes 3 stages, which is not 2 (virtual-stages) per rank; name 3 split points
 // VCOUNT: error: split-points names 1 nodes, but 4 stages need 3
 // RATE: error: flop-rate, byte-rate and link-rate must be positive, got 5.000000e+10, 1.000000e+10 and 0.000000e+00

@@ -16,11 +16,12 @@
 // LOOP-NOT: pp.stage @pipeline stage 4
 
 // V placement: stages 1 and 2 share rank 1 and still exchange their
-// boundary through a transfer (the runtime passes it locally); zb-v holds
-// min(M, N) = 2 microbatches on every stage; the stage's boundary has the
-// name the transfer uses.
+// boundary through a transfer (the runtime passes it locally); on the
+// runtime's zb-v table with M = 4 the first stage of each rank holds 3
+// microbatches at its peak (a formula's min(M, N) = 2 was short of what
+// runs); the stage's boundary has the name the transfer uses.
 // V: pp.mesh @pipeline [#pp.axis<"pp" = 2, pipeline>] {stage_ranks = array<i64: 0, 1, 1, 0>}
-// V: pp.stage_costs = [{{.}}backward_input_us{{[^}]*}}boundary = [{bytes = 1.638400e+04 : f64, name = "[[B0:fc[0-9]]]"}]{{[^}]*}}in_flight = 2 : i64{{[^}]*}}rank = 0 : i64
+// V: pp.stage_costs = [{{.}}backward_input_us{{[^}]*}}boundary = [{bytes = 1.638400e+04 : f64, name = "[[B0:fc[0-9]]]"}]{{[^}]*}}in_flight = 3 : i64{{[^}]*}}rank = 0 : i64
 // V: pp.transfer @pipeline {{.*}} from 0 to 1 names ["[[B0]]"]
 // V: pp.transfer @pipeline {{.*}} from 1 to 2 names
 // V: pp.transfer @pipeline {{.*}} from 2 to 3 names

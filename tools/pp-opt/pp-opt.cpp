@@ -105,6 +105,13 @@ static llvm::cl::opt<std::string> emitDirectory(
                    "directory (pp-emit-package)"),
     llvm::cl::value_desc("dir"), llvm::cl::init(""));
 
+static llvm::cl::opt<bool> emitCuda(
+    "pp-emit-cuda",
+    llvm::cl::desc("With --pp-emit: also compile the package's CUDA library "
+                   "(libstages_cuda.so) now, with nvcc; without it a CUDA "
+                   "run compiles it when it first needs it"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<bool> printReport(
     "pp-report",
     llvm::cl::desc("After the pass pipeline, print each pipeline stage's and "
@@ -396,6 +403,7 @@ int main(int argc, char **argv) {
       if (!emitDirectory.empty()) {
         pp::EmitPackageOptions options;
         options.dir = emitDirectory;
+        options.compileCuda = emitCuda;
         pm.addPass(pp::createEmitPackage(options));
       }
       return mlir::success();

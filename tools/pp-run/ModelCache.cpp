@@ -7,11 +7,14 @@
 #include "frontends/torchexport/TorchExportImporter.h"
 #include "frontends/torchscript/TorchScriptImporter.h"
 #include "passes/Passes.h"
+#include "runtime/core/CacheDirectory.h"
+#include "runtime/core/FileLock.h"
 #include "runtime/core/InputFile.h"
 #include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
 #include "runtime/core/TrustedFiles.h"
 #include "runtime/package/Package.h"
+#include "runtime/package/StageCompiler.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -33,16 +36,6 @@
 #include <unistd.h>
 
 using namespace mlir;
-
-std::string modelCacheRoot(const std::string &cacheDir) {
-  if (!cacheDir.empty())
-    return cacheDir;
-  if (const char *dir = std::getenv("PP_CACHE_DIR"))
-    return dir;
-  if (const char *home = std::getenv("HOME"))
-    return std::string(home) + "/.cache/pp";
-  return "/tmp/pp-cache";
-}
 
 /// `value` quoted for the textual pass pipeline, so that spaces stay in it,
 /// or nullopt with `problem` set where the pipeline syntax cannot carry it
@@ -135,53 +128,8 @@ static std::string tensorParallelProblem(const ModelCompileRequest &request) {
 
 namespace {
 
-/// An exclusive flock(2) on a file, released when this is destroyed or the
-/// process dies (a crashed compile holds no lock).
-class FileLock {
-public:
-  /// Locks `path` (created if missing); waits for the holder unless
-  /// `wait` is false. Fails with `problem` set (empty when the lock is
-  /// merely held by another process and `wait` is false).
-  static std::optional<FileLock> acquire(const std::string &path, bool wait,
-                                         std::string &problem) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      problem = "cannot create the lock file '" + path +
-                "': " + std::strerror(errno) +
-                " (set --cache-dir or PP_CACHE_DIR to a writable directory)";
-      return std::nullopt;
-    }
-    while (::flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno != EWOULDBLOCK)
-        problem = "cannot lock '" + path + "': " + std::strerror(errno);
-      ::close(fd);
-      return std::nullopt;
-    }
-    return FileLock(fd);
-  }
-  FileLock(FileLock &&other) : fd(std::exchange(other.fd, -1)) {}
-  FileLock(const FileLock &) = delete;
-  FileLock &operator=(const FileLock &) = delete;
-  FileLock &operator=(FileLock &&) = delete;
-  ~FileLock() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-
-private:
-  explicit FileLock(int fd) : fd(fd) {}
-  int fd;
-};
-
-/// The lock file of the cache entry `key`: `ROOT/.locks/KEY`, created
-/// with its directory as needed.
-std::string lockPath(const std::string &root, const std::string &key) {
-  llvm::sys::fs::create_directories(root + "/.locks", /*IgnoreExisting=*/true,
-                                    llvm::sys::fs::perms::owner_all);
-  return root + "/.locks/" + key;
-}
+using pp::runtime::cacheLockPath;
+using pp::runtime::FileLock;
 
 /// The cache key of the staging directory `name` (`KEY.tmpPID`), or "".
 llvm::StringRef stagingKey(llvm::StringRef name) {
@@ -207,7 +155,7 @@ void removeAbandonedStaging(const std::string &root, llvm::StringRef ownKey) {
     std::string problem;
     std::optional<FileLock> lock =
         own ? std::nullopt
-            : FileLock::acquire(lockPath(root, key.str()),
+            : FileLock::acquire(cacheLockPath(root, key.str()),
                                 /*wait=*/false, problem);
     if (own || lock) // Else a compile of that model is running.
       llvm::sys::fs::remove_directories(it->path());
@@ -416,9 +364,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   // A rebuilt compiler or runtime makes new packages, and new weights in
   // an ONNX model's external data files a new model: the cache key covers
   // this pp-run, the runtime library the packages link and those files.
+  add(pp::runtime::stageCompilerIdentity(pp::runtime::StageTarget::Cpu));
   std::vector<std::string> stamped = {
-      llvm::sys::fs::getMainExecutable(nullptr, nullptr),
-      std::string(PP_LIBRARY_DIR "/libPPRuntime.so")};
+      llvm::sys::fs::getMainExecutable(nullptr, nullptr)};
   if (!torchScript)
     llvm::append_range(stamped, pp::onnx_frontend::externalDataFiles(
                                     (*file)->getBuffer(), request.modelPath));
@@ -430,7 +378,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
               status.getLastModificationTime().time_since_epoch().count()));
   }
   std::string key = hash.hex().substr(0, 32);
-  std::string root = modelCacheRoot(request.cacheDir);
+  std::string root = pp::runtime::cacheRoot(request.cacheDir);
   std::string packageDir = root + "/" + key;
   // The cache holds code every rank loads: it must be this user's alone.
   bool defaultRoot = request.cacheDir.empty() && !std::getenv("PP_CACHE_DIR");
@@ -443,7 +391,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
   // One compile of a model at a time: the lock of its key covers checking,
   // repairing and building its entry.
   std::optional<FileLock> lock =
-      FileLock::acquire(lockPath(root, key), /*wait=*/true, problem);
+      FileLock::acquire(cacheLockPath(root, key), /*wait=*/true, problem);
   if (!lock) {
     // A cache this user cannot write: a whole entry can still be used.
     if (!damageOf(packageDir).empty())

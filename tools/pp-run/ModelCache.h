@@ -78,10 +78,6 @@ struct ModelCompileRequest {
 /// again (with a warning on stderr). Compiles of one model take turns (a
 /// lock per entry); staging directories of compiles that died are removed.
 /// Returns the package directory, or nullopt with `problem` set.
-/// The folder compiled models are kept in: `cacheDir`, else
-/// $PP_CACHE_DIR, else ~/.cache/pp.
-std::string modelCacheRoot(const std::string &cacheDir);
-
 std::optional<std::string> compileModel(const ModelCompileRequest &request,
                                         std::string &problem);
 

@@ -22,6 +22,8 @@
 #include "runtime/communication/JobSecret.h"
 #include "runtime/core/OutputFile.h"
 #include "runtime/package/Package.h"
+#include "runtime/package/StageLibraryCache.h"
+#include "runtime/core/CacheDirectory.h"
 #include "runtime/kernels/MachineRates.h"
 #include "runtime/schedules/ScheduleFile.h"
 #include "runtime/schedules/ScheduleSvg.h"
@@ -1038,7 +1040,8 @@ int runRank(const std::string &packageDir, const RendezvousInfo &info) {
         std::vector<std::string>(meshOrder.begin(), meshOrder.end()),
         *parseTensorCollectives(tensorCollectives));
     std::unique_ptr<Backend> backend = createBackend(groups);
-    package.loadStageLibrary(backend->stageLibrary());
+    package.loadStageLibrary(stageLibraryFor(package, backend->stageTarget(),
+                                             cacheRoot(cacheDir), std::cerr));
     if (inferMode)
       runInference(package, world, groups, *backend);
     else
@@ -1072,6 +1075,8 @@ std::vector<std::string> rankArguments(const std::string &program,
     return full.str().str();
   };
   add("timeout", std::to_string(timeoutSeconds));
+  // Where a stage library the package does not carry is kept.
+  add("cache-dir", absolute(cacheRoot(cacheDir)));
   add("device", deviceName);
   add("gemm-engine", gemmEngine);
   add("tp-collectives", tensorCollectives);
@@ -1245,7 +1250,7 @@ int main(int argc, char **argv) {
     if (costRates == "measured") {
       // The rates of one rank of the job, which this launcher starts here.
       int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;
-      MachineRates rates = loadOrMeasureMachineRates(modelCacheRoot(cacheDir),
+      MachineRates rates = loadOrMeasureMachineRates(cacheRoot(cacheDir),
                                                      threadsAmong(ranks))
                                .rates;
       request.flopRate = rates.flopsPerSecond;
@@ -1376,6 +1381,10 @@ int main(int argc, char **argv) {
     if (std::string problem = tensorParallelMismatch(package);
         !problem.empty())
       return error(problem);
+    // A stage library the package does not carry (CUDA's, as a rule) is
+    // built here, once, before any rank needs it.
+    stageLibraryFor(package, *parseStageTarget(deviceName),
+                    cacheRoot(cacheDir), std::cerr);
     if (!weightsPath.empty())
       reportWeights(package);
     mesh = dataParallelMesh(

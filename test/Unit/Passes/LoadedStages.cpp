@@ -3,6 +3,7 @@
 #include "LoadedStages.h"
 
 #include "passes/codegen/StageLibrary.h"
+#include "runtime/package/StageCompiler.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,8 +27,9 @@ LoadedStages::LoadedStages(mlir::ModuleOp module) {
     return;
   }
   os.close();
-  problem = pp::compileStageLibrary("cpu", source, library,
-                                    directory + "/compile.log");
+  problem = pp::runtime::compileStageLibrary(pp::runtime::StageTarget::Cpu,
+                                             source, library,
+                                             directory + "/compile.log");
   if (!problem.empty())
     return;
   handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
