@@ -170,8 +170,8 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
         std::vector<FlatParameter> laidOut;
         for (size_t p = 0; p < sizes.size(); ++p)
           laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
-        FlatParameters flat(laidOut);
-        ParameterUpdate update(options, flat, world, sharded);
+        FlatParameters flat(laidOut, 3);
+        ParameterUpdate update(options, flat, world, sharded ? 1 : 0);
         for (int64_t i = 0; i < flat.size(); ++i)
           flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
