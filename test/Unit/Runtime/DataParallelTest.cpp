@@ -241,8 +241,9 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
       bool here = lastOn.at(parameter.name) == world.rank();
       ASSERT_EQ(squares.count(parameter.name), here ? 1u : 0u)
           << parameter.name << " on rank " << world.rank();
-      if (here)
+      if (here) {
         EXPECT_EQ(squares.at(parameter.name), whole) << parameter.name;
+      }
     }
   });
 }
