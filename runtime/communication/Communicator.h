@@ -13,6 +13,9 @@
 
 namespace pp::runtime {
 
+/// A range a reduce-scatter leaves on one rank (LinkCollectives.h).
+struct OwnedRange;
+
 /// Where a rank finds the others (torchrun's environment variables) and
 /// the secret they share (PP_JOB_SECRET, see JobSecret.h).
 struct RendezvousInfo {
@@ -89,6 +92,14 @@ public:
   void allReduceSum(std::vector<double> &values);
   /// allReduceSum of `count` floats at `values`.
   void allReduceSum(float *values, size_t count);
+  /// Sums each range of `ranges` (of the `count` floats at `values`) over
+  /// all ranks and leaves the sum on the range's owner only, the same bits
+  /// as allReduceSum (reduceScatterSumOverLinks); other ranks keep their
+  /// values there. Every rank passes the same ranges. Throws
+  /// std::invalid_argument for a range outside the buffer or an owner
+  /// outside the group.
+  void reduceScatterSum(float *values, size_t count,
+                        const std::vector<OwnedRange> &ranges);
   /// Gathers every rank's `count` floats at `mine` into `all` (`count` x
   /// the ranks), in rank order, on every rank.
   void allGather(const float *mine, size_t count, float *all);

@@ -19,6 +19,7 @@ constexpr uint64_t kChunkSlot = kCollectiveSlots + 1;
 constexpr uint64_t kSumSlot = kCollectiveSlots + 2;
 constexpr uint64_t kGatherSlot = kCollectiveSlots + 3;
 constexpr uint64_t kBroadcastSlot = kCollectiveSlots + 4;
+constexpr uint64_t kScatterSlot = kCollectiveSlots + 5;
 
 /// What the group's collectives need of the links, by group rank.
 class Exchange {
@@ -140,6 +141,59 @@ void allReduceSumOverLinks(const LinkGroup &group, float *values,
 void allReduceSumOverLinks(const LinkGroup &group, double *values,
                            size_t count) {
   allReduceSum(group, values, count);
+}
+
+void reduceScatterSumOverLinks(const LinkGroup &group, float *values,
+                               const std::vector<OwnedRange> &ranges) {
+  int ranks = group.size(), me = group.rank;
+  if (ranks == 1)
+    return;
+  Exchange links(group);
+  // The elements of `owner`'s ranges, one after another.
+  auto elementsOf = [&](int owner) {
+    std::vector<float> elements;
+    for (const OwnedRange &range : ranges)
+      if (range.owner == owner)
+        elements.insert(elements.end(), values + range.begin,
+                        values + range.begin + range.count);
+    return elements;
+  };
+  constexpr size_t perPiece = kPieceBytes / sizeof(float);
+  // Every owner's elements leave first, in pieces (what waits in a queue
+  // is at most the buffer).
+  for (int step = 1; step < ranks; ++step) {
+    int owner = (me + step) % ranks;
+    std::vector<float> theirs = elementsOf(owner);
+    for (size_t first = 0; first < theirs.size(); first += perPiece)
+      links.send(owner, kScatterSlot, theirs.data() + first,
+                 std::min(perPiece, theirs.size() - first) * sizeof(float));
+  }
+  std::vector<float> mine = elementsOf(me), sum(mine.size());
+  for (size_t first = 0; first < mine.size(); first += perPiece) {
+    size_t length = std::min(perPiece, mine.size() - first);
+    float *total = sum.data() + first;
+    for (int from = 0; from < ranks; ++from) {
+      if (from == me) {
+        const char *own = reinterpret_cast<const char *>(mine.data() + first);
+        if (from == 0)
+          std::memcpy(total, own, length * sizeof(float));
+        else
+          addTo(total, own, length);
+        continue;
+      }
+      MessageBytes part = links.take(from, kScatterSlot, length * sizeof(float));
+      if (from == 0)
+        std::memcpy(total, part.data(), length * sizeof(float));
+      else
+        addTo(total, part.data(), length);
+    }
+  }
+  const float *next = sum.data();
+  for (const OwnedRange &range : ranges)
+    if (range.owner == me) {
+      std::copy(next, next + range.count, values + range.begin);
+      next += range.count;
+    }
 }
 
 void allGatherOverLinks(const LinkGroup &group, const void *mine, size_t bytes,

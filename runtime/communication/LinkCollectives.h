@@ -12,7 +12,8 @@
 // element is summed once, in an order that depends on neither timing nor
 // the rank, and copied: the same bits on every rank, equal to the sum in
 // rank order; each rank sends and receives 2 (n-1)/n of the buffer, as in
-// a ring. Messages are at most kPieceBytes, and a rank starts a round's
+// a ring. The reduce-scatter alone (ZeRO-2) sums each range on one owner
+// in the same order. Messages are at most kPieceBytes, and a rank starts a round's
 // sends at most one round ahead of its receives, so what waits in a rank's
 // queues stays bounded by a few pieces per peer whatever the buffer's size.
 //
@@ -50,6 +51,23 @@ void allReduceSumOverLinks(const LinkGroup &group, float *values,
                            size_t count);
 void allReduceSumOverLinks(const LinkGroup &group, double *values,
                            size_t count);
+
+/// A range of a buffer whose sum over a group one of its ranks keeps.
+struct OwnedRange {
+  size_t begin = 0, count = 0;
+  /// The group rank that keeps the sum.
+  int owner = 0;
+};
+
+/// Sums each range of `ranges` (of the buffer at `values`) element-wise
+/// over `group` and leaves the sum on the range's owner only: the
+/// reduce-scatter half of allReduceSumOverLinks, adding in the same rank
+/// order 0, 1, ..., n-1, so that an owner's elements are the bits the
+/// all-reduce gives; the other ranks' copies keep their values. Every rank
+/// passes the same ranges. Throws std::runtime_error when a peer fails or
+/// times out.
+void reduceScatterSumOverLinks(const LinkGroup &group, float *values,
+                               const std::vector<OwnedRange> &ranges);
 
 /// Gathers every rank's `bytes` bytes at `mine` into `all` (`bytes` x the
 /// ranks), in rank order, on every rank.

@@ -4,15 +4,16 @@
 
 namespace pp::runtime {
 
-FlatParameters::FlatParameters(std::vector<FlatParameter> parameters)
+FlatParameters::FlatParameters(std::vector<FlatParameter> parameters,
+                               int64_t shares)
     : laidOut(std::move(parameters)) {
-  int64_t offset = 0;
   for (FlatParameter &parameter : laidOut) {
-    parameter.offset = offset;
-    offset += parameter.count;
+    parameter.offset = elements;
+    elements += parameter.count;
   }
-  valueBuffer.assign(offset, 0.0f);
-  gradientBuffer.assign(offset, 0.0f);
+  int64_t padded = (elements + shares - 1) / shares * shares;
+  valueBuffer = std::make_unique<ReleasableBuffer>(padded);
+  gradientBuffer = std::make_unique<ReleasableBuffer>(padded);
 }
 
 const FlatParameter *FlatParameters::find(const std::string &name) const {

@@ -1,6 +1,7 @@
 //===- GradientReduction.cpp - data-parallel gradient sums ----------------===//
 
 #include "runtime/training/GradientReduction.h"
+#include "runtime/communication/LinkCollectives.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +12,15 @@ namespace pp::runtime {
 
 GradientReducer::GradientReducer(Communicator &dataParallel,
                                  std::vector<pp_tensor *> gradients,
-                                 size_t bucketBytes)
-    : dataParallel(dataParallel), gradients(std::move(gradients)) {
+                                 size_t bucketBytes, GradientShares shares)
+    : dataParallel(dataParallel), gradients(std::move(gradients)),
+      shares(std::move(shares)) {
+  if (!this->shares.flatOffsets.empty() &&
+      this->shares.flatOffsets.size() != this->gradients.size())
+    throw std::invalid_argument(
+        "the gradient reduction lists " +
+        std::to_string(this->gradients.size()) + " gradients and " +
+        std::to_string(this->shares.flatOffsets.size()) + " flat offsets");
   size_t bucketFloats = std::max<size_t>(1, bucketBytes / sizeof(float));
   const std::vector<pp_tensor *> &listed = this->gradients;
   size_t largest = 0;
@@ -153,13 +161,36 @@ void GradientReducer::run() {
 
 void GradientReducer::reduce(const Bucket &bucket) {
   float *at = staging.data();
+  // The ranges of the sharded gradients each rank keeps; the others are
+  // all-reduced.
+  std::vector<OwnedRange> owned;
+  std::vector<std::pair<size_t, size_t>> whole;
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);
     std::memcpy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
+    size_t position = at - staging.data();
+    int64_t offset = shares.flatOffsets.empty() ? -1 : shares.flatOffsets[i];
+    if (offset < 0) {
+      whole.push_back({position, n});
+    } else {
+      // Cut at the share boundaries.
+      for (int64_t first = offset, last = offset + n; first < last;) {
+        int64_t owner = first / shares.share;
+        int64_t upTo = std::min(last, (owner + 1) * shares.share);
+        owned.push_back({position + static_cast<size_t>(first - offset),
+                         static_cast<size_t>(upTo - first),
+                         static_cast<int>(owner)});
+        first = upTo;
+      }
+    }
     at += n;
   }
   size_t floats = at - staging.data();
-  dataParallel.allReduceSum(staging.data(), floats);
+  if (owned.empty())
+    whole = {{0, floats}};
+  for (auto [first, count] : whole)
+    dataParallel.allReduceSum(staging.data() + first, count);
+  dataParallel.reduceScatterSum(staging.data(), floats, owned);
   at = staging.data();
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);

@@ -21,6 +21,19 @@
 
 namespace pp::runtime {
 
+/// Where the reduction leaves each gradient's sums: on every rank, or
+/// (ZeRO-2 and up) on the owners of the shares of the flat buffer the
+/// gradient lies in.
+struct GradientShares {
+  /// Per listed gradient, its first element's position in the flat buffer
+  /// (FlatParameters.h), or -1 for a gradient every rank needs whole (one
+  /// a tied parameter's holders exchange). Empty: every gradient whole.
+  std::vector<int64_t> flatOffsets;
+  /// The flat positions each rank owns: rank r [r * share, (r + 1) *
+  /// share).
+  int64_t share = 0;
+};
+
 /// Bytes of gradients one all-reduce carries at most (as DDP's 25 MiB
 /// buckets, smaller for the models a CPU trains).
 constexpr size_t kGradientBucketBytes = size_t(4) << 20;
@@ -37,15 +50,18 @@ constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 /// since a bucket's contents and an all-reduce's order of additions do not
 /// depend on when it starts, every rank ends with the same bits as a
 /// blocking reduction after the backward. Nothing happens in a group of
-/// one.
+/// one. With GradientShares, a bucket's sharded gradients are
+/// reduce-scattered instead: each rank receives the sums of the elements
+/// it owns, the bits the all-reduce gives them.
 class GradientReducer {
 public:
   /// Reduces `gradients` (host tensors that outlive this object) over
   /// `dataParallel`, which no other thread uses between begin() and
-  /// finish().
+  /// finish(), leaving each gradient's sums where `shares` says.
   GradientReducer(Communicator &dataParallel,
                   std::vector<pp_tensor *> gradients,
-                  size_t bucketBytes = kGradientBucketBytes);
+                  size_t bucketBytes = kGradientBucketBytes,
+                  GradientShares shares = {});
   /// Waits for a reduction in flight to end.
   ~GradientReducer();
   GradientReducer(const GradientReducer &) = delete;
@@ -81,6 +97,7 @@ private:
 
   Communicator &dataParallel;
   std::vector<pp_tensor *> gradients;
+  GradientShares shares;
   std::vector<Bucket> buckets;
   /// The bucket of each gradient.
   std::vector<size_t> bucketOf;

@@ -1,20 +1,25 @@
-//===- ParameterUpdate.cpp - optimizer steps, whole or sharded ------------===//
+//===- ParameterUpdate.cpp - optimizer steps at a ZeRO level --------------===//
 
 #include "runtime/training/ParameterUpdate.h"
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace pp::runtime {
 
 ParameterUpdate::ParameterUpdate(OptimizerOptions options,
                                  FlatParameters &flat,
-                                 Communicator &dataParallel, bool sharded)
+                                 Communicator &dataParallel, int zeroLevel)
     : optimizer(std::move(options)), flat(flat), dataParallel(dataParallel),
-      sharded(sharded && dataParallel.worldSize() > 1) {
-  int64_t ranks = this->sharded ? dataParallel.worldSize() : 1;
+      level(dataParallel.worldSize() > 1 ? zeroLevel : 0) {
+  if (zeroLevel < 0 || zeroLevel > kMaxZeroLevel)
+    throw std::invalid_argument("ZeRO level " + std::to_string(zeroLevel) +
+                                " does not exist; the levels are 0 to " +
+                                std::to_string(kMaxZeroLevel));
+  int64_t ranks = level > 0 ? dataParallel.worldSize() : 1;
   share = (flat.size() + ranks - 1) / ranks;
-  begin = std::min(flat.size(), this->sharded ? dataParallel.rank() * share : 0);
+  begin = std::min(flat.size(), level > 0 ? dataParallel.rank() * share : 0);
   end = std::min(flat.size(), begin + share);
   // One segment per parameter with elements in [begin, end), at positions
   // relative to begin.
@@ -35,20 +40,93 @@ void ParameterUpdate::apply(float clip, float learningRate) {
     for (int64_t i = begin; i < end; ++i)
       gradients[i] *= clip;
   optimizer.step(flat.values() + begin, gradients + begin, learningRate);
-  if (!sharded)
-    return;
+  if (level == 1 || level == 2)
+    gatherValues(dataParallel);
+  if (shardsGradients())
+    flat.releaseGradientsOutside(begin, end);
+}
 
-  // Every rank contributes its share (padded to `share`) and receives all.
-  std::vector<float> mine(share, 0.0f), all(share * dataParallel.worldSize());
-  std::copy(flat.values() + begin, flat.values() + end, mine.begin());
-  dataParallel.allGather(mine.data(), mine.size(), all.data());
-  std::memcpy(flat.values(), all.data(), flat.size() * sizeof(float));
+void ParameterUpdate::gatherShares(float *buffer, Communicator &group) {
+  if (level == 0)
+    return;
+  // Every rank contributes its share (padded to `share`) and receives all
+  // into the buffer, which FlatParameters pads to D shares.
+  std::vector<float> mine(share, 0.0f);
+  std::copy(buffer + begin, buffer + end, mine.begin());
+  group.allGather(mine.data(), mine.size(), buffer);
+}
+
+void ParameterUpdate::gatherValues(Communicator &group) {
+  gatherShares(flat.values(), group);
+}
+
+void ParameterUpdate::gatherGradients() {
+  if (shardsGradients())
+    gatherShares(flat.gradients(), dataParallel);
+}
+
+void ParameterUpdate::releaseValues() {
+  if (shardsValues())
+    flat.releaseValuesOutside(begin, end);
+}
+
+std::map<std::string, double> ParameterUpdate::gradientSquares() {
+  const float *g = flat.gradients();
+  auto addSquares = [&](double sum, int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; ++i)
+      sum += static_cast<double>(g[i]) * g[i];
+    return sum;
+  };
+  // The parameter that began on an earlier share (its running sum comes
+  // from the rank before) and the one that goes on to a later share (its
+  // running sum goes to the rank after); they may be one.
+  const FlatParameter *continued = nullptr, *continuing = nullptr;
+  std::map<std::string, double> squares;
+  double carryIn = 0, carryOut = 0;
+  auto finish = [&](const FlatParameter &parameter, double sum) {
+    if (&parameter == continuing)
+      carryOut = sum;
+    else
+      squares[parameter.name] = sum;
+  };
+  std::vector<const FlatParameter *> held;
+  for (const FlatParameter &parameter : flat.parameters()) {
+    int64_t last = parameter.offset + parameter.count;
+    if (parameter.offset >= end || last <= begin)
+      continue;
+    if (parameter.offset < begin)
+      continued = &parameter;
+    if (last > end)
+      continuing = &parameter;
+    held.push_back(&parameter);
+  }
+  // The sums that start on this share need nobody's.
+  for (const FlatParameter *parameter : held)
+    if (parameter != continued)
+      finish(*parameter,
+             addSquares(0.0, parameter->offset,
+                        std::min(end, parameter->offset + parameter->count)));
+  // Rank k's running sum is final once rank k - 1's has arrived.
+  int me = dataParallel.rank(), ranks = dataParallel.worldSize();
+  for (int k = 0; k < ranks; ++k) {
+    if (me == k && continued)
+      finish(*continued,
+             addSquares(carryIn, begin,
+                        std::min(end, continued->offset + continued->count)));
+    if (k + 1 == ranks)
+      break;
+    double passed = carryOut;
+    dataParallel.broadcast(&passed, sizeof(passed), k);
+    if (me == k + 1)
+      carryIn = passed;
+  }
+  return squares;
 }
 
 std::map<std::string, ParameterState> ParameterUpdate::gatherState() {
   std::map<std::string, ParameterState> states;
   const std::vector<FlatParameter> &parameters = flat.parameters();
-  if (!sharded) {
+  if (level == 0) {
     for (const FlatParameter &parameter : parameters) {
       ParameterState state = optimizer.exportState(parameter.name);
       if (state.steps > 0)

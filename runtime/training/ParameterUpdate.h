@@ -1,10 +1,20 @@
-//===- ParameterUpdate.h - optimizer steps, whole or sharded ----*- C++ -*-===//
+//===- ParameterUpdate.h - optimizer steps at a ZeRO level ------*- C++ -*-===//
 //
 // Applies a step's clipped gradients to a stage's flat parameters
-// (FlatParameters.h): on every data-parallel replica alike, or (ZeRO-1)
-// each replica updating its contiguous share of the flat buffer with its
-// share of the optimizer state, then all of them gathering the updated
-// values.
+// (FlatParameters.h) at a ZeRO level over the stage's data-parallel group
+// of D ranks:
+//   0  every replica updates every element alike;
+//   1  each replica keeps the optimizer state of its contiguous 1/D share
+//      of the flat buffer, updates that share, and the replicas gather
+//      each other's updated values;
+//   2  as 1, and the gradients are reduce-scattered (each replica receives
+//      the sums of its share only) and only the share's gradients are kept
+//      between steps;
+//   3  as 2, and between uses each replica holds only its share of the
+//      values: the trainer gathers them before a stage computes and
+//      releases them after (gatherValues, releaseValues).
+// Every level gives the same bits: the optimizer is element-wise and the
+// reduce-scatter adds in the all-reduce's order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,23 +30,52 @@
 
 namespace pp::runtime {
 
+/// The highest ZeRO level (pp-run --zero).
+inline constexpr int kMaxZeroLevel = 3;
+
 class ParameterUpdate {
 public:
-  /// Updates `flat` (which outlives this object) over the data-parallel
-  /// group `dataParallel`, each parameter decaying as
-  /// Optimizer::decays says; `sharded` keeps 1/D of the optimizer state on
-  /// each of its D ranks (--shard-optimizer). Every rank of the group lays
-  /// out the same parameters.
+  /// Updates `flat` (which outlives this object, laid out in D shares)
+  /// over the data-parallel group `dataParallel` of D ranks at ZeRO level
+  /// `zeroLevel` (0 to kMaxZeroLevel), each parameter decaying as
+  /// Optimizer::decays says. Every rank of the group lays out the same
+  /// parameters. In a group of one every level is level 0.
   ParameterUpdate(OptimizerOptions options, FlatParameters &flat,
-                  Communicator &dataParallel, bool sharded);
+                  Communicator &dataParallel, int zeroLevel);
 
-  /// Multiplies the gradients by `clip` when it is below 1, then steps the
-  /// optimizer at `learningRate`: over every element (unsharded), or over
-  /// this rank's contiguous 1/D of the flat buffer, after which the ranks
-  /// gather each other's updated values. Every rank of the group holds the
-  /// same gradients, so both ways give the same bits (the optimizer is
-  /// element-wise).
+  /// Whether this rank holds only its share of the gradients between
+  /// steps (level 2 and up), and of the values between uses (level 3).
+  bool shardsGradients() const { return level >= 2; }
+  bool shardsValues() const { return level >= 3; }
+  /// The flat buffer's positions [begin, end) this rank steps (all of them
+  /// at level 0), out of shares of `share` positions (ceil(size / D); the
+  /// last ones may be short or empty).
+  int64_t shareBegin() const { return begin; }
+  int64_t shareEnd() const { return end; }
+  int64_t shareSize() const { return share; }
+
+  /// Multiplies this rank's gradients by `clip` when it is below 1, then
+  /// steps the optimizer at `learningRate` over them: over every element
+  /// at level 0, else over this rank's share, after which (levels 1 and 2)
+  /// the ranks gather each other's updated values and (level 2 and up)
+  /// the gradients outside the share are released.
   void apply(float clip, float learningRate);
+
+  /// Gathers every rank's share of the values (gradients) over `group`
+  /// (the data-parallel group or one of the same ranks made for the
+  /// gathers), so that every rank holds all of them.
+  void gatherValues(Communicator &group);
+  void gatherGradients();
+  /// Hands back the memory of the values outside this rank's share.
+  void releaseValues();
+
+  /// Per parameter whose last element lies in this rank's share, the sum
+  /// of its gradient's squares in double, added element by element in
+  /// layout order from its first element: the shares before pass their
+  /// running sums on in rank order, so that the sums are the bits one rank
+  /// holding the whole gradient gets. Called on every rank of the group,
+  /// at level 2 and up (below, every rank holds the whole gradients).
+  std::map<std::string, double> gradientSquares();
 
   /// Bytes of optimizer state this rank holds.
   int64_t stateBytes() const { return optimizer.stateBytes(); }
@@ -52,13 +91,15 @@ public:
   void loadState(const std::map<std::string, ParameterState> &states);
 
 private:
+  /// Gathers every rank's share of `buffer` (of the flat layout) over
+  /// `group` in place.
+  void gatherShares(float *buffer, Communicator &group);
+
   Optimizer optimizer;
   FlatParameters &flat;
   Communicator &dataParallel;
-  bool sharded;
-  /// The flat buffer's positions [begin, end) this rank steps (all of them
-  /// unsharded), out of shares of `share` positions (ceil(size / D); the
-  /// last ones may be short or empty).
+  /// The effective level: 0 in a group of one.
+  int level;
   int64_t share = 0, begin = 0, end = 0;
 };
 

@@ -122,3 +122,15 @@ void TiedParameters::checkHoldersAgree(
 }
 
 } // namespace pp::runtime
+
+namespace pp::runtime {
+
+bool TiedParameters::forms(const std::string &name) const {
+  for (const Group &group : groups)
+    for (const Summed &summed : group.parameters)
+      if (summed.name == name)
+        return true;
+  return false;
+}
+
+} // namespace pp::runtime

@@ -53,6 +53,10 @@ public:
   void sumGradients(const std::map<GradientPartKey, pp_tensor *> &parts,
                     const std::map<std::string, TensorPtr> &gradients);
 
+  /// Whether this class forms the gradient of the parameter `name` (its
+  /// holders need its parts whole).
+  bool forms(const std::string &name) const;
+
   /// Throws std::runtime_error, naming the parameters and stages, unless
   /// every holder's copies in `parameters` (host tensors by name) are the
   /// same bits as this rank's: holders that start equal and apply the same

@@ -26,6 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -33,10 +35,13 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -185,10 +190,12 @@ public:
     if (resumed)
       savedParameters = openResumedParameters(*resumed);
     initializeParameters(savedParameters ? &*savedParameters : nullptr);
-    prepareGradientReduction();
     tied = std::make_unique<TiedParameters>(package, pipeline, rank);
+    prepareGradientReduction();
     if (resumed)
       restoreOptimizer(*resumed);
+    // ZeRO-3 holds its share between uses from the start.
+    update->releaseValues();
     if (reports) {
       printMesh();
       printParameterKinds();
@@ -244,10 +251,16 @@ public:
                          result.step == options.steps))
         evaluate(result.step);
       if (checkpoint.every > 0 && (result.step % checkpoint.every == 0 ||
-                                   result.step == options.steps))
+                                   result.step == options.steps)) {
+        if (update->shardsValues())
+          update->gatherValues(dataParallel);
         saveCheckpoint(result.step);
+        update->releaseValues();
+      }
     }
     reportRankFacts();
+    if (update->shardsValues())
+      update->gatherValues(dataParallel);
     if (trace)
       writeTrace();
     tied->checkHoldersAgree(parameters);
@@ -654,9 +667,15 @@ private:
               [](const FlatParameter &a, const FlatParameter &b) {
                 return a.name < b.name;
               });
-    flat = std::make_unique<FlatParameters>(std::move(trained));
+    flat = std::make_unique<FlatParameters>(std::move(trained),
+                                            dataParallel.worldSize());
     update = std::make_unique<ParameterUpdate>(
-        options.optimizer, *flat, dataParallel, options.shardOptimizer);
+        options.optimizer, *flat, dataParallel, options.zeroLevel);
+    if (update->shardsValues()) {
+      std::vector<int64_t> all(dataParallel.worldSize());
+      std::iota(all.begin(), all.end(), 0);
+      valueGathers = dataParallel.split("zero-3 parameter gathers", all);
+    }
   }
 
   /// Lists this rank's gradient sums for the data-parallel reduction (in
@@ -664,6 +683,11 @@ private:
   /// reduced on its own) and counts the calls per step that add to each.
   void prepareGradientReduction() {
     std::vector<pp_tensor *> listed;
+    // ZeRO-2 and up: the sums of a gradient in one part land on the
+    // owners of its flat shares; one the tied holders exchange stays whole.
+    GradientShares shares;
+    if (update->shardsGradients())
+      shares.share = update->shareSize();
     for (const ParameterInfo &parameter : package.parameters)
       for (int64_t part = 0;
            part < static_cast<int64_t>(parameter.gradientPartStages.size());
@@ -672,8 +696,15 @@ private:
             it != sums.end()) {
           it->second.reductionIndex = listed.size();
           listed.push_back(it->second.host);
+          const FlatParameter *held = flat->find(parameter.tensor.name);
+          bool whole = !held || parameter.gradientPartStages.size() > 1 ||
+                       tied->forms(parameter.tensor.name);
+          shares.flatOffsets.push_back(whole ? -1 : held->offset);
         }
-    reducer = std::make_unique<GradientReducer>(dataParallel, listed);
+    if (!update->shardsGradients())
+      shares.flatOffsets.clear();
+    reducer = std::make_unique<GradientReducer>(
+        dataParallel, listed, kGradientBucketBytes, std::move(shares));
     for (int64_t s : myStages)
       for (const StageFunctionInfo &function : functionsOf(s))
         for (const TensorInfo &result : function.results)
@@ -885,7 +916,32 @@ private:
   /// them), and the optimizer action runs `optimizer`.
   void runSchedule(const std::vector<Action> &actions, MicrobatchData &data,
                    const std::function<void()> &optimizer = nullptr) {
-    for (const Action &action : actions) {
+    // ZeRO-3: the parameters are gathered for the first compute action
+    // (started one action ahead) and released after the last.
+    constexpr size_t kNone = std::numeric_limits<size_t>::max();
+    size_t firstCompute = kNone, lastCompute = kNone;
+    if (update && update->shardsValues())
+      for (size_t i = 0; i < actions.size(); ++i)
+        if (computes(actions[i].kind)) {
+          firstCompute = std::min(firstCompute, i);
+          lastCompute = i;
+        }
+    std::future<void> gathered;
+    auto gather = [&] {
+      gathered = std::async(std::launch::async,
+                            [this] { update->gatherValues(*valueGathers); });
+    };
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action &action = actions[i];
+      if (i + 1 == firstCompute)
+        gather();
+      if (i == firstCompute) {
+        double start = traceClock();
+        if (!gathered.valid())
+          gather();
+        gathered.get();
+        traceSpan("gather", action, start);
+      }
       double start = traceClock();
       switch (action.kind) {
       case ActionKind::Recv:
@@ -911,8 +967,16 @@ private:
         traceSpan(actionKindName(action.kind), action, start);
       }
       }
+      if (i == lastCompute)
+        update->releaseValues();
     }
     backend.finishStep();
+  }
+
+  /// Whether actions of `kind` run stage functions.
+  static bool computes(ActionKind kind) {
+    return kind != ActionKind::Recv && kind != ActionKind::Send &&
+           kind != ActionKind::Optimizer;
   }
 
   /// Waits for the messages that `recv`'s compute action takes from stages
@@ -1054,26 +1118,40 @@ private:
     // manifest order over the pipeline (each parameter counted once:
     // replicas hold the same sums), so the norm is the same bits on every
     // rank and for every stage count; a tied parameter by its owner).
+    // ZeRO-2 and up: each replica's share of the sums (the same bits),
+    // summed over the replicas (every sum but one is 0).
     std::vector<double> squares(package.parameters.size(), 0.0);
+    std::map<std::string, double> shared;
+    if (update->shardsGradients())
+      shared = update->gradientSquares();
     for (size_t i = 0; i < package.parameters.size(); ++i) {
       const ParameterInfo &parameter = package.parameters[i];
       auto it = gradients.find(parameter.tensor.name);
       if (it == gradients.end() || !holds(parameter.stage) ||
           (!parameter.sharding && groups.tensorParallelRank != 0))
         continue;
+      if (update->shardsGradients()) {
+        auto share = shared.find(parameter.tensor.name);
+        squares[i] = share == shared.end() ? 0.0 : share->second;
+        continue;
+      }
       const float *g = floatsOf(it->second.get());
       for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
         squares[i] += static_cast<double>(g[j]) * g[j];
     }
+    if (update->shardsGradients())
+      dataParallel.allReduceSum(squares);
     tensorParallel.allReduceSum(squares);
     pipeline.allReduceSum(squares);
     double total = 0;
     for (double square : squares)
       total += square;
     double gradNorm = std::sqrt(total);
-    if (step == 0 && !options.saveGradsPath.empty() &&
-        groups.dataParallelRank == 0)
-      saveGradients();
+    if (step == 0 && !options.saveGradsPath.empty()) {
+      update->gatherGradients();
+      if (groups.dataParallelRank == 0)
+        saveGradients();
+    }
     float clip = 1.0f;
     if (options.maxGradNorm > 0)
       clip = static_cast<float>(
@@ -1138,16 +1216,30 @@ private:
   /// holds (its shards of sharded ones; frozen and constant included), its
   /// optimizer state and its activation memory (ActivationMemory.h).
   void reportRankFacts() {
-    size_t parameterBytes = 0;
+    // The trained parameters' values and gradients as resident in memory
+    // (ZeRO-2 and 3 hold shares of them), the others by size.
+    int64_t parameterBytes = flat->residentValueBytes();
     for (const auto &[name, tensor] : parameters)
-      parameterBytes += pp_tensor_nbytes(tensor.get());
+      if (!flat->find(name))
+        parameterBytes += pp_tensor_nbytes(tensor.get());
+    int64_t gradientBytes = flat->residentGradientBytes();
+    for (const auto &[name, tensor] : gradients)
+      if (!flat->find(name))
+        gradientBytes += pp_tensor_nbytes(tensor.get());
+    for (const auto &[key, sum] : sums)
+      if (sum.owned)
+        gradientBytes += pp_tensor_nbytes(sum.owned.get());
+    struct rusage usage {};
+    ::getrusage(RUSAGE_SELF, &usage);
     StageMemory memory;
     for (int64_t s : myStages)
       memory += stageMemory(package, s, plan.training[rank]);
     const std::vector<std::string> fields = {
         "elements_read",
         "parameter_bytes",
+        "gradient_bytes",
         "optimizer_state_bytes",
+        "peak_rss_bytes",
         "saved_bytes_per_microbatch",
         "estimated_saved_bytes_per_microbatch",
         "in_flight_microbatches",
@@ -1158,7 +1250,9 @@ private:
         static_cast<double>((source ? source->elementsRead() : 0) +
                             (evalSource ? evalSource->elementsRead() : 0)),
         static_cast<double>(parameterBytes),
+        static_cast<double>(gradientBytes),
         static_cast<double>(update->stateBytes()),
+        static_cast<double>(usage.ru_maxrss) * 1024.0,
         static_cast<double>(memory.savedBytesPerMicrobatch),
         memory.estimatedSavedBytes.value_or(-1),
         static_cast<double>(memory.inFlightMicrobatches),
@@ -1668,7 +1762,7 @@ private:
           {"tensor_parallel", groups.tensorParallelSize},
           {"microbatches", options.microbatches},
           {"microbatch_size", package.microbatchSize},
-          {"shard_optimizer", options.shardOptimizer}}},
+          {"zero", options.zeroLevel}}},
         {"files", files}};
   }
 
@@ -1764,6 +1858,9 @@ private:
   /// buffer, and their update.
   std::unique_ptr<FlatParameters> flat;
   std::unique_ptr<ParameterUpdate> update;
+  /// ZeRO-3: the data-parallel ranks again, for the parameter gathers that
+  /// run ahead of the compute on a thread of their own; null below.
+  std::unique_ptr<Communicator> valueGathers;
   /// Host parameters and gradient sums (those of trained parameters views
   /// of `flat`), and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;

@@ -105,9 +105,10 @@ struct TrainerOptions {
   LearningRateSchedule learningRate;
   /// Where trainable parameters start from; random draws from `seed`.
   ParameterInit init = ParameterInit::Model;
-  /// Keep 1/D of each stage's optimizer state on each data-parallel rank
-  /// (ZeRO-1).
-  bool shardOptimizer = false;
+  /// The ZeRO level over the data-parallel replicas (ParameterUpdate.h):
+  /// 0 none, 1 optimizer state, 2 also gradients, 3 also parameters
+  /// between uses, each rank keeping 1/D of each stage's.
+  int zeroLevel = 0;
   /// Serve each stage function's tensors from its arena by the package's
   /// memory plan (where the backend's kernels allocate through the frame);
   /// false allocates every tensor on its own.

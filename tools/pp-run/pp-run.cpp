@@ -27,6 +27,7 @@
 #include "runtime/kernels/MachineRates.h"
 #include "runtime/schedules/ScheduleFile.h"
 #include "runtime/schedules/ScheduleSvg.h"
+#include "runtime/training/ParameterUpdate.h"
 #include "runtime/training/Trainer.h"
 #ifdef PP_HAVE_CUDA
 #include "runtime/cuda/CudaBackend.h"
@@ -202,6 +203,14 @@ cl::opt<bool> shardOptimizer(
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
              "rank and gather the updated parameters (ZeRO-1)"),
     cl::cat(runCategory));
+cl::opt<int> zeroLevel(
+    "zero", cl::init(0),
+    cl::desc("ZeRO level over the data-parallel ranks: 0 none, 1 shards the "
+             "optimizer state (as --shard-optimizer), 2 also the gradients "
+             "(reduce-scattered), 3 also the parameters between uses "
+             "(gathered before a stage computes); the same bits at every "
+             "level"),
+    cl::value_desc("0|1|2|3"), cl::cat(runCategory));
 cl::opt<bool> memoryPlan(
     "memory-plan", cl::init(true),
     cl::desc("Serve each stage function's tensors from one arena by the "
@@ -544,7 +553,7 @@ TrainerOptions trainerOptions() {
     options.optimizer.noDecay = noDecay;
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
-  options.shardOptimizer = shardOptimizer;
+  options.zeroLevel = shardOptimizer ? 1 : zeroLevel;
   options.memoryPlan = memoryPlan;
   options.checkpoint.directory = checkpointDir;
   options.checkpoint.every = checkpointEvery;
@@ -711,7 +720,7 @@ std::string inferenceOptionProblem() {
       &scheduleOption, &optimizerName,  &learningRate,
       &momentum,     &weightDecay,    &clipGradNorm,
       &data,         &dataParallel,   std::addressof(meshOrder),
-      &evalData,     &shardOptimizer, &exportOnnxPath,
+      &evalData,     &shardOptimizer, &zeroLevel,     &exportOnnxPath,
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
       &checkpointDir, &memoryPlan};
@@ -1104,8 +1113,7 @@ std::vector<std::string> rankArguments(const std::string &program,
   add("dp", std::to_string(dataParallel));
   if (!meshOrder.empty())
     add("mesh-order", llvm::join(meshOrder, ","));
-  if (shardOptimizer)
-    args.push_back("--shard-optimizer");
+  add("zero", std::to_string(shardOptimizer ? 1 : zeroLevel.getValue()));
   if (!memoryPlan)
     args.push_back("--memory-plan=false");
   if (data != "synthetic") {
@@ -1187,6 +1195,17 @@ int main(int argc, char **argv) {
                  "--print-schedule");
   if (deviceName != "cpu" && deviceName != "cuda")
     return error("unknown device '" + deviceName + "'; use cpu or cuda");
+  if (zeroLevel < 0 || zeroLevel > kMaxZeroLevel)
+    return error("--zero " + Twine(zeroLevel.getValue()) +
+                 " is not a ZeRO level; use 0, 1, 2 or 3");
+  if (shardOptimizer && zeroLevel.getNumOccurrences() && zeroLevel != 1)
+    return error("--shard-optimizer is ZeRO-1 but --zero is " +
+                 Twine(zeroLevel.getValue()) +
+                 "; give one of them (--zero " + Twine(zeroLevel.getValue()) +
+                 " alone, or --zero 1)");
+  if (zeroLevel == 3 && deviceName == "cuda")
+    return error("--zero 3 keeps the parameters' shares on the host so far; "
+                 "use --zero 2 or less with --device cuda");
   if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
     return error(std::string("--gemm-engine: ") + pp_last_error());
   if (threads < 0)

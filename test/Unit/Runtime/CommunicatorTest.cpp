@@ -7,6 +7,7 @@
 
 #include "runtime/communication/Communicator.h"
 #include "runtime/communication/DeviceMesh.h"
+#include "runtime/communication/LinkCollectives.h"
 
 #include "ThreadRanks.h"
 
@@ -116,6 +117,50 @@ TEST(Communicator, AllReducesSumInRankOrderWithTheSameBitsOnEveryRank) {
                                     });
       }
     });
+}
+
+TEST(Communicator, AReduceScatterLeavesTheAllReduceBitsOnEachOwner) {
+  // Ranges of every size around a piece (262144 floats), some empty, cut
+  // anywhere and owned in no particular order; the rest of the buffer is
+  // nobody's and keeps each rank's values.
+  const size_t count = 262144 * 2 + 77;
+  const std::vector<size_t> cuts = {0, 5, 6, 262144, 262150, 262150,
+                                    524288 + 10, count - 3};
+  for (int ranks : {2, 3})
+    runRanks(ranks, [&](Communicator &world) {
+      std::vector<OwnedRange> owned;
+      for (size_t c = 0; c + 1 < cuts.size(); ++c)
+        owned.push_back({cuts[c], cuts[c + 1] - cuts[c],
+                         static_cast<int>((c * 7) % ranks)});
+      std::vector<float> values = valuesOf<float>(world.rank(), count);
+      world.reduceScatterSum(values.data(), count, owned);
+      std::vector<float> mine = valuesOf<float>(world.rank(), count);
+      std::vector<float> summed = valuesOf<float>(0, count);
+      for (int rank = 1; rank < ranks; ++rank) {
+        std::vector<float> theirs = valuesOf<float>(rank, count);
+        for (size_t i = 0; i < count; ++i)
+          summed[i] += theirs[i];
+      }
+      std::vector<float> expected = mine;
+      for (const OwnedRange &range : owned)
+        if (range.owner == world.rank())
+          std::copy_n(summed.begin() + range.begin, range.count,
+                      expected.begin() + range.begin);
+      EXPECT_EQ(std::memcmp(values.data(), expected.data(),
+                            count * sizeof(float)),
+                0)
+          << "rank " << world.rank() << " of " << ranks;
+    });
+}
+
+TEST(Communicator, AReduceScatterRangeOutsideTheBufferIsAnError) {
+  runRanks(2, [](Communicator &world) {
+    std::vector<float> values(4);
+    EXPECT_THROW(world.reduceScatterSum(values.data(), 4, {{2, 3, 0}}),
+                 std::invalid_argument);
+    EXPECT_THROW(world.reduceScatterSum(values.data(), 4, {{0, 1, 2}}),
+                 std::invalid_argument);
+  });
 }
 
 TEST(Communicator, GathersAndBroadcastsLargeAndOddSizes) {

@@ -170,8 +170,8 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
         std::vector<FlatParameter> laidOut;
         for (size_t p = 0; p < sizes.size(); ++p)
           laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
-        FlatParameters flat(laidOut);
-        ParameterUpdate update(options, flat, world, sharded);
+        FlatParameters flat(laidOut, 3);
+        ParameterUpdate update(options, flat, world, sharded ? 1 : 0);
         for (int64_t i = 0; i < flat.size(); ++i)
           flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
@@ -212,6 +212,71 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
                                     11 * floats * 4}))
         << kind;
   }
+}
+
+TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
+  // 3 replicas at ZeRO-2 over 35 elements: shares of 12 cut w2 (elements
+  // 14 to 34) over all three ranks and w0 | w1 at 12.
+  const std::vector<int64_t> sizes = {10, 4, 21};
+  runRanks(3, [&](Communicator &world) {
+    std::vector<FlatParameter> laidOut;
+    for (size_t p = 0; p < sizes.size(); ++p)
+      laidOut.push_back({"w" + std::to_string(p), 2, sizes[p]});
+    FlatParameters flat(laidOut, 3);
+    ParameterUpdate update(OptimizerOptions{}, flat, world, 2);
+    for (const FlatParameter &parameter : flat.parameters())
+      for (int64_t i = 0; i < parameter.count; ++i)
+        flat.gradients()[parameter.offset + i] =
+            gradientValue(1, parameter.offset, i) * (1.0f + 1e-3f * i);
+    std::map<std::string, double> squares = update.gradientSquares();
+    // Each sum on the rank holding its last element: w0 on 0, w1 and w2
+    // on 1 and 2.
+    std::map<std::string, int> lastOn = {{"w0", 0}, {"w1", 1}, {"w2", 2}};
+    for (const FlatParameter &parameter : flat.parameters()) {
+      double whole = 0;
+      for (int64_t i = 0; i < parameter.count; ++i) {
+        float g = gradientValue(1, parameter.offset, i) * (1.0f + 1e-3f * i);
+        whole += static_cast<double>(g) * g;
+      }
+      bool here = lastOn.at(parameter.name) == world.rank();
+      ASSERT_EQ(squares.count(parameter.name), here ? 1u : 0u)
+          << parameter.name << " on rank " << world.rank();
+      if (here) {
+        EXPECT_EQ(squares.at(parameter.name), whole) << parameter.name;
+      }
+    }
+  });
+}
+
+TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
+  // 3 replicas over 3 x 4096 elements (pages of their own): after a step
+  // ZeRO-2 holds a third of the gradients, ZeRO-3 also a third of the
+  // values until they are gathered again; every level updates alike.
+  const int64_t elements = 3 * 4096;
+  std::vector<std::vector<float>> finals(4);
+  for (int level = 0; level <= 3; ++level)
+    runRanks(3, [&](Communicator &world) {
+      FlatParameters flat({{"w", 2, elements}}, 3);
+      ParameterUpdate update(OptimizerOptions{}, flat, world, level);
+      for (int64_t i = 0; i < elements; ++i) {
+        flat.values()[i] = 0.5f - 1e-5f * i;
+        flat.gradients()[i] = gradientValue(0, 0, i);
+      }
+      update.apply(1.0f, 0.1f);
+      int64_t whole = elements * 4;
+      EXPECT_EQ(flat.residentGradientBytes(),
+                level >= 2 ? whole / 3 : whole) << "level " << level;
+      if (level == 3) {
+        update.releaseValues();
+        EXPECT_EQ(flat.residentValueBytes(), whole / 3);
+        update.gatherValues(world);
+      }
+      EXPECT_EQ(flat.residentValueBytes(), whole) << "level " << level;
+      if (world.rank() == 2)
+        finals[level].assign(flat.values(), flat.values() + elements);
+    });
+  for (int level = 1; level <= 3; ++level)
+    EXPECT_EQ(finals[level], finals[0]) << "level " << level;
 }
 
 TEST(DataParallel, AllGatherConcatenatesInRankOrder) {

@@ -282,7 +282,7 @@ TEST(TensorParallel, ParameterAndGradientFilesHoldGlobalTensors) {
 
 TEST(TensorParallel, DataAndTensorParallelWithAShardedOptimizerMatchTp1) {
   TrainerOptions options = trainingOptions(3);
-  options.shardOptimizer = true;
+  options.zeroLevel = 1;
   std::string one = train(1, 2, options);
   options.metricsPath = freshDirectory("pp-tp-metrics") + "/metrics.jsonl";
   std::string two = train(2, 2, options);
