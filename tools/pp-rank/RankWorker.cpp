@@ -2,6 +2,7 @@
 
 #include "tools/pp-rank/RankWorker.h"
 
+#include "tools/pp-rank/CudaBackendPlugin.h"
 #include "tools/pp-rank/InferenceInputs.h"
 #include "tools/pp-rank/RankEnvironment.h"
 #include "tools/pp-rank/RankReport.h"
@@ -10,9 +11,6 @@
 #include "runtime/pp_runtime.h"
 #include "runtime/training/Backend.h"
 #include "runtime/training/Trainer.h"
-#ifdef PP_HAVE_CUDA
-#include "runtime/cuda/CudaBackend.h"
-#endif
 
 #include <filesystem>
 #include <iostream>
@@ -55,18 +53,12 @@ std::unique_ptr<Backend> createBackend(const JobDescription &job,
   Communicator &pipeline = *groups.pipeline;
   if (job.device == "cpu")
     return createCpuBackend(pipeline);
-#ifdef PP_HAVE_CUDA
   std::string problem;
   int localRank =
       environmentInt("LOCAL_RANK", problem).value_or(pipeline.rank());
   int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
-  return createCudaBackend({pipeline, *groups.tensorParallel,
-                            *groups.collectives, localRank, localRanks});
-#else
-  throw std::runtime_error("this pp-rank was built without CUDA; rebuild on "
-                           "a machine with the CUDA toolkit and NCCL, or use "
-                           "--device cpu");
-#endif
+  return loadCudaBackend({pipeline, *groups.tensorParallel,
+                          *groups.collectives, localRank, localRanks});
 }
 
 /// The threads of this rank: the job's, else the CPUs divided among the
