@@ -161,11 +161,15 @@ public:
   int64_t integer(const char *key, int64_t minimum,
                   int64_t maximum = INT64_MAX) {
     const Json &value = at(key);
-    bool fits = value.is_number_integer() &&
-                (value.is_number_unsigned()
-                     ? value.get<uint64_t>() <= static_cast<uint64_t>(maximum)
-                     : value.get<int64_t>() <= maximum) &&
-                (value.is_number_unsigned() || value.get<int64_t>() >= minimum);
+    bool fits = false;
+    if (value.is_number_unsigned()) {
+      uint64_t given = value.get<uint64_t>();
+      fits = given <= static_cast<uint64_t>(maximum) &&
+             (minimum <= 0 || given >= static_cast<uint64_t>(minimum));
+    } else if (value.is_number_integer()) {
+      int64_t given = value.get<int64_t>();
+      fits = given >= minimum && given <= maximum;
+    }
     if (!fits)
       throw wrongType(key, value,
                       "an integer from " + std::to_string(minimum) + " to " +
