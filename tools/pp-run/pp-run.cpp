@@ -2,10 +2,13 @@
 //
 // Trains a pipeline package (or a model it compiles first, cached by content
 // hash) with one process per rank, or with --infer runs one forward pass
-// of a forward-only package on input files. Without RANK in the environment it is the
+// of a forward-only package on input files. It writes the job's
+// description once and runs every rank as pp-rank (tools/pp-rank), which
+// links only the runtime. Without RANK in the environment it is the
 // launcher: it starts the ranks on this machine with torchrun's variables
-// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with RANK
-// set it is one rank of a job some launcher started.
+// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with
+// RANK set it replaces itself by pp-rank for that one rank of a job some
+// launcher started. --write-job writes the description for torchrun.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +22,6 @@
 #include "frontends/onnx/ExportWeights.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/training/Backend.h"
-#include "runtime/communication/Communicator.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
@@ -49,7 +51,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
