@@ -27,7 +27,7 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["pp-opt", "pp-run", "pp-data", "pp-gemm-rate", "pp-torch-reference",
+    ["pp-opt", "pp-run", "pp-rank", "pp-data", "pp-gemm-rate", "pp-torch-reference",
      "pp-fuzz-onnx", "pp-fuzz-onnx-text", "pp-fuzz-package",
      "pp-fuzz-parameter-file", "pp-fuzz-token-dataset", "pp-fuzz-torchscript",
      "pp-fuzz-safetensors", "pp-fuzz-weights-index", "pp-fuzz-checkpoint",

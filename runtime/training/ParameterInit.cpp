@@ -2,6 +2,7 @@
 
 #include "runtime/training/ParameterInit.h"
 
+#include "runtime/core/EnumNames.h"
 #include "runtime/data/SyntheticData.h"
 
 #include <algorithm>
@@ -9,6 +10,11 @@
 
 namespace pp::runtime {
 namespace {
+
+constexpr EnumNames<ParameterInit, 2> kInits = {
+    {ParameterInit::Model, "model"},
+    {ParameterInit::Random, "random"},
+};
 
 /// Fills `tensor` uniformly in [-bound, bound) from stream "init/" + name.
 void fillUniform(pp_tensor *tensor, const std::string &name, uint64_t seed,
@@ -24,11 +30,11 @@ void fillUniform(pp_tensor *tensor, const std::string &name, uint64_t seed,
 } // namespace
 
 std::optional<ParameterInit> parseParameterInit(const std::string &name) {
-  if (name == "model")
-    return ParameterInit::Model;
-  if (name == "random")
-    return ParameterInit::Random;
-  return std::nullopt;
+  return parseEnum(kInits, name);
+}
+
+const char *parameterInitName(ParameterInit init) {
+  return enumName(kInits, init, "unknown");
 }
 
 void fillMissingParameter(pp_tensor *tensor, const std::string &name) {

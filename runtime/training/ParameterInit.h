@@ -28,6 +28,8 @@ enum class ParameterInit {
 
 /// "model" or "random".
 std::optional<ParameterInit> parseParameterInit(const std::string &name);
+/// The --init spelling of `init`.
+const char *parameterInitName(ParameterInit init);
 
 /// Fills the f32 parameter `name` that the model file holds no value for:
 /// uniform in [-b, b) with b = 1/sqrt(its last dimension), drawn from

@@ -1940,6 +1940,18 @@ parseTensorCollectives(const std::string &name) {
   return std::nullopt;
 }
 
+const char *tensorCollectivesName(TensorCollectives collectives) {
+  switch (collectives) {
+  case TensorCollectives::Auto:
+    return "auto";
+  case TensorCollectives::SharedMemory:
+    return "shm";
+  case TensorCollectives::Tcp:
+    return "tcp";
+  }
+  return "unknown";
+}
+
 RankGroups connectRankGroups(const Package &package, Communicator &world,
                              int64_t dataParallel,
                              const std::vector<std::string> &meshOrder,

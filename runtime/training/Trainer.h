@@ -169,6 +169,8 @@ enum class TensorCollectives {
 /// from when Gloo carried it) names, or nullopt.
 std::optional<TensorCollectives>
 parseTensorCollectives(const std::string &name);
+/// The --tp-collectives spelling of `collectives` (auto, shm or tcp).
+const char *tensorCollectivesName(TensorCollectives collectives);
 
 /// Lays the job out as `package`'s mesh (pipeline and tensor axes) times
 /// `dataParallel` replicas in `meshOrder` (dataParallelMesh) and connects

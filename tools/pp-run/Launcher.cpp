@@ -12,9 +12,9 @@
 
 #include "tools/pp-run/Launcher.h"
 
-#include "runtime/communication/Communicator.h"
+#include "tools/pp-rank/RankReport.h"
+
 #include "runtime/communication/JobSecret.h"
-#include "runtime/core/MappedFile.h"
 
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <charconv>
 #include <chrono>
 #include <cstring>
@@ -43,10 +44,6 @@ using Clock = std::chrono::steady_clock;
 extern char **environ;
 
 namespace {
-
-/// The environment variable that names the descriptor on which a rank
-/// reports why it failed to the launcher that started it.
-constexpr const char *kStatusFdVariable = "PP_RUN_STATUS_FD";
 
 /// How long ranks get to exit after SIGTERM before SIGKILL, and how long,
 /// after a rank gave up waiting for another, the launcher lets the others
@@ -75,19 +72,6 @@ int freePort() {
     port = ntohs(address.sin_port);
   ::close(fd);
   return port;
-}
-
-/// Writes all of `text` to `fd`; returns false if it cannot.
-bool writeAll(int fd, std::string_view text) {
-  while (!text.empty()) {
-    ssize_t written = ::write(fd, text.data(), text.size());
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0)
-      return false;
-    text.remove_prefix(static_cast<size_t>(written));
-  }
-  return true;
 }
 
 /// A signal's name, such as SIGTERM.
@@ -216,45 +200,6 @@ void forwardLines(Pipe &pipe, int target, const std::string &prefix, bool end) {
   writeAll(target, text);
 }
 
-/// Why a rank failed, as it reported to the launcher.
-struct FailureReport {
-  /// Whether it failed exchanging messages with other ranks.
-  bool communication = false;
-  /// The job rank it was waiting for, or -1.
-  int peer = -1;
-  std::string message;
-};
-
-/// The report line of this rank's `failure`, which parseReport reads back.
-std::string formatReport(const std::exception &failure) {
-  std::string message = failure.what();
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  if (std::optional<int> peer = pp::runtime::firstCommunicationFailure())
-    return "communication " + std::to_string(*peer) + " " + message + "\n";
-  return "error " + message + "\n";
-}
-
-/// The report in `text` (formatReport's line), if there is one.
-std::optional<FailureReport> parseReport(std::string_view text) {
-  FailureReport report;
-  auto word = [&]() {
-    size_t space = std::min(text.find(' '), text.size());
-    std::string_view first = text.substr(0, space);
-    text.remove_prefix(std::min(space + 1, text.size()));
-    return first;
-  };
-  std::string_view kind = word();
-  if (kind == "communication") {
-    std::string_view peer = word();
-    report.communication = true;
-    std::from_chars(peer.data(), peer.data() + peer.size(), report.peer);
-  } else if (kind != "error") {
-    return std::nullopt;
-  }
-  report.message = std::string(text.substr(0, text.find('\n')));
-  return report;
-}
-
 /// What caused a rank to end, from the most to the least likely to be the
 /// cause of a job's failure.
 enum class Fault {
@@ -275,6 +220,8 @@ enum class Fault {
 /// A rank the launcher started, and what it knows of it.
 struct Rank {
   int number = 0;
+  /// The job's only rank, whose output is passed on without a prefix.
+  bool alone = false;
   pid_t pid = -1;
   Pipe out, err, status;
   /// The signal that stopped it, while it is stopped.
@@ -288,11 +235,14 @@ struct Rank {
   /// The order in which the launcher saw its failure, or -1.
   int failureOrder = -1;
   std::optional<FailureReport> report;
+  /// Its peak resident set as it reported it, in bytes.
+  std::optional<int64_t> peakResidentBytes;
 
   /// Passes its output on: rank 0's stdout as it is, the rest after
   /// `[rank N] `.
   void forward(bool end) {
-    std::string prefix = "[rank " + std::to_string(number) + "] ";
+    std::string prefix =
+        alone ? "" : "[rank " + std::to_string(number) + "] ";
     forwardLines(out, STDOUT_FILENO, number == 0 ? "" : prefix, end);
     forwardLines(err, STDERR_FILENO, prefix, end);
   }
@@ -338,7 +288,8 @@ struct Rank {
 /// how the job ended.
 class Launcher {
 public:
-  explicit Launcher(int count) : count(count) {}
+  Launcher(int count, bool printPeakMemory)
+      : count(count), printPeakMemory(printPeakMemory) {}
 
   /// Runs the job; ends the launcher by the signal that interrupted it.
   int run(const std::vector<std::string> &arguments) {
@@ -353,6 +304,8 @@ public:
           << "; the ranks have exited\n";
     else if (failures > 0)
       summarize();
+    if (printPeakMemory)
+      printPeakResidentMemory();
     if (interruptedBy) {
       ::signal(interruptedBy, SIG_DFL);
       ::raise(interruptedBy);
@@ -432,6 +385,7 @@ private:
       ::setpgid(pid, pid);
       Rank &rank = ranks.emplace_back();
       rank.number = number;
+      rank.alone = count == 1;
       rank.pid = pid;
       rank.out.fd = out[0];
       rank.err.fd = err[0];
@@ -489,7 +443,7 @@ private:
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
     ::fcntl(status, F_SETFD, 0);
-    ::execve("/proc/self/exe", argv, envp);
+    ::execve(argv[0], argv, envp);
     const char message[] = "pp-run: error: cannot start a rank (execve)\n";
     [[maybe_unused]] ssize_t written =
         ::write(STDERR_FILENO, message, sizeof(message) - 1);
@@ -553,7 +507,9 @@ private:
           for (Pipe *pipe : {&rank.out, &rank.err, &rank.status})
             pipe->drain();
           rank.forward(/*end=*/true);
-          rank.report = parseReport(rank.status.pending);
+          RankReport reported = parseRankReport(rank.status.pending);
+          rank.report = reported.failure;
+          rank.peakResidentBytes = reported.peakResidentBytes;
           if (rank.fault() != Fault::None)
             rank.failureOrder = failures++;
         }
@@ -672,6 +628,22 @@ private:
     });
   }
 
+  /// Prints one line with each rank's peak resident set as it reported it
+  /// ("?" for a rank that did not report).
+  void printPeakResidentMemory() const {
+    std::string line = "peak resident memory per rank:";
+    for (const Rank &rank : ranks) {
+      char size[32] = "?";
+      if (rank.peakResidentBytes)
+        std::snprintf(size, sizeof(size), "%.1f MiB",
+                      static_cast<double>(*rank.peakResidentBytes) /
+                          (1024 * 1024));
+      line += " " + std::to_string(rank.number) + "=" + size;
+    }
+    outs() << line << "\n";
+    outs().flush();
+  }
+
   /// Prints the other failed ranks' errors, then, last, the cause.
   void summarize() const {
     const Rank &cause = culprit();
@@ -694,7 +666,8 @@ private:
         waiter = "; rank " + std::to_string(rank->number) +
                  " gave up waiting for it";
     WithColor::error(errs(), "pp-run")
-        << "rank " << cause.number << ": " << cause.reason()
+        << (count > 1 ? "rank " + std::to_string(cause.number) + ": " : "")
+        << cause.reason()
         << (cause.fault() == Fault::Stopped ||
                     cause.fault() == Fault::Unreported
                 ? waiter
@@ -703,6 +676,7 @@ private:
   }
 
   const int count;
+  const bool printPeakMemory;
   std::vector<Rank> ranks;
   /// How many ranks have failed so far.
   int failures = 0;
@@ -720,50 +694,8 @@ private:
 
 } // namespace
 
-int launchRanks(const std::vector<std::string> &arguments, int count) {
-  return Launcher(count).run(arguments);
+int launchRanks(const std::vector<std::string> &arguments, int count,
+                bool printPeakMemory) {
+  return Launcher(count, printPeakMemory).run(arguments);
 }
 
-namespace {
-/// What the SIGBUS handler needs, set before any file is mapped.
-int truncationStatusFd = -1;
-std::string truncationPrefix;
-
-/// An async-signal-safe reportRankFailure of a truncated file's message.
-void reportTruncation(const char *message, size_t length) {
-  if (truncationStatusFd >= 0) {
-    (void)!::write(truncationStatusFd, "error ", 6);
-    (void)!::write(truncationStatusFd, message, length);
-    return;
-  }
-  (void)!::write(STDERR_FILENO, truncationPrefix.data(),
-                 truncationPrefix.size());
-  (void)!::write(STDERR_FILENO, message, length);
-}
-} // namespace
-
-void reportTruncationsAsRankFailures(int rank, int worldSize) {
-  if (const char *variable = std::getenv(kStatusFdVariable)) {
-    std::string_view text(variable);
-    std::from_chars(text.data(), text.data() + text.size(),
-                    truncationStatusFd);
-  }
-  truncationPrefix = "pp-run: error: " +
-                     (worldSize > 1 ? "rank " + std::to_string(rank) + ": "
-                                    : std::string());
-  pp::runtime::setTruncationReporter(reportTruncation);
-}
-
-int reportRankFailure(int rank, int worldSize, const std::exception &failure) {
-  if (const char *variable = std::getenv(kStatusFdVariable)) {
-    int fd = -1;
-    std::string_view text(variable);
-    std::from_chars(text.data(), text.data() + text.size(), fd);
-    if (fd >= 0 && writeAll(fd, formatReport(failure)))
-      return 1;
-  }
-  WithColor::error(errs(), "pp-run")
-      << (worldSize > 1 ? "rank " + std::to_string(rank) + ": " : "")
-      << failure.what() << "\n";
-  return 1;
-}

@@ -2,21 +2,26 @@
 //
 // Trains a pipeline package (or a model it compiles first, cached by content
 // hash) with one process per rank, or with --infer runs one forward pass
-// of a forward-only package on input files. Without RANK in the environment it is the
+// of a forward-only package on input files. It writes the job's
+// description once and runs every rank as pp-rank (tools/pp-rank), which
+// links only the runtime. Without RANK in the environment it is the
 // launcher: it starts the ranks on this machine with torchrun's variables
-// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with RANK
-// set it is one rank of a job some launcher started.
+// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and waits for them; with
+// RANK set it replaces itself by pp-rank for that one rank of a job some
+// launcher started. --write-job writes the description for torchrun.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/pp-run/Launcher.h"
 #include "tools/pp-run/ModelCache.h"
-#include "tools/pp-run/TensorFiles.h"
+#include "tools/pp-rank/InferenceInputs.h"
+#include "tools/pp-rank/RankEnvironment.h"
+#include "tools/pp-rank/RankReport.h"
+#include "tools/pp-rank/TensorFiles.h"
 
 #include "frontends/onnx/ExportWeights.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "runtime/training/Backend.h"
-#include "runtime/communication/Communicator.h"
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/communication/JobSecret.h"
@@ -28,10 +33,8 @@
 #include "runtime/schedules/ScheduleFile.h"
 #include "runtime/schedules/ScheduleSvg.h"
 #include "runtime/training/ParameterUpdate.h"
+#include "runtime/training/JobDescription.h"
 #include "runtime/training/Trainer.h"
-#ifdef PP_HAVE_CUDA
-#include "runtime/cuda/CudaBackend.h"
-#endif
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -43,12 +46,14 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <fcntl.h>
-#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -471,36 +476,22 @@ cl::opt<std::string> cacheDir(
              "~/.cache/pp)"),
     cl::cat(runCategory));
 
-/// The options naming files that job rank 0 writes.
-std::array<std::pair<const char *, cl::opt<std::string> *>, 6> outputFiles() {
-  return {std::pair{"metrics", &metricsPath},
-          std::pair{"trace", &tracePath},
-          std::pair{"save-params", &saveParamsPath},
-          std::pair{"save-weights", &saveWeightsPath},
-          std::pair{"save-grads", &saveGradsPath},
-          std::pair{"profile", &profilePath}};
-}
+cl::opt<std::string> writeJobPath(
+    "write-job",
+    cl::desc("Write the job description of this run to FILE (mode 0600) and "
+             "exit without running it: start its ranks with torchrun "
+             "--nproc-per-node N pp-rank --job FILE (docs/tools/pp-rank.md)"),
+    cl::value_desc("file"), cl::cat(runCategory));
+cl::opt<bool> printPeakRss(
+    "print-peak-rss",
+    cl::desc("After the job, print one line with each rank process's peak "
+             "resident memory"),
+    cl::cat(runCategory));
 
 /// Prints `message` as an error and returns the failing exit code.
 int error(const Twine &message) {
   WithColor::error(errs(), "pp-run") << message << "\n";
   return 1;
-}
-
-/// Reads an integer environment variable; fails on garbage.
-std::optional<int> environmentInt(const char *name, std::string &problem) {
-  const char *value = std::getenv(name);
-  if (!value)
-    return std::nullopt;
-  char *end = nullptr;
-  long parsed = std::strtol(value, &end, 10);
-  if (*value == '\0' || *end != '\0' || parsed < 0) {
-    problem = std::string(name) + "='" + value +
-              "' is not a non-negative "
-              "integer";
-    return std::nullopt;
-  }
-  return static_cast<int>(parsed);
 }
 
 /// The schedule --lr, --lr-schedule, --warmup-steps, --min-lr and
@@ -596,13 +587,6 @@ std::string learningRateProblem() {
            "expression: " + failure.what();
   }
   return learningRateScheduleProblem(learningRateSchedule());
-}
-
-/// The CPUs this process may run on.
-int availableCpus() {
-  cpu_set_t cpus;
-  return ::sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
-                                                          : 1;
 }
 
 /// The most --threads a rank may have: more than 8 per CPU only wait for
@@ -761,25 +745,6 @@ std::string outputProblem(const char *flag, const std::string &path) {
   return outputPathProblem(path, "--" + std::string(flag));
 }
 
-/// Why job rank 0 cannot write an output the options name ("" when it
-/// can): one of outputFiles() (outputProblem), or --checkpoint-dir when
-/// the run saves checkpoints (checkpointDirectoryProblem).
-std::string outputsProblem() {
-  for (auto [flag, path] : outputFiles())
-    if (!path->empty())
-      if (std::string problem = outputProblem(flag, *path); !problem.empty())
-        return problem;
-  if (checkpointDir.empty() || checkpointEvery == 0)
-    return "";
-  std::string problem = checkpointDirectoryProblem(checkpointDir);
-  if (problem.empty())
-    return "";
-  return "cannot save checkpoints in --checkpoint-dir '" + checkpointDir +
-         "': " + problem +
-         "; give --checkpoint-dir a directory this user can create or "
-         "write in";
-}
-
 /// Why --tp, given, differs from the tensor-parallel degree `package` was
 /// compiled for (its tensor axes' devices; 1 without any), or "".
 std::string tensorParallelMismatch(const Package &package) {
@@ -828,69 +793,6 @@ int exportTrainedModel(const std::string &parametersPath) {
   return 0;
 }
 
-/// The --inputs files checked against `package`'s inputs: same count,
-/// dtype and trailing dimensions, and dimension 0 a multiple of the
-/// microbatch size, the same multiple for all (the microbatch count); the
-/// same shapes when pp-run runs the model as given. Throws
-/// std::runtime_error naming the input and both shapes.
-std::pair<std::vector<TensorPtr>, int64_t>
-loadInferenceInputs(const Package &package) {
-  if (inputFiles.size() != package.inputs.size())
-    throw std::runtime_error(
-        "--inputs names " + std::to_string(inputFiles.size()) +
-        " files, but the model has " + std::to_string(package.inputs.size()) +
-        " inputs; give one file per input, in the model's order");
-  std::vector<TensorPtr> tensors;
-  std::optional<int64_t> microbatches;
-  for (size_t i = 0; i < inputFiles.size(); ++i) {
-    const TensorInfo &declared = package.inputs[i];
-    TensorPtr tensor = readTensorFile(inputFiles[i]).tensor;
-    Shape shape = shapeOf(tensor.get());
-    pp_dtype dtype = pp_tensor_dtype(tensor.get());
-    auto describe = [](const Shape &shape, pp_dtype dtype) {
-      return (shape.empty() ? std::string("scalar") : formatShape(shape)) +
-             " " + pp_dtype_name(dtype);
-    };
-    std::string problem =
-        "input '" + declared.name + "' (" + inputFiles[i] + ") is " +
-        describe(shape, dtype) + ", but the model takes " +
-        describe(declared.shape, declared.dtype);
-    bool rowsMatch = !runsModelAsGiven() && !declared.shape.empty() &&
-                     !shape.empty() &&
-                     declared.shape[0] > 0 &&
-                     shape[0] % declared.shape[0] == 0 &&
-                     Shape(shape.begin() + 1, shape.end()) ==
-                         Shape(declared.shape.begin() + 1, declared.shape.end());
-    if (dtype != declared.dtype ||
-        (shape != declared.shape && !rowsMatch))
-      throw std::runtime_error(
-          problem +
-          (runsModelAsGiven()
-               ? " (without --microbatch-size the model runs as given, one "
-                 "microbatch of its shapes)"
-           : declared.shape.empty() || package.microbatchSize == 1
-               ? ""
-               : " (or a multiple of its microbatch of " +
-                     std::to_string(declared.shape[0]) +
-                     " along dimension 0)"));
-    int64_t count = shape == declared.shape ? 1 : shape[0] / declared.shape[0];
-    if (microbatches && *microbatches != count)
-      throw std::runtime_error(problem + ": it holds " + std::to_string(count) +
-                               " microbatches, an earlier input " +
-                               std::to_string(*microbatches));
-    microbatches = count;
-    tensors.push_back(std::move(tensor));
-  }
-  int64_t count = microbatches.value_or(1);
-  for (const OutputInfo &output : package.outputs)
-    if (count > 1 && output.tensor.shape.empty())
-      throw std::runtime_error(
-          "output '" + output.tensor.name + "' is a scalar, which cannot be "
-          "concatenated over " + std::to_string(count) +
-          " microbatches; run the whole batch as one microbatch");
-  return {std::move(tensors), count};
-}
-
 /// Checks --weights against `package` (throws what does not fit) and says
 /// what it loads.
 void reportWeights(const Package &package) {
@@ -902,49 +804,6 @@ void reportWeights(const Package &package) {
                                    ? "they start from --init random"
                                    : "they keep the model's values")
             << std::endl;
-}
-
-/// Rank `world.rank()`'s part of a forward-only run; rank 0 writes the
-/// outputs.
-void runInference(Package &package, Communicator &world, RankGroups &groups,
-                  Backend &backend) {
-  auto [inputs, microbatches] = loadInferenceInputs(package);
-  std::vector<pp_tensor *> raw;
-  for (TensorPtr &input : inputs)
-    raw.push_back(input.get());
-  std::vector<TensorPtr> outputs =
-      infer(package, world, groups, backend, raw, microbatches,
-            weightsOptions());
-  if (world.rank() != 0)
-    return;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string path = outputsDir + "/output_" + std::to_string(i) + ".pb";
-    writeTensorFile(path, package.outputs[i].tensor.name, outputs[i].get());
-    std::cout << "output " << i << " '" << package.outputs[i].tensor.name
-              << "' " << formatShape(shapeOf(outputs[i].get())) << " "
-              << pp_dtype_name(pp_tensor_dtype(outputs[i].get())) << " -> "
-              << path << std::endl;
-  }
-}
-
-/// The backend `--device` asks for; its messages go over the pipeline
-/// group (whose ranks are the stages).
-std::unique_ptr<Backend> createBackend(RankGroups &groups) {
-  Communicator &pipeline = *groups.pipeline;
-  if (deviceName == "cpu")
-    return createCpuBackend(pipeline);
-#ifdef PP_HAVE_CUDA
-  std::string problem;
-  int localRank =
-      environmentInt("LOCAL_RANK", problem).value_or(pipeline.rank());
-  int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
-  return createCudaBackend({pipeline, *groups.tensorParallel,
-                            *groups.collectives, localRank, localRanks});
-#else
-  throw std::runtime_error("this pp-run was built without CUDA; rebuild on "
-                           "a machine with the CUDA toolkit and NCCL, or use "
-                           "--device cpu");
-#endif
 }
 
 /// Prints every rank's action table under `--schedule` (or
@@ -1010,155 +869,104 @@ void claimThreadsOption() {
   threads.setArgStr("threads");
 }
 
-/// --threads, else the CPUs this process may run on divided among `ranks`
-/// ranks, at least 1.
-int threadsAmong(int ranks) {
-  if (threads > 0)
-    return threads;
-  return std::max(1, availableCpus() / std::max(1, ranks));
+/// `path` made absolute ("" stays ""), so that a rank started elsewhere
+/// finds it.
+std::string absolutePath(const std::string &path) {
+  if (path.empty())
+    return path;
+  SmallString<256> full(path);
+  sys::fs::make_absolute(full);
+  return full.str().str();
 }
 
-/// threadsAmong the job's ranks on this machine (LOCAL_WORLD_SIZE).
-int rankThreads() {
-  std::string problem;
-  int localRanks = environmentInt("LOCAL_WORLD_SIZE", problem).value_or(1);
-  if (!problem.empty())
-    throw std::runtime_error(problem + "; it counts the job's ranks on this "
-                             "machine (or give --threads)");
-  return threadsAmong(localRanks);
-}
-
-/// Runs rank `info.rank` of the job on `packageDir`.
-int runRank(const std::string &packageDir, const RendezvousInfo &info) {
-  reportTruncationsAsRankFailures(info.rank, info.worldSize);
-  try {
-    pp_set_threads(rankThreads());
-    if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
-      throw std::runtime_error(pp_last_error());
-    Package package = Package::load(packageDir);
-    if (deviceName == "cuda" && package.numStages != package.pipelineRanks())
-      throw std::runtime_error(
-          "the package runs " + std::to_string(package.numStages) +
-          " stages on " + std::to_string(package.pipelineRanks()) +
-          " ranks (virtual stages); the CUDA path runs one stage per rank so "
-          "far: use --device cpu, or compile without --virtual-stages (and "
-          "not for zb-v)");
-    Communicator world(info);
-    RankGroups groups = connectRankGroups(
-        package, world, dataParallel,
-        std::vector<std::string>(meshOrder.begin(), meshOrder.end()),
-        *parseTensorCollectives(tensorCollectives));
-    std::unique_ptr<Backend> backend = createBackend(groups);
-    package.loadStageLibrary(stageLibraryFor(package, backend->stageTarget(),
-                                             cacheRoot(cacheDir), std::cerr));
-    if (inferMode)
-      runInference(package, world, groups, *backend);
-    else
-      train(package, world, groups, *backend, trainerOptions(), std::cout);
-  } catch (const std::exception &failure) {
-    return reportRankFailure(info.rank, info.worldSize, failure);
-  }
-  return 0;
-}
-
-/// The shortest decimal that parses back to exactly `value`, so that every
-/// rank sees the bits the launcher parsed (std::to_string keeps 6 decimals:
-/// 1e-7 would become 0).
-std::string exactDecimal(double value) {
-  char text[32];
-  std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
-  return std::string(text, end.ptr);
-}
-
-/// The command line of one rank: `program packageDir` and this invocation's
-/// training or forward-only options (file paths made absolute).
-std::vector<std::string> rankArguments(const std::string &program,
-                                       const std::string &packageDir) {
-  std::vector<std::string> args = {program, packageDir};
-  auto add = [&](const std::string &flag, const std::string &value) {
-    args.push_back("--" + flag + "=" + value);
-  };
-  auto absolute = [](const std::string &path) {
-    SmallString<256> full(path);
-    sys::fs::make_absolute(full);
-    return full.str().str();
-  };
-  add("timeout", std::to_string(timeoutSeconds));
-  // Where a stage library the package does not carry is kept.
-  add("cache-dir", absolute(cacheRoot(cacheDir)));
-  add("device", deviceName);
-  add("gemm-engine", gemmEngine);
-  add("tp-collectives", tensorCollectives);
-  if (threads > 0)
-    add("threads", std::to_string(threads));
-  // --save-weights strips the prefix with or without --weights.
-  if (!weightsPrefix.empty())
-    add("weights-prefix", weightsPrefix);
-  if (!weightsPath.empty()) {
-    add("weights", absolute(weightsPath));
-    add("weights-strict", weightsStrict ? "true" : "false");
-  }
+/// The job this invocation describes on `packageDir`: the training or
+/// forward-only options, every file path made absolute.
+JobDescription jobDescription(const std::string &packageDir) {
+  JobDescription job;
+  job.packageDir = absolutePath(packageDir);
+  job.device = deviceName;
+  job.threads = threads;
+  job.gemmEngine = gemmEngine;
+  job.dataParallel = dataParallel;
+  job.meshOrder.assign(meshOrder.begin(), meshOrder.end());
+  job.tensorCollectives = *parseTensorCollectives(tensorCollectives);
+  job.timeoutSeconds = timeoutSeconds;
+  job.cacheDir = absolutePath(cacheRoot(cacheDir));
+  job.trainer = trainerOptions();
+  TrainerOptions &options = job.trainer;
+  for (std::string *path :
+       {&options.schedule.file, &options.tracePath, &options.metricsPath,
+        &options.saveParamsPath, &options.saveGradsPath, &options.profilePath,
+        &options.data.path, &options.data.evalPath,
+        &options.checkpoint.directory, &options.weights.path,
+        &options.weights.savePath})
+    *path = absolutePath(*path);
   if (inferMode) {
-    std::vector<std::string> files;
+    InferenceJob inference;
     for (const std::string &file : inputFiles)
-      files.push_back(absolute(file));
-    args.push_back("--infer");
-    add("inputs", llvm::join(files, ","));
-    add("outputs-dir", absolute(outputsDir));
-    return args;
+      inference.inputs.push_back(absolutePath(file));
+    inference.outputsDir = absolutePath(outputsDir);
+    inference.asGiven = runsModelAsGiven();
+    job.inference = inference;
   }
-  add("schedule", scheduleOption);
-  if (!scheduleFile.empty())
-    add("schedule-file", absolute(scheduleFile));
-  add("dp", std::to_string(dataParallel));
-  if (!meshOrder.empty())
-    add("mesh-order", llvm::join(meshOrder, ","));
-  add("zero", std::to_string(shardOptimizer ? 1 : zeroLevel.getValue()));
-  if (!memoryPlan)
-    args.push_back("--memory-plan=false");
-  if (data != "synthetic") {
-    add("data", absolute(data));
-    add("token-width", std::to_string(tokenWidth));
-    add("seq-len", std::to_string(sequenceLength));
-    if (padSequence)
-      args.push_back("--pad-sequence");
-    if (!dataInput.empty())
-      add("data-input", dataInput);
-    if (!evalData.empty()) {
-      add("eval-data", absolute(evalData));
-      add("eval-every", std::to_string(evalEvery));
-      add("eval-batches", std::to_string(evalBatches));
-    }
+  return job;
+}
+
+/// pp-rank beside this pp-run's executable; throws when it is not there.
+std::string rankWorkerPath() {
+  SmallString<256> path(sys::path::parent_path(
+      sys::fs::getMainExecutable(nullptr, nullptr)));
+  sys::path::append(path, "pp-rank");
+  if (!sys::fs::can_execute(path))
+    throw std::runtime_error(
+        "cannot find the rank worker '" + path.str().str() +
+        "' beside pp-run; build it (cmake --build build --target pp-rank) "
+        "or install it in the folder of pp-run");
+  return path.str().str();
+}
+
+/// A descriptor of an anonymous file (memfd, inherited by the ranks, gone
+/// with the last process holding it) that holds `job`'s description.
+int jobDescriptionFd(const JobDescription &job) {
+  int fd = ::memfd_create("pp-job", 0);
+  if (fd < 0 || !writeAll(fd, formatJobDescription(job)))
+    throw std::runtime_error(std::string("cannot write the job description: ") +
+                             std::strerror(errno));
+  return fd;
+}
+
+/// The path through which a process opens its descriptor `fd`.
+std::string fdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+/// Runs this process's rank of a job torchrun started with pp-rank on
+/// `job`: replaces this process by it, or, when `waitForIt` (rank 0
+/// exports the trained model afterwards), runs it as a child that ends
+/// with this process and returns its exit code.
+int runRankWorker(const JobDescription &job, bool waitForIt) {
+  std::string program = rankWorkerPath();
+  std::string jobFile = fdPath(jobDescriptionFd(job));
+  char *argv[] = {program.data(), const_cast<char *>("--job"), jobFile.data(),
+                  nullptr};
+  outs().flush();
+  std::cout.flush();
+  if (!waitForIt) {
+    ::execv(program.c_str(), argv);
+    throw std::runtime_error("cannot start the rank worker '" + program +
+                             "': " + std::strerror(errno));
   }
-  add("microbatches", std::to_string(microbatches));
-  add("steps", std::to_string(steps));
-  add("seed", std::to_string(seed));
-  add("init", initName);
-  for (auto [flag, path] : outputFiles())
-    if (!path->empty())
-      add(flag, absolute(*path));
-  add("optimizer", optimizerName);
-  add("lr", exactDecimal(learningRate));
-  add("momentum", exactDecimal(momentum));
-  add("weight-decay", exactDecimal(weightDecay));
-  if (noDecay.getNumOccurrences())
-    add("no-decay", noDecay);
-  add("lr-schedule", lrScheduleName);
-  add("warmup-steps", std::to_string(warmupSteps));
-  // Given only: a constant schedule refuses them.
-  if (minLearningRate.getNumOccurrences())
-    add("min-lr", exactDecimal(minLearningRate));
-  if (decaySteps.getNumOccurrences())
-    add("decay-steps", std::to_string(decaySteps));
-  add("clip-grad-norm", exactDecimal(clipGradNorm));
-  if (!checkpointDir.empty()) {
-    add("checkpoint-dir", absolute(checkpointDir));
-    add("checkpoint-every", std::to_string(checkpointEvery));
-    add("keep-last", std::to_string(keepLast));
-    if (resume)
-      args.push_back("--resume");
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    ::execv(program.c_str(), argv);
+    ::_exit(127);
   }
-  return args;
+  if (pid < 0)
+    throw std::runtime_error("cannot start the rank worker '" + program +
+                             "': " + std::strerror(errno));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 } // namespace
@@ -1270,7 +1078,7 @@ int main(int argc, char **argv) {
       // The rates of one rank of the job, which this launcher starts here.
       int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;
       MachineRates rates = loadOrMeasureMachineRates(cacheRoot(cacheDir),
-                                                     threadsAmong(ranks))
+                                                     threadsAmong(threads, ranks))
                                .rates;
       request.flopRate = rates.flopsPerSecond;
       request.byteRate = rates.bytesPerSecond;
@@ -1310,12 +1118,16 @@ int main(int argc, char **argv) {
 
   std::string problem;
   std::optional<int> rank = environmentInt("RANK", problem);
-  std::optional<int> worldSize = environmentInt("WORLD_SIZE", problem);
-  std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
   if (!problem.empty())
     return error(problem);
+  bool writingJob = !writeJobPath.empty();
+  if (writingJob && !exportOnnxPath.empty())
+    return error("--export-onnx runs in pp-run after its own ranks, but "
+                 "--write-job leaves the ranks to torchrun; drop "
+                 "--export-onnx, keep --save-params FILE and run pp-run "
+                 "MODEL.onnx --export-onnx on a later run");
   // The launcher checks the schedule once, before any rank starts.
-  if (!rank && !inferMode) {
+  if ((!rank || writingJob) && !inferMode) {
     try {
       Package package = Package::load(packageDir);
       if (!package.forwardOnly())
@@ -1324,10 +1136,6 @@ int main(int argc, char **argv) {
       return error(failure.what());
     }
   }
-  if (inferMode && rank.value_or(0) == 0)
-    if (std::error_code failure = sys::fs::create_directories(outputsDir))
-      return error("cannot create --outputs-dir '" + outputsDir +
-                   "': " + failure.message());
   // --export-onnx: job rank 0 saves the trained parameters (to
   // --save-params' file, or else to a temporary one beside the export) and
   // this process writes them into the model once training succeeded.
@@ -1358,30 +1166,20 @@ int main(int argc, char **argv) {
     return status == 0 && exporting ? exportTrainedModel(saveParamsPath)
                                      : status;
   };
+  JobDescription job = jobDescription(packageDir);
+  if (rank && !writingJob) {
+    // One rank of a job torchrun started: pp-rank runs it, in this process
+    // unless this one exports the trained model after it.
+    try {
+      return finish(runRankWorker(job, exporting));
+    } catch (const std::exception &failure) {
+      return error(failure.what());
+    }
+  }
   // Job rank 0 writes the outputs: find out now, not after training, that
   // it cannot.
-  if (rank.value_or(0) == 0)
-    if (std::string problem = outputsProblem(); !problem.empty())
-      return error(problem);
-  if (rank) {
-    // One rank of a job an external launcher (or this one) started.
-    RendezvousInfo info;
-    info.rank = *rank;
-    info.worldSize = worldSize.value_or(1);
-    if (info.rank >= info.worldSize)
-      return error("RANK=" + Twine(info.rank) +
-                   " is not below WORLD_SIZE=" + Twine(info.worldSize));
-    if (const char *addr = std::getenv("MASTER_ADDR"))
-      info.masterAddr = addr;
-    if (const char *secret = std::getenv(kJobSecretVariable))
-      info.jobSecret = secret;
-    if (info.worldSize > 1 && !masterPort)
-      return error("MASTER_PORT is not set; a job of " + Twine(info.worldSize) +
-                   " ranks needs MASTER_ADDR and MASTER_PORT");
-    info.masterPort = masterPort.value_or(29500);
-    info.timeout = std::chrono::seconds(timeoutSeconds);
-    return finish(runRank(packageDir, info));
-  }
+  if (std::string problem = jobOutputsProblem(job); !problem.empty())
+    return error(problem);
 
   // Every rank checks the package and the data again; the launcher says
   // it once, before starting any.
@@ -1390,7 +1188,7 @@ int main(int argc, char **argv) {
     Package package = Package::load(packageDir);
     if (inferMode) {
       checkForwardOnly(package);
-      loadInferenceInputs(package);
+      loadInferenceInputs(package, *job.inference);
     } else {
       checkTrainable(package);
       for (const std::string &warning :
@@ -1426,10 +1224,19 @@ int main(int argc, char **argv) {
                  " (stages x --dp x tp); run --nproc " + Twine(devices) +
                  replicas);
   }
-  if (count == 1) {
-    RendezvousInfo info;
-    info.timeout = std::chrono::seconds(timeoutSeconds);
-    return finish(runRank(packageDir, info));
+  try {
+    if (writingJob) {
+      writeJobDescription(writeJobPath, job);
+      outs() << "wrote the job description '" << writeJobPath << "' of "
+             << count << " ranks; run it with torchrun --nproc-per-node "
+             << count << " " << rankWorkerPath() << " --job " << writeJobPath
+             << "\n";
+      return 0;
+    }
+    int jobFd = jobDescriptionFd(job);
+    return finish(launchRanks({rankWorkerPath(), "--job", fdPath(jobFd)},
+                              count, printPeakRss));
+  } catch (const std::exception &failure) {
+    return error(failure.what());
   }
-  return finish(launchRanks(rankArguments(argv[0], packageDir), count));
 }

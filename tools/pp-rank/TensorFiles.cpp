@@ -1,6 +1,6 @@
 //===- TensorFiles.cpp - tensors in ONNX TensorProto files ----------------===//
 
-#include "tools/pp-run/TensorFiles.h"
+#include "tools/pp-rank/TensorFiles.h"
 
 #include "runtime/core/InputFile.h"
 #include "runtime/core/OutputFile.h"

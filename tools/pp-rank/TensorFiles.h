@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_TOOLS_PP_RUN_TENSORFILES_H
-#define PP_TOOLS_PP_RUN_TENSORFILES_H
+#ifndef PP_TOOLS_PP_RANK_TENSORFILES_H
+#define PP_TOOLS_PP_RANK_TENSORFILES_H
 
 #include "runtime/core/Shapes.h"
 #include "runtime/training/Backend.h"
@@ -36,4 +36,4 @@ pp::runtime::Shape readTensorFileShape(const std::string &path);
 void writeTensorFile(const std::string &path, const std::string &name,
                      pp_tensor *tensor);
 
-#endif // PP_TOOLS_PP_RUN_TENSORFILES_H
+#endif // PP_TOOLS_PP_RANK_TENSORFILES_H
