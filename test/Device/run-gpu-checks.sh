@@ -4,7 +4,7 @@
 # normalization kernels against the CPU ones, the dropout kernel against the
 # CPU's (the same bits), then the bundled model trained on GPU
 # ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
-# schedules. GPU runs must agree bit for bit with each other; against the
+# schedules, and pp2 x dp2 at ZeRO levels 0-2. GPU runs must agree bit for bit with each other; against the
 # CPU run the first-step loss must agree to float32 rounding; the first
 # step's gradients must agree with LibTorch's within 1e-4, and --profile
 # must write a well-formed profile.
@@ -44,6 +44,18 @@ for s in 1 2 3; do
   done
 done
 /usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/dropout-gpu-*.jsonl
+
+# ZeRO levels on GPU ranks (pp2 x dp2 on the one GPU): --zero 1 and 2 give
+# --zero 0's bits (--zero 3 keeps parameter shares on the host: refused).
+for z in 0 1 2; do
+  "$build/bin/pp-run" "$model" "${common[@]}" --stages 2 --dp 2 --zero "$z" \
+    --device cuda --optimizer adamw --clip-grad-norm 1.0 \
+    --metrics "$out/zero-gpu-$z.jsonl" | tail -n 1
+done
+/usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/zero-gpu-*.jsonl
+# Each package's CUDA stage library was built once, on its first use, into
+# the cache (packages carry only stages.cu).
+ls "$out/cache/stage-libraries" | grep -c '\.json$'
 
 "$build/bin/pp-run" "$model" "${common[@]}" --stages 1 --metrics "$out/cpu.jsonl" \
   > /dev/null
