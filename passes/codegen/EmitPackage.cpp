@@ -666,14 +666,9 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       compiles.emplace_back([&, index = index, target = target] {
         const runtime::StageTargetFiles &files =
             runtime::stageTargetFiles(target);
-        if (!runtime::canCompileStages(target))
-          problems[index] = std::string("compile-") + files.name +
-                            " needs a pp built with a " + files.name +
-                            " compiler (CMake found none)";
-        else
-          problems[index] = runtime::compileStageLibrary(
-              target, pathOf(files.source), pathOf(files.library),
-              pathOf(std::string("compile-") + files.name + ".log"));
+        problems[index] = runtime::compileStageLibrary(
+            target, pathOf(files.source), pathOf(files.library),
+            pathOf(std::string("compile-") + files.name + ".log"));
       });
     for (std::thread &compile : compiles)
       compile.join();

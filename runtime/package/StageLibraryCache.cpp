@@ -33,11 +33,13 @@ std::string verifiedSource(const Package &package, StageTarget target) {
   std::string problem = untrustedPathProblem(package.directory, "the package");
   if (!problem.empty())
     fail("invalid pipeline package '" + package.directory + "': " + problem);
+  auto recorded = package.files.find(name);
+  if (recorded == package.files.end())
+    fail("invalid pipeline package '" + package.directory + "': " + name +
+         " is not among the files manifest.json records; compile it again");
   InputFile file = InputFile::open(package.directory + "/" + name,
                                    "the package's source");
-  problem = package.fileProblem(name);
-  if (problem.empty())
-    problem = digestProblem(name, file, package.files.at(name), "manifest.json");
+  problem = digestProblem(name, file, recorded->second, "manifest.json");
   if (!problem.empty())
     fail("invalid pipeline package '" + package.directory + "': " + problem +
          ": the package is damaged; compile it again");

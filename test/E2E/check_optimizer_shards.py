@@ -8,21 +8,12 @@ Reads the per-rank lines ("ranks") of both metrics files: per stage, each
 sharded replica must hold the unsharded replica's state bytes divided by D,
 rounded to whole floats (the last share may be smaller by the padding).
 """
-import json
 import sys
 
+from rank_figures import rank_figures
 
-def state_bytes(path):
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            if "ranks" in record:
-                return record["ranks"]
-    sys.exit(f"{path}: no per-rank line")
-
-
-unsharded, sharded, replicas = (state_bytes(sys.argv[1]),
-                                state_bytes(sys.argv[2]), int(sys.argv[3]))
+unsharded, sharded, replicas = (rank_figures(sys.argv[1]),
+                                rank_figures(sys.argv[2]), int(sys.argv[3]))
 whole = {r["pp"]: r["optimizer_state_bytes"] for r in unsharded}
 for rank in sharded:
     full = whole[rank["pp"]]

@@ -12,25 +12,16 @@ it (within two memory pages: the figures are resident pages, and a share
 need not start or end on one), the others all of it. peak_rss_bytes must
 be there and positive.
 """
-import json
 import sys
+
+from rank_figures import rank_figures
 
 PAGE = 4096
 SHARDED_FROM = {"optimizer_state_bytes": 1, "gradient_bytes": 2,
                 "parameter_bytes": 3}
 
-
-def ranks_of(path):
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            if "ranks" in record:
-                return record["ranks"]
-    sys.exit(f"{path}: no per-rank line")
-
-
 replicas = int(sys.argv[1])
-levels = [ranks_of(path) for path in sys.argv[2:6]]
+levels = [rank_figures(path) for path in sys.argv[2:6]]
 whole = {rank["pp"]: rank for rank in levels[0]}
 for level, ranks in enumerate(levels):
     for rank in ranks:
