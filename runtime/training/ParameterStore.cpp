@@ -1,0 +1,332 @@
+//===- ParameterStore.cpp - a rank's parameters, gradients and update -----===//
+
+#include "runtime/training/ParameterStore.h"
+
+#include "runtime/checkpoints/CheckpointState.h"
+#include "runtime/training/ParameterInit.h"
+#include "runtime/training/TensorShards.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace pp::runtime {
+
+void checkParameterDtypes(const Package &package) {
+  for (const ParameterInfo &parameter : package.parameters)
+    if (parameter.tensor.dtype != PP_DTYPE_F32)
+      throw std::runtime_error(std::string(roleName(parameter.tensor.role)) +
+                               " '" + parameter.tensor.name + "' has dtype " +
+                               pp_dtype_name(parameter.tensor.dtype) +
+                               "; pp-run supports f32 parameters so far");
+}
+
+std::vector<ParameterInfo> trainedParameters(const Package &package) {
+  std::set<std::string> computed;
+  for (const StageInfo &stage : package.stages)
+    for (const StageFunctionInfo &function : stage.functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          computed.insert(result.name);
+  std::vector<ParameterInfo> listed;
+  for (const ParameterInfo &parameter : package.parameters)
+    if (parameter.tensor.role == Role::Parameter &&
+        computed.count(parameter.tensor.name))
+      listed.push_back(parameter);
+  return listed;
+}
+
+ParameterStore::ParameterStore(const Package &package,
+                               const RankStages &stages, RankGroups &groups,
+                               Backend &backend, const TrainerOptions &options,
+                               bool forwardOnly)
+    : package(package), stages(stages), groups(groups), backend(backend),
+      options(options), forwardOnly(forwardOnly) {}
+
+void ParameterStore::initialize(const SafeTensorsFile *saved,
+                                const ModelWeights &weights) {
+  // A tied parameter has a gradient when any holder's backward returns
+  // part of it.
+  for (const StageInfo &any : package.stages)
+    for (const StageFunctionInfo &function : any.functions)
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          withGradient.insert(result.name);
+  layOutTrainedParameters();
+  for (const ParameterInfo &parameter : package.parameters) {
+    if (!stages.holdsCopyOf(parameter))
+      continue;
+    const FlatParameter *trained = flat->find(parameter.tensor.name);
+    TensorPtr tensor =
+        trained
+            ? borrowTensor(parameter.tensor, flat->values() + trained->offset)
+            : makeTensor(parameter.tensor);
+    fillInitialValue(parameter, saved, weights, tensor.get());
+    const std::string &name = parameter.tensor.name;
+    Placed &placed = placedParameters[name];
+    placed.tensor = backend.place(tensor.get(), placed.copy);
+    parameters[name] = std::move(tensor);
+    // Frozen and constant tensors get no gradient and no updates, nor does
+    // anything in a forward-only run.
+    if (parameter.tensor.role != Role::Parameter || forwardOnly)
+      continue;
+    TensorPtr gradient =
+        trained ? borrowTensor(parameter.tensor,
+                               flat->gradients() + trained->offset)
+                : makeTensor(parameter.tensor);
+    prepareGradientSums(parameter, gradient.get());
+    gradients[name] = std::move(gradient);
+  }
+}
+
+/// Creates the sums of the parts of `parameter`'s gradient (host tensor
+/// `gradient`) that this rank's stages compute: the gradient itself when
+/// it comes in one part, else a buffer per part, which TiedParameters adds
+/// up after the data-parallel reduction.
+void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
+                                         pp_tensor *gradient) {
+  const std::vector<int64_t> &partStages = parameter.gradientPartStages;
+  for (int64_t part = 0; part < static_cast<int64_t>(partStages.size());
+       ++part) {
+    if (!stages.holds(partStages[part]))
+      continue;
+    GradientSum &sum = sums[{parameter.tensor.name, part}];
+    if (partStages.size() > 1) {
+      sum.owned = makeTensor(parameter.tensor);
+      sum.host = sum.owned.get();
+    } else {
+      sum.host = gradient;
+    }
+    sum.placed.tensor = backend.place(sum.host, sum.placed.copy);
+    localParts[{parameter.tensor.name, part}] = sum.host;
+  }
+}
+
+/// Writes `parameter`'s first value into `local` (this rank's shard of
+/// it): the global tensor, then this rank's slice. A resumed run takes
+/// every tensor from its checkpoint `saved`; otherwise a tensor --weights
+/// gives comes from its file, and frozen and constant tensors always from
+/// the model.
+void ParameterStore::fillInitialValue(const ParameterInfo &parameter,
+                                      const SafeTensorsFile *saved,
+                                      const ModelWeights &weights,
+                                      pp_tensor *local) {
+  const std::string &name = parameter.tensor.name;
+  if (saved) {
+    readShard(*saved, parameter, name, floatsOf(local));
+    return;
+  }
+  TensorPtr global;
+  pp_tensor *whole = local;
+  if (parameter.sharding) {
+    TensorInfo info = parameter.tensor;
+    info.shape = parameter.globalShape();
+    global = makeTensor(info);
+    whole = global.get();
+  }
+  if (weights.read(name, floatsOf(whole))) {
+    // From --weights.
+  } else if (options.init == ParameterInit::Random &&
+             parameter.tensor.role == Role::Parameter) {
+    fillRandomParameter(whole, name, options.seed);
+  } else if (parameter.fromFile) {
+    package.readParameter(parameter, whole);
+  } else {
+    fillMissingParameter(whole, name);
+  }
+  if (parameter.sharding)
+    sliceShard(*parameter.sharding, groups.tensorParallelRank,
+               floatsOf(whole), floatsOf(local));
+}
+
+/// Reads the global tensor `name` (of `parameter`'s global shape: the
+/// parameter or a buffer of its optimizer state) from `file` and writes
+/// this rank's shard of it to `local`.
+void ParameterStore::readShard(const SafeTensorsFile &file,
+                               const ParameterInfo &parameter,
+                               const std::string &name, float *local) const {
+  if (!parameter.sharding) {
+    file.read(name, local);
+    return;
+  }
+  std::vector<float> global(numElements(parameter.globalShape()));
+  file.read(name, global.data());
+  sliceShard(*parameter.sharding, groups.tensorParallelRank, global.data(),
+             local);
+}
+
+/// Lays out the flat buffers of this rank's trained parameters (in name
+/// order, as the optimizer steps them; none in a forward-only run) and the
+/// update over them. A parameter the loss does not depend on has no
+/// gradient (PyTorch's None) and keeps its value.
+void ParameterStore::layOutTrainedParameters() {
+  std::vector<FlatParameter> trained;
+  if (!forwardOnly)
+    for (const ParameterInfo &parameter : package.parameters)
+      if (stages.holdsCopyOf(parameter) &&
+          parameter.tensor.role == Role::Parameter &&
+          withGradient.count(parameter.tensor.name))
+        trained.push_back(
+            {parameter.tensor.name,
+             static_cast<int64_t>(parameter.tensor.shape.size()),
+             numElements(parameter.tensor.shape)});
+  std::sort(trained.begin(), trained.end(),
+            [](const FlatParameter &a, const FlatParameter &b) {
+              return a.name < b.name;
+            });
+  Communicator &dataParallel = *groups.dataParallel;
+  flat = std::make_unique<FlatParameters>(std::move(trained),
+                                          dataParallel.worldSize());
+  update = std::make_unique<ParameterUpdate>(options.optimizer, *flat,
+                                             dataParallel, options.zeroLevel);
+  if (update->shardsValues()) {
+    std::vector<int64_t> all(dataParallel.worldSize());
+    std::iota(all.begin(), all.end(), 0);
+    valueGathers = dataParallel.split("zero-3 parameter gathers", all);
+  }
+}
+
+void ParameterStore::prepareTraining() {
+  tied = std::make_unique<TiedParameters>(package, *groups.pipeline,
+                                          stages.rank());
+  prepareGradientReduction();
+}
+
+/// Lists this rank's gradient sums for the data-parallel reduction (in
+/// manifest order, each parameter's parts in part order: a part is
+/// reduced on its own) and counts the calls per step that add to each.
+void ParameterStore::prepareGradientReduction() {
+  std::vector<pp_tensor *> listed;
+  // ZeRO-2 and up: the sums of a gradient in one part land on the owners
+  // of its flat shares; one the tied holders exchange stays whole.
+  GradientShares shares;
+  if (update->shardsGradients())
+    shares.share = update->shareSize();
+  for (const ParameterInfo &parameter : package.parameters)
+    for (int64_t part = 0;
+         part < static_cast<int64_t>(parameter.gradientPartStages.size());
+         ++part)
+      if (auto it = sums.find({parameter.tensor.name, part});
+          it != sums.end()) {
+        it->second.reductionIndex = listed.size();
+        listed.push_back(it->second.host);
+        const FlatParameter *held = flat->find(parameter.tensor.name);
+        bool whole = !held || parameter.gradientPartStages.size() > 1 ||
+                     tied->forms(parameter.tensor.name);
+        shares.flatOffsets.push_back(whole ? -1 : held->offset);
+      }
+  if (!update->shardsGradients())
+    shares.flatOffsets.clear();
+  reducer = std::make_unique<GradientReducer>(
+      *groups.dataParallel, listed, kGradientBucketBytes, std::move(shares));
+  for (int64_t s : stages.stages())
+    for (const StageFunctionInfo &function : stages.functionsOf(s))
+      for (const TensorInfo &result : function.results)
+        if (result.role == Role::Gradient)
+          sums.at({result.name, result.part}).perStep += options.microbatches;
+}
+
+void ParameterStore::beginStep() {
+  for (auto &[key, sum] : sums) {
+    backend.zero(sum.placed.tensor);
+    sum.left = sum.perStep;
+  }
+  reducer->begin();
+}
+
+void ParameterStore::addGradient(const TensorInfo &result,
+                                 pp_tensor *contribution) {
+  GradientSum &sum = sums.at({result.name, result.part});
+  backend.accumulate(sum.placed.tensor, contribution);
+  if (--sum.left != 0)
+    return;
+  backend.fetch(sum.placed.tensor, sum.host);
+  reducer->ready(sum.reductionIndex);
+}
+
+void ParameterStore::finishReduction() {
+  auto waitStart = std::chrono::steady_clock::now();
+  reducer->finish();
+  waitSeconds += std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - waitStart)
+                     .count();
+  tied->sumGradients(localParts, gradients);
+}
+
+double ParameterStore::gradientNorm() {
+  std::vector<double> squares(package.parameters.size(), 0.0);
+  std::map<std::string, double> shared;
+  if (update->shardsGradients())
+    shared = update->gradientSquares();
+  for (size_t i = 0; i < package.parameters.size(); ++i) {
+    const ParameterInfo &parameter = package.parameters[i];
+    auto it = gradients.find(parameter.tensor.name);
+    if (it == gradients.end() || !stages.holds(parameter.stage) ||
+        (!parameter.sharding && groups.tensorParallelRank != 0))
+      continue;
+    if (update->shardsGradients()) {
+      auto share = shared.find(parameter.tensor.name);
+      squares[i] = share == shared.end() ? 0.0 : share->second;
+      continue;
+    }
+    const float *g = floatsOf(it->second.get());
+    for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
+      squares[i] += static_cast<double>(g[j]) * g[j];
+  }
+  if (update->shardsGradients())
+    groups.dataParallel->allReduceSum(squares);
+  groups.tensorParallel->allReduceSum(squares);
+  groups.pipeline->allReduceSum(squares);
+  double total = 0;
+  for (double square : squares)
+    total += square;
+  return std::sqrt(total);
+}
+
+void ParameterStore::apply(float clip, float learningRate) {
+  update->apply(clip, learningRate);
+  for (const FlatParameter &trained : flat->parameters())
+    backend.refresh(placedParameters.at(trained.name).tensor,
+                    parameters.at(trained.name).get());
+}
+
+void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
+  std::map<std::string, ParameterInfo> trained;
+  for (const ParameterInfo &parameter : trainedParameters(package))
+    trained[parameter.tensor.name] = parameter;
+  std::map<std::string, ParameterState> states;
+  for (const FlatParameter &held : flat->parameters()) {
+    ParameterState &state = states[held.name];
+    state.steps = optimizerStepCount(file, held.name);
+    for (const std::string &buffer : optimizerBufferNames(options.optimizer)) {
+      std::vector<float> &values = state.buffers[buffer];
+      values.resize(held.count);
+      readShard(file, trained.at(held.name), held.name + "/" + buffer,
+                values.data());
+    }
+  }
+  update->loadState(states);
+}
+
+ResidentBytes ParameterStore::residentBytes() const {
+  // The trained parameters' values and gradients as resident in memory
+  // (ZeRO-2 and 3 hold shares of them), the others by size.
+  ResidentBytes bytes;
+  bytes.parameters = flat->residentValueBytes();
+  for (const auto &[name, tensor] : parameters)
+    if (!flat->find(name))
+      bytes.parameters += pp_tensor_nbytes(tensor.get());
+  bytes.gradients = flat->residentGradientBytes();
+  for (const auto &[name, tensor] : gradients)
+    if (!flat->find(name))
+      bytes.gradients += pp_tensor_nbytes(tensor.get());
+  for (const auto &[key, sum] : sums)
+    if (sum.owned)
+      bytes.gradients += pp_tensor_nbytes(sum.owned.get());
+  bytes.optimizerState = update->stateBytes();
+  return bytes;
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,193 @@
+//===- ParameterStore.h - a rank's parameters, gradients and update -*- C++ -*-===//
+//
+// Holds what the stages of one pipeline rank train: their parameters (the
+// trained ones in one flat buffer, FlatParameters.h), the gradient sums
+// the stage functions' results add up into over a step's microbatches,
+// the data-parallel reduction of those sums, the tied parameters' parts,
+// the global gradient norm and the optimizer's update at the rank's ZeRO
+// level.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_TRAINING_PARAMETERSTORE_H
+#define PP_RUNTIME_TRAINING_PARAMETERSTORE_H
+
+#include "runtime/checkpoints/SafeTensors.h"
+#include "runtime/package/Package.h"
+#include "runtime/training/Backend.h"
+#include "runtime/training/FlatParameters.h"
+#include "runtime/training/GradientReduction.h"
+#include "runtime/training/HostTensors.h"
+#include "runtime/training/ModelWeights.h"
+#include "runtime/training/ParameterUpdate.h"
+#include "runtime/training/RankGroups.h"
+#include "runtime/training/RankStages.h"
+#include "runtime/training/TiedParameters.h"
+#include "runtime/training/TrainerOptions.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// Throws std::runtime_error, naming the first one, unless every tensor
+/// `package` lists as a parameter, frozen or constant is f32.
+void checkParameterDtypes(const Package &package);
+
+/// The parameters of the model (every stage's) whose gradients some stage
+/// computes: those the optimizer updates.
+std::vector<ParameterInfo> trainedParameters(const Package &package);
+
+/// Bytes of a rank's training state as resident in memory.
+struct ResidentBytes {
+  int64_t parameters = 0;
+  int64_t gradients = 0;
+  int64_t optimizerState = 0;
+};
+
+class ParameterStore {
+public:
+  /// The parameters of `stages`, trained with `options` (optimizer, ZeRO
+  /// level, init) over `groups`' data-parallel replicas, placed where
+  /// `backend` runs; a `forwardOnly` store keeps no gradients.
+  ParameterStore(const Package &package, const RankStages &stages,
+                 RankGroups &groups, Backend &backend,
+                 const TrainerOptions &options, bool forwardOnly);
+
+  /// Creates this rank's parameters with the values of `saved` (a resumed
+  /// checkpoint's, checked to fit), else those `weights` gives, else the
+  /// model's (or random draws, with --init random): the global tensor,
+  /// then this rank's slice, so that every layout starts from the same
+  /// weights.
+  void initialize(const SafeTensorsFile *saved, const ModelWeights &weights);
+  /// Connects the tied parameters' holders and lists the gradient sums for
+  /// the data-parallel reduction; after initialize, before the first step.
+  void prepareTraining();
+
+  /// Where the stage functions see the parameter (frozen, constant tensor)
+  /// `name`.
+  pp_tensor *placed(const std::string &name) const {
+    return placedParameters.at(name).tensor;
+  }
+  /// Host values and gradient sums by name (sharded parameters' shards).
+  const std::map<std::string, TensorPtr> &values() const { return parameters; }
+  const std::map<std::string, TensorPtr> &gradientSums() const {
+    return gradients;
+  }
+
+  /// Zeroes the gradient sums for a new step and starts its reduction.
+  void beginStep();
+  /// Adds a microbatch's `contribution`, the stage function result
+  /// `result`, to its gradient sum; once its step's last contribution is
+  /// in, copies the sum to the host and hands it to the data-parallel
+  /// reduction.
+  void addGradient(const TensorInfo &result, pp_tensor *contribution);
+  /// Completes the data-parallel reduction that started during the
+  /// backward and adds up the gradients that come in parts.
+  void finishReduction();
+  /// The global gradient norm: one sum of squares per parameter (in
+  /// double), summed over the tensor-parallel group (a sharded parameter's
+  /// shards; a replicated one by the first device alone, counted once),
+  /// then in manifest order over the pipeline (each parameter counted
+  /// once: replicas hold the same sums), so the norm is the same bits on
+  /// every rank and for every stage count; a tied parameter by its owner.
+  /// ZeRO-2 and up: each replica's share of the sums (the same bits),
+  /// summed over the replicas (every sum but one is 0).
+  double gradientNorm();
+  /// Gathers the gradients' shares (ZeRO-2 and up) so that every replica
+  /// holds them whole; nothing below.
+  void gatherGradients() { update->gatherGradients(); }
+  /// Multiplies the gradients by `clip` (when below 1), steps the
+  /// optimizer at `learningRate` and places the new values.
+  void apply(float clip, float learningRate);
+
+  /// ZeRO-3: whether the values are held in shares between uses; gathers
+  /// them whole over the data-parallel group (on the caller's thread, or
+  /// on a group of their own that another thread may use while the caller
+  /// uses the data-parallel group), and releases them.
+  bool shardsValues() const { return update->shardsValues(); }
+  void gatherValues() { update->gatherValues(*groups.dataParallel); }
+  void gatherValuesAhead() { update->gatherValues(*valueGathers); }
+  void releaseValues() { update->releaseValues(); }
+
+  /// Checks that the holders of a tied parameter hold the same values.
+  void checkHoldersAgree() { tied->checkHoldersAgree(parameters); }
+
+  /// The optimizer state of each trained parameter that has taken a step,
+  /// whole on every replica.
+  std::map<std::string, ParameterState> gatherOptimizerState() {
+    return update->gatherState();
+  }
+  /// Sets the optimizer state from a checkpoint's optimizer file `file`,
+  /// checked to hold every trained parameter's buffers whole
+  /// ("NAME/BUFFER", global shapes) and step counts: this rank keeps its
+  /// shards, and its share with ZeRO.
+  void loadOptimizerState(const SafeTensorsFile &file);
+
+  ResidentBytes residentBytes() const;
+  /// Seconds the reduction spent reducing, and the steps spent waiting for
+  /// it after their backward.
+  double reducingSeconds() const { return reducer->reducingSeconds(); }
+  double reduceWaitSeconds() const { return waitSeconds; }
+
+private:
+  void layOutTrainedParameters();
+  void prepareGradientSums(const ParameterInfo &parameter,
+                           pp_tensor *gradient);
+  void fillInitialValue(const ParameterInfo &parameter,
+                        const SafeTensorsFile *saved,
+                        const ModelWeights &weights, pp_tensor *local);
+  void readShard(const SafeTensorsFile &file, const ParameterInfo &parameter,
+                 const std::string &name, float *local) const;
+  void prepareGradientReduction();
+
+  const Package &package;
+  const RankStages &stages;
+  RankGroups &groups;
+  Backend &backend;
+  const TrainerOptions &options;
+  bool forwardOnly;
+  /// This rank's trained parameters and their gradient sums, each in one
+  /// buffer, and their update.
+  std::unique_ptr<FlatParameters> flat;
+  std::unique_ptr<ParameterUpdate> update;
+  /// ZeRO-3: the data-parallel ranks again, for the parameter gathers that
+  /// run ahead of the compute on a thread of their own; null below.
+  std::unique_ptr<Communicator> valueGathers;
+  /// Host parameters and gradient sums (those of trained parameters views
+  /// of `flat`), and where the stages see them.
+  std::map<std::string, TensorPtr> parameters, gradients;
+  std::map<std::string, Placed> placedParameters;
+  /// A sum that a step accumulates over its microbatches: a parameter's
+  /// gradient, or a part of it (see ParameterInfo::gradientPartStages).
+  struct GradientSum {
+    /// The host values (the gradient's for one part, else `owned`) and
+    /// where the stage functions' results add up.
+    pp_tensor *host = nullptr;
+    Placed placed;
+    TensorPtr owned;
+    /// Its place in the reducer's list, and the results a step adds to it
+    /// and, this step, those still to come.
+    size_t reductionIndex = 0;
+    int64_t perStep = 0, left = 0;
+  };
+  /// The parts of gradients this rank's stages compute, and their host
+  /// values.
+  std::map<GradientPartKey, GradientSum> sums;
+  std::map<GradientPartKey, pp_tensor *> localParts;
+  /// The parameters whose gradients some stage's backward returns.
+  std::set<std::string> withGradient;
+  /// Sums the gradients over the data-parallel replicas during the
+  /// backward.
+  std::unique_ptr<GradientReducer> reducer;
+  double waitSeconds = 0;
+  /// Adds up the gradients that come in parts or from several holders.
+  std::unique_ptr<TiedParameters> tied;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_TRAINING_PARAMETERSTORE_H

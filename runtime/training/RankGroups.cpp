@@ -1,0 +1,101 @@
+//===- RankGroups.cpp - a rank's place in the mesh and its groups ---------===//
+
+#include "runtime/training/RankGroups.h"
+
+#include "runtime/communication/CommunicatorCollectives.h"
+#include "runtime/communication/SharedMemoryCollectives.h"
+#include "runtime/data/Sampler.h"
+
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+/// The stage functions' collectives over the tensor-parallel `group`, as
+/// `choice` says; see TensorCollectives.
+std::unique_ptr<CollectiveGroup>
+connectTensorCollectives(Communicator &group, TensorCollectives choice) {
+  if (group.worldSize() > 1 && choice != TensorCollectives::Tcp) {
+    std::string whyNot;
+    if (std::unique_ptr<SharedMemoryCollectives> shared =
+            SharedMemoryCollectives::connect(group, "tp", whyNot))
+      return shared;
+    if (choice == TensorCollectives::SharedMemory)
+      throw std::runtime_error(
+          "--tp-collectives shm: " + whyNot +
+          "; use --tp-collectives tcp (or auto, which falls back to TCP) "
+          "for tensor-parallel groups whose ranks cannot share memory");
+  }
+  return std::make_unique<CommunicatorCollectives>(group);
+}
+
+} // namespace
+
+std::optional<TensorCollectives>
+parseTensorCollectives(const std::string &name) {
+  if (name == "auto")
+    return TensorCollectives::Auto;
+  if (name == "shm")
+    return TensorCollectives::SharedMemory;
+  if (name == "tcp" || name == "gloo")
+    return TensorCollectives::Tcp;
+  return std::nullopt;
+}
+
+const char *tensorCollectivesName(TensorCollectives collectives) {
+  switch (collectives) {
+  case TensorCollectives::Auto:
+    return "auto";
+  case TensorCollectives::SharedMemory:
+    return "shm";
+  case TensorCollectives::Tcp:
+    return "tcp";
+  }
+  return "unknown";
+}
+
+RankGroups connectRankGroups(const Package &package, Communicator &world,
+                             int64_t dataParallel,
+                             const std::vector<std::string> &meshOrder,
+                             TensorCollectives collectives) {
+  RankGroups groups;
+  groups.mesh = dataParallelMesh(package.mesh, dataParallel, meshOrder);
+  const DeviceMesh &mesh = groups.mesh;
+  if (world.worldSize() != mesh.deviceCount())
+    throw std::runtime_error(
+        "the job's mesh " + mesh.describe() + " has device count " +
+        std::to_string(mesh.deviceCount()) + ", but the job's WORLD_SIZE is " +
+        std::to_string(world.worldSize()) +
+        "; start one rank per device (--nproc " +
+        std::to_string(mesh.deviceCount()) + ")");
+  std::vector<std::string> tensorAxes;
+  for (const MeshAxis &axis : mesh.axes()) {
+    if (axis.kind == AxisKind::Tensor)
+      tensorAxes.push_back(axis.name);
+    if (axis.kind == AxisKind::Context && axis.size > 1)
+      throw std::runtime_error(
+          "the package's mesh has a context axis '" + axis.name +
+          "' of size " + std::to_string(axis.size) +
+          "; pp-run trains pipeline, data- and tensor-parallel meshes only "
+          "so far (context parallelism is not supported yet)");
+  }
+  DataCoordinates at = dataCoordinates(mesh, world.rank());
+  groups.stage = at.stage;
+  groups.dataParallelRank = at.dataRank;
+  groups.dataParallelSize = at.dataParallel;
+  std::vector<std::string> pipelineAxes;
+  if (const MeshAxis *axis = mesh.pipelineAxis())
+    pipelineAxes.push_back(axis->name);
+  groups.pipeline =
+      world.split("pipeline", mesh.group(world.rank(), pipelineAxes));
+  groups.dataParallel = world.split("dp", mesh.group(world.rank(), {"dp"}));
+  groups.tensorParallel =
+      world.split("tp", mesh.group(world.rank(), tensorAxes));
+  groups.tensorParallelRank = groups.tensorParallel->rank();
+  groups.tensorParallelSize = groups.tensorParallel->worldSize();
+  groups.collectives =
+      connectTensorCollectives(*groups.tensorParallel, collectives);
+  return groups;
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,282 @@
+//===- StepExecutor.cpp - runs a rank's row of an action table ------------===//
+
+#include "runtime/training/StepExecutor.h"
+
+#include "runtime/training/PipelinePlan.h"
+
+#include <algorithm>
+#include <future>
+#include <limits>
+#include <stdexcept>
+
+namespace pp::runtime {
+namespace {
+
+/// Whether actions of `kind` run stage functions.
+bool computes(ActionKind kind) {
+  return kind != ActionKind::Recv && kind != ActionKind::Send &&
+         kind != ActionKind::Optimizer;
+}
+
+} // namespace
+
+StepExecutor::StepExecutor(const ExecutionContext &context)
+    : context(context),
+      router(context.package.stageRanks, context.stages.rank()) {
+  // Each saved value lives until the last function of its stage that takes
+  // it (Package::load checked that an earlier one returns it).
+  for (int64_t s : context.stages.stages()) {
+    const std::vector<StageFunctionInfo> &functions =
+        context.stages.functionsOf(s);
+    for (size_t f = 0; f < functions.size(); ++f)
+      for (const TensorInfo &arg : functions[f].args)
+        if (arg.role == Role::Saved)
+          lastUse[{s, arg.name}] = f;
+    if (context.memoryPlan && context.backend.servesMemoryPlans())
+      for (const StageFunctionInfo &function : functions)
+        if (function.memoryPlan)
+          arenas[function.symbol] = std::make_unique<MemoryArena>(
+              function.symbol, *function.memoryPlan);
+  }
+}
+
+void StepExecutor::run(const std::vector<Action> &actions,
+                       MicrobatchData &data,
+                       const std::function<void()> &optimizer) {
+  ParameterStore &parameters = context.parameters;
+  ActionTracer &tracer = context.tracer;
+  // ZeRO-3: the parameters are gathered for the first compute action
+  // (started one action ahead) and released after the last.
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  size_t firstCompute = kNone, lastCompute = kNone;
+  if (parameters.shardsValues())
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (computes(actions[i].kind)) {
+        firstCompute = std::min(firstCompute, i);
+        lastCompute = i;
+      }
+  std::future<void> gathered;
+  auto gather = [&] {
+    gathered = std::async(std::launch::async,
+                          [&parameters] { parameters.gatherValuesAhead(); });
+  };
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action &action = actions[i];
+    if (i + 1 == firstCompute)
+      gather();
+    if (i == firstCompute) {
+      double start = tracer.now();
+      if (!gathered.valid())
+        gather();
+      gathered.get();
+      tracer.span("gather", action, start);
+    }
+    double start = tracer.now();
+    switch (action.kind) {
+    case ActionKind::Recv:
+      awaitMessages(action, data.batch);
+      tracer.span("recv", action, start);
+      break;
+    case ActionKind::Send:
+      tracer.span("send", action, start - router.takeSendSeconds() * 1e6);
+      break;
+    case ActionKind::Optimizer:
+      if (!optimizer)
+        throw std::runtime_error("rank " +
+                                 std::to_string(context.stages.rank()) +
+                                 ": the table has an optimizer action "
+                                 "where the run has no training step");
+      optimizer();
+      break;
+    default: {
+      const std::vector<StageFunctionInfo> &functions =
+          context.stages.functionsOf(action.stage);
+      for (size_t f = 0; f < functions.size(); ++f)
+        if (actionRunsPhase(action.kind, functions[f].phase))
+          runFunction(action.stage, f, action.microbatch, data);
+      tracer.span(actionKindName(action.kind), action, start);
+    }
+    }
+    if (i == lastCompute)
+      parameters.releaseValues();
+  }
+  context.backend.finishStep();
+}
+
+/// Runs one stage function over `args` for microbatch `microbatch` of
+/// `batch`, passing each result to `onResult` as soon as the function
+/// hands it over; returns its results.
+std::vector<TensorPtr> StepExecutor::call(int64_t stage,
+                                          const StageFunctionInfo &function,
+                                          std::vector<pp_tensor *> args,
+                                          const BatchRef &batch,
+                                          int64_t microbatch,
+                                          const ResultHandler &onResult) {
+  Backend &backend = context.backend;
+  pp_frame frame;
+  frame.profile = context.profile;
+  frame.collectives = backend.tensorCollectives()
+                          ? backend.tensorCollectives()
+                          : context.groups.collectives.get();
+  frame.args = std::move(args);
+  // The generated code is C: a failure becomes the frame's error.
+  frame.onResult = [&](int64_t index, pp_tensor *result) {
+    if (static_cast<size_t>(index) >= function.results.size())
+      return;
+    try {
+      onResult(static_cast<size_t>(index), result);
+    } catch (const std::exception &error) {
+      failFrame(&frame, error.what());
+    }
+  };
+  backend.configure(frame, batch.messageStep, microbatch);
+  router.prepare(frame.channel, batch.messageStep, microbatch);
+  frame.channel = &router;
+  // Dropout drops in training calls only.
+  frame.position = {context.seed, batch.index,
+                    context.layout.firstPosition(
+                        batch.start, context.groups.dataParallelRank,
+                        microbatch),
+                    /*training=*/batch.training};
+  auto arena = arenas.find(function.symbol);
+  if (arena != arenas.end()) {
+    frame.arena = arena->second.get();
+    frame.arena->begin();
+  }
+  function.entry(&frame);
+  if (frame.error.empty() && frame.arena)
+    frame.error = frame.arena->finish();
+  heapTensors += frame.heapAllocations;
+  if (!frame.error.empty())
+    throw std::runtime_error("stage " + std::to_string(stage) + " (" +
+                             function.symbol + "): " + frame.error);
+  std::vector<TensorPtr> results;
+  for (pp_tensor *result : frame.results)
+    results.emplace_back(result);
+  frame.results.clear();
+  if (results.size() != function.results.size())
+    throw std::runtime_error(function.symbol + " returned " +
+                             std::to_string(results.size()) +
+                             " results, the manifest lists " +
+                             std::to_string(function.results.size()));
+  return results;
+}
+
+/// Microbatch `microbatch` of the input `info` a stage function takes,
+/// from the batch's source.
+TensorPtr StepExecutor::input(const TensorInfo &info, const BatchRef &batch,
+                              int64_t microbatch) {
+  const std::vector<TensorInfo> &inputs = context.package.inputs;
+  auto it = std::find_if(
+      inputs.begin(), inputs.end(),
+      [&](const TensorInfo &input) { return input.name == info.name; });
+  if (it == inputs.end())
+    throw std::runtime_error("a stage of rank " +
+                             std::to_string(context.stages.rank()) +
+                             " takes the input '" + info.name +
+                             "', which the package does not list");
+  TensorPtr tensor = makeTensor(info);
+  // The package's entry knows the rows of the table it indexes.
+  batch.source->fillInput(*it, batch.start, microbatch, tensor.get());
+  return tensor;
+}
+
+/// Runs function f of stage `stage` on microbatch `mb`: feeds its
+/// arguments by role, keeps its saved results for the functions after it
+/// and accumulates its gradients.
+void StepExecutor::runFunction(int64_t stage, size_t f, int64_t mb,
+                               MicrobatchData &data) {
+  Backend &backend = context.backend;
+  const StageFunctionInfo &function = context.stages.functionsOf(stage)[f];
+  std::map<std::string, TensorPtr> &saved = data.saved[{stage, mb}];
+  std::vector<TensorPtr> inputs;
+  std::vector<Placed> placedInputs;
+  placedInputs.reserve(function.args.size());
+  std::vector<pp_tensor *> args;
+  for (const TensorInfo &arg : function.args) {
+    switch (arg.role) {
+    case Role::Parameter:
+    case Role::Frozen:
+    case Role::Constant:
+      args.push_back(context.parameters.placed(arg.name));
+      break;
+    case Role::Input:
+      inputs.push_back(input(arg, data.batch, mb));
+      placedInputs.emplace_back();
+      args.push_back(
+          backend.place(inputs.back().get(), placedInputs.back().copy));
+      break;
+    case Role::Label:
+      args.push_back(data.labels.at(mb).tensor);
+      break;
+    case Role::LossScale:
+      args.push_back(data.lossScale);
+      break;
+    case Role::Saved:
+      args.push_back(saved.at(arg.name).get());
+      break;
+    default:
+      throw std::runtime_error("argument '" + arg.name + "' of " +
+                               function.symbol + " has role '" +
+                               roleName(arg.role) +
+                               "', which no argument can have");
+    }
+  }
+  // Gradients add up as the function returns them, so that the last
+  // microbatch's are reduced over the replicas while it computes the rest;
+  // microbatches arrive in order, so each sum's order is fixed.
+  std::vector<TensorPtr> results =
+      call(stage, function, std::move(args), data.batch, mb,
+           [&](size_t index, pp_tensor *result) {
+             if (function.results[index].role == Role::Gradient)
+               context.parameters.addGradient(function.results[index],
+                                              result);
+           });
+  for (const TensorInfo &arg : function.args)
+    if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
+      saved.erase(arg.name);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TensorInfo &info = function.results[i];
+    if (info.role == Role::Loss) {
+      TensorPtr hostLoss = makeTensor({"loss", Role::None, PP_DTYPE_F32, {}});
+      backend.fetch(results[i].get(), hostLoss.get());
+      data.lossSum += floatsOf(hostLoss.get())[0];
+    } else if (info.role == Role::Saved && lastUse.count({stage, info.name})) {
+      saved[info.name] = std::move(results[i]);
+    } else if (info.role == Role::Output) {
+      // The schedule runs a stage's forwards in microbatch order.
+      TensorPtr host = makeTensor(info);
+      backend.fetch(results[i].get(), host.get());
+      data.outputs[info.name].push_back(std::move(host));
+    }
+  }
+  if (saved.empty())
+    data.saved.erase({stage, mb});
+}
+
+/// Waits for the messages that `recv`'s compute action takes from stages on
+/// other ranks; those from stages of this rank must be there already.
+void StepExecutor::awaitMessages(const Action &recv, const BatchRef &batch) {
+  pp_frame frame;
+  context.backend.configure(frame, batch.messageStep, recv.microbatch);
+  router.prepare(frame.channel, batch.messageStep, recv.microbatch);
+  for (const StageFunctionInfo &function :
+       context.stages.functionsOf(recv.stage)) {
+    if (!actionRunsPhase(recv.of, function.phase))
+      continue;
+    for (const MessageInfo &message : function.messages) {
+      if (message.send)
+        continue;
+      for (const TensorInfo &tensor : message.tensors)
+        if (std::string error = router.await(message.peer, tensor.name);
+            !error.empty())
+          throw std::runtime_error(
+              "rank " + std::to_string(context.stages.rank()) + " at " +
+              formatAction(recv) + " (stage " + std::to_string(recv.stage) +
+              ", microbatch " + std::to_string(recv.microbatch) +
+              "): " + error);
+    }
+  }
+}
+
+} // namespace pp::runtime

@@ -1,0 +1,113 @@
+//===- StepExecutor.h - runs a rank's row of an action table ----*- C++ -*-===//
+//
+// Executes a schedule action by action on the rank's backend: a compute
+// action runs the stage functions of its phase, feeding their arguments by
+// role and keeping their saved values for the later phases, a recv waits
+// for its messages, and the optimizer action calls back into the trainer.
+// It knows nothing of GPipe or 1F1B.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PP_RUNTIME_TRAINING_STEPEXECUTOR_H
+#define PP_RUNTIME_TRAINING_STEPEXECUTOR_H
+
+#include "runtime/kernels/MemoryArena.h"
+#include "runtime/kernels/OpProfile.h"
+#include "runtime/package/Package.h"
+#include "runtime/schedules/Schedule.h"
+#include "runtime/training/ActionTracer.h"
+#include "runtime/training/Backend.h"
+#include "runtime/training/BatchRef.h"
+#include "runtime/training/HostTensors.h"
+#include "runtime/training/ParameterStore.h"
+#include "runtime/training/RankGroups.h"
+#include "runtime/training/RankStages.h"
+#include "runtime/training/StageRouter.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pp::runtime {
+
+/// What the stage functions of a batch share: the batch, its labels and
+/// loss scale (as the functions see them), the loss so far and, per
+/// (stage, microbatch), the saved values later phases take by name.
+struct MicrobatchData {
+  BatchRef batch;
+  const std::vector<Placed> &labels;
+  pp_tensor *lossScale;
+  double lossSum;
+  std::map<std::pair<int64_t, int64_t>, std::map<std::string, TensorPtr>>
+      saved;
+  /// Forward-only: per output of this stage, its microbatches in order.
+  std::map<std::string, std::vector<TensorPtr>> outputs;
+};
+
+/// Where a rank's stage functions run and what they draw on.
+struct ExecutionContext {
+  const Package &package;
+  const RankStages &stages;
+  RankGroups &groups;
+  Backend &backend;
+  ParameterStore &parameters;
+  ActionTracer &tracer;
+  /// Seconds per op kind; null without --profile.
+  OpProfile *profile;
+  /// Keys dropout masks and sample positions.
+  uint64_t seed;
+  const BatchLayout &layout;
+  /// Serve each stage function's tensors from its arena by the package's
+  /// memory plan (where the backend's kernels allocate through the frame).
+  bool memoryPlan;
+};
+
+class StepExecutor {
+public:
+  explicit StepExecutor(const ExecutionContext &context);
+
+  /// Runs this rank's `actions` (its row of an action table) over the
+  /// batch's microbatches: a compute action runs the stage functions of
+  /// its phase, a recv waits for the messages its compute takes from other
+  /// ranks, a send marks where its compute's messages have left (sends are
+  /// eager: the stage functions hand them to the transport as they produce
+  /// them), and the optimizer action runs `optimizer`. ZeRO-3 gathers the
+  /// parameters for the first compute action (started one action ahead)
+  /// and releases them after the last.
+  void run(const std::vector<Action> &actions, MicrobatchData &data,
+           const std::function<void()> &optimizer = nullptr);
+
+  /// Whether the stage functions' tensors come from arenas.
+  bool usesArenas() const { return !arenas.empty(); }
+  /// Tensors the stage functions allocated on their own (not from an
+  /// arena) so far.
+  int64_t heapAllocations() const { return heapTensors; }
+
+private:
+  using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
+  std::vector<TensorPtr> call(int64_t stage, const StageFunctionInfo &function,
+                              std::vector<pp_tensor *> args,
+                              const BatchRef &batch, int64_t microbatch,
+                              const ResultHandler &onResult);
+  TensorPtr input(const TensorInfo &info, const BatchRef &batch,
+                  int64_t microbatch);
+  void runFunction(int64_t stage, size_t f, int64_t mb, MicrobatchData &data);
+  void awaitMessages(const Action &recv, const BatchRef &batch);
+
+  ExecutionContext context;
+  /// Moves the stage functions' messages between stages.
+  StageRouter router;
+  /// Per (stage, saved value), the index of the last function of the stage
+  /// that takes it.
+  std::map<std::pair<int64_t, std::string>, size_t> lastUse;
+  /// The arena of each stage function with a memory plan, by symbol.
+  std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
+  int64_t heapTensors = 0;
+};
+
+} // namespace pp::runtime
+
+#endif // PP_RUNTIME_TRAINING_STEPEXECUTOR_H
