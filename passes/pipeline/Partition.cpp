@@ -361,7 +361,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     if (std::string problem = runtime::dataParallelProblem(dp);
         !problem.empty())
       return main.emitError("data-parallel=")
-             << dataParallel << " zero=" << zeroLevel << ": " << problem;
+             << static_cast<int64_t>(dataParallel)
+             << " zero=" << static_cast<int64_t>(zeroLevel) << ": " << problem;
     if (optimizerState < 0)
       return main.emitError("optimizer-state must be 0 or more bytes per "
                             "trainable byte, got ")
