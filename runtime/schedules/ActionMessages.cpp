@@ -43,6 +43,10 @@ bool isCompute(ActionKind kind) {
          kind == ActionKind::BackwardWeight || kind == ActionKind::Eval;
 }
 
+bool accumulatesGradients(ActionKind kind) {
+  return kind == ActionKind::Backward || kind == ActionKind::BackwardWeight;
+}
+
 bool isDataParallel(ActionKind kind) {
   return kind == ActionKind::ReduceGradients ||
          kind == ActionKind::GatherParameters ||

@@ -19,6 +19,9 @@ namespace pp::runtime {
 /// Whether `kind` runs stage functions (F, B, I, W, E).
 bool isCompute(ActionKind kind);
 
+/// Whether `kind` accumulates a stage's weight gradients (B, W).
+bool accumulatesGradients(ActionKind kind);
+
 /// Whether `kind` is a stage-level data-parallel action (ReduceGradients,
 /// GatherParameters, ReleaseParameters).
 bool isDataParallel(ActionKind kind);

@@ -23,11 +23,6 @@ Action stageAction(ActionKind kind, int64_t stage) {
   return action;
 }
 
-/// Whether `kind` accumulates a stage's weight gradients.
-bool accumulatesGradients(ActionKind kind) {
-  return kind == ActionKind::Backward || kind == ActionKind::BackwardWeight;
-}
-
 /// Where in a row the data-parallel actions of one rank go: `before[i]`
 /// are inserted before action i, `after[i]` after it.
 struct Insertions {
@@ -48,45 +43,67 @@ size_t beforeRecvs(const std::vector<Action> &row, size_t i) {
   return i;
 }
 
+/// Where a stage's compute actions are in a row.
+struct StageSpan {
+  int64_t stage;
+  size_t first, last;
+  /// Its last B or W, when it has one.
+  std::optional<size_t> lastGradient;
+};
+
+std::optional<StageSpan> spanOf(const std::vector<Action> &row,
+                                int64_t stage) {
+  std::optional<StageSpan> span;
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (!isCompute(row[i].kind) || row[i].stage != stage)
+      continue;
+    if (!span)
+      span = StageSpan{stage, i, i, std::nullopt};
+    span->last = i;
+    if (accumulatesGradients(row[i].kind))
+      span->lastGradient = i;
+  }
+  return span;
+}
+
+/// Where the gather of a stage whose first compute is action `first` of
+/// `row` goes: before the compute action ahead of it and that action's
+/// Recvs (prefetch one action ahead), or before `first`'s own Recvs when
+/// no compute is ahead.
+size_t gatherPoint(const std::vector<Action> &row, size_t first) {
+  size_t ahead = first;
+  for (size_t i = 0; i < first; ++i)
+    if (isCompute(row[i].kind))
+      ahead = i;
+  return beforeRecvs(row, ahead);
+}
+
+/// The data-parallel actions of the `stages` of `row`.
 Insertions insertionsFor(const std::vector<Action> &row,
                          const std::vector<int64_t> &stages,
                          const DataParallelism &dataParallel) {
   Insertions at{std::vector<std::vector<Action>>(row.size()),
                 std::vector<std::vector<Action>>(row.size())};
-  // Stages in the order of their first compute, so that gathers issued
+  std::vector<StageSpan> spans;
+  for (int64_t stage : stages)
+    if (std::optional<StageSpan> span = spanOf(row, stage))
+      spans.push_back(*span);
+  // In the order of the stages' first computes, so that gathers issued
   // at one place come in the order they are waited for.
-  std::vector<std::pair<size_t, int64_t>> firstUses;
-  for (int64_t stage : stages) {
-    std::optional<size_t> first, last, lastGradient;
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (!isCompute(row[i].kind) || row[i].stage != stage)
-        continue;
-      first = first.value_or(i);
-      last = i;
-      if (accumulatesGradients(row[i].kind))
-        lastGradient = i;
-    }
-    if (!first)
-      continue;
-    if (lastGradient && dataParallel.reducesGradients())
-      at.after[afterSends(row, *lastGradient)].push_back(
-          stageAction(ActionKind::ReduceGradients, stage));
+  std::sort(spans.begin(), spans.end(),
+            [](const StageSpan &a, const StageSpan &b) {
+              return a.first < b.first;
+            });
+  for (const StageSpan &span : spans) {
+    if (span.lastGradient && dataParallel.reducesGradients())
+      at.after[afterSends(row, *span.lastGradient)].push_back(
+          stageAction(ActionKind::ReduceGradients, span.stage));
     if (!dataParallel.gathersParameters())
       continue;
-    firstUses.push_back({*first, stage});
-    at.after[afterSends(row, *last)].push_back(
-        stageAction(ActionKind::ReleaseParameters, stage));
-  }
-  // Prefetch: a gather starts one compute action ahead of the stage's
-  // first, before that action's Recvs.
-  std::sort(firstUses.begin(), firstUses.end());
-  for (auto [first, stage] : firstUses) {
-    std::optional<size_t> previous;
-    for (size_t i = 0; i < first; ++i)
-      if (isCompute(row[i].kind))
-        previous = i;
-    at.before[beforeRecvs(row, previous.value_or(first))].push_back(
-        stageAction(ActionKind::GatherParameters, stage));
+    at.before[gatherPoint(row, span.first)].push_back(
+        stageAction(ActionKind::GatherParameters, span.stage));
+    at.after[afterSends(row, span.last)].push_back(
+        stageAction(ActionKind::ReleaseParameters, span.stage));
   }
   return at;
 }

@@ -50,6 +50,13 @@ StageCosts costsOf(const std::vector<StageEstimate> &stages) {
   return costs;
 }
 
+void recordStagePeaks(const SimulatedStep &step,
+                      std::vector<StageEstimate> &stages) {
+  for (size_t s = 0; s < stages.size() && s < step.stageMemory.size(); ++s)
+    for (const HeldBytes &held : step.stageMemory[s])
+      stages[s].peakBytes = std::max(stages[s].peakBytes, held.total());
+}
+
 void printStageReport(const std::vector<StageEstimate> &stages,
                       std::ostream &os) {
   int64_t ranks = rankCount(stages);

@@ -56,6 +56,11 @@ struct StageEstimate {
 /// state per trainable byte their totals give) and the data parallelism.
 StageCosts costsOf(const std::vector<StageEstimate> &stages);
 
+/// Sets each stage's peakBytes to the most it holds at once in `step` (a
+/// simulation with the stages' state, costsOf's).
+void recordStagePeaks(const SimulatedStep &step,
+                      std::vector<StageEstimate> &stages);
+
 /// Prints the per-stage table and the per-rank time and memory (the sum
 /// of its stages' peakBytes, the partitioner's memory model).
 void printStageReport(const std::vector<StageEstimate> &stages,

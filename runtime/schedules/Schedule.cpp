@@ -150,8 +150,7 @@ int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
       continue;
     if (action.kind == ActionKind::Forward)
       most = std::max(most, ++inFlight);
-    else if (action.kind == ActionKind::Backward ||
-             action.kind == ActionKind::BackwardWeight)
+    else if (accumulatesGradients(action.kind))
       --inFlight;
   }
   return most;

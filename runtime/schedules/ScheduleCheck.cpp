@@ -367,34 +367,44 @@ private:
              formatAction(action) + ")";
     if (std::string problem = unneeded(action); !problem.empty())
       return problem;
-    std::string stage = " s" + std::to_string(s);
-    switch (action.kind) {
-    case ActionKind::ReduceGradients:
-      if (reduced[s])
-        return what + " twice; a stage's gradients are reduced once a step";
-      if (std::optional<int64_t> mb = gradientsLeft(s))
-        return what + " before the backward of" + stage + " m" +
-               std::to_string(*mb) +
-               " ran; reduce a stage's gradients after its last backward (B, "
-               "or W when split)";
-      reduced[s] = true;
-      return "";
-    case ActionKind::GatherParameters:
-      if (gathered[s] != Gathered::NotYet)
-        return what + " twice; a stage's parameters are gathered once a "
-                      "step, before its first compute";
-      gathered[s] = Gathered::Held;
-      return "";
-    default:
-      if (gathered[s] != Gathered::Held)
-        return what + (gathered[s] == Gathered::NotYet
-                           ? " before gather" + stage + "; release follows "
-                                                        "its gather"
-                           : " twice; a stage's parameters are released "
-                             "once a step, after its last compute");
-      gathered[s] = Gathered::Released;
-      return "";
-    }
+    if (action.kind == ActionKind::ReduceGradients)
+      return reduce(s, what);
+    return action.kind == ActionKind::GatherParameters ? gather(s, what)
+                                                       : release(s, what);
+  }
+
+  /// A ReduceGradients of stage `s`, listed as `what`.
+  std::string reduce(int64_t s, const std::string &what) {
+    if (reduced[s])
+      return what + " twice; a stage's gradients are reduced once a step";
+    if (std::optional<int64_t> mb = gradientsLeft(s))
+      return what + " before the backward of s" + std::to_string(s) + " m" +
+             std::to_string(*mb) +
+             " ran; reduce a stage's gradients after its last backward (B, "
+             "or W when split)";
+    reduced[s] = true;
+    return "";
+  }
+
+  /// A GatherParameters of stage `s`, listed as `what`.
+  std::string gather(int64_t s, const std::string &what) {
+    if (gathered[s] != Gathered::NotYet)
+      return what + " twice; a stage's parameters are gathered once a step, "
+                    "before its first compute";
+    gathered[s] = Gathered::Held;
+    return "";
+  }
+
+  /// A ReleaseParameters of stage `s`, listed as `what`.
+  std::string release(int64_t s, const std::string &what) {
+    if (gathered[s] == Gathered::NotYet)
+      return what + " before gather s" + std::to_string(s) +
+             "; release follows its gather";
+    if (gathered[s] == Gathered::Released)
+      return what + " twice; a stage's parameters are released once a "
+                    "step, after its last compute";
+    gathered[s] = Gathered::Released;
+    return "";
   }
 
   /// Whether ZeRO-3 has the parameters of `action`'s stage there.

@@ -40,12 +40,6 @@ double stageValue(const std::vector<double> &values, int64_t stage) {
   return values.empty() ? 0 : values[stage];
 }
 
-/// Whether `kind` accumulates weight gradients (where ZeRO-2 needs the
-/// whole gradient buffer).
-bool accumulatesGradients(ActionKind kind) {
-  return kind == ActionKind::Backward || kind == ActionKind::BackwardWeight;
-}
-
 /// What the stages of one rank hold as the step goes.
 class RankMemory {
 public:

@@ -887,6 +887,7 @@ int printReportOf(const std::string &packageDir) {
     std::vector<StageEstimate> stages = package.stageEstimates;
     for (StageEstimate &stage : stages)
       stage.dataParallel = dataParallelism();
+    recordStagePeaks(plan.predicted, stages);
     printStageReport(stages, std::cout);
     printScheduleReport(stages,
                         plan.label + " with " + std::to_string(microbatches) +
