@@ -45,6 +45,21 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("microbatches per step, 0 for as many as ranks "
                      "(pp-partition)"),
       llvm::cl::init(0)};
+  Option<int64_t> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("data-parallel replicas of every pipeline rank, over "
+                     "which zero shards the state (pp-partition)"),
+      llvm::cl::init(1)};
+  Option<int64_t> zero{
+      *this, "zero",
+      llvm::cl::desc("ZeRO level 0-3 the memory estimate counts "
+                     "(pp-partition)"),
+      llvm::cl::init(0)};
+  Option<double> optimizerState{
+      *this, "optimizer-state",
+      llvm::cl::desc("optimizer state bytes per trainable byte: 2 AdamW, 1 "
+                     "SGD with momentum, 0 without (pp-partition)"),
+      llvm::cl::init(2)};
   Option<double> flopRate{
       *this, "flop-rate",
       llvm::cl::desc("floating-point operations per second (pp-partition)"),
@@ -137,6 +152,9 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   partition.memoryLimit = options.memoryLimit;
   partition.schedule = options.schedule;
   partition.microbatches = options.microbatches;
+  partition.dataParallel = options.dataParallel;
+  partition.zeroLevel = options.zero;
+  partition.optimizerState = options.optimizerState;
   partition.flopRate = options.flopRate;
   partition.byteRate = options.byteRate;
   partition.linkRate = options.linkRate;

@@ -10,6 +10,7 @@
 #include "passes/pipeline/PartitionSolver.h"
 #include "passes/pipeline/Passes.h"
 #include "runtime/schedules/Schedule.h"
+#include "runtime/schedules/ScheduleSimulation.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
@@ -199,7 +200,51 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     SmallVector<int64_t> inFlight;
     /// The schedule they are counted under.
     std::string schedule;
+    runtime::DataParallelism dataParallel;
+    /// Per stage, what it holds at the points of a step where no other
+    /// point holds more of everything, per byte of its parameters, of its
+    /// trainable parameters (gradients and optimizer state) and of one
+    /// microbatch's activations: the simulated table's stageMemory.
+    SmallVector<SmallVector<runtime::HeldBytes>> heldPerByte;
+
+    /// The most stage `stage` holds at once with `parameters` bytes of
+    /// parameters, `trainable` of them trainable and `saved` bytes of
+    /// activations per microbatch.
+    double stageBytes(size_t stage, double parameters, double trainable,
+                      double saved) const {
+      double most = 0;
+      for (const runtime::HeldBytes &held : heldPerByte[stage])
+        most = std::max(most, parameters * held.parameters +
+                                  trainable * (held.gradients +
+                                               held.optimizerState) +
+                                  saved * held.activations);
+      return most;
+    }
   };
+
+  /// The points of `timeline` no other point exceeds in every field (the
+  /// only ones where a stage can hold the most, whatever its sizes).
+  static SmallVector<runtime::HeldBytes>
+  peakCandidates(const std::vector<runtime::HeldBytes> &timeline) {
+    auto below = [](const runtime::HeldBytes &a, const runtime::HeldBytes &b) {
+      return a.parameters <= b.parameters &&
+             a.gradients + a.optimizerState <=
+                 b.gradients + b.optimizerState &&
+             a.activations <= b.activations;
+    };
+    SmallVector<runtime::HeldBytes> candidates;
+    for (const runtime::HeldBytes &point : timeline) {
+      if (llvm::any_of(candidates, [&](const runtime::HeldBytes &kept) {
+            return below(point, kept);
+          }))
+        continue;
+      llvm::erase_if(candidates, [&](const runtime::HeldBytes &kept) {
+        return below(kept, point);
+      });
+      candidates.push_back(point);
+    }
+    return candidates;
+  }
 
   LogicalResult partition(func::FuncOp main) {
     Block &body = main.getBody().front();
@@ -309,17 +354,51 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
              << runtime::scheduleName(*kind) << " (the schedule whose "
              << "in-flight microbatches the memory estimate counts): "
              << problem;
-    runtime::ScheduleTable actions = runtime::buildSchedule(
-        *kind, table, runtime::chainMessages(table.stages()),
-        /*splitBackward=*/true);
-    StageLayout layout{ranks, {}, {}, runtime::scheduleName(*kind)};
+    // (Clamped into int: out of range stays out of range.)
+    runtime::DataParallelism dp{
+        dataParallel, static_cast<int>(std::clamp<int64_t>(
+                          zeroLevel, -1, runtime::kMaxZeroLevel + 1))};
+    if (std::string problem = runtime::dataParallelProblem(dp);
+        !problem.empty())
+      return main.emitError("data-parallel=")
+             << static_cast<int64_t>(dataParallel)
+             << " zero=" << static_cast<int64_t>(zeroLevel) << ": " << problem;
+    if (optimizerState < 0)
+      return main.emitError("optimizer-state must be 0 or more bytes per "
+                            "trainable byte, got ")
+             << optimizerState;
+    runtime::MessageGraph messages = runtime::chainMessages(table.stages());
+    runtime::ScheduleTable actions =
+        runtime::buildSchedule(*kind, table, messages, /*splitBackward=*/true);
+    runtime::addDataParallelActions(actions, table, dp);
+    // One byte of everything per stage: what the simulated stages hold
+    // is then what they hold per byte.
+    runtime::StageCosts perByte =
+        runtime::StageCosts::uniform(table.stages(), 1, 1, 1);
+    perByte.parameterBytes.assign(table.stages(), 1);
+    perByte.trainableBytes.assign(table.stages(), 1);
+    perByte.optimizerStatePerByte = optimizerState;
+    perByte.dataParallel = dp;
+    runtime::SimulatedStep step =
+        runtime::simulateSchedule(actions, table, messages, perByte);
+    StageLayout layout{ranks, {}, {}, runtime::scheduleName(*kind), dp, {}};
     for (int64_t stage = 0; stage < table.stages(); ++stage) {
       int64_t rank = table.stageRanks[stage];
       layout.stageRanks.push_back(rank);
       layout.inFlight.push_back(
           runtime::inFlightMicrobatches(actions[rank], stage));
+      layout.heldPerByte.push_back(peakCandidates(step.stageMemory[stage]));
     }
     return layout;
+  }
+
+  /// ", ZeRO-L over D data-parallel replicas" when there are several.
+  static std::string dataParallelClause(const StageLayout &layout) {
+    if (layout.dataParallel.degree < 2)
+      return "";
+    return ", ZeRO-" + std::to_string(layout.dataParallel.zeroLevel) +
+           " over " + std::to_string(layout.dataParallel.degree) +
+           " data-parallel replicas";
   }
 
   /// The backward ops whose results only flow into parameter gradients
@@ -549,11 +628,12 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     for (size_t block = 0; block < numBlocks; ++block)
       problem.nodeSecondsLowerBound.push_back(
           rates.seconds(nodes.work(boundaries[block], boundaries[block + 1])));
-    // Parameters, AdamW's two moments and the gradients of the trainable
-    // ones, and the activations of the microbatches in flight.
+    // Parameters, the gradients and optimizer state of the trainable ones,
+    // and the activations of the microbatches in flight, as the simulated
+    // table has the stage hold them.
     problem.bytes = [&](size_t stage, size_t begin, size_t end) {
-      return parameters.at(begin, end) + 3 * trainable.at(begin, end) +
-             layout.inFlight[stage] * saved.at(begin, end);
+      return layout.stageBytes(stage, parameters.at(begin, end),
+                               trainable.at(begin, end), saved.at(begin, end));
     };
     problem.memoryLimit = memoryLimit;
     if (std::optional<PartitionSolution> solution = solvePartition(problem))
@@ -568,7 +648,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
            << " per rank (parameters, optimizer state, gradients and "
            << layout.inFlight.front() << " in-flight microbatches of "
            << "activations under " << layout.schedule
-           << "): the smallest achievable peak is " << formatBytes(peak)
+           << dataParallelClause(layout) << "): the smallest achievable peak is " << formatBytes(peak)
            << ", per rank "
            << llvm::join(llvm::map_range(smallest->rankBytes,
                                          [](double bytes) {
@@ -936,6 +1016,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           NodeSequence::heldBy(nodes.parameters, begin, end);
       double trainableBytes = sum(
           NodeSequence::heldBy(nodes.trainable, begin, end), &HeldValue::bytes);
+      double parameterBytes = sum(parameters, &HeldValue::bytes);
+      double savedBytes = sum(NodeSequence::heldBy(nodes.saved, begin, end),
+                              &HeldValue::bytes);
       double estimated = 1e6 * rates.stageSeconds(cost, sent);
       SmallVector<NamedAttribute> summary = {
           builder.getNamedAttr("rank",
@@ -945,19 +1028,26 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
           builder.getNamedAttr("bytes", number(cost.bytes)),
           builder.getNamedAttr("sent_bytes", number(sent)),
           builder.getNamedAttr("boundary", builder.getArrayAttr(boundary)),
-          builder.getNamedAttr(
-              "saved_bytes",
-              number(sum(NodeSequence::heldBy(nodes.saved, begin, end),
-                         &HeldValue::bytes))),
+          builder.getNamedAttr("saved_bytes", number(savedBytes)),
           builder.getNamedAttr("in_flight", builder.getI64IntegerAttr(
                                                 layout.inFlight[stage])),
           builder.getNamedAttr(
               "parameter_count",
               number(sum(parameters, &HeldValue::elements))),
-          builder.getNamedAttr("parameter_bytes",
-                               number(sum(parameters, &HeldValue::bytes))),
+          builder.getNamedAttr("parameter_bytes", number(parameterBytes)),
           builder.getNamedAttr("gradient_bytes", number(trainableBytes)),
-          builder.getNamedAttr("optimizer_bytes", number(2 * trainableBytes)),
+          builder.getNamedAttr("optimizer_bytes",
+                               number(optimizerState * trainableBytes)),
+          builder.getNamedAttr("data_parallel",
+                               builder.getI64IntegerAttr(
+                                   layout.dataParallel.degree)),
+          builder.getNamedAttr("zero_level",
+                               builder.getI64IntegerAttr(
+                                   layout.dataParallel.zeroLevel)),
+          builder.getNamedAttr(
+              "peak_bytes",
+              number(layout.stageBytes(stage, parameterBytes, trainableBytes,
+                                       savedBytes))),
           builder.getNamedAttr("estimated_us", number(estimated)),
           builder.getNamedAttr("forward_us", micros(forward)),
           builder.getNamedAttr("backward_input_us", micros(input)),

@@ -56,7 +56,8 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     `name`, the producing node as pp-insert-send-recv names it, and
     `bytes`), `saved_bytes` (activations per microbatch) and `in_flight`,
     `parameter_count`, `parameter_bytes`, `gradient_bytes` and
-    `optimizer_bytes`.
+    `optimizer_bytes` (whole), `data_parallel`, `zero_level` and
+    `peak_bytes` (the most the memory model has the stage hold at once).
     Results of the program that no op computes (inputs or constants a
     forward-only model returns) pass through the first stage's forward; a
     program without nodes is that one stage.
@@ -78,6 +79,16 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
            "(default: the layout's usual one)">,
     Option<"microbatches", "microbatches", "int64_t", "0",
            "microbatches per step (0: as many as ranks)">,
+    Option<"dataParallel", "data-parallel", "int64_t", "1",
+           "data-parallel replicas of every pipeline rank, over which "
+           "`zero` shards the state">,
+    Option<"zeroLevel", "zero", "int64_t", "0",
+           "ZeRO level 0-3 the memory model counts: 1 shards the optimizer "
+           "state, 2 also the gradients, 3 also the parameters between "
+           "uses">,
+    Option<"optimizerState", "optimizer-state", "double", "2",
+           "optimizer state bytes per trainable parameter byte: 2 for "
+           "AdamW, 1 for SGD with momentum, 0 without">,
     Option<"flopRate", "flop-rate", "double", "::pp::kCpuFlopsPerSecond",
            "floating-point operations per second of a rank">,
     Option<"byteRate", "byte-rate", "double", "::pp::kCpuBytesPerSecond",

@@ -43,6 +43,16 @@ bool isCompute(ActionKind kind) {
          kind == ActionKind::BackwardWeight || kind == ActionKind::Eval;
 }
 
+bool accumulatesGradients(ActionKind kind) {
+  return kind == ActionKind::Backward || kind == ActionKind::BackwardWeight;
+}
+
+bool isDataParallel(ActionKind kind) {
+  return kind == ActionKind::ReduceGradients ||
+         kind == ActionKind::GatherParameters ||
+         kind == ActionKind::ReleaseParameters;
+}
+
 ActionKind computeKindOf(const Action &action) {
   return isCompute(action.kind) ? action.kind : action.of;
 }
@@ -118,6 +128,9 @@ std::string layoutProblem(const PipelineLayout &layout) {
 std::string describeAction(const Action &action) {
   if (action.kind == ActionKind::Optimizer)
     return "optimizer";
+  if (isDataParallel(action.kind))
+    return actionKindName(action.kind) + std::string(" s") +
+           std::to_string(action.stage);
   std::string text = isCompute(action.kind)
                          ? ""
                          : actionKindName(action.kind) + std::string(" ");

@@ -19,6 +19,13 @@ namespace pp::runtime {
 /// Whether `kind` runs stage functions (F, B, I, W, E).
 bool isCompute(ActionKind kind);
 
+/// Whether `kind` accumulates a stage's weight gradients (B, W).
+bool accumulatesGradients(ActionKind kind);
+
+/// Whether `kind` is a stage-level data-parallel action (ReduceGradients,
+/// GatherParameters, ReleaseParameters).
+bool isDataParallel(ActionKind kind);
+
 /// The compute action `action` concerns: itself, or the one whose messages
 /// a Send or Recv moves.
 ActionKind computeKindOf(const Action &action);
@@ -44,7 +51,8 @@ std::string messageGraphProblem(const MessageGraph &messages, int64_t stages);
 /// range and each rank used, at least one microbatch.
 std::string layoutProblem(const PipelineLayout &layout);
 
-/// An action for messages: "F s2 m0", "recv B s1 m3", "optimizer".
+/// An action for messages: "F s2 m0", "recv B s1 m3", "optimizer",
+/// "reduce s2".
 std::string describeAction(const Action &action);
 
 } // namespace pp::runtime

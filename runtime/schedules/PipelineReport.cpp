@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <type_traits>
 
 namespace pp::runtime {
 namespace {
@@ -30,14 +31,30 @@ int64_t rankCount(const std::vector<StageEstimate> &stages) {
 StageCosts costsOf(const std::vector<StageEstimate> &stages) {
   StageCosts costs = StageCosts::uniform(static_cast<int64_t>(stages.size()),
                                          0, 0, 0, 0);
+  double gradients = 0, optimizerState = 0;
   for (size_t s = 0; s < stages.size(); ++s) {
     costs.forward[s] = stages[s].forwardSeconds;
     costs.backwardInput[s] = stages[s].backwardInputSeconds;
     costs.backwardWeight[s] = stages[s].backwardWeightSeconds;
     costs.savedBytes[s] = stages[s].savedBytes;
     costs.savedForInputBytes[s] = 0;
+    costs.parameterBytes.push_back(stages[s].parameterBytes);
+    costs.trainableBytes.push_back(stages[s].gradientBytes);
+    gradients += stages[s].gradientBytes;
+    optimizerState += stages[s].optimizerBytes;
   }
+  if (gradients > 0)
+    costs.optimizerStatePerByte = optimizerState / gradients;
+  if (!stages.empty())
+    costs.dataParallel = stages.front().dataParallel;
   return costs;
+}
+
+void recordStagePeaks(const SimulatedStep &step,
+                      std::vector<StageEstimate> &stages) {
+  for (size_t s = 0; s < stages.size() && s < step.stageMemory.size(); ++s)
+    for (const HeldBytes &held : step.stageMemory[s])
+      stages[s].peakBytes = std::max(stages[s].peakBytes, held.total());
 }
 
 void printStageReport(const std::vector<StageEstimate> &stages,
@@ -71,7 +88,8 @@ void printStageReport(const std::vector<StageEstimate> &stages,
     for (const auto &[name, bytes] : stage.boundary)
       os << format("      boundary %s: %.0f bytes\n", name.c_str(), bytes);
     rankSeconds[stage.rank] += stage.totalSeconds;
-    rankBytes[stage.rank] += stage.stateBytes() + held;
+    rankBytes[stage.rank] +=
+        stage.peakBytes > 0 ? stage.peakBytes : stage.stateBytes() + held;
   }
   os << format("%-5s %12s %16s\n", "rank", "time_us", "peak_bytes");
   for (int64_t rank = 0; rank < ranks; ++rank)
@@ -83,25 +101,29 @@ void printScheduleReport(const std::vector<StageEstimate> &stages,
                          const std::string &label, const SimulatedStep &ideal,
                          const SimulatedStep &predicted, std::ostream &os) {
   int64_t ranks = rankCount(stages);
-  std::vector<double> state(ranks, 0);
-  for (const StageEstimate &stage : stages)
-    state[stage.rank] += stage.stateBytes();
   os << format("schedule %s: bubble %.1f%% ideal (equal stages), %.1f%% "
                "predicted; step %.2f us\n",
                label.c_str(), 100 * ideal.bubbleFraction,
                100 * predicted.bubbleFraction, 1e6 * predicted.stepSeconds);
-  os << format("%-5s %12s %16s %16s\n", "rank", "busy_us", "peak_act_bytes",
-               "peak_bytes");
+  if (!stages.empty() && stages.front().dataParallel.degree > 1)
+    os << format("data parallel: %lld replicas per rank, ZeRO-%d\n",
+                 static_cast<long long>(stages.front().dataParallel.degree),
+                 stages.front().dataParallel.zeroLevel);
+  os << format("%-5s %12s %16s %14s %14s %14s %14s %16s\n", "rank", "busy_us",
+               "peak_act_bytes", "param_bytes", "grad_bytes", "optim_bytes",
+               "act_bytes", "peak_bytes");
+  auto ofRank = [&](const auto &values, int64_t rank) {
+    using Value = std::decay_t<decltype(values.front())>;
+    return rank < static_cast<int64_t>(values.size()) ? values[rank] : Value();
+  };
   for (int64_t rank = 0; rank < ranks; ++rank) {
-    double busy = rank < static_cast<int64_t>(predicted.busySeconds.size())
-                      ? predicted.busySeconds[rank]
-                      : 0;
-    double activations =
-        rank < static_cast<int64_t>(predicted.peakActivationBytes.size())
-            ? predicted.peakActivationBytes[rank]
-            : 0;
-    os << format("%-5lld %12.2f %16.0f %16.0f\n", static_cast<long long>(rank),
-                 1e6 * busy, activations, state[rank] + activations);
+    HeldBytes peak = ofRank(predicted.peakMemory, rank);
+    os << format("%-5lld %12.2f %16.0f %14.0f %14.0f %14.0f %14.0f %16.0f\n",
+                 static_cast<long long>(rank),
+                 1e6 * ofRank(predicted.busySeconds, rank),
+                 ofRank(predicted.peakActivationBytes, rank), peak.parameters,
+                 peak.gradients, peak.optimizerState, peak.activations,
+                 peak.total());
   }
 }
 

@@ -38,6 +38,12 @@ struct StageEstimate {
   int64_t inFlight = 0;
   /// The values sent to later stages: name and bytes.
   std::vector<std::pair<std::string, double>> boundary;
+  /// The data parallelism the partition was made for (the same on every
+  /// stage): it shards the state by its ZeRO level.
+  DataParallelism dataParallel;
+  /// The most the partitioner's memory model has the stage hold at once
+  /// (0 when unknown: then its whole state and in-flight activations).
+  double peakBytes = 0;
 
   /// Parameters, gradients and optimizer state.
   double stateBytes() const {
@@ -45,18 +51,26 @@ struct StageEstimate {
   }
 };
 
-/// The simulator's costs for `stages`.
+/// The simulator's costs for `stages`: times, activations, the state
+/// (parameterBytes, gradientBytes as the trainable bytes, the optimizer
+/// state per trainable byte their totals give) and the data parallelism.
 StageCosts costsOf(const std::vector<StageEstimate> &stages);
 
-/// Prints the per-stage table and the per-rank time and memory
-/// (the partitioner's in-flight counts).
+/// Sets each stage's peakBytes to the most it holds at once in `step` (a
+/// simulation with the stages' state, costsOf's).
+void recordStagePeaks(const SimulatedStep &step,
+                      std::vector<StageEstimate> &stages);
+
+/// Prints the per-stage table and the per-rank time and memory (the sum
+/// of its stages' peakBytes, the partitioner's memory model).
 void printStageReport(const std::vector<StageEstimate> &stages,
                       std::ostream &os);
 
 /// Prints the schedule `label`'s simulated step: the bubble (ideal with
 /// equal stages, predicted with the estimates), the step time and per rank
-/// its busy time and peak memory (state plus the activations the table
-/// holds at its peak).
+/// its busy time, the most activations it holds, and its predicted peak
+/// memory split into parameters, gradients, optimizer state and
+/// activations (SimulatedStep::peakMemory).
 void printScheduleReport(const std::vector<StageEstimate> &stages,
                          const std::string &label, const SimulatedStep &ideal,
                          const SimulatedStep &predicted, std::ostream &os);

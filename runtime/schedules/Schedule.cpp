@@ -24,11 +24,18 @@ constexpr EnumNames<Placement, 2> kPlacementNames = {
     {Placement::V, "v"},
 };
 
-constexpr EnumNames<ActionKind, 8> kActionKindNames = {
-    {ActionKind::Forward, "F"},       {ActionKind::Backward, "B"},
-    {ActionKind::BackwardInput, "I"}, {ActionKind::BackwardWeight, "W"},
-    {ActionKind::Eval, "E"},          {ActionKind::Send, "send"},
-    {ActionKind::Recv, "recv"},       {ActionKind::Optimizer, "optimizer"},
+constexpr EnumNames<ActionKind, 11> kActionKindNames = {
+    {ActionKind::Forward, "F"},
+    {ActionKind::Backward, "B"},
+    {ActionKind::BackwardInput, "I"},
+    {ActionKind::BackwardWeight, "W"},
+    {ActionKind::Eval, "E"},
+    {ActionKind::Send, "send"},
+    {ActionKind::Recv, "recv"},
+    {ActionKind::Optimizer, "optimizer"},
+    {ActionKind::ReduceGradients, "reduce"},
+    {ActionKind::GatherParameters, "gather"},
+    {ActionKind::ReleaseParameters, "release"},
 };
 
 } // namespace
@@ -126,6 +133,8 @@ const char *actionKindName(ActionKind kind) {
 std::string formatAction(const Action &action) {
   if (action.kind == ActionKind::Optimizer)
     return "O";
+  if (isDataParallel(action.kind))
+    return actionKindName(action.kind) + std::to_string(action.stage);
   std::string text = action.kind == ActionKind::Send   ? "s"
                      : action.kind == ActionKind::Recv ? "r"
                                                        : "";
@@ -141,8 +150,7 @@ int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
       continue;
     if (action.kind == ActionKind::Forward)
       most = std::max(most, ++inFlight);
-    else if (action.kind == ActionKind::Backward ||
-             action.kind == ActionKind::BackwardWeight)
+    else if (accumulatesGradients(action.kind))
       --inFlight;
   }
   return most;

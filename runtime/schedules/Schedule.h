@@ -51,6 +51,16 @@ enum class ActionKind {
   /// Clips the gradients over the whole model and updates the parameters:
   /// the last action of a training step, on every rank.
   Optimizer,
+  /// Starts reducing a stage's gradients over its data-parallel group
+  /// (all-reduce; reduce-scatter from ZeRO-2 on), after the stage's last
+  /// backward; the Optimizer waits for it. Stage-level (microbatch -1).
+  ReduceGradients,
+  /// Starts gathering a stage's parameters over its data-parallel group
+  /// (ZeRO-3); the stage's next compute action waits for it. Stage-level.
+  GatherParameters,
+  /// Frees the gathered parameters of a stage but this replica's share
+  /// (ZeRO-3), after the stage's last compute of the step. Stage-level.
+  ReleaseParameters,
 };
 
 /// One entry of a rank's action list.
@@ -58,7 +68,8 @@ struct Action {
   ActionKind kind = ActionKind::Forward;
   /// The stage (chunk) it concerns; -1 for Optimizer.
   int64_t stage = -1;
-  /// The microbatch it concerns; -1 for Optimizer.
+  /// The microbatch it concerns; -1 for Optimizer and the stage-level
+  /// ReduceGradients, GatherParameters and ReleaseParameters.
   int64_t microbatch = -1;
   /// For Send and Recv: the compute action whose messages they move
   /// (Forward, Backward, BackwardInput or Eval).
@@ -156,6 +167,46 @@ std::string scheduleProblem(ScheduleKind kind, const PipelineLayout &layout,
 ScheduleTable buildSchedule(ScheduleKind kind, const PipelineLayout &layout,
                             const MessageGraph &messages, bool splitBackward);
 
+/// The highest ZeRO level (pp-run --zero).
+inline constexpr int kMaxZeroLevel = 3;
+
+/// Data parallelism around a pipeline: every pipeline rank has `degree`
+/// replicas (its data-parallel group), which run the same action row.
+struct DataParallelism {
+  int64_t degree = 1;
+  /// ZeRO level, 0 to 3: 1 shards the optimizer state over the group, 2
+  /// the gradients too, 3 the parameters too.
+  int zeroLevel = 0;
+
+  /// In a group of one every level is level 0.
+  int effectiveLevel() const { return degree > 1 ? zeroLevel : 0; }
+  /// Whether a training step reduces gradients over the group.
+  bool reducesGradients() const { return degree > 1; }
+  /// Whether stages gather their parameters before use (ZeRO-3).
+  bool gathersParameters() const { return effectiveLevel() >= 3; }
+};
+
+/// Why `dataParallel` is not a data-parallel setup ("" when it is).
+std::string dataParallelProblem(const DataParallelism &dataParallel);
+
+/// Whether `table` lists ReduceGradients, GatherParameters or
+/// ReleaseParameters actions.
+bool hasDataParallelActions(const ScheduleTable &table);
+
+/// Adds the data-parallel actions `dataParallel` needs to `table`, a table
+/// on `layout` without them (a built-in one, or a file's): for every
+/// stage of a rank that runs backwards, a ReduceGradients right after its
+/// last B or W (and that action's Send) when the group has several
+/// replicas; at ZeRO-3 (over several replicas), a GatherParameters one
+/// compute action before the stage's first compute (before that action's
+/// Recv; first on the rank when no compute precedes) and a
+/// ReleaseParameters right after its last compute (and its Send), after
+/// the ReduceGradients. An eval table gets gathers and releases only.
+/// Leaves `table` as it is for one replica. Throws std::invalid_argument
+/// when `table` already has such actions or does not fit `layout`.
+void addDataParallelActions(ScheduleTable &table, const PipelineLayout &layout,
+                            const DataParallelism &dataParallel);
+
 /// Proves `table` runs on `layout`: each rank lists only its stages'
 /// actions; every (stage, microbatch) runs its forward once and its
 /// backward once (Backward, or BackwardInput then BackwardWeight when
@@ -166,13 +217,20 @@ ScheduleTable buildSchedule(ScheduleKind kind, const PipelineLayout &layout,
 /// its consumer; Optimizer is last on every rank (training) or absent
 /// (eval: Eval actions only); and, simulating all ranks together with
 /// blocking receives and sends that never block, every rank reaches its
-/// end. Returns "" or the first violation, naming rank, stage, microbatch
-/// and action ("rank 1 waits at recv F s2 m0 for stage 1 on rank 0, which
-/// waits at ...").
-std::string checkSchedule(const ScheduleTable &table,
-                          const PipelineLayout &layout,
-                          const MessageGraph &messages, bool splitBackward,
-                          bool training = true);
+/// end. Data-parallel actions, when the table has them or `dataParallel`
+/// asks for them: each stage of a rank has one ReduceGradients after its
+/// last backward (training only), and with ZeRO-3 one GatherParameters
+/// before its first compute and one ReleaseParameters after its last, no
+/// compute of the stage outside them (docs/schedules.md says why they
+/// cannot deadlock). Given `dataParallel`, the table must have exactly the
+/// actions it needs; without, a table without them is valid. Returns "" or
+/// the first violation, naming rank, stage, microbatch and action ("rank 1
+/// waits at recv F s2 m0 for stage 1 on rank 0, which waits at ...").
+std::string
+checkSchedule(const ScheduleTable &table, const PipelineLayout &layout,
+              const MessageGraph &messages, bool splitBackward,
+              bool training = true,
+              const std::optional<DataParallelism> &dataParallel = {});
 
 /// The most microbatches of `stage` whose forward ran and whose backward
 /// (its weight half, the last to take saved values, when split) did not, at
@@ -183,11 +241,13 @@ std::string checkSchedule(const ScheduleTable &table,
 int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
                              int64_t stage);
 
-/// "F", "B", "I", "W", "E", "send", "recv", "optimizer".
+/// "F", "B", "I", "W", "E", "send", "recv", "optimizer", "reduce",
+/// "gather", "release".
 const char *actionKindName(ActionKind kind);
 /// One action as the schedule file spells it: "F2.0" (forward of stage 2,
 /// microbatch 0), "sF2.0" (send of it), "rB1.3" (recv for the backward of
-/// stage 1, microbatch 3), "O" (optimizer).
+/// stage 1, microbatch 3), "O" (optimizer), "reduce2", "gather2",
+/// "release2" (the data-parallel actions of stage 2).
 std::string formatAction(const Action &action);
 /// A rank's actions separated by spaces.
 std::string formatActions(const std::vector<Action> &actions);

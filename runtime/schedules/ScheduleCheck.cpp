@@ -3,9 +3,12 @@
 // Two passes. The first reads each rank's list alone: actions name its own
 // stages, compute actions run once each and in a valid order, every message
 // that crosses ranks has its Send right after its producer and its Recv
-// before its consumer, the Optimizer comes last. The second plays all
-// ranks together, Recvs blocking until their Sends ran, and names the
-// cycle of waiting ranks if they stop.
+// before its consumer, each stage's data-parallel actions frame its
+// computes, the Optimizer comes last. The second plays all ranks together,
+// Recvs blocking until their Sends ran, and names the cycle of waiting
+// ranks if they stop. Data-parallel actions take no part in it: their
+// collectives run among the replicas of one pipeline rank, which run the
+// same row and so issue them in the same order (docs/schedules.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,14 +48,47 @@ std::string stagesOn(const std::set<int64_t> &stages,
   return text;
 }
 
+/// Which data-parallel actions every stage's row must have, and why.
+struct DataParallelDemand {
+  bool reduces = false, gathers = false;
+  /// Set when the run gave them (checkSchedule's `dataParallel`), so that
+  /// actions it does not need are refused too.
+  std::optional<DataParallelism> given;
+};
+
+/// What the table needs: what `given` says, else what the table has.
+DataParallelDemand demandOf(const ScheduleTable &table, bool training,
+                            const std::optional<DataParallelism> &given) {
+  DataParallelDemand demand;
+  demand.given = given;
+  if (given) {
+    demand.reduces = training && given->reducesGradients();
+    demand.gathers = given->gathersParameters();
+    return demand;
+  }
+  for (const std::vector<Action> &row : table)
+    for (const Action &action : row) {
+      demand.reduces |= action.kind == ActionKind::ReduceGradients;
+      demand.gathers |= action.kind == ActionKind::GatherParameters ||
+                        action.kind == ActionKind::ReleaseParameters;
+    }
+  return demand;
+}
+
+/// Where a stage's parameters are under ZeRO-3.
+enum class Gathered { NotYet, Held, Released };
+
 /// The first pass over one rank's list.
 class RankCheck {
 public:
   RankCheck(const PipelineLayout &layout, const MessageGraph &messages,
-            bool splitBackward, bool training, int64_t rank)
+            bool splitBackward, bool training, const DataParallelDemand &demand,
+            int64_t rank)
       : layout(layout), messages(messages), splitBackward(splitBackward),
-        training(training), rank(rank),
-        lastMicrobatch(layout.stages(), {-1, -1, -1}) {}
+        training(training), demand(demand), rank(rank),
+        lastMicrobatch(layout.stages(), {-1, -1, -1}),
+        gathered(layout.stages(), Gathered::NotYet),
+        reduced(layout.stages(), false) {}
 
   /// Which of lastMicrobatch's orders `kind` keeps, if any.
   static std::optional<size_t> orderOf(ActionKind kind) {
@@ -76,6 +112,8 @@ public:
       std::string problem;
       if (action.kind == ActionKind::Optimizer)
         problem = optimizer(i + 1 == actions.size());
+      else if (isDataParallel(action.kind))
+        problem = dataParallelAction(action);
       else if (problem = placed(action); problem.empty())
         problem = isCompute(action.kind)            ? computeAction(action)
                   : action.kind == ActionKind::Send ? send(action)
@@ -94,7 +132,9 @@ public:
     if (training && !optimized)
       return prefix() +
              "never runs the optimizer; end every rank's list with O";
-    return missing();
+    if (std::string problem = missing(); !problem.empty())
+      return problem;
+    return missingDataParallel();
   }
 
 private:
@@ -219,6 +259,8 @@ private:
       return problem;
     if (std::string problem = orderProblem(action); !problem.empty())
       return problem;
+    if (std::string problem = ungathered(action); !problem.empty())
+      return problem;
     int64_t s = action.stage, mb = action.microbatch;
     std::set<int64_t> sources =
         crossing(messageSources(messages, s, action.kind));
@@ -282,6 +324,127 @@ private:
     return "";
   }
 
+  /// Why the data-parallel actions the run needs leave no room for
+  /// `action`, an unneeded one.
+  std::string unneeded(const Action &action) const {
+    std::string what = prefix() + "lists " + describeAction(action);
+    if (action.kind == ActionKind::ReduceGradients && !training)
+      return what + " in an eval schedule, which has no gradients; remove it";
+    if (!demand.given)
+      return "";
+    if (action.kind == ActionKind::ReduceGradients && !demand.reduces)
+      return what + ", but the run has one data-parallel replica, so there "
+                    "is nothing to reduce; remove it";
+    if (action.kind != ActionKind::ReduceGradients && !demand.gathers)
+      return what + ", but the run does not shard parameters (that is "
+                    "ZeRO-3 over several data-parallel replicas); remove it";
+    return "";
+  }
+
+  /// The first microbatch of `stage` whose weight gradients (B, or W) have
+  /// not been computed, or nullopt when all have.
+  std::optional<int64_t> gradientsLeft(int64_t stage) const {
+    for (int64_t mb = 0; mb < layout.microbatches; ++mb)
+      if (!ran(ActionKind::Backward, stage, mb) &&
+          !ran(ActionKind::BackwardWeight, stage, mb))
+        return mb;
+    return std::nullopt;
+  }
+
+  /// A ReduceGradients, GatherParameters or ReleaseParameters.
+  std::string dataParallelAction(const Action &action) {
+    int64_t s = action.stage;
+    std::string what = prefix() + "lists " + describeAction(action);
+    if (s < 0 || s >= layout.stages())
+      return what + ", but the pipeline has stages 0.." +
+             std::to_string(layout.stages() - 1);
+    if (layout.stageRanks[s] != rank)
+      return what + ", but stage " + std::to_string(s) + " runs on rank " +
+             std::to_string(layout.stageRanks[s]);
+    if (action.microbatch != -1)
+      return what + " for microbatch " + std::to_string(action.microbatch) +
+             "; reduce, gather and release concern a whole stage (" +
+             formatAction(action) + ")";
+    if (std::string problem = unneeded(action); !problem.empty())
+      return problem;
+    if (action.kind == ActionKind::ReduceGradients)
+      return reduce(s, what);
+    return action.kind == ActionKind::GatherParameters ? gather(s, what)
+                                                       : release(s, what);
+  }
+
+  /// A ReduceGradients of stage `s`, listed as `what`.
+  std::string reduce(int64_t s, const std::string &what) {
+    if (reduced[s])
+      return what + " twice; a stage's gradients are reduced once a step";
+    if (std::optional<int64_t> mb = gradientsLeft(s))
+      return what + " before the backward of s" + std::to_string(s) + " m" +
+             std::to_string(*mb) +
+             " ran; reduce a stage's gradients after its last backward (B, "
+             "or W when split)";
+    reduced[s] = true;
+    return "";
+  }
+
+  /// A GatherParameters of stage `s`, listed as `what`.
+  std::string gather(int64_t s, const std::string &what) {
+    if (gathered[s] != Gathered::NotYet)
+      return what + " twice; a stage's parameters are gathered once a step, "
+                    "before its first compute";
+    gathered[s] = Gathered::Held;
+    return "";
+  }
+
+  /// A ReleaseParameters of stage `s`, listed as `what`.
+  std::string release(int64_t s, const std::string &what) {
+    if (gathered[s] == Gathered::NotYet)
+      return what + " before gather s" + std::to_string(s) +
+             "; release follows its gather";
+    if (gathered[s] == Gathered::Released)
+      return what + " twice; a stage's parameters are released once a "
+                    "step, after its last compute";
+    gathered[s] = Gathered::Released;
+    return "";
+  }
+
+  /// Whether ZeRO-3 has the parameters of `action`'s stage there.
+  std::string ungathered(const Action &action) const {
+    int64_t s = action.stage;
+    if (!demand.gathers || gathered[s] == Gathered::Held)
+      return "";
+    std::string what = prefix() + "runs " + describeAction(action);
+    if (gathered[s] == Gathered::NotYet)
+      return what + " before gather s" + std::to_string(s) +
+             "; ZeRO-3 gathers a stage's parameters before its first compute "
+             "(add gather" +
+             std::to_string(s) + " before it)";
+    return what + " after release s" + std::to_string(s) +
+           "; release a stage's parameters after its last compute of the "
+           "step";
+  }
+
+  /// The data-parallel actions this rank's stages never ran.
+  std::string missingDataParallel() const {
+    std::string why = demand.given ? "the run needs them"
+                                   : "the table has them for other stages";
+    for (int64_t s : layout.stagesOf(rank)) {
+      std::string stage = std::to_string(s);
+      if (demand.reduces && training && !reduced[s])
+        return prefix() + "never reduces the gradients of stage " + stage +
+               " (" + why + "); add reduce" + stage + " after its last " +
+               "backward";
+      if (demand.gathers && gathered[s] == Gathered::NotYet)
+        return prefix() + "never gathers the parameters of stage " + stage +
+               " (" + why + "); add gather" + stage +
+               " before its first compute";
+      if (demand.gathers && gathered[s] == Gathered::Held)
+        return prefix() + "never releases the parameters of stage " + stage +
+               " (" + why + "); add release" + stage +
+               " after its last compute";
+    }
+    return "";
+  }
+
   /// The compute actions of this rank's stages that never ran.
   std::string missing() const {
     for (int64_t s : layout.stagesOf(rank))
@@ -308,6 +471,7 @@ private:
   const PipelineLayout &layout;
   const MessageGraph &messages;
   bool splitBackward, training;
+  const DataParallelDemand &demand;
   int64_t rank;
   /// Per stage: the last microbatch of its forwards, evals and weight
   /// gradients (B or W).
@@ -319,6 +483,10 @@ private:
   /// their Send.
   std::optional<Action> owedSend;
   bool optimized = false;
+  /// Per stage: its ZeRO-3 parameters, and whether its gradients were
+  /// reduced.
+  std::vector<Gathered> gathered;
+  std::vector<bool> reduced;
 };
 
 /// The second pass: all ranks together, each Recv waiting for the Sends of
@@ -390,17 +558,23 @@ std::string deadlock(const ScheduleTable &table, const PipelineLayout &layout,
 std::string checkSchedule(const ScheduleTable &table,
                           const PipelineLayout &layout,
                           const MessageGraph &messages, bool splitBackward,
-                          bool training) {
+                          bool training,
+                          const std::optional<DataParallelism> &dataParallel) {
   if (std::string problem = layoutProblem(layout); !problem.empty())
     return problem;
+  if (dataParallel)
+    if (std::string problem = dataParallelProblem(*dataParallel);
+        !problem.empty())
+      return problem;
   if (std::string problem = messageGraphProblem(messages, layout.stages());
       !problem.empty())
     return problem;
   if (static_cast<int64_t>(table.size()) != layout.ranks)
     return "the schedule lists " + std::to_string(table.size()) +
            " ranks, but the pipeline has " + std::to_string(layout.ranks);
+  DataParallelDemand demand = demandOf(table, training, dataParallel);
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
-    RankCheck check(layout, messages, splitBackward, training, rank);
+    RankCheck check(layout, messages, splitBackward, training, demand, rank);
     if (std::string problem = check.run(table[rank]); !problem.empty())
       return problem;
   }

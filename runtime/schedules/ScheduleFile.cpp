@@ -143,13 +143,35 @@ private:
       actions.push_back(action(word));
   }
 
-  /// One action token: "F2.0", "sF2.0", "rB1.3" or "O".
+  /// A data-parallel action token ("reduce2", "gather2", "release2"), or
+  /// nullopt when `word` does not start with one's name.
+  std::optional<Action> dataParallelAction(const std::string &word) const {
+    for (ActionKind kind :
+         {ActionKind::ReduceGradients, ActionKind::GatherParameters,
+          ActionKind::ReleaseParameters}) {
+      std::string name = actionKindName(kind);
+      if (word.compare(0, name.size(), name) != 0)
+        continue;
+      Action action;
+      action.kind = kind;
+      action.stage = count(word.substr(name.size()),
+                           "a stage in '" + word + "' (write " + name +
+                               "2 for stage 2)");
+      return action;
+    }
+    return std::nullopt;
+  }
+
+  /// One action token: "F2.0", "sF2.0", "rB1.3", "O", "reduce2",
+  /// "gather2" or "release2".
   Action action(const std::string &word) const {
     Action action;
     if (word == "O") {
       action.kind = ActionKind::Optimizer;
       return action;
     }
+    if (std::optional<Action> stageLevel = dataParallelAction(word))
+      return *stageLevel;
     size_t at = 0;
     if (word[0] == 's' || word[0] == 'r')
       action.kind = word[at++] == 's' ? ActionKind::Send : ActionKind::Recv;
@@ -160,7 +182,8 @@ private:
       fail("'" + word +
            "' is not an action; write F, B, I, W or E, then "
            "stage.microbatch (F2.0), with s or r before it for a send or "
-           "recv of its messages (sF2.0), or O for the optimizer");
+           "recv of its messages (sF2.0), O for the optimizer, or reduce, "
+           "gather or release and a stage (reduce2)");
     };
     if (!kind || dot == std::string::npos)
       badAction();

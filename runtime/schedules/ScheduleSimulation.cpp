@@ -24,8 +24,84 @@ std::string costsProblem(const StageCosts &costs, int64_t stages) {
       return std::string("the stage costs give ") + name + " for " +
              std::to_string(values->size()) + " stages, the layout has " +
              std::to_string(stages);
-  return "";
+  for (auto [name, values] :
+       {std::make_pair("parameterBytes", &costs.parameterBytes),
+        std::make_pair("trainableBytes", &costs.trainableBytes)})
+    if (!values->empty() && static_cast<int64_t>(values->size()) != stages)
+      return std::string("the stage costs give ") + name + " for " +
+             std::to_string(values->size()) +
+             " stages (give none, or one per stage), the layout has " +
+             std::to_string(stages);
+  return dataParallelProblem(costs.dataParallel);
 }
+
+/// `values[stage]`, 0 when `values` is empty.
+double stageValue(const std::vector<double> &values, int64_t stage) {
+  return values.empty() ? 0 : values[stage];
+}
+
+/// What the stages of one rank hold as the step goes.
+class RankMemory {
+public:
+  RankMemory(const StageCosts &costs, const std::vector<int64_t> &stages)
+      : costs(costs) {
+    const DataParallelism &dp = costs.dataParallel;
+    share = 1.0 / static_cast<double>(dp.degree);
+    int level = dp.effectiveLevel();
+    for (int64_t s : stages) {
+      HeldBytes &bytes = held[s];
+      bytes.parameters = parameters(s) * (level >= 3 ? share : 1);
+      bytes.gradients = trainable(s) * (level >= 2 ? share : 1);
+      bytes.optimizerState = costs.optimizerStatePerByte * trainable(s) *
+                             (level >= 1 ? share : 1);
+    }
+  }
+
+  /// Applies what `action` does to memory (activations: `activations`
+  /// bytes kept, negative when freed).
+  void apply(const Action &action, double activations) {
+    if (action.stage < 0)
+      return;
+    HeldBytes &bytes = held[action.stage];
+    bytes.activations += activations;
+    int level = costs.dataParallel.effectiveLevel();
+    if (action.kind == ActionKind::GatherParameters)
+      bytes.parameters = parameters(action.stage);
+    if (action.kind == ActionKind::ReleaseParameters)
+      bytes.parameters = parameters(action.stage) * share;
+    if (level >= 2 && accumulatesGradients(action.kind))
+      bytes.gradients = trainable(action.stage);
+  }
+
+  /// ZeRO-2 and up: the reduce-scatter of `stage` ended; the gradients
+  /// outside this replica's share are freed.
+  void reduced(int64_t stage) {
+    held[stage].gradients = trainable(stage) * share;
+  }
+
+  /// Records every stage's holdings and the rank's peak.
+  void record(SimulatedStep &step, int64_t rank) const {
+    HeldBytes total;
+    for (const auto &[stage, bytes] : held) {
+      step.stageMemory[stage].push_back(bytes);
+      total += bytes;
+    }
+    if (total.total() > step.peakMemory[rank].total())
+      step.peakMemory[rank] = total;
+  }
+
+private:
+  double parameters(int64_t s) const {
+    return stageValue(costs.parameterBytes, s);
+  }
+  double trainable(int64_t s) const {
+    return stageValue(costs.trainableBytes, s);
+  }
+
+  const StageCosts &costs;
+  double share = 1;
+  std::map<int64_t, HeldBytes> held;
+};
 
 /// Plays the ranks' lists together.
 class Simulation {
@@ -34,9 +110,16 @@ public:
              const MessageGraph &messages, const StageCosts &costs)
       : table(table), layout(layout), messages(messages), costs(costs),
         next(layout.ranks, 0), clock(layout.ranks, 0.0),
-        held(layout.ranks, 0.0), perRank(layout.ranks) {
+        held(layout.ranks, 0.0), streamFree(layout.ranks, 0.0),
+        gatherEnd(layout.stages(), 0.0), perRank(layout.ranks) {
     step.busySeconds.assign(layout.ranks, 0.0);
     step.peakActivationBytes.assign(layout.ranks, 0.0);
+    step.peakMemory.assign(layout.ranks, HeldBytes());
+    step.stageMemory.assign(layout.stages(), {});
+    for (int64_t rank = 0; rank < layout.ranks; ++rank) {
+      memory.emplace_back(costs, layout.stagesOf(rank));
+      memory.back().record(step, rank);
+    }
   }
 
   SimulatedStep run() {
@@ -116,11 +199,57 @@ private:
     }
   }
 
+  /// Seconds of the collective of data-parallel action `action`.
+  double collectiveSeconds(const Action &action) const {
+    const DataParallelism &dp = costs.dataParallel;
+    if (costs.dataParallelBytesPerSecond <= 0 || dp.degree < 2)
+      return 0;
+    double moved = static_cast<double>(dp.degree - 1) /
+                   static_cast<double>(dp.degree);
+    double bytes = action.kind == ActionKind::GatherParameters
+                       ? stageValue(costs.parameterBytes, action.stage)
+                       : stageValue(costs.trainableBytes, action.stage);
+    // Below ZeRO-2 the gradients are all-reduced: a reduce-scatter and an
+    // all-gather.
+    if (action.kind == ActionKind::ReduceGradients && dp.effectiveLevel() < 2)
+      moved *= 2;
+    return moved * bytes / costs.dataParallelBytesPerSecond;
+  }
+
+  /// Frees the gradients of the reduce-scatters of `rank` that ended by
+  /// `time`.
+  void finishReductions(int64_t rank, double time) {
+    std::vector<std::pair<double, int64_t>> &pending = reductions[rank];
+    for (auto it = pending.begin(); it != pending.end();)
+      if (it->first <= time) {
+        memory[rank].reduced(it->second);
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+  }
+
+  /// Starts data-parallel action `action` of `rank`: gathers and reduces
+  /// on the rank's communication stream, releases at once.
+  void startCollective(int64_t rank, SimulatedAction &simulated) {
+    const Action &action = simulated.action;
+    if (action.kind == ActionKind::ReleaseParameters)
+      return;
+    simulated.start = std::max(clock[rank], streamFree[rank]);
+    simulated.end = streamFree[rank] =
+        simulated.start + collectiveSeconds(action);
+    if (action.kind == ActionKind::GatherParameters)
+      gatherEnd[action.stage] = simulated.end;
+    else if (costs.dataParallel.effectiveLevel() >= 2)
+      reductions[rank].push_back({simulated.end, action.stage});
+  }
+
   /// Runs the next action of `rank` if it can; false when it waits (a
   /// Recv for a Send, the Optimizer for the other ranks).
   bool advance(int64_t rank) {
     const Action &action = table[rank][next[rank]];
     SimulatedAction simulated{rank, action, clock[rank], clock[rank]};
+    double bytes = 0;
     if (action.kind == ActionKind::Optimizer)
       return false;
     if (action.kind == ActionKind::Recv) {
@@ -131,22 +260,30 @@ private:
     } else if (action.kind == ActionKind::Send) {
       sendTimes[{*messageClass(action.of), action.stage, action.microbatch}] =
           clock[rank];
+    } else if (isDataParallel(action.kind)) {
+      startCollective(rank, simulated);
     } else {
-      auto [seconds, bytes] = effect(action);
+      double seconds;
+      std::tie(seconds, bytes) = effect(action);
+      simulated.start = clock[rank] =
+          std::max(clock[rank], gatherEnd[action.stage]);
       simulated.end = clock[rank] += seconds;
       step.busySeconds[rank] += seconds;
       held[rank] += bytes;
       step.peakActivationBytes[rank] =
           std::max(step.peakActivationBytes[rank], held[rank]);
     }
+    finishReductions(rank, simulated.start);
+    memory[rank].apply(action, bytes);
+    memory[rank].record(step, rank);
     perRank[rank].push_back(simulated);
     ++next[rank];
     return true;
   }
 
-  /// Runs the Optimizer on every rank once all wait at it or ended (it
-  /// all-reduces the gradient norm over the pipeline); false when some
-  /// rank waits elsewhere.
+  /// Runs the Optimizer on every rank once all wait at it or ended and
+  /// their reductions ended (it all-reduces the gradient norm over the
+  /// pipeline); false when some rank waits elsewhere.
   bool optimize() {
     double start = 0;
     bool any = false;
@@ -155,7 +292,7 @@ private:
         continue;
       if (table[rank][next[rank]].kind != ActionKind::Optimizer)
         return false;
-      start = std::max(start, clock[rank]);
+      start = std::max({start, clock[rank], streamFree[rank]});
       any = true;
     }
     if (!any)
@@ -165,6 +302,8 @@ private:
         continue;
       clock[rank] = start + costs.optimizerSeconds;
       step.busySeconds[rank] += costs.optimizerSeconds;
+      finishReductions(rank, start);
+      memory[rank].record(step, rank);
       perRank[rank].push_back(
           {rank, table[rank][next[rank]], start, clock[rank]});
       ++next[rank];
@@ -177,8 +316,15 @@ private:
   const MessageGraph &messages;
   const StageCosts &costs;
   std::vector<size_t> next;
-  /// Per rank: when it is free, and the activation bytes it holds.
-  std::vector<double> clock, held;
+  /// Per rank: when it is free, the activation bytes it holds, and when
+  /// its communication stream is free.
+  std::vector<double> clock, held, streamFree;
+  /// Per stage: when its last GatherParameters ends.
+  std::vector<double> gatherEnd;
+  /// Per rank: its reduce-scatters in flight (end, stage), and what its
+  /// stages hold.
+  std::map<int64_t, std::vector<std::pair<double, int64_t>>> reductions;
+  std::vector<RankMemory> memory;
   std::map<SendKey, double> sendTimes;
   std::vector<std::vector<SimulatedAction>> perRank;
   SimulatedStep step;
@@ -191,6 +337,14 @@ SimulatedStep simulateEqualStages(const ScheduleTable &table,
                                   const MessageGraph &messages) {
   return simulateSchedule(table, layout, messages,
                           StageCosts::uniform(layout.stages(), 1, 1, 1));
+}
+
+HeldBytes &HeldBytes::operator+=(const HeldBytes &other) {
+  parameters += other.parameters;
+  gradients += other.gradients;
+  optimizerState += other.optimizerState;
+  activations += other.activations;
+  return *this;
 }
 
 StageCosts StageCosts::uniform(int64_t stages, double f, double i, double w,

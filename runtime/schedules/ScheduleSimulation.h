@@ -2,8 +2,10 @@
 //
 // Plays a schedule against per-stage action costs to predict what a step
 // takes: when each action starts and ends on its rank, the step time, the
-// bubble (the fraction of rank time spent idle) and the activation memory
-// each rank holds at its peak. The partition report, --print-schedule's
+// bubble (the fraction of rank time spent idle) and the memory each rank
+// holds at its peak: activations, and parameters, gradients and optimizer
+// state as the data-parallel actions and the ZeRO level shard them. The
+// partition report, the partitioner's memory model, --print-schedule's
 // Gantt chart and pp-run's predicted bubble all come from here.
 //
 //===----------------------------------------------------------------------===//
@@ -34,10 +36,35 @@ struct StageCosts {
   /// Seconds of the Optimizer action on each rank (0: free).
   double optimizerSeconds = 0;
 
+  /// The model's state per stage, whole (empty: none): the bytes of all
+  /// its parameters, and of those that train (the size of their gradients;
+  /// their optimizer state is optimizerStatePerByte times it).
+  std::vector<double> parameterBytes, trainableBytes;
+  /// Optimizer state bytes per trainable byte: AdamW 2 (two moments), SGD
+  /// 1 with momentum, 0 without.
+  double optimizerStatePerByte = 2;
+  /// The data-parallel group of every pipeline rank and its ZeRO level:
+  /// what the state is sharded over (docs/schedules.md, "Memory").
+  DataParallelism dataParallel;
+  /// Bytes per second of a data-parallel collective (0: free). A ring
+  /// all-reduce moves 2 (D-1)/D of the bytes, a reduce-scatter or an
+  /// all-gather (D-1)/D.
+  double dataParallelBytesPerSecond = 0;
+
   /// Equal costs for `stages` stages: forward f, backward input i and
   /// weight w seconds, `saved` bytes each.
   static StageCosts uniform(int64_t stages, double f, double i, double w,
                             double saved = 1);
+};
+
+/// Bytes held, by what they are.
+struct HeldBytes {
+  double parameters = 0, gradients = 0, optimizerState = 0, activations = 0;
+
+  double total() const {
+    return parameters + gradients + optimizerState + activations;
+  }
+  HeldBytes &operator+=(const HeldBytes &other);
 };
 
 /// One action as simulated.
@@ -57,14 +84,23 @@ struct SimulatedStep {
   /// once.
   std::vector<double> busySeconds;
   std::vector<double> peakActivationBytes;
+  /// Per rank: what it holds when its total is largest (its predicted
+  /// peak memory).
+  std::vector<HeldBytes> peakMemory;
+  /// Per stage: what it holds at the step's start and after each action
+  /// of its rank, in the rank's order.
+  std::vector<std::vector<HeldBytes>> stageMemory;
   /// Every action of every rank, each rank's in order.
   std::vector<SimulatedAction> actions;
 };
 
 /// Simulates `table` (which checkSchedule() accepted) with `costs`. A
-/// compute action starts when its rank is free and its Recv's messages have
-/// arrived (their Send's end plus messageSeconds); Send and Recv take no
-/// rank time.
+/// compute action starts when its rank is free, its Recv's messages have
+/// arrived (their Send's end plus messageSeconds) and its stage's
+/// GatherParameters has ended; Send and Recv take no rank time.
+/// ReduceGradients and GatherParameters run on the rank's communication
+/// stream, one after another, overlapping its compute; the Optimizer waits
+/// for them. Memory follows docs/schedules.md, "Memory".
 SimulatedStep simulateSchedule(const ScheduleTable &table,
                                const PipelineLayout &layout,
                                const MessageGraph &messages,

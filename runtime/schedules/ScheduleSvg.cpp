@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 namespace pp::runtime {
 namespace {
 
 constexpr double kLeft = 80, kTop = 48, kRowHeight = 30, kBoxHeight = 24;
+/// The lane under a rank's compute boxes where its data-parallel
+/// collectives are drawn, when the step has any.
+constexpr double kLaneHeight = 14, kLegendStep = 130;
 /// Chart width for the whole step, unless the shortest box would be
 /// narrower than kMinBox; never wider than kMaxWidth.
 constexpr double kWidth = 960, kMinBox = 30, kMaxWidth = 2400;
@@ -28,6 +32,9 @@ constexpr Style kStyles[] = {
     {ActionKind::BackwardWeight, "#59a14f", "W weight gradient"},
     {ActionKind::Eval, "#76b7b2", "E eval"},
     {ActionKind::Optimizer, "#9c755f", "O optimizer"},
+    {ActionKind::ReduceGradients, "#b07aa1", "reduce gradients"},
+    {ActionKind::GatherParameters, "#edc948", "gather parameters"},
+    {ActionKind::ReleaseParameters, "#555555", "release parameters"},
 };
 
 const char *colourOf(ActionKind kind) {
@@ -78,12 +85,35 @@ std::string number(double value) {
   return text;
 }
 
-/// Whether `action` is drawn as a box: compute actions, and the optimizer
-/// when it takes time.
+/// Whether `action` is drawn as a box in its rank's row: compute actions,
+/// and the optimizer when it takes time.
 bool drawn(const SimulatedAction &action) {
   return isCompute(action.action.kind) ||
          (action.action.kind == ActionKind::Optimizer &&
           action.end > action.start);
+}
+
+/// The box of `action` (its rank's row at `y`, from `x`, `w` wide), with
+/// its tooltip and, when it fits, its label.
+void drawBox(std::ostringstream &svg, const SimulatedAction &action,
+             double first, double x, double y, double w, double height) {
+  std::string label = formatAction(action.action);
+  svg << "<g><title>rank " << action.rank << ": "
+      << describeAction(action.action) << ", "
+      << duration(action.start - first) << " to "
+      << duration(action.end - first) << "</title>"
+      << "<rect class=\"action "
+      << (isDataParallel(action.action.kind)
+              ? std::string(actionKindName(action.action.kind))
+              : label.substr(0, 1))
+      << "\" x=\"" << number(x) << "\" y=\"" << number(y) << "\" width=\""
+      << number(w) << "\" height=\"" << number(height) << "\" fill=\""
+      << colourOf(action.action.kind) << "\" stroke=\"white\"/>";
+  if (w >= 7.0 * label.size() && height >= kBoxHeight)
+    svg << "<text x=\"" << number(x + w / 2) << "\" y=\""
+        << number(y + height / 2 + 4)
+        << "\" text-anchor=\"middle\" fill=\"white\">" << label << "</text>";
+  svg << "</g>\n";
 }
 
 } // namespace
@@ -106,8 +136,17 @@ std::string renderScheduleSvg(const SimulatedStep &step,
   if (step.stepSeconds > 0)
     scale = std::min(scale, kMaxWidth / step.stepSeconds);
   double chartWidth = step.stepSeconds * scale;
+  bool collectives =
+      std::any_of(step.actions.begin(), step.actions.end(),
+                  [](const SimulatedAction &action) {
+                    return isDataParallel(action.action.kind);
+                  });
+  double rowHeight = kRowHeight + (collectives ? kLaneHeight : 0);
+  size_t legends = collectives ? std::size(kStyles) : std::size(kStyles) - 3;
   double width = kLeft + chartWidth + 20;
-  double legendTop = kTop + layout.ranks * kRowHeight + 28;
+  if (collectives)
+    width = std::max(width, 10 + legends * kLegendStep);
+  double legendTop = kTop + layout.ranks * rowHeight + 28;
   double height = legendTop + 40;
 
   std::ostringstream svg;
@@ -123,42 +162,36 @@ std::string renderScheduleSvg(const SimulatedStep &step,
       << (layout.ranks == 1 ? " rank, " : " ranks, ") << layout.microbatches
       << " microbatches</text>\n";
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
-    double y = kTop + rank * kRowHeight;
+    double y = kTop + rank * rowHeight;
+    double bottom = y + rowHeight - kRowHeight + kBoxHeight + 2;
     svg << "<text x=\"10\" y=\"" << number(y + kBoxHeight / 2 + 4) << "\">rank "
         << rank << "</text>\n"
-        << "<line x1=\"" << number(kLeft) << "\" y1=\""
-        << number(y + kBoxHeight + 2) << "\" x2=\""
-        << number(kLeft + chartWidth) << "\" y2=\""
-        << number(y + kBoxHeight + 2) << "\" stroke=\"#dddddd\"/>\n";
+        << "<line x1=\"" << number(kLeft) << "\" y1=\"" << number(bottom)
+        << "\" x2=\"" << number(kLeft + chartWidth) << "\" y2=\""
+        << number(bottom) << "\" stroke=\"#dddddd\"/>\n";
   }
   for (const SimulatedAction &action : step.actions) {
-    if (!drawn(action))
+    bool collective = isDataParallel(action.action.kind);
+    if (!drawn(action) && !collective)
       continue;
     double x = kLeft + (action.start - first) * scale;
-    double w = std::max((action.end - action.start) * scale, 1.0);
-    double y = kTop + action.rank * kRowHeight;
-    std::string label = formatAction(action.action);
-    svg << "<g><title>rank " << action.rank << ": "
-        << describeAction(action.action) << ", "
-        << duration(action.start - first) << " to "
-        << duration(action.end - first) << "</title>"
-        << "<rect class=\"action " << label.substr(0, 1) << "\" x=\""
-        << number(x) << "\" y=\"" << number(y) << "\" width=\"" << number(w)
-        << "\" height=\"" << number(kBoxHeight) << "\" fill=\""
-        << colourOf(action.action.kind) << "\" stroke=\"white\"/>";
-    if (w >= 7.0 * label.size())
-      svg << "<text x=\"" << number(x + w / 2) << "\" y=\""
-          << number(y + kBoxHeight / 2 + 4)
-          << "\" text-anchor=\"middle\" fill=\"white\">" << label << "</text>";
-    svg << "</g>\n";
+    // A release takes no time: a tick.
+    double w = std::max((action.end - action.start) * scale,
+                        collective ? 2.0 : 1.0);
+    double y = kTop + action.rank * rowHeight;
+    if (collective)
+      drawBox(svg, action, first, x, y + kBoxHeight + 2, w, kLaneHeight - 4);
+    else
+      drawBox(svg, action, first, x, y, w, kBoxHeight);
   }
   double x = 10;
-  for (const Style &style : kStyles) {
+  for (size_t i = 0; i < legends; ++i) {
+    const Style &style = kStyles[i];
     svg << "<rect class=\"legend\" x=\"" << number(x) << "\" y=\""
         << number(legendTop) << "\" width=\"14\" height=\"14\" fill=\""
         << style.colour << "\"/><text x=\"" << number(x + 18) << "\" y=\""
         << number(legendTop + 12) << "\">" << style.legend << "</text>\n";
-    x += 130;
+    x += kLegendStep;
   }
   svg << "</svg>\n";
   return svg.str();

@@ -22,6 +22,7 @@
 #define PP_RUNTIME_PARAMETERUPDATE_H
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/schedules/Schedule.h"
 #include "runtime/training/FlatParameters.h"
 #include "runtime/training/Optimizer.h"
 
@@ -29,9 +30,6 @@
 #include <string>
 
 namespace pp::runtime {
-
-/// The highest ZeRO level (pp-run --zero).
-inline constexpr int kMaxZeroLevel = 3;
 
 class ParameterUpdate {
 public:

@@ -5,7 +5,7 @@
 // one-input Max) is one stage: its forward returns the input and the
 // constant the model returns.
 // CHECK: pp-partition:0:0: remark: stage 0: no nodes (the outputs are inputs or constants)
-// CHECK: pp.stage_costs = [{backward_input_us = 0.000000e+00 : f64, backward_weight_us = 0.000000e+00 : f64, boundary = [], bytes = 0.000000e+00 : f64, estimated_us = 0.000000e+00 : f64, flops = 0.000000e+00 : f64, forward_us = 0.000000e+00 : f64, gradient_bytes = 0.000000e+00 : f64, in_flight = 1 : i64, microbatches = 1 : i64, optimizer_bytes = 0.000000e+00 : f64, parameter_bytes = 0.000000e+00 : f64, parameter_count = 0.000000e+00 : f64, rank = 0 : i64, saved_bytes = 0.000000e+00 : f64, schedule = "1f1b", sent_bytes = 0.000000e+00 : f64}]
+// CHECK: pp.stage_costs = [{backward_input_us = 0.000000e+00 : f64, backward_weight_us = 0.000000e+00 : f64, boundary = [], bytes = 0.000000e+00 : f64, data_parallel = 1 : i64, estimated_us = 0.000000e+00 : f64, flops = 0.000000e+00 : f64, forward_us = 0.000000e+00 : f64, gradient_bytes = 0.000000e+00 : f64, in_flight = 1 : i64, microbatches = 1 : i64, optimizer_bytes = 0.000000e+00 : f64, parameter_bytes = 0.000000e+00 : f64, parameter_count = 0.000000e+00 : f64, peak_bytes = 0.000000e+00 : f64, rank = 0 : i64, saved_bytes = 0.000000e+00 : f64, schedule = "1f1b", sent_bytes = 0.000000e+00 : f64, zero_level = 0 : i64}]
 // CHECK: func.func @stage0_forward(%[[X:.*]]: tensor<2x3xf32> {pp.name = "x", pp.role = "input"})
 // CHECK-SAME: -> (tensor<2x3xf32> {pp.name = "y", pp.role = "output"}, tensor<2xi64> {pp.name = "shape", pp.role = "output"})
 // CHECK: %[[C:.*]] = arith.constant dense<[2, 3]> : tensor<2xi64>

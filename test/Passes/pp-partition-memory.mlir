@@ -37,7 +37,7 @@
 // placement).
 // RUN: pp-opt %S/Inputs/mlp8-loss.mlir --pp-autodiff --pp-partition="stages=2 virtual-stages=2 placement=v schedule=zb-v microbatches=4" -o /dev/null --pp-report 2>/dev/null | FileCheck %s --check-prefix=ZBV
 // GPIPE: schedule gpipe with 4 microbatches: bubble 20.0% ideal (equal stages), {{[0-9.]+}}% predicted; step {{[0-9.]+}} us
-// GPIPE-NEXT: rank busy_us peak_act_bytes peak_bytes
-// GPIPE-NEXT: 0 {{[0-9.]+}} 327680 {{[0-9]+}}
+// GPIPE-NEXT: rank busy_us peak_act_bytes param_bytes grad_bytes optim_bytes act_bytes peak_bytes
+// GPIPE-NEXT: 0 {{[0-9.]+}} 327680 4096 4096 8192 327680 344064
 // ZBV: pipeline: 4 stages on 2 ranks
 // ZBV: schedule zb-v with 4 microbatches: bubble 4.0% ideal (equal stages), {{[0-9.]+}}% predicted; step {{[0-9.]+}} us

@@ -80,6 +80,12 @@ readStageEstimates(ModuleOp module, std::string &schedule,
         entry.boundary.emplace_back(
             value.getAs<StringAttr>("name").str(),
             value.getAs<FloatAttr>("bytes").getValueAsDouble());
+    if (auto degree = dict.getAs<IntegerAttr>("data_parallel"))
+      entry.dataParallel.degree = degree.getInt();
+    if (auto level = dict.getAs<IntegerAttr>("zero_level"))
+      entry.dataParallel.zeroLevel = static_cast<int>(level.getInt());
+    if (auto peak = dict.getAs<FloatAttr>("peak_bytes"))
+      entry.peakBytes = peak.getValueAsDouble();
     if (auto name = dict.getAs<StringAttr>("schedule"))
       schedule = name.str();
     if (auto count = dict.getAs<IntegerAttr>("microbatches"))
@@ -138,6 +144,11 @@ LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
   layout.microbatches = microbatches;
   runtime::ScheduleKind kind = *runtime::parseScheduleKind(schedule);
   bool split = runtime::needsSplitBackward(kind);
+  const runtime::DataParallelism &dataParallel = stages->front().dataParallel;
+  if (std::string problem = runtime::dataParallelProblem(dataParallel);
+      !problem.empty())
+    return module.emitError(kStageCostsAttrName)
+           << " gives data_parallel and zero_level: " << problem;
   if (std::string problem = runtime::scheduleProblem(kind, layout, split);
       !problem.empty()) {
     text << "schedule " << schedule << ": " << problem << "\n";
@@ -146,6 +157,7 @@ LogicalResult printPartitionReport(ModuleOp module, llvm::raw_ostream &os) {
         runtime::chainMessages(layout.stages());
     runtime::ScheduleTable table =
         runtime::buildSchedule(kind, layout, messages, split);
+    runtime::addDataParallelActions(table, layout, dataParallel);
     runtime::SimulatedStep ideal =
         runtime::simulateEqualStages(table, layout, messages);
     runtime::SimulatedStep predicted = runtime::simulateSchedule(

@@ -315,11 +315,16 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                   " placement=" + request.placement;
     if (request.splitBackward)
       pipeline += " split-backward=true";
-    // The schedule and microbatches only matter to the memory a rank holds.
+    // The schedule, microbatches, data parallelism and optimizer only
+    // matter to the memory a rank holds.
     if (request.memoryLimit > 0)
       pipeline += " memory-limit=" + std::to_string(request.memoryLimit) +
                   " schedule=" + request.schedule +
-                  " microbatches=" + std::to_string(request.microbatches);
+                  " microbatches=" + std::to_string(request.microbatches) +
+                  " data-parallel=" + std::to_string(request.dataParallel) +
+                  " zero=" + std::to_string(request.zeroLevel) +
+                  llvm::formatv(" optimizer-state={0:e3}", request.optimizerState)
+                      .str();
   }
   if (request.flopRate > 0)
     pipeline += llvm::formatv(" flop-rate={0:e3} byte-rate={1:e3} "

@@ -23,6 +23,12 @@ struct ModelCompileRequest {
   uint64_t memoryLimit = 0;
   std::string schedule = "1f1b";
   int64_t microbatches = 1;
+  /// With a memory limit: the data-parallel replicas and the ZeRO level
+  /// the memory counts (pp-compile data-parallel=D zero=L), and the
+  /// optimizer's state bytes per trainable byte (optimizer-state=).
+  int64_t dataParallel = 1;
+  int zeroLevel = 0;
+  double optimizerState = 2;
   /// The cost model's rates (pp-compile flop-rate, byte-rate, link-rate);
   /// 0 keeps the compiler's defaults.
   double flopRate = 0, byteRate = 0, linkRate = 0;

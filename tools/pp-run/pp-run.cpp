@@ -806,14 +806,45 @@ void reportWeights(const Package &package) {
             << std::endl;
 }
 
+/// --dp and --zero (or --shard-optimizer) as the schedule's data
+/// parallelism.
+DataParallelism dataParallelism() {
+  return {dataParallel, shardOptimizer ? 1 : zeroLevel.getValue()};
+}
+
+/// Adds the data-parallel actions of --dp and --zero to `plan`'s training
+/// table (a schedule file may list them itself), proves the table with
+/// them, and predicts its step with the package's estimated state: what
+/// --print-schedule, --svg and --report show. Throws what does not fit.
+void addDataParallel(PipelinePlan &plan, const Package &package) {
+  if (package.forwardOnly())
+    return;
+  DataParallelism dp = dataParallelism();
+  if (!hasDataParallelActions(plan.training))
+    addDataParallelActions(plan.training, plan.layout, dp);
+  std::string problem =
+      checkSchedule(plan.training, plan.layout, plan.messages,
+                    plan.splitBackward, /*training=*/true, dp);
+  if (!problem.empty())
+    throw std::runtime_error("the " + plan.label + " schedule with --dp " +
+                             std::to_string(dp.degree) + " --zero " +
+                             std::to_string(dp.zeroLevel) + ": " + problem);
+  StageCosts costs = estimatedCosts(package);
+  costs.dataParallel = dp;
+  plan.predicted =
+      simulateSchedule(plan.training, plan.layout, plan.messages, costs);
+}
+
 /// Prints every rank's action table under `--schedule` (or
-/// `--schedule-file`) and `--microbatches`, proven deadlock-free, with its
-/// predicted bubble; with `--svg`, draws it.
+/// `--schedule-file`) and `--microbatches`, with the data-parallel actions
+/// of --dp and --zero, proven deadlock-free, with its predicted bubble;
+/// with `--svg`, draws it.
 int printScheduleOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
     PipelinePlan plan =
         planPipeline(package, scheduleChoice(), microbatches);
+    addDataParallel(plan, package);
     outs() << formatScheduleFile(plan.training, plan.layout);
     std::string summary =
         plan.label + ", " + std::to_string(plan.layout.stages()) +
@@ -826,6 +857,10 @@ int printScheduleOf(const std::string &packageDir) {
     outs() << "# " << summary
            << "\n# no deadlock: every receive has its send earlier in the "
               "sender's order\n";
+    if (hasDataParallelActions(plan.training))
+      outs() << "# the reduces, gathers and releases run over each rank's "
+                "--dp replicas, which run the same row: the same "
+                "collectives in the same order\n";
     if (!svgPath.empty()) {
       writeOutputFile(svgPath,
                       renderScheduleSvg(plan.predicted, plan.layout, summary),
@@ -838,7 +873,7 @@ int printScheduleOf(const std::string &packageDir) {
 }
 
 /// Prints the partition report of the package: its stages' estimates and
-/// the schedule's simulated step.
+/// the schedule's simulated step, with the memory of --dp and --zero.
 int printReportOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
@@ -848,8 +883,13 @@ int printReportOf(const std::string &packageDir) {
                    "recompile the model");
     PipelinePlan plan =
         planPipeline(package, scheduleChoice(), microbatches);
-    printStageReport(package.stageEstimates, std::cout);
-    printScheduleReport(package.stageEstimates,
+    addDataParallel(plan, package);
+    std::vector<StageEstimate> stages = package.stageEstimates;
+    for (StageEstimate &stage : stages)
+      stage.dataParallel = dataParallelism();
+    recordStagePeaks(plan.predicted, stages);
+    printStageReport(stages, std::cout);
+    printScheduleReport(stages,
                         plan.label + " with " + std::to_string(microbatches) +
                             " microbatches",
                         plan.ideal, plan.predicted, std::cout);
@@ -1074,6 +1114,12 @@ int main(int argc, char **argv) {
     request.memoryLimit = memoryLimit;
     request.schedule = scheduleOption;
     request.microbatches = microbatches;
+    request.dataParallel = dataParallel;
+    request.zeroLevel = dataParallelism().zeroLevel;
+    // AdamW keeps two moments; SGD a momentum buffer when it has one.
+    request.optimizerState = optimizerName == "adamw" ? 2
+                             : momentum != 0          ? 1
+                                                      : 0;
     if (costRates == "measured") {
       // The rates of one rank of the job, which this launcher starts here.
       int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;

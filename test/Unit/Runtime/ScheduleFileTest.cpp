@@ -48,6 +48,22 @@ TEST(ScheduleFile, RoundTripsEveryBuiltInSchedule) {
   }
 }
 
+TEST(ScheduleFile, RoundTripsDataParallelActions) {
+  PipelineLayout layout = layoutFor(ScheduleKind::ZeroBubbleV, 2, 2, 2);
+  ScheduleTable table = buildSchedule(ScheduleKind::ZeroBubbleV, layout,
+                                      chainMessages(4), true);
+  addDataParallelActions(table, layout, {2, 3});
+  std::string text = formatScheduleFile(table, layout);
+  EXPECT_NE(text.find("rank 0: gather0 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" reduce3 release3"), std::string::npos) << text;
+  ScheduleText parsed = parseScheduleFile(text, "zero3.txt");
+  EXPECT_EQ(parsed.table, table);
+  Action reduce = parsed.table[0][0];
+  EXPECT_EQ(reduce.kind, ActionKind::GatherParameters);
+  EXPECT_EQ(reduce.stage, 0);
+  EXPECT_EQ(reduce.microbatch, -1);
+}
+
 TEST(ScheduleFile, TheFormat) {
   PipelineLayout layout = layoutFor(ScheduleKind::GPipe, 2, 1, 1);
   ScheduleTable table =
@@ -72,7 +88,14 @@ TEST(ScheduleFile, ErrorsNameTheFileTheLineAndTheFix) {
       {kHeader + "rank 0: F0.0 X0.1\nrank 1:\n",
        "schedule.txt:5: 'X0.1' is not an action; write F, B, I, W or E, then "
        "stage.microbatch (F2.0), with s or r before it for a send or recv of "
-       "its messages (sF2.0), or O for the optimizer"},
+       "its messages (sF2.0), O for the optimizer, or reduce, gather or "
+       "release and a stage (reduce2)"},
+      {kHeader + "rank 0: gather0 reduce\nrank 1:\n",
+       "schedule.txt:5: '' is not a stage in 'reduce' (write reduce2 for "
+       "stage 2) (a count, 0 to 999999999)"},
+      {kHeader + "rank 0: release0.1\nrank 1:\n",
+       "schedule.txt:5: '0.1' is not a stage in 'release0.1' (write "
+       "release2 for stage 2) (a count, 0 to 999999999)"},
       {kHeader + "rank 0: F0.99999999999\nrank 1:\n",
        "schedule.txt:5: '99999999999' is not a microbatch in "
        "'F0.99999999999' (a count, 0 to 999999999)"},
@@ -150,6 +173,29 @@ TEST(ScheduleSvg, DrawsABoxPerComputeAction) {
   EXPECT_NE(svg.find("predicted bubble"), std::string::npos);
   EXPECT_NE(svg.find(">rank 1</text>"), std::string::npos);
   EXPECT_NE(svg.find(">F3.0</text>"), std::string::npos);
+}
+
+TEST(ScheduleSvg, DrawsCollectivesInALaneUnderTheirRank) {
+  PipelineLayout layout = layoutFor(ScheduleKind::OneForwardOneBackward, 2, 1,
+                                    2);
+  MessageGraph messages = chainMessages(2);
+  ScheduleTable table = buildSchedule(ScheduleKind::OneForwardOneBackward,
+                                      layout, messages, false);
+  StageCosts costs = StageCosts::uniform(2, 1e-3, 1e-3, 1e-3);
+  costs.parameterBytes = {1e6, 1e6};
+  costs.trainableBytes = {1e6, 1e6};
+  costs.dataParallel = {2, 3};
+  costs.dataParallelBytesPerSecond = 1e9;
+  addDataParallelActions(table, layout, costs.dataParallel);
+  std::string svg = renderScheduleSvg(
+      simulateSchedule(table, layout, messages, costs), layout, "zero-3");
+  for (const char *kind : {"reduce", "gather", "release"})
+    EXPECT_EQ(occurrences(svg, std::string("class=\"action ") + kind + "\""),
+              2u)
+        << kind;
+  EXPECT_EQ(occurrences(svg, "class=\"legend\""), 9u);
+  EXPECT_NE(svg.find("rank 0: gather s0, 0 s to 500 us"), std::string::npos)
+      << svg;
 }
 
 } // namespace

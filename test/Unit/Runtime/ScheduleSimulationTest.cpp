@@ -135,6 +135,105 @@ TEST(ScheduleSimulation, MessagesAndTheOptimizerTakeTime) {
   EXPECT_EQ(step.actions.front().action.kind, ActionKind::Forward);
 }
 
+/// 1F1B on 2 ranks with 4 microbatches, each stage holding 100 bytes of
+/// parameters, all trainable, under AdamW over `degree` replicas at ZeRO
+/// `level`.
+SimulatedStep withState(int64_t degree, int level) {
+  PipelineLayout layout =
+      layoutFor(ScheduleKind::OneForwardOneBackward, 2, 1, 4);
+  MessageGraph messages = chainMessages(2);
+  ScheduleTable table = buildSchedule(ScheduleKind::OneForwardOneBackward,
+                                      layout, messages, false);
+  DataParallelism dp{degree, level};
+  addDataParallelActions(table, layout, dp);
+  StageCosts costs = StageCosts::uniform(2, 1, 1, 1);
+  costs.parameterBytes = {100, 100};
+  costs.trainableBytes = {100, 100};
+  costs.dataParallel = dp;
+  return simulateSchedule(table, layout, messages, costs);
+}
+
+TEST(ScheduleSimulation, StateMemoryFallsAsZeroPromises) {
+  // Rank 0 holds two microbatches' activations (1 byte each) at its peak.
+  struct Expected {
+    int level;
+    double parameters, gradients, optimizerState;
+  };
+  const Expected expected[] = {
+      {0, 100, 100, 200},
+      {1, 100, 100, 50},
+      // The gradients are whole during the backwards, the parameters
+      // between gather and release: the peak is in the middle of the step.
+      {2, 100, 100, 50},
+      {3, 100, 100, 50},
+  };
+  for (const Expected &e : expected) {
+    SimulatedStep step = withState(4, e.level);
+    const HeldBytes &peak = step.peakMemory[0];
+    EXPECT_DOUBLE_EQ(peak.parameters, e.parameters) << e.level;
+    EXPECT_DOUBLE_EQ(peak.gradients, e.gradients) << e.level;
+    EXPECT_DOUBLE_EQ(peak.optimizerState, e.optimizerState) << e.level;
+    EXPECT_DOUBLE_EQ(peak.activations, 2) << e.level;
+    EXPECT_DOUBLE_EQ(peak.total(), e.parameters + e.gradients +
+                                       e.optimizerState + 2)
+        << e.level;
+    // Between steps: ZeRO-2 keeps 1/D of the gradients, ZeRO-3 also of the
+    // parameters.
+    for (const HeldBytes *between :
+         {&step.stageMemory[0].front(), &step.stageMemory[0].back()}) {
+      EXPECT_DOUBLE_EQ(between->parameters, e.level >= 3 ? 25 : 100);
+      EXPECT_DOUBLE_EQ(between->optimizerState, e.level >= 1 ? 50 : 200);
+    }
+    EXPECT_DOUBLE_EQ(step.stageMemory[0].back().gradients,
+                     e.level >= 2 ? 25 : 100);
+    EXPECT_DOUBLE_EQ(step.stageMemory[0].back().activations, 0);
+  }
+  // One replica shards nothing at any level.
+  SimulatedStep alone = withState(1, 3);
+  EXPECT_DOUBLE_EQ(alone.peakMemory[0].total(), 100 + 100 + 200 + 2);
+  EXPECT_DOUBLE_EQ(alone.stageMemory[0].front().parameters, 100);
+}
+
+TEST(ScheduleSimulation, CollectivesTakeTheirBytesOverTheBandwidth) {
+  PipelineLayout layout = layoutFor(ScheduleKind::GPipe, 1, 1, 1);
+  MessageGraph messages = chainMessages(1);
+  StageCosts costs = StageCosts::uniform(1, 1, 1, 1);
+  costs.parameterBytes = {2};
+  costs.trainableBytes = {2};
+  costs.dataParallelBytesPerSecond = 1;
+  for (int level : {0, 3}) {
+    ScheduleTable table =
+        buildSchedule(ScheduleKind::GPipe, layout, messages, false);
+    costs.dataParallel = {2, level};
+    addDataParallelActions(table, layout, costs.dataParallel);
+    SimulatedStep step = simulateSchedule(table, layout, messages, costs);
+    // ZeRO-3: the gather (half the 2 bytes come in) [0, 1], F [1, 2], B
+    // [2, 4], the reduce-scatter [4, 5]. ZeRO-0: F [0, 1], B [1, 3], the
+    // all-reduce (twice the bytes) [3, 5]. The optimizer waits for it.
+    EXPECT_DOUBLE_EQ(step.stepSeconds, 5) << level;
+    EXPECT_DOUBLE_EQ(step.busySeconds[0], 3) << level;
+    EXPECT_EQ(step.actions.back().action.kind, ActionKind::Optimizer);
+    EXPECT_DOUBLE_EQ(step.actions.back().start, 5) << level;
+  }
+}
+
+TEST(ScheduleSimulation, PrefetchedGathersOverlapCompute) {
+  // Interleaved 1F1B: each stage's gather starts one compute ahead, so
+  // only the first ones delay the step.
+  PipelineLayout layout = layoutFor(ScheduleKind::Interleaved1F1B, 2, 2, 4);
+  MessageGraph messages = chainMessages(4);
+  ScheduleTable table =
+      buildSchedule(ScheduleKind::Interleaved1F1B, layout, messages, false);
+  StageCosts costs = StageCosts::uniform(4, 1, 1, 1);
+  SimulatedStep without = simulateSchedule(table, layout, messages, costs);
+  costs.parameterBytes.assign(4, 1);
+  costs.dataParallel = {2, 3};
+  costs.dataParallelBytesPerSecond = 1;
+  addDataParallelActions(table, layout, costs.dataParallel);
+  SimulatedStep with = simulateSchedule(table, layout, messages, costs);
+  EXPECT_DOUBLE_EQ(with.stepSeconds, without.stepSeconds + 0.5);
+}
+
 TEST(ScheduleSimulation, RefusesWhatItCannotPlay) {
   PipelineLayout layout = layoutFor(ScheduleKind::GPipe, 2, 1, 1);
   MessageGraph messages = chainMessages(2);
@@ -142,6 +241,10 @@ TEST(ScheduleSimulation, RefusesWhatItCannotPlay) {
       buildSchedule(ScheduleKind::GPipe, layout, messages, false);
   EXPECT_THROW(simulateSchedule(table, layout, messages,
                                 StageCosts::uniform(3, 1, 1, 1)),
+               std::invalid_argument);
+  StageCosts oneStageOfState = StageCosts::uniform(2, 1, 1, 1);
+  oneStageOfState.parameterBytes = {1};
+  EXPECT_THROW(simulateSchedule(table, layout, messages, oneStageOfState),
                std::invalid_argument);
   // Each rank's list is fine alone, but they wait on each other.
   ScheduleText deadlocked = parseScheduleFile(
