@@ -15,12 +15,15 @@ GradientReducer::GradientReducer(Communicator &dataParallel,
                                  size_t bucketBytes, GradientShares shares)
     : dataParallel(dataParallel), gradients(std::move(gradients)),
       shares(std::move(shares)) {
-  if (!this->shares.flatOffsets.empty() &&
-      this->shares.flatOffsets.size() != this->gradients.size())
+  const GradientShares &given = this->shares;
+  if (!given.flatOffsets.empty() &&
+      (given.flatOffsets.size() != this->gradients.size() ||
+       given.shareSizes.size() != this->gradients.size()))
     throw std::invalid_argument(
         "the gradient reduction lists " +
-        std::to_string(this->gradients.size()) + " gradients and " +
-        std::to_string(this->shares.flatOffsets.size()) + " flat offsets");
+        std::to_string(this->gradients.size()) + " gradients, " +
+        std::to_string(given.flatOffsets.size()) + " flat offsets and " +
+        std::to_string(given.shareSizes.size()) + " share sizes");
   size_t bucketFloats = std::max<size_t>(1, bucketBytes / sizeof(float));
   const std::vector<pp_tensor *> &listed = this->gradients;
   size_t largest = 0;
@@ -175,8 +178,9 @@ void GradientReducer::reduce(const Bucket &bucket) {
     } else {
       // Cut at the share boundaries.
       for (int64_t first = offset, last = offset + n; first < last;) {
-        int64_t owner = first / shares.share;
-        int64_t upTo = std::min(last, (owner + 1) * shares.share);
+        int64_t share = shares.shareSizes[i];
+        int64_t owner = first / share;
+        int64_t upTo = std::min(last, (owner + 1) * share);
         owned.push_back({position + static_cast<size_t>(first - offset),
                          static_cast<size_t>(upTo - first),
                          static_cast<int>(owner)});

@@ -23,15 +23,15 @@ namespace pp::runtime {
 
 /// Where the reduction leaves each gradient's sums: on every rank, or
 /// (ZeRO-2 and up) on the owners of the shares of the flat buffer the
-/// gradient lies in.
+/// gradient lies in (a stage's, FlatParameters.h).
 struct GradientShares {
-  /// Per listed gradient, its first element's position in the flat buffer
-  /// (FlatParameters.h), or -1 for a gradient every rank needs whole (one
-  /// a tied parameter's holders exchange). Empty: every gradient whole.
+  /// Per listed gradient, its first element's position in its flat buffer,
+  /// or -1 for a gradient every rank needs whole (one a tied parameter's
+  /// holders exchange). Empty: every gradient whole.
   std::vector<int64_t> flatOffsets;
-  /// The flat positions each rank owns: rank r [r * share, (r + 1) *
-  /// share).
-  int64_t share = 0;
+  /// Per listed gradient, the share of its flat buffer: rank r owns the
+  /// positions [r * share, (r + 1) * share).
+  std::vector<int64_t> shareSizes;
 };
 
 /// Bytes of gradients one all-reduce carries at most (as DDP's 25 MiB

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <numeric>
 #include <stdexcept>
 
@@ -58,11 +59,13 @@ void ParameterStore::initialize(const SafeTensorsFile *saved,
   for (const ParameterInfo &parameter : package.parameters) {
     if (!stages.holdsCopyOf(parameter))
       continue;
-    const FlatParameter *trained = flat->find(parameter.tensor.name);
+    StageParameters *at = homeOf(parameter.tensor.name);
+    const FlatParameter *trained =
+        at ? at->flat->find(parameter.tensor.name) : nullptr;
     TensorPtr tensor =
-        trained
-            ? borrowTensor(parameter.tensor, flat->values() + trained->offset)
-            : makeTensor(parameter.tensor);
+        trained ? borrowTensor(parameter.tensor,
+                               at->flat->values() + trained->offset)
+                : makeTensor(parameter.tensor);
     fillInitialValue(parameter, saved, weights, tensor.get());
     const std::string &name = parameter.tensor.name;
     Placed &placed = placedParameters[name];
@@ -74,7 +77,7 @@ void ParameterStore::initialize(const SafeTensorsFile *saved,
       continue;
     TensorPtr gradient =
         trained ? borrowTensor(parameter.tensor,
-                               flat->gradients() + trained->offset)
+                               at->flat->gradients() + trained->offset)
                 : makeTensor(parameter.tensor);
     prepareGradientSums(parameter, gradient.get());
     gradients[name] = std::move(gradient);
@@ -93,6 +96,7 @@ void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
     if (!stages.holds(partStages[part]))
       continue;
     GradientSum &sum = sums[{parameter.tensor.name, part}];
+    sum.stage = partStages[part];
     if (partStages.size() > 1) {
       sum.owned = makeTensor(parameter.tensor);
       sum.host = sum.owned.get();
@@ -157,35 +161,73 @@ void ParameterStore::readShard(const SafeTensorsFile &file,
              local);
 }
 
-/// Lays out the flat buffers of this rank's trained parameters (in name
-/// order, as the optimizer steps them; none in a forward-only run) and the
-/// update over them. A parameter the loss does not depend on has no
-/// gradient (PyTorch's None) and keeps its value.
+/// Lays out a flat buffer per stage of this rank for the trained
+/// parameters it is the first holder of on this rank (in name order, as the
+/// optimizer steps them; none in a forward-only run), and the update over
+/// each. A parameter the loss does not depend on has no gradient
+/// (PyTorch's None) and keeps its value.
 void ParameterStore::layOutTrainedParameters() {
-  std::vector<FlatParameter> trained;
+  std::map<int64_t, std::vector<FlatParameter>> trained;
+  for (int64_t s : stages.stages())
+    trained[s];
   if (!forwardOnly)
     for (const ParameterInfo &parameter : package.parameters)
       if (stages.holdsCopyOf(parameter) &&
           parameter.tensor.role == Role::Parameter &&
-          withGradient.count(parameter.tensor.name))
-        trained.push_back(
+          withGradient.count(parameter.tensor.name)) {
+        int64_t first = *std::find_if(
+            parameter.stages.begin(), parameter.stages.end(),
+            [&](int64_t s) { return stages.holds(s); });
+        trained[first].push_back(
             {parameter.tensor.name,
              static_cast<int64_t>(parameter.tensor.shape.size()),
              numElements(parameter.tensor.shape)});
-  std::sort(trained.begin(), trained.end(),
-            [](const FlatParameter &a, const FlatParameter &b) {
-              return a.name < b.name;
-            });
+      }
   Communicator &dataParallel = *groups.dataParallel;
-  flat = std::make_unique<FlatParameters>(std::move(trained),
-                                          dataParallel.worldSize());
-  update = std::make_unique<ParameterUpdate>(options.optimizer, *flat,
-                                             dataParallel, options.zeroLevel);
-  if (update->shardsValues()) {
+  for (auto &[stage, listed] : trained) {
+    std::sort(listed.begin(), listed.end(),
+              [](const FlatParameter &a, const FlatParameter &b) {
+                return a.name < b.name;
+              });
+    for (const FlatParameter &parameter : listed)
+      home[parameter.name] = byStage.size();
+    StageParameters &held = byStage.emplace_back();
+    held.stage = stage;
+    held.flat = std::make_unique<FlatParameters>(std::move(listed),
+                                                 dataParallel.worldSize());
+    held.update = std::make_unique<ParameterUpdate>(
+        options.optimizer, *held.flat, dataParallel, options.zeroLevel);
+  }
+  if (shardsValues()) {
     std::vector<int64_t> all(dataParallel.worldSize());
     std::iota(all.begin(), all.end(), 0);
     valueGathers = dataParallel.split("zero-3 parameter gathers", all);
   }
+}
+
+int ParameterStore::zeroLevel() const {
+  return groups.dataParallel->worldSize() > 1 ? options.zeroLevel : 0;
+}
+
+ParameterStore::StageParameters *
+ParameterStore::homeOf(const std::string &name) {
+  auto it = home.find(name);
+  return it == home.end() ? nullptr : &byStage[it->second];
+}
+
+std::vector<ParameterStore::StageParameters *>
+ParameterStore::usedBy(int64_t stage) {
+  std::set<StageParameters *> used;
+  for (const StageFunctionInfo &function : stages.functionsOf(stage))
+    for (const TensorInfo &arg : function.args)
+      if (StageParameters *at = homeOf(arg.name))
+        used.insert(at);
+  std::vector<StageParameters *> inOrder(used.begin(), used.end());
+  std::sort(inOrder.begin(), inOrder.end(),
+            [](const StageParameters *a, const StageParameters *b) {
+              return a->stage < b->stage;
+            });
+  return inOrder;
 }
 
 void ParameterStore::prepareTraining() {
@@ -202,8 +244,6 @@ void ParameterStore::prepareGradientReduction() {
   // ZeRO-2 and up: the sums of a gradient in one part land on the owners
   // of its flat shares; one the tied holders exchange stays whole.
   GradientShares shares;
-  if (update->shardsGradients())
-    shares.share = update->shareSize();
   for (const ParameterInfo &parameter : package.parameters)
     for (int64_t part = 0;
          part < static_cast<int64_t>(parameter.gradientPartStages.size());
@@ -212,13 +252,16 @@ void ParameterStore::prepareGradientReduction() {
           it != sums.end()) {
         it->second.reductionIndex = listed.size();
         listed.push_back(it->second.host);
-        const FlatParameter *held = flat->find(parameter.tensor.name);
+        StageParameters *at = homeOf(parameter.tensor.name);
+        const FlatParameter *held =
+            at ? at->flat->find(parameter.tensor.name) : nullptr;
         bool whole = !held || parameter.gradientPartStages.size() > 1 ||
                      tied->forms(parameter.tensor.name);
         shares.flatOffsets.push_back(whole ? -1 : held->offset);
+        shares.shareSizes.push_back(at ? at->update->shareSize() : 0);
       }
-  if (!update->shardsGradients())
-    shares.flatOffsets.clear();
+  if (zeroLevel() < 2)
+    shares = {};
   reducer = std::make_unique<GradientReducer>(
       *groups.dataParallel, listed, kGradientBucketBytes, std::move(shares));
   for (int64_t s : stages.stages())
@@ -240,10 +283,20 @@ void ParameterStore::addGradient(const TensorInfo &result,
                                  pp_tensor *contribution) {
   GradientSum &sum = sums.at({result.name, result.part});
   backend.accumulate(sum.placed.tensor, contribution);
-  if (--sum.left != 0)
-    return;
-  backend.fetch(sum.placed.tensor, sum.host);
-  reducer->ready(sum.reductionIndex);
+  if (--sum.left == 0)
+    backend.fetch(sum.placed.tensor, sum.host);
+}
+
+void ParameterStore::reduce(int64_t stage) {
+  for (const auto &[key, sum] : sums)
+    if (sum.stage == stage) {
+      if (sum.left != 0)
+        throw std::logic_error(
+            "the reduce of stage " + std::to_string(stage) +
+            " comes before its last backward: '" + key.first + "' awaits " +
+            std::to_string(sum.left) + " more contributions");
+      reducer->ready(sum.reductionIndex);
+    }
 }
 
 void ParameterStore::finishReduction() {
@@ -257,16 +310,18 @@ void ParameterStore::finishReduction() {
 
 double ParameterStore::gradientNorm() {
   std::vector<double> squares(package.parameters.size(), 0.0);
+  bool sharded = zeroLevel() >= 2;
   std::map<std::string, double> shared;
-  if (update->shardsGradients())
-    shared = update->gradientSquares();
+  if (sharded)
+    for (StageParameters &held : byStage)
+      shared.merge(held.update->gradientSquares());
   for (size_t i = 0; i < package.parameters.size(); ++i) {
     const ParameterInfo &parameter = package.parameters[i];
     auto it = gradients.find(parameter.tensor.name);
     if (it == gradients.end() || !stages.holds(parameter.stage) ||
         (!parameter.sharding && groups.tensorParallelRank != 0))
       continue;
-    if (update->shardsGradients()) {
+    if (sharded) {
       auto share = shared.find(parameter.tensor.name);
       squares[i] = share == shared.end() ? 0.0 : share->second;
       continue;
@@ -275,7 +330,7 @@ double ParameterStore::gradientNorm() {
     for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
       squares[i] += static_cast<double>(g[j]) * g[j];
   }
-  if (update->shardsGradients())
+  if (sharded)
     groups.dataParallel->allReduceSum(squares);
   groups.tensorParallel->allReduceSum(squares);
   groups.pipeline->allReduceSum(squares);
@@ -285,47 +340,107 @@ double ParameterStore::gradientNorm() {
   return std::sqrt(total);
 }
 
+void ParameterStore::gatherGradients() {
+  for (StageParameters &held : byStage)
+    held.update->gatherGradients();
+}
+
 void ParameterStore::apply(float clip, float learningRate) {
-  update->apply(clip, learningRate);
-  for (const FlatParameter &trained : flat->parameters())
-    backend.refresh(placedParameters.at(trained.name).tensor,
-                    parameters.at(trained.name).get());
+  for (StageParameters &held : byStage) {
+    held.update->apply(clip, learningRate);
+    for (const FlatParameter &trained : held.flat->parameters())
+      backend.refresh(placedParameters.at(trained.name).tensor,
+                      parameters.at(trained.name).get());
+  }
+}
+
+void ParameterStore::startGather(int64_t stage) {
+  for (StageParameters *held : usedBy(stage)) {
+    if (held->users++ > 0)
+      continue;
+    // One gather at a time on valueGathers, in the order they start.
+    std::shared_future<void> before = lastGather;
+    ParameterUpdate &update = *held->update;
+    Communicator &group = *valueGathers;
+    held->gathered = std::async(std::launch::async, [before, &update, &group] {
+                       if (before.valid())
+                         before.wait();
+                       update.gatherValues(group);
+                     }).share();
+    lastGather = held->gathered;
+  }
+}
+
+void ParameterStore::awaitGather(int64_t stage) {
+  for (StageParameters *held : usedBy(stage))
+    held->gathered.get();
+}
+
+void ParameterStore::release(int64_t stage) {
+  for (StageParameters *held : usedBy(stage)) {
+    if (--held->users > 0)
+      continue;
+    held->gathered.get();
+    held->update->releaseValues();
+  }
+}
+
+void ParameterStore::gatherValues() {
+  for (StageParameters &held : byStage)
+    held.update->gatherValues(*groups.dataParallel);
+}
+
+void ParameterStore::releaseValues() {
+  for (StageParameters &held : byStage)
+    held.update->releaseValues();
+}
+
+std::map<std::string, ParameterState> ParameterStore::gatherOptimizerState() {
+  std::map<std::string, ParameterState> states;
+  for (StageParameters &held : byStage)
+    states.merge(held.update->gatherState());
+  return states;
 }
 
 void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
   std::map<std::string, ParameterInfo> trained;
   for (const ParameterInfo &parameter : trainedParameters(package))
     trained[parameter.tensor.name] = parameter;
-  std::map<std::string, ParameterState> states;
-  for (const FlatParameter &held : flat->parameters()) {
-    ParameterState &state = states[held.name];
-    state.steps = optimizerStepCount(file, held.name);
-    for (const std::string &buffer : optimizerBufferNames(options.optimizer)) {
-      std::vector<float> &values = state.buffers[buffer];
-      values.resize(held.count);
-      readShard(file, trained.at(held.name), held.name + "/" + buffer,
-                values.data());
+  for (StageParameters &stage : byStage) {
+    std::map<std::string, ParameterState> states;
+    for (const FlatParameter &held : stage.flat->parameters()) {
+      ParameterState &state = states[held.name];
+      state.steps = optimizerStepCount(file, held.name);
+      for (const std::string &buffer :
+           optimizerBufferNames(options.optimizer)) {
+        std::vector<float> &values = state.buffers[buffer];
+        values.resize(held.count);
+        readShard(file, trained.at(held.name), held.name + "/" + buffer,
+                  values.data());
+      }
     }
+    stage.update->loadState(states);
   }
-  update->loadState(states);
 }
 
 ResidentBytes ParameterStore::residentBytes() const {
   // The trained parameters' values and gradients as resident in memory
   // (ZeRO-2 and 3 hold shares of them), the others by size.
   ResidentBytes bytes;
-  bytes.parameters = flat->residentValueBytes();
+  for (const StageParameters &held : byStage) {
+    bytes.parameters += held.flat->residentValueBytes();
+    bytes.gradients += held.flat->residentGradientBytes();
+    bytes.optimizerState += held.update->stateBytes();
+  }
   for (const auto &[name, tensor] : parameters)
-    if (!flat->find(name))
+    if (!home.count(name))
       bytes.parameters += pp_tensor_nbytes(tensor.get());
-  bytes.gradients = flat->residentGradientBytes();
   for (const auto &[name, tensor] : gradients)
-    if (!flat->find(name))
+    if (!home.count(name))
       bytes.gradients += pp_tensor_nbytes(tensor.get());
   for (const auto &[key, sum] : sums)
     if (sum.owned)
       bytes.gradients += pp_tensor_nbytes(sum.owned.get());
-  bytes.optimizerState = update->stateBytes();
   return bytes;
 }
 

@@ -1,7 +1,7 @@
 //===- ParameterStore.h - a rank's parameters, gradients and update -*- C++ -*-===//
 //
 // Holds what the stages of one pipeline rank train: their parameters (the
-// trained ones in one flat buffer, FlatParameters.h), the gradient sums
+// trained ones in a flat buffer per stage, FlatParameters.h), the gradient sums
 // the stage functions' results add up into over a step's microbatches,
 // the data-parallel reduction of those sums, the tied parameters' parts,
 // the global gradient norm and the optimizer's update at the rank's ZeRO
@@ -25,6 +25,7 @@
 #include "runtime/training/TiedParameters.h"
 #include "runtime/training/TrainerOptions.h"
 
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -82,9 +83,13 @@ public:
   void beginStep();
   /// Adds a microbatch's `contribution`, the stage function result
   /// `result`, to its gradient sum; once its step's last contribution is
-  /// in, copies the sum to the host and hands it to the data-parallel
-  /// reduction.
+  /// in, copies the sum to the host.
   void addGradient(const TensorInfo &result, pp_tensor *contribution);
+  /// Starts the data-parallel reduction of the gradient sums that stage
+  /// `stage` computes, whose step's contributions are all in (a
+  /// ReduceGradients action): on the reduction's thread, bucket by bucket
+  /// as their gradients are final, while the rank computes on.
+  void reduce(int64_t stage);
   /// Completes the data-parallel reduction that started during the
   /// backward and adds up the gradients that come in parts.
   void finishReduction();
@@ -99,28 +104,35 @@ public:
   double gradientNorm();
   /// Gathers the gradients' shares (ZeRO-2 and up) so that every replica
   /// holds them whole; nothing below.
-  void gatherGradients() { update->gatherGradients(); }
+  void gatherGradients();
   /// Multiplies the gradients by `clip` (when below 1), steps the
   /// optimizer at `learningRate` and places the new values.
   void apply(float clip, float learningRate);
 
-  /// ZeRO-3: whether the values are held in shares between uses; gathers
-  /// them whole over the data-parallel group (on the caller's thread, or
-  /// on a group of their own that another thread may use while the caller
-  /// uses the data-parallel group), and releases them.
-  bool shardsValues() const { return update->shardsValues(); }
-  void gatherValues() { update->gatherValues(*groups.dataParallel); }
-  void gatherValuesAhead() { update->gatherValues(*valueGathers); }
-  void releaseValues() { update->releaseValues(); }
+  /// ZeRO-3: whether the values are held in shares between uses.
+  bool shardsValues() const { return zeroLevel() >= 3; }
+  /// ZeRO-3: starts gathering, on the gathers' own thread and group, the
+  /// values stage `stage` uses that no other stage of this rank holds
+  /// gathered; the gathers run in the order they start (the same on every
+  /// replica, which runs the same actions).
+  void startGather(int64_t stage);
+  /// ZeRO-3: waits until the values stage `stage` uses, whose gather
+  /// startGather started, are whole; rethrows the gather's failure.
+  void awaitGather(int64_t stage);
+  /// ZeRO-3: releases the values of stage `stage` that no other stage of
+  /// this rank still uses.
+  void release(int64_t stage);
+  /// ZeRO-3: gathers every stage's values over the data-parallel group on
+  /// the caller's thread, and releases them all.
+  void gatherValues();
+  void releaseValues();
 
   /// Checks that the holders of a tied parameter hold the same values.
   void checkHoldersAgree() { tied->checkHoldersAgree(parameters); }
 
   /// The optimizer state of each trained parameter that has taken a step,
   /// whole on every replica.
-  std::map<std::string, ParameterState> gatherOptimizerState() {
-    return update->gatherState();
-  }
+  std::map<std::string, ParameterState> gatherOptimizerState();
   /// Sets the optimizer state from a checkpoint's optimizer file `file`,
   /// checked to hold every trained parameter's buffers whole
   /// ("NAME/BUFFER", global shapes) and step counts: this rank keeps its
@@ -150,15 +162,36 @@ private:
   Backend &backend;
   const TrainerOptions &options;
   bool forwardOnly;
-  /// This rank's trained parameters and their gradient sums, each in one
-  /// buffer, and their update.
-  std::unique_ptr<FlatParameters> flat;
-  std::unique_ptr<ParameterUpdate> update;
+  /// The trained parameters of one stage of this rank: their values,
+  /// gradients and optimizer state in flat buffers (a tied parameter with
+  /// several holders on this rank in its first holder's), and their
+  /// update.
+  struct StageParameters {
+    int64_t stage = 0;
+    std::unique_ptr<FlatParameters> flat;
+    std::unique_ptr<ParameterUpdate> update;
+    /// ZeRO-3: the stages between their gather and their release that use
+    /// these values, and the gather that makes them whole.
+    int users = 0;
+    std::shared_future<void> gathered;
+  };
+  /// The ZeRO level in effect (0 with one replica).
+  int zeroLevel() const;
+  /// The StageParameters of the stage holding trained parameter `name` on
+  /// this rank, or null.
+  StageParameters *homeOf(const std::string &name);
+  /// Those whose values stage `stage` takes.
+  std::vector<StageParameters *> usedBy(int64_t stage);
+  std::vector<StageParameters> byStage;
+  /// Index into byStage of each trained parameter's home.
+  std::map<std::string, size_t> home;
   /// ZeRO-3: the data-parallel ranks again, for the parameter gathers that
   /// run ahead of the compute on a thread of their own; null below.
   std::unique_ptr<Communicator> valueGathers;
+  /// The last gather started on it.
+  std::shared_future<void> lastGather;
   /// Host parameters and gradient sums (those of trained parameters views
-  /// of `flat`), and where the stages see them.
+  /// of their stage's flat buffers), and where the stages see them.
   std::map<std::string, TensorPtr> parameters, gradients;
   std::map<std::string, Placed> placedParameters;
   /// A sum that a step accumulates over its microbatches: a parameter's
@@ -169,8 +202,9 @@ private:
     pp_tensor *host = nullptr;
     Placed placed;
     TensorPtr owned;
-    /// Its place in the reducer's list, and the results a step adds to it
-    /// and, this step, those still to come.
+    /// The stage computing it, its place in the reducer's list, and the
+    /// results a step adds to it and, this step, those still to come.
+    int64_t stage = 0;
     size_t reductionIndex = 0;
     int64_t perStep = 0, left = 0;
   };

@@ -43,6 +43,24 @@ void check(const ScheduleTable &table, const PipelinePlan &plan,
     throw std::runtime_error(what + ": " + problem);
 }
 
+/// Adds the actions `dataParallel` needs to `table` (unless it lists them
+/// itself) and proves it with them.
+void addDataParallel(ScheduleTable &table, const PipelinePlan &plan,
+                     bool training, const DataParallelism &dataParallel,
+                     const std::string &what) {
+  if (!hasDataParallelActions(table))
+    addDataParallelActions(table, plan.layout, dataParallel);
+  std::string problem =
+      checkSchedule(table, plan.layout, plan.messages, plan.splitBackward,
+                    training, dataParallel);
+  if (!problem.empty())
+    throw std::runtime_error(what + " with --dp " +
+                             std::to_string(dataParallel.degree) +
+                             " --zero " +
+                             std::to_string(dataParallel.zeroLevel) + ": " +
+                             problem);
+}
+
 } // namespace
 
 bool actionRunsPhase(ActionKind action, Phase function) {
@@ -77,7 +95,8 @@ StageCosts estimatedCosts(const Package &package) {
 }
 
 PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
-                          int64_t microbatches) {
+                          int64_t microbatches,
+                          const DataParallelism &dataParallel) {
   PipelinePlan plan;
   plan.layout.ranks = package.pipelineRanks();
   plan.layout.stageRanks = package.stageRanks;
@@ -138,14 +157,20 @@ PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
     check(plan.training, plan, /*training=*/true,
           std::string("the ") + plan.label + " schedule");
   }
+  addDataParallel(plan.training, plan, /*training=*/true, dataParallel,
+                  "the " + plan.label + " schedule");
   if (package.hasEvalFunctions()) {
     plan.eval = buildSchedule(ScheduleKind::Eval, plan.layout, plan.messages,
                               plan.splitBackward);
     check(plan.eval, plan, /*training=*/false, "the eval schedule");
+    addDataParallel(plan.eval, plan, /*training=*/false, dataParallel,
+                    "the eval schedule");
   }
   plan.ideal = simulateEqualStages(plan.training, plan.layout, plan.messages);
-  plan.predicted = simulateSchedule(plan.training, plan.layout, plan.messages,
-                                    estimatedCosts(package));
+  StageCosts costs = estimatedCosts(package);
+  costs.dataParallel = dataParallel;
+  plan.predicted =
+      simulateSchedule(plan.training, plan.layout, plan.messages, costs);
   return plan;
 }
 

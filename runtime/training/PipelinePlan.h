@@ -48,12 +48,15 @@ MessageGraph messageGraphOf(const Package &package);
 StageCosts estimatedCosts(const Package &package);
 
 /// Builds and checks the tables `choice` gives for `package` with
-/// `microbatches` per step. Throws std::runtime_error saying what does not
-/// fit and how to fix it (a schedule that needs a split backward, a file
-/// for another layout, a table that deadlocks, naming rank, stage,
-/// microbatch and action).
+/// `microbatches` per step, with the actions `dataParallel` needs (the
+/// gradient reduces; the parameter gathers and releases of ZeRO-3) added
+/// where the table does not list them itself, and predicts its step with
+/// them. Throws std::runtime_error saying what does not fit and how to fix
+/// it (a schedule that needs a split backward, a file for another layout,
+/// a table that deadlocks, naming rank, stage, microbatch and action).
 PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
-                          int64_t microbatches);
+                          int64_t microbatches,
+                          const DataParallelism &dataParallel = {});
 
 /// The function phases a compute action runs.
 bool actionRunsPhase(ActionKind action, Phase function);

@@ -5,8 +5,7 @@
 #include "runtime/training/PipelinePlan.h"
 
 #include <algorithm>
-#include <future>
-#include <limits>
+#include <set>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -14,8 +13,16 @@ namespace {
 
 /// Whether actions of `kind` run stage functions.
 bool computes(ActionKind kind) {
-  return kind != ActionKind::Recv && kind != ActionKind::Send &&
-         kind != ActionKind::Optimizer;
+  switch (kind) {
+  case ActionKind::Forward:
+  case ActionKind::Backward:
+  case ActionKind::BackwardInput:
+  case ActionKind::BackwardWeight:
+  case ActionKind::Eval:
+    return true;
+  default:
+    return false;
+  }
 }
 
 } // namespace
@@ -45,30 +52,13 @@ void StepExecutor::run(const std::vector<Action> &actions,
                        const std::function<void()> &optimizer) {
   ParameterStore &parameters = context.parameters;
   ActionTracer &tracer = context.tracer;
-  // ZeRO-3: the parameters are gathered for the first compute action
-  // (started one action ahead) and released after the last.
-  constexpr size_t kNone = std::numeric_limits<size_t>::max();
-  size_t firstCompute = kNone, lastCompute = kNone;
-  if (parameters.shardsValues())
-    for (size_t i = 0; i < actions.size(); ++i)
-      if (computes(actions[i].kind)) {
-        firstCompute = std::min(firstCompute, i);
-        lastCompute = i;
-      }
-  std::future<void> gathered;
-  auto gather = [&] {
-    gathered = std::async(std::launch::async,
-                          [&parameters] { parameters.gatherValuesAhead(); });
-  };
-  for (size_t i = 0; i < actions.size(); ++i) {
-    const Action &action = actions[i];
-    if (i + 1 == firstCompute)
-      gather();
-    if (i == firstCompute) {
+  // ZeRO-3: the stages whose gather started and whose first compute, which
+  // waits for it, has not come yet.
+  std::set<int64_t> gathering;
+  for (const Action &action : actions) {
+    if (computes(action.kind) && gathering.erase(action.stage)) {
       double start = tracer.now();
-      if (!gathered.valid())
-        gather();
-      gathered.get();
+      parameters.awaitGather(action.stage);
       tracer.span("gather", action, start);
     }
     double start = tracer.now();
@@ -79,6 +69,18 @@ void StepExecutor::run(const std::vector<Action> &actions,
       break;
     case ActionKind::Send:
       tracer.span("send", action, start - router.takeSendSeconds() * 1e6);
+      break;
+    case ActionKind::ReduceGradients:
+      parameters.reduce(action.stage);
+      tracer.span("reduce", action, start);
+      break;
+    case ActionKind::GatherParameters:
+      parameters.startGather(action.stage);
+      gathering.insert(action.stage);
+      break;
+    case ActionKind::ReleaseParameters:
+      parameters.release(action.stage);
+      tracer.span("release", action, start);
       break;
     case ActionKind::Optimizer:
       if (!optimizer)
@@ -97,8 +99,6 @@ void StepExecutor::run(const std::vector<Action> &actions,
       tracer.span(actionKindName(action.kind), action, start);
     }
     }
-    if (i == lastCompute)
-      parameters.releaseValues();
   }
   context.backend.finishStep();
 }

@@ -74,9 +74,10 @@ public:
   /// its phase, a recv waits for the messages its compute takes from other
   /// ranks, a send marks where its compute's messages have left (sends are
   /// eager: the stage functions hand them to the transport as they produce
-  /// them), and the optimizer action runs `optimizer`. ZeRO-3 gathers the
-  /// parameters for the first compute action (started one action ahead)
-  /// and releases them after the last.
+  /// them), a reduce starts the data-parallel reduction of its stage's
+  /// gradients, a gather starts gathering its stage's parameters (ZeRO-3;
+  /// the stage's next compute waits for it), a release frees them, and the
+  /// optimizer action runs `optimizer`.
   void run(const std::vector<Action> &actions, MicrobatchData &data,
            const std::function<void()> &optimizer = nullptr);
 

@@ -812,29 +812,6 @@ DataParallelism dataParallelism() {
   return {dataParallel, shardOptimizer ? 1 : zeroLevel.getValue()};
 }
 
-/// Adds the data-parallel actions of --dp and --zero to `plan`'s training
-/// table (a schedule file may list them itself), proves the table with
-/// them, and predicts its step with the package's estimated state: what
-/// --print-schedule, --svg and --report show. Throws what does not fit.
-void addDataParallel(PipelinePlan &plan, const Package &package) {
-  if (package.forwardOnly())
-    return;
-  DataParallelism dp = dataParallelism();
-  if (!hasDataParallelActions(plan.training))
-    addDataParallelActions(plan.training, plan.layout, dp);
-  std::string problem =
-      checkSchedule(plan.training, plan.layout, plan.messages,
-                    plan.splitBackward, /*training=*/true, dp);
-  if (!problem.empty())
-    throw std::runtime_error("the " + plan.label + " schedule with --dp " +
-                             std::to_string(dp.degree) + " --zero " +
-                             std::to_string(dp.zeroLevel) + ": " + problem);
-  StageCosts costs = estimatedCosts(package);
-  costs.dataParallel = dp;
-  plan.predicted =
-      simulateSchedule(plan.training, plan.layout, plan.messages, costs);
-}
-
 /// Prints every rank's action table under `--schedule` (or
 /// `--schedule-file`) and `--microbatches`, with the data-parallel actions
 /// of --dp and --zero, proven deadlock-free, with its predicted bubble;
@@ -842,9 +819,8 @@ void addDataParallel(PipelinePlan &plan, const Package &package) {
 int printScheduleOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
-    PipelinePlan plan =
-        planPipeline(package, scheduleChoice(), microbatches);
-    addDataParallel(plan, package);
+    PipelinePlan plan = planPipeline(package, scheduleChoice(), microbatches,
+                                     dataParallelism());
     outs() << formatScheduleFile(plan.training, plan.layout);
     std::string summary =
         plan.label + ", " + std::to_string(plan.layout.stages()) +
@@ -881,9 +857,8 @@ int printReportOf(const std::string &packageDir) {
       return error("the package '" + packageDir +
                    "' has no stage cost estimates (compiled by an older pp); "
                    "recompile the model");
-    PipelinePlan plan =
-        planPipeline(package, scheduleChoice(), microbatches);
-    addDataParallel(plan, package);
+    PipelinePlan plan = planPipeline(package, scheduleChoice(), microbatches,
+                                     dataParallelism());
     std::vector<StageEstimate> stages = package.stageEstimates;
     for (StageEstimate &stage : stages)
       stage.dataParallel = dataParallelism();
@@ -1177,7 +1152,8 @@ int main(int argc, char **argv) {
     try {
       Package package = Package::load(packageDir);
       if (!package.forwardOnly())
-        planPipeline(package, scheduleChoice(), microbatches);
+        planPipeline(package, scheduleChoice(), microbatches,
+                     dataParallelism());
     } catch (const std::exception &failure) {
       return error(failure.what());
     }
