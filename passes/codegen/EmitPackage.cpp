@@ -77,8 +77,7 @@ FailureOr<runtime::TensorInfo> describeFunctionValue(func::FuncOp function,
   if (!role)
     return function.emitError()
            << what << " has the role '" << stringAttr(attrs, kRoleAttrName)
-           << "', which the runtime does not know; run pp-outline-stages "
-              "to make stage functions";
+           << "', which the runtime does not know";
   runtime::TensorInfo tensor =
       describeValue(stringAttr(attrs, kNameAttrName), *role, type);
   if (auto part = attrs.getAs<IntegerAttr>(kGradientPartAttrName))
