@@ -3,7 +3,8 @@
 // The one definition of a pipeline package's manifest (docs/runtime.md):
 // plain structs for everything it records, its one JSON writer, which
 // pp-emit-package calls, and its one reader, which Package::load calls.
-// Both live in Manifest.cpp, the only place that spells a manifest key.
+// Both live in Manifest.cpp, the only code that reads or writes a
+// manifest key.
 //
 //===----------------------------------------------------------------------===//
 
