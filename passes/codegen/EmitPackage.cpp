@@ -372,10 +372,10 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         parameter.stages = {stage};
         DictionaryAttr attrs = function.getArgAttrDict(i);
         if (auto sharding = attrs.getAs<ShardingAttr>(kShardingAttrName))
-          if (failed(describeSharding(arg.name, sharding,
-                                      cast<RankedTensorType>(
-                                          function.getArgumentTypes()[i]),
-                                      mesh, parameter)))
+          if (failed(describeSharding(
+                  arg.name, sharding,
+                  cast<RankedTensorType>(function.getArgumentTypes()[i]), mesh,
+                  parameter)))
             return failure();
         if (auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName)) {
           AsmResourceBlob *data = init.getRawHandle().getBlob();
@@ -518,8 +518,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       return fail("parameter '" + name + "': " + problem);
     auto [dim, axis] = *split;
     parameter.sharding = runtime::ParameterSharding{
-        axis.getName().str(), dim, sharding.getBlockCount(dim),
-        axis.getSize(), runtime::Shape(global.begin(), global.end())};
+        axis.getName().str(), dim, sharding.getBlockCount(dim), axis.getSize(),
+        runtime::Shape(global.begin(), global.end())};
     return success();
   }
 
@@ -561,9 +561,9 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   }
 
   /// Writes the concatenation of `pieces` to the package file `name`; all
-  /// but the manifest are recorded in the manifest's files, hashed as they are written
-  /// (no second read of parameters.bin) with the runtime's SHA-256, the one
-  /// pp-run checks them with.
+  /// but the manifest are recorded in the manifest's files, hashed as they are
+  /// written (no second read of parameters.bin) with the runtime's SHA-256, the
+  /// one pp-run checks them with.
   LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     runtime::Sha256 digest;
     size_t bytes = 0;

@@ -223,8 +223,8 @@ Role readRole(const Field &field, const std::vector<Role> &roles) {
 }
 
 const std::vector<Role> kAnyRole = {
-    Role::Input, Role::Parameter, Role::Frozen,   Role::Constant,
-    Role::Label, Role::LossScale, Role::Loss,     Role::Gradient,
+    Role::Input, Role::Parameter, Role::Frozen, Role::Constant,
+    Role::Label, Role::LossScale, Role::Loss,   Role::Gradient,
     Role::Saved, Role::Output};
 
 /// A tensor: its name, dtype and shape, and one of `roles` unless that is
@@ -330,9 +330,8 @@ DeviceMesh readMesh(const Field &field) {
 /// `mesh`: a tensor axis, a dimension in range whose global size divides
 /// by blocks times the axis' size, and a local shape that is the global
 /// one with that dimension divided by the axis' size.
-std::optional<ParameterSharding> readSharding(const Field &value,
-                                              const Shape &local,
-                                              const DeviceMesh &mesh) {
+std::optional<ParameterSharding>
+readSharding(const Field &value, const Shape &local, const DeviceMesh &mesh) {
   Field field = value["sharding"];
   if (!field.present() && !value["global_shape"].present())
     return std::nullopt;
@@ -348,10 +347,9 @@ std::optional<ParameterSharding> readSharding(const Field &value,
     for (const MeshAxis &candidate : mesh.axes())
       if (candidate.kind == AxisKind::Tensor)
         tensorAxes += (tensorAxes.empty() ? "" : ", ") + candidate.name;
-    field["axis"].fail("a tensor axis of \"mesh\" (" +
-                       (tensorAxes.empty() ? std::string("it has none")
-                                           : tensorAxes) +
-                       ")");
+    field["axis"].fail(
+        "a tensor axis of \"mesh\" (" +
+        (tensorAxes.empty() ? std::string("it has none") : tensorAxes) + ")");
   }
   sharding.parts = mesh.axes()[*axis].size;
   sharding.globalShape = value["global_shape"].shape();
@@ -441,11 +439,9 @@ void readLibraries(const Field &field, Manifest &manifest) {
 }
 
 /// A field of StageCost.
-using StageCostMember =
-    std::variant<std::optional<int64_t> StageCost::*,
-                 std::optional<double> StageCost::*,
-                 std::optional<std::string> StageCost::*,
-                 decltype(&StageCost::boundary)>;
+using StageCostMember = std::variant<
+    std::optional<int64_t> StageCost::*, std::optional<double> StageCost::*,
+    std::optional<std::string> StageCost::*, decltype(&StageCost::boundary)>;
 
 /// StageCost's fields by their key, in the order pp.stage_costs (a
 /// dictionary attribute) keeps them: by name.
@@ -559,8 +555,9 @@ void readManifestObject(const Field &manifest, Manifest &into) {
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
                         "mesh", "loss", "inputs", "labels", "outputs",
-                        "parameters", "held_constants", "folded_parameters", "stages",
-                        "stage_costs", "stage_ranks", "libraries", "files"});
+                        "parameters", "held_constants", "folded_parameters",
+                        "stages", "stage_costs", "stage_ranks", "libraries",
+                        "files"});
   into.numStages = manifest["num_stages"].integer(1);
   into.microbatchSize = manifest["microbatch_size"].integer(1);
   into.mesh = readMesh(manifest["mesh"]);
@@ -568,11 +565,9 @@ void readManifestObject(const Field &manifest, Manifest &into) {
   // Informational: checked when present.
   if (manifest["libraries"].present())
     readLibraries(manifest["libraries"], into);
-  into.stageRanks =
-      readStageRanks(manifest["stage_ranks"], into.numStages);
+  into.stageRanks = readStageRanks(manifest["stage_ranks"], into.numStages);
   if (manifest["stage_costs"].present())
-    into.stageCosts =
-        readStageCosts(manifest["stage_costs"], into.numStages);
+    into.stageCosts = readStageCosts(manifest["stage_costs"], into.numStages);
 
   // A training package has a loss and labels, a forward-only one outputs.
   Field loss = manifest["loss"];
@@ -633,8 +628,7 @@ void readManifestObject(const Field &manifest, Manifest &into) {
         parameter.stages.push_back(holders[i].integer(
             parameter.stages.back() + 1, into.numStages - 1));
     }
-    parameter.sharding =
-        readSharding(value, parameter.tensor.shape, into.mesh);
+    parameter.sharding = readSharding(value, parameter.tensor.shape, into.mesh);
     // parameters.bin holds the whole (global) tensor.
     if (parameter.fromFile) {
       uint64_t needed = 0;
@@ -664,14 +658,13 @@ void readManifestObject(const Field &manifest, Manifest &into) {
     for (const Field &held : manifest["held_constants"].elements()) {
       held.onlyMembers({"name", "elements"});
       into.heldConstants.emplace_back(held["name"].name(),
-                                         held["elements"].integer(0));
+                                      held["elements"].integer(0));
     }
 
   if (manifest["folded_parameters"].present())
     for (const Field &folded : manifest["folded_parameters"].elements()) {
       folded.onlyMembers({"name", "from"});
-      into.foldedParameters[folded["name"].name()] =
-          folded["from"].name();
+      into.foldedParameters[folded["name"].name()] = folded["from"].name();
     }
 
   for (const Field &stage : manifest["stages"].elements()) {
@@ -682,11 +675,9 @@ void readManifestObject(const Field &manifest, Manifest &into) {
                           " (list the stages in order from 0)");
     StageInfo &info = into.stages.emplace_back();
     for (const Field &function : stage["functions"].elements())
-      info.functions.push_back(
-          readFunction(function, index, into.numStages));
+      info.functions.push_back(readFunction(function, index, into.numStages));
   }
 }
-
 
 OrderedJson tensorJson(const TensorInfo &tensor, bool withRole) {
   OrderedJson value = {{"name", tensor.name}};
@@ -775,8 +766,8 @@ OrderedJson costJson(const StageCost &cost) {
           if (!member)
             return;
           using Value = typename std::decay_t<decltype(member)>::value_type;
-          if constexpr (std::is_same_v<Value, decltype(StageCost::boundary)::
-                                                  value_type>) {
+          if constexpr (std::is_same_v<
+                            Value, decltype(StageCost::boundary)::value_type>) {
             OrderedJson &boundary = value[field.first] = OrderedJson::array();
             for (const auto &[name, bytes] : *member)
               boundary.push_back(
@@ -839,10 +830,10 @@ OrderedJson manifestJson(const Manifest &manifest) {
       outputs.back()["stage"] = output.stage;
     }
   } else {
-    OrderedJson &loss = value["loss"] = {
-        {"kind", manifest.lossKind},
-        {"output", manifest.lossOutput},
-        {"ignore_index", manifest.ignoreIndex}};
+    OrderedJson &loss =
+        value["loss"] = {{"kind", manifest.lossKind},
+                         {"output", manifest.lossOutput},
+                         {"ignore_index", manifest.ignoreIndex}};
     if (manifest.lossClasses)
       loss["classes"] = manifest.lossClasses;
     value["labels"] = tensorJson(manifest.labels, true);

@@ -48,8 +48,8 @@ std::optional<StageEstimate> estimateOf(const StageCost &cost) {
   stage.inFlight = cost.inFlight.value_or(0);
   stage.firstNode = cost.firstNode.value_or("");
   stage.lastNode = cost.lastNode.value_or("");
-  stage.boundary = cost.boundary.value_or(
-      std::vector<std::pair<std::string, double>>());
+  stage.boundary =
+      cost.boundary.value_or(std::vector<std::pair<std::string, double>>());
   return stage;
 }
 

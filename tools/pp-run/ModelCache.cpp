@@ -484,9 +484,10 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     llvm::sys::fs::create_directories(root + "/.digests",
                                       /*IgnoreExisting=*/true,
                                       llvm::sys::fs::perms::owner_all);
-    pp::runtime::writeOutputFile(manifestDigestPath(packageDir),
-                                 digestOfFile(staging + "/" + pp::runtime::kManifestFileName),
-                                 "the manifest's digest", 0600);
+    pp::runtime::writeOutputFile(
+        manifestDigestPath(packageDir),
+        digestOfFile(staging + "/" + pp::runtime::kManifestFileName),
+        "the manifest's digest", 0600);
   } catch (const std::runtime_error &failure) {
     llvm::sys::fs::remove_directories(staging);
     problem = failure.what();

@@ -56,10 +56,10 @@ bool operator==(const ParameterSharding &a, const ParameterSharding &b) {
          std::tie(b.axis, b.dim, b.blocks, b.parts, b.globalShape);
 }
 bool operator==(const ParameterInfo &a, const ParameterInfo &b) {
-  return std::tie(a.tensor, a.stage, a.stages, a.gradientPartStages,
-                  a.fromFile, a.offset, a.bytes, a.sharding) ==
-         std::tie(b.tensor, b.stage, b.stages, b.gradientPartStages,
-                  b.fromFile, b.offset, b.bytes, b.sharding);
+  return std::tie(a.tensor, a.stage, a.stages, a.gradientPartStages, a.fromFile,
+                  a.offset, a.bytes, a.sharding) ==
+         std::tie(b.tensor, b.stage, b.stages, b.gradientPartStages, b.fromFile,
+                  b.offset, b.bytes, b.sharding);
 }
 bool operator==(const StageCost &a, const StageCost &b) {
   return std::tie(a.rank, a.firstNode, a.lastNode, a.flops, a.bytes,
@@ -174,23 +174,23 @@ Manifest trainingManifest() {
       {{true, 1, {hidden}}},
       nullptr,
       plan};
-  StageFunctionInfo backward0{
-      "stage0_backward",
-      Phase::Backward,
-      {tensor("x", Role::Saved, PP_DTYPE_I64, {4, 3})},
-      {embedPart0},
-      {{false, 1, {hidden}}},
-      nullptr,
-      std::nullopt};
+  StageFunctionInfo backward0{"stage0_backward",
+                              Phase::Backward,
+                              {tensor("x", Role::Saved, PP_DTYPE_I64, {4, 3})},
+                              {embedPart0},
+                              {{false, 1, {hidden}}},
+                              nullptr,
+                              std::nullopt};
   StageFunctionInfo eval0{"stage0_eval", Phase::Eval, {tokens}, {}, {},
                           nullptr,       plan};
-  StageFunctionInfo forward1{"stage1_forward",
-                             Phase::Forward,
-                             {tensor("qkv", Role::Frozen, PP_DTYPE_BF16, {6, 2})},
-                             {},
-                             {{false, 0, {hidden}}, {true, 2, {hidden}}},
-                             nullptr,
-                             std::nullopt};
+  StageFunctionInfo forward1{
+      "stage1_forward",
+      Phase::Forward,
+      {tensor("qkv", Role::Frozen, PP_DTYPE_BF16, {6, 2})},
+      {},
+      {{false, 0, {hidden}}, {true, 2, {hidden}}},
+      nullptr,
+      std::nullopt};
   StageFunctionInfo forward2{
       "stage2_forward",
       Phase::Forward,
@@ -207,13 +207,14 @@ Manifest trainingManifest() {
       {{true, 1, {hidden}}},
       nullptr,
       std::nullopt};
-  StageFunctionInfo backwardWeight2{"stage2_backward_weight",
-                                    Phase::BackwardWeight,
-                                    {tensor("y", Role::Saved, PP_DTYPE_F32, {2})},
-                                    {embedPart1},
-                                    {},
-                                    nullptr,
-                                    std::nullopt};
+  StageFunctionInfo backwardWeight2{
+      "stage2_backward_weight",
+      Phase::BackwardWeight,
+      {tensor("y", Role::Saved, PP_DTYPE_F32, {2})},
+      {embedPart1},
+      {},
+      nullptr,
+      std::nullopt};
   manifest.stages = {StageInfo{{forward0, backward0, eval0}},
                      StageInfo{{forward1}},
                      StageInfo{{forward2, backwardInput2, backwardWeight2}}};
@@ -258,9 +259,13 @@ Manifest forwardOnlyManifest() {
   manifest.inputs = {tensor("x", Role::Input, PP_DTYPE_F32, {2, 3})};
   TensorInfo y = tensor("y", Role::Output, PP_DTYPE_F32, {2});
   manifest.outputs = {{y, 0}};
-  manifest.stages = {StageInfo{{StageFunctionInfo{
-      "stage0_forward", Phase::Forward, manifest.inputs, {y}, {}, nullptr,
-      std::nullopt}}}};
+  manifest.stages = {StageInfo{{StageFunctionInfo{"stage0_forward",
+                                                  Phase::Forward,
+                                                  manifest.inputs,
+                                                  {y},
+                                                  {},
+                                                  nullptr,
+                                                  std::nullopt}}}};
   manifest.files = {{"parameters.bin", digest(0, 'e')}};
   return manifest;
 }
@@ -280,8 +285,8 @@ void expectSameManifest(const Manifest &read, const Manifest &written) {
   EXPECT_TRUE(read.outputs == written.outputs);
   ASSERT_EQ(read.parameters.size(), written.parameters.size());
   for (size_t i = 0; i < read.parameters.size(); ++i)
-    EXPECT_TRUE(read.parameters[i] == written.parameters[i]) << "parameter "
-                                                             << i;
+    EXPECT_TRUE(read.parameters[i] == written.parameters[i])
+        << "parameter " << i;
   EXPECT_EQ(read.heldConstants, written.heldConstants);
   EXPECT_EQ(read.foldedParameters, written.foldedParameters);
   ASSERT_EQ(read.stages.size(), written.stages.size());
@@ -358,10 +363,10 @@ TEST(Manifest, MalformedManifestsAreRefusedNamingTheKey) {
             }),
             "manifest.json: stage_costs[0].boundary[1].bytes: missing "
             "(expected a number)");
-  EXPECT_EQ(
-      errorAfter([](nlohmann::json &m) { m["stage_costs"][2]["flop"] = 1; })
-          .substr(0, 62),
-      "manifest.json: stage_costs[2]: unknown field \"flop\" (expected ");
+  EXPECT_EQ(errorAfter([](nlohmann::json &m) {
+              m["stage_costs"][2]["flop"] = 1;
+            }).substr(0, 62),
+            "manifest.json: stage_costs[2]: unknown field \"flop\" (expected ");
   EXPECT_EQ(errorAfter([](nlohmann::json &m) {
               m["libraries"]["cuda"]["library"] = "libstages_cuda.so";
             }),
@@ -372,13 +377,14 @@ TEST(Manifest, MalformedManifestsAreRefusedNamingTheKey) {
             }),
             "manifest.json: parameters[1].sharding.axis: expected a tensor "
             "axis of \"mesh\" (tp), found \"pp\"");
-  EXPECT_EQ(errorAfter([](nlohmann::json &m) {
-              m["stages"][0]["functions"][0]["memory_plan"]["allocations"][0] =
-                  {64, 100};
-            }),
-            "manifest.json: stages[0].functions[0].memory_plan.allocations[0]"
-            "[1]: expected -1 or an offset where 64 bytes fit in the arena of "
-            "128, found 100");
+  EXPECT_EQ(
+      errorAfter([](nlohmann::json &m) {
+        m["stages"][0]["functions"][0]["memory_plan"]["allocations"][0] = {64,
+                                                                           100};
+      }),
+      "manifest.json: stages[0].functions[0].memory_plan.allocations[0]"
+      "[1]: expected -1 or an offset where 64 bytes fit in the arena of "
+      "128, found 100");
 }
 
 TEST(Manifest, StageCostsOfTheCompilerAreCheckedAsTheManifestsAre) {
