@@ -11,7 +11,7 @@
 #include "passes/codegen/StageLibrary.h"
 #include "runtime/core/OutputFile.h"
 #include "runtime/core/Sha256.h"
-#include "runtime/package/Package.h"
+#include "runtime/package/Manifest.h"
 #include "runtime/package/StageCompiler.h"
 
 #include "dialects/nn/IR/NNOps.h"
@@ -20,10 +20,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,22 +37,22 @@ namespace pp {
 
 using namespace mlir;
 using namespace pp;
-using json = nlohmann::ordered_json;
 
 namespace {
 
-/// The manifest's dtype and shape of a tensor type (whose dtype
-/// EmitPackagePass::checkDtypes has checked).
-json describeType(Type type) {
+/// The manifest's tensor `name` in `role` of `type`, a ranked tensor of a
+/// runtime dtype (EmitPackagePass::checkDtypes has checked).
+runtime::TensorInfo describeValue(StringRef name, runtime::Role role,
+                                  Type type) {
   auto tensor = cast<RankedTensorType>(type);
-  return {{"dtype", getRuntimeDtype(tensor.getElementType())->manifestName.str()},
-          {"shape", tensor.getShape()}};
-}
-
-json describeValue(StringRef name, StringRef role, Type type) {
-  json value = {{"name", name.str()}, {"role", role.str()}};
-  value.update(describeType(type));
-  return value;
+  runtime::TensorInfo info;
+  info.name = name.str();
+  info.role = role;
+  std::string dtype =
+      getRuntimeDtype(tensor.getElementType())->manifestName.str();
+  pp_dtype_from_name(dtype.c_str(), &info.dtype);
+  info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  return info;
 }
 
 StringRef stringAttr(DictionaryAttr dict, StringRef name) {
@@ -67,64 +65,78 @@ StagePhase phaseOf(func::FuncOp function) {
   return function->getAttrOfType<StagePhaseAttr>(kPhaseAttrName).getValue();
 }
 
-/// The manifest's description of one stage function.
-json describeFunction(func::FuncOp function) {
-  json args = json::array(), results = json::array();
+/// The manifest's description of a value of `function` (`what`: "argument
+/// 2", "result 0") whose attributes are `attrs`; an error unless its role
+/// (kRoleAttrName) is one the runtime knows.
+FailureOr<runtime::TensorInfo> describeFunctionValue(func::FuncOp function,
+                                                     const Twine &what,
+                                                     DictionaryAttr attrs,
+                                                     Type type) {
+  std::optional<runtime::Role> role =
+      runtime::parseRole(stringAttr(attrs, kRoleAttrName).str());
+  if (!role)
+    return function.emitError()
+           << what << " has the role '" << stringAttr(attrs, kRoleAttrName)
+           << "', which the runtime does not know";
+  runtime::TensorInfo tensor =
+      describeValue(stringAttr(attrs, kNameAttrName), *role, type);
+  if (auto part = attrs.getAs<IntegerAttr>(kGradientPartAttrName))
+    tensor.part = part.getInt();
+  return tensor;
+}
+
+/// The manifest's description of one stage function (without its memory
+/// plan).
+FailureOr<runtime::StageFunctionInfo> describeFunction(func::FuncOp function) {
+  runtime::StageFunctionInfo info;
+  info.symbol = function.getSymName().str();
+  info.phase =
+      *runtime::parsePhase(stringifyStagePhase(phaseOf(function)).str());
   for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-    DictionaryAttr attrs = function.getArgAttrDict(i);
-    args.push_back(describeValue(stringAttr(attrs, kNameAttrName),
-                                 stringAttr(attrs, kRoleAttrName),
-                                 function.getArgumentTypes()[i]));
+    FailureOr<runtime::TensorInfo> arg = describeFunctionValue(
+        function, "argument " + Twine(i), function.getArgAttrDict(i),
+        function.getArgumentTypes()[i]);
+    if (failed(arg))
+      return failure();
+    info.args.push_back(*arg);
   }
   for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    DictionaryAttr attrs = function.getResultAttrDict(i);
-    json result = describeValue(stringAttr(attrs, kNameAttrName),
-                                stringAttr(attrs, kRoleAttrName),
-                                function.getResultTypes()[i]);
-    if (auto part = attrs ? attrs.getAs<IntegerAttr>(kGradientPartAttrName)
-                          : IntegerAttr())
-      result["part"] = part.getInt();
-    results.push_back(result);
+    FailureOr<runtime::TensorInfo> result = describeFunctionValue(
+        function, "result " + Twine(i), function.getResultAttrDict(i),
+        function.getResultTypes()[i]);
+    if (failed(result))
+      return failure();
+    info.results.push_back(*result);
   }
-  json messages = json::array();
   function.walk([&](Operation *op) {
-    json message;
+    runtime::MessageInfo message;
     if (auto send = dyn_cast<SendOp>(op))
-      message = {{"kind", "send"}, {"peer", send.getTo()}};
+      message = {true, static_cast<int64_t>(send.getTo()), {}};
     else if (auto recv = dyn_cast<RecvOp>(op))
-      message = {{"kind", "recv"}, {"peer", recv.getFrom()}};
+      message = {false, static_cast<int64_t>(recv.getFrom()), {}};
     else
       return;
-    json tensors = json::array();
     ArrayAttr names = op->getAttrOfType<ArrayAttr>("names");
     TypeRange types = isa<SendOp>(op) ? TypeRange(op->getOperandTypes())
                                       : TypeRange(op->getResultTypes());
-    for (auto [name, type] : llvm::zip(names, types)) {
-      json tensor = {{"name", cast<StringAttr>(name).str()}};
-      tensor.update(describeType(type));
-      tensors.push_back(tensor);
-    }
-    message["tensors"] = tensors;
-    messages.push_back(message);
+    for (auto [name, type] : llvm::zip(names, types))
+      message.tensors.push_back(describeValue(cast<StringAttr>(name).getValue(),
+                                              runtime::Role::None, type));
+    info.messages.push_back(std::move(message));
   });
-  return {{"function", function.getSymName().str()},
-          {"phase", stringifyStagePhase(phaseOf(function)).str()},
-          {"args", args},
-          {"results", results},
-          {"messages", messages}};
+  return info;
 }
 
-/// The manifest's "memory_plan" of a function lowered with `plan`
-/// (kMemoryPlanAttrName): {"arena_bytes", "allocations": [[bytes, offset],
-/// ...]}.
-json describeMemoryPlan(DictionaryAttr plan) {
-  json allocations = json::array();
+/// The memory plan of a function lowered with `plan` (kMemoryPlanAttrName).
+runtime::MemoryPlan describeMemoryPlan(DictionaryAttr plan) {
+  runtime::MemoryPlan described;
+  described.arenaBytes = plan.getAs<IntegerAttr>("arena_bytes").getInt();
   ArrayRef<int64_t> entries =
       plan.getAs<DenseI64ArrayAttr>("allocations").asArrayRef();
   for (size_t i = 0; i + 1 < entries.size(); i += 2)
-    allocations.push_back({entries[i], entries[i + 1]});
-  return {{"arena_bytes", plan.getAs<IntegerAttr>("arena_bytes").getInt()},
-          {"allocations", allocations}};
+    described.allocations.push_back(
+        {static_cast<uint64_t>(entries[i]), entries[i + 1]});
+  return described;
 }
 
 /// The whole size of axis `axis` of a table that `gather` holds one
@@ -174,65 +186,34 @@ std::optional<int64_t> indexBoundOf(Value input) {
   return bound;
 }
 
-/// The first string of `value` (a member name or a string value) that is
-/// not valid UTF-8, and its path (`stages[0].functions[1].args[2].name`);
-/// nullopt when every string is UTF-8, as JSON needs.
-std::optional<std::pair<std::string, std::string>>
-findInvalidUtf8(const json &value, const std::string &path) {
-  if (value.is_string()) {
-    const std::string &text = value.get_ref<const std::string &>();
-    if (!llvm::json::isUTF8(text))
-      return std::make_pair(path, text);
-  } else if (value.is_array()) {
-    for (size_t i = 0; i < value.size(); ++i)
-      if (auto found =
-              findInvalidUtf8(value[i], path + "[" + std::to_string(i) + "]"))
-        return found;
-  } else if (value.is_object()) {
-    for (const auto &member : value.items()) {
-      std::string memberPath =
-          path.empty() ? member.key() : path + "." + member.key();
-      if (!llvm::json::isUTF8(member.key()))
-        return std::make_pair(memberPath, member.key());
-      if (auto found = findInvalidUtf8(member.value(), memberPath))
-        return found;
-    }
-  }
-  return std::nullopt;
-}
-
-/// The import record's (kImportRecordAttrName) entries of `kind` as a
-/// manifest array: per entry {"name": NAME, `field`: its value as `value`
-/// gives it}; nullopt when the record has none of that kind.
+/// The import record's (kImportRecordAttrName) entries of `kind`, each
+/// name with its value as `value` gives it; none when the record has none
+/// of that kind.
 template <typename ValueOf>
-std::optional<json> importRecordEntries(ModuleOp module, StringRef kind,
-                                        const char *field, ValueOf value) {
+auto importRecordEntries(ModuleOp module, StringRef kind, ValueOf value) {
+  std::vector<std::pair<std::string, decltype(value(Attribute()))>> found;
   auto record = module->getAttrOfType<DictionaryAttr>(kImportRecordAttrName);
-  auto entries = record ? record.getAs<DictionaryAttr>(kind) : nullptr;
-  if (!entries)
-    return std::nullopt;
-  json array = json::array();
-  for (NamedAttribute entry : entries)
-    array.push_back(
-        {{"name", entry.getName().str()}, {field, value(entry.getValue())}});
-  return array;
+  if (auto entries = record ? record.getAs<DictionaryAttr>(kind) : nullptr)
+    for (NamedAttribute entry : entries)
+      found.emplace_back(entry.getName().str(), value(entry.getValue()));
+  return found;
 }
 
-/// The manifest's "held_constants": the floating-point tensors of the model
-/// that the import held constant, each with its element count.
-std::optional<json> heldConstants(ModuleOp module) {
-  return importRecordEntries(module, "held", "elements", [](Attribute count) {
+/// The floating-point tensors of the model that the import held constant,
+/// each with its element count.
+std::vector<std::pair<std::string, int64_t>> heldConstants(ModuleOp module) {
+  return importRecordEntries(module, "held", [](Attribute count) {
     return cast<IntegerAttr>(count).getInt();
   });
 }
 
-/// The manifest's "folded_parameters": trained tensors that an exporter
-/// folded from a parameter the model no longer has, each with that
-/// parameter's name.
-std::optional<json> foldedParameters(ModuleOp module) {
-  return importRecordEntries(module, "folded", "from", [](Attribute from) {
+/// Trained tensors that an exporter folded from a parameter the model no
+/// longer has, each with that parameter's name.
+std::map<std::string, std::string> foldedParameters(ModuleOp module) {
+  auto folded = importRecordEntries(module, "folded", [](Attribute from) {
     return cast<StringAttr>(from).str();
   });
+  return {folded.begin(), folded.end()};
 }
 
 struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
@@ -244,15 +225,17 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   }
 
   /// An entry of `pp.stage_costs` as JSON: numbers, strings, and arrays
-  /// and objects of them (a stage's boundary tensors).
-  static json costToJson(Attribute value) {
+  /// and objects of them (a stage's boundary tensors), for the runtime to
+  /// read as it reads the manifest's.
+  static nlohmann::json costToJson(Attribute value) {
     if (auto text = dyn_cast<StringAttr>(value))
       return text.str();
     if (auto number = dyn_cast<FloatAttr>(value))
       return number.getValueAsDouble();
     if (auto number = dyn_cast<IntegerAttr>(value))
       return number.getInt();
-    json result = isa<ArrayAttr>(value) ? json::array() : json::object();
+    nlohmann::json result = isa<ArrayAttr>(value) ? nlohmann::json::array()
+                                                  : nlohmann::json::object();
     if (auto array = dyn_cast<ArrayAttr>(value))
       for (Attribute element : array)
         result.push_back(costToJson(element));
@@ -268,7 +251,6 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
 
   LogicalResult emit() {
     ModuleOp module = getOperation();
-    files = json::object();
     if (dir.empty())
       return fail("pp-emit-package needs dir=DIRECTORY");
     auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
@@ -293,24 +275,24 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     if (failed(checkDtypes(module)))
       return failure();
 
-    json manifest;
-    manifest["format"] = "pp-pipeline-package";
-    manifest["version"] = runtime::kPackageFormatVersion;
-    manifest["num_stages"] = numStages;
-    json axes = json::array();
+    manifest.numStages = numStages;
+    std::vector<runtime::MeshAxis> axes;
     for (auto axis : mesh.getAxes().getAsRange<MeshAxisAttr>())
-      axes.push_back({{"name", axis.getName().str()},
-                      {"size", axis.getSize()},
-                      {"kind", stringifyAxisKind(axis.getKind()).str()}});
-    manifest["mesh"] = {{"axes", axes}};
+      axes.push_back(
+          {axis.getName().str(), axis.getSize(),
+           *runtime::parseAxisKind(stringifyAxisKind(axis.getKind()).str())});
+    try {
+      manifest.mesh = runtime::DeviceMesh(std::move(axes));
+    } catch (const std::runtime_error &problem) {
+      return fail("the mesh @" + kPipelineMeshName.str() + ": " +
+                  problem.what());
+    }
     if (mesh.getNumStages() != numStages)
       return fail("the mesh @" + kPipelineMeshName.str() + " places " +
                   Twine(mesh.getNumStages()) + " stages, but the program has " +
                   Twine(numStages) + " (pp.stage_costs)");
-    json stageRanks = json::array();
     for (int64_t stage = 0; stage < numStages; ++stage)
-      stageRanks.push_back(mesh.getStageRank(stage));
-    manifest["stage_ranks"] = stageRanks;
+      manifest.stageRanks.push_back(mesh.getStageRank(stage));
     // Each stage's functions in the order their phases run.
     std::vector<SmallVector<func::FuncOp>> functionsOf(numStages);
     for (auto function : module.getOps<func::FuncOp>()) {
@@ -323,7 +305,6 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                     Twine(numStages) + " stages");
       functionsOf[stage.getInt()].push_back(function);
     }
-    json stages = json::array();
     for (int64_t stage = 0; stage < numStages; ++stage) {
       SmallVector<func::FuncOp> &functions = functionsOf[stage];
       llvm::stable_sort(functions, [](func::FuncOp a, func::FuncOp b) {
@@ -332,155 +313,141 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       if (functions.empty() || phaseOf(functions.front()) != StagePhase::forward)
         return fail("stage " + Twine(stage) + " has no forward function; run "
                     "pp-outline-stages first");
-      json described = json::array();
-      for (func::FuncOp function : functions)
-        described.push_back(describeFunction(function));
-      stages.push_back({{"stage", stage}, {"functions", described}});
+      runtime::StageInfo &described = manifest.stages.emplace_back();
+      for (func::FuncOp function : functions) {
+        FailureOr<runtime::StageFunctionInfo> info = describeFunction(function);
+        if (failed(info))
+          return failure();
+        described.functions.push_back(std::move(*info));
+      }
     }
 
     // Parameters, inputs and labels, from the forward functions that take
     // them; parameter values go to parameters.bin in this order, written
     // from the module's blobs (no copy of the weights is assembled).
-    json parameters = json::array(), inputs = json::array(), labels;
     SmallVector<StringRef> values;
     uint64_t offset = 0;
     llvm::StringSet<> seenInputs;
-    // Each parameter's index in `parameters`.
+    // Each parameter's index in manifest.parameters.
     llvm::StringMap<size_t> heldAt;
     // Integer inputs that index a table: their bound on every stage.
     llvm::StringMap<int64_t> indexBounds;
-    // Forward-only: each output's description and stage, by name.
-    llvm::StringMap<json> outputsByName;
+    // Forward-only: each output and its stage, by name.
+    llvm::StringMap<runtime::OutputInfo> outputsByName;
+    bool labelled = false;
     for (int64_t stage = 0; stage < numStages; ++stage) {
       func::FuncOp function = functionsOf[stage].front();
-      for (unsigned i = 0; i < function.getNumResults(); ++i) {
-        DictionaryAttr attrs = function.getResultAttrDict(i);
-        if (stringAttr(attrs, kRoleAttrName) != kRoleOutput)
-          continue;
-        StringRef name = stringAttr(attrs, kNameAttrName);
-        json output = describeValue(name, kRoleOutput,
-                                    function.getResultTypes()[i]);
-        output.erase("role");
-        output["stage"] = stage;
-        outputsByName[name] = output;
-      }
+      const runtime::StageFunctionInfo &described =
+          manifest.stages[stage].functions.front();
+      for (const runtime::TensorInfo &result : described.results)
+        if (result.role == runtime::Role::Output)
+          outputsByName[result.name] = {result, stage};
       for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-        DictionaryAttr attrs = function.getArgAttrDict(i);
-        StringRef role = stringAttr(attrs, kRoleAttrName);
-        StringRef name = stringAttr(attrs, kNameAttrName);
-        Type type = function.getArgumentTypes()[i];
-        if (role == kRoleInput) {
+        const runtime::TensorInfo &arg = described.args[i];
+        if (arg.role == runtime::Role::Input) {
           if (std::optional<int64_t> bound =
                   indexBoundOf(function.getArgument(i))) {
-            auto [it, added] = indexBounds.try_emplace(name, *bound);
+            auto [it, added] = indexBounds.try_emplace(arg.name, *bound);
             it->second = std::min(it->second, *bound);
           }
-          if (!forwardOnly && seenInputs.insert(name).second)
-            inputs.push_back(describeValue(name, role, type));
+          if (!forwardOnly && seenInputs.insert(arg.name).second)
+            manifest.inputs.push_back(arg);
         }
-        if (role == kRoleLabel)
-          labels = describeValue(name, role, type);
-        if (role != kRoleParameter && role != kRoleFrozen &&
-            role != kRoleConstant)
+        if (arg.role == runtime::Role::Label) {
+          manifest.labels = arg;
+          labelled = true;
+        }
+        if (!runtime::isParameterRole(arg.role))
           continue;
         // A tied parameter, taken by several stages, is listed once: its
-        // first stage owns it, "stages" names every holder.
-        if (auto held = heldAt.find(name); held != heldAt.end()) {
-          json &entry = parameters[held->second];
-          if (!entry.contains("stages"))
-            entry["stages"] = json::array({entry["stage"]});
-          entry["stages"].push_back(stage);
+        // first stage owns it, `stages` names every holder.
+        if (auto held = heldAt.find(arg.name); held != heldAt.end()) {
+          manifest.parameters[held->second].stages.push_back(stage);
           continue;
         }
-        heldAt[name] = parameters.size();
-        json parameter = describeValue(name, role, type);
+        heldAt[arg.name] = manifest.parameters.size();
+        runtime::ParameterInfo parameter;
+        parameter.tensor = arg;
+        parameter.stage = stage;
+        parameter.stages = {stage};
+        DictionaryAttr attrs = function.getArgAttrDict(i);
         if (auto sharding = attrs.getAs<ShardingAttr>(kShardingAttrName))
-          if (failed(describeSharding(name, sharding,
-                                      cast<RankedTensorType>(type), mesh,
-                                      parameter)))
+          if (failed(describeSharding(
+                  arg.name, sharding,
+                  cast<RankedTensorType>(function.getArgumentTypes()[i]), mesh,
+                  parameter)))
             return failure();
-        parameter["stage"] = stage;
-        auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName);
-        if (init) {
+        if (auto init = attrs.getAs<DenseResourceElementsAttr>(kInitAttrName)) {
           AsmResourceBlob *data = init.getRawHandle().getBlob();
           if (!data)
-            return fail("the initial value of parameter '" + name +
+            return fail("the initial value of parameter '" + arg.name +
                         "' is missing (was the IR printed with elided "
                         "resources?)");
-          parameter["init"] = "file";
-          parameter["offset"] = offset;
-          parameter["bytes"] = data->getData().size();
+          parameter.fromFile = true;
+          parameter.offset = offset;
+          parameter.bytes = data->getData().size();
           offset += data->getData().size();
           values.push_back(
               StringRef(data->getData().data(), data->getData().size()));
-        } else {
-          parameter["init"] = "seeded_by_name";
         }
-        parameters.push_back(parameter);
+        manifest.parameters.push_back(std::move(parameter));
       }
     }
     if (forwardOnly) {
       // The model's inputs in its order, those no stage takes included.
       for (auto input :
            forwardOnly.getAs<ArrayAttr>("inputs").getAsRange<DictionaryAttr>())
-        inputs.push_back(describeValue(stringAttr(input, "name"), kRoleInput,
-                                       input.getAs<TypeAttr>("type").getValue()));
-      json outputs = json::array();
+        manifest.inputs.push_back(
+            describeValue(stringAttr(input, "name"), runtime::Role::Input,
+                          input.getAs<TypeAttr>("type").getValue()));
       for (auto name :
            forwardOnly.getAs<ArrayAttr>("outputs").getAsRange<StringAttr>()) {
         auto it = outputsByName.find(name.getValue());
         if (it == outputsByName.end())
           return fail("no stage returns the output '" + name.getValue() +
                       "'; run pp-outline-stages first");
-        outputs.push_back(it->second);
+        manifest.outputs.push_back(it->second);
       }
-      const json *first = inputs.empty() ? nullptr : &inputs.front()["shape"];
-      manifest["microbatch_size"] =
-          first && !first->empty() ? (*first)[0].get<int64_t>() : 1;
-      manifest["outputs"] = outputs;
+      const runtime::Shape *first =
+          manifest.inputs.empty() ? nullptr : &manifest.inputs.front().shape;
+      manifest.microbatchSize = first && !first->empty() ? first->front() : 1;
     } else {
-      if (labels.is_null())
+      if (!labelled)
         return fail("no stage takes the labels");
-      manifest["microbatch_size"] =
-          labels["shape"].empty() ? 1 : labels["shape"][0].get<int64_t>();
-      manifest["loss"] = {
-          {"kind", stringAttr(loss, "kind").str()},
-          {"output", stringAttr(loss, "output").str()},
-          {"ignore_index", loss.getAs<IntegerAttr>("ignore_index").getInt()}};
+      const runtime::Shape &labels = manifest.labels.shape;
+      manifest.microbatchSize = labels.empty() ? 1 : labels.front();
+      manifest.lossKind = stringAttr(loss, "kind").str();
+      manifest.lossOutput = stringAttr(loss, "output").str();
+      manifest.ignoreIndex = loss.getAs<IntegerAttr>("ignore_index").getInt();
       if (auto classes = loss.getAs<IntegerAttr>("classes"))
-        manifest["loss"]["classes"] = classes.getInt();
-      manifest["labels"] = labels;
+        manifest.lossClasses = classes.getInt();
     }
-    for (json &input : inputs) {
-      auto bound = indexBounds.find(input["name"].get<std::string>());
+    for (runtime::TensorInfo &input : manifest.inputs) {
+      auto bound = indexBounds.find(input.name);
       if (bound != indexBounds.end())
-        input["index_bound"] = bound->second;
+        input.indexBound = bound->second;
     }
-    manifest["inputs"] = inputs;
-    manifest["parameters"] = parameters;
-    if (std::optional<json> held = heldConstants(module))
-      manifest["held_constants"] = *held;
-    if (std::optional<json> folded = foldedParameters(module))
-      manifest["folded_parameters"] = *folded;
-    manifest["stages"] = stages;
-    json costs = json::array();
-    for (Attribute cost : stageCosts)
-      costs.push_back(costToJson(cost));
-    manifest["stage_costs"] = costs;
+    manifest.heldConstants = heldConstants(module);
+    manifest.foldedParameters = foldedParameters(module);
+    for (auto [stage, cost] : llvm::enumerate(stageCosts)) {
+      try {
+        manifest.stageCosts.push_back(runtime::readStageCost(
+            costToJson(cost),
+            kStageCostsAttrName.str() + "[" + std::to_string(stage) + "]"));
+      } catch (const std::runtime_error &problem) {
+        return fail(problem.what());
+      }
+    }
 
-    if (auto invalid = findInvalidUtf8(manifest, "")) {
-      std::string escaped;
-      llvm::raw_string_ostream os(escaped);
-      llvm::printEscapedString(invalid->second, os);
-      return fail("cannot write the manifest: " + invalid->first + " (\"" +
-                  escaped +
-                  "\") is not valid UTF-8, which JSON needs; rename it");
+    try {
+      runtime::checkManifestStrings(manifest);
+    } catch (const std::runtime_error &problem) {
+      return fail(problem.what());
     }
     // The files first, then their sizes and digests in the manifest, which
     // pp-run checks each file against before it uses it.
-    if (failed(writeFile("parameters.bin", values)))
+    if (failed(writeFile(runtime::kParametersFileName, values)))
       return failure();
-    json libraries;
     // Both targets make the same calls, so the CPU lowering's plans are the
     // package's.
     llvm::StringMap<DictionaryAttr> plans;
@@ -492,12 +459,11 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
                              target == runtime::StageTarget::Cpu ? &plans
                                                                  : nullptr)))
         return failure();
-      libraries[targetFiles.name] = {{"source", targetFiles.source}};
+      manifest.sourceTargets.insert(target);
     }
-    for (json &stage : manifest["stages"])
-      for (json &function : stage["functions"])
-        function["memory_plan"] = describeMemoryPlan(
-            plans.lookup(function["function"].get<std::string>()));
+    for (runtime::StageInfo &stage : manifest.stages)
+      for (runtime::StageFunctionInfo &function : stage.functions)
+        function.memoryPlan = describeMemoryPlan(plans.lookup(function.symbol));
     std::vector<runtime::StageTarget> compiled;
     if (compile)
       compiled.push_back(runtime::StageTarget::Cpu);
@@ -505,25 +471,18 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       compiled.push_back(runtime::StageTarget::Cuda);
     if (failed(compileLibraries(compiled)))
       return failure();
-    for (runtime::StageTarget target : compiled) {
-      const runtime::StageTargetFiles &targetFiles =
-          runtime::stageTargetFiles(target);
-      libraries[targetFiles.name]["library"] = targetFiles.library;
-    }
-    manifest["libraries"] = libraries;
-    manifest["files"] = files;
-
-    std::string text = manifest.dump(2) + "\n";
-    return writeFile("manifest.json", {text});
+    manifest.compiledTargets.insert(compiled.begin(), compiled.end());
+    return writeFile(runtime::kManifestFileName,
+                     {runtime::writeManifest(manifest)});
   }
 
-  /// Adds "global_shape" and "sharding" ({"axis", "dim", "blocks"}) to
-  /// `parameter`, the manifest's entry of parameter `name`, whose stage
-  /// functions take the shard of type `local` that `sharding` describes: the
-  /// runtime slices one dimension of the whole tensor over one tensor axis.
+  /// Sets the global shape and sharding of `parameter`, the manifest's
+  /// entry of parameter `name`, whose stage functions take the shard of
+  /// type `local` that `sharding` describes: the runtime slices one
+  /// dimension of the whole tensor over one tensor axis.
   LogicalResult describeSharding(StringRef name, ShardingAttr sharding,
                                  RankedTensorType local, MeshOp mesh,
-                                 json &parameter) {
+                                 runtime::ParameterInfo &parameter) {
     std::optional<std::pair<int64_t, MeshAxisAttr>> split;
     bool supported = !sharding.getPartial() || sharding.getPartial().empty();
     for (auto [dim, axes] : llvm::enumerate(sharding.getDims())) {
@@ -558,10 +517,9 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     if (!problem.empty())
       return fail("parameter '" + name + "': " + problem);
     auto [dim, axis] = *split;
-    parameter["global_shape"] = std::vector<int64_t>(global.begin(), global.end());
-    parameter["sharding"] = {{"axis", axis.getName().str()},
-                             {"dim", dim},
-                             {"blocks", sharding.getBlockCount(dim)}};
+    parameter.sharding = runtime::ParameterSharding{
+        axis.getName().str(), dim, sharding.getBlockCount(dim), axis.getSize(),
+        runtime::Shape(global.begin(), global.end())};
     return success();
   }
 
@@ -603,9 +561,9 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   }
 
   /// Writes the concatenation of `pieces` to the package file `name`; all
-  /// but the manifest are recorded in `files`, hashed as they are written
-  /// (no second read of parameters.bin) with the runtime's SHA-256, the one
-  /// pp-run checks them with.
+  /// but the manifest are recorded in the manifest's files, hashed as they are
+  /// written (no second read of parameters.bin) with the runtime's SHA-256, the
+  /// one pp-run checks them with.
   LogicalResult writeFile(StringRef name, ArrayRef<StringRef> pieces) {
     runtime::Sha256 digest;
     size_t bytes = 0;
@@ -620,15 +578,15 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
     } catch (const std::runtime_error &failure) {
       return fail(failure.what());
     }
-    if (name != "manifest.json")
+    if (name != runtime::kManifestFileName)
       record(name, bytes, digest.hex());
     return success();
   }
 
   /// Records the size and SHA-256 (hex digits) of the package file `name`
-  /// in `files`.
+  /// in the manifest.
   void record(StringRef name, size_t bytes, std::string sha256) {
-    files[name.str()] = {{"bytes", bytes}, {"sha256", std::move(sha256)}};
+    manifest.files[name.str()] = {bytes, std::move(sha256)};
   }
 
   /// Records a file another program wrote (a compiled library), read in
@@ -682,8 +640,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
   }
 
   std::string packageDir;
-  /// The size and SHA-256 of each file written so far, but the manifest.
-  json files;
+  /// What the manifest records, filled as the package is written.
+  runtime::Manifest manifest;
 };
 
 } // namespace

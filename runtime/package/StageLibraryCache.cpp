@@ -36,10 +36,11 @@ std::string verifiedSource(const Package &package, StageTarget target) {
   auto recorded = package.files.find(name);
   if (recorded == package.files.end())
     fail("invalid pipeline package '" + package.directory + "': " + name +
-         " is not among the files manifest.json records; compile it again");
+         " is not among the files " + kManifestFileName +
+         " records; compile it again");
   InputFile file = InputFile::open(package.directory + "/" + name,
                                    "the package's source");
-  problem = digestProblem(name, file, recorded->second, "manifest.json");
+  problem = digestProblem(name, file, recorded->second, kManifestFileName);
   if (!problem.empty())
     fail("invalid pipeline package '" + package.directory + "': " + problem +
          ": the package is damaged; compile it again");

@@ -57,3 +57,34 @@ module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = 
     return
   }
 }
+
+// -----
+
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+  // expected-error @+1 {{argument 1 has the role 'weight', which the runtime does not know}}
+  func.func @stage0_forward(%y: tensor<2xf32> {pp.name = "y", pp.role = "label"}, %w: tensor<2xf32> {pp.name = "w", pp.role = "weight"}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+}
+
+// -----
+
+// pp.stage_costs is read as the manifest's stage_costs is.
+// expected-error @+1 {{pp.stage_costs[0]: unknown field "flop" (expected backward_input_us, backward_weight_us, boundary, }}
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{flop = 1.0 : f64}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+  func.func @stage0_forward(%y: tensor<2xf32> {pp.name = "y", pp.role = "label"}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{pp.stage_costs[0].rank: expected an integer, found 1.5}}
+module attributes {pp.loss = {ignore_index = -100 : i64, kind = "mse", output = "y"}, pp.stage_costs = [{rank = 1.5 : f64}]} {
+  pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+  func.func @stage0_forward(%y: tensor<2xf32> {pp.name = "y", pp.role = "label"}) attributes {pp.stage = 0 : i64, pp.phase = #pp.phase<forward>} {
+    return
+  }
+}

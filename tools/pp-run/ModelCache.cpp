@@ -187,16 +187,19 @@ std::string digestOfFile(const std::string &path) {
 /// its manifest does not match the digest recorded beside it or does not
 /// load, or a file does not match its digest; "" when it is whole.
 std::string damageOf(const std::string &directory) {
-  if (!llvm::sys::fs::exists(directory + "/manifest.json"))
-    return "it has no manifest.json";
+  using pp::runtime::kManifestFileName;
+  std::string manifest = directory + "/" + kManifestFileName;
+  if (!llvm::sys::fs::exists(manifest))
+    return std::string("it has no ") + kManifestFileName;
   std::string recorded;
   try {
     recorded = pp::runtime::readInputFile(manifestDigestPath(directory),
                                           "the manifest's digest");
   } catch (const std::runtime_error &) {
   }
-  if (recorded.empty() || recorded != digestOfFile(directory + "/manifest.json"))
-    return "its manifest.json does not match the SHA-256 recorded in '" +
+  if (recorded.empty() || recorded != digestOfFile(manifest))
+    return std::string("its ") + kManifestFileName +
+           " does not match the SHA-256 recorded in '" +
            manifestDigestPath(directory) + "'";
   try {
     pp::runtime::Package package = pp::runtime::Package::load(directory);
@@ -486,9 +489,10 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     llvm::sys::fs::create_directories(root + "/.digests",
                                       /*IgnoreExisting=*/true,
                                       llvm::sys::fs::perms::owner_all);
-    pp::runtime::writeOutputFile(manifestDigestPath(packageDir),
-                                 digestOfFile(staging + "/manifest.json"),
-                                 "the manifest's digest", 0600);
+    pp::runtime::writeOutputFile(
+        manifestDigestPath(packageDir),
+        digestOfFile(staging + "/" + pp::runtime::kManifestFileName),
+        "the manifest's digest", 0600);
   } catch (const std::runtime_error &failure) {
     llvm::sys::fs::remove_directories(staging);
     problem = failure.what();

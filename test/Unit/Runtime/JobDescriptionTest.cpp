@@ -2,43 +2,17 @@
 
 #include "runtime/training/JobDescription.h"
 
+#include "FieldCount.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <optional>
-#include <type_traits>
-#include <utility>
 
 using namespace pp::runtime;
+using pp::runtime::test::fieldCount;
 
 namespace {
-
-template <typename T> struct IsOptional : std::false_type {};
-template <typename T> struct IsOptional<std::optional<T>> : std::true_type {};
-
-/// Converts to any member type (an optional through its own constructor),
-/// so that T{AnyField, ...} compiles for up to T's field count.
-struct AnyField {
-  template <typename T,
-            typename = std::enable_if_t<!IsOptional<std::decay_t<T>>::value>>
-  operator T() const;
-};
-
-template <typename T, typename... Fields>
-constexpr auto braceable(int) -> decltype(T{std::declval<Fields>()...}, true) {
-  return true;
-}
-template <typename T, typename... Fields> constexpr bool braceable(...) {
-  return false;
-}
-
-/// The number of fields of the aggregate T.
-template <typename T, typename... Fields> constexpr size_t fieldCount() {
-  if constexpr (braceable<T, Fields..., AnyField>(0))
-    return fieldCount<T, Fields..., AnyField>();
-  else
-    return sizeof...(Fields);
-}
 
 // A new field must be written and read by JobDescription.cpp, and set to a
 // value other than its default in nonDefaultJob() below; then update its

@@ -771,6 +771,38 @@ TEST(Package, MemoryPlansAndSavedBytesEstimatesAreRead) {
   EXPECT_FALSE(package.estimatedSavedBytes[1].has_value());
 }
 
+TEST(Package, StageCostsGiveEstimatesOnlyWhenEveryStageHasTimes) {
+  json value = manifest();
+  json timed = {{"rank", 1},
+                {"forward_us", 4.0},
+                {"backward_input_us", 2.0},
+                {"estimated_us", 8.0},
+                {"saved_bytes", 32.0},
+                {"in_flight", 2},
+                {"first_node", "fc2"},
+                {"boundary", {{{"bytes", 16.0}, {"name", "h"}}}}};
+  value["stage_costs"] = {timed, timed};
+  Package package = Package::load(writePackage(value));
+  ASSERT_EQ(package.stageEstimates.size(), 2u);
+  const StageEstimate &estimate = package.stageEstimates[1];
+  EXPECT_EQ(estimate.rank, 1);
+  EXPECT_DOUBLE_EQ(estimate.forwardSeconds, 4e-6);
+  EXPECT_DOUBLE_EQ(estimate.backwardInputSeconds, 2e-6);
+  EXPECT_EQ(estimate.backwardWeightSeconds, 0.0);
+  EXPECT_DOUBLE_EQ(estimate.totalSeconds, 8e-6);
+  EXPECT_EQ(estimate.savedBytes, 32.0);
+  EXPECT_EQ(estimate.inFlight, 2);
+  EXPECT_EQ(estimate.firstNode, "fc2");
+  EXPECT_EQ(estimate.lastNode, "");
+  EXPECT_EQ(estimate.boundary,
+            (std::vector<std::pair<std::string, double>>{{"h", 16.0}}));
+  value["stage_costs"][1].erase("forward_us");
+  package = Package::load(writePackage(value));
+  EXPECT_TRUE(package.stageEstimates.empty());
+  EXPECT_EQ(package.estimatedSavedBytes,
+            (std::vector<std::optional<double>>{32.0, 32.0}));
+}
+
 TEST(Package, MemoryPlansStayInsideTheirArena) {
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["memory_plan"] = {
