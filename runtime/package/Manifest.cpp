@@ -450,6 +450,7 @@ const std::pair<const char *, StageCostMember> kStageCostFields[] = {
     {"backward_weight_us", &StageCost::backwardWeightMicros},
     {"boundary", &StageCost::boundary},
     {"bytes", &StageCost::bytes},
+    {"data_parallel", &StageCost::dataParallel},
     {"estimated_us", &StageCost::estimatedMicros},
     {"first_node", &StageCost::firstNode},
     {"flops", &StageCost::flops},
@@ -461,10 +462,12 @@ const std::pair<const char *, StageCostMember> kStageCostFields[] = {
     {"optimizer_bytes", &StageCost::optimizerBytes},
     {"parameter_bytes", &StageCost::parameterBytes},
     {"parameter_count", &StageCost::parameterCount},
+    {"peak_bytes", &StageCost::peakBytes},
     {"rank", &StageCost::rank},
     {"saved_bytes", &StageCost::savedBytes},
     {"schedule", &StageCost::schedule},
     {"sent_bytes", &StageCost::sentBytes},
+    {"zero_level", &StageCost::zeroLevel},
 };
 
 /// The members of a boundary entry of a stage cost.

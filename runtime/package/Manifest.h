@@ -199,6 +199,10 @@ struct StageCost {
   std::optional<int64_t> inFlight;
   std::optional<double> parameterCount, parameterBytes, gradientBytes,
       optimizerBytes;
+  /// The data-parallel degree and ZeRO level the memory assumed, and the
+  /// stage's simulated peak bytes under them.
+  std::optional<int64_t> dataParallel, zeroLevel;
+  std::optional<double> peakBytes;
   std::optional<double> estimatedMicros, forwardMicros, backwardInputMicros,
       backwardWeightMicros;
   /// The schedule and microbatches the estimate assumed.

@@ -65,15 +65,15 @@ bool operator==(const StageCost &a, const StageCost &b) {
   return std::tie(a.rank, a.firstNode, a.lastNode, a.flops, a.bytes,
                   a.sentBytes, a.boundary, a.savedBytes, a.inFlight,
                   a.parameterCount, a.parameterBytes, a.gradientBytes,
-                  a.optimizerBytes, a.estimatedMicros, a.forwardMicros,
-                  a.backwardInputMicros, a.backwardWeightMicros, a.schedule,
-                  a.microbatches) ==
+                  a.optimizerBytes, a.dataParallel, a.zeroLevel, a.peakBytes,
+                  a.estimatedMicros, a.forwardMicros, a.backwardInputMicros,
+                  a.backwardWeightMicros, a.schedule, a.microbatches) ==
          std::tie(b.rank, b.firstNode, b.lastNode, b.flops, b.bytes,
                   b.sentBytes, b.boundary, b.savedBytes, b.inFlight,
                   b.parameterCount, b.parameterBytes, b.gradientBytes,
-                  b.optimizerBytes, b.estimatedMicros, b.forwardMicros,
-                  b.backwardInputMicros, b.backwardWeightMicros, b.schedule,
-                  b.microbatches);
+                  b.optimizerBytes, b.dataParallel, b.zeroLevel, b.peakBytes,
+                  b.estimatedMicros, b.forwardMicros, b.backwardInputMicros,
+                  b.backwardWeightMicros, b.schedule, b.microbatches);
 }
 } // namespace pp::runtime
 
@@ -92,7 +92,7 @@ static_assert(fieldCount<StageInfo>() == 1, "StageInfo changed");
 static_assert(fieldCount<ParameterSharding>() == 5,
               "ParameterSharding changed");
 static_assert(fieldCount<ParameterInfo>() == 8, "ParameterInfo changed");
-static_assert(fieldCount<StageCost>() == 19, "StageCost changed");
+static_assert(fieldCount<StageCost>() == 22, "StageCost changed");
 static_assert(fieldCount<MeshAxis>() == 3, "MeshAxis changed");
 static_assert(fieldCount<FileDigest>() == 2, "FileDigest changed");
 static_assert(fieldCount<MemoryPlan>() == 2, "MemoryPlan changed");
@@ -233,6 +233,9 @@ Manifest trainingManifest() {
   cost.parameterBytes = 56;
   cost.gradientBytes = 56;
   cost.optimizerBytes = 112;
+  cost.dataParallel = 2;
+  cost.zeroLevel = 3;
+  cost.peakBytes = 336;
   cost.estimatedMicros = 12.25;
   cost.forwardMicros = 4;
   cost.backwardInputMicros = 5;
