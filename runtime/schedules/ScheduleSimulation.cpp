@@ -26,7 +26,8 @@ std::string costsProblem(const StageCosts &costs, int64_t stages) {
              std::to_string(stages);
   for (auto [name, values] :
        {std::make_pair("parameterBytes", &costs.parameterBytes),
-        std::make_pair("trainableBytes", &costs.trainableBytes)})
+        std::make_pair("trainableBytes", &costs.trainableBytes),
+        std::make_pair("inputToWeightBytes", &costs.inputToWeightBytes)})
     if (!values->empty() && static_cast<int64_t>(values->size()) != stages)
       return std::string("the stage costs give ") + name + " for " +
              std::to_string(values->size()) +
@@ -185,15 +186,16 @@ private:
     int64_t s = action.stage;
     double input = costs.backwardInput[s], weight = costs.backwardWeight[s];
     double saved = costs.savedBytes[s], freed = costs.savedForInputBytes[s];
+    double kept = stageValue(costs.inputToWeightBytes, s);
     switch (action.kind) {
     case ActionKind::Forward:
       return {costs.forward[s], saved};
     case ActionKind::Backward:
       return {input + weight, -saved};
     case ActionKind::BackwardInput:
-      return {input, -freed};
+      return {input, kept - freed};
     case ActionKind::BackwardWeight:
-      return {weight, freed - saved};
+      return {weight, freed - saved - kept};
     default:
       return {costs.forward[s], 0};
     }

@@ -31,6 +31,10 @@ struct StageCosts {
   /// rest.
   std::vector<double> savedBytes;
   std::vector<double> savedForInputBytes;
+  /// Bytes a BackwardInput keeps for its BackwardWeight (the values the
+  /// weight half takes from the input half), freed by the BackwardWeight;
+  /// empty: none.
+  std::vector<double> inputToWeightBytes;
   /// Seconds a message between two ranks takes (0: free).
   double messageSeconds = 0;
   /// Seconds of the Optimizer action on each rank (0: free).

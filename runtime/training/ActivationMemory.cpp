@@ -20,14 +20,55 @@ StageMemory &StageMemory::operator+=(const StageMemory &other) {
   return *this;
 }
 
+namespace {
+
+/// The bytes of the Saved results of `function`.
+uint64_t savedResultBytes(const StageFunctionInfo &function) {
+  uint64_t bytes = 0;
+  for (const TensorInfo &result : function.results)
+    if (result.role == Role::Saved)
+      bytes += tensorBytes(result.dtype, result.shape).value_or(0);
+  return bytes;
+}
+
+/// Whether `function` takes the value `name`.
+bool takes(const StageFunctionInfo &function, const std::string &name) {
+  return std::any_of(function.args.begin(), function.args.end(),
+                     [&](const TensorInfo &arg) { return arg.name == name; });
+}
+
+} // namespace
+
+SavedBytes savedBytesOf(const Package &package, int64_t stage) {
+  SavedBytes saved;
+  const StageFunctionInfo *forward = nullptr, *input = nullptr,
+                          *weight = nullptr;
+  for (const StageFunctionInfo &function : package.stages[stage].functions) {
+    if (function.phase == Phase::Forward)
+      forward = &function;
+    if (function.phase == Phase::BackwardInput)
+      input = &function;
+    if (function.phase == Phase::BackwardWeight)
+      weight = &function;
+  }
+  if (!forward)
+    return saved;
+  saved.forward = savedResultBytes(*forward);
+  if (!input || !weight)
+    return saved;
+  saved.inputToWeight = savedResultBytes(*input);
+  for (const TensorInfo &result : forward->results)
+    if (result.role == Role::Saved && !takes(*weight, result.name))
+      saved.freedByInputHalf +=
+          tensorBytes(result.dtype, result.shape).value_or(0);
+  return saved;
+}
+
 StageMemory stageMemory(const Package &package, int64_t stage,
                         const std::vector<Action> &rankActions) {
   StageMemory memory;
   const StageInfo &info = package.stages[stage];
-  for (const TensorInfo &result : info.functions.front().results)
-    if (result.role == Role::Saved)
-      memory.savedBytesPerMicrobatch +=
-          tensorBytes(result.dtype, result.shape).value_or(0);
+  memory.savedBytesPerMicrobatch = savedBytesOf(package, stage).forward;
   for (const StageFunctionInfo &function : info.functions)
     if (function.memoryPlan)
       memory.arenaBytes += function.memoryPlan->arenaBytes;

@@ -44,6 +44,21 @@ struct StageMemory {
   StageMemory &operator+=(const StageMemory &other);
 };
 
+/// What a stage's training functions hold between them per microbatch, by
+/// the shapes the manifest gives (not an estimate).
+struct SavedBytes {
+  /// The values its forward saves for the backward.
+  uint64_t forward = 0;
+  /// Of those, the ones a split backward's input half takes last (it frees
+  /// them); 0 for an unsplit backward.
+  uint64_t freedByInputHalf = 0;
+  /// The values the input half saves for the weight half.
+  uint64_t inputToWeight = 0;
+};
+
+/// The SavedBytes of `stage` of `package`.
+SavedBytes savedBytesOf(const Package &package, int64_t stage);
+
 /// The activation memory of `stage` of `package` when its rank runs
 /// `rankActions` (its row of the action table).
 StageMemory stageMemory(const Package &package, int64_t stage,

@@ -272,16 +272,19 @@ void ParameterStore::prepareGradientReduction() {
 }
 
 void ParameterStore::beginStep() {
-  for (auto &[key, sum] : sums) {
-    backend.zero(sum.placed.tensor);
+  for (auto &[key, sum] : sums)
     sum.left = sum.perStep;
-  }
   reducer->begin();
 }
 
 void ParameterStore::addGradient(const TensorInfo &result,
                                  pp_tensor *contribution) {
   GradientSum &sum = sums.at({result.name, result.part});
+  // Zeroed at the step's first contribution, not before its forwards: a
+  // gradient released between steps (ZeRO-2 and up) comes back only when
+  // the backward needs it.
+  if (sum.left == sum.perStep)
+    backend.zero(sum.placed.tensor);
   backend.accumulate(sum.placed.tensor, contribution);
   if (--sum.left == 0)
     backend.fetch(sum.placed.tensor, sum.host);

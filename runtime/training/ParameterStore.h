@@ -79,7 +79,8 @@ public:
     return gradients;
   }
 
-  /// Zeroes the gradient sums for a new step and starts its reduction.
+  /// Starts a step: its gradient sums await their contributions, and its
+  /// reduction begins.
   void beginStep();
   /// Adds a microbatch's `contribution`, the stage function result
   /// `result`, to its gradient sum; once its step's last contribution is

@@ -3,6 +3,7 @@
 #include "runtime/training/PipelinePlan.h"
 
 #include "runtime/core/InputFile.h"
+#include "runtime/training/ActivationMemory.h"
 #include "runtime/schedules/ScheduleFile.h"
 
 #include <fstream>
@@ -84,13 +85,17 @@ MessageGraph messageGraphOf(const Package &package) {
 }
 
 StageCosts estimatedCosts(const Package &package) {
-  if (!package.stageEstimates.empty())
-    return costsOf(package.stageEstimates);
-  // Equal times; the saved bytes where the manifest has them.
-  StageCosts costs = StageCosts::uniform(package.numStages, 1, 1, 1);
-  for (size_t s = 0; s < package.estimatedSavedBytes.size(); ++s)
-    if (package.estimatedSavedBytes[s])
-      costs.savedBytes[s] = *package.estimatedSavedBytes[s];
+  // Equal times where the manifest has no estimates.
+  StageCosts costs = package.stageEstimates.empty()
+                         ? StageCosts::uniform(package.numStages, 1, 1, 1)
+                         : costsOf(package.stageEstimates);
+  costs.inputToWeightBytes.clear();
+  for (int64_t s = 0; s < package.numStages; ++s) {
+    SavedBytes saved = savedBytesOf(package, s);
+    costs.savedBytes[s] = static_cast<double>(saved.forward);
+    costs.savedForInputBytes[s] = static_cast<double>(saved.freedByInputHalf);
+    costs.inputToWeightBytes.push_back(static_cast<double>(saved.inputToWeight));
+  }
   return costs;
 }
 

@@ -42,9 +42,10 @@ struct PipelinePlan {
 /// The messages between `package`'s stages, by compute action.
 MessageGraph messageGraphOf(const Package &package);
 
-/// The package's estimated seconds and saved bytes per stage
-/// (stage_costs); equal costs (forward 1, each backward half 1) where the
-/// manifest has none.
+/// The package's estimated seconds and state bytes per stage
+/// (stage_costs; equal times, forward 1 and each backward half 1, where
+/// the manifest has none), with the activation bytes its functions' shapes
+/// give (savedBytesOf).
 StageCosts estimatedCosts(const Package &package);
 
 /// Builds and checks the tables `choice` gives for `package` with

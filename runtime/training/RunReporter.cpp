@@ -3,6 +3,7 @@
 #include "runtime/training/RunReporter.h"
 
 #include "runtime/training/ActivationMemory.h"
+#include "runtime/training/Optimizer.h"
 #include "runtime/training/Trace.h"
 
 #include <sys/resource.h>
@@ -84,7 +85,12 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       "in_flight_microbatches",
       "activation_bytes",
       "arena_bytes",
-      "heap_tensor_allocations_per_step"};
+      "heap_tensor_allocations_per_step",
+      "measured_peak_bytes",
+      "measured_peak_activation_bytes",
+      "predicted_peak_bytes",
+      "predicted_peak_activation_bytes"};
+  std::optional<HeldBytes> predicted = predictedPeak();
   std::vector<double> mine = {
       static_cast<double>(facts.elementsRead),
       static_cast<double>(facts.resident.parameters),
@@ -96,7 +102,11 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       static_cast<double>(memory.inFlightMicrobatches),
       static_cast<double>(memory.activationBytes()),
       static_cast<double>(facts.usesArenas ? memory.arenaBytes : 0),
-      static_cast<double>(facts.heapAllocationsPerStep)};
+      static_cast<double>(facts.heapAllocationsPerStep),
+      facts.measuredPeak.total(),
+      facts.measuredPeak.activations,
+      predicted ? predicted->total() : -1,
+      predicted ? predicted->activations : -1};
   int64_t ranks = world.worldSize();
   size_t count = fields.size();
   std::vector<double> all(count * ranks, 0.0);
@@ -293,6 +303,24 @@ void RunReporter::printActivationMemory(bool usesArenas) {
         << "), arenas " << mib(usesArenas ? memory.arenaBytes : 0);
   }
   log << std::endl;
+}
+
+/// What this rank holds at its peak in the simulation of its schedule with
+/// the package's estimated stage costs (pp-partition's), its data
+/// parallelism and the run's optimizer: what --report predicts. None for a
+/// package without estimates.
+std::optional<HeldBytes> RunReporter::predictedPeak() const {
+  const Package &package = context.package;
+  if (package.stageEstimates.empty())
+    return std::nullopt;
+  StageCosts costs = estimatedCosts(package);
+  costs.dataParallel = {context.groups.dataParallelSize,
+                        context.options.zeroLevel};
+  costs.optimizerStatePerByte = static_cast<double>(
+      optimizerBufferNames(context.options.optimizer).size());
+  SimulatedStep step =
+      simulateSchedule(plan.training, plan.layout, plan.messages, costs);
+  return step.peakMemory.at(context.stages.rank());
 }
 
 /// Job rank `rank`'s coordinates on the mesh: "(pp0,dp1)".

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -44,6 +45,8 @@ struct RankFacts {
   bool usesArenas = false;
   /// Tensors the stage functions allocated on their own in a step.
   int64_t heapAllocationsPerStep = 0;
+  /// The most it held in a training step (StepExecutor::peakHeld).
+  HeldBytes measuredPeak;
 };
 
 /// What a run reports; every rank makes one, job rank 0 writes.
@@ -72,7 +75,8 @@ public:
   void reportEval(int64_t step, double loss, int64_t tokens, int64_t batches,
                   double seconds);
   /// Writes (rank 0) the metrics' `ranks` line: `mine` from every rank,
-  /// with its activation memory (ActivationMemory.h), peak resident memory
+  /// with its activation memory (ActivationMemory.h), peak resident memory,
+  /// the peak the schedule's simulation predicts for it (predictedPeak)
   /// and mesh coordinates. Every rank calls it.
   void reportRankFacts(const RankFacts &mine);
   /// Gathers every rank's spans to job rank 0, which writes the trace file
@@ -96,6 +100,7 @@ private:
   void printPipeline();
   void printActivationMemory(bool usesArenas);
   std::string coordinatesOf(int64_t rank) const;
+  std::optional<HeldBytes> predictedPeak() const;
 
   RankContext context;
   const PipelinePlan &plan;

@@ -99,8 +99,24 @@ void StepExecutor::run(const std::vector<Action> &actions,
       tracer.span(actionKindName(action.kind), action, start);
     }
     }
+    if (data.batch.training)
+      measureHeld(data);
   }
   context.backend.finishStep();
+}
+
+/// Updates the peak with what the rank holds now.
+void StepExecutor::measureHeld(const MicrobatchData &data) {
+  ResidentBytes resident = context.parameters.residentBytes();
+  HeldBytes now;
+  now.parameters = static_cast<double>(resident.parameters);
+  now.gradients = static_cast<double>(resident.gradients);
+  now.optimizerState = static_cast<double>(resident.optimizerState);
+  for (const auto &[key, values] : data.saved)
+    for (const auto &[name, tensor] : values)
+      now.activations += static_cast<double>(pp_tensor_nbytes(tensor.get()));
+  if (now.total() > peak.total())
+    peak = now;
 }
 
 /// Runs one stage function over `args` for microbatch `microbatch` of

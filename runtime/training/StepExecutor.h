@@ -15,6 +15,7 @@
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/package/Package.h"
 #include "runtime/schedules/Schedule.h"
+#include "runtime/schedules/ScheduleSimulation.h"
 #include "runtime/training/ActionTracer.h"
 #include "runtime/training/Backend.h"
 #include "runtime/training/BatchRef.h"
@@ -86,6 +87,10 @@ public:
   /// Tensors the stage functions allocated on their own (not from an
   /// arena) so far.
   int64_t heapAllocations() const { return heapTensors; }
+  /// The most this rank held in training steps so far, measured after each
+  /// action: its parameters, gradients and optimizer state as resident in
+  /// memory (ParameterStore::residentBytes) and the saved values alive.
+  const HeldBytes &peakHeld() const { return peak; }
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
@@ -97,6 +102,7 @@ private:
                   int64_t microbatch);
   void runFunction(int64_t stage, size_t f, int64_t mb, MicrobatchData &data);
   void awaitMessages(const Action &recv, const BatchRef &batch);
+  void measureHeld(const MicrobatchData &data);
 
   ExecutionContext context;
   /// Moves the stage functions' messages between stages.
@@ -107,6 +113,7 @@ private:
   /// The arena of each stage function with a memory plan, by symbol.
   std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
   int64_t heapTensors = 0;
+  HeldBytes peak;
 };
 
 } // namespace pp::runtime

@@ -125,7 +125,8 @@ public:
       }
     }
     reporter.reportRankFacts({data.elementsRead(), parameters.residentBytes(),
-                              executor.usesArenas(), heapAllocationsPerStep});
+                              executor.usesArenas(), heapAllocationsPerStep,
+                              executor.peakHeld()});
     if (parameters.shardsValues())
       parameters.gatherValues();
     if (reporter.tracer().spans())
