@@ -6,6 +6,10 @@
  * - pp_frame_arg borrows argument i; pp_frame_result takes ownership of
  *   result i; pp_frame_release destroys a tensor the code owns.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
+ * - pp_frame_device is the device the function runs on, and
+ *   pp_frame_queue_handle its queue (runtime/device/Queue.h): the
+ *   cudaStream_t that CUDA kernels, the fused loops' included, launch on
+ *   and allocate in the order of; NULL on the host.
  * - pp_frame_profile_begin(frame, kind)/pp_frame_profile_end(frame) bracket
  *   every kernel call and message: `kind` is the callee's name without its
  *   prefix ("matmul", "softmax_grad", "send", "recv"), a literal. When the
@@ -83,6 +87,8 @@ void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
                    const char *name);
 pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                          pp_dtype dtype, int64_t rank, const int64_t *shape);
+const pp_device *pp_frame_device(pp_frame *frame);
+void *pp_frame_queue_handle(pp_frame *frame);
 void pp_frame_profile_begin(pp_frame *frame, const char *kind);
 void pp_frame_profile_end(pp_frame *frame);
 

@@ -18,6 +18,7 @@
 
 #include "runtime/core/Error.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
+#include "runtime/cuda/CudaFrame.h"
 #include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/Frame.h"
 
@@ -38,28 +39,30 @@ struct TensorDeleter {
 };
 using OwnedTensor = std::unique_ptr<pp_tensor, TensorDeleter>;
 
-/// A copy of `tensor` in `allocator`'s memory (host memory for null),
-/// copied as `direction` says; null with the error recorded in `frame`.
+/// A copy of device tensor `tensor` in host memory (`toHost`), or of host
+/// tensor `tensor` on the device of the frame's kernel queue, copied in that
+/// queue's order; null with the error recorded in `frame`.
 OwnedTensor copyTensor(pp_frame *frame, const char *kernel, pp_tensor *tensor,
-                       const pp_allocator *allocator,
-                       cudaMemcpyKind direction) {
-  pp_tensor *copy = nullptr;
+                       bool toHost) {
   Shape shape = shapeOf(tensor);
-  pp_status status =
-      allocator
-          ? pp_tensor_create_in(allocator, pp_tensor_dtype(tensor),
-                                pp_tensor_rank(tensor), shape.data(), &copy)
-          : pp_tensor_create(pp_tensor_dtype(tensor), pp_tensor_rank(tensor),
-                             shape.data(), &copy);
-  if (status != PP_OK) {
+  pp_dtype dtype = pp_tensor_dtype(tensor);
+  pp_tensor *copy = nullptr;
+  if (!toHost) {
+    copy = newDeviceTensor(frame, dtype, shape);
+  } else if (pp_tensor_create(dtype, pp_tensor_rank(tensor), shape.data(),
+                              &copy) != PP_OK) {
     failFrame(frame, std::string(kernel) + ": " + pp_last_error());
-    return nullptr;
   }
+  if (!copy)
+    return nullptr;
   OwnedTensor owned(copy);
   size_t bytes = pp_tensor_nbytes(tensor);
-  if (bytes > 0 && cudaMemcpy(pp_tensor_data(copy), pp_tensor_data(tensor),
-                              bytes, direction) != cudaSuccess) {
-    failFrame(frame, std::string(kernel) + ": cudaMemcpy failed");
+  cudaStream_t stream = kernelStream(frame);
+  if (bytes > 0 &&
+      (cudaMemcpyAsync(pp_tensor_data(copy), pp_tensor_data(tensor), bytes,
+                       cudaMemcpyDefault, stream) != cudaSuccess ||
+       (toHost && cudaStreamSynchronize(stream) != cudaSuccess))) {
+    failFrame(frame, std::string(kernel) + ": cudaMemcpyAsync failed");
     return nullptr;
   }
   return owned;
@@ -77,8 +80,7 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
   for (size_t i = 0; i < N; ++i) {
     if (!inputs[i])
       return nullptr; // An earlier call failed and said why.
-    owned[i] =
-        copyTensor(frame, kernel, inputs[i], nullptr, cudaMemcpyDeviceToHost);
+    owned[i] = copyTensor(frame, kernel, inputs[i], /*toHost=*/true);
     if (!owned[i])
       return nullptr;
     hostInputs[i] = owned[i].get();
@@ -90,9 +92,7 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
     failFrame(frame, hostFrame.error);
   if (!result)
     return nullptr;
-  return copyTensor(frame, kernel, result.get(), pp_cuda_tensor_allocator(),
-                    cudaMemcpyHostToDevice)
-      .release();
+  return copyTensor(frame, kernel, result.get(), /*toHost=*/false).release();
 }
 
 /// Every device's `input` (a device tensor), stacked in group order as
@@ -104,19 +104,14 @@ OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
                            bool &hostOnly) {
   Shape stacked = shapeOf(input);
   stacked.insert(stacked.begin(), group.size());
-  pp_tensor *all = nullptr;
-  if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(input),
-                          static_cast<int64_t>(stacked.size()), stacked.data(),
-                          &all) != PP_OK) {
-    failFrame(frame, std::string(kernel) + ": " + pp_last_error());
+  pp_tensor *all = newDeviceTensor(frame, pp_tensor_dtype(input), stacked);
+  if (!all)
     return nullptr;
-  }
   OwnedTensor gathered(all);
   try {
-    // The kernels' stream: the legacy default stream.
     hostOnly =
         !group.allGatherOnDevice(pp_tensor_data(input), pp_tensor_nbytes(input),
-                                 pp_tensor_data(all), nullptr);
+                                 pp_tensor_data(all), kernelStream(frame));
   } catch (const std::exception &error) {
     failFrame(frame, std::string(kernel) + ": " + error.what());
     return nullptr;

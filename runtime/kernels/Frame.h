@@ -19,6 +19,7 @@
 namespace pp::runtime {
 
 class MemoryArena;
+class Queue;
 
 /// Moves named tensors between stages for pp_frame_send/pp_frame_recv.
 class MessageChannel {
@@ -54,9 +55,9 @@ public:
   /// bytes), in group order. Throws std::runtime_error on a failure.
   virtual void allGather(const void *mine, size_t bytes, void *all) = 0;
   /// allGather on device memory, queued on the CUDA stream `stream` (a
-  /// cudaStream_t; null for the legacy default stream, where the CUDA
-  /// kernels run) after the work queued there, with the work queued there
-  /// later waiting for it. Returns false, doing nothing, where the group
+  /// cudaStream_t: the frame's queue's, where the CUDA kernels run) after
+  /// the work queued there, with the work queued there later waiting for
+  /// it. Returns false, doing nothing, where the group
   /// cannot (a group over host memory): the caller stages through the host.
   /// Throws std::runtime_error on a failure.
   virtual bool allGatherOnDevice(const void * /*mine*/, size_t /*bytes*/,
@@ -67,8 +68,8 @@ public:
 
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on
 /// failure. With an arena, the frame's memory plan places it; else (and
-/// for what the plan says outlives the call) the frame's allocator makes
-/// it.
+/// for what the plan says outlives the call) the allocator of the frame's
+/// queue makes it (zero-filled host memory for a frame without a queue).
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape);
 
@@ -216,8 +217,11 @@ struct pp_frame {
   /// The tensor-parallel group of the calling rank; null where the stage
   /// function has no collectives (a package without a tensor axis).
   pp::runtime::CollectiveGroup *collectives = nullptr;
-  /// Where kernels and receives allocate; null for host memory.
-  const pp_allocator *allocator = nullptr;
+  /// The queue the stage function's work runs on, on the device it runs
+  /// on: kernels and receives allocate in its order (its
+  /// tensorAllocator), CUDA kernels launch on its stream. Null for the
+  /// host, with zero-filled memory (a frame that no backend configured).
+  pp::runtime::Queue *queue = nullptr;
   /// Serves the call's allocations by its memory plan; null for none (all
   /// from `allocator`). After a failure the plan's order no longer holds:
   /// allocations come from `allocator`.
