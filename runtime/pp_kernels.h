@@ -44,12 +44,14 @@
  * call (the frame's position, runtime/kernels/Frame.h), keyed by its run
  * seed, step and first sample; otherwise it copies.
  *
- * The collectives of tensor parallelism (all_reduce, all_gather,
- * reduce_scatter, shard_slice, sharded_gather(_grad),
- * sharded_cross_entropy(_grad): the pp ops of the same names, without their
- * mesh and axes) run over the frame's group (frame->collectives), which
- * every device of the group calls with its own tensors; without a group
- * they fail the frame. `reduction` is 0 (sum), 1 (max) or 2 (min), as
+ * The collectives (all_reduce, all_gather, reduce_scatter, shard_slice,
+ * sharded_gather(_grad), sharded_cross_entropy(_grad): the pp ops of the
+ * same names, without their mesh, which is the frame's) take their `axes`
+ * as a key, the mesh axes' names in the IR's order joined by "," ("tp",
+ * "dp,tp"), and run over the frame's group of those axes
+ * (runtime/kernels/Frame.h: collectiveGroups), which every device of the
+ * group calls with its own tensors; without such a group they fail the
+ * frame. `reduction` is 0 (sum), 1 (max) or 2 (min), as
  * pp.ReductionKind. Every device gets the same bits: values are exchanged
  * and combined in group order, sums in double.
  *
@@ -219,25 +221,29 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
                              double ratio);                                    \
   pp_tensor *prefix##all_reduce(pp_frame *frame, pp_tensor *input,             \
-                                int reduction);                                \
+                                const char *axes, int reduction);              \
   pp_tensor *prefix##all_gather(pp_frame *frame, pp_tensor *input,             \
-                                int64_t blocks, int64_t dim);                  \
+                                const char *axes, int64_t blocks,              \
+                                int64_t dim);                                  \
   pp_tensor *prefix##reduce_scatter(pp_frame *frame, pp_tensor *input,         \
-                                    int64_t blocks, int64_t dim,               \
-                                    int reduction);                            \
+                                    const char *axes, int64_t blocks,          \
+                                    int64_t dim, int reduction);               \
   pp_tensor *prefix##shard_slice(pp_frame *frame, pp_tensor *input,            \
-                                 int64_t blocks, int64_t dim);                 \
+                                 const char *axes, int64_t blocks,             \
+                                 int64_t dim);                                 \
   pp_tensor *prefix##sharded_gather(pp_frame *frame, pp_tensor *data,          \
-                                    pp_tensor *indices, int64_t axis);         \
+                                    pp_tensor *indices, const char *axes,      \
+                                    int64_t axis);                             \
   pp_tensor *prefix##sharded_gather_grad(                                      \
-      pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
-      int64_t data_shape_count, const int64_t *data_shape);                    \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *indices, const char *axes,  \
+      int64_t axis, int64_t data_shape_count, const int64_t *data_shape);      \
   pp_tensor *prefix##sharded_cross_entropy(pp_frame *frame, pp_tensor *logits, \
                                            pp_tensor *labels,                  \
+                                           const char *axes,                   \
                                            int64_t ignore_index);              \
   pp_tensor *prefix##sharded_cross_entropy_grad(                               \
       pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
-      int64_t ignore_index);
+      const char *axes, int64_t ignore_index);
 
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)

@@ -69,7 +69,7 @@ OwnedTensor copyTensor(pp_frame *frame, const char *kernel, pp_tensor *tensor,
 }
 
 /// `host(hostFrame, hostInputs)` on host copies of the device tensors
-/// `inputs`, with a frame over `frame`'s group, and its result copied to the
+/// `inputs`, with a frame over `frame`'s groups, and its result copied to the
 /// device; null after an earlier failure or with the error recorded.
 template <size_t N, typename HostKernel>
 pp_tensor *throughHost(pp_frame *frame, const char *kernel,
@@ -86,6 +86,7 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
     hostInputs[i] = owned[i].get();
   }
   pp_frame hostFrame;
+  hostFrame.collectiveGroups = frame->collectiveGroups;
   hostFrame.collectives = frame->collectives;
   OwnedTensor result(host(&hostFrame, hostInputs));
   if (!hostFrame.error.empty())
@@ -119,15 +120,17 @@ OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
   return hostOnly ? nullptr : std::move(gathered);
 }
 
-/// A collective of device tensor `input` over the frame's group:
+/// A collective of device tensor `input` over the frame's group of `axes`:
 /// `plan(group)` checks the arguments (false, with the error recorded,
 /// stops), then `combine(gathered, group)` makes the result from every
 /// device's `input` gathered on the device (gatherOnDevice); where the
 /// group gathers host memory only, `staged()` makes it through the host.
 template <typename Plan, typename Combine, typename Staged>
 pp_tensor *collective(pp_frame *frame, const char *kernel, pp_tensor *input,
-                      Plan plan, Combine combine, Staged staged) {
-  CollectiveGroup *group = input ? collectiveGroup(frame, kernel) : nullptr;
+                      const char *axes, Plan plan, Combine combine,
+                      Staged staged) {
+  CollectiveGroup *group =
+      input ? collectiveGroup(frame, kernel, axes) : nullptr;
   if (!group || !plan(*group))
     return nullptr;
   bool hostOnly = false;
@@ -140,8 +143,9 @@ pp_tensor *collective(pp_frame *frame, const char *kernel, pp_tensor *input,
 /// all_reduce (without `scatter`) or reduce_scatter of `input`, as
 /// pp_cpu_all_reduce and pp_cpu_reduce_scatter compute it.
 pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
-                            pp_tensor *input, int reduction, bool scatter,
-                            int64_t blocks = 1, int64_t dim = 0) {
+                            pp_tensor *input, const char *axes, int reduction,
+                            bool scatter, int64_t blocks = 1,
+                            int64_t dim = 0) {
   std::optional<ShardLayout> layout;
   Shape whole = input ? shapeOf(input) : Shape();
   auto plan = [&](CollectiveGroup &group) {
@@ -161,12 +165,12 @@ pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
   auto staged = [&] {
     return throughHost<1>(
         frame, kernel, {input}, [&](pp_frame *host, auto &in) {
-          return scatter ? pp_cpu_reduce_scatter(host, in[0], blocks, dim,
-                                                 reduction)
-                         : pp_cpu_all_reduce(host, in[0], reduction);
+          return scatter ? pp_cpu_reduce_scatter(host, in[0], axes, blocks,
+                                                 dim, reduction)
+                         : pp_cpu_all_reduce(host, in[0], axes, reduction);
         });
   };
-  return collective(frame, kernel, input, plan, combine, staged);
+  return collective(frame, kernel, input, axes, plan, combine, staged);
 }
 
 } // namespace
@@ -174,13 +178,13 @@ pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
 extern "C" {
 
 pp_tensor *pp_cuda_all_reduce(pp_frame *frame, pp_tensor *input,
-                              int reduction) {
-  return reduceCollective(frame, "all_reduce", input, reduction,
+                              const char *axes, int reduction) {
+  return reduceCollective(frame, "all_reduce", input, axes, reduction,
                           /*scatter=*/false);
 }
 
-pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input, int64_t blocks,
-                              int64_t dim) {
+pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input,
+                              const char *axes, int64_t blocks, int64_t dim) {
   const char *kernel = "all_gather";
   std::optional<ShardLayout> layout;
   Shape whole;
@@ -195,64 +199,69 @@ pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input, int64_t blocks,
   auto staged = [&] {
     return throughHost<1>(frame, kernel, {input},
                           [&](pp_frame *host, auto &in) {
-                            return pp_cpu_all_gather(host, in[0], blocks, dim);
+                            return pp_cpu_all_gather(host, in[0], axes, blocks,
+                                                     dim);
                           });
   };
-  return collective(frame, kernel, input, plan, combine, staged);
+  return collective(frame, kernel, input, axes, plan, combine, staged);
 }
 
 pp_tensor *pp_cuda_reduce_scatter(pp_frame *frame, pp_tensor *input,
-                                  int64_t blocks, int64_t dim, int reduction) {
-  return reduceCollective(frame, "reduce_scatter", input, reduction,
+                                  const char *axes, int64_t blocks, int64_t dim,
+                                  int reduction) {
+  return reduceCollective(frame, "reduce_scatter", input, axes, reduction,
                           /*scatter=*/true, blocks, dim);
 }
 
 pp_tensor *pp_cuda_shard_slice(pp_frame *frame, pp_tensor *input,
-                               int64_t blocks, int64_t dim) {
-  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
+                               const char *axes, int64_t blocks, int64_t dim) {
+  std::optional<ShardCopy> slice =
+      shardSliceCopy(frame, input, axes, blocks, dim);
   return slice ? copyOnDevice(frame, "shard_slice", slice->copy, input,
                               slice->shape)
                : nullptr;
 }
 
 pp_tensor *pp_cuda_sharded_gather(pp_frame *frame, pp_tensor *data,
-                                  pp_tensor *indices, int64_t axis) {
+                                  pp_tensor *indices, const char *axes,
+                                  int64_t axis) {
   return throughHost<2>(
       frame, "sharded_gather", {data, indices}, [&](pp_frame *host, auto &in) {
-        return pp_cpu_sharded_gather(host, in[0], in[1], axis);
+        return pp_cpu_sharded_gather(host, in[0], in[1], axes, axis);
       });
 }
 
 pp_tensor *pp_cuda_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
-                                       pp_tensor *indices, int64_t axis,
-                                       int64_t data_shape_count,
+                                       pp_tensor *indices, const char *axes,
+                                       int64_t axis, int64_t data_shape_count,
                                        const int64_t *data_shape) {
   return throughHost<2>(frame, "sharded_gather_grad", {grad, indices},
                         [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_gather_grad(
-                              host, in[0], in[1], axis, data_shape_count,
-                              data_shape);
+                              host, in[0], in[1], axes, axis,
+                              data_shape_count, data_shape);
                         });
 }
 
 pp_tensor *pp_cuda_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
-                                         pp_tensor *labels,
+                                         pp_tensor *labels, const char *axes,
                                          int64_t ignore_index) {
   return throughHost<2>(frame, "sharded_cross_entropy", {logits, labels},
                         [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_cross_entropy(
-                              host, in[0], in[1], ignore_index);
+                              host, in[0], in[1], axes, ignore_index);
                         });
 }
 
 pp_tensor *pp_cuda_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                               pp_tensor *logits,
                                               pp_tensor *labels,
+                                              const char *axes,
                                               int64_t ignore_index) {
   return throughHost<3>(frame, "sharded_cross_entropy_grad",
                         {grad, logits, labels}, [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_cross_entropy_grad(
-                              host, in[0], in[1], in[2], ignore_index);
+                              host, in[0], in[1], in[2], axes, ignore_index);
                         });
 }
 

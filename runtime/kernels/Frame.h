@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -43,7 +44,8 @@ public:
 
 /// The devices that a stage function's collectives (pp.all_reduce,
 /// pp.all_gather, pp.reduce_scatter, pp.shard_slice and the sharded gather
-/// and cross-entropy) span: the ranks of the caller's tensor-parallel group.
+/// and cross-entropy) span: the ranks that differ from the caller only in
+/// the coordinates of the mesh axes the collective names.
 class CollectiveGroup {
 public:
   virtual ~CollectiveGroup() = default;
@@ -214,8 +216,16 @@ struct pp_frame {
   std::vector<pp_tensor *> args;
   std::vector<pp_tensor *> results;
   pp::runtime::MessageChannel *channel = nullptr;
-  /// The tensor-parallel group of the calling rank; null where the stage
-  /// function has no collectives (a package without a tensor axis).
+  /// The groups of the stage function's collectives by the mesh axes they
+  /// span, keyed as the generated calls name them (collectiveAxesKey in
+  /// CollectiveAxes.h: the axes' names in the IR's order, joined by ","); a
+  /// collective over axes
+  /// without a group fails the frame.
+  std::map<std::string, pp::runtime::CollectiveGroup *, std::less<>>
+      collectiveGroups;
+  /// The group over the package's tensor axes, for a caller that keys no
+  /// groups: while `collectiveGroups` is empty, every collective runs on it
+  /// (null where the stage function has no collectives).
   pp::runtime::CollectiveGroup *collectives = nullptr;
   /// The queue the stage function's work runs on, on the device it runs
   /// on: kernels and receives allocate in its order (its
