@@ -5,6 +5,7 @@
 #include "runtime/device/Device.h"
 #include "runtime/device/Queue.h"
 #include "runtime/kernels/Frame.h"
+#include "runtime/training/Backend.h"
 
 #include <gtest/gtest.h>
 
@@ -228,6 +229,35 @@ TEST(DeviceTest, AFrameAllocatesInItsQueuesOrderOnItsDevice) {
   for (int i = 0; i < 300; ++i)
     ASSERT_EQ(values[i], 0.0f);
   pp_frame_release(&bare, zeroed);
+}
+
+TEST(DeviceTest, TheCpuBackendWorksOnTheHostsQueue) {
+  Communicator world(RendezvousInfo{});
+  std::unique_ptr<Backend> backend = createCpuBackend(world);
+  pp_frame frame;
+  backend->configure(frame, 0, 0);
+  EXPECT_EQ(frame.queue, &hostDevice().defaultQueue());
+  EXPECT_EQ(pp_frame_device(&frame), pp_host_device());
+
+  const int64_t shape[] = {3};
+  std::vector<float> hostValues = {1, 2, 3}, otherValues = {10, 20, 30};
+  pp_tensor *host = nullptr, *other = nullptr;
+  ASSERT_EQ(pp_tensor_borrow(hostValues.data(), PP_DTYPE_F32, 1, shape, &host),
+            PP_OK);
+  ASSERT_EQ(
+      pp_tensor_borrow(otherValues.data(), PP_DTYPE_F32, 1, shape, &other),
+      PP_OK);
+  TensorPtr copy;
+  EXPECT_EQ(backend->place(host, copy), host); // The host is where it runs.
+  EXPECT_FALSE(copy);
+  backend->accumulate(host, other);
+  EXPECT_EQ(hostValues, (std::vector<float>{11, 22, 33}));
+  backend->fetch(other, host);
+  EXPECT_EQ(hostValues, otherValues);
+  backend->zero(other);
+  EXPECT_EQ(otherValues, (std::vector<float>{0, 0, 0}));
+  pp_tensor_destroy(host);
+  pp_tensor_destroy(other);
 }
 
 } // namespace
