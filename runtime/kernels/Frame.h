@@ -219,8 +219,7 @@ struct pp_frame {
   /// The groups of the stage function's collectives by the mesh axes they
   /// span, keyed as the generated calls name them (collectiveAxesKey in
   /// CollectiveAxes.h: the axes' names in the IR's order, joined by ","); a
-  /// collective over axes
-  /// without a group fails the frame.
+  /// collective over axes without a group fails the frame.
   std::map<std::string, pp::runtime::CollectiveGroup *, std::less<>>
       collectiveGroups;
   /// The group over the package's tensor axes, for a caller that keys no
@@ -233,10 +232,11 @@ struct pp_frame {
   /// host, with zero-filled memory (a frame that no backend configured).
   pp::runtime::Queue *queue = nullptr;
   /// Serves the call's allocations by its memory plan; null for none (all
-  /// from `allocator`). After a failure the plan's order no longer holds:
-  /// allocations come from `allocator`.
+  /// from the queue's allocator). After a failure the plan's order no
+  /// longer holds: allocations come from the queue's allocator.
   pp::runtime::MemoryArena *arena = nullptr;
-  /// Tensors this call allocated from `allocator` (not from the arena).
+  /// Tensors this call allocated from the queue's allocator (not from the
+  /// arena).
   int64_t heapAllocations = 0;
   pp::runtime::RunPosition position;
   std::string error;
