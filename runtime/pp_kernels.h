@@ -6,6 +6,10 @@
  * - pp_frame_arg borrows argument i; pp_frame_result takes ownership of
  *   result i; pp_frame_release destroys a tensor the code owns.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
+ * - pp_frame_device is the device the function runs on, and
+ *   pp_frame_queue_handle its queue (runtime/device/Queue.h): the
+ *   cudaStream_t that CUDA kernels, the fused loops' included, launch on
+ *   and allocate in the order of; NULL on the host.
  * - pp_frame_profile_begin(frame, kind)/pp_frame_profile_end(frame) bracket
  *   every kernel call and message: `kind` is the callee's name without its
  *   prefix ("matmul", "softmax_grad", "send", "recv"), a literal. When the
@@ -40,12 +44,14 @@
  * call (the frame's position, runtime/kernels/Frame.h), keyed by its run
  * seed, step and first sample; otherwise it copies.
  *
- * The collectives of tensor parallelism (all_reduce, all_gather,
- * reduce_scatter, shard_slice, sharded_gather(_grad),
- * sharded_cross_entropy(_grad): the pp ops of the same names, without their
- * mesh and axes) run over the frame's group (frame->collectives), which
- * every device of the group calls with its own tensors; without a group
- * they fail the frame. `reduction` is 0 (sum), 1 (max) or 2 (min), as
+ * The collectives (all_reduce, all_gather, reduce_scatter, shard_slice,
+ * sharded_gather(_grad), sharded_cross_entropy(_grad): the pp ops of the
+ * same names, without their mesh, which is the frame's) take their `axes`
+ * as a key, the mesh axes' names in the IR's order joined by "," ("tp",
+ * "dp,tp"), and run over the frame's group of those axes
+ * (runtime/kernels/Frame.h: collectiveGroups), which every device of the
+ * group calls with its own tensors; without such a group they fail the
+ * frame. `reduction` is 0 (sum), 1 (max) or 2 (min), as
  * pp.ReductionKind. Every device gets the same bits: values are exchanged
  * and combined in group order, sums in double.
  *
@@ -83,6 +89,8 @@ void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
                    const char *name);
 pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                          pp_dtype dtype, int64_t rank, const int64_t *shape);
+const pp_device *pp_frame_device(pp_frame *frame);
+void *pp_frame_queue_handle(pp_frame *frame);
 void pp_frame_profile_begin(pp_frame *frame, const char *kind);
 void pp_frame_profile_end(pp_frame *frame);
 
@@ -213,25 +221,29 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
                              double ratio);                                    \
   pp_tensor *prefix##all_reduce(pp_frame *frame, pp_tensor *input,             \
-                                int reduction);                                \
+                                const char *axes, int reduction);              \
   pp_tensor *prefix##all_gather(pp_frame *frame, pp_tensor *input,             \
-                                int64_t blocks, int64_t dim);                  \
+                                const char *axes, int64_t blocks,              \
+                                int64_t dim);                                  \
   pp_tensor *prefix##reduce_scatter(pp_frame *frame, pp_tensor *input,         \
-                                    int64_t blocks, int64_t dim,               \
-                                    int reduction);                            \
+                                    const char *axes, int64_t blocks,          \
+                                    int64_t dim, int reduction);               \
   pp_tensor *prefix##shard_slice(pp_frame *frame, pp_tensor *input,            \
-                                 int64_t blocks, int64_t dim);                 \
+                                 const char *axes, int64_t blocks,             \
+                                 int64_t dim);                                 \
   pp_tensor *prefix##sharded_gather(pp_frame *frame, pp_tensor *data,          \
-                                    pp_tensor *indices, int64_t axis);         \
+                                    pp_tensor *indices, const char *axes,      \
+                                    int64_t axis);                             \
   pp_tensor *prefix##sharded_gather_grad(                                      \
-      pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
-      int64_t data_shape_count, const int64_t *data_shape);                    \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *indices, const char *axes,  \
+      int64_t axis, int64_t data_shape_count, const int64_t *data_shape);      \
   pp_tensor *prefix##sharded_cross_entropy(pp_frame *frame, pp_tensor *logits, \
                                            pp_tensor *labels,                  \
+                                           const char *axes,                   \
                                            int64_t ignore_index);              \
   pp_tensor *prefix##sharded_cross_entropy_grad(                               \
       pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
-      int64_t ignore_index);
+      const char *axes, int64_t ignore_index);
 
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)

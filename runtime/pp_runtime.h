@@ -49,37 +49,73 @@ const char *pp_dtype_name(pp_dtype dtype);
  * PP_ERROR_INVALID_ARGUMENT for another name. */
 pp_status pp_dtype_from_name(const char *name, pp_dtype *out);
 
-/* A dense, row-major host tensor: one that owns its buffer (64-byte-aligned)
- * or one that borrows it (pp_tensor_borrow). */
+/* The kinds of device a tensor's memory can live on. */
+typedef enum pp_device_kind {
+  PP_DEVICE_CPU = 0,
+  PP_DEVICE_CUDA = 1,
+} pp_device_kind;
+
+/* A device of the runtime's device layer (runtime/device/Device.h): the
+ * host (pp_host_device) or a GPU. Tensors record the one their memory lives
+ * on (pp_tensor_device). */
+typedef struct pp_device pp_device;
+
+/* The host: the one CPU device of the process, ordinal 0. */
+const pp_device *pp_host_device(void);
+/* What kind of device `device` is. */
+pp_device_kind pp_device_get_kind(const pp_device *device);
+/* The device's index among the devices of its kind (a CUDA device's
+ * number; 0 for the host). */
+int pp_device_ordinal(const pp_device *device);
+/* "cpu" or "cuda"; "unknown" for an unknown value. */
+const char *pp_device_kind_name(pp_device_kind kind);
+
+/* A dense, row-major tensor on a device: one that owns its buffer (64-byte-
+ * aligned on the host) or one that borrows it (pp_tensor_borrow). */
 typedef struct pp_tensor pp_tensor;
 
-/* Allocates a zero-filled tensor. `shape` holds `rank` non-negative sizes
- * (it may be NULL when rank is 0). */
+/* Allocates a zero-filled host tensor. `shape` holds `rank` non-negative
+ * sizes (it may be NULL when rank is 0). */
 pp_status pp_tensor_create(pp_dtype dtype, int64_t rank, const int64_t *shape,
                            pp_tensor **out);
-/* Where a tensor's buffer lives: pp_tensor_create uses zero-filled host
- * memory; the CUDA runtime passes device memory functions. `allocate`
- * returns NULL when it cannot. */
-typedef struct pp_allocator {
-  void *(*allocate)(size_t bytes);
-  void (*release)(void *data);
-} pp_allocator;
+
+/* Where a tensor's buffer lives and how it is made and freed: `allocate`
+ * returns `bytes` of memory on `device` (NULL when it cannot), `release`
+ * frees what it returned; both are given the allocator itself, so that
+ * `context` (the allocator's own state, such as the queue whose order its
+ * allocations follow) reaches them. A NULL `device` is the host.
+ * pp_tensor_create uses zero-filled host memory; the device layer's queues
+ * make allocators in their order (a CUDA queue: stream-ordered device
+ * memory). */
+typedef struct pp_allocator pp_allocator;
+struct pp_allocator {
+  void *(*allocate)(const pp_allocator *self, size_t bytes);
+  void (*release)(const pp_allocator *self, void *data);
+  const pp_device *device;
+  void *context;
+};
 
 /* Uninitialized, 64-byte-aligned host memory that the calling thread
  * reuses after it is freed: what kernels allocate their results from. */
 const pp_allocator *pp_host_cache_allocator(void);
 
 /* Like pp_tensor_create, with the buffer from `allocator` (not zeroed
- * unless the allocator zeroes it). */
+ * unless the allocator zeroes it), on the allocator's device. The allocator
+ * must outlive the tensor. */
 pp_status pp_tensor_create_in(const pp_allocator *allocator, pp_dtype dtype,
                               int64_t rank, const int64_t *shape,
                               pp_tensor **out);
 
-/* A tensor over `data`, which its caller owns and keeps alive until the
- * tensor is destroyed (which leaves `data` alone): a view of part of a
+/* A host tensor over `data`, which its caller owns and keeps alive until
+ * the tensor is destroyed (which leaves `data` alone): a view of part of a
  * larger buffer, such as a stage's flat parameters. */
 pp_status pp_tensor_borrow(void *data, pp_dtype dtype, int64_t rank,
                            const int64_t *shape, pp_tensor **out);
+
+/* pp_tensor_borrow for memory on `device` (a GPU's memory, say). */
+pp_status pp_tensor_borrow_on(const pp_device *device, void *data,
+                              pp_dtype dtype, int64_t rank,
+                              const int64_t *shape, pp_tensor **out);
 
 /* Frees a tensor; NULL is ignored. */
 void pp_tensor_destroy(pp_tensor *tensor);
@@ -90,6 +126,8 @@ const int64_t *pp_tensor_shape(const pp_tensor *tensor);
 int64_t pp_tensor_numel(const pp_tensor *tensor);
 size_t pp_tensor_nbytes(const pp_tensor *tensor);
 void *pp_tensor_data(pp_tensor *tensor);
+/* The device the tensor's memory lives on (never NULL). */
+const pp_device *pp_tensor_device(const pp_tensor *tensor);
 
 /* Row-major single-precision GEMM:
  *   C[m x n] = alpha * op(A) * op(B) + beta * C

@@ -163,7 +163,9 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
       os << "}\n";
       return code;
     }
-    os << "  " << name << "_kernel<<<" << (elements + 255) / 256 << ", 256>>>("
+    os << "  " << name << "_kernel<<<" << (elements + 255) / 256
+       << ", 256, 0, static_cast<cudaStream_t>(pp_frame_queue_handle(frame))"
+          ">>>("
        << pointers(fusion, false) << ");\n"
        << "  if (!pp_cuda_launched(frame, \"" << name << "\")) {\n";
     writeReleaseResults(os, "    ", std::to_string(numResults));

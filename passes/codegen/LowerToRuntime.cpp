@@ -17,6 +17,7 @@
 #include "passes/codegen/Passes.h"
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/pipeline/CostModel.h"
+#include "runtime/kernels/CollectiveAxes.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -310,8 +311,9 @@ private:
   /// a unit flag: 0), then, for an op with several results, the index of the
   /// result the call computes. An op whose only operand is variadic (it has
   /// no operand segment sizes) passes its tensors as a count and an array.
-  /// A collective (pp::CollectiveKernel) passes no `mesh` and `axes`: its
-  /// kernel runs over the frame's group.
+  /// A collective (pp::CollectiveKernel) passes no `mesh` (the frame's) and
+  /// its `axes` as a key (collectiveAxesKey): its kernel runs over the
+  /// frame's group of those axes.
   LogicalResult lowerKernelCall(Operation *op) {
     if (std::string problem = kernelElementTypeProblem(op); !problem.empty()) {
       StringAttr node = op->getAttrOfType<StringAttr>(kNodeAttrName);
@@ -343,9 +345,16 @@ private:
     bool collective = op->hasTrait<CollectiveKernel>();
     for (StringAttr name : op->getName().getAttributeNames()) {
       if (name.getValue() == kOperandSegments ||
-          (collective && llvm::is_contained({"mesh", "axes"}, name.getValue())))
+          (collective && name.getValue() == "mesh"))
         continue;
       Attribute attr = op->getAttr(name);
+      if (collective && name.getValue() == "axes") {
+        std::vector<std::string> axes;
+        for (Attribute axis : cast<ArrayAttr>(attr))
+          axes.push_back(cast<StringAttr>(axis).getValue().str());
+        arguments.push_back(stringLiteral(pp::runtime::collectiveAxesKey(axes)));
+        continue;
+      }
       if (failed(appendAttributeArguments(op, name, attr, arguments)))
         return failure();
     }

@@ -7,15 +7,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/HostCache.h"
+
 #include "runtime/pp_runtime.h"
 
 #include <cstdlib>
 #include <unordered_map>
 #include <vector>
 
+using namespace pp::runtime;
+
 namespace {
 
-constexpr size_t kAlignment = 64;
 constexpr size_t kMaxCachedBytes = size_t(1) << 31;
 
 /// This thread's freed buffers by padded size, and the padded size of each
@@ -38,11 +41,13 @@ Cache &threadCache() {
 }
 
 size_t padded(size_t bytes) {
-  size_t size = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  return size == 0 ? kAlignment : size;
+  size_t size = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  return size == 0 ? kHostAlignment : size;
 }
 
-void *allocateCached(size_t bytes) {
+} // namespace
+
+void *pp::runtime::allocateCachedHost(size_t bytes) {
   Cache &cache = threadCache();
   size_t size = padded(bytes);
   auto it = cache.free.find(size);
@@ -53,13 +58,13 @@ void *allocateCached(size_t bytes) {
     cache.sizes[buffer] = size;
     return buffer;
   }
-  void *buffer = std::aligned_alloc(kAlignment, size);
+  void *buffer = std::aligned_alloc(kHostAlignment, size);
   if (buffer)
     cache.sizes[buffer] = size;
   return buffer;
 }
 
-void releaseCached(void *buffer) {
+void pp::runtime::releaseCachedHost(void *buffer) {
   Cache &cache = threadCache();
   auto it = cache.sizes.find(buffer);
   if (it == cache.sizes.end()) {
@@ -77,7 +82,18 @@ void releaseCached(void *buffer) {
   cache.cachedBytes += size;
 }
 
-const pp_allocator cachedHostAllocator = {allocateCached, releaseCached};
+namespace {
+
+void *allocateCached(const pp_allocator *, size_t bytes) {
+  return allocateCachedHost(bytes);
+}
+
+void releaseCached(const pp_allocator *, void *buffer) {
+  releaseCachedHost(buffer);
+}
+
+const pp_allocator cachedHostAllocator = {allocateCached, releaseCached,
+                                          nullptr, nullptr};
 
 } // namespace
 

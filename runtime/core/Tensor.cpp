@@ -1,7 +1,9 @@
 //===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
 
 #include "runtime/core/Error.h"
+#include "runtime/core/HostCache.h"
 #include "runtime/core/PlacedTensor.h"
+#include "runtime/device/Device.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <vector>
 
 using pp::runtime::failWith;
+using pp::runtime::kHostAlignment;
 
 struct pp_tensor {
   pp_dtype dtype;
@@ -18,14 +21,14 @@ struct pp_tensor {
   int64_t numel;
   size_t nbytes;
   void *data;
-  /// Frees `data`; null for a placed tensor (PlacedTensor.h), whose memory
-  /// and header belong to an arena.
-  void (*release)(void *data);
+  /// Where `data` lives.
+  const pp_device *device;
+  /// Frees `data`; null for borrowed memory and for a placed tensor.
+  const pp_allocator *allocator;
+  /// A placed tensor (PlacedTensor.h): its memory and header belong to an
+  /// arena.
+  bool placed;
 };
-
-namespace {
-constexpr size_t kAlignment = 64;
-} // namespace
 
 namespace {
 
@@ -77,19 +80,20 @@ extern "C" pp_status pp_dtype_from_name(const char *name, pp_dtype *out) {
 namespace {
 
 /// Zero-filled, 64-byte-aligned host memory.
-void *allocateHost(size_t nbytes) {
+void *allocateHost(const pp_allocator *, size_t nbytes) {
   // aligned_alloc needs a size that is a multiple of the alignment.
-  size_t padded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  void *data =
-      std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  size_t padded = (nbytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  void *data = std::aligned_alloc(kHostAlignment,
+                                  padded == 0 ? kHostAlignment : padded);
   if (data)
     std::memset(data, 0, nbytes);
   return data;
 }
 
-void releaseHost(void *data) { std::free(data); }
+void releaseHost(const pp_allocator *, void *data) { std::free(data); }
 
-const pp_allocator hostAllocator = {allocateHost, releaseHost};
+const pp_allocator hostAllocator = {allocateHost, releaseHost, nullptr,
+                                    nullptr};
 
 } // namespace
 
@@ -128,12 +132,14 @@ pp_status countTensor(const char *function, pp_dtype dtype, int64_t rank,
   return PP_OK;
 }
 
-/// A tensor of `shape` over a buffer from `allocate` (given the byte
-/// count), released by `release`; `function` names the caller in errors.
+/// A tensor of `shape` on `device` over a buffer from `allocate` (given the
+/// byte count), released by `allocator` (null: borrowed); `function` names
+/// the caller in errors.
 template <typename Allocate>
 pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
-                       const int64_t *shape, Allocate &&allocate,
-                       void (*release)(void *), pp_tensor **out) {
+                       const int64_t *shape, const pp_device *device,
+                       Allocate &&allocate, const pp_allocator *allocator,
+                       pp_tensor **out) {
   if (!out)
     return failWith(PP_ERROR_INVALID_ARGUMENT, function,
                     ": the output pointer is NULL");
@@ -149,11 +155,13 @@ pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
     return failWith(PP_ERROR_OUT_OF_MEMORY, function, ": cannot allocate ",
                     nbytes, " bytes");
   auto *tensor = new (std::nothrow)
-      pp_tensor{dtype, std::vector<int64_t>(shape, shape + rank),
-                numel, nbytes,
-                data,  release};
+      pp_tensor{dtype,  std::vector<int64_t>(shape, shape + rank),
+                numel,  nbytes,
+                data,   device ? device : pp_host_device(),
+                allocator, /*placed=*/false};
   if (!tensor) {
-    release(data);
+    if (allocator)
+      allocator->release(allocator, data);
     return failWith(PP_ERROR_OUT_OF_MEMORY, function,
                     ": cannot allocate the tensor header");
   }
@@ -161,36 +169,44 @@ pp_status createTensor(const char *function, pp_dtype dtype, int64_t rank,
   return PP_OK;
 }
 
-/// A borrowed buffer stays with its owner.
-void keepBorrowed(void *) {}
-
 } // namespace
 
 extern "C" pp_status pp_tensor_create_in(const pp_allocator *allocator,
                                          pp_dtype dtype, int64_t rank,
                                          const int64_t *shape,
                                          pp_tensor **out) {
+  if (!allocator)
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "pp_tensor_create_in: the allocator is NULL");
   return createTensor(
-      "pp_tensor_create", dtype, rank, shape,
-      [&](size_t nbytes) { return allocator->allocate(nbytes); },
-      allocator->release, out);
+      "pp_tensor_create", dtype, rank, shape, allocator->device,
+      [&](size_t nbytes) { return allocator->allocate(allocator, nbytes); },
+      allocator, out);
+}
+
+extern "C" pp_status pp_tensor_borrow_on(const pp_device *device, void *data,
+                                         pp_dtype dtype, int64_t rank,
+                                         const int64_t *shape,
+                                         pp_tensor **out) {
+  if (!data || !device)
+    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_tensor_borrow: the ",
+                    data ? "device" : "data", " pointer is NULL");
+  return createTensor(
+      "pp_tensor_borrow", dtype, rank, shape, device,
+      [&](size_t) { return data; }, nullptr, out);
 }
 
 extern "C" pp_status pp_tensor_borrow(void *data, pp_dtype dtype,
                                       int64_t rank, const int64_t *shape,
                                       pp_tensor **out) {
-  if (!data)
-    return failWith(PP_ERROR_INVALID_ARGUMENT,
-                    "pp_tensor_borrow: the data pointer is NULL");
-  return createTensor(
-      "pp_tensor_borrow", dtype, rank, shape, [&](size_t) { return data; },
-      keepBorrowed, out);
+  return pp_tensor_borrow_on(pp_host_device(), data, dtype, rank, shape, out);
 }
 
 extern "C" void pp_tensor_destroy(pp_tensor *tensor) {
-  if (!tensor || !tensor->release)
+  if (!tensor || tensor->placed)
     return;
-  tensor->release(tensor->data);
+  if (tensor->allocator)
+    tensor->allocator->release(tensor->allocator, tensor->data);
   delete tensor;
 }
 
@@ -208,7 +224,8 @@ std::optional<size_t> tensorBytes(pp_dtype dtype,
 }
 
 pp_tensor *createPlacedTensor() {
-  return new (std::nothrow) pp_tensor{PP_DTYPE_F32, {}, 0, 0, nullptr, nullptr};
+  return new (std::nothrow) pp_tensor{
+      PP_DTYPE_F32, {}, 0, 0, nullptr, pp_host_device(), nullptr, true};
 }
 
 void placeTensor(pp_tensor *tensor, pp_dtype dtype,
@@ -223,7 +240,7 @@ void placeTensor(pp_tensor *tensor, pp_dtype dtype,
   tensor->data = data;
 }
 
-bool isPlacedTensor(const pp_tensor *tensor) { return !tensor->release; }
+bool isPlacedTensor(const pp_tensor *tensor) { return tensor->placed; }
 
 void destroyPlacedTensor(pp_tensor *tensor) { delete tensor; }
 
@@ -245,3 +262,6 @@ extern "C" size_t pp_tensor_nbytes(const pp_tensor *tensor) {
   return tensor->nbytes;
 }
 extern "C" void *pp_tensor_data(pp_tensor *tensor) { return tensor->data; }
+extern "C" const pp_device *pp_tensor_device(const pp_tensor *tensor) {
+  return tensor->device;
+}

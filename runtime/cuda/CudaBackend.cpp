@@ -1,21 +1,25 @@
 //===- CudaBackend.cpp - stage functions on a GPU, messages over NCCL -----===//
 //
-// Kernels run on the legacy default stream. A send waits for the kernels
-// before it, copies the tensor on a copy stream into a buffer the channel
-// owns (so the generated code may free the tensor at once) and sends that
-// buffer on the stream of its communicator; a receive is ordered after the
-// tensor's allocation and the kernels after it wait for the receive. The
-// communication streams are non-blocking, so kernels never wait for a peer
-// implicitly.
+// The backend runs on the device layer (runtime/cuda/CudaDevice.h): kernels
+// run on the GPU's default queue (the compute stream), which also places,
+// fetches, accumulates and zeroes tensors. A send waits for the kernels
+// before it (an event), copies the tensor on a copy queue into a buffer the
+// channel owns (so the generated code may free the tensor at once) and
+// sends that buffer on the queue of its communicator; a receive is ordered
+// after the tensor's allocation and the kernels after it wait for the
+// receive. The communication queues are non-blocking streams, so kernels
+// never wait for a peer implicitly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
 
 #include "runtime/cuda/CudaChecks.h"
+#include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/NcclCollectives.h"
 #include "runtime/cuda/NcclConnect.h"
 #include "runtime/cuda/pp_kernels_cuda.h"
+#include "runtime/device/Buffer.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -30,23 +34,24 @@
 namespace pp::runtime {
 namespace {
 
-/// One NCCL communicator over the pipeline group with its own stream.
+/// One NCCL communicator over the pipeline group with its own queue.
 struct Link {
   ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
+  std::unique_ptr<Queue> queue;
 };
 
 class NcclChannel : public MessageChannel {
 public:
-  NcclChannel(int rank, Link &toLater, Link &toEarlier)
-      : rank(rank), toLater(toLater), toEarlier(toEarlier) {
-    check(cudaStreamCreateWithFlags(&copyStream, cudaStreamNonBlocking),
-          "cudaStreamCreate");
-  }
+  NcclChannel(int rank, Queue &compute, Link &toLater, Link &toEarlier)
+      : rank(rank), compute(compute), toLater(toLater), toEarlier(toEarlier),
+        copyQueue(compute.device().createQueue()) {}
 
   ~NcclChannel() override {
-    finish();
-    cudaStreamDestroy(copyStream);
+    try {
+      finish();
+    } catch (const std::exception &) {
+      // The step that failed reported it; the channel goes all the same.
+    }
   }
 
   void send(int64_t stage, const std::string &name,
@@ -55,23 +60,19 @@ public:
     if (bytes == 0)
       return;
     Link &link = stage > rank ? toLater : toEarlier;
-    void *buffer = nullptr;
-    check(cudaMalloc(&buffer, bytes), "cudaMalloc");
-    pending.push_back(buffer);
-    cudaEvent_t computed = newEvent(), copied = newEvent();
-    check(cudaEventRecord(computed, 0), "cudaEventRecord");
-    check(cudaStreamWaitEvent(copyStream, computed, 0), "cudaStreamWaitEvent");
-    check(cudaMemcpyAsync(buffer,
-                          pp_tensor_data(const_cast<pp_tensor *>(&tensor)),
-                          bytes, cudaMemcpyDeviceToDevice, copyStream),
-          "cudaMemcpyAsync");
-    check(cudaEventRecord(copied, copyStream), "cudaEventRecord");
+    Buffer &buffer = pending.emplace_back(Buffer::allocate(*copyQueue, bytes));
+    Event &computed = newEvent(), &copied = newEvent();
+    compute.record(computed);
+    copyQueue->wait(computed);
+    copyQueue->copy(buffer.data(),
+                    pp_tensor_data(const_cast<pp_tensor *>(&tensor)), bytes);
+    copyQueue->record(copied);
     // The generated code may free the tensor after this call: later
     // kernels (and the free) wait for the copy, which waits for no peer.
-    check(cudaStreamWaitEvent(0, copied, 0), "cudaStreamWaitEvent");
-    check(cudaStreamWaitEvent(link.stream, copied, 0), "cudaStreamWaitEvent");
-    check(ncclSend(buffer, bytes, ncclChar, static_cast<int>(stage), link.comm,
-                   link.stream),
+    compute.wait(copied);
+    link.queue->wait(copied);
+    check(ncclSend(buffer.data(), bytes, ncclChar, static_cast<int>(stage),
+                   link.comm, streamOf(*link.queue)),
           "sending '" + name + "'");
   }
 
@@ -83,15 +84,14 @@ public:
     // A message from an earlier stage went over its link to later stages.
     Link &link = stage < rank ? toLater : toEarlier;
     try {
-      cudaEvent_t allocated = newEvent(), received = newEvent();
-      check(cudaEventRecord(allocated, 0), "cudaEventRecord");
-      check(cudaStreamWaitEvent(link.stream, allocated, 0),
-            "cudaStreamWaitEvent");
+      Event &allocated = newEvent(), &received = newEvent();
+      compute.record(allocated);
+      link.queue->wait(allocated);
       check(ncclRecv(pp_tensor_data(&tensor), bytes, ncclChar,
-                     static_cast<int>(stage), link.comm, link.stream),
+                     static_cast<int>(stage), link.comm, streamOf(*link.queue)),
             "ncclRecv");
-      check(cudaEventRecord(received, link.stream), "cudaEventRecord");
-      check(cudaStreamWaitEvent(0, received, 0), "cudaStreamWaitEvent");
+      link.queue->record(received);
+      compute.wait(received);
     } catch (const std::exception &error) {
       return "receiving '" + name + "' from stage " + std::to_string(stage) +
              ": " + error.what();
@@ -102,30 +102,24 @@ public:
   /// Waits for every message and frees the send buffers.
   void finish() {
     for (Link *link : {&toLater, &toEarlier})
-      cudaStreamSynchronize(link->stream);
-    cudaStreamSynchronize(copyStream);
-    for (void *buffer : pending)
-      cudaFree(buffer);
+      link->queue->synchronize();
+    copyQueue->synchronize();
     pending.clear();
-    for (cudaEvent_t event : events)
-      cudaEventDestroy(event);
     events.clear();
   }
 
 private:
-  cudaEvent_t newEvent() {
-    cudaEvent_t event;
-    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
-          "cudaEventCreate");
-    events.push_back(event);
-    return event;
+  Event &newEvent() {
+    return *events.emplace_back(compute.device().createEvent());
   }
 
   int rank;
+  Queue &compute;
   Link &toLater, &toEarlier;
-  cudaStream_t copyStream = nullptr;
-  std::vector<void *> pending;
-  std::vector<cudaEvent_t> events;
+  std::unique_ptr<Queue> copyQueue;
+  /// The send buffers of the step's messages.
+  std::vector<Buffer> pending;
+  std::vector<std::unique_ptr<Event>> events;
 };
 
 /// NCCL refuses a communicator with two ranks on one GPU ("Duplicate GPU
@@ -146,22 +140,27 @@ void separateRanksSharingGpus(int localRank, int localRanks, int devices) {
   setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
 }
 
+/// The GPU of rank `rank`: its local rank modulo the visible devices.
+Device &rankDevice(const CudaRank &rank) {
+  int devices = 0;
+  check(cudaGetDeviceCount(&devices), "--device cuda needs a usable GPU");
+  if (devices == 0)
+    throw std::runtime_error("--device cuda needs a GPU, found none");
+  Device &device = cudaDevice(rank.localRank % devices);
+  separateRanksSharingGpus(rank.localRank, rank.localRanks, devices);
+  return device;
+}
+
 class CudaBackend : public Backend {
 public:
-  explicit CudaBackend(const CudaRank &rank) {
-    int devices = 0;
-    check(cudaGetDeviceCount(&devices), "--device cuda needs a usable GPU");
-    if (devices == 0)
-      throw std::runtime_error("--device cuda needs a GPU, found none");
-    check(cudaSetDevice(rank.localRank % devices), "cudaSetDevice");
-    separateRanksSharingGpus(rank.localRank, rank.localRanks, devices);
+  explicit CudaBackend(const CudaRank &rank)
+      : device(rankDevice(rank)), queue(device.defaultQueue()) {
     for (Link *link : {&toLater, &toEarlier}) {
       link->comm = connectNccl(rank.pipeline, "the pipeline's messages");
-      check(cudaStreamCreateWithFlags(&link->stream, cudaStreamNonBlocking),
-            "cudaStreamCreate");
+      link->queue = device.createQueue();
     }
-    channel =
-        std::make_unique<NcclChannel>(rank.pipeline.rank(), toLater, toEarlier);
+    channel = std::make_unique<NcclChannel>(rank.pipeline.rank(), queue,
+                                            toLater, toEarlier);
     if (rank.tensorParallel.worldSize() > 1)
       collectives = std::make_unique<NcclCollectives>(rank.tensorParallel,
                                                       rank.hostCollectives);
@@ -172,50 +171,47 @@ public:
     channel.reset();
     for (Link *link : {&toLater, &toEarlier}) {
       ncclCommDestroy(link->comm);
-      cudaStreamDestroy(link->stream);
+      link->queue.reset();
     }
   }
 
   StageTarget stageTarget() const override { return StageTarget::Cuda; }
 
   pp_tensor *place(pp_tensor *host, TensorPtr &copy) override {
-    pp_tensor *device = nullptr;
-    const int64_t *shape = pp_tensor_shape(host);
-    if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(host),
-                            pp_tensor_rank(host), shape, &device) != PP_OK)
-      throw std::runtime_error(std::string("cannot allocate GPU memory: ") +
-                               pp_last_error());
-    copy.reset(device);
-    refresh(device, host);
-    return device;
+    pp_tensor *placed = nullptr;
+    if (pp_tensor_create_in(&queue.tensorAllocator(), pp_tensor_dtype(host),
+                            pp_tensor_rank(host), pp_tensor_shape(host),
+                            &placed) != PP_OK)
+      throw std::runtime_error("cannot allocate memory on " + device.name() +
+                               ": " + pp_last_error());
+    copy.reset(placed);
+    refresh(placed, host);
+    return placed;
   }
 
   void refresh(pp_tensor *placed, pp_tensor *host) override {
-    check(cudaMemcpy(pp_tensor_data(placed), pp_tensor_data(host),
-                     pp_tensor_nbytes(host), cudaMemcpyHostToDevice),
-          "copying to the GPU");
+    queue.copy(pp_tensor_data(placed), pp_tensor_data(host),
+               pp_tensor_nbytes(host));
   }
 
   void fetch(pp_tensor *result, pp_tensor *host) override {
-    check(cudaMemcpy(pp_tensor_data(host), pp_tensor_data(result),
-                     pp_tensor_nbytes(host), cudaMemcpyDeviceToHost),
-          "copying from the GPU");
+    queue.copy(pp_tensor_data(host), pp_tensor_data(result),
+               pp_tensor_nbytes(host));
+    queue.synchronize();
   }
 
   void accumulate(pp_tensor *sum, pp_tensor *addend) override {
-    if (pp_cuda_accumulate_f32(sum, addend) != PP_OK)
+    if (pp_cuda_accumulate_f32(queue.nativeHandle(), sum, addend) != PP_OK)
       throw std::runtime_error(pp_last_error());
   }
 
   void zero(pp_tensor *placed) override {
-    check(
-        cudaMemsetAsync(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed), 0),
-        "cudaMemsetAsync");
+    queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
   }
 
   void configure(pp_frame &frame, int64_t, int64_t) override {
     frame.channel = channel.get();
-    frame.allocator = pp_cuda_tensor_allocator();
+    frame.queue = &queue;
   }
 
   void finishStep() override {
@@ -223,13 +219,14 @@ public:
     synchronize();
   }
 
-  void synchronize() override {
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  }
+  void synchronize() override { queue.synchronize(); }
 
   CollectiveGroup *tensorCollectives() override { return collectives.get(); }
 
 private:
+  Device &device;
+  /// Where the stage functions run: the GPU's default queue.
+  Queue &queue;
   Link toLater, toEarlier;
   std::unique_ptr<NcclChannel> channel;
   /// Over the tensor-parallel group; null without one (tp 1).

@@ -3,7 +3,7 @@
 //
 // The device kernels that the CUDA collectives (CudaShardedKernels.cpp) run
 // after gathering every device's tensor (CollectiveGroup::
-// allGatherOnDevice), on the default stream like the other CUDA kernels.
+// allGatherOnDevice), on the frame's queue like the other CUDA kernels.
 //
 //===----------------------------------------------------------------------===//
 

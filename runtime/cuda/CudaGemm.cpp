@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/CudaGemm.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
@@ -18,6 +19,9 @@ using namespace pp::runtime;
 
 namespace {
 
+/// The stream of the calling thread's GEMMs (ScopedGemmStream).
+thread_local cudaStream_t gemmStream = nullptr;
+
 /// The calling thread's cuBLAS handle, created on first use.
 cublasStatus_t threadHandle(cublasHandle_t &handle) {
   thread_local cublasHandle_t cached = nullptr;
@@ -27,6 +31,13 @@ cublasStatus_t threadHandle(cublasHandle_t &handle) {
 }
 
 } // namespace
+
+ScopedGemmStream::ScopedGemmStream(cudaStream_t stream)
+    : previous(gemmStream) {
+  gemmStream = stream;
+}
+
+ScopedGemmStream::~ScopedGemmStream() { gemmStream = previous; }
 
 extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
                                       int64_t n, int64_t k, float alpha,
@@ -45,6 +56,11 @@ extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
     return failWith(PP_ERROR_INTERNAL,
                     "pp_cuda_gemm_f32: cannot create a "
                     "cuBLAS handle: ",
+                    cublasGetStatusString(status));
+  if (cublasStatus_t status = cublasSetStream(handle, gemmStream);
+      status != CUBLAS_STATUS_SUCCESS)
+    return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cublasSetStream "
+                                       "failed: ",
                     cublasGetStatusString(status));
   auto toInt = [](int64_t value) { return static_cast<int>(value); };
   cublasStatus_t status =

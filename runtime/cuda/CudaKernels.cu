@@ -8,8 +8,12 @@
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/CudaFrame.h"
+#include "runtime/cuda/CudaGemm.h"
 
 #include "runtime/core/Error.h"
+#include "runtime/device/Queue.h"
 #include "runtime/kernels/DropoutMask.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/CollectivePlans.h"
@@ -28,36 +32,12 @@
 #include <vector>
 
 using namespace pp::runtime;
+using namespace pp::runtime::cuda;
 
 namespace {
 
 constexpr int kMaxRank = 8;
 constexpr int kThreads = 256;
-
-// Stream-ordered on the default stream: freeing never waits for the whole
-// device, which could wait for a peer through a pending NCCL send.
-void *allocateDevice(size_t bytes) {
-  void *data = nullptr;
-  if (cudaMallocAsync(&data, bytes == 0 ? 1 : bytes, 0) != cudaSuccess)
-    return nullptr;
-  return data;
-}
-
-void releaseDevice(void *data) { cudaFreeAsync(data, 0); }
-
-const pp_allocator deviceAllocator = {allocateDevice, releaseDevice};
-
-pp_tensor *newDeviceTensor(pp_frame *frame, pp_dtype dtype,
-                           const Shape &shape) {
-  pp_tensor *tensor = nullptr;
-  if (pp_tensor_create_in(&deviceAllocator, dtype,
-                          static_cast<int64_t>(shape.size()), shape.data(),
-                          &tensor) != PP_OK) {
-    failFrame(frame, pp_last_error());
-    return nullptr;
-  }
-  return tensor;
-}
 
 /// Records a failed launch; true when the last launch succeeded.
 bool checkLaunch(pp_frame *frame, const char *kernel) {
@@ -688,7 +668,7 @@ pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input, F f) {
   int64_t n = pp_tensor_numel(input);
   if (!result || n == 0)
     return result;
-  unaryKernel<<<blocksFor(n), kThreads>>>(deviceFloats(input),
+  unaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(deviceFloats(input),
                                           deviceFloats(result), n, f);
   return checkLaunch(frame, kernel) ? result : nullptr;
 }
@@ -733,7 +713,7 @@ pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
   int64_t n = numElements(*shape);
   if (!result || n == 0)
     return result;
-  binaryKernel<<<blocksFor(n), kThreads>>>(
+  binaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(lhs), deviceFloats(rhs), deviceFloats(result), n,
       broadcastMap<2>({lhs, rhs}, *shape), f);
   return checkLaunch(frame, kernel) ? result : nullptr;
@@ -774,7 +754,7 @@ overLines(pp_frame *frame, const char *name, pp_tensor *input, int64_t axis,
   int64_t lines = layout.outer * layout.inner;
   if (!result || lines == 0)
     return result;
-  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(input),
+  kernel<<<blocksFor(lines), kThreads, 0, kernelStream(frame)>>>(deviceFloats(input),
                                          deviceFloats(result), lines, layout);
   return launched(frame, name, result);
 }
@@ -800,7 +780,7 @@ pp_tensor *gradOverLines(pp_frame *frame, const char *name, pp_tensor *grad,
   int64_t lines = layout.outer * layout.inner;
   if (!result || lines == 0)
     return result;
-  kernel<<<blocksFor(lines), kThreads>>>(deviceFloats(grad),
+  kernel<<<blocksFor(lines), kThreads, 0, kernelStream(frame)>>>(deviceFloats(grad),
                                          deviceFloats(resultValue),
                                          deviceFloats(result), lines, layout);
   return launched(frame, name, result);
@@ -850,7 +830,7 @@ pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
            : nullptr;
   if (!result || plan->groups == 0)
     return result;
-  sumToKernel<<<blocksFor(plan->groups), kThreads>>>(
+  sumToKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(input), deviceFloats(result), plan->groups,
       sumToMap(plan->input, plan->groupStrides),
       mean ? 1.0 / static_cast<double>(plan->groupSize) : 1.0);
@@ -872,7 +852,7 @@ pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
   int64_t n = numElements(*shape);
   if (!result || n == 0)
     return result;
-  operandGradKernel<<<blocksFor(n), kThreads>>>(
+  operandGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(grad), deviceFloats(lhs), deviceFloats(rhs),
       deviceFloats(result), n, broadcastMap<3>({grad, lhs, rhs}, *shape),
       operand, f);
@@ -904,7 +884,7 @@ pp_tensor *stridedCopy(pp_frame *frame, const char *kernel,
   }
   int64_t n = numElements(copy.shape);
   if (n > 0)
-    stridedCopyKernel<<<blocksFor(n), kThreads>>>(
+    stridedCopyKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         static_cast<const char *>(pp_tensor_data(source)),
         static_cast<char *>(pp_tensor_data(result)), n, stridedCopyMap(copy),
         static_cast<int>(pp_dtype_size(pp_tensor_dtype(source))));
@@ -923,10 +903,11 @@ pp_tensor *copied(pp_frame *frame, const char *kernel,
 
 pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
   pp_tensor *result = newDeviceTensor(frame, pp_tensor_dtype(input), shape);
-  if (result && cudaMemcpy(pp_tensor_data(result), pp_tensor_data(input),
-                           pp_tensor_nbytes(input),
-                           cudaMemcpyDeviceToDevice) != cudaSuccess) {
-    failFrame(frame, "copy: cudaMemcpy failed");
+  if (result &&
+      cudaMemcpyAsync(pp_tensor_data(result), pp_tensor_data(input),
+                      pp_tensor_nbytes(input), cudaMemcpyDeviceToDevice,
+                      kernelStream(frame)) != cudaSuccess) {
+    failFrame(frame, "copy: cudaMemcpyAsync failed");
     pp_tensor_destroy(result);
     return nullptr;
   }
@@ -938,25 +919,28 @@ pp_tensor *copyTo(pp_frame *frame, pp_tensor *input, const Shape &shape) {
 std::optional<std::vector<char>> toHost(pp_frame *frame, const char *kernel,
                                         pp_tensor *tensor) {
   std::vector<char> bytes(pp_tensor_nbytes(tensor));
+  cudaStream_t stream = kernelStream(frame);
   if (!bytes.empty() &&
-      cudaMemcpy(bytes.data(), pp_tensor_data(tensor), bytes.size(),
-                 cudaMemcpyDeviceToHost) != cudaSuccess) {
+      (cudaMemcpyAsync(bytes.data(), pp_tensor_data(tensor), bytes.size(),
+                       cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+       cudaStreamSynchronize(stream) != cudaSuccess)) {
     failFrame(frame, std::string(kernel) + ": cudaMemcpy to the host failed");
     return std::nullopt;
   }
   return bytes;
 }
 
-/// A new i64 device tensor holding `values`; null, the error recorded, on
-/// failure.
+/// A new i64 device tensor holding `values` (copied from host memory that
+/// the caller may free at once: pageable memory is staged before the copy
+/// returns); null, the error recorded, on failure.
 pp_tensor *toDevice(pp_frame *frame, const char *kernel,
                     const std::vector<int64_t> &values) {
   int64_t count = static_cast<int64_t>(values.size());
   pp_tensor *tensor = newDeviceTensor(frame, PP_DTYPE_I64, {count});
   if (tensor && count > 0 &&
-      cudaMemcpy(pp_tensor_data(tensor), values.data(),
-                 count * sizeof(int64_t),
-                 cudaMemcpyHostToDevice) != cudaSuccess) {
+      cudaMemcpyAsync(pp_tensor_data(tensor), values.data(),
+                      count * sizeof(int64_t), cudaMemcpyHostToDevice,
+                      kernelStream(frame)) != cudaSuccess) {
     failFrame(frame, std::string(kernel) + ": cudaMemcpy to the device failed");
     pp_tensor_destroy(tensor);
     return nullptr;
@@ -998,7 +982,7 @@ pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
   if (!result || n == 0)
     return result;
   int64_t devices = pp_tensor_shape(gathered)[0];
-  reduceGatheredKernel<<<blocksFor(n), kThreads>>>(
+  reduceGatheredKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(gathered), deviceFloats(result), n, stridedCopyMap(piece),
       devices, pp_tensor_numel(gathered) / devices, reduction);
   return launched(frame, kernel, result);
@@ -1008,16 +992,25 @@ pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
 
 extern "C" {
 
-const pp_allocator *pp_cuda_tensor_allocator(void) { return &deviceAllocator; }
+const pp_allocator *pp_cuda_tensor_allocator(void) {
+  try {
+    return &currentCudaDevice().defaultQueue().tensorAllocator();
+  } catch (const std::exception &error) {
+    fail(PP_ERROR_INTERNAL, error.what());
+    return nullptr;
+  }
+}
 
-pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend) {
+pp_status pp_cuda_accumulate_f32(void *stream, pp_tensor *sum,
+                                 pp_tensor *addend) {
   int64_t n = pp_tensor_numel(sum);
   if (pp_tensor_numel(addend) != n)
     return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_cuda_accumulate_f32: ", n,
                     " and ", pp_tensor_numel(addend), " elements");
   if (n > 0)
-    accumulateKernel<<<blocksFor(n), kThreads>>>(deviceFloats(sum),
-                                                 deviceFloats(addend), n);
+    accumulateKernel<<<blocksFor(n), kThreads, 0,
+                       static_cast<cudaStream_t>(stream)>>>(
+        deviceFloats(sum), deviceFloats(addend), n);
   if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
     return failWith(PP_ERROR_INTERNAL,
                     "pp_cuda_accumulate_f32: ", cudaGetErrorString(error));
@@ -1048,16 +1041,17 @@ pp_tensor *pp_cuda_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
   if (!result || n == 0)
     return result;
   if (count != 1 || n == 1) {
-    if (cudaMemcpy(pp_tensor_data(result), values, pp_tensor_nbytes(result),
-                   cudaMemcpyHostToDevice) == cudaSuccess)
+    if (cudaMemcpyAsync(pp_tensor_data(result), values,
+                        pp_tensor_nbytes(result), cudaMemcpyHostToDevice,
+                        kernelStream(frame)) == cudaSuccess)
       return result;
-    failFrame(frame, "constant: cudaMemcpy failed");
+    failFrame(frame, "constant: cudaMemcpyAsync failed");
     pp_tensor_destroy(result);
     return nullptr;
   }
   visitBits(pp_dtype_size(dtype), [&](auto bits) {
     using T = decltype(bits);
-    fillKernel<<<blocksFor(n), kThreads>>>(
+    fillKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         static_cast<T *>(pp_tensor_data(result)), n,
         *static_cast<const T *>(values));
   });
@@ -1068,6 +1062,7 @@ pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                           int transpose_lhs, int transpose_rhs) {
   if (!present({lhs, rhs}))
     return nullptr;
+  ScopedGemmStream onFrameQueue(kernelStream(frame));
   return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
                        newDeviceTensor, pp_cuda_gemm_f32);
 }
@@ -1214,7 +1209,7 @@ pp_tensor *pp_cuda_reduce_max(pp_frame *frame, pp_tensor *input,
            : nullptr;
   if (!result || plan->groups == 0)
     return result;
-  reduceMaxKernel<<<blocksFor(plan->groups), kThreads>>>(
+  reduceMaxKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(input), deviceFloats(result), plan->groups,
       sumToMap(plan->input, plan->groupStrides));
   return launched(frame, "reduce_max", result);
@@ -1241,7 +1236,7 @@ pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
     map.shape[d] = plan->input[d];
     map.strides[0][d] = plan->groupStrides[d];
   }
-  reduceSumGradKernel<<<blocksFor(n), kThreads>>>(deviceFloats(grad),
+  reduceSumGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(deviceFloats(grad),
                                                   deviceFloats(result), n, map);
   return launched(frame, "reduce_sum_grad", result);
 }
@@ -1258,7 +1253,7 @@ pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
   if (!result || plan->groups == 0)
     return result;
-  reduceMaxGradKernel<<<blocksFor(plan->groups), kThreads>>>(
+  reduceMaxGradKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(grad), deviceFloats(input), deviceFloats(result_value),
       deviceFloats(result), plan->groups,
       sumToMap(plan->input, plan->groupStrides));
@@ -1287,7 +1282,7 @@ pp_tensor *pp_cuda_layer_norm(pp_frame *frame, pp_tensor *input,
       plan ? newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
   if (!result || plan->rows == 0)
     return result;
-  layerNormKernel<<<blocksFor(plan->rows), kThreads>>>(
+  layerNormKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(input), weight ? deviceFloats(weight) : nullptr,
       bias ? deviceFloats(bias) : nullptr, deviceFloats(result), *plan,
       epsilon);
@@ -1311,7 +1306,7 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
     return nullptr;
   if (result_index == 0) {
     if (plan->rows > 0)
-      layerNormInputGradKernel<<<blocksFor(plan->rows), kThreads>>>(
+      layerNormInputGradKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
           deviceFloats(grad), deviceFloats(input), deviceFloats(weight),
           deviceFloats(result), *plan, epsilon);
     return launched(frame, "layer_norm_grad", result);
@@ -1324,12 +1319,12 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
       return nullptr;
     }
     if (plan->rows > 0)
-      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads>>>(
+      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
           deviceFloats(input),
           static_cast<double *>(pp_tensor_data(statistics)), *plan, epsilon);
   }
   if (plan->size > 0)
-    layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads>>>(
+    layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads, 0, kernelStream(frame)>>>(
         deviceFloats(grad), deviceFloats(input),
         statistics ? static_cast<const double *>(pp_tensor_data(statistics))
                    : nullptr,
@@ -1375,7 +1370,7 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!result || outputs == 0)
     return result;
   SumToMap map = sumToMap(inputShape, broadcastStrides(target, inputShape));
-  sumToKernel<<<blocksFor(outputs), kThreads>>>(
+  sumToKernel<<<blocksFor(outputs), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(input), deviceFloats(result), outputs, map, 1.0);
   return checkLaunch(frame, "sum_to") ? result : nullptr;
 }
@@ -1404,7 +1399,8 @@ pp_tensor *pp_cuda_slice_grad(pp_frame *frame, pp_tensor *grad,
                       Shape(input_shape, input_shape + input_shape_count));
   if (!result)
     return nullptr;
-  if (cudaMemsetAsync(pp_tensor_data(result), 0, pp_tensor_nbytes(result), 0) !=
+  if (cudaMemsetAsync(pp_tensor_data(result), 0, pp_tensor_nbytes(result),
+                      kernelStream(frame)) !=
       cudaSuccess) {
     failFrame(frame, "slice_grad: cudaMemsetAsync failed");
     pp_tensor_destroy(result);
@@ -1428,7 +1424,7 @@ pp_tensor *pp_cuda_cast(pp_frame *frame, pp_tensor *input, int to) {
     visitCastType(*target, [&](auto into) {
       using From = decltype(from);
       using To = decltype(into);
-      castKernel<<<blocksFor(n), kThreads>>>(
+      castKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
           static_cast<const From *>(pp_tensor_data(input)),
           static_cast<To *>(pp_tensor_data(result)), n);
     });
@@ -1450,7 +1446,7 @@ pp_tensor *pp_cuda_where(pp_frame *frame, pp_tensor *condition,
       broadcastMap<3>({condition, on_true, on_false}, *shape);
   visitBits(pp_dtype_size(pp_tensor_dtype(on_true)), [&](auto bits) {
     using T = decltype(bits);
-    whereKernel<<<blocksFor(n), kThreads>>>(
+    whereKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         static_cast<const uint8_t *>(pp_tensor_data(condition)),
         static_cast<const T *>(pp_tensor_data(on_true)),
         static_cast<const T *>(pp_tensor_data(on_false)),
@@ -1484,7 +1480,7 @@ pp_tensor *pp_cuda_gather(pp_frame *frame, pp_tensor *data, pp_tensor *indices,
   int64_t count = static_cast<int64_t>(plan->rows.size());
   visitBits(pp_dtype_size(pp_tensor_dtype(data)), [&](auto bits) {
     using T = decltype(bits);
-    gatherKernel<<<blocksFor(n), kThreads>>>(
+    gatherKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         static_cast<const T *>(pp_tensor_data(data)),
         static_cast<const int64_t *>(pp_tensor_data(rows)),
         static_cast<T *>(pp_tensor_data(result)), n, plan->layout, count);
@@ -1517,7 +1513,7 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
   pp_tensor *positions =
       offsets ? toDevice(frame, "gather_grad", groups.positions) : nullptr;
   if (positions)
-    gatherGradKernel<<<blocksFor(n), kThreads>>>(
+    gatherGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         deviceFloats(grad), static_cast<const int64_t *>(pp_tensor_data(offsets)),
         static_cast<const int64_t *>(pp_tensor_data(positions)),
         deviceFloats(result), n, plan->layout,
@@ -1577,7 +1573,7 @@ pp_tensor *pp_cuda_trilu(pp_frame *frame, pp_tensor *input, int64_t diagonal,
     return result;
   visitBits(pp_dtype_size(pp_tensor_dtype(input)), [&](auto bits) {
     using T = decltype(bits);
-    triluKernel<<<blocksFor(n), kThreads>>>(
+    triluKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         static_cast<const T *>(pp_tensor_data(input)),
         static_cast<T *>(pp_tensor_data(result)), n, *stack, diagonal, upper);
   });
@@ -1592,14 +1588,14 @@ pp_tensor *pp_cuda_mse_loss(pp_frame *frame, pp_tensor *input,
   if (reduction == 2) {
     pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input));
     if (result && n > 0)
-      mseLossNoneKernel<<<blocksFor(n), kThreads>>>(
+      mseLossNoneKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
           deviceFloats(input), deviceFloats(target), deviceFloats(result), n);
     return checkLaunch(frame, "mse_loss") ? result : nullptr;
   }
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, {});
   if (!result)
     return nullptr;
-  mseLossKernel<<<1, kThreads>>>(deviceFloats(input), deviceFloats(target),
+  mseLossKernel<<<1, kThreads, 0, kernelStream(frame)>>>(deviceFloats(input), deviceFloats(target),
                                  deviceFloats(result), n, reduction);
   return checkLaunch(frame, "mse_loss") ? result : nullptr;
 }
@@ -1612,7 +1608,7 @@ pp_tensor *pp_cuda_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
   int64_t n = pp_tensor_numel(input);
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input));
   if (result && n > 0)
-    mseLossGradKernel<<<blocksFor(n), kThreads>>>(
+    mseLossGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
         deviceFloats(grad), deviceFloats(input), deviceFloats(target),
         deviceFloats(result), n, reduction);
   return checkLaunch(frame, "mse_loss_grad") ? result : nullptr;
@@ -1633,14 +1629,14 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
   pp_tensor *perRow = newDeviceTensor(frame, PP_DTYPE_F32,
                                       Shape(shape.begin(), shape.end() - 1));
   if (perRow && rows > 0)
-    crossEntropyRowsKernel<<<blocksFor(rows), kThreads>>>(
+    crossEntropyRowsKernel<<<blocksFor(rows), kThreads, 0, kernelStream(frame)>>>(
         deviceFloats(logits), ys, deviceFloats(perRow), rows, classes,
         ignore_index);
   pp_tensor *result = perRow;
   if (perRow && reduction != 2) {
     result = newDeviceTensor(frame, PP_DTYPE_F32, {});
     if (result)
-      crossEntropyReduceKernel<<<1, kThreads>>>(deviceFloats(perRow), ys,
+      crossEntropyReduceKernel<<<1, kThreads, 0, kernelStream(frame)>>>(deviceFloats(perRow), ys,
                                                 deviceFloats(result), rows,
                                                 ignore_index, reduction);
     pp_tensor_destroy(perRow);
@@ -1661,7 +1657,7 @@ pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   Shape shape = shapeOf(logits);
   pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
   if (result)
-    crossEntropyGradKernel<<<1, kThreads>>>(
+    crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
         deviceFloats(grad), deviceFloats(logits),
         static_cast<const int64_t *>(pp_tensor_data(y)), deviceFloats(result),
         pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
@@ -1695,7 +1691,7 @@ pp_tensor *pp_cuda_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
   int64_t n = pp_tensor_numel(input);
   if (!result || n == 0)
     return result;
-  dropoutKernel<<<blocksFor(n), kThreads>>>(
+  dropoutKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
       deviceFloats(input), deviceFloats(result), n,
       dropoutMask(frame->position, key, ratio, shape));
   return checkLaunch(frame, "dropout") ? result : nullptr;

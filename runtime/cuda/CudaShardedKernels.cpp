@@ -18,6 +18,7 @@
 
 #include "runtime/core/Error.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
+#include "runtime/cuda/CudaFrame.h"
 #include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/Frame.h"
 
@@ -38,35 +39,37 @@ struct TensorDeleter {
 };
 using OwnedTensor = std::unique_ptr<pp_tensor, TensorDeleter>;
 
-/// A copy of `tensor` in `allocator`'s memory (host memory for null),
-/// copied as `direction` says; null with the error recorded in `frame`.
+/// A copy of device tensor `tensor` in host memory (`toHost`), or of host
+/// tensor `tensor` on the device of the frame's kernel queue, copied in that
+/// queue's order; null with the error recorded in `frame`.
 OwnedTensor copyTensor(pp_frame *frame, const char *kernel, pp_tensor *tensor,
-                       const pp_allocator *allocator,
-                       cudaMemcpyKind direction) {
-  pp_tensor *copy = nullptr;
+                       bool toHost) {
   Shape shape = shapeOf(tensor);
-  pp_status status =
-      allocator
-          ? pp_tensor_create_in(allocator, pp_tensor_dtype(tensor),
-                                pp_tensor_rank(tensor), shape.data(), &copy)
-          : pp_tensor_create(pp_tensor_dtype(tensor), pp_tensor_rank(tensor),
-                             shape.data(), &copy);
-  if (status != PP_OK) {
+  pp_dtype dtype = pp_tensor_dtype(tensor);
+  pp_tensor *copy = nullptr;
+  if (!toHost) {
+    copy = newDeviceTensor(frame, dtype, shape);
+  } else if (pp_tensor_create(dtype, pp_tensor_rank(tensor), shape.data(),
+                              &copy) != PP_OK) {
     failFrame(frame, std::string(kernel) + ": " + pp_last_error());
-    return nullptr;
   }
+  if (!copy)
+    return nullptr;
   OwnedTensor owned(copy);
   size_t bytes = pp_tensor_nbytes(tensor);
-  if (bytes > 0 && cudaMemcpy(pp_tensor_data(copy), pp_tensor_data(tensor),
-                              bytes, direction) != cudaSuccess) {
-    failFrame(frame, std::string(kernel) + ": cudaMemcpy failed");
+  cudaStream_t stream = kernelStream(frame);
+  if (bytes > 0 &&
+      (cudaMemcpyAsync(pp_tensor_data(copy), pp_tensor_data(tensor), bytes,
+                       cudaMemcpyDefault, stream) != cudaSuccess ||
+       (toHost && cudaStreamSynchronize(stream) != cudaSuccess))) {
+    failFrame(frame, std::string(kernel) + ": cudaMemcpyAsync failed");
     return nullptr;
   }
   return owned;
 }
 
 /// `host(hostFrame, hostInputs)` on host copies of the device tensors
-/// `inputs`, with a frame over `frame`'s group, and its result copied to the
+/// `inputs`, with a frame over `frame`'s groups, and its result copied to the
 /// device; null after an earlier failure or with the error recorded.
 template <size_t N, typename HostKernel>
 pp_tensor *throughHost(pp_frame *frame, const char *kernel,
@@ -77,22 +80,20 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
   for (size_t i = 0; i < N; ++i) {
     if (!inputs[i])
       return nullptr; // An earlier call failed and said why.
-    owned[i] =
-        copyTensor(frame, kernel, inputs[i], nullptr, cudaMemcpyDeviceToHost);
+    owned[i] = copyTensor(frame, kernel, inputs[i], /*toHost=*/true);
     if (!owned[i])
       return nullptr;
     hostInputs[i] = owned[i].get();
   }
   pp_frame hostFrame;
+  hostFrame.collectiveGroups = frame->collectiveGroups;
   hostFrame.collectives = frame->collectives;
   OwnedTensor result(host(&hostFrame, hostInputs));
   if (!hostFrame.error.empty())
     failFrame(frame, hostFrame.error);
   if (!result)
     return nullptr;
-  return copyTensor(frame, kernel, result.get(), pp_cuda_tensor_allocator(),
-                    cudaMemcpyHostToDevice)
-      .release();
+  return copyTensor(frame, kernel, result.get(), /*toHost=*/false).release();
 }
 
 /// Every device's `input` (a device tensor), stacked in group order as
@@ -104,19 +105,14 @@ OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
                            bool &hostOnly) {
   Shape stacked = shapeOf(input);
   stacked.insert(stacked.begin(), group.size());
-  pp_tensor *all = nullptr;
-  if (pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(input),
-                          static_cast<int64_t>(stacked.size()), stacked.data(),
-                          &all) != PP_OK) {
-    failFrame(frame, std::string(kernel) + ": " + pp_last_error());
+  pp_tensor *all = newDeviceTensor(frame, pp_tensor_dtype(input), stacked);
+  if (!all)
     return nullptr;
-  }
   OwnedTensor gathered(all);
   try {
-    // The kernels' stream: the legacy default stream.
     hostOnly =
         !group.allGatherOnDevice(pp_tensor_data(input), pp_tensor_nbytes(input),
-                                 pp_tensor_data(all), nullptr);
+                                 pp_tensor_data(all), kernelStream(frame));
   } catch (const std::exception &error) {
     failFrame(frame, std::string(kernel) + ": " + error.what());
     return nullptr;
@@ -124,15 +120,17 @@ OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
   return hostOnly ? nullptr : std::move(gathered);
 }
 
-/// A collective of device tensor `input` over the frame's group:
+/// A collective of device tensor `input` over the frame's group of `axes`:
 /// `plan(group)` checks the arguments (false, with the error recorded,
 /// stops), then `combine(gathered, group)` makes the result from every
 /// device's `input` gathered on the device (gatherOnDevice); where the
 /// group gathers host memory only, `staged()` makes it through the host.
 template <typename Plan, typename Combine, typename Staged>
 pp_tensor *collective(pp_frame *frame, const char *kernel, pp_tensor *input,
-                      Plan plan, Combine combine, Staged staged) {
-  CollectiveGroup *group = input ? collectiveGroup(frame, kernel) : nullptr;
+                      const char *axes, Plan plan, Combine combine,
+                      Staged staged) {
+  CollectiveGroup *group =
+      input ? collectiveGroup(frame, kernel, axes) : nullptr;
   if (!group || !plan(*group))
     return nullptr;
   bool hostOnly = false;
@@ -145,8 +143,9 @@ pp_tensor *collective(pp_frame *frame, const char *kernel, pp_tensor *input,
 /// all_reduce (without `scatter`) or reduce_scatter of `input`, as
 /// pp_cpu_all_reduce and pp_cpu_reduce_scatter compute it.
 pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
-                            pp_tensor *input, int reduction, bool scatter,
-                            int64_t blocks = 1, int64_t dim = 0) {
+                            pp_tensor *input, const char *axes, int reduction,
+                            bool scatter, int64_t blocks = 1,
+                            int64_t dim = 0) {
   std::optional<ShardLayout> layout;
   Shape whole = input ? shapeOf(input) : Shape();
   auto plan = [&](CollectiveGroup &group) {
@@ -166,12 +165,12 @@ pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
   auto staged = [&] {
     return throughHost<1>(
         frame, kernel, {input}, [&](pp_frame *host, auto &in) {
-          return scatter ? pp_cpu_reduce_scatter(host, in[0], blocks, dim,
-                                                 reduction)
-                         : pp_cpu_all_reduce(host, in[0], reduction);
+          return scatter ? pp_cpu_reduce_scatter(host, in[0], axes, blocks,
+                                                 dim, reduction)
+                         : pp_cpu_all_reduce(host, in[0], axes, reduction);
         });
   };
-  return collective(frame, kernel, input, plan, combine, staged);
+  return collective(frame, kernel, input, axes, plan, combine, staged);
 }
 
 } // namespace
@@ -179,13 +178,13 @@ pp_tensor *reduceCollective(pp_frame *frame, const char *kernel,
 extern "C" {
 
 pp_tensor *pp_cuda_all_reduce(pp_frame *frame, pp_tensor *input,
-                              int reduction) {
-  return reduceCollective(frame, "all_reduce", input, reduction,
+                              const char *axes, int reduction) {
+  return reduceCollective(frame, "all_reduce", input, axes, reduction,
                           /*scatter=*/false);
 }
 
-pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input, int64_t blocks,
-                              int64_t dim) {
+pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input,
+                              const char *axes, int64_t blocks, int64_t dim) {
   const char *kernel = "all_gather";
   std::optional<ShardLayout> layout;
   Shape whole;
@@ -200,64 +199,69 @@ pp_tensor *pp_cuda_all_gather(pp_frame *frame, pp_tensor *input, int64_t blocks,
   auto staged = [&] {
     return throughHost<1>(frame, kernel, {input},
                           [&](pp_frame *host, auto &in) {
-                            return pp_cpu_all_gather(host, in[0], blocks, dim);
+                            return pp_cpu_all_gather(host, in[0], axes, blocks,
+                                                     dim);
                           });
   };
-  return collective(frame, kernel, input, plan, combine, staged);
+  return collective(frame, kernel, input, axes, plan, combine, staged);
 }
 
 pp_tensor *pp_cuda_reduce_scatter(pp_frame *frame, pp_tensor *input,
-                                  int64_t blocks, int64_t dim, int reduction) {
-  return reduceCollective(frame, "reduce_scatter", input, reduction,
+                                  const char *axes, int64_t blocks, int64_t dim,
+                                  int reduction) {
+  return reduceCollective(frame, "reduce_scatter", input, axes, reduction,
                           /*scatter=*/true, blocks, dim);
 }
 
 pp_tensor *pp_cuda_shard_slice(pp_frame *frame, pp_tensor *input,
-                               int64_t blocks, int64_t dim) {
-  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
+                               const char *axes, int64_t blocks, int64_t dim) {
+  std::optional<ShardCopy> slice =
+      shardSliceCopy(frame, input, axes, blocks, dim);
   return slice ? copyOnDevice(frame, "shard_slice", slice->copy, input,
                               slice->shape)
                : nullptr;
 }
 
 pp_tensor *pp_cuda_sharded_gather(pp_frame *frame, pp_tensor *data,
-                                  pp_tensor *indices, int64_t axis) {
+                                  pp_tensor *indices, const char *axes,
+                                  int64_t axis) {
   return throughHost<2>(
       frame, "sharded_gather", {data, indices}, [&](pp_frame *host, auto &in) {
-        return pp_cpu_sharded_gather(host, in[0], in[1], axis);
+        return pp_cpu_sharded_gather(host, in[0], in[1], axes, axis);
       });
 }
 
 pp_tensor *pp_cuda_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
-                                       pp_tensor *indices, int64_t axis,
-                                       int64_t data_shape_count,
+                                       pp_tensor *indices, const char *axes,
+                                       int64_t axis, int64_t data_shape_count,
                                        const int64_t *data_shape) {
   return throughHost<2>(frame, "sharded_gather_grad", {grad, indices},
                         [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_gather_grad(
-                              host, in[0], in[1], axis, data_shape_count,
-                              data_shape);
+                              host, in[0], in[1], axes, axis,
+                              data_shape_count, data_shape);
                         });
 }
 
 pp_tensor *pp_cuda_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
-                                         pp_tensor *labels,
+                                         pp_tensor *labels, const char *axes,
                                          int64_t ignore_index) {
   return throughHost<2>(frame, "sharded_cross_entropy", {logits, labels},
                         [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_cross_entropy(
-                              host, in[0], in[1], ignore_index);
+                              host, in[0], in[1], axes, ignore_index);
                         });
 }
 
 pp_tensor *pp_cuda_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                               pp_tensor *logits,
                                               pp_tensor *labels,
+                                              const char *axes,
                                               int64_t ignore_index) {
   return throughHost<3>(frame, "sharded_cross_entropy_grad",
                         {grad, logits, labels}, [&](pp_frame *host, auto &in) {
                           return pp_cpu_sharded_cross_entropy_grad(
-                              host, in[0], in[1], in[2], ignore_index);
+                              host, in[0], in[1], in[2], axes, ignore_index);
                         });
 }
 

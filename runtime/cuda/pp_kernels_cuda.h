@@ -1,9 +1,11 @@
 /*===- pp_kernels_cuda.h - device kernels for generated stage code -*- C -*-=*
  *
  * The pp_cuda_ twins of the host kernels in runtime/pp_kernels.h, on
- * device tensors (pp_cuda_tensor_allocator): cuBLAS for matmul, one CUDA
- * kernel per elementwise op, deterministic reductions (no atomics), all on
- * the default stream.
+ * device tensors: cuBLAS for matmul, one CUDA kernel per elementwise op,
+ * deterministic reductions (no atomics). Each kernel runs on the frame's
+ * queue (pp_frame_queue_handle: its stream), allocating its result in that
+ * stream's order from the device's memory pool; a frame without a queue
+ * uses the current GPU's default queue (runtime/cuda/CudaDevice.h).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -16,13 +18,16 @@
 extern "C" {
 #endif
 
-/* Device memory for pp_tensor_create_in, allocated and freed in order on
- * the default stream. */
+/* Device memory of the current GPU for pp_tensor_create_in, allocated and
+ * freed in the order of its default queue (a stream the legacy default
+ * stream synchronizes with); NULL, with pp_last_error set, without a GPU. */
 const pp_allocator *pp_cuda_tensor_allocator(void);
 
-/* sum += addend on the device (same element counts); the runtime
+/* sum += addend on the device (same element counts), queued on `stream` (a
+ * cudaStream_t; NULL for the legacy default stream); the runtime
  * accumulates microbatch gradients with it. */
-pp_status pp_cuda_accumulate_f32(pp_tensor *sum, pp_tensor *addend);
+pp_status pp_cuda_accumulate_f32(void *stream, pp_tensor *sum,
+                                 pp_tensor *addend);
 
 /* 1 when the last kernel launch succeeded; else 0, with the error recorded
  * in `frame` under `kernel`. The kernels generated for an nn.fusion check

@@ -15,7 +15,8 @@ extern "C" {
 #endif
 
 /* Row-major single-precision GEMM through cuBLAS on the current device and
- * the default stream, with the contract of pp_gemm_f32 (runtime/pp_runtime.h).
+ * the legacy default stream (inside a CUDA matmul kernel: its frame's
+ * queue's stream), with the contract of pp_gemm_f32 (runtime/pp_runtime.h).
  * Returns PP_ERROR_INTERNAL with the CUDA or cuBLAS error when the library
  * fails, for example when no GPU is present. */
 pp_status pp_cuda_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,

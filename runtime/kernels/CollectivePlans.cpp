@@ -2,16 +2,31 @@
 
 #include "runtime/kernels/CollectivePlans.h"
 
+#include <string_view>
+
 namespace pp::runtime {
 
-CollectiveGroup *collectiveGroup(pp_frame *frame, const char *kernel) {
-  if (!frame->collectives)
-    failFrame(frame, std::string(kernel) +
-                         ": the stage function runs a collective but the "
-                         "runtime gave its frame no tensor-parallel group "
-                         "(frame->collectives); run the package with pp-run, "
-                         "which connects one per tensor axis");
-  return frame->collectives;
+CollectiveGroup *collectiveGroup(pp_frame *frame, const char *kernel,
+                                 const char *axes) {
+  std::string_view key = axes ? axes : "";
+  if (frame->collectiveGroups.empty() && frame->collectives)
+    return frame->collectives;
+  if (auto found = frame->collectiveGroups.find(key);
+      found != frame->collectiveGroups.end() && found->second)
+    return found->second;
+  std::string known;
+  for (const auto &[name, group] : frame->collectiveGroups)
+    known += (known.empty() ? "'" : ", '") + name + "'";
+  failFrame(frame, std::string(kernel) + ": the stage function runs a "
+                                         "collective over the mesh axes '" +
+                       std::string(key) +
+                       "', but the runtime gave its frame no group over "
+                       "them (" +
+                       (known.empty() ? std::string("none at all")
+                                      : "it has groups over " + known) +
+                       "); run the package with pp-run, which connects the "
+                       "groups of the package's mesh axes");
+  return nullptr;
 }
 
 StridedCopy ShardLayout::piece(int64_t rank) const {
@@ -63,9 +78,10 @@ std::optional<ShardLayout> shardLayout(pp_frame *frame, const char *kernel,
 }
 
 std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
-                                        int64_t blocks, int64_t dim) {
+                                        const char *axes, int64_t blocks,
+                                        int64_t dim) {
   CollectiveGroup *group =
-      input ? collectiveGroup(frame, "shard_slice") : nullptr;
+      input ? collectiveGroup(frame, "shard_slice", axes) : nullptr;
   if (!group)
     return std::nullopt;
   Shape whole = shapeOf(input);

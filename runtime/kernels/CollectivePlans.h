@@ -18,9 +18,11 @@
 
 namespace pp::runtime {
 
-/// The frame's group, or null with the error recorded, naming `kernel`: a
-/// collective needs one.
-CollectiveGroup *collectiveGroup(pp_frame *frame, const char *kernel);
+/// The frame's group over the mesh axes `axes` (a key as the generated
+/// call passes it: collectiveAxesKey), or null with the error recorded,
+/// naming `kernel` and the axes: a collective needs one.
+CollectiveGroup *collectiveGroup(pp_frame *frame, const char *kernel,
+                                 const char *axes);
 
 /// The pieces of one device along a sharded dimension: `outer` x `blocks`
 /// runs of `run` contiguous elements, the run (o, k) at `local(o, k)` in the
@@ -61,11 +63,12 @@ struct ShardCopy {
 };
 
 /// The ShardCopy of shard_slice on `input` along `dim` split into `blocks`
-/// blocks over the frame's group, or nullopt with the error recorded (no
+/// blocks over the frame's group of `axes`, or nullopt with the error recorded (no
 /// group, a dimension that does not split), or after an earlier failure when
 /// `input` is null.
 std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
-                                        int64_t blocks, int64_t dim);
+                                        const char *axes, int64_t blocks,
+                                        int64_t dim);
 
 /// `shape` with dimension `dim` (when in range) times `grow` divided by
 /// `shrink`: a shard's shape from the whole one's, or back.

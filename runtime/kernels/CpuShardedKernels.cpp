@@ -2,7 +2,7 @@
 //
 // The kernels of pp.all_reduce, pp.all_gather, pp.reduce_scatter,
 // pp.shard_slice and the vocabulary-parallel gather and cross-entropy: each
-// runs on every device of the frame's CollectiveGroup (frame->collectives)
+// runs on every device of the frame's CollectiveGroup of its axes
 // with that device's tensors. Every device of a group gets the same bits:
 // values are exchanged with allGather and combined in group order (sums in
 // double, rounded once), so results depend only on the shapes and the group
@@ -118,12 +118,14 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
   return rows;
 }
 
-/// The labels and global softmax of a sharded cross-entropy kernel, or
-/// nullopt with the error recorded.
+/// The labels and global softmax of a sharded cross-entropy kernel over the
+/// frame's group of `axes` (set in `group`), or nullopt with the error
+/// recorded.
 std::optional<std::pair<std::vector<int64_t>, std::vector<GlobalSoftmax>>>
 shardedLoss(pp_frame *frame, const char *kernel, pp_tensor *logits,
-            pp_tensor *labels, int64_t ignoreIndex) {
-  CollectiveGroup *group = collectiveGroup(frame, kernel);
+            pp_tensor *labels, const char *axes, int64_t ignoreIndex,
+            CollectiveGroup *&group) {
+  group = collectiveGroup(frame, kernel, axes);
   if (!group)
     return std::nullopt;
   std::optional<std::vector<int64_t>> y =
@@ -154,16 +156,16 @@ std::optional<GatherPlan> wholeTablePlan(pp_frame *frame, const char *kernel,
                            pp_tensor_data(indices));
 }
 
-/// `input` on every device of the frame's group reduced as `reduction` in
+/// `input` on every device of the frame's group of `axes` reduced as `reduction` in
 /// group order, into a new f32 tensor: the whole tensor (all_reduce), or
 /// with `scatter` this device's shard of dimension `dim` split into
 /// `blocks` blocks (reduce_scatter). Null after an earlier failure or with
 /// the error recorded.
 pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
-                           pp_tensor *input, int reduction, bool scatter,
-                           int64_t blocks = 1, int64_t dim = 0) {
+                           pp_tensor *input, const char *axes, int reduction,
+                           bool scatter, int64_t blocks = 1, int64_t dim = 0) {
   CollectiveGroup *group = checkReduceInput(frame, kernel, input, reduction)
-                               ? collectiveGroup(frame, kernel)
+                               ? collectiveGroup(frame, kernel, axes)
                                : nullptr;
   if (!group)
     return nullptr;
@@ -197,15 +199,15 @@ pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
 extern "C" {
 
 pp_tensor *pp_cpu_all_reduce(pp_frame *frame, pp_tensor *input,
-                             int reduction) {
-  return reduceOverGroup(frame, "all_reduce", input, reduction,
+                             const char *axes, int reduction) {
+  return reduceOverGroup(frame, "all_reduce", input, axes, reduction,
                          /*scatter=*/false);
 }
 
 pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
-                             int64_t blocks, int64_t dim) {
+                             const char *axes, int64_t blocks, int64_t dim) {
   CollectiveGroup *group =
-      input ? collectiveGroup(frame, "all_gather") : nullptr;
+      input ? collectiveGroup(frame, "all_gather", axes) : nullptr;
   if (!group)
     return nullptr;
   Shape whole = scaledShape(shapeOf(input), dim, group->size());
@@ -230,14 +232,16 @@ pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
 }
 
 pp_tensor *pp_cpu_reduce_scatter(pp_frame *frame, pp_tensor *input,
-                                 int64_t blocks, int64_t dim, int reduction) {
-  return reduceOverGroup(frame, "reduce_scatter", input, reduction,
+                                 const char *axes, int64_t blocks, int64_t dim,
+                                 int reduction) {
+  return reduceOverGroup(frame, "reduce_scatter", input, axes, reduction,
                          /*scatter=*/true, blocks, dim);
 }
 
 pp_tensor *pp_cpu_shard_slice(pp_frame *frame, pp_tensor *input,
-                              int64_t blocks, int64_t dim) {
-  std::optional<ShardCopy> slice = shardSliceCopy(frame, input, blocks, dim);
+                              const char *axes, int64_t blocks, int64_t dim) {
+  std::optional<ShardCopy> slice =
+      shardSliceCopy(frame, input, axes, blocks, dim);
   pp_tensor *result =
       slice ? newTensor(frame, pp_tensor_dtype(input), slice->shape) : nullptr;
   if (!result)
@@ -247,9 +251,11 @@ pp_tensor *pp_cpu_shard_slice(pp_frame *frame, pp_tensor *input,
 }
 
 pp_tensor *pp_cpu_sharded_gather(pp_frame *frame, pp_tensor *data,
-                                 pp_tensor *indices, int64_t axis) {
-  CollectiveGroup *group =
-      data && indices ? collectiveGroup(frame, "sharded_gather") : nullptr;
+                                 pp_tensor *indices, const char *axes,
+                                 int64_t axis) {
+  CollectiveGroup *group = data && indices
+                               ? collectiveGroup(frame, "sharded_gather", axes)
+                               : nullptr;
   if (!group)
     return nullptr;
   Shape shape = shapeOf(data);
@@ -281,11 +287,11 @@ pp_tensor *pp_cpu_sharded_gather(pp_frame *frame, pp_tensor *data,
 }
 
 pp_tensor *pp_cpu_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
-                                      pp_tensor *indices, int64_t axis,
-                                      int64_t data_shape_count,
+                                      pp_tensor *indices, const char *axes,
+                                      int64_t axis, int64_t data_shape_count,
                                       const int64_t *data_shape) {
   CollectiveGroup *group =
-      grad && indices ? collectiveGroup(frame, "sharded_gather_grad")
+      grad && indices ? collectiveGroup(frame, "sharded_gather_grad", axes)
                       : nullptr;
   if (!group)
     return nullptr;
@@ -304,12 +310,13 @@ pp_tensor *pp_cpu_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
 }
 
 pp_tensor *pp_cpu_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
-                                        pp_tensor *labels,
+                                        pp_tensor *labels, const char *axes,
                                         int64_t ignore_index) {
   if (!checkInputs(frame, "sharded_cross_entropy", {logits}) || !labels)
     return nullptr;
+  CollectiveGroup *group = nullptr;
   auto loss = shardedLoss(frame, "sharded_cross_entropy", logits, labels,
-                          ignore_index);
+                          axes, ignore_index, group);
   if (!loss)
     return nullptr;
   auto &[y, rows] = *loss;
@@ -323,19 +330,21 @@ pp_tensor *pp_cpu_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
 pp_tensor *pp_cpu_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                              pp_tensor *logits,
                                              pp_tensor *labels,
+                                             const char *axes,
                                              int64_t ignore_index) {
   if (!checkInputs(frame, "sharded_cross_entropy_grad", {grad, logits}) ||
       !labels)
     return nullptr;
+  CollectiveGroup *group = nullptr;
   auto loss = shardedLoss(frame, "sharded_cross_entropy_grad", logits, labels,
-                          ignore_index);
+                          axes, ignore_index, group);
   Shape shape = shapeOf(logits);
   pp_tensor *result = loss ? newTensor(frame, PP_DTYPE_F32, shape) : nullptr;
   if (!result)
     return nullptr;
   auto &[y, rows] = *loss;
   int64_t classes = shape.back();
-  int64_t first = frame->collectives->rank() * classes;
+  int64_t first = group->rank() * classes;
   double scale = floats(grad)[0];
   const float *z = floats(logits);
   float *out = floats(result);

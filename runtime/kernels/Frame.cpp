@@ -4,6 +4,8 @@
 
 #include "runtime/core/PlacedTensor.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/device/Device.h"
+#include "runtime/device/Queue.h"
 #include "runtime/kernels/MemoryArena.h"
 
 #include <cstring>
@@ -32,10 +34,10 @@ pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
   ++frame->heapAllocations;
   pp_tensor *tensor = nullptr;
   int64_t rank = static_cast<int64_t>(shape.size());
-  pp_status status = frame->allocator
-                         ? pp_tensor_create_in(frame->allocator, dtype, rank,
-                                               shape.data(), &tensor)
-                         : pp_tensor_create(dtype, rank, shape.data(), &tensor);
+  pp_status status =
+      frame->queue ? pp_tensor_create_in(&frame->queue->tensorAllocator(),
+                                         dtype, rank, shape.data(), &tensor)
+                   : pp_tensor_create(dtype, rank, shape.data(), &tensor);
   if (status != PP_OK) {
     failFrame(frame, pp_last_error());
     return nullptr;
@@ -289,6 +291,14 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
   }
   pp_tensor_destroy(tensor);
   return nullptr;
+}
+
+const pp_device *pp_frame_device(pp_frame *frame) {
+  return frame->queue ? &frame->queue->device() : pp_host_device();
+}
+
+void *pp_frame_queue_handle(pp_frame *frame) {
+  return frame->queue ? frame->queue->nativeHandle() : nullptr;
 }
 
 void pp_frame_profile_begin(pp_frame *frame, const char *kind) {

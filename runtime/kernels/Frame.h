@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -19,6 +20,7 @@
 namespace pp::runtime {
 
 class MemoryArena;
+class Queue;
 
 /// Moves named tensors between stages for pp_frame_send/pp_frame_recv.
 class MessageChannel {
@@ -42,7 +44,8 @@ public:
 
 /// The devices that a stage function's collectives (pp.all_reduce,
 /// pp.all_gather, pp.reduce_scatter, pp.shard_slice and the sharded gather
-/// and cross-entropy) span: the ranks of the caller's tensor-parallel group.
+/// and cross-entropy) span: the ranks that differ from the caller only in
+/// the coordinates of the mesh axes the collective names.
 class CollectiveGroup {
 public:
   virtual ~CollectiveGroup() = default;
@@ -54,9 +57,9 @@ public:
   /// bytes), in group order. Throws std::runtime_error on a failure.
   virtual void allGather(const void *mine, size_t bytes, void *all) = 0;
   /// allGather on device memory, queued on the CUDA stream `stream` (a
-  /// cudaStream_t; null for the legacy default stream, where the CUDA
-  /// kernels run) after the work queued there, with the work queued there
-  /// later waiting for it. Returns false, doing nothing, where the group
+  /// cudaStream_t: the frame's queue's, where the CUDA kernels run) after
+  /// the work queued there, with the work queued there later waiting for
+  /// it. Returns false, doing nothing, where the group
   /// cannot (a group over host memory): the caller stages through the host.
   /// Throws std::runtime_error on a failure.
   virtual bool allGatherOnDevice(const void * /*mine*/, size_t /*bytes*/,
@@ -67,8 +70,8 @@ public:
 
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on
 /// failure. With an arena, the frame's memory plan places it; else (and
-/// for what the plan says outlives the call) the frame's allocator makes
-/// it.
+/// for what the plan says outlives the call) the allocator of the frame's
+/// queue makes it (zero-filled host memory for a frame without a queue).
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape);
 
@@ -213,16 +216,27 @@ struct pp_frame {
   std::vector<pp_tensor *> args;
   std::vector<pp_tensor *> results;
   pp::runtime::MessageChannel *channel = nullptr;
-  /// The tensor-parallel group of the calling rank; null where the stage
-  /// function has no collectives (a package without a tensor axis).
+  /// The groups of the stage function's collectives by the mesh axes they
+  /// span, keyed as the generated calls name them (collectiveAxesKey in
+  /// CollectiveAxes.h: the axes' names in the IR's order, joined by ","); a
+  /// collective over axes without a group fails the frame.
+  std::map<std::string, pp::runtime::CollectiveGroup *, std::less<>>
+      collectiveGroups;
+  /// The group over the package's tensor axes, for a caller that keys no
+  /// groups: while `collectiveGroups` is empty, every collective runs on it
+  /// (null where the stage function has no collectives).
   pp::runtime::CollectiveGroup *collectives = nullptr;
-  /// Where kernels and receives allocate; null for host memory.
-  const pp_allocator *allocator = nullptr;
+  /// The queue the stage function's work runs on, on the device it runs
+  /// on: kernels and receives allocate in its order (its
+  /// tensorAllocator), CUDA kernels launch on its stream. Null for the
+  /// host, with zero-filled memory (a frame that no backend configured).
+  pp::runtime::Queue *queue = nullptr;
   /// Serves the call's allocations by its memory plan; null for none (all
-  /// from `allocator`). After a failure the plan's order no longer holds:
-  /// allocations come from `allocator`.
+  /// from the queue's allocator). After a failure the plan's order no
+  /// longer holds: allocations come from the queue's allocator.
   pp::runtime::MemoryArena *arena = nullptr;
-  /// Tensors this call allocated from `allocator` (not from the arena).
+  /// Tensors this call allocated from the queue's allocator (not from the
+  /// arena).
   int64_t heapAllocations = 0;
   pp::runtime::RunPosition position;
   std::string error;

@@ -24,7 +24,7 @@ namespace pp::runtime {
 struct PlannedAllocation {
   uint64_t bytes = 0;
   /// Its offset in the arena, or kOutlivesCall for a result, which the
-  /// frame's allocator serves.
+  /// frame's queue's allocator serves.
   int64_t offset = -1;
   static constexpr int64_t kOutlivesCall = -1;
 };

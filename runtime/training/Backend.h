@@ -3,7 +3,9 @@
 // The trainer keeps parameters, optimizer state and metrics on the host. A
 // backend says where the stage functions run and how their messages
 // travel: host memory and the pipeline communicator (CpuBackend), or a GPU
-// and NCCL (runtime/cuda/CudaBackend).
+// and NCCL (runtime/cuda/CudaBackend). Both work through the device layer
+// (runtime/device): a device's queue runs the stage functions (configure
+// gives it to the frame) and places, fetches, accumulates and zeroes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,8 @@
 
 #include "runtime/training/Backend.h"
 
-#include <cstring>
+#include "runtime/device/Device.h"
+#include "runtime/device/Queue.h"
 
 namespace pp::runtime {
 namespace {
@@ -63,9 +64,12 @@ private:
   int64_t step = 0, microbatch = 0;
 };
 
+/// The stage functions run on the host's default queue: at once, on the
+/// calling thread, with results from the host's cache of buffers.
 class CpuBackend : public Backend {
 public:
-  explicit CpuBackend(Communicator &communicator) : channel(communicator) {}
+  explicit CpuBackend(Communicator &communicator)
+      : channel(communicator), queue(hostDevice().defaultQueue()) {}
 
   StageTarget stageTarget() const override { return StageTarget::Cpu; }
 
@@ -75,25 +79,27 @@ public:
 
   void fetch(pp_tensor *result, pp_tensor *host) override {
     if (result != host)
-      std::memcpy(pp_tensor_data(host), pp_tensor_data(result),
-                  pp_tensor_nbytes(host));
+      queue.copy(pp_tensor_data(host), pp_tensor_data(result),
+                 pp_tensor_nbytes(host));
   }
 
   void accumulate(pp_tensor *sum, pp_tensor *addend) override {
-    float *s = static_cast<float *>(pp_tensor_data(sum));
-    const float *a = static_cast<const float *>(pp_tensor_data(addend));
-    for (int64_t i = 0, n = pp_tensor_numel(sum); i < n; ++i)
-      s[i] += a[i];
+    queue.enqueueHost([sum, addend] {
+      float *s = static_cast<float *>(pp_tensor_data(sum));
+      const float *a = static_cast<const float *>(pp_tensor_data(addend));
+      for (int64_t i = 0, n = pp_tensor_numel(sum); i < n; ++i)
+        s[i] += a[i];
+    });
   }
 
   void zero(pp_tensor *placed) override {
-    std::memset(pp_tensor_data(placed), 0, pp_tensor_nbytes(placed));
+    queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
   }
 
   void configure(pp_frame &frame, int64_t step, int64_t microbatch) override {
     channel.setContext(step, microbatch);
     frame.channel = &channel;
-    frame.allocator = pp_host_cache_allocator();
+    frame.queue = &queue;
   }
 
   /// A send has written its message when it returns: nothing to wait for.
@@ -103,6 +109,7 @@ public:
 
 private:
   CommunicatorChannel channel;
+  Queue &queue;
 };
 
 } // namespace

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, for a machine with one (the `device` tool's
-# H200): cuBLAS GEMM against OpenBLAS, the CUDA math, reduction and
+# H200): the CUDA device of the device layer (pool buffers, streams, events,
+# device-tagged tensors, kernels on a frame's own stream), cuBLAS GEMM
+# against OpenBLAS, the CUDA math, reduction and
 # normalization kernels against the CPU ones, the dropout kernel against the
 # CPU's (the same bits), then the bundled model trained on GPU
 # ranks (CUDA kernels, NCCL between ranks) with 1, 2 and 3 stages under both
@@ -16,6 +18,7 @@ build="${1:-$root/build}"
 out="$(mktemp -d)"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
+"$build/test/Device/PPCudaDeviceCheck"
 "$build/test/Device/PPCudaGemmCheck"
 "$build/test/Device/PPCudaMathKernelsCheck"
 "$build/test/Device/PPCudaDropoutCheck"

@@ -1,6 +1,6 @@
 // The collectives of tensor parallelism lower to kernel calls derived like
-// an nn op's, without `mesh` and `axes`: their kernels run over the frame's
-// group. Their results are allocations of the memory plan, and
+// an nn op's, without `mesh` and with their `axes` as a key (the names joined
+// by ","): their kernels run over the frame's group of those axes. Their results are allocations of the memory plan, and
 // pp-fuse-elementwise leaves them alone (they are not elementwise).
 // RUN: pp-opt %s --pp-fuse-elementwise --pp-lower-to-runtime | FileCheck %s
 // RUN: pp-opt %s --pp-lower-to-runtime="target=cuda" | FileCheck %s --check-prefix=CUDA
@@ -31,21 +31,21 @@ func.func @stage0_forward(%table: tensor<16x8xf32>, %tokens: tensor<4xi64>, %lab
 // CHECK: %[[TOKENS:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"1">]}
 // CHECK: %[[LABELS:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"2">]}
 // CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F]]) {args = [0 : index, #emitc.opaque<"\22sharded_gather\22">]}
-// CHECK: %[[E:.*]] = emitc.call_opaque "pp_cpu_sharded_gather"(%[[F]], %[[TABLE]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"0">]}
-// CHECK: %[[S:.*]] = emitc.call_opaque "pp_cpu_all_reduce"(%[[F]], %[[E]]) {args = [0 : index, 1 : index, #emitc.opaque<"0">]}
+// CHECK: %[[E:.*]] = emitc.call_opaque "pp_cpu_sharded_gather"(%[[F]], %[[TABLE]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">]}
+// CHECK: %[[S:.*]] = emitc.call_opaque "pp_cpu_all_reduce"(%[[F]], %[[E]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">]}
 // CHECK: emitc.call_opaque "pp_frame_release"(%[[F]], %[[E]])
-// blocks, then dim.
-// CHECK: %[[H:.*]] = emitc.call_opaque "pp_cpu_shard_slice"(%[[F]], %[[S]]) {args = [0 : index, 1 : index, #emitc.opaque<"2">, #emitc.opaque<"1">]}
-// CHECK: %[[G:.*]] = emitc.call_opaque "pp_cpu_all_gather"(%[[F]], %[[H]]) {args = [0 : index, 1 : index, #emitc.opaque<"2">, #emitc.opaque<"1">]}
-// blocks, dim, then the reduction (1: max).
-// CHECK: %[[R:.*]] = emitc.call_opaque "pp_cpu_reduce_scatter"(%[[F]], %[[G]]) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"0">, #emitc.opaque<"1">]}
+// axes, blocks, then dim.
+// CHECK: %[[H:.*]] = emitc.call_opaque "pp_cpu_shard_slice"(%[[F]], %[[S]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"2">, #emitc.opaque<"1">]}
+// CHECK: %[[G:.*]] = emitc.call_opaque "pp_cpu_all_gather"(%[[F]], %[[H]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"2">, #emitc.opaque<"1">]}
+// axes, blocks, dim, then the reduction (1: max).
+// CHECK: %[[R:.*]] = emitc.call_opaque "pp_cpu_reduce_scatter"(%[[F]], %[[G]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"1">, #emitc.opaque<"0">, #emitc.opaque<"1">]}
 // The elementwise ops around them are fused; the collectives are not.
 // CHECK: emitc.call_opaque "fusion_stage0_forward_0"
 // CHECK: %[[Z:.*]] = emitc.load
-// CHECK: %[[L:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy"(%[[F]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"-1">]}
+// CHECK: %[[L:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy"(%[[F]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"-1">]}
 // CHECK: %[[ONE:.*]] = emitc.call_opaque "pp_cpu_constant"
-// CHECK: %[[D:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy_grad"(%[[F]], %[[ONE]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"-100">]}
-// CHECK: %[[DT:.*]] = emitc.call_opaque "pp_cpu_sharded_gather_grad"(%[[F]], %[[D]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"0">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{16, 8}.data()">]}
+// CHECK: %[[D:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy_grad"(%[[F]], %[[ONE]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"-100">]}
+// CHECK: %[[DT:.*]] = emitc.call_opaque "pp_cpu_sharded_gather_grad"(%[[F]], %[[D]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{16, 8}.data()">]}
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[L]])
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R]])
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[DT]])

@@ -26,7 +26,7 @@
 // CUDA-IR: emitc.verbatim "// nn.fusion of add gelu mul over tensor<4x8xf32>.
 // CUDA-IR-SAME: static __global__ void fusion_stage0_forward_0_kernel(const float *in0, const float *in1, float *out0, float *out1)
 // CUDA-IR-SAME: pp_cuda_empty(frame, PP_DTYPE_F32, 2, shape)
-// CUDA-IR-SAME: fusion_stage0_forward_0_kernel<<<1, 256>>>(in0, in1, out0, out1);
+// CUDA-IR-SAME: fusion_stage0_forward_0_kernel<<<1, 256, 0, static_cast<cudaStream_t>(pp_frame_queue_handle(frame))>>>(in0, in1, out0, out1);
 // CUDA-IR-SAME: pp_cuda_launched(frame, \22fusion_stage0_forward_0\22)
 
 func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
@@ -93,7 +93,7 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // CU-NEXT: const float v0 = pp::runtime::elementwise::add(x0, x1);
 // CU-NEXT: const float v1 = pp::runtime::elementwise::tanh(v0);
 // CU: results[r] = pp_cuda_empty(frame, PP_DTYPE_F32, 2, shape);
-// CU: fusion_stage0_forward_0_kernel<<<1, 256>>>(in0, in1, out0, out1);
+// CU: fusion_stage0_forward_0_kernel<<<1, 256, 0, static_cast<cudaStream_t>(pp_frame_queue_handle(frame))>>>(in0, in1, out0, out1);
 // CU-NEXT: if (!pp_cuda_launched(frame, "fusion_stage0_forward_0")) {
 // CUDA's device compiler sees only the kernels: the stage functions are
 // host code.

@@ -198,7 +198,7 @@ TEST(ShardedKernels, AllReduceCombinesInGroupOrderOnEveryDevice) {
       std::vector<std::vector<float>> results =
           onEveryDevice(devices, [&](pp_frame &frame, int64_t rank) {
             Tensor input = floatsOf(shape, inputs[rank]);
-            return pp_cpu_all_reduce(&frame, input.get(), reduction);
+            return pp_cpu_all_reduce(&frame, input.get(), "tp", reduction);
           });
       expectSameBits(results);
       for (int64_t i = 0; i < 15; ++i) {
@@ -235,7 +235,7 @@ TEST(ShardedKernels, GatherSliceAndReduceScatterFollowTheBlockLayout) {
               local[dim] /= devices;
               Tensor shard = floatsOf(
                   local, shardOf(table, whole, dim, blocks, devices, rank));
-              return pp_cpu_all_gather(&frame, shard.get(), blocks, dim);
+              return pp_cpu_all_gather(&frame, shard.get(), "tp", blocks, dim);
             });
         for (const std::vector<float> &result : gathered)
           EXPECT_EQ(result, table);
@@ -243,7 +243,7 @@ TEST(ShardedKernels, GatherSliceAndReduceScatterFollowTheBlockLayout) {
         std::vector<std::vector<float>> sliced =
             onEveryDevice(devices, [&](pp_frame &frame, int64_t) {
               Tensor input = floatsOf(whole, table);
-              return pp_cpu_shard_slice(&frame, input.get(), blocks, dim);
+              return pp_cpu_shard_slice(&frame, input.get(), "tp", blocks, dim);
             });
         for (int64_t rank = 0; rank < devices; ++rank)
           EXPECT_EQ(sliced[rank],
@@ -262,8 +262,8 @@ TEST(ShardedKernels, GatherSliceAndReduceScatterFollowTheBlockLayout) {
         std::vector<std::vector<float>> scattered =
             onEveryDevice(devices, [&](pp_frame &frame, int64_t rank) {
               Tensor input = floatsOf(whole, partials[rank]);
-              return pp_cpu_reduce_scatter(&frame, input.get(), blocks, dim,
-                                           0);
+              return pp_cpu_reduce_scatter(&frame, input.get(), "tp",
+                                           blocks, dim, 0);
             });
         for (int64_t rank = 0; rank < devices; ++rank)
           EXPECT_EQ(scattered[rank],
@@ -302,7 +302,7 @@ TEST(ShardedKernels, ShardedGatherSumsToTheGatherOfTheWholeTable) {
             Tensor shard = floatsOf(
                 local, shardOf(table, whole, axis, 1, devices, rank));
             Tensor ids = indicesOf(indexShape, indices);
-            return pp_cpu_sharded_gather(&frame, shard.get(), ids.get(), axis);
+            return pp_cpu_sharded_gather(&frame, shard.get(), ids.get(), "tp", axis);
           });
       std::vector<float> summed(pieces[0].size(), 0.0f);
       for (const std::vector<float> &piece : pieces)
@@ -314,8 +314,9 @@ TEST(ShardedKernels, ShardedGatherSumsToTheGatherOfTheWholeTable) {
           onEveryDevice(devices, [&](pp_frame &frame, int64_t) {
             Tensor g = floatsOf(pp::runtime::shapeOf(want.get()), dy);
             Tensor ids = indicesOf(indexShape, indices);
-            return pp_cpu_sharded_gather_grad(&frame, g.get(), ids.get(), axis,
-                                              local.size(), local.data());
+            return pp_cpu_sharded_gather_grad(&frame, g.get(), ids.get(), "tp",
+                                              axis, local.size(),
+                                              local.data());
           });
       for (int64_t rank = 0; rank < devices; ++rank)
         EXPECT_EQ(grads[rank], shardOf(values(wantGrad), whole, axis, 1,
@@ -330,7 +331,7 @@ TEST(ShardedKernels, ShardedGatherRefusesIndicesOutsideTheWholeTable) {
     ThreadGroups(2).run([&](pp_frame &frame, int64_t rank) {
       Tensor shard = floatsOf({4, 2}, wiggly(8));
       Tensor ids = indicesOf({2}, {1, outside});
-      Tensor result(pp_cpu_sharded_gather(&frame, shard.get(), ids.get(), 0));
+      Tensor result(pp_cpu_sharded_gather(&frame, shard.get(), ids.get(), "tp", 0));
       EXPECT_FALSE(result);
       errors[rank] = frame.error;
     });
@@ -368,7 +369,7 @@ TEST(ShardedKernels, ShardedCrossEntropyMatchesTheWholeLogits) {
           Tensor piece = shard(rank);
           Tensor ids = indicesOf(labelShape, labels);
           return pp_cpu_sharded_cross_entropy(&frame, piece.get(), ids.get(),
-                                              -100);
+                                              "tp", -100);
         });
     expectSameBits(losses);
     expectNear(losses[0], values(want), 1e-6f);
@@ -379,7 +380,7 @@ TEST(ShardedKernels, ShardedCrossEntropyMatchesTheWholeLogits) {
           Tensor ids = indicesOf(labelShape, labels);
           Tensor g = floatsOf({}, {0.7f});
           return pp_cpu_sharded_cross_entropy_grad(&frame, g.get(), piece.get(),
-                                                   ids.get(), -100);
+                                                   ids.get(), "tp", -100);
         });
     for (int64_t rank = 0; rank < devices; ++rank) {
       std::vector<float> wantPiece =
@@ -397,7 +398,8 @@ TEST(ShardedKernels, ShardedCrossEntropyRefusesLabelsOutsideTheClasses) {
     Tensor piece = floatsOf({2, 3}, wiggly(6));
     Tensor ids = indicesOf({2}, {5, 6});
     Tensor loss(
-        pp_cpu_sharded_cross_entropy(&frame, piece.get(), ids.get(), -100));
+        pp_cpu_sharded_cross_entropy(&frame, piece.get(), ids.get(), "tp",
+                                     -100));
     EXPECT_FALSE(loss);
     errors[rank] = frame.error;
   });
@@ -411,11 +413,60 @@ TEST(ShardedKernels, ShardedCrossEntropyRefusesLabelsOutsideTheClasses) {
 TEST(ShardedKernels, ACollectiveWithoutAGroupFailsTheFrame) {
   pp_frame frame;
   Tensor input = floatsOf({2}, {1.0f, 2.0f});
-  Tensor result(pp_cpu_all_reduce(&frame, input.get(), 0));
+  Tensor result(pp_cpu_all_reduce(&frame, input.get(), "tp", 0));
   EXPECT_FALSE(result);
   EXPECT_NE(frame.error.find("all_reduce: the stage function runs a "
-                             "collective but the runtime gave its frame no "
-                             "tensor-parallel group"),
+                             "collective over the mesh axes 'tp', but the "
+                             "runtime gave its frame no group over them "
+                             "(none at all)"),
+            std::string::npos)
+      << frame.error;
+}
+
+/// A group of one device: every collective over it is the identity.
+class OneDevice : public CollectiveGroup {
+public:
+  int64_t rank() const override { return 0; }
+  int64_t size() const override { return 1; }
+  void allGather(const void *mine, size_t bytes, void *all) override {
+    std::memcpy(all, mine, bytes);
+  }
+};
+
+TEST(ShardedKernels, ACollectiveRunsOnTheGroupOfItsAxes) {
+  // Over "tp" the threads' values add up; over "dp" (a group of one device
+  // each) every thread keeps its own.
+  ThreadGroups tensorParallel(3);
+  std::vector<std::vector<float>> overTp(3), overDp(3);
+  tensorParallel.run([&](pp_frame &frame, int64_t rank) {
+    OneDevice alone;
+    frame.collectiveGroups = {{"tp", frame.collectives}, {"dp", &alone}};
+    frame.collectives = nullptr;
+    Tensor input = floatsOf({2}, {1.0f + rank, 10.0f * rank});
+    overTp[rank] = values(Tensor(pp_cpu_all_reduce(&frame, input.get(), "tp", 0)));
+    overDp[rank] = values(Tensor(pp_cpu_all_reduce(&frame, input.get(), "dp", 0)));
+    EXPECT_EQ(frame.error, "");
+  });
+  for (int64_t rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(overTp[rank], (std::vector<float>{6.0f, 30.0f}));
+    EXPECT_EQ(overDp[rank],
+              (std::vector<float>{1.0f + rank, 10.0f * rank}));
+  }
+}
+
+TEST(ShardedKernels, ACollectiveOverAxesWithoutAGroupNamesThem) {
+  OneDevice alone;
+  pp_frame frame;
+  frame.collectiveGroups = {{"tp", &alone}};
+  // Keyed groups leave the unkeyed one out.
+  frame.collectives = &alone;
+  Tensor input = floatsOf({2}, {1.0f, 2.0f});
+  Tensor result(pp_cpu_all_gather(&frame, input.get(), "dp,tp", 1, 0));
+  EXPECT_FALSE(result);
+  EXPECT_NE(frame.error.find("all_gather: the stage function runs a "
+                             "collective over the mesh axes 'dp,tp', but the "
+                             "runtime gave its frame no group over them (it "
+                             "has groups over 'tp')"),
             std::string::npos)
       << frame.error;
 }

@@ -1,0 +1,207 @@
+//===- CudaDevice.cpp - a GPU as a device of the device layer -------------===//
+//
+// The default queue is a blocking stream: work on the legacy default stream
+// (a caller outside the device layer) and on it wait for each other, as all
+// work on the legacy stream did. Queues from createQueue are non-blocking:
+// communication streams that wait for nothing implicitly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/CudaDevice.h"
+
+#include "runtime/cuda/CudaChecks.h"
+#include "runtime/device/Allocator.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace pp::runtime {
+namespace {
+
+class CudaEvent : public Event {
+public:
+  CudaEvent() {
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+          "cudaEventCreate");
+  }
+  ~CudaEvent() override { cudaEventDestroy(event); }
+
+  void synchronize() override {
+    check(cudaEventSynchronize(event), "cudaEventSynchronize");
+  }
+
+  bool isDone() override {
+    cudaError_t state = cudaEventQuery(event);
+    if (state == cudaErrorNotReady)
+      return false;
+    check(state, "cudaEventQuery");
+    return true;
+  }
+
+  cudaEvent_t handle() const { return event; }
+
+private:
+  cudaEvent_t event = nullptr;
+};
+
+/// The CUDA event behind `event`; throws for another device's event.
+cudaEvent_t cudaEventOf(Event &event, const Device &device) {
+  auto *cuda = dynamic_cast<CudaEvent *>(&event);
+  if (!cuda)
+    throw std::runtime_error("a queue of " + device.name() +
+                             " records only CUDA events");
+  return cuda->handle();
+}
+
+class CudaQueue : public Queue {
+public:
+  CudaQueue(Device &device, unsigned flags) : Queue(device) {
+    check(cudaStreamCreateWithFlags(&stream, flags), "cudaStreamCreate");
+  }
+  ~CudaQueue() override {
+    cudaStreamSynchronize(stream);
+    cudaStreamDestroy(stream);
+  }
+
+  void *nativeHandle() const override { return stream; }
+
+  /// A copy from pageable host memory returns once the bytes are staged; one
+  /// from pinned host memory (which the DMA reads later) waits for the copy,
+  /// so that the source may change once copy returns.
+  void copy(void *destination, const void *source, size_t bytes) override {
+    if (bytes == 0)
+      return;
+    check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault,
+                          stream),
+          "copying " + std::to_string(bytes) + " bytes on " + device().name());
+    cudaPointerAttributes from = {};
+    check(cudaPointerGetAttributes(&from, source), "cudaPointerGetAttributes");
+    if (from.type == cudaMemoryTypeHost)
+      synchronize();
+  }
+
+  void zero(void *data, size_t bytes) override {
+    if (bytes > 0)
+      check(cudaMemsetAsync(data, 0, bytes, stream), "cudaMemsetAsync");
+  }
+
+  void enqueueHost(std::function<void()> work) override {
+    auto *queued = new std::function<void()>(std::move(work));
+    cudaError_t error = cudaLaunchHostFunc(
+        stream,
+        [](void *data) {
+          auto *run = static_cast<std::function<void()> *>(data);
+          (*run)();
+          delete run;
+        },
+        queued);
+    if (error != cudaSuccess)
+      delete queued;
+    check(error, "cudaLaunchHostFunc");
+  }
+
+  void record(Event &event) override {
+    check(cudaEventRecord(cudaEventOf(event, device()), stream),
+          "cudaEventRecord");
+  }
+
+  void wait(Event &event) override {
+    if (auto *cuda = dynamic_cast<CudaEvent *>(&event))
+      check(cudaStreamWaitEvent(stream, cuda->handle(), 0),
+            "cudaStreamWaitEvent");
+    else
+      event.synchronize(); // A host queue's event: reached when recorded.
+  }
+
+  void synchronize() override {
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+
+private:
+  cudaStream_t stream = nullptr;
+};
+
+/// Stream-ordered allocations from a pool of the device that keeps freed
+/// memory (its release threshold is unlimited).
+class CudaAllocator : public Allocator {
+public:
+  explicit CudaAllocator(Device &device) : owner(device) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device.deviceOrdinal();
+    check(cudaMemPoolCreate(&pool, &props),
+          "creating a memory pool on " + device.name());
+    uint64_t keepAll = UINT64_MAX;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
+                                  &keepAll),
+          "cudaMemPoolSetAttribute");
+  }
+
+  Device &device() override { return owner; }
+  /// What cudaMalloc guarantees.
+  size_t alignment() const override { return 256; }
+
+  void *allocate(size_t bytes, Queue &queue) override {
+    void *data = nullptr;
+    if (cudaMallocFromPoolAsync(&data, bytes == 0 ? 1 : bytes, pool,
+                                streamOf(queue)) != cudaSuccess)
+      return nullptr;
+    return data;
+  }
+
+  void release(void *data, Queue &queue) override {
+    cudaFreeAsync(data, streamOf(queue));
+  }
+
+private:
+  Device &owner;
+  cudaMemPool_t pool = nullptr;
+};
+
+class CudaDevice : public Device {
+public:
+  explicit CudaDevice(int ordinal)
+      : Device(PP_DEVICE_CUDA, ordinal), memory(*this),
+        queue(*this, cudaStreamDefault) {}
+
+  Allocator &allocator() override { return memory; }
+  Queue &defaultQueue() override { return queue; }
+  std::unique_ptr<Queue> createQueue() override {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    return std::make_unique<CudaQueue>(*this, cudaStreamNonBlocking);
+  }
+  std::unique_ptr<Event> createEvent() override {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+    return std::make_unique<CudaEvent>();
+  }
+
+private:
+  CudaAllocator memory;
+  CudaQueue queue;
+};
+
+} // namespace
+
+Device &cudaDevice(int ordinal) {
+  check(cudaSetDevice(ordinal), "cudaSetDevice(" + std::to_string(ordinal) +
+                                    ")");
+  static std::mutex mutex;
+  // Never destroyed: the CUDA runtime may be torn down before static
+  // destructors run.
+  static auto *devices = new std::map<int, CudaDevice *>();
+  std::lock_guard<std::mutex> lock(mutex);
+  CudaDevice *&device = (*devices)[ordinal];
+  if (!device)
+    device = new CudaDevice(ordinal);
+  return *device;
+}
+
+Device &currentCudaDevice() {
+  int ordinal = 0;
+  check(cudaGetDevice(&ordinal), "cudaGetDevice");
+  return cudaDevice(ordinal);
+}
+
+} // namespace pp::runtime
