@@ -222,9 +222,9 @@ struct pp_frame {
   /// collective over axes without a group fails the frame.
   std::map<std::string, pp::runtime::CollectiveGroup *, std::less<>>
       collectiveGroups;
-  /// The group over the package's tensor axes, for a caller that keys no
-  /// groups: while `collectiveGroups` is empty, every collective runs on it
-  /// (null where the stage function has no collectives).
+  /// The one group of a caller that keys no groups (a hand-written stage
+  /// function's test): while `collectiveGroups` is empty, every collective
+  /// runs on it. The trainer keys its groups.
   pp::runtime::CollectiveGroup *collectives = nullptr;
   /// The queue the stage function's work runs on, on the device it runs
   /// on: kernels and receives allocate in its order (its

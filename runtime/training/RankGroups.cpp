@@ -95,6 +95,7 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
   groups.tensorParallelSize = groups.tensorParallel->worldSize();
   groups.collectives =
       connectTensorCollectives(*groups.tensorParallel, collectives);
+  groups.tensorAxes = tensorAxes;
   return groups;
 }
 

@@ -37,8 +37,10 @@ struct RankGroups {
   /// dp coordinate), and only in the tensor axes' coordinates (its rank is
   /// tensorParallelRank).
   std::unique_ptr<Communicator> pipeline, dataParallel, tensorParallel;
-  /// The stage functions' collectives: over `tensorParallel`.
+  /// The stage functions' collectives: over `tensorParallel`, whose mesh
+  /// axes (the package's tensor axes, in mesh order) are `tensorAxes`.
   std::unique_ptr<CollectiveGroup> collectives;
+  std::vector<std::string> tensorAxes;
 };
 
 /// What the stage functions' collectives (RankGroups::collectives) run

@@ -2,6 +2,7 @@
 
 #include "runtime/training/StepExecutor.h"
 
+#include "runtime/kernels/CollectiveAxes.h"
 #include "runtime/training/PipelinePlan.h"
 
 #include <algorithm>
@@ -131,9 +132,10 @@ std::vector<TensorPtr> StepExecutor::call(int64_t stage,
   Backend &backend = context.backend;
   pp_frame frame;
   frame.profile = context.profile;
-  frame.collectives = backend.tensorCollectives()
-                          ? backend.tensorCollectives()
-                          : context.groups.collectives.get();
+  // The collectives name the mesh axes they run over: the tensor axes.
+  frame.collectiveGroups[collectiveAxesKey(context.groups.tensorAxes)] =
+      backend.tensorCollectives() ? backend.tensorCollectives()
+                                  : context.groups.collectives.get();
   frame.args = std::move(args);
   // The generated code is C: a failure becomes the frame's error.
   frame.onResult = [&](int64_t index, pp_tensor *result) {

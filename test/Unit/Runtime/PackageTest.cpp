@@ -77,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 5},
+          {"version", 6},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -216,18 +216,18 @@ TEST(Package, EveryManifestDtypeParses) {
 
 TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  for (int version : {1, 2, 3, 4}) {
+  for (int version : {1, 2, 3, 4, 5}) {
     value["version"] = version;
     EXPECT_EQ(loadError(value),
               "manifest.json: package format version " +
                   std::to_string(version) +
-                  " is from an older pp (this pp-run reads version 5); "
+                  " is from an older pp (this pp-run reads version 6); "
                   "recompile the model");
   }
-  value["version"] = 6;
+  value["version"] = 7;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 6 is from a newer pp "
-            "(this pp-run reads version 5); recompile the model");
+            "manifest.json: package format version 7 is from a newer pp "
+            "(this pp-run reads version 6); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {

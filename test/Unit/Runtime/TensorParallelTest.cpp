@@ -15,11 +15,13 @@
 #include "ThreadRanks.h"
 
 #include "runtime/checkpoints/ParameterFile.h"
+#include "runtime/kernels/CollectivePlans.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <sstream>
 
 using namespace pp::runtime;
@@ -47,11 +49,22 @@ float *floats(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
+/// The group the stage functions' collectives over "tp" run on, as the
+/// trainer keys it in the frame (at tp 1, where the package has no tensor
+/// axis, its group of one under no axes).
+CollectiveGroup &tensorGroup(pp_frame *frame) {
+  const char *axes = frame->collectiveGroups.count("tp") ? "tp" : "";
+  CollectiveGroup *group = collectiveGroup(frame, "the test's stage", axes);
+  if (!group)
+    throw std::logic_error(frame->error);
+  return *group;
+}
+
 /// The global feature that this device's element `j` of w is.
 int64_t feature(pp_frame *frame, int64_t j) {
-  int64_t parts = frame->collectives->size();
+  int64_t parts = tensorGroup(frame).size();
   int64_t block = kFeatures / blocks, piece = block / parts;
-  return j / piece * block + frame->collectives->rank() * piece + j % piece;
+  return j / piece * block + tensorGroup(frame).rank() * piece + j % piece;
 }
 
 /// (x [2, 4], w (local), b [1], labels [2, 1]) -> (loss, saved r = y - labels,
@@ -60,20 +73,20 @@ int64_t feature(pp_frame *frame, int64_t j) {
 void forward(pp_frame *frame) {
   const float *x = argFloats(frame, 0), *w = argFloats(frame, 1),
               *b = argFloats(frame, 2), *labels = argFloats(frame, 3);
-  int64_t local = kFeatures / frame->collectives->size();
+  int64_t local = kFeatures / tensorGroup(frame).size();
   double partial[kRows] = {0, 0};
   for (int64_t i = 0; i < kRows; ++i)
     for (int64_t j = 0; j < local; ++j)
       partial[i] += static_cast<double>(x[i * kFeatures + feature(frame, j)]) *
                     w[j];
-  std::vector<double> all(kRows * frame->collectives->size());
-  frame->collectives->allGather(partial, sizeof(partial), all.data());
+  std::vector<double> all(kRows * tensorGroup(frame).size());
+  tensorGroup(frame).allGather(partial, sizeof(partial), all.data());
   pp_tensor *loss = newFloats({});
   pp_tensor *residual = newFloats({kRows});
   double sum = 0;
   for (int64_t i = 0; i < kRows; ++i) {
     double y = b[0];
-    for (int64_t r = 0; r < frame->collectives->size(); ++r)
+    for (int64_t r = 0; r < tensorGroup(frame).size(); ++r)
       y += all[r * kRows + i];
     floats(residual)[i] = static_cast<float>(y) - labels[i];
     sum += static_cast<double>(floats(residual)[i]) * floats(residual)[i];
@@ -90,7 +103,7 @@ void forward(pp_frame *frame) {
 void backward(pp_frame *frame) {
   const float *r = argFloats(frame, 0), *x = argFloats(frame, 1);
   float scale = argFloats(frame, 2)[0];
-  int64_t local = kFeatures / frame->collectives->size();
+  int64_t local = kFeatures / tensorGroup(frame).size();
   pp_tensor *dw = newFloats({local}), *db = newFloats({1});
   for (int64_t j = 0; j < local; ++j) {
     double sum = 0;
