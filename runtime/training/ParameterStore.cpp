@@ -286,8 +286,11 @@ void ParameterStore::addGradient(const TensorInfo &result,
   if (sum.left == sum.perStep)
     backend.zero(sum.placed.tensor);
   backend.accumulate(sum.placed.tensor, contribution);
-  if (--sum.left == 0)
-    backend.fetch(sum.placed.tensor, sum.host);
+  if (--sum.left != 0)
+    return;
+  backend.fetch(sum.placed.tensor, sum.host);
+  // The reduction of its bucket may start while the backward goes on.
+  reducer->ready(sum.reductionIndex);
 }
 
 void ParameterStore::reduce(int64_t stage) {
@@ -357,19 +360,33 @@ void ParameterStore::apply(float clip, float learningRate) {
   }
 }
 
+ParameterStore::~ParameterStore() {
+  // A gather still running uses valueGathers and a stage's buffers (a step
+  // that failed meanwhile): wait for it before they go.
+  for (StageParameters &held : byStage)
+    if (held.gathered.valid())
+      held.gathered.wait();
+}
+
 void ParameterStore::startGather(int64_t stage) {
   for (StageParameters *held : usedBy(stage)) {
     if (held->users++ > 0)
       continue;
-    // One gather at a time on valueGathers, in the order they start.
-    std::shared_future<void> before = lastGather;
+    // One gather at a time on valueGathers, in the order they start; a
+    // gather lets go of the one before once it ended, so that the chain
+    // does not grow over the run.
     ParameterUpdate &update = *held->update;
     Communicator &group = *valueGathers;
-    held->gathered = std::async(std::launch::async, [before, &update, &group] {
-                       if (before.valid())
-                         before.wait();
-                       update.gatherValues(group);
-                     }).share();
+    held->gathered =
+        std::async(std::launch::async,
+                   [before = lastGather, &update, &group]() mutable {
+                     if (before.valid()) {
+                       before.get();
+                       before = {};
+                     }
+                     update.gatherValues(group);
+                   })
+            .share();
     lastGather = held->gathered;
   }
 }

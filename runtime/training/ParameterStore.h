@@ -57,6 +57,9 @@ public:
   ParameterStore(const Package &package, const RankStages &stages,
                  RankGroups &groups, Backend &backend,
                  const TrainerOptions &options, bool forwardOnly);
+  ~ParameterStore();
+  ParameterStore(const ParameterStore &) = delete;
+  ParameterStore &operator=(const ParameterStore &) = delete;
 
   /// Creates this rank's parameters with the values of `saved` (a resumed
   /// checkpoint's, checked to fit), else those `weights` gives, else the
@@ -84,12 +87,14 @@ public:
   void beginStep();
   /// Adds a microbatch's `contribution`, the stage function result
   /// `result`, to its gradient sum; once its step's last contribution is
-  /// in, copies the sum to the host.
+  /// in, copies the sum to the host and hands it to the data-parallel
+  /// reduction, whose bucket may start while the backward goes on.
   void addGradient(const TensorInfo &result, pp_tensor *contribution);
-  /// Starts the data-parallel reduction of the gradient sums that stage
-  /// `stage` computes, whose step's contributions are all in (a
-  /// ReduceGradients action): on the reduction's thread, bucket by bucket
-  /// as their gradients are final, while the rank computes on.
+  /// A ReduceGradients action: the data-parallel reduction of the gradient
+  /// sums that stage `stage` computes has started (on the reduction's
+  /// thread, bucket by bucket); throws std::logic_error when a sum still
+  /// awaits contributions (the table placed the reduce before the stage's
+  /// last backward).
   void reduce(int64_t stage);
   /// Completes the data-parallel reduction that started during the
   /// backward and adds up the gradients that come in parts.

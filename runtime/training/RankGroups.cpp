@@ -95,7 +95,11 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
   groups.tensorParallelSize = groups.tensorParallel->worldSize();
   groups.collectives =
       connectTensorCollectives(*groups.tensorParallel, collectives);
-  groups.tensorAxes = tensorAxes;
+  // The generated collectives name their axes as the package's mesh
+  // orders them, whatever --mesh-order does to the job's.
+  for (const MeshAxis &axis : package.mesh.axes())
+    if (axis.kind == AxisKind::Tensor)
+      groups.tensorAxes.push_back(axis.name);
   return groups;
 }
 

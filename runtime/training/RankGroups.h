@@ -38,7 +38,8 @@ struct RankGroups {
   /// tensorParallelRank).
   std::unique_ptr<Communicator> pipeline, dataParallel, tensorParallel;
   /// The stage functions' collectives: over `tensorParallel`, whose mesh
-  /// axes (the package's tensor axes, in mesh order) are `tensorAxes`.
+  /// axes (the package's tensor axes, in the package mesh's order, which
+  /// the generated collectives name them in) are `tensorAxes`.
   std::unique_ptr<CollectiveGroup> collectives;
   std::vector<std::string> tensorAxes;
 };

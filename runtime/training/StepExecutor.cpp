@@ -100,7 +100,7 @@ void StepExecutor::run(const std::vector<Action> &actions,
       tracer.span(actionKindName(action.kind), action, start);
     }
     }
-    if (data.batch.training)
+    if (context.measuresMemory && data.batch.training)
       measureHeld(data);
   }
   context.backend.finishStep();

@@ -64,6 +64,9 @@ struct ExecutionContext {
   /// Serve each stage function's tensors from its arena by the package's
   /// memory plan (where the backend's kernels allocate through the frame).
   bool memoryPlan;
+  /// Measure what the rank holds after each action (peakHeld), for the
+  /// metrics.
+  bool measuresMemory;
 };
 
 class StepExecutor {

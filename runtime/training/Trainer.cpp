@@ -54,7 +54,8 @@ public:
         reporter(context, plan, backend),
         executor({package, stages, groups, backend, parameters,
                   reporter.tracer(), reporter.profile(), options.seed, layout,
-                  options.memoryPlan}),
+                  options.memoryPlan,
+                  /*measuresMemory=*/!options.metricsPath.empty()}),
         streamer(stages, groups),
         checkpoints(context, parameters, streamer, data) {
     if (givenInputs)
