@@ -192,13 +192,17 @@ public:
   void refresh(pp_tensor *placed, pp_tensor *host) override {
     queue.copy(pp_tensor_data(placed), pp_tensor_data(host),
                pp_tensor_nbytes(host));
+    copiedBytes += static_cast<int64_t>(pp_tensor_nbytes(host));
   }
 
   void fetch(pp_tensor *result, pp_tensor *host) override {
     queue.copy(pp_tensor_data(host), pp_tensor_data(result),
                pp_tensor_nbytes(host));
     queue.synchronize();
+    copiedBytes += static_cast<int64_t>(pp_tensor_nbytes(host));
   }
+
+  int64_t hostDeviceBytes() const override { return copiedBytes; }
 
   void accumulate(pp_tensor *sum, pp_tensor *addend) override {
     if (pp_cuda_accumulate_f32(queue.nativeHandle(), sum, addend) != PP_OK)
@@ -231,6 +235,8 @@ private:
   std::unique_ptr<NcclChannel> channel;
   /// Over the tensor-parallel group; null without one (tp 1).
   std::unique_ptr<NcclCollectives> collectives;
+  /// Bytes refresh and fetch copied between the host and the GPU.
+  int64_t copiedBytes = 0;
 };
 
 } // namespace

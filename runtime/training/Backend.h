@@ -58,6 +58,11 @@ public:
   /// memory plan's arena can serve them; CUDA kernels allocate device
   /// memory themselves, in stream order.
   virtual bool servesMemoryPlans() const { return false; }
+  /// Bytes place, refresh and fetch have copied between the host and the
+  /// device so far (0 where the stage functions run on the host): what a
+  /// step moves across, which device-resident state brings down to the
+  /// data and the step's scalars.
+  virtual int64_t hostDeviceBytes() const { return 0; }
   /// The group the stage functions' collectives run on when the backend
   /// has its own (a GPU's NCCL communicator over the tensor-parallel
   /// ranks); null where the trainer's host group serves.

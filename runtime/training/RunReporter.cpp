@@ -89,7 +89,8 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       "measured_peak_bytes",
       "measured_peak_activation_bytes",
       "predicted_peak_bytes",
-      "predicted_peak_activation_bytes"};
+      "predicted_peak_activation_bytes",
+      "host_device_bytes_per_step"};
   std::optional<HeldBytes> predicted = predictedPeak();
   std::vector<double> mine = {
       static_cast<double>(facts.elementsRead),
@@ -106,7 +107,8 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       facts.measuredPeak.total(),
       facts.measuredPeak.activations,
       predicted ? predicted->total() : -1,
-      predicted ? predicted->activations : -1};
+      predicted ? predicted->activations : -1,
+      static_cast<double>(facts.hostDeviceBytesPerStep)};
   int64_t ranks = world.worldSize();
   size_t count = fields.size();
   std::vector<double> all(count * ranks, 0.0);

@@ -47,6 +47,9 @@ struct RankFacts {
   int64_t heapAllocationsPerStep = 0;
   /// The most it held in a training step (StepExecutor::peakHeld).
   HeldBytes measuredPeak;
+  /// Bytes its last training step copied between the host and the device
+  /// (Backend::hostDeviceBytes).
+  int64_t hostDeviceBytesPerStep = 0;
 };
 
 /// What a run reports; every rank makes one, job rank 0 writes.

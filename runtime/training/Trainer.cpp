@@ -127,7 +127,7 @@ public:
     }
     reporter.reportRankFacts({data.elementsRead(), parameters.residentBytes(),
                               executor.usesArenas(), heapAllocationsPerStep,
-                              executor.peakHeld()});
+                              executor.peakHeld(), hostDeviceBytesPerStep});
     if (parameters.shardsValues())
       parameters.gatherValues();
     if (reporter.tracer().spans())
@@ -203,6 +203,7 @@ private:
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
     int64_t heapAllocationsBefore = executor.heapAllocations();
+    int64_t hostDeviceBytesBefore = backend.hostDeviceBytes();
     parameters.beginStep();
 
     // The last stages draw every label of the step first: the loss is
@@ -237,6 +238,7 @@ private:
       tracer.span("optimizer", Action{ActionKind::Optimizer}, start);
     });
 
+    hostDeviceBytesPerStep = backend.hostDeviceBytes() - hostDeviceBytesBefore;
     // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
     std::vector<double> report = {
@@ -394,8 +396,9 @@ private:
   /// A forward-only run's inputs, or null.
   std::unique_ptr<GivenMicrobatches> given;
   /// Tensors the stage functions allocated on their own in the last
-  /// training step.
+  /// training step, and the bytes it copied between host and device.
   int64_t heapAllocationsPerStep = 0;
+  int64_t hostDeviceBytesPerStep = 0;
   /// Evaluations so far.
   int64_t evalRound = 0;
   /// The step the training loop starts at, and the consumed-samples cursor

@@ -56,6 +56,16 @@ for z in 0 1 2; do
     --metrics "$out/zero-gpu-$z.jsonl" | tail -n 1
 done
 /usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/zero-gpu-*.jsonl
+# What a step copies between host and GPU per rank (host_device_bytes_per_step):
+# every rank copies something (the counter counts); device-resident state
+# (issue 24, part 2) is to bring it down to the data and the step's scalars.
+/usr/bin/python3 - "$out/zero-gpu-0.jsonl" <<'PY'
+import json, sys
+ranks = next(json.loads(l)["ranks"] for l in open(sys.argv[1]) if "ranks" in l)
+for rank in ranks:
+    print(f"rank {rank['rank']}: {rank['host_device_bytes_per_step']} host-device bytes per step")
+sys.exit(0 if all(r["host_device_bytes_per_step"] > 0 for r in ranks) else 1)
+PY
 # Each package's CUDA stage library was built once, on its first use, into
 # the cache (packages carry only stages.cu).
 ls "$out/cache/stage-libraries" | grep -c '\.json$'
