@@ -147,9 +147,15 @@ pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
  * PP_ERROR_INVALID_ARGUMENT for another name. */
 pp_status pp_set_gemm_engine(const char *name);
 
+/* The most threads pp_set_threads starts. */
+#define PP_MAX_THREADS 1024
+
 /* Threads the runtime's parallel loops use (GEMM panels); at least 1, the
- * default. Results do not depend on it. */
-void pp_set_threads(int threads);
+ * default (a smaller count means 1). Results do not depend on it.
+ * PP_ERROR_INVALID_ARGUMENT above PP_MAX_THREADS; PP_ERROR_INTERNAL when
+ * the system cannot start them (the loops then run on the threads that
+ * did start). */
+pp_status pp_set_threads(int threads);
 
 #ifdef __cplusplus
 } /* extern "C" */

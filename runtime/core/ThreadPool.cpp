@@ -60,8 +60,14 @@ public:
     // New workers wait for the loop after the last one (useMutex keeps
     // loops out until they exist).
     uint64_t started = generation;
-    for (int index = 1; index < threads; ++index)
-      workers.emplace_back([this, started] { serve(started); });
+    try {
+      for (int index = 1; index < threads; ++index)
+        workers.emplace_back([this, started] { serve(started); });
+    } catch (...) {
+      // Loops run on the workers that did start.
+      size = static_cast<int>(workers.size()) + 1;
+      throw;
+    }
     size = threads;
   }
 

@@ -30,6 +30,8 @@ namespace pp::runtime {
 
 /// Sets how many threads parallelFor uses: the calling thread plus
 /// `threads - 1` workers (values below 1 mean 1). Waits for a running loop.
+/// Throws std::system_error when the system cannot start a worker; the
+/// loops then run on those that started.
 void setThreadCount(int threads);
 
 /// The threads parallelFor uses (1 until setThreadCount).

@@ -68,4 +68,17 @@ extern "C" pp_status pp_set_gemm_engine(const char *name) {
                   "engine '", engine, "'; use auto, onednn, openblas or blis");
 }
 
-extern "C" void pp_set_threads(int threads) { setThreadCount(threads); }
+extern "C" pp_status pp_set_threads(int threads) {
+  if (threads > PP_MAX_THREADS)
+    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_set_threads: ", threads,
+                    " threads are more than the ", PP_MAX_THREADS,
+                    " the runtime starts; use at most the machine's cores");
+  try {
+    setThreadCount(threads);
+    return PP_OK;
+  } catch (const std::exception &failure) {
+    return failWith(PP_ERROR_INTERNAL, "pp_set_threads: cannot start ",
+                    threads, " threads (", failure.what(),
+                    "); the runtime runs on ", threadCount());
+  }
+}

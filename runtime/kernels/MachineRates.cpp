@@ -232,7 +232,8 @@ std::optional<MachineRates> ratesOf(const json &entry) {
 
 MachineRates pp::runtime::measureMachineRates(int threads) {
   int previous = threadCount();
-  pp_set_threads(threads);
+  if (pp_set_threads(threads) != PP_OK)
+    throw std::runtime_error(pp_last_error());
   struct RestoreThreads {
     int threads;
     ~RestoreThreads() { pp_set_threads(threads); }

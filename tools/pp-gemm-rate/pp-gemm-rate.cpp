@@ -156,7 +156,8 @@ int main(int argc, char **argv) {
                 " must be at least 1");
   if (options.engines.empty())
     options.engines = {"onednn", "openblas", "blis"};
-  pp_set_threads(options.threads);
+  if (pp_set_threads(options.threads) != PP_OK)
+    return fail(pp_last_error());
   for (const std::string &engine : options.engines) {
     if (pp_set_gemm_engine(engine.c_str()) != PP_OK)
       return fail(pp_last_error());

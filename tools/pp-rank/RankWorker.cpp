@@ -94,7 +94,8 @@ int runRank(const JobDescription &job, const RendezvousInfo &info) {
   try {
     if (info.rank == 0)
       checkOutputs(job);
-    pp_set_threads(rankThreads(job));
+    if (pp_set_threads(rankThreads(job)) != PP_OK)
+      throw std::runtime_error(std::string("--threads: ") + pp_last_error());
     if (pp_set_gemm_engine(job.gemmEngine.c_str()) != PP_OK)
       throw std::runtime_error(std::string("--gemm-engine: ") +
                                pp_last_error());

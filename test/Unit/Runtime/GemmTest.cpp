@@ -1,5 +1,6 @@
 //===- GemmTest.cpp - every GEMM engine against a naive reference -*- C++ -*-===//
 
+#include "runtime/core/ThreadPool.h"
 #include "runtime/pp_runtime.h"
 
 #include <cmath>
@@ -129,6 +130,15 @@ TEST(Gemm, RejectsBadArguments) {
   expectInvalid(pp_gemm_f32(false, false, 2, 2, 2, 1.0f, nullptr, 2, b.data(),
                             2, 0.0f, c.data(), 2),
                 "a is NULL");
+}
+
+TEST(Gemm, ThreadCountsAboveTheLimitAreRefusedAndKeepThePool) {
+  ASSERT_EQ(pp_set_threads(2), PP_OK);
+  expectInvalid(pp_set_threads(PP_MAX_THREADS + 1),
+                "1025 threads are more than the 1024 the runtime starts");
+  EXPECT_EQ(pp::runtime::threadCount(), 2);
+  EXPECT_EQ(pp_set_threads(0), PP_OK);
+  EXPECT_EQ(pp::runtime::threadCount(), 1);
 }
 
 /// Runs each test with one engine forced, and auto again afterwards.
