@@ -3,7 +3,8 @@
 // Kernels allocate a result for every op of every microbatch. Reusing freed
 // buffers of the same size (per thread) avoids zero-filling them and the
 // page faults of fresh large allocations. The cache keeps at most
-// kMaxCachedBytes per thread and frees what does not fit.
+// kMaxCachedBytes per thread and frees what does not fit. A buffer freed on
+// another thread than the one that made it goes to that thread's cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,8 @@
 #include "runtime/pp_runtime.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -21,17 +24,22 @@ namespace {
 
 constexpr size_t kMaxCachedBytes = size_t(1) << 31;
 
-/// This thread's freed buffers by padded size, and the padded size of each
-/// buffer it handed out.
+/// This thread's freed buffers by padded size. A buffer's padded size lies
+/// in the kHostAlignment bytes before it, so that any thread can take back
+/// a buffer any thread handed out.
 struct Cache {
   std::unordered_map<size_t, std::vector<void *>> free;
-  std::unordered_map<void *, size_t> sizes;
   size_t cachedBytes = 0;
 
   ~Cache() {
     for (auto &[size, buffers] : free)
       for (void *buffer : buffers)
-        std::free(buffer);
+        std::free(startOf(buffer));
+  }
+
+  /// Where the allocation holding `buffer` (and its size) starts.
+  static void *startOf(void *buffer) {
+    return static_cast<char *>(buffer) - kHostAlignment;
   }
 };
 
@@ -55,27 +63,25 @@ void *pp::runtime::allocateCachedHost(size_t bytes) {
     void *buffer = it->second.back();
     it->second.pop_back();
     cache.cachedBytes -= size;
-    cache.sizes[buffer] = size;
     return buffer;
   }
-  void *buffer = std::aligned_alloc(kHostAlignment, size);
-  if (buffer)
-    cache.sizes[buffer] = size;
-  return buffer;
+  if (size > std::numeric_limits<size_t>::max() - kHostAlignment)
+    return nullptr;
+  void *start = std::aligned_alloc(kHostAlignment, size + kHostAlignment);
+  if (!start)
+    return nullptr;
+  std::memcpy(start, &size, sizeof(size));
+  return static_cast<char *>(start) + kHostAlignment;
 }
 
 void pp::runtime::releaseCachedHost(void *buffer) {
-  Cache &cache = threadCache();
-  auto it = cache.sizes.find(buffer);
-  if (it == cache.sizes.end()) {
-    // Allocated by another thread's cache: plain memory all the same.
-    std::free(buffer);
+  if (!buffer)
     return;
-  }
-  size_t size = it->second;
-  cache.sizes.erase(it);
+  Cache &cache = threadCache();
+  size_t size = 0;
+  std::memcpy(&size, Cache::startOf(buffer), sizeof(size));
   if (cache.cachedBytes + size > kMaxCachedBytes) {
-    std::free(buffer);
+    std::free(Cache::startOf(buffer));
     return;
   }
   cache.free[size].push_back(buffer);

@@ -146,8 +146,11 @@ public:
   void *allocate(size_t bytes, Queue &queue) override {
     void *data = nullptr;
     if (cudaMallocFromPoolAsync(&data, bytes == 0 ? 1 : bytes, pool,
-                                streamOf(queue)) != cudaSuccess)
+                                streamOf(queue)) != cudaSuccess) {
+      // The caller reports it: leave no error for a later launch's check.
+      cudaGetLastError();
       return nullptr;
+    }
     return data;
   }
 

@@ -93,8 +93,10 @@ private:
 } // namespace
 
 Device &hostDevice() {
-  static CpuDevice host;
-  return host;
+  // Never destroyed: a tensor freed while statics are torn down still finds
+  // its device.
+  static CpuDevice *host = new CpuDevice;
+  return *host;
 }
 
 } // namespace pp::runtime

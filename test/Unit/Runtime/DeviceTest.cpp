@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace pp::runtime;
@@ -89,6 +90,27 @@ TEST(DeviceTest, TheHostAllocatorReusesWhatTheThreadFreed) {
   void *second = allocator.allocate(1010, queue);
   EXPECT_EQ(second, first);
   allocator.release(second, queue);
+}
+
+TEST(DeviceTest, AHostBufferFreedOnAnotherThreadIsReusedThereAtItsSize) {
+  Allocator &allocator = hostDevice().allocator();
+  Queue &queue = hostDevice().defaultQueue();
+  void *large = allocator.allocate(4096, queue);
+  ASSERT_NE(large, nullptr);
+  void *reused = nullptr, *small = nullptr;
+  std::thread other([&] {
+    allocator.release(large, queue);
+    // This thread's cache files it under its own padded size, 4096 bytes,
+    // and hands it out for that size only.
+    small = allocator.allocate(64, queue);
+    reused = allocator.allocate(4090, queue);
+    std::memset(reused, 1, 4090);
+    allocator.release(small, queue);
+    allocator.release(reused, queue);
+  });
+  other.join();
+  EXPECT_EQ(reused, large);
+  EXPECT_NE(small, large);
 }
 
 TEST(DeviceTest, AHostQueueRunsItsWorkInOrder) {
