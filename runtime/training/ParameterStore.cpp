@@ -198,6 +198,15 @@ void ParameterStore::layOutTrainedParameters() {
     held.update = std::make_unique<ParameterUpdate>(
         options.optimizer, *held.flat, dataParallel, options.zeroLevel);
   }
+  // The buffers whose values each stage takes, in stage order.
+  for (int64_t s : stages.stages()) {
+    std::set<size_t> used;
+    for (const StageFunctionInfo &function : stages.functionsOf(s))
+      for (const TensorInfo &arg : function.args)
+        if (auto it = home.find(arg.name); it != home.end())
+          used.insert(it->second);
+    usedIndices[s].assign(used.begin(), used.end());
+  }
   if (shardsValues()) {
     std::vector<int64_t> all(dataParallel.worldSize());
     std::iota(all.begin(), all.end(), 0);
@@ -217,17 +226,10 @@ ParameterStore::homeOf(const std::string &name) {
 
 std::vector<ParameterStore::StageParameters *>
 ParameterStore::usedBy(int64_t stage) {
-  std::set<StageParameters *> used;
-  for (const StageFunctionInfo &function : stages.functionsOf(stage))
-    for (const TensorInfo &arg : function.args)
-      if (StageParameters *at = homeOf(arg.name))
-        used.insert(at);
-  std::vector<StageParameters *> inOrder(used.begin(), used.end());
-  std::sort(inOrder.begin(), inOrder.end(),
-            [](const StageParameters *a, const StageParameters *b) {
-              return a->stage < b->stage;
-            });
-  return inOrder;
+  std::vector<StageParameters *> used;
+  for (size_t index : usedIndices.at(stage))
+    used.push_back(&byStage[index]);
+  return used;
 }
 
 void ParameterStore::prepareTraining() {

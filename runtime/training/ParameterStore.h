@@ -189,8 +189,10 @@ private:
   /// Those whose values stage `stage` takes.
   std::vector<StageParameters *> usedBy(int64_t stage);
   std::vector<StageParameters> byStage;
-  /// Index into byStage of each trained parameter's home.
+  /// Index into byStage of each trained parameter's home, and per stage of
+  /// this rank the indices of the buffers whose values it takes.
   std::map<std::string, size_t> home;
+  std::map<int64_t, std::vector<size_t>> usedIndices;
   /// ZeRO-3: the data-parallel ranks again, for the parameter gathers that
   /// run ahead of the compute on a thread of their own; null below.
   std::unique_ptr<Communicator> valueGathers;

@@ -101,7 +101,8 @@ StageCosts estimatedCosts(const Package &package) {
 
 PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
                           int64_t microbatches,
-                          const DataParallelism &dataParallel) {
+                          const DataParallelism &dataParallel,
+                          const OptimizerOptions *optimizer) {
   PipelinePlan plan;
   plan.layout.ranks = package.pipelineRanks();
   plan.layout.stageRanks = package.stageRanks;
@@ -174,6 +175,9 @@ PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
   plan.ideal = simulateEqualStages(plan.training, plan.layout, plan.messages);
   StageCosts costs = estimatedCosts(package);
   costs.dataParallel = dataParallel;
+  if (optimizer)
+    costs.optimizerStatePerByte =
+        static_cast<double>(optimizerBufferNames(*optimizer).size());
   plan.predicted =
       simulateSchedule(plan.training, plan.layout, plan.messages, costs);
   return plan;

@@ -12,6 +12,7 @@
 #include "runtime/package/Package.h"
 #include "runtime/schedules/Schedule.h"
 #include "runtime/schedules/ScheduleSimulation.h"
+#include "runtime/training/Optimizer.h"
 
 #include <optional>
 #include <string>
@@ -52,12 +53,15 @@ StageCosts estimatedCosts(const Package &package);
 /// `microbatches` per step, with the actions `dataParallel` needs (the
 /// gradient reduces; the parameter gathers and releases of ZeRO-3) added
 /// where the table does not list them itself, and predicts its step with
-/// them. Throws std::runtime_error saying what does not fit and how to fix
-/// it (a schedule that needs a split backward, a file for another layout,
-/// a table that deadlocks, naming rank, stage, microbatch and action).
+/// them and with the state of `optimizer` (where given; else the state
+/// per trained byte the compiler's estimates assumed). Throws
+/// std::runtime_error saying what does not fit and how to fix it (a
+/// schedule that needs a split backward, a file for another layout, a
+/// table that deadlocks, naming rank, stage, microbatch and action).
 PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
                           int64_t microbatches,
-                          const DataParallelism &dataParallel = {});
+                          const DataParallelism &dataParallel = {},
+                          const OptimizerOptions *optimizer = nullptr);
 
 /// The function phases a compute action runs.
 bool actionRunsPhase(ActionKind action, Phase function);

@@ -3,7 +3,6 @@
 #include "runtime/training/RunReporter.h"
 
 #include "runtime/training/ActivationMemory.h"
-#include "runtime/training/Optimizer.h"
 #include "runtime/training/Trace.h"
 
 #include <sys/resource.h>
@@ -307,22 +306,14 @@ void RunReporter::printActivationMemory(bool usesArenas) {
   log << std::endl;
 }
 
-/// What this rank holds at its peak in the simulation of its schedule with
-/// the package's estimated stage costs (pp-partition's), its data
-/// parallelism and the run's optimizer: what --report predicts. None for a
-/// package without estimates.
+/// What this rank holds at its peak in the plan's prediction (its table
+/// simulated with the package's estimated stage costs, the run's data
+/// parallelism and optimizer): what --report predicts. None for a package
+/// without estimates.
 std::optional<HeldBytes> RunReporter::predictedPeak() const {
-  const Package &package = context.package;
-  if (package.stageEstimates.empty())
+  if (context.package.stageEstimates.empty())
     return std::nullopt;
-  StageCosts costs = estimatedCosts(package);
-  costs.dataParallel = {context.groups.dataParallelSize,
-                        context.options.zeroLevel};
-  costs.optimizerStatePerByte = static_cast<double>(
-      optimizerBufferNames(context.options.optimizer).size());
-  SimulatedStep step =
-      simulateSchedule(plan.training, plan.layout, plan.messages, costs);
-  return step.peakMemory.at(context.stages.rank());
+  return plan.predicted.peakMemory.at(context.stages.rank());
 }
 
 /// Job rank `rank`'s coordinates on the mesh: "(pp0,dp1)".

@@ -3,6 +3,7 @@
 #include "runtime/training/StepExecutor.h"
 
 #include "runtime/kernels/CollectiveAxes.h"
+#include "runtime/schedules/ActionMessages.h"
 #include "runtime/training/PipelinePlan.h"
 
 #include <algorithm>
@@ -10,27 +11,11 @@
 #include <stdexcept>
 
 namespace pp::runtime {
-namespace {
-
-/// Whether actions of `kind` run stage functions.
-bool computes(ActionKind kind) {
-  switch (kind) {
-  case ActionKind::Forward:
-  case ActionKind::Backward:
-  case ActionKind::BackwardInput:
-  case ActionKind::BackwardWeight:
-  case ActionKind::Eval:
-    return true;
-  default:
-    return false;
-  }
-}
-
-} // namespace
 
 StepExecutor::StepExecutor(const ExecutionContext &context)
     : context(context),
-      router(context.package.stageRanks, context.stages.rank()) {
+      router(context.package.stageRanks, context.stages.rank()),
+      tensorAxesKey(collectiveAxesKey(context.groups.tensorAxes)) {
   // Each saved value lives until the last function of its stage that takes
   // it (Package::load checked that an earlier one returns it).
   for (int64_t s : context.stages.stages()) {
@@ -57,7 +42,7 @@ void StepExecutor::run(const std::vector<Action> &actions,
   // waits for it, has not come yet.
   std::set<int64_t> gathering;
   for (const Action &action : actions) {
-    if (computes(action.kind) && gathering.erase(action.stage)) {
+    if (isCompute(action.kind) && gathering.erase(action.stage)) {
       double start = tracer.now();
       parameters.awaitGather(action.stage);
       tracer.span("gather", action, start);
@@ -133,7 +118,7 @@ std::vector<TensorPtr> StepExecutor::call(int64_t stage,
   pp_frame frame;
   frame.profile = context.profile;
   // The collectives name the mesh axes they run over: the tensor axes.
-  frame.collectiveGroups[collectiveAxesKey(context.groups.tensorAxes)] =
+  frame.collectiveGroups[tensorAxesKey] =
       backend.tensorCollectives() ? backend.tensorCollectives()
                                   : context.groups.collectives.get();
   frame.args = std::move(args);

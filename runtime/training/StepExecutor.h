@@ -110,6 +110,8 @@ private:
   ExecutionContext context;
   /// Moves the stage functions' messages between stages.
   StageRouter router;
+  /// The key of the tensor axes' group in a frame (collectiveAxesKey).
+  std::string tensorAxesKey;
   /// Per (stage, saved value), the index of the last function of the stage
   /// that takes it.
   std::map<std::pair<int64_t, std::string>, size_t> lastUse;

@@ -523,6 +523,17 @@ WeightsOptions weightsOptions() {
   return options;
 }
 
+OptimizerOptions optimizerOptions() {
+  OptimizerOptions optimizer;
+  optimizer.kind = optimizerName;
+  // The optimizer computes in float: every rank rounds the same double.
+  optimizer.momentum = static_cast<float>(momentum);
+  optimizer.weightDecay = static_cast<float>(weightDecay);
+  if (noDecay.getNumOccurrences())
+    optimizer.noDecay = noDecay;
+  return optimizer;
+}
+
 TrainerOptions trainerOptions() {
   TrainerOptions options;
   options.schedule = scheduleChoice();
@@ -536,12 +547,7 @@ TrainerOptions trainerOptions() {
   options.weights = weightsOptions();
   options.profilePath = profilePath;
   options.maxGradNorm = clipGradNorm;
-  options.optimizer.kind = optimizerName;
-  // The optimizer computes in float: every rank rounds the same double.
-  options.optimizer.momentum = static_cast<float>(momentum);
-  options.optimizer.weightDecay = static_cast<float>(weightDecay);
-  if (noDecay.getNumOccurrences())
-    options.optimizer.noDecay = noDecay;
+  options.optimizer = optimizerOptions();
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
   options.zeroLevel = shardOptimizer ? 1 : zeroLevel;
@@ -1091,10 +1097,8 @@ int main(int argc, char **argv) {
     request.microbatches = microbatches;
     request.dataParallel = dataParallel;
     request.zeroLevel = dataParallelism().zeroLevel;
-    // AdamW keeps two moments; SGD a momentum buffer when it has one.
-    request.optimizerState = optimizerName == "adamw" ? 2
-                             : momentum != 0          ? 1
-                                                      : 0;
+    request.optimizerState = static_cast<double>(
+        optimizerBufferNames(optimizerOptions()).size());
     if (costRates == "measured") {
       // The rates of one rank of the job, which this launcher starts here.
       int ranks = stages * std::max<int>(dataParallel, 1) * tensorParallel;
