@@ -143,15 +143,7 @@ void Communicator::allReduceSum(float *values, size_t count) {
 
 void Communicator::reduceScatterSum(float *values, size_t count,
                                     const std::vector<OwnedRange> &ranges) {
-  for (const OwnedRange &range : ranges)
-    if (range.begin > count || range.count > count - range.begin ||
-        range.owner < 0 || range.owner >= size)
-      throw std::invalid_argument(
-          "a reduce-scatter range [" + std::to_string(range.begin) + ", " +
-          std::to_string(range.begin + range.count) + ") for rank " +
-          std::to_string(range.owner) + " does not fit a buffer of " +
-          std::to_string(count) + " elements over " + std::to_string(size) +
-          " ranks");
+  checkOwnedRanges(ranges, count, size);
   if (size == 1 || ranges.empty())
     return;
   exchangeWith(-1, "a reduce-scatter with " + describePeers(), [&] {

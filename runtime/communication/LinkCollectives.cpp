@@ -143,6 +143,19 @@ void allReduceSumOverLinks(const LinkGroup &group, double *values,
   allReduceSum(group, values, count);
 }
 
+void checkOwnedRanges(const std::vector<OwnedRange> &ranges, size_t count,
+                      int ranks) {
+  for (const OwnedRange &range : ranges)
+    if (range.begin > count || range.count > count - range.begin ||
+        range.owner < 0 || range.owner >= ranks)
+      throw std::invalid_argument(
+          "a reduce-scatter range [" + std::to_string(range.begin) + ", " +
+          std::to_string(range.begin + range.count) + ") for rank " +
+          std::to_string(range.owner) + " does not fit a buffer of " +
+          std::to_string(count) + " elements over " + std::to_string(ranks) +
+          " ranks");
+}
+
 void reduceScatterSumOverLinks(const LinkGroup &group, float *values,
                                const std::vector<OwnedRange> &ranges) {
   int ranks = group.size(), me = group.rank;

@@ -59,6 +59,12 @@ struct OwnedRange {
   int owner = 0;
 };
 
+/// Throws std::invalid_argument, naming the first, unless every range of
+/// `ranges` lies in a buffer of `count` elements and is owned by one of
+/// `ranks` ranks.
+void checkOwnedRanges(const std::vector<OwnedRange> &ranges, size_t count,
+                      int ranks);
+
 /// Sums each range of `ranges` (of the buffer at `values`) element-wise
 /// over `group` and leaves the sum on the range's owner only: the
 /// reduce-scatter half of allReduceSumOverLinks, adding in the same rank

@@ -1,8 +1,9 @@
 //===- CudaBackend.cpp - stage functions on a GPU, messages over NCCL -----===//
 //
 // The backend runs on the device layer (runtime/cuda/CudaDevice.h): kernels
-// run on the GPU's default queue (the compute stream), which also places,
-// fetches, accumulates and zeroes tensors. A send waits for the kernels
+// run on the GPU's default queue (the compute stream), which also places
+// and fetches tensors and runs the work on the training state
+// (CudaStateKernels), whose collectives are NCCL's (NcclDeviceCollectives). A send waits for the kernels
 // before it (an event), copies the tensor on a copy queue into a buffer the
 // channel owns (so the generated code may free the tensor at once) and
 // sends that buffer on the queue of its communicator; a receive is ordered
@@ -17,8 +18,9 @@
 #include "runtime/cuda/CudaChecks.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/NcclCollectives.h"
+#include "runtime/cuda/CudaStateKernels.h"
 #include "runtime/cuda/NcclConnect.h"
-#include "runtime/cuda/pp_kernels_cuda.h"
+#include "runtime/cuda/NcclDeviceCollectives.h"
 #include "runtime/device/Buffer.h"
 
 #include <cuda_runtime.h>
@@ -204,13 +206,12 @@ public:
 
   int64_t hostDeviceBytes() const override { return copiedBytes; }
 
-  void accumulate(pp_tensor *sum, pp_tensor *addend) override {
-    if (pp_cuda_accumulate_f32(queue.nativeHandle(), sum, addend) != PP_OK)
-      throw std::runtime_error(pp_last_error());
-  }
+  StateDevice stateDevice() override { return {queue, cudaStateKernels()}; }
 
-  void zero(pp_tensor *placed) override {
-    queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
+  std::unique_ptr<DeviceCollectives>
+  connectCollectives(Communicator &ranks,
+                     const std::string &purpose) override {
+    return std::make_unique<NcclDeviceCollectives>(ranks, purpose);
   }
 
   void configure(pp_frame &frame, int64_t, int64_t) override {

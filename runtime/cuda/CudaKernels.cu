@@ -7,6 +7,7 @@
 
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/cuda/pp_runtime_cuda.h"
+#include "runtime/cuda/CudaBlockSum.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaFrame.h"
@@ -240,12 +241,6 @@ __global__ void gatherGradKernel(const float *grad, const int64_t *offsets,
   for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k)
     sum += grad[(o * count + positions[k]) * layout.inner + i];
   out[e] = static_cast<float>(sum);
-}
-
-__global__ void accumulateKernel(float *sum, const float *addend, int64_t n) {
-  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n)
-    sum[i] += addend[i];
 }
 
 /// `T` of the values' size (visitBits).
@@ -548,19 +543,6 @@ __global__ void reduceGatheredKernel(const float *gathered, float *out,
       reduceInOrder(gathered + fromOffset, devices, stride, reduction);
 }
 
-/// One block sums `values` (double) in a fixed order.
-__device__ double blockSum(double value) {
-  __shared__ double partial[kThreads];
-  partial[threadIdx.x] = value;
-  __syncthreads();
-  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
-    if (threadIdx.x < stride)
-      partial[threadIdx.x] += partial[threadIdx.x + stride];
-    __syncthreads();
-  }
-  return partial[0];
-}
-
 __global__ void mseLossKernel(const float *x, const float *t, float *out,
                               int64_t n, int reduction) {
   double local = 0;
@@ -568,7 +550,7 @@ __global__ void mseLossKernel(const float *x, const float *t, float *out,
     double diff = static_cast<double>(x[i]) - t[i];
     local += diff * diff;
   }
-  double sum = blockSum(local);
+  double sum = blockSum<kThreads>(local);
   if (threadIdx.x == 0)
     out[0] = static_cast<float>(reduction == 0 && n > 0 ? sum / n : sum);
 }
@@ -614,9 +596,9 @@ __global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
     local += rowLoss[r];
     count += y[r] != ignore;
   }
-  double sum = blockSum(local);
+  double sum = blockSum<kThreads>(local);
   __syncthreads();
-  double counted = blockSum(count);
+  double counted = blockSum<kThreads>(count);
   if (threadIdx.x == 0)
     out[0] = static_cast<float>(
         reduction == 0 ? (counted > 0 ? sum / counted : 0.0) : sum);
@@ -630,7 +612,7 @@ __global__ void crossEntropyGradKernel(const float *g, const float *z,
   double count = 0;
   for (int64_t r = threadIdx.x; r < rows; r += kThreads)
     count += y[r] != ignore;
-  double total = blockSum(count);
+  double total = blockSum<kThreads>(count);
   if (threadIdx.x == 0)
     counted = total;
   __syncthreads();
@@ -999,22 +981,6 @@ const pp_allocator *pp_cuda_tensor_allocator(void) {
     fail(PP_ERROR_INTERNAL, error.what());
     return nullptr;
   }
-}
-
-pp_status pp_cuda_accumulate_f32(void *stream, pp_tensor *sum,
-                                 pp_tensor *addend) {
-  int64_t n = pp_tensor_numel(sum);
-  if (pp_tensor_numel(addend) != n)
-    return failWith(PP_ERROR_INVALID_ARGUMENT, "pp_cuda_accumulate_f32: ", n,
-                    " and ", pp_tensor_numel(addend), " elements");
-  if (n > 0)
-    accumulateKernel<<<blocksFor(n), kThreads, 0,
-                       static_cast<cudaStream_t>(stream)>>>(
-        deviceFloats(sum), deviceFloats(addend), n);
-  if (cudaError_t error = cudaGetLastError(); error != cudaSuccess)
-    return failWith(PP_ERROR_INTERNAL,
-                    "pp_cuda_accumulate_f32: ", cudaGetErrorString(error));
-  return PP_OK;
 }
 
 pp_tensor *pp_cuda_copy(pp_frame *frame, pp_tensor *input) {

@@ -23,12 +23,6 @@ extern "C" {
  * stream synchronizes with); NULL, with pp_last_error set, without a GPU. */
 const pp_allocator *pp_cuda_tensor_allocator(void);
 
-/* sum += addend on the device (same element counts), queued on `stream` (a
- * cudaStream_t; NULL for the legacy default stream); the runtime
- * accumulates microbatch gradients with it. */
-pp_status pp_cuda_accumulate_f32(void *stream, pp_tensor *sum,
-                                 pp_tensor *addend);
-
 /* 1 when the last kernel launch succeeded; else 0, with the error recorded
  * in `frame` under `kernel`. The kernels generated for an nn.fusion check
  * their launch with it. */

@@ -1,11 +1,14 @@
 //===- Backend.h - where a rank's stage functions run -----------*- C++ -*-===//
 //
-// The trainer keeps parameters, optimizer state and metrics on the host. A
-// backend says where the stage functions run and how their messages
+// A backend says where the stage functions run and how their messages
 // travel: host memory and the pipeline communicator (CpuBackend), or a GPU
 // and NCCL (runtime/cuda/CudaBackend). Both work through the device layer
 // (runtime/device): a device's queue runs the stage functions (configure
-// gives it to the frame) and places, fetches, accumulates and zeroes.
+// gives it to the frame). The rank's training state lives on that device
+// too: the parameter store's flat buffers, the optimizer's state and the
+// step's loss, worked on by the backend's StateKernels and reduced over
+// its DeviceCollectives; only the data, the step's scalars and what a
+// checkpoint saves cross to the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +16,10 @@
 #define PP_RUNTIME_BACKEND_H
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/DeviceCollectives.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/package/StageCompiler.h"
+#include "runtime/training/StateKernels.h"
 
 #include <memory>
 #include <string>
@@ -39,12 +44,18 @@ public:
   /// Copies `host` into `placed` again, after `host` changed (the optimizer
   /// step); nothing to do where they are the same tensor.
   virtual void refresh(pp_tensor *placed, pp_tensor *host) = 0;
-  /// Copies a stage function's result into the host tensor `host`.
+  /// Copies a stage function's result (or any tensor where they run) into
+  /// the host tensor `host`, and waits until it is there; nothing to do
+  /// where they are the same tensor.
   virtual void fetch(pp_tensor *result, pp_tensor *host) = 0;
-  /// `sum += addend`, element by element, where the stage functions run.
-  virtual void accumulate(pp_tensor *sum, pp_tensor *addend) = 0;
-  /// Sets all bytes of a placed tensor to zero.
-  virtual void zero(pp_tensor *placed) = 0;
+  /// Where the rank's training state lives and its work runs: the queue
+  /// the stage functions run on and its device's kernels.
+  virtual StateDevice stateDevice() = 0;
+  /// Collectives on the stage functions' device memory over `ranks`, for
+  /// `purpose` (in messages): over the communicator itself on the host; a
+  /// GPU's NCCL communicator over the same ranks. Every member calls it.
+  virtual std::unique_ptr<DeviceCollectives>
+  connectCollectives(Communicator &ranks, const std::string &purpose) = 0;
   /// Prepares a frame for the stage functions of microbatch `microbatch` of
   /// step `step`: its messages and where it allocates.
   virtual void configure(pp_frame &frame, int64_t step, int64_t microbatch) = 0;
@@ -59,9 +70,9 @@ public:
   /// memory themselves, in stream order.
   virtual bool servesMemoryPlans() const { return false; }
   /// Bytes place, refresh and fetch have copied between the host and the
-  /// device so far (0 where the stage functions run on the host): what a
-  /// step moves across, which device-resident state brings down to the
-  /// data and the step's scalars.
+  /// device so far (0 where the stage functions run on the host): in a
+  /// step, the data the first and last stages read and the step's
+  /// scalars.
   virtual int64_t hostDeviceBytes() const { return 0; }
   /// The group the stage functions' collectives run on when the backend
   /// has its own (a GPU's NCCL communicator over the tensor-parallel

@@ -169,7 +169,7 @@ void CheckpointManager::save(int64_t step, int64_t cursor) {
           {{"format", "pp-parameters"}, {"step", std::to_string(step)}});
   if (streams)
     streamer.stream(package.parameters,
-                            heldIn(parameters.values()),
+                            heldIn(parameters.hostValues()),
                             channel + "/params", write);
   finishFile();
 

@@ -83,17 +83,11 @@ public:
                  pp_tensor_nbytes(host));
   }
 
-  void accumulate(pp_tensor *sum, pp_tensor *addend) override {
-    queue.enqueueHost([sum, addend] {
-      float *s = static_cast<float *>(pp_tensor_data(sum));
-      const float *a = static_cast<const float *>(pp_tensor_data(addend));
-      for (int64_t i = 0, n = pp_tensor_numel(sum); i < n; ++i)
-        s[i] += a[i];
-    });
-  }
+  StateDevice stateDevice() override { return {queue, cpuStateKernels()}; }
 
-  void zero(pp_tensor *placed) override {
-    queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
+  std::unique_ptr<DeviceCollectives>
+  connectCollectives(Communicator &ranks, const std::string &) override {
+    return hostCollectives(ranks);
   }
 
   void configure(pp_frame &frame, int64_t step, int64_t microbatch) override {

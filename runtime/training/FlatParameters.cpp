@@ -5,15 +5,15 @@
 namespace pp::runtime {
 
 FlatParameters::FlatParameters(std::vector<FlatParameter> parameters,
-                               int64_t shares)
+                               int64_t shares, Queue &queue)
     : laidOut(std::move(parameters)) {
   for (FlatParameter &parameter : laidOut) {
     parameter.offset = elements;
     elements += parameter.count;
   }
   int64_t padded = (elements + shares - 1) / shares * shares;
-  valueBuffer = std::make_unique<ReleasableBuffer>(padded);
-  gradientBuffer = std::make_unique<ReleasableBuffer>(padded);
+  valueBuffer = std::make_unique<ReleasableBuffer>(padded, queue);
+  gradientBuffer = std::make_unique<ReleasableBuffer>(padded, queue);
 }
 
 const FlatParameter *FlatParameters::find(const std::string &name) const {

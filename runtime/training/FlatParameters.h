@@ -1,7 +1,8 @@
 //===- FlatParameters.h - a stage's trained parameters, flat ----*- C++ -*-===//
 //
 // A stage's trained parameters laid out one after another: their values in
-// one contiguous buffer, their gradients in another of the same layout.
+// one contiguous buffer, their gradients in another of the same layout,
+// both on the device where the stage runs.
 // The trainer's parameter and gradient tensors view these buffers, the
 // gradient reduction reads and writes them, and the optimizer steps them
 // in one pass (ZeRO shares are contiguous ranges of them). The buffers
@@ -33,11 +34,11 @@ struct FlatParameter {
 class FlatParameters {
 public:
   /// Lays out `parameters` (their offsets are computed) one after another
-  /// in the order given, with zero values and gradients. The buffers are
-  /// padded to a multiple of `shares` elements, so that `shares` equal
-  /// shares gather into them in place.
-  explicit FlatParameters(std::vector<FlatParameter> parameters,
-                          int64_t shares = 1);
+  /// in the order given, with zero values and gradients on `queue`'s
+  /// device. The buffers are padded to a multiple of `shares` elements, so
+  /// that `shares` equal shares gather into them in place.
+  FlatParameters(std::vector<FlatParameter> parameters, int64_t shares,
+                 Queue &queue);
 
   /// The parameters in layout order.
   const std::vector<FlatParameter> &parameters() const { return laidOut; }

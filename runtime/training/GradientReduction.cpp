@@ -5,16 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 
 namespace pp::runtime {
 
-GradientReducer::GradientReducer(Communicator &dataParallel,
+GradientReducer::GradientReducer(DeviceCollectives &dataParallel,
                                  std::vector<pp_tensor *> gradients,
-                                 size_t bucketBytes, GradientShares shares)
+                                 size_t bucketBytes, GradientShares shares,
+                                 Queue &compute)
     : dataParallel(dataParallel), gradients(std::move(gradients)),
-      shares(std::move(shares)) {
+      shares(std::move(shares)), compute(compute) {
   const GradientShares &given = this->shares;
   if (!given.flatOffsets.empty() &&
       (given.flatOffsets.size() != this->gradients.size() ||
@@ -40,9 +40,14 @@ GradientReducer::GradientReducer(Communicator &dataParallel,
     largest = std::max(largest, floats);
     first = last;
   }
-  if (dataParallel.worldSize() == 1 || buckets.empty())
+  if (dataParallel.size() == 1 || buckets.empty())
     return;
-  staging.resize(largest);
+  Device &device = compute.device();
+  reduction = device.createQueue();
+  reductionDone = device.createEvent();
+  for (size_t b = 0; b < buckets.size(); ++b)
+    finalized.push_back(device.createEvent());
+  staging = Buffer::allocate(*reduction, largest * sizeof(float));
   isReady.assign(listed.size(), true);
   reduced = started = buckets.size();
   worker = std::thread([this] { run(); });
@@ -78,6 +83,8 @@ void GradientReducer::ready(size_t index) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!open || isReady.at(index))
       return;
+    // The bucket's last record marks where all of its gradients are final.
+    compute.record(*finalized[bucketOf[index]]);
     isReady[index] = true;
     complete = --buckets[bucketOf[index]].pending == 0;
   }
@@ -103,6 +110,10 @@ void GradientReducer::finish() {
       changed.wait(lock);
   }
   open = false;
+  if (!failure) {
+    reduction->record(*reductionDone);
+    compute.wait(*reductionDone);
+  }
   if (failure) {
     std::exception_ptr failed = failure;
     failure = nullptr;
@@ -163,15 +174,17 @@ void GradientReducer::run() {
 }
 
 void GradientReducer::reduce(const Bucket &bucket) {
-  float *at = staging.data();
+  float *base = static_cast<float *>(staging->data());
+  float *at = base;
+  reduction->wait(*finalized[&bucket - buckets.data()]);
   // The ranges of the sharded gradients each rank keeps; the others are
   // all-reduced.
   std::vector<OwnedRange> owned;
   std::vector<std::pair<size_t, size_t>> whole;
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);
-    std::memcpy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
-    size_t position = at - staging.data();
+    reduction->copy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
+    size_t position = at - base;
     int64_t offset = shares.flatOffsets.empty() ? -1 : shares.flatOffsets[i];
     if (offset < 0) {
       whole.push_back({position, n});
@@ -189,16 +202,17 @@ void GradientReducer::reduce(const Bucket &bucket) {
     }
     at += n;
   }
-  size_t floats = at - staging.data();
+  size_t floats = at - base;
   if (owned.empty())
     whole = {{0, floats}};
   for (auto [first, count] : whole)
-    dataParallel.allReduceSum(staging.data() + first, count);
-  dataParallel.reduceScatterSum(staging.data(), floats, owned);
-  at = staging.data();
+    dataParallel.allReduceSum(base + first, count, *reduction);
+  if (!owned.empty())
+    dataParallel.reduceScatterSum(base, floats, owned, *reduction);
+  at = base;
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);
-    std::memcpy(pp_tensor_data(gradients[i]), at, n * sizeof(float));
+    reduction->copy(pp_tensor_data(gradients[i]), at, n * sizeof(float));
     at += n;
   }
 }

@@ -2,20 +2,25 @@
 //
 // Sums a stage's gradients over its data-parallel group: the replicas of
 // the stage that hold the same parameters and trained on other samples.
-// The all-reduces run on a communication thread while the backward goes on.
+// The all-reduces run on a communication thread and a queue of their own,
+// on the device where the gradients are, while the backward goes on.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_GRADIENTREDUCTION_H
 #define PP_RUNTIME_GRADIENTREDUCTION_H
 
-#include "runtime/communication/Communicator.h"
+#include "runtime/communication/DeviceCollectives.h"
+#include "runtime/device/Buffer.h"
+#include "runtime/device/Device.h"
 #include "runtime/pp_runtime.h"
 
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -38,7 +43,7 @@ struct GradientShares {
 /// buckets, smaller for the models a CPU trains).
 constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 
-/// Replaces each f32 host tensor of a list of gradients, every step, by its
+/// Replaces each f32 tensor of a list of gradients, every step, by its
 /// element-wise sum over the ranks of a data-parallel group (every rank
 /// lists the same tensors in the same order). Consecutive tensors travel
 /// together in buckets of up to `bucketBytes` (a larger tensor alone), one
@@ -52,16 +57,21 @@ constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 /// blocking reduction after the backward. Nothing happens in a group of
 /// one. With GradientShares, a bucket's sharded gradients are
 /// reduce-scattered instead: each rank receives the sums of the elements
-/// it owns, the bits the all-reduce gives them.
+/// it owns, the bits the all-reduce gives them. The gradients live on the
+/// device of a compute queue, whose work writes them: a bucket's reduction
+/// waits for the work queued there before its last gradient was ready, and
+/// the work queued there after finish() waits for the reduction.
 class GradientReducer {
 public:
-  /// Reduces `gradients` (host tensors that outlive this object) over
-  /// `dataParallel`, which no other thread uses between begin() and
-  /// finish(), leaving each gradient's sums where `shares` says.
-  GradientReducer(Communicator &dataParallel,
+  /// Reduces `gradients` (tensors on `compute`'s device that outlive this
+  /// object) over `dataParallel`, which no other thread uses between
+  /// begin() and finish(), leaving each gradient's sums where `shares`
+  /// says.
+  GradientReducer(DeviceCollectives &dataParallel,
                   std::vector<pp_tensor *> gradients,
                   size_t bucketBytes = kGradientBucketBytes,
-                  GradientShares shares = {});
+                  GradientShares shares = {},
+                  Queue &compute = hostDevice().defaultQueue());
   /// Waits for a reduction in flight to end.
   ~GradientReducer();
   GradientReducer(const GradientReducer &) = delete;
@@ -70,10 +80,12 @@ public:
   /// Starts a step's reduction: every gradient is pending.
   void begin();
   /// Says that gradient `index` (of the list) holds its final value for
-  /// the step; its bucket is reduced once all of its gradients are.
+  /// the step once the work queued on the compute queue so far is done;
+  /// its bucket is reduced once all of its gradients are.
   void ready(size_t index);
   /// Marks the gradients still pending final and waits until every bucket
-  /// is summed. Throws std::runtime_error with the communication thread's
+  /// is queued for summing, and makes the compute queue's work after wait
+  /// for the sums. Throws std::runtime_error with the communication thread's
   /// failure, if it failed.
   void finish();
 
@@ -95,14 +107,22 @@ private:
   /// Sums bucket `bucket` over the group, in place.
   void reduce(const Bucket &bucket);
 
-  Communicator &dataParallel;
+  DeviceCollectives &dataParallel;
   std::vector<pp_tensor *> gradients;
   GradientShares shares;
+  Queue &compute;
+  /// Where the reductions run, and the point of its work that the compute
+  /// queue waits for at finish().
+  std::unique_ptr<Queue> reduction;
+  std::unique_ptr<Event> reductionDone;
   std::vector<Bucket> buckets;
-  /// The bucket of each gradient.
+  /// The bucket of each gradient, and per bucket the point of the compute
+  /// queue's work after which its gradients are final.
   std::vector<size_t> bucketOf;
-  /// Staging for one bucket's values (used by the communication thread).
-  std::vector<float> staging;
+  std::vector<std::unique_ptr<Event>> finalized;
+  /// Staging for one bucket's values on the gradients' device (used by the
+  /// communication thread).
+  std::optional<Buffer> staging;
 
   /// Guards what follows; `changed` signals both threads.
   mutable std::mutex mutex;

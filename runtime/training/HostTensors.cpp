@@ -17,12 +17,17 @@ TensorPtr makeTensor(const TensorInfo &info) {
 }
 
 TensorPtr borrowTensor(const TensorInfo &info, float *data) {
+  return borrowTensorOn(*pp_host_device(), info, data);
+}
+
+TensorPtr borrowTensorOn(const pp_device &device, const TensorInfo &info,
+                         float *data) {
   pp_tensor *tensor = nullptr;
-  if (pp_tensor_borrow(data, info.dtype,
-                       static_cast<int64_t>(info.shape.size()),
-                       info.shape.data(), &tensor) != PP_OK)
+  if (pp_tensor_borrow_on(&device, data, info.dtype,
+                          static_cast<int64_t>(info.shape.size()),
+                          info.shape.data(), &tensor) != PP_OK)
     throw std::runtime_error(std::string("cannot view '") + info.name +
-                             "': " + pp_last_error());
+                             "' on its device: " + pp_last_error());
   return TensorPtr(tensor);
 }
 

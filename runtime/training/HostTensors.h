@@ -15,6 +15,11 @@ TensorPtr makeTensor(const TensorInfo &info);
 /// A host tensor like `info` over the floats at `data`, which outlive it.
 TensorPtr borrowTensor(const TensorInfo &info, float *data);
 
+/// A tensor like `info` over the floats at `data` on `device`, which
+/// outlive it.
+TensorPtr borrowTensorOn(const pp_device &device, const TensorInfo &info,
+                         float *data);
+
 /// The f32 elements of a host tensor.
 float *floatsOf(pp_tensor *tensor);
 

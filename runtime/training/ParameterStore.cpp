@@ -44,7 +44,8 @@ ParameterStore::ParameterStore(const Package &package,
                                Backend &backend, const TrainerOptions &options,
                                bool forwardOnly)
     : package(package), stages(stages), groups(groups), backend(backend),
-      options(options), forwardOnly(forwardOnly) {}
+      where(backend.stateDevice()), options(options),
+      forwardOnly(forwardOnly) {}
 
 void ParameterStore::initialize(const SafeTensorsFile *saved,
                                 const ModelWeights &weights) {
@@ -59,37 +60,64 @@ void ParameterStore::initialize(const SafeTensorsFile *saved,
   for (const ParameterInfo &parameter : package.parameters) {
     if (!stages.holdsCopyOf(parameter))
       continue;
-    StageParameters *at = homeOf(parameter.tensor.name);
-    const FlatParameter *trained =
-        at ? at->flat->find(parameter.tensor.name) : nullptr;
-    TensorPtr tensor =
-        trained ? borrowTensor(parameter.tensor,
-                               at->flat->values() + trained->offset)
-                : makeTensor(parameter.tensor);
-    fillInitialValue(parameter, saved, weights, tensor.get());
     const std::string &name = parameter.tensor.name;
+    StageParameters *at = homeOf(name);
+    const FlatParameter *trained = at ? at->flat->find(name) : nullptr;
+    TensorPtr tensor;
     Placed &placed = placedParameters[name];
-    placed.tensor = backend.place(tensor.get(), placed.copy);
+    if (trained)
+      viewFlat(parameter.tensor, at->flat->values() + trained->offset, tensor,
+               placed);
+    else
+      tensor = makeTensor(parameter.tensor);
+    fillInitialValue(parameter, saved, weights, tensor.get());
+    if (trained)
+      backend.refresh(placed.tensor, tensor.get());
+    else
+      placed.tensor = backend.place(tensor.get(), placed.copy);
     parameters[name] = std::move(tensor);
     // Frozen and constant tensors get no gradient and no updates, nor does
     // anything in a forward-only run.
     if (parameter.tensor.role != Role::Parameter || forwardOnly)
       continue;
-    TensorPtr gradient =
-        trained ? borrowTensor(parameter.tensor,
-                               at->flat->gradients() + trained->offset)
-                : makeTensor(parameter.tensor);
-    prepareGradientSums(parameter, gradient.get());
+    TensorPtr gradient;
+    Placed &placedGradient = placedGradients[name];
+    if (trained) {
+      viewFlat(parameter.tensor, at->flat->gradients() + trained->offset,
+               gradient, placedGradient);
+    } else {
+      gradient = makeTensor(parameter.tensor);
+      placedGradient.tensor = gradient.get();
+    }
+    prepareGradientSums(parameter, gradient.get(), placedGradient.tensor);
     gradients[name] = std::move(gradient);
   }
 }
 
+/// Makes the host tensor `host` and the stages' view `placed` of the flat
+/// buffer elements at `data` (on the stages' device) for `info`: one view
+/// on the host; elsewhere a host tensor of its own and a device view.
+void ParameterStore::viewFlat(const TensorInfo &info, float *data,
+                              TensorPtr &host, Placed &placed) {
+  Device &device = where.queue.device();
+  if (device.deviceKind() == PP_DEVICE_CPU) {
+    host = borrowTensor(info, data);
+    placed.tensor = host.get();
+    return;
+  }
+  host = makeTensor(info);
+  placed.copy = borrowTensorOn(device, info, data);
+  placed.tensor = placed.copy.get();
+}
+
 /// Creates the sums of the parts of `parameter`'s gradient (host tensor
-/// `gradient`) that this rank's stages compute: the gradient itself when
-/// it comes in one part, else a buffer per part, which TiedParameters adds
-/// up after the data-parallel reduction.
+/// `gradient`, seen by the stages as `placedGradient`) that this rank's
+/// stages compute: the gradient itself when it comes in one part, else a
+/// buffer per part, which TiedParameters adds up after the data-parallel
+/// reduction.
 void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
-                                         pp_tensor *gradient) {
+                                         pp_tensor *gradient,
+                                         pp_tensor *placedGradient) {
   const std::vector<int64_t> &partStages = parameter.gradientPartStages;
   for (int64_t part = 0; part < static_cast<int64_t>(partStages.size());
        ++part) {
@@ -100,10 +128,11 @@ void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
     if (partStages.size() > 1) {
       sum.owned = makeTensor(parameter.tensor);
       sum.host = sum.owned.get();
+      sum.placed.tensor = backend.place(sum.host, sum.placed.copy);
     } else {
       sum.host = gradient;
+      sum.placed.tensor = placedGradient;
     }
-    sum.placed.tensor = backend.place(sum.host, sum.placed.copy);
     localParts[{parameter.tensor.name, part}] = sum.host;
   }
 }
@@ -184,6 +213,8 @@ void ParameterStore::layOutTrainedParameters() {
              numElements(parameter.tensor.shape)});
       }
   Communicator &dataParallel = *groups.dataParallel;
+  dataParallelBuffers =
+      backend.connectCollectives(dataParallel, "the data-parallel gradients");
   for (auto &[stage, listed] : trained) {
     std::sort(listed.begin(), listed.end(),
               [](const FlatParameter &a, const FlatParameter &b) {
@@ -193,10 +224,11 @@ void ParameterStore::layOutTrainedParameters() {
       home[parameter.name] = byStage.size();
     StageParameters &held = byStage.emplace_back();
     held.stage = stage;
-    held.flat = std::make_unique<FlatParameters>(std::move(listed),
-                                                 dataParallel.worldSize());
+    held.flat = std::make_unique<FlatParameters>(
+        std::move(listed), dataParallel.worldSize(), where.queue);
     held.update = std::make_unique<ParameterUpdate>(
-        options.optimizer, *held.flat, dataParallel, options.zeroLevel);
+        options.optimizer, *held.flat, dataParallel, *dataParallelBuffers,
+        options.zeroLevel, where);
   }
   // The buffers whose values each stage takes, in stage order.
   for (int64_t s : stages.stages()) {
@@ -211,6 +243,9 @@ void ParameterStore::layOutTrainedParameters() {
     std::vector<int64_t> all(dataParallel.worldSize());
     std::iota(all.begin(), all.end(), 0);
     valueGathers = dataParallel.split("zero-3 parameter gathers", all);
+    valueGatherBuffers =
+        backend.connectCollectives(*valueGathers, "the ZeRO-3 gathers");
+    gatherQueue = where.queue.device().createQueue();
   }
 }
 
@@ -253,7 +288,7 @@ void ParameterStore::prepareGradientReduction() {
       if (auto it = sums.find({parameter.tensor.name, part});
           it != sums.end()) {
         it->second.reductionIndex = listed.size();
-        listed.push_back(it->second.host);
+        listed.push_back(it->second.placed.tensor);
         StageParameters *at = homeOf(parameter.tensor.name);
         const FlatParameter *held =
             at ? at->flat->find(parameter.tensor.name) : nullptr;
@@ -265,7 +300,8 @@ void ParameterStore::prepareGradientReduction() {
   if (zeroLevel() < 2)
     shares = {};
   reducer = std::make_unique<GradientReducer>(
-      *groups.dataParallel, listed, kGradientBucketBytes, std::move(shares));
+      *dataParallelBuffers, listed, kGradientBucketBytes, std::move(shares),
+      where.queue);
   for (int64_t s : stages.stages())
     for (const StageFunctionInfo &function : stages.functionsOf(s))
       for (const TensorInfo &result : function.results)
@@ -285,12 +321,13 @@ void ParameterStore::addGradient(const TensorInfo &result,
   // Zeroed at the step's first contribution, not before its forwards: a
   // gradient released between steps (ZeRO-2 and up) comes back only when
   // the backward needs it.
+  pp_tensor *placed = sum.placed.tensor;
   if (sum.left == sum.perStep)
-    backend.zero(sum.placed.tensor);
-  backend.accumulate(sum.placed.tensor, contribution);
+    where.queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
+  where.kernels.accumulate(where.queue, floatsOf(placed),
+                           floatsOf(contribution), pp_tensor_numel(placed));
   if (--sum.left != 0)
     return;
-  backend.fetch(sum.placed.tensor, sum.host);
   // The reduction of its bucket may start while the backward goes on.
   reducer->ready(sum.reductionIndex);
 }
@@ -313,30 +350,53 @@ void ParameterStore::finishReduction() {
   waitSeconds += std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - waitStart)
                      .count();
+  sumTiedGradients();
+}
+
+/// Adds up the gradients that come in parts or from several holders
+/// (TiedParameters), on the host: their parts are copied there and the
+/// sums back where the stages are.
+void ParameterStore::sumTiedGradients() {
+  std::set<std::string> formed;
+  for (const auto &[key, host] : localParts)
+    if (tied->forms(key.first)) {
+      backend.fetch(sums.at(key).placed.tensor, host);
+      formed.insert(key.first);
+    }
   tied->sumGradients(localParts, gradients);
+  for (const std::string &name : formed)
+    backend.refresh(placedGradients.at(name).tensor, gradients.at(name).get());
 }
 
 double ParameterStore::gradientNorm() {
   std::vector<double> squares(package.parameters.size(), 0.0);
   bool sharded = zeroLevel() >= 2;
-  std::map<std::string, double> shared;
-  if (sharded)
-    for (StageParameters &held : byStage)
-      shared.merge(held.update->gradientSquares());
+  // Each trained parameter's sum of squares (its share's at ZeRO-2 and up),
+  // one pass over each flat buffer where it lives.
+  std::map<std::string, double> held;
+  for (StageParameters &stage : byStage) {
+    if (sharded) {
+      held.merge(stage.update->gradientSquares());
+      continue;
+    }
+    std::vector<SquaredRange> ranges;
+    for (const FlatParameter &parameter : stage.flat->parameters())
+      ranges.push_back(
+          {parameter.offset, parameter.offset + parameter.count, 0.0});
+    std::vector<double> sums = where.kernels.sumSquares(
+        where.queue, stage.flat->gradients(), ranges);
+    for (size_t p = 0; p < ranges.size(); ++p)
+      held[stage.flat->parameters()[p].name] = sums[p];
+  }
   for (size_t i = 0; i < package.parameters.size(); ++i) {
     const ParameterInfo &parameter = package.parameters[i];
     auto it = gradients.find(parameter.tensor.name);
     if (it == gradients.end() || !stages.holds(parameter.stage) ||
         (!parameter.sharding && groups.tensorParallelRank != 0))
       continue;
-    if (sharded) {
-      auto share = shared.find(parameter.tensor.name);
-      squares[i] = share == shared.end() ? 0.0 : share->second;
-      continue;
-    }
-    const float *g = floatsOf(it->second.get());
-    for (int64_t j = 0, n = pp_tensor_numel(it->second.get()); j < n; ++j)
-      squares[i] += static_cast<double>(g[j]) * g[j];
+    // A parameter without a gradient (in no flat buffer) adds nothing.
+    auto sum = held.find(parameter.tensor.name);
+    squares[i] = sum == held.end() ? 0.0 : sum->second;
   }
   if (sharded)
     groups.dataParallel->allReduceSum(squares);
@@ -354,12 +414,22 @@ void ParameterStore::gatherGradients() {
 }
 
 void ParameterStore::apply(float clip, float learningRate) {
-  for (StageParameters &held : byStage) {
+  // The stages see the flat buffers the update writes.
+  for (StageParameters &held : byStage)
     held.update->apply(clip, learningRate);
-    for (const FlatParameter &trained : held.flat->parameters())
-      backend.refresh(placedParameters.at(trained.name).tensor,
-                      parameters.at(trained.name).get());
-  }
+}
+
+const std::map<std::string, TensorPtr> &ParameterStore::hostValues() {
+  // Only the trained values change.
+  for (const auto &[name, index] : home)
+    backend.fetch(placedParameters.at(name).tensor, parameters.at(name).get());
+  return parameters;
+}
+
+const std::map<std::string, TensorPtr> &ParameterStore::hostGradients() {
+  for (auto &[name, gradient] : gradients)
+    backend.fetch(placedGradients.at(name).tensor, gradient.get());
+  return gradients;
 }
 
 ParameterStore::~ParameterStore() {
@@ -378,15 +448,17 @@ void ParameterStore::startGather(int64_t stage) {
     // gather lets go of the one before once it ended, so that the chain
     // does not grow over the run.
     ParameterUpdate &update = *held->update;
-    Communicator &group = *valueGathers;
+    DeviceCollectives &group = *valueGatherBuffers;
+    Queue &queue = *gatherQueue;
     held->gathered =
         std::async(std::launch::async,
-                   [before = lastGather, &update, &group]() mutable {
+                   [before = lastGather, &update, &group, &queue]() mutable {
                      if (before.valid()) {
                        before.get();
                        before = {};
                      }
-                     update.gatherValues(group);
+                     update.gatherValues(group, queue);
+                     queue.synchronize();
                    })
             .share();
     lastGather = held->gathered;
@@ -409,7 +481,7 @@ void ParameterStore::release(int64_t stage) {
 
 void ParameterStore::gatherValues() {
   for (StageParameters &held : byStage)
-    held.update->gatherValues(*groups.dataParallel);
+    held.update->gatherValues(*dataParallelBuffers, where.queue);
 }
 
 void ParameterStore::releaseValues() {

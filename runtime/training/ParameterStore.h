@@ -5,7 +5,10 @@
 // the stage functions' results add up into over a step's microbatches,
 // the data-parallel reduction of those sums, the tied parameters' parts,
 // the global gradient norm and the optimizer's update at the rank's ZeRO
-// level.
+// level. All of it lives where the stages run (the backend's
+// stateDevice): the stage functions take views of the flat buffers and
+// their gradients add up in place; the host sees copies made on demand
+// (hostValues, hostGradients) for checkpoints, hashes and saved files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,19 +79,19 @@ public:
   pp_tensor *placed(const std::string &name) const {
     return placedParameters.at(name).tensor;
   }
-  /// Host values and gradient sums by name (sharded parameters' shards).
-  const std::map<std::string, TensorPtr> &values() const { return parameters; }
-  const std::map<std::string, TensorPtr> &gradientSums() const {
-    return gradients;
-  }
+  /// The values and gradient sums by name (sharded parameters' shards) on
+  /// the host, copied there from the stages' device now where it is
+  /// another.
+  const std::map<std::string, TensorPtr> &hostValues();
+  const std::map<std::string, TensorPtr> &hostGradients();
 
   /// Starts a step: its gradient sums await their contributions, and its
   /// reduction begins.
   void beginStep();
   /// Adds a microbatch's `contribution`, the stage function result
-  /// `result`, to its gradient sum; once its step's last contribution is
-  /// in, copies the sum to the host and hands it to the data-parallel
-  /// reduction, whose bucket may start while the backward goes on.
+  /// `result`, to its gradient sum in place; once its step's last
+  /// contribution is in, hands the sum to the data-parallel reduction,
+  /// whose bucket may start while the backward goes on.
   void addGradient(const TensorInfo &result, pp_tensor *contribution);
   /// A ReduceGradients action: the data-parallel reduction of the gradient
   /// sums that stage `stage` computes has started (on the reduction's
@@ -134,7 +137,7 @@ public:
   void releaseValues();
 
   /// Checks that the holders of a tied parameter hold the same values.
-  void checkHoldersAgree() { tied->checkHoldersAgree(parameters); }
+  void checkHoldersAgree() { tied->checkHoldersAgree(hostValues()); }
 
   /// The optimizer state of each trained parameter that has taken a step,
   /// whole on every replica.
@@ -153,8 +156,11 @@ public:
 
 private:
   void layOutTrainedParameters();
+  void viewFlat(const TensorInfo &info, float *data, TensorPtr &host,
+                Placed &placed);
   void prepareGradientSums(const ParameterInfo &parameter,
-                           pp_tensor *gradient);
+                           pp_tensor *gradient, pp_tensor *placedGradient);
+  void sumTiedGradients();
   void fillInitialValue(const ParameterInfo &parameter,
                         const SafeTensorsFile *saved,
                         const ModelWeights &weights, pp_tensor *local);
@@ -166,8 +172,12 @@ private:
   const RankStages &stages;
   RankGroups &groups;
   Backend &backend;
+  /// The stages' device: its queue and kernels.
+  StateDevice where;
   const TrainerOptions &options;
   bool forwardOnly;
+  /// The flat buffers' collectives over the data-parallel group.
+  std::unique_ptr<DeviceCollectives> dataParallelBuffers;
   /// The trained parameters of one stage of this rank: their values,
   /// gradients and optimizer state in flat buffers (a tied parameter with
   /// several holders on this rank in its first holder's), and their
@@ -194,19 +204,24 @@ private:
   std::map<std::string, size_t> home;
   std::map<int64_t, std::vector<size_t>> usedIndices;
   /// ZeRO-3: the data-parallel ranks again, for the parameter gathers that
-  /// run ahead of the compute on a thread of their own; null below.
+  /// run ahead of the compute on a thread and a queue of their own; null
+  /// below.
   std::unique_ptr<Communicator> valueGathers;
+  std::unique_ptr<DeviceCollectives> valueGatherBuffers;
+  std::unique_ptr<Queue> gatherQueue;
   /// The last gather started on it.
   std::shared_future<void> lastGather;
-  /// Host parameters and gradient sums (those of trained parameters views
-  /// of their stage's flat buffers), and where the stages see them.
+  /// Host parameters and gradient sums (on the host, those of trained
+  /// parameters are views of their stage's flat buffers; elsewhere copies),
+  /// and where the stages see them (views of the flat buffers).
   std::map<std::string, TensorPtr> parameters, gradients;
-  std::map<std::string, Placed> placedParameters;
+  std::map<std::string, Placed> placedParameters, placedGradients;
   /// A sum that a step accumulates over its microbatches: a parameter's
   /// gradient, or a part of it (see ParameterInfo::gradientPartStages).
   struct GradientSum {
     /// The host values (the gradient's for one part, else `owned`) and
-    /// where the stage functions' results add up.
+    /// where the stage functions' results add up (the gradient's view of
+    /// its flat buffer for one part).
     pp_tensor *host = nullptr;
     Placed placed;
     TensorPtr owned;

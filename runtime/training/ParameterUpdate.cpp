@@ -10,8 +10,11 @@ namespace pp::runtime {
 
 ParameterUpdate::ParameterUpdate(OptimizerOptions options,
                                  FlatParameters &flat,
-                                 Communicator &dataParallel, int zeroLevel)
-    : optimizer(std::move(options)), flat(flat), dataParallel(dataParallel),
+                                 Communicator &dataParallel,
+                                 DeviceCollectives &buffers, int zeroLevel,
+                                 StateDevice where)
+    : optimizer(std::move(options), where), flat(flat),
+      dataParallel(dataParallel), buffers(buffers), where(where),
       level(dataParallel.worldSize() > 1 ? zeroLevel : 0) {
   if (zeroLevel < 0 || zeroLevel > kMaxZeroLevel)
     throw std::invalid_argument("ZeRO level " + std::to_string(zeroLevel) +
@@ -37,32 +40,35 @@ ParameterUpdate::ParameterUpdate(OptimizerOptions options,
 void ParameterUpdate::apply(float clip, float learningRate) {
   float *gradients = flat.gradients();
   if (clip < 1.0f)
-    for (int64_t i = begin; i < end; ++i)
-      gradients[i] *= clip;
+    where.kernels.scale(where.queue, gradients + begin, end - begin, clip);
   optimizer.step(flat.values() + begin, gradients + begin, learningRate);
   if (level == 1 || level == 2)
-    gatherValues(dataParallel);
+    gatherValues(buffers, where.queue);
   if (shardsGradients())
     flat.releaseGradientsOutside(begin, end);
 }
 
-void ParameterUpdate::gatherShares(float *buffer, Communicator &group) {
+void ParameterUpdate::gatherShares(float *buffer, DeviceCollectives &group,
+                                   Queue &queue) {
   if (level == 0)
     return;
   // Every rank contributes its share (padded to `share`) and receives all
   // into the buffer, which FlatParameters pads to D shares.
-  std::vector<float> mine(share, 0.0f);
-  std::copy(buffer + begin, buffer + end, mine.begin());
-  group.allGather(mine.data(), mine.size(), buffer);
+  size_t bytes = static_cast<size_t>(share) * sizeof(float);
+  Buffer mine = Buffer::allocate(queue, bytes);
+  queue.zero(mine.data(), bytes);
+  queue.copy(mine.data(), buffer + begin, (end - begin) * sizeof(float));
+  group.allGather(static_cast<const float *>(mine.data()), share, buffer,
+                  queue);
 }
 
-void ParameterUpdate::gatherValues(Communicator &group) {
-  gatherShares(flat.values(), group);
+void ParameterUpdate::gatherValues(DeviceCollectives &group, Queue &queue) {
+  gatherShares(flat.values(), group, queue);
 }
 
 void ParameterUpdate::gatherGradients() {
   if (shardsGradients())
-    gatherShares(flat.gradients(), dataParallel);
+    gatherShares(flat.gradients(), buffers, where.queue);
 }
 
 void ParameterUpdate::releaseValues() {
@@ -72,23 +78,13 @@ void ParameterUpdate::releaseValues() {
 
 std::map<std::string, double> ParameterUpdate::gradientSquares() {
   const float *g = flat.gradients();
-  auto addSquares = [&](double sum, int64_t from, int64_t to) {
-    for (int64_t i = from; i < to; ++i)
-      sum += static_cast<double>(g[i]) * g[i];
-    return sum;
+  auto squaresOf = [&](int64_t from, int64_t to, double initial) {
+    return where.kernels.sumSquares(where.queue, g, {{from, to, initial}})[0];
   };
   // The parameter that began on an earlier share (its running sum comes
   // from the rank before) and the one that goes on to a later share (its
   // running sum goes to the rank after); they may be one.
   const FlatParameter *continued = nullptr, *continuing = nullptr;
-  std::map<std::string, double> squares;
-  double carryIn = 0, carryOut = 0;
-  auto finish = [&](const FlatParameter &parameter, double sum) {
-    if (&parameter == continuing)
-      carryOut = sum;
-    else
-      squares[parameter.name] = sum;
-  };
   std::vector<const FlatParameter *> held;
   for (const FlatParameter &parameter : flat.parameters()) {
     int64_t last = parameter.offset + parameter.count;
@@ -100,19 +96,35 @@ std::map<std::string, double> ParameterUpdate::gradientSquares() {
       continuing = &parameter;
     held.push_back(&parameter);
   }
-  // The sums that start on this share need nobody's.
+  // The sums that start on this share need nobody's: one pass over them.
+  std::vector<const FlatParameter *> starting;
+  std::vector<SquaredRange> ranges;
   for (const FlatParameter *parameter : held)
-    if (parameter != continued)
-      finish(*parameter,
-             addSquares(0.0, parameter->offset,
-                        std::min(end, parameter->offset + parameter->count)));
+    if (parameter != continued) {
+      starting.push_back(parameter);
+      ranges.push_back({parameter->offset,
+                        std::min(end, parameter->offset + parameter->count)});
+    }
+  std::vector<double> sums = where.kernels.sumSquares(where.queue, g, ranges);
+  std::map<std::string, double> squares;
+  double carryOut = 0;
+  auto finish = [&](const FlatParameter &parameter, double sum) {
+    if (&parameter == continuing)
+      carryOut = sum;
+    else
+      squares[parameter.name] = sum;
+  };
+  for (size_t i = 0; i < starting.size(); ++i)
+    finish(*starting[i], sums[i]);
   // Rank k's running sum is final once rank k - 1's has arrived.
   int me = dataParallel.rank(), ranks = dataParallel.worldSize();
+  double carryIn = 0;
   for (int k = 0; k < ranks; ++k) {
     if (me == k && continued)
       finish(*continued,
-             addSquares(carryIn, begin,
-                        std::min(end, continued->offset + continued->count)));
+             squaresOf(begin,
+                       std::min(end, continued->offset + continued->count),
+                       carryIn));
     if (k + 1 == ranks)
       break;
     double passed = carryOut;
@@ -145,7 +157,7 @@ std::map<std::string, ParameterState> ParameterUpdate::gatherState() {
   const std::vector<std::string> &bufferNames = optimizer.stateBufferNames();
   std::vector<float> mine(share), all(share * dataParallel.worldSize());
   for (size_t b = 0; b < bufferNames.size(); ++b) {
-    const std::vector<float> &held = optimizer.buffer(b);
+    std::vector<float> held = optimizer.buffer(b);
     std::fill(mine.begin(), mine.end(), 0.0f);
     std::copy(held.begin(), held.end(), mine.begin());
     dataParallel.allGather(mine.data(), mine.size(), all.data());

@@ -22,6 +22,7 @@
 #define PP_RUNTIME_PARAMETERUPDATE_H
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/DeviceCollectives.h"
 #include "runtime/schedules/Schedule.h"
 #include "runtime/training/FlatParameters.h"
 #include "runtime/training/Optimizer.h"
@@ -33,13 +34,16 @@ namespace pp::runtime {
 
 class ParameterUpdate {
 public:
-  /// Updates `flat` (which outlives this object, laid out in D shares)
-  /// over the data-parallel group `dataParallel` of D ranks at ZeRO level
-  /// `zeroLevel` (0 to kMaxZeroLevel), each parameter decaying as
-  /// Optimizer::decays says. Every rank of the group lays out the same
+  /// Updates `flat` (which outlives this object, laid out in D shares on
+  /// `where`'s device) over the data-parallel group `dataParallel` of D
+  /// ranks at ZeRO level `zeroLevel` (0 to kMaxZeroLevel), each parameter
+  /// decaying as Optimizer::decays says: the buffers' collectives run on
+  /// `buffers` (the same ranks, on that device's memory), the scalars'
+  /// on `dataParallel`. Every rank of the group lays out the same
   /// parameters. In a group of one every level is level 0.
   ParameterUpdate(OptimizerOptions options, FlatParameters &flat,
-                  Communicator &dataParallel, int zeroLevel);
+                  Communicator &dataParallel, DeviceCollectives &buffers,
+                  int zeroLevel, StateDevice where = hostStateDevice());
 
   /// Whether this rank holds only its share of the gradients between
   /// steps (level 2 and up), and of the values between uses (level 3).
@@ -60,9 +64,9 @@ public:
   void apply(float clip, float learningRate);
 
   /// Gathers every rank's share of the values (gradients) over `group`
-  /// (the data-parallel group or one of the same ranks made for the
-  /// gathers), so that every rank holds all of them.
-  void gatherValues(Communicator &group);
+  /// (the data-parallel group's buffers or one of the same ranks made for
+  /// the gathers) on `queue`, so that every rank holds all of them.
+  void gatherValues(DeviceCollectives &group, Queue &queue);
   void gatherGradients();
   /// Hands back the memory of the values outside this rank's share.
   void releaseValues();
@@ -90,12 +94,14 @@ public:
 
 private:
   /// Gathers every rank's share of `buffer` (of the flat layout) over
-  /// `group` in place.
-  void gatherShares(float *buffer, Communicator &group);
+  /// `group` in place, on `queue`.
+  void gatherShares(float *buffer, DeviceCollectives &group, Queue &queue);
 
   Optimizer optimizer;
   FlatParameters &flat;
   Communicator &dataParallel;
+  DeviceCollectives &buffers;
+  StateDevice where;
   /// The effective level: 0 in a group of one.
   int level;
   int64_t share = 0, begin = 0, end = 0;

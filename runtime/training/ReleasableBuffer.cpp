@@ -2,6 +2,8 @@
 
 #include "runtime/training/ReleasableBuffer.h"
 
+#include "runtime/device/Device.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -19,11 +21,18 @@ int64_t pageBytes() { return static_cast<int64_t>(::sysconf(_SC_PAGESIZE)); }
 
 } // namespace
 
-ReleasableBuffer::ReleasableBuffer(int64_t count) : count(count) {
+ReleasableBuffer::ReleasableBuffer(int64_t count, Queue &queue)
+    : count(count) {
   if (count <= 0)
     return;
-  int64_t page = pageBytes();
   int64_t bytes = count * static_cast<int64_t>(sizeof(float));
+  if (queue.device().deviceKind() != PP_DEVICE_CPU) {
+    onDevice = Buffer::allocate(queue, bytes);
+    queue.zero(onDevice->data(), bytes);
+    values = static_cast<float *>(onDevice->data());
+    return;
+  }
+  int64_t page = pageBytes();
   mappedBytes = (bytes + page - 1) / page * page;
   void *mapped = ::mmap(nullptr, mappedBytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -35,12 +44,12 @@ ReleasableBuffer::ReleasableBuffer(int64_t count) : count(count) {
 }
 
 ReleasableBuffer::~ReleasableBuffer() {
-  if (values)
+  if (values && !onDevice)
     ::munmap(values, mappedBytes);
 }
 
 void ReleasableBuffer::releaseOutside(int64_t keepBegin, int64_t keepEnd) {
-  if (!values)
+  if (!values || onDevice)
     return;
   int64_t page = pageBytes();
   char *base = reinterpret_cast<char *>(values);
@@ -64,6 +73,8 @@ void ReleasableBuffer::releaseOutside(int64_t keepBegin, int64_t keepEnd) {
 int64_t ReleasableBuffer::residentBytes() const {
   if (!values)
     return 0;
+  if (onDevice)
+    return count * static_cast<int64_t>(sizeof(float));
   int64_t page = pageBytes();
   std::vector<unsigned char> resident(mappedBytes / page);
   if (::mincore(values, mappedBytes, resident.data()) != 0)

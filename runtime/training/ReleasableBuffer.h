@@ -4,22 +4,30 @@
 // which can be handed back to the system between uses: ZeRO-2 keeps only a
 // rank's share of a stage's gradients between steps, ZeRO-3 only its share
 // of the parameters between uses. The addresses stay valid; released
-// elements read 0 until written again.
+// elements read 0 until written again. On the host the floats lie in pages
+// of their own; on a GPU in one allocation of its memory, which a release
+// keeps whole (handing back part of it needs the device's virtual memory
+// mapping, which the CUDA device layer does not have yet).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_RELEASABLEBUFFER_H
 #define PP_RUNTIME_RELEASABLEBUFFER_H
 
+#include "runtime/device/Buffer.h"
+#include "runtime/device/Queue.h"
+
 #include <cstdint>
+#include <optional>
 
 namespace pp::runtime {
 
 class ReleasableBuffer {
 public:
-  /// `count` zero floats. Throws std::runtime_error when the system has no
-  /// memory for them.
-  explicit ReleasableBuffer(int64_t count);
+  /// `count` zero floats on `queue`'s device, usable by the work queued
+  /// there. Throws std::runtime_error when the device has no memory for
+  /// them.
+  ReleasableBuffer(int64_t count, Queue &queue);
   ~ReleasableBuffer();
   ReleasableBuffer(const ReleasableBuffer &) = delete;
   ReleasableBuffer &operator=(const ReleasableBuffer &) = delete;
@@ -37,6 +45,8 @@ public:
   int64_t residentBytes() const;
 
 private:
+  /// The allocation on a device other than the host.
+  std::optional<Buffer> onDevice;
   float *values = nullptr;
   int64_t count = 0;
   /// The mapping's length, whole pages.

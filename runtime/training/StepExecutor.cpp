@@ -241,9 +241,7 @@ void StepExecutor::runFunction(int64_t stage, size_t f, int64_t mb,
   for (size_t i = 0; i < results.size(); ++i) {
     const TensorInfo &info = function.results[i];
     if (info.role == Role::Loss) {
-      TensorPtr hostLoss = makeTensor({"loss", Role::None, PP_DTYPE_F32, {}});
-      backend.fetch(results[i].get(), hostLoss.get());
-      data.lossSum += floatsOf(hostLoss.get())[0];
+      data.lossSum.add(results[i].get());
     } else if (info.role == Role::Saved && lastUse.count({stage, info.name})) {
       saved[info.name] = std::move(results[i]);
     } else if (info.role == Role::Output) {

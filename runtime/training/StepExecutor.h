@@ -20,6 +20,7 @@
 #include "runtime/training/Backend.h"
 #include "runtime/training/BatchRef.h"
 #include "runtime/training/HostTensors.h"
+#include "runtime/training/LossSum.h"
 #include "runtime/training/ParameterStore.h"
 #include "runtime/training/RankGroups.h"
 #include "runtime/training/RankStages.h"
@@ -35,13 +36,14 @@
 namespace pp::runtime {
 
 /// What the stage functions of a batch share: the batch, its labels and
-/// loss scale (as the functions see them), the loss so far and, per
-/// (stage, microbatch), the saved values later phases take by name.
+/// loss scale (as the functions see them), the loss so far (where they
+/// run) and, per (stage, microbatch), the saved values later phases take by
+/// name.
 struct MicrobatchData {
   BatchRef batch;
   const std::vector<Placed> &labels;
   pp_tensor *lossScale;
-  double lossSum;
+  LossSum lossSum;
   std::map<std::pair<int64_t, int64_t>, std::map<std::string, TensorPtr>>
       saved;
   /// Forward-only: per output of this stage, its microbatches in order.

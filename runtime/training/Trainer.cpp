@@ -72,7 +72,7 @@ public:
     parameters.initialize(nullptr, weights);
     std::vector<Placed> noLabels;
     MicrobatchData batch{{0, 0, 0, given.get(), /*training=*/false},
-                         noLabels, nullptr, 0.0, {}, {}};
+                         noLabels, nullptr, LossSum(backend), {}, {}};
     executor.run(plan.training[stages.rank()], batch);
     return gatherOutputs(batch.outputs);
   }
@@ -170,7 +170,7 @@ private:
     if (groups.dataParallelRank != 0)
       return "";
     return streamer.stream(
-        package.parameters, heldIn(parameters.values()), "params",
+        package.parameters, heldIn(parameters.hostValues()), "params",
         [&](const std::string &name, const Shape &shape,
             const float *values) {
           if (files.parameters)
@@ -226,8 +226,8 @@ private:
         count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
-    MicrobatchData microbatches{batch, placedLabels, placedScale.tensor, 0.0,
-                                {},    {}};
+    MicrobatchData microbatches{
+        batch, placedLabels, placedScale.tensor, LossSum(backend), {}, {}};
     double gradNorm = 0;
     float learningRate = 0;
     executor.run(plan.training[stages.rank()], microbatches, [&] {
@@ -243,7 +243,7 @@ private:
     // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
     std::vector<double> report = {
-        microbatches.lossSum, localCount,
+        microbatches.lossSum.read(), localCount,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count()};
     sumOverDataParallel(report);
@@ -291,7 +291,7 @@ private:
     if (reporter.reports())
       saved = std::make_unique<ParameterFileWriter>(options.saveGradsPath);
     streamer.stream(trainedParameters(package),
-                    heldIn(parameters.gradientSums()), "grads",
+                    heldIn(parameters.hostGradients()), "grads",
                     [&](const std::string &name, const Shape &shape,
                         const float *values) {
                       saved->add(name, shape, values);
@@ -320,9 +320,10 @@ private:
       sums[1] += data.drawLabels(batch, backend, labels, placedLabels);
       // The eval functions return a microbatch's summed loss and take no
       // loss scale; the mean divides once, by every replica's tokens.
-      MicrobatchData microbatches{batch, placedLabels, nullptr, 0.0, {}, {}};
+      MicrobatchData microbatches{
+          batch, placedLabels, nullptr, LossSum(backend), {}, {}};
       executor.run(plan.eval[stages.rank()], microbatches);
-      sums[0] += microbatches.lossSum;
+      sums[0] += microbatches.lossSum.read();
     }
     ++evalRound;
     reporter.tracer().endEval();

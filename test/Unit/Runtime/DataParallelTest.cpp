@@ -73,7 +73,8 @@ TEST(DataParallel, ReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
     std::vector<std::vector<float>> results(3);
     runRanks(3, [&](Communicator &world) {
       std::vector<TensorPtr> gradients = makeGradients(kSizes, world.rank(), 0);
-      GradientReducer reducer(world, pointersTo(gradients), bucketBytes);
+      std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
+      GradientReducer reducer(*buffers, pointersTo(gradients), bucketBytes);
       reducer.begin();
       reducer.finish();
       results[world.rank()] = valuesOf(gradients);
@@ -99,7 +100,8 @@ TEST(DataParallel, AnOverlappedReductionGivesTheBlockingBits) {
   runRanks(3, [&](Communicator &world) {
     int rank = world.rank();
     std::vector<TensorPtr> gradients = makeGradients(kSizes, rank, 0);
-    GradientReducer reducer(world, pointersTo(gradients), 64);
+    std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
+    GradientReducer reducer(*buffers, pointersTo(gradients), 64);
     for (int step = 1; step <= 2; ++step) {
       reducer.begin();
       std::vector<TensorPtr> final = makeGradients(kSizes, rank, step);
@@ -170,8 +172,10 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
         std::vector<FlatParameter> laidOut;
         for (size_t p = 0; p < sizes.size(); ++p)
           laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
-        FlatParameters flat(laidOut, 3);
-        ParameterUpdate update(options, flat, world, sharded ? 1 : 0);
+        FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
+        std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
+        ParameterUpdate update(options, flat, world, *buffers,
+                               sharded ? 1 : 0);
         for (int64_t i = 0; i < flat.size(); ++i)
           flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
@@ -222,8 +226,9 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
     std::vector<FlatParameter> laidOut;
     for (size_t p = 0; p < sizes.size(); ++p)
       laidOut.push_back({"w" + std::to_string(p), 2, sizes[p]});
-    FlatParameters flat(laidOut, 3);
-    ParameterUpdate update(OptimizerOptions{}, flat, world, 2);
+    FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
+    std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
+    ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers, 2);
     for (const FlatParameter &parameter : flat.parameters())
       for (int64_t i = 0; i < parameter.count; ++i)
         flat.gradients()[parameter.offset + i] =
@@ -256,8 +261,11 @@ TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
   std::vector<std::vector<float>> finals(4);
   for (int level = 0; level <= 3; ++level)
     runRanks(3, [&](Communicator &world) {
-      FlatParameters flat({{"w", 2, elements}}, 3);
-      ParameterUpdate update(OptimizerOptions{}, flat, world, level);
+      FlatParameters flat({{"w", 2, elements}}, 3,
+                          hostDevice().defaultQueue());
+      std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
+      ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers,
+                             level);
       for (int64_t i = 0; i < elements; ++i) {
         flat.values()[i] = 0.5f - 1e-5f * i;
         flat.gradients()[i] = gradientValue(0, 0, i);
@@ -269,7 +277,7 @@ TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
       if (level == 3) {
         update.releaseValues();
         EXPECT_EQ(flat.residentValueBytes(), whole / 3);
-        update.gatherValues(world);
+        update.gatherValues(*buffers, hostDevice().defaultQueue());
       }
       EXPECT_EQ(flat.residentValueBytes(), whole) << "level " << level;
       if (world.rank() == 2)

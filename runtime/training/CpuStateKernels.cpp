@@ -1,0 +1,125 @@
+//===- CpuStateKernels.cpp - the host's work on training state ------------===//
+//
+// Each kernel is one loop over contiguous floats with its constants
+// hoisted; the file is compiled with -fno-math-errno so that std::sqrt is
+// the sqrtps instruction and the AdamW loop vectorizes. The host's queues
+// run work at once, on the caller's thread: so do these.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/training/StateKernels.h"
+
+#include "runtime/device/Device.h"
+
+#include <cmath>
+
+namespace pp::runtime {
+namespace {
+
+/// torch.optim.SGD over n elements: weight decay joins the gradient; the
+/// momentum buffer (null without momentum) starts as the first (decayed)
+/// gradient.
+void stepSgd(float *__restrict values, const float *__restrict gradients,
+             float *__restrict momentumBuffer, int64_t n, float lr,
+             float weightDecay, float momentum, bool firstStep) {
+  if (!momentumBuffer) {
+    for (int64_t i = 0; i < n; ++i)
+      values[i] -= lr * (gradients[i] + weightDecay * values[i]);
+    return;
+  }
+  if (firstStep) {
+    for (int64_t i = 0; i < n; ++i) {
+      momentumBuffer[i] = gradients[i] + weightDecay * values[i];
+      values[i] -= lr * momentumBuffer[i];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    momentumBuffer[i] = momentum * momentumBuffer[i] +
+                        (gradients[i] + weightDecay * values[i]);
+    values[i] -= lr * momentumBuffer[i];
+  }
+}
+
+/// torch.optim.AdamW over n elements at step `steps` (from 1).
+void stepAdamW(const OptimizerOptions &options, float *__restrict values,
+               const float *__restrict gradients, float *__restrict first,
+               float *__restrict second, int64_t n, float lr,
+               float weightDecay, int64_t steps) {
+  float correction1 = 1.0f - std::pow(options.beta1, steps);
+  float correction2 = 1.0f - std::pow(options.beta2, steps);
+  float shrink = 1.0f - lr * weightDecay;
+  float beta1 = options.beta1, beta2 = options.beta2;
+  float take1 = 1.0f - beta1, take2 = 1.0f - beta2;
+  float epsilon = options.epsilon;
+  for (int64_t i = 0; i < n; ++i) {
+    values[i] *= shrink;
+    first[i] = beta1 * first[i] + take1 * gradients[i];
+    second[i] = beta2 * second[i] + take2 * gradients[i] * gradients[i];
+    float mHat = first[i] / correction1;
+    float vHat = second[i] / correction2;
+    values[i] -= lr * mHat / (std::sqrt(vHat) + epsilon);
+  }
+}
+
+class CpuStateKernels : public StateKernels {
+public:
+  void accumulate(Queue &, float *sum, const float *addend,
+                  int64_t n) override {
+    for (int64_t i = 0; i < n; ++i)
+      sum[i] += addend[i];
+  }
+
+  void accumulateScalar(Queue &, double *sum, const float *value) override {
+    *sum += *value;
+  }
+
+  void scale(Queue &, float *values, int64_t n, float factor) override {
+    for (int64_t i = 0; i < n; ++i)
+      values[i] *= factor;
+  }
+
+  std::vector<double>
+  sumSquares(Queue &, const float *values,
+             const std::vector<SquaredRange> &ranges) override {
+    std::vector<double> sums;
+    sums.reserve(ranges.size());
+    for (const SquaredRange &range : ranges) {
+      double sum = range.initial;
+      for (int64_t i = range.begin; i < range.end; ++i)
+        sum += static_cast<double>(values[i]) * values[i];
+      sums.push_back(sum);
+    }
+    return sums;
+  }
+
+  void stepOptimizer(Queue &, const OptimizerOptions &options,
+                     const std::vector<SegmentStep> &segments, float *values,
+                     const float *gradients, const std::vector<float *> &state,
+                     float learningRate) override {
+    for (const SegmentStep &segment : segments) {
+      int64_t begin = segment.begin, n = segment.end - begin;
+      if (options.kind == "sgd")
+        stepSgd(values + begin, gradients + begin,
+                state.empty() ? nullptr : state[0] + begin, n, learningRate,
+                segment.weightDecay, options.momentum, segment.step == 1);
+      else
+        stepAdamW(options, values + begin, gradients + begin,
+                  state[0] + begin, state[1] + begin, n, learningRate,
+                  segment.weightDecay, segment.step);
+    }
+  }
+};
+
+} // namespace
+
+StateKernels &cpuStateKernels() {
+  static CpuStateKernels kernels;
+  return kernels;
+}
+
+StateDevice hostStateDevice() {
+  return {hostDevice().defaultQueue(), cpuStateKernels()};
+}
+
+} // namespace pp::runtime
