@@ -220,12 +220,12 @@ void addDataParallelActions(ScheduleTable &table, const PipelineLayout &layout,
 /// consumer; Optimizer is last on every rank (training) or absent (eval:
 /// Eval actions only); and, simulating all ranks together with blocking
 /// receives and sends that never block, each at its place in the row,
-/// every rank reaches its end. Data-parallel actions, when the table has them or `dataParallel`
-/// asks for them: each stage of a rank has one ReduceGradients after its
-/// last backward (training only), and with ZeRO-3 one GatherParameters
-/// before its first compute and one ReleaseParameters after its last, no
-/// compute of the stage outside them (docs/schedules.md says why they
-/// cannot deadlock). Given `dataParallel`, the table must have exactly the
+/// every rank reaches its end. Data-parallel actions, when the table has
+/// them or `dataParallel` asks for them: each stage of a rank has one
+/// ReduceGradients after its last backward (training only), and with
+/// ZeRO-3 one GatherParameters before its first compute and one
+/// ReleaseParameters after its last, no compute of the stage outside them
+/// (docs/schedules.md says why they cannot deadlock). Given `dataParallel`, the table must have exactly the
 /// actions it needs; without, a table without them is valid. Returns "" or
 /// the first violation, naming rank, stage, microbatch and action ("rank 1
 /// waits at recv F s2 m0 for stage 1 on rank 0, which waits at ...").

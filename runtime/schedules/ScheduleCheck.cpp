@@ -7,9 +7,10 @@
 // its Recv before its consumer, each stage's data-parallel actions frame
 // its computes, the Optimizer comes last. The second plays all ranks
 // together, Recvs blocking until their Sends ran where the row places
-// them, and names the cycle of waiting ranks if they stop. Data-parallel actions take no part in it: their
-// collectives run among the replicas of one pipeline rank, which run the
-// same row and so issue them in the same order (docs/schedules.md).
+// them, and names the cycle of waiting ranks if they stop. Data-parallel
+// actions take no part in it: their collectives run among the replicas of
+// one pipeline rank, which run the same row and so issue them in the same
+// order (docs/schedules.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -80,10 +80,11 @@ public:
   /// its phase, a recv waits for the messages its compute takes from other
   /// ranks, a send hands the messages its compute produced for other ranks,
   /// held until then, to the transport (a row that ends holding some is an
-  /// error naming rank, stage and microbatch), a reduce starts the data-parallel reduction of its stage's
-  /// gradients, a gather starts gathering its stage's parameters (ZeRO-3;
-  /// the stage's next compute waits for it), a release frees them, and the
-  /// optimizer action runs `optimizer`.
+  /// error naming rank, stage and microbatch), a reduce starts the
+  /// data-parallel reduction of its stage's gradients, a gather starts
+  /// gathering its stage's parameters (ZeRO-3; the stage's next compute
+  /// waits for it), a release frees them, and the optimizer action runs
+  /// `optimizer`.
   void run(const std::vector<Action> &actions, MicrobatchData &data,
            const std::function<void()> &optimizer = nullptr);
 
