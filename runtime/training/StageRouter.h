@@ -28,10 +28,11 @@ public:
   /// Routes for `rank`, where stage s runs on stageRanks[s].
   StageRouter(std::vector<int64_t> stageRanks, int64_t rank);
 
-  /// Routes the messages of the next stage function calls, those of
-  /// compute action `action` of the batch with message step `step`, in
-  /// `frame`, which the backend configured for the action's microbatch:
-  /// it receives over the frame's channel and copies on its queue.
+  /// Routes the messages of what comes next for `action` (a compute
+  /// action's stage function calls, or a Recv's waits) of the batch with
+  /// message step `step`, in `frame`, which the backend configured for the
+  /// action's microbatch: it receives over the frame's channel and copies
+  /// on its queue.
   void prepare(const pp_frame &frame, int64_t step, const Action &action);
 
   /// Holds `tensor` for a stage on another rank until the Send of the
@@ -77,6 +78,7 @@ private:
   MessageChannel *transport = nullptr;
   Queue *queue = nullptr;
   int64_t step = 0;
+  /// The prepared action: the producer of what send() holds.
   Action producer;
   /// Messages to stages of this rank not yet received, by (step,
   /// microbatch, name): names are unique in a package.
