@@ -43,7 +43,9 @@ enum class ActionKind {
   /// A forward that keeps nothing for a backward: the loss of held-out data.
   Eval,
   /// Hands the messages the compute action `of` (same stage, microbatch)
-  /// produced for stages on other ranks to the transport.
+  /// produced for stages on other ranks to the transport: the rank holds
+  /// them from that action until its Send, which may come any time later
+  /// in the row.
   Send,
   /// Waits for the messages the compute action `of` (same stage,
   /// microbatch) takes from stages on other ranks.
@@ -213,16 +215,17 @@ void addDataParallelActions(ScheduleTable &table, const PipelineLayout &layout,
 /// `splitBackward`), after its forward; backwards (weight halves) of a
 /// stage run in increasing microbatch order; each Recv and Send names a
 /// compute action of its rank and every message that crosses ranks has
-/// exactly one Send before its producer's next action and one Recv before
-/// its consumer; Optimizer is last on every rank (training) or absent
-/// (eval: Eval actions only); and, simulating all ranks together with
-/// blocking receives and sends that never block, every rank reaches its
-/// end. Data-parallel actions, when the table has them or `dataParallel`
-/// asks for them: each stage of a rank has one ReduceGradients after its
-/// last backward (training only), and with ZeRO-3 one GatherParameters
-/// before its first compute and one ReleaseParameters after its last, no
-/// compute of the stage outside them (docs/schedules.md says why they
-/// cannot deadlock). Given `dataParallel`, the table must have exactly the
+/// exactly one Send after its producer (anywhere later in the row; a
+/// rank's Sends in the order their producers ran) and one Recv before its
+/// consumer; Optimizer is last on every rank (training) or absent (eval:
+/// Eval actions only); and, simulating all ranks together with blocking
+/// receives and sends that never block, each at its place in the row,
+/// every rank reaches its end. Data-parallel actions, when the table has
+/// them or `dataParallel` asks for them: each stage of a rank has one
+/// ReduceGradients after its last backward (training only), and with
+/// ZeRO-3 one GatherParameters before its first compute and one
+/// ReleaseParameters after its last, no compute of the stage outside them
+/// (docs/schedules.md says why they cannot deadlock). Given `dataParallel`, the table must have exactly the
 /// actions it needs; without, a table without them is valid. Returns "" or
 /// the first violation, naming rank, stage, microbatch and action ("rank 1
 /// waits at recv F s2 m0 for stage 1 on rank 0, which waits at ...").

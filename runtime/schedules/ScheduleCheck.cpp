@@ -2,13 +2,15 @@
 //
 // Two passes. The first reads each rank's list alone: actions name its own
 // stages, compute actions run once each and in a valid order, every message
-// that crosses ranks has its Send right after its producer and its Recv
-// before its consumer, each stage's data-parallel actions frame its
-// computes, the Optimizer comes last. The second plays all ranks together,
-// Recvs blocking until their Sends ran, and names the cycle of waiting
-// ranks if they stop. Data-parallel actions take no part in it: their
-// collectives run among the replicas of one pipeline rank, which run the
-// same row and so issue them in the same order (docs/schedules.md).
+// that crosses ranks has its Send after its producer (anywhere before the
+// end of the row, the rank's Sends in the order their producers ran) and
+// its Recv before its consumer, each stage's data-parallel actions frame
+// its computes, the Optimizer comes last. The second plays all ranks
+// together, Recvs blocking until their Sends ran where the row places
+// them, and names the cycle of waiting ranks if they stop. Data-parallel
+// actions take no part in it: their collectives run among the replicas of
+// one pipeline rank, which run the same row and so issue them in the same
+// order (docs/schedules.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,11 +142,11 @@ public:
 private:
   std::string prefix() const { return "rank " + std::to_string(rank) + " "; }
 
-  /// The Send the last compute action still owes, as a violation.
-  std::string unsent() {
-    if (!owedSend)
+  /// The first Send the compute actions so far still owe, as a violation.
+  std::string unsent() const {
+    if (owedSends.empty())
       return "";
-    const Action &owed = *owedSend;
+    const Action &owed = owedSends.front();
     return prefix() + "runs " + describeAction(owed) +
            " without sending its messages to " +
            stagesOn(crossing(messageTargets(messages, owed.stage, owed.kind)),
@@ -255,8 +257,6 @@ private:
   }
 
   std::string computeAction(const Action &action) {
-    if (std::string problem = unsent(); !problem.empty())
-      return problem;
     if (std::string problem = orderProblem(action); !problem.empty())
       return problem;
     if (std::string problem = ungathered(action); !problem.empty())
@@ -273,7 +273,7 @@ private:
     if (std::optional<size_t> order = orderOf(action.kind))
       lastMicrobatch[s][*order] = mb;
     if (!crossing(messageTargets(messages, s, action.kind)).empty())
-      owedSend = action;
+      owedSends.push_back(action);
     return "";
   }
 
@@ -296,18 +296,27 @@ private:
     return "";
   }
 
+  /// A Send: after its compute action, the first of those that owe one.
   std::string send(const Action &action) {
     if (std::string problem = messageProblem(action, sent); !problem.empty())
       return problem;
-    if (!owedSend || computeKindOf(action) != owedSend->kind ||
-        action.stage != owedSend->stage ||
-        action.microbatch != owedSend->microbatch)
-      return prefix() + "lists " + describeAction(action) +
-             " but not right after " +
+    auto owed = std::find_if(
+        owedSends.begin(), owedSends.end(), [&](const Action &compute) {
+          return compute.kind == action.of && compute.stage == action.stage &&
+                 compute.microbatch == action.microbatch;
+        });
+    std::string what = prefix() + "lists " + describeAction(action);
+    if (owed == owedSends.end())
+      return what + " before " +
              describe(action.of, action.stage, action.microbatch) +
-             "; a send follows its compute action before the next one";
+             " ran; a send follows its compute action";
+    if (owed != owedSends.begin())
+      return what + " before the send of " +
+             describeAction(owedSends.front()) +
+             "; a rank sends its messages in the order its compute actions "
+             "produced them, the order the transport delivers them in";
     sent.insert(keyOf(action.of, action.stage, action.microbatch));
-    owedSend.reset();
+    owedSends.erase(owed);
     return "";
   }
 
@@ -479,9 +488,9 @@ private:
   std::set<ActionKey> done, sent;
   /// Recvs listed whose compute action has not run yet.
   std::set<ActionKey> receivedFor;
-  /// The last compute action, while its messages to other ranks wait for
-  /// their Send.
-  std::optional<Action> owedSend;
+  /// The compute actions whose messages to other ranks wait for their
+  /// Send, in the order they ran.
+  std::vector<Action> owedSends;
   bool optimized = false;
   /// Per stage: its ZeRO-3 parameters, and whether its gradients were
   /// reduced.

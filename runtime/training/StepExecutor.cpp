@@ -54,7 +54,8 @@ void StepExecutor::run(const std::vector<Action> &actions,
       tracer.span("recv", action, start);
       break;
     case ActionKind::Send:
-      tracer.span("send", action, start - router.takeSendSeconds() * 1e6);
+      sendMessages(action, data.batch);
+      tracer.span("send", action, start);
       break;
     case ActionKind::ReduceGradients:
       parameters.reduce(action.stage);
@@ -81,13 +82,15 @@ void StepExecutor::run(const std::vector<Action> &actions,
           context.stages.functionsOf(action.stage);
       for (size_t f = 0; f < functions.size(); ++f)
         if (actionRunsPhase(action.kind, functions[f].phase))
-          runFunction(action.stage, f, action.microbatch, data);
+          runFunction(action, f, data);
       tracer.span(actionKindName(action.kind), action, start);
     }
     }
     if (context.measuresMemory && data.batch.training)
       measureHeld(data);
   }
+  if (std::string problem = router.unsent(); !problem.empty())
+    throw std::runtime_error(problem);
   context.backend.finishStep();
 }
 
@@ -105,15 +108,15 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
     peak = now;
 }
 
-/// Runs one stage function over `args` for microbatch `microbatch` of
+/// Runs one stage function of compute action `action` over `args` for
 /// `batch`, passing each result to `onResult` as soon as the function
 /// hands it over; returns its results.
-std::vector<TensorPtr> StepExecutor::call(int64_t stage,
+std::vector<TensorPtr> StepExecutor::call(const Action &action,
                                           const StageFunctionInfo &function,
                                           std::vector<pp_tensor *> args,
                                           const BatchRef &batch,
-                                          int64_t microbatch,
                                           const ResultHandler &onResult) {
+  int64_t microbatch = action.microbatch;
   Backend &backend = context.backend;
   pp_frame frame;
   frame.profile = context.profile;
@@ -133,7 +136,7 @@ std::vector<TensorPtr> StepExecutor::call(int64_t stage,
     }
   };
   backend.configure(frame, batch.messageStep, microbatch);
-  router.prepare(frame.channel, batch.messageStep, microbatch);
+  router.prepare(frame, batch.messageStep, action);
   frame.channel = &router;
   // Dropout drops in training calls only.
   frame.position = {context.seed, batch.index,
@@ -151,7 +154,7 @@ std::vector<TensorPtr> StepExecutor::call(int64_t stage,
     frame.error = frame.arena->finish();
   heapTensors += frame.heapAllocations;
   if (!frame.error.empty())
-    throw std::runtime_error("stage " + std::to_string(stage) + " (" +
+    throw std::runtime_error("stage " + std::to_string(action.stage) + " (" +
                              function.symbol + "): " + frame.error);
   std::vector<TensorPtr> results;
   for (pp_tensor *result : frame.results)
@@ -184,11 +187,12 @@ TensorPtr StepExecutor::input(const TensorInfo &info, const BatchRef &batch,
   return tensor;
 }
 
-/// Runs function f of stage `stage` on microbatch `mb`: feeds its
-/// arguments by role, keeps its saved results for the functions after it
-/// and accumulates its gradients.
-void StepExecutor::runFunction(int64_t stage, size_t f, int64_t mb,
+/// Runs function f of the stage of compute action `action` on its
+/// microbatch: feeds its arguments by role, keeps its saved results for the
+/// functions after it and accumulates its gradients.
+void StepExecutor::runFunction(const Action &action, size_t f,
                                MicrobatchData &data) {
+  int64_t stage = action.stage, mb = action.microbatch;
   Backend &backend = context.backend;
   const StageFunctionInfo &function = context.stages.functionsOf(stage)[f];
   std::map<std::string, TensorPtr> &saved = data.saved[{stage, mb}];
@@ -229,7 +233,7 @@ void StepExecutor::runFunction(int64_t stage, size_t f, int64_t mb,
   // microbatch's are reduced over the replicas while it computes the rest;
   // microbatches arrive in order, so each sum's order is fixed.
   std::vector<TensorPtr> results =
-      call(stage, function, std::move(args), data.batch, mb,
+      call(action, function, std::move(args), data.batch,
            [&](size_t index, pp_tensor *result) {
              if (function.results[index].role == Role::Gradient)
                context.parameters.addGradient(function.results[index],
@@ -260,7 +264,7 @@ void StepExecutor::runFunction(int64_t stage, size_t f, int64_t mb,
 void StepExecutor::awaitMessages(const Action &recv, const BatchRef &batch) {
   pp_frame frame;
   context.backend.configure(frame, batch.messageStep, recv.microbatch);
-  router.prepare(frame.channel, batch.messageStep, recv.microbatch);
+  router.prepare(frame, batch.messageStep, recv);
   for (const StageFunctionInfo &function :
        context.stages.functionsOf(recv.stage)) {
     if (!actionRunsPhase(recv.of, function.phase))
@@ -278,6 +282,14 @@ void StepExecutor::awaitMessages(const Action &recv, const BatchRef &batch) {
               "): " + error);
     }
   }
+}
+
+/// Hands the messages that `send`'s compute action produced for stages on
+/// other ranks, held since, to the transport.
+void StepExecutor::sendMessages(const Action &send, const BatchRef &batch) {
+  pp_frame frame;
+  context.backend.configure(frame, batch.messageStep, send.microbatch);
+  router.sendHeld(send, *frame.channel);
 }
 
 } // namespace pp::runtime

@@ -3,7 +3,9 @@
 // Executes a schedule action by action on the rank's backend: a compute
 // action runs the stage functions of its phase, feeding their arguments by
 // role and keeping their saved values for the later phases, a recv waits
-// for its messages, and the optimizer action calls back into the trainer.
+// for its messages, a send hands the messages its compute produced for
+// other ranks to the transport, and the optimizer action calls back into
+// the trainer.
 // It knows nothing of GPipe or 1F1B.
 //
 //===----------------------------------------------------------------------===//
@@ -78,12 +80,13 @@ public:
   /// Runs this rank's `actions` (its row of an action table) over the
   /// batch's microbatches: a compute action runs the stage functions of
   /// its phase, a recv waits for the messages its compute takes from other
-  /// ranks, a send marks where its compute's messages have left (sends are
-  /// eager: the stage functions hand them to the transport as they produce
-  /// them), a reduce starts the data-parallel reduction of its stage's
-  /// gradients, a gather starts gathering its stage's parameters (ZeRO-3;
-  /// the stage's next compute waits for it), a release frees them, and the
-  /// optimizer action runs `optimizer`.
+  /// ranks, a send hands the messages its compute produced for other ranks,
+  /// held until then, to the transport (a row that ends holding some is an
+  /// error naming rank, stage and microbatch), a reduce starts the
+  /// data-parallel reduction of its stage's gradients, a gather starts
+  /// gathering its stage's parameters (ZeRO-3; the stage's next compute
+  /// waits for it), a release frees them, and the optimizer action runs
+  /// `optimizer`.
   void run(const std::vector<Action> &actions, MicrobatchData &data,
            const std::function<void()> &optimizer = nullptr);
 
@@ -99,14 +102,16 @@ public:
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
-  std::vector<TensorPtr> call(int64_t stage, const StageFunctionInfo &function,
+  std::vector<TensorPtr> call(const Action &action,
+                              const StageFunctionInfo &function,
                               std::vector<pp_tensor *> args,
-                              const BatchRef &batch, int64_t microbatch,
+                              const BatchRef &batch,
                               const ResultHandler &onResult);
   TensorPtr input(const TensorInfo &info, const BatchRef &batch,
                   int64_t microbatch);
-  void runFunction(int64_t stage, size_t f, int64_t mb, MicrobatchData &data);
+  void runFunction(const Action &action, size_t f, MicrobatchData &data);
   void awaitMessages(const Action &recv, const BatchRef &batch);
+  void sendMessages(const Action &send, const BatchRef &batch);
   void measureHeld(const MicrobatchData &data);
 
   ExecutionContext context;

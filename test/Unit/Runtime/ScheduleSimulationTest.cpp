@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace pp::runtime;
 using namespace pp::runtime::testing;
 
@@ -232,6 +234,32 @@ TEST(ScheduleSimulation, PrefetchedGathersOverlapCompute) {
   addDataParallelActions(table, layout, costs.dataParallel);
   SimulatedStep with = simulateSchedule(table, layout, messages, costs);
   EXPECT_DOUBLE_EQ(with.stepSeconds, without.stepSeconds + 0.5);
+}
+
+TEST(ScheduleSimulation, ASendPlacedLaterDelaysItsReceiver) {
+  // Gpipe's table, but rank 0 sends microbatch 0's forward after
+  // microbatch 1's: rank 1 starts a forward later, and so the step ends
+  // later.
+  ScheduleText late = parseScheduleFile(
+      "pp-schedule 1\nranks 2\nstage-ranks 0 1\nmicrobatches 2\n"
+      "rank 0: F0.0 F0.1 sF0.0 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O\n"
+      "rank 1: rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O\n",
+      "late.txt");
+  MessageGraph messages = chainMessages(2);
+  StageCosts costs = StageCosts::uniform(2, 1, 1, 1);
+  SimulatedStep step =
+      simulateSchedule(late.table, late.layout, messages, costs);
+  auto firstForwardOfRank1 = std::find_if(
+      step.actions.begin(), step.actions.end(),
+      [](const SimulatedAction &simulated) {
+        return simulated.rank == 1 &&
+               simulated.action.kind == ActionKind::Forward;
+      });
+  ASSERT_NE(firstForwardOfRank1, step.actions.end());
+  EXPECT_DOUBLE_EQ(firstForwardOfRank1->start, 2);
+  EXPECT_DOUBLE_EQ(step.stepSeconds, 10);
+  EXPECT_DOUBLE_EQ(
+      simulate(ScheduleKind::GPipe, 2, 1, 2, costs).stepSeconds, 9);
 }
 
 TEST(ScheduleSimulation, RefusesWhatItCannotPlay) {

@@ -329,18 +329,54 @@ TEST(Schedule, TheCheckMatchesSendsAndRecvs) {
       {{rank0, "rF1.0 F1.0 B1.0 O"},
        "rank 1 runs B s1 m0 without sending its messages to stage 0 on rank "
        "0; add sB1.0 right after it"},
+      {{"sF0.0 F0.0 rB0.0 B0.0 O", rank1},
+       "rank 0 lists send F s0 m0 before F s0 m0 ran; a send follows its "
+       "compute action"},
   };
   for (const auto &[ranks, verdict] : violations)
     EXPECT_EQ(check(ranks, 1), verdict) << ranks[0] << " | " << ranks[1];
-  // A send comes right after its compute action.
-  EXPECT_EQ(check({"F0.0 F0.1 sF0.0 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O",
-                   "rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O"},
-                  2),
-            "rank 0 runs F s0 m0 without sending its messages to stage 1 on "
-            "rank 1; add sF0.0 right after it");
   EXPECT_EQ(
       checkSchedule({actions(rank0)}, chain(2, 1), chainMessages(2), false),
       "the schedule lists 1 ranks, but the pipeline has 2");
+}
+
+TEST(Schedule, TheCheckTakesASendAnywhereAfterItsCompute) {
+  const std::string gpipe1 = "rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O";
+  // Rank 0 runs both forwards, then sends both: rank 1 waits, nothing
+  // more.
+  EXPECT_EQ(check({"F0.0 F0.1 sF0.0 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O", gpipe1},
+                  2),
+            "");
+  // Rank 1 sends the first backward's input gradient after its next
+  // forward.
+  EXPECT_EQ(check({"F0.0 sF0.0 F0.1 sF0.1 rB0.0 B0.0 rB0.1 B0.1 O",
+                   "rF1.0 F1.0 B1.0 rF1.1 F1.1 sB1.0 B1.1 sB1.1 O"},
+                  2),
+            "");
+  // The transport delivers in order: sends keep their computes' order.
+  EXPECT_EQ(check({"F0.0 F0.1 sF0.1 sF0.0 rB0.0 B0.0 rB0.1 B0.1 O", gpipe1},
+                  2),
+            "rank 0 lists send F s0 m1 before the send of F s0 m0; a rank "
+            "sends its messages in the order its compute actions produced "
+            "them, the order the transport delivers them in");
+  // A send that never comes is missed at the end of the row.
+  EXPECT_EQ(check({"F0.0 sF0.0 F0.1 rB0.0 B0.0 rB0.1 B0.1 O", gpipe1}, 2),
+            "rank 0 runs F s0 m1 without sending its messages to stage 1 on "
+            "rank 1; add sF0.1 right after it");
+  EXPECT_EQ(check({"E0.0 E0.1 sE0.0", "rE1.0 E1.0 rE1.1 E1.1"}, 2, false,
+                  /*training=*/false),
+            "rank 0 runs E s0 m1 without sending its messages to stage 1 on "
+            "rank 1; add sE0.1 right after it");
+}
+
+TEST(Schedule, TheCheckFindsTheDeadlockOfASendPlacedLate) {
+  // Rank 0 sends microbatch 0's forward only after its backward, which
+  // waits for rank 1, which waits for that forward.
+  EXPECT_EQ(check({"F0.0 F0.1 rB0.0 B0.0 sF0.0 sF0.1 rB0.1 B0.1 O",
+                   "rF1.0 F1.0 rF1.1 F1.1 B1.0 sB1.0 B1.1 sB1.1 O"},
+                  2),
+            "the schedule deadlocks: rank 0 waits at recv B s0 m0 for stage "
+            "1 on rank 1, which waits at recv F s1 m0 for stage 0 on rank 0");
 }
 
 TEST(Schedule, TheCheckFindsADeadlock) {
