@@ -57,6 +57,11 @@ ActionKind computeKindOf(const Action &action) {
   return isCompute(action.kind) ? action.kind : action.of;
 }
 
+bool isSendOf(const Action &send, const Action &compute) {
+  return send.kind == ActionKind::Send && send.of == compute.kind &&
+         send.stage == compute.stage && send.microbatch == compute.microbatch;
+}
+
 std::optional<ActionKind> messageClass(ActionKind kind) {
   switch (kind) {
   case ActionKind::Forward:

@@ -30,6 +30,9 @@ bool isDataParallel(ActionKind kind);
 /// a Send or Recv moves.
 ActionKind computeKindOf(const Action &action);
 
+/// Whether `send` is the Send of compute action `compute`'s messages.
+bool isSendOf(const Action &send, const Action &compute);
+
 /// The class of the messages compute action `kind` exchanges: Forward,
 /// Eval, or Backward (for Backward and BackwardInput); nullopt for
 /// BackwardWeight and non-compute actions, which exchange none.

@@ -43,6 +43,11 @@ TensorPtr StageRouter::copyOf(int64_t stage, const std::string &name,
 
 void StageRouter::send(int64_t stage, const std::string &name,
                        const pp_tensor &tensor) {
+  if (sendsAtOnce && !isLocal(stage)) {
+    transport->send(stageRanks.at(stage), name, tensor);
+    sentAtOnce.insert(keyOf(producer));
+    return;
+  }
   TensorPtr copy = copyOf(stage, name, tensor);
   if (isLocal(stage))
     local[{step, producer.microbatch, name}] = std::move(copy);
@@ -52,6 +57,8 @@ void StageRouter::send(int64_t stage, const std::string &name,
 }
 
 void StageRouter::sendHeld(const Action &send, MessageChannel &transport) {
+  if (sentAtOnce.erase(keyOf(send)))
+    return;
   auto it = held.find(keyOf(send));
   if (it == held.end())
     throw std::runtime_error(

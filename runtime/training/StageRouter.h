@@ -17,6 +17,7 @@
 #include "runtime/training/Backend.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -42,6 +43,12 @@ public:
   std::string recv(int64_t stage, const std::string &name,
                    pp_tensor &tensor) override;
   std::string await(int64_t stage, const std::string &name) override;
+
+  /// Whether the messages that the prepared action produces for other ranks
+  /// leave as it produces them, without a copy: when the row places its
+  /// Send right after it, nothing runs between the two but the rest of the
+  /// action, and sending earlier never makes a rank wait longer.
+  void sendAtOnce(bool atOnce) { sendsAtOnce = atOnce; }
 
   /// Hands the messages held for the compute action of Send action `send`
   /// to `transport` (the backend's channel, configured for its microbatch),
@@ -84,8 +91,10 @@ private:
   /// microbatch, name): names are unique in a package.
   std::map<Key, TensorPtr> local;
   /// Messages to stages on other ranks, by the action that produced them,
-  /// in the order it did.
+  /// in the order it did; the actions whose messages left at once.
   std::map<ActionKey, std::vector<HeldMessage>> held;
+  std::set<ActionKey> sentAtOnce;
+  bool sendsAtOnce = false;
 };
 
 } // namespace pp::runtime

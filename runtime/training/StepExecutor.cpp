@@ -41,7 +41,8 @@ void StepExecutor::run(const std::vector<Action> &actions,
   // ZeRO-3: the stages whose gather started and whose first compute, which
   // waits for it, has not come yet.
   std::set<int64_t> gathering;
-  for (const Action &action : actions) {
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const Action &action = actions[i];
     if (isCompute(action.kind) && gathering.erase(action.stage)) {
       double start = tracer.now();
       parameters.awaitGather(action.stage);
@@ -80,6 +81,8 @@ void StepExecutor::run(const std::vector<Action> &actions,
     default: {
       const std::vector<StageFunctionInfo> &functions =
           context.stages.functionsOf(action.stage);
+      router.sendAtOnce(i + 1 < actions.size() &&
+                        isSendOf(actions[i + 1], action));
       for (size_t f = 0; f < functions.size(); ++f)
         if (actionRunsPhase(action.kind, functions[f].phase))
           runFunction(action, f, data);

@@ -102,6 +102,28 @@ TEST(StageRouter, HoldsMessagesToOtherRanksUntilTheirSend) {
       "ranks in microbatch 1 yet; a send follows its compute action");
 }
 
+TEST(StageRouter, SendsAtOnceWhenTheRowPlacesTheSendRightAfter) {
+  RecordingTransport transport;
+  Rank0 rank(transport);
+  rank.router.sendAtOnce(true);
+  rank.router.prepare(rank.frame, 0, forward(1, 0));
+  rank.router.send(2, "x", *scalar(1));
+  // Handed over as produced: nothing is held, and the Send has no more to
+  // do.
+  using Sent = std::tuple<int64_t, std::string, float>;
+  EXPECT_EQ(transport.sent, (std::vector<Sent>{{1, "x", 1}}));
+  EXPECT_EQ(rank.router.unsent(), "");
+  rank.router.sendHeld(sendOfForward(1, 0), transport);
+  EXPECT_EQ(transport.sent.size(), 1u);
+  // A Send placed later again holds its compute's messages until it runs.
+  rank.router.sendAtOnce(false);
+  rank.router.prepare(rank.frame, 0, forward(1, 1));
+  rank.router.send(2, "x", *scalar(2));
+  EXPECT_EQ(transport.sent.size(), 1u);
+  rank.router.sendHeld(sendOfForward(1, 1), transport);
+  EXPECT_EQ(transport.sent.back(), (Sent{1, "x", 2}));
+}
+
 TEST(StageRouter, HandsMessagesBetweenItsStagesOverInMemory) {
   RecordingTransport transport;
   Rank0 rank(transport);
