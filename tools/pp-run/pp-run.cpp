@@ -855,7 +855,8 @@ int printScheduleOf(const std::string &packageDir) {
 }
 
 /// Prints the partition report of the package: its stages' estimates and
-/// the schedule's simulated step, with the memory of --dp and --zero.
+/// the schedule's simulated step, with the memory of --dp, --zero and
+/// --optimizer.
 int printReportOf(const std::string &packageDir) {
   try {
     Package package = Package::load(packageDir);
@@ -863,11 +864,17 @@ int printReportOf(const std::string &packageDir) {
       return error("the package '" + packageDir +
                    "' has no stage cost estimates (compiled by an older pp); "
                    "recompile the model");
+    // The run's optimizer, whatever the compile assumed.
+    OptimizerOptions optimizer = optimizerOptions();
     PipelinePlan plan = planPipeline(package, scheduleChoice(), microbatches,
-                                     dataParallelism());
+                                     dataParallelism(), &optimizer);
+    double statePerByte =
+        static_cast<double>(optimizerBufferNames(optimizer).size());
     std::vector<StageEstimate> stages = package.stageEstimates;
-    for (StageEstimate &stage : stages)
+    for (StageEstimate &stage : stages) {
       stage.dataParallel = dataParallelism();
+      stage.optimizerBytes = stage.gradientBytes * statePerByte;
+    }
     recordStagePeaks(plan.predicted, stages);
     printStageReport(stages, std::cout);
     printScheduleReport(stages,
