@@ -1,4 +1,9 @@
 //===- HostCollectives.cpp - device collectives on host memory ------------===//
+//
+// DeviceCollectives for the host: a host queue runs its work at once, so
+// each collective is the Communicator's, on the caller's thread.
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/communication/DeviceCollectives.h"
 

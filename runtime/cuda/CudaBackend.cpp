@@ -3,7 +3,8 @@
 // The backend runs on the device layer (runtime/cuda/CudaDevice.h): kernels
 // run on the GPU's default queue (the compute stream), which also places
 // and fetches tensors and runs the work on the training state
-// (CudaStateKernels), whose collectives are NCCL's (NcclDeviceCollectives). A send waits for the kernels
+// (CudaStateKernels), whose collectives are NCCL's
+// (NcclDeviceCollectives). A send waits for the kernels
 // before it (an event), copies the tensor on a copy queue into a buffer the
 // channel owns (so the generated code may free the tensor at once) and
 // sends that buffer on the queue of its communicator; a receive is ordered
@@ -192,12 +193,16 @@ public:
   }
 
   void refresh(pp_tensor *placed, pp_tensor *host) override {
+    if (placed == host)
+      return;
     queue.copy(pp_tensor_data(placed), pp_tensor_data(host),
                pp_tensor_nbytes(host));
     copiedBytes += static_cast<int64_t>(pp_tensor_nbytes(host));
   }
 
   void fetch(pp_tensor *result, pp_tensor *host) override {
+    if (result == host)
+      return;
     queue.copy(pp_tensor_data(host), pp_tensor_data(result),
                pp_tensor_nbytes(host));
     queue.synchronize();

@@ -1,4 +1,10 @@
 //===- CudaBlockSum.h - a block's deterministic sum -------------*- C++ -*-===//
+//
+// The reduction the CUDA kernels share: one block adds its threads' values
+// in a fixed tree in shared memory, with no atomics, so a sum has the same
+// bits every run.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_CUDA_CUDABLOCKSUM_H
 #define PP_RUNTIME_CUDA_CUDABLOCKSUM_H

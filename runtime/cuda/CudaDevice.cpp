@@ -179,6 +179,9 @@ public:
     check(cudaSetDevice(ordinal), "cudaSetDevice");
     return std::make_unique<CudaEvent>();
   }
+  void makeCurrent() override {
+    check(cudaSetDevice(ordinal), "cudaSetDevice");
+  }
 
 private:
   CudaAllocator memory;

@@ -597,7 +597,6 @@ __global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
     count += y[r] != ignore;
   }
   double sum = blockSum<kThreads>(local);
-  __syncthreads();
   double counted = blockSum<kThreads>(count);
   if (threadIdx.x == 0)
     out[0] = static_cast<float>(

@@ -9,9 +9,8 @@
 // element's update is the host's bits. The sums of squares are one block
 // per range, each thread adding a strided slice in order and the block
 // adding the threads' sums in a fixed tree: deterministic, without
-// atomics. Tables of ranges and segments travel to the GPU as kernel
-// arguments (a copy of a few bytes per parameter), the sums back as the
-// step's scalars.
+// atomics. Tables of ranges and segments travel to the GPU in a buffer
+// (a few bytes per parameter), the sums back as the step's scalars.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,10 +99,12 @@ __device__ const DeviceSegment &segmentOf(const DeviceSegment *segments,
 
 /// torch.optim.SGD and AdamW on element i, as CpuStateKernels' loops.
 __global__ void optimizerKernel(OptimizerConstants c,
-                                const DeviceSegment *segments, int count,
-                                int64_t first, int64_t last, float *values,
-                                const float *gradients, float *state0,
-                                float *state1) {
+                                const DeviceSegment *__restrict__ segments,
+                                int count, int64_t first, int64_t last,
+                                float *__restrict__ values,
+                                const float *__restrict__ gradients,
+                                float *__restrict__ state0,
+                                float *__restrict__ state1) {
   int64_t i =
       first + blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= last)
@@ -201,7 +202,7 @@ public:
                        static_cast<int>(segment.step), correction1,
                        correction2});
     }
-    OptimizerConstants constants{options.kind == "adamw", learningRate,
+    OptimizerConstants constants{options.kind != "sgd", learningRate,
                                  options.momentum,        options.beta1,
                                  options.beta2,           options.epsilon};
     Buffer onDevice = upload(queue, table);

@@ -30,13 +30,17 @@ void NcclDeviceCollectives::reduceScatterSum(
     Queue &queue) {
   checkOwnedRanges(ranges, count, ranks);
   check(ncclGroupStart(), "ncclGroupStart");
+  // The group ends however its calls go: an open group would defer every
+  // later call of this thread.
+  ncclResult_t failed = ncclSuccess;
   for (const OwnedRange &range : ranges)
-    if (range.count > 0)
-      check(ncclReduce(values + range.begin, values + range.begin,
-                       range.count, ncclFloat, ncclSum, range.owner, comm,
-                       streamOf(queue)),
-            "a reduce-scatter of " + purpose);
-  check(ncclGroupEnd(), "a reduce-scatter of " + purpose);
+    if (range.count > 0 && failed == ncclSuccess)
+      failed = ncclReduce(values + range.begin, values + range.begin,
+                          range.count, ncclFloat, ncclSum, range.owner, comm,
+                          streamOf(queue));
+  ncclResult_t ended = ncclGroupEnd();
+  check(failed, "a reduce-scatter of " + purpose);
+  check(ended, "a reduce-scatter of " + purpose);
 }
 
 void NcclDeviceCollectives::allGather(const float *mine, size_t count,

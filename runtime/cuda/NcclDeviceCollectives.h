@@ -1,4 +1,11 @@
 //===- NcclDeviceCollectives.h - device collectives over NCCL ---*- C++ -*-===//
+//
+// The GPU implementation of DeviceCollectives
+// (runtime/communication/DeviceCollectives.h): the data-parallel gradient
+// reduction and the ZeRO gathers of a rank's flat buffers run on NCCL,
+// where the buffers are.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_CUDA_NCCLDEVICECOLLECTIVES_H
 #define PP_RUNTIME_CUDA_NCCLDEVICECOLLECTIVES_H

@@ -55,6 +55,12 @@ public:
   /// A new event, recorded by Queue::record. Throws std::runtime_error when
   /// the device cannot make one.
   virtual std::unique_ptr<Event> createEvent() = 0;
+  /// Makes this device the calling thread's current one, where the device
+  /// API puts the work and memory a thread asks for without naming a
+  /// device (a GPU: cudaSetDevice); a thread of the runtime's own calls it
+  /// before it works on the device. Nothing to do on the host. Throws
+  /// std::runtime_error when the device cannot be made current.
+  virtual void makeCurrent() {}
 };
 
 /// The host: the process's one CPU device.

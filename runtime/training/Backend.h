@@ -41,8 +41,8 @@ public:
   /// Where the stage functions see host tensor `host`: `host` itself on the
   /// CPU; on a GPU a device copy, returned and owned by `copy`.
   virtual pp_tensor *place(pp_tensor *host, TensorPtr &copy) = 0;
-  /// Copies `host` into `placed` again, after `host` changed (the optimizer
-  /// step); nothing to do where they are the same tensor.
+  /// Copies `host` into `placed` again, after `host` changed (a gradient
+  /// summed on the host); nothing to do where they are the same tensor.
   virtual void refresh(pp_tensor *placed, pp_tensor *host) = 0;
   /// Copies a stage function's result (or any tensor where they run) into
   /// the host tensor `host`, and waits until it is there; nothing to do

@@ -98,6 +98,7 @@ void GradientReducer::finish() {
   std::unique_lock<std::mutex> lock(mutex);
   for (size_t i = 0; i < gradients.size(); ++i)
     if (!isReady[i]) {
+      compute.record(*finalized[bucketOf[i]]);
       isReady[i] = true;
       --buckets[bucketOf[i]].pending;
     }
@@ -164,6 +165,12 @@ void GradientReducer::reduceNext(std::unique_lock<std::mutex> &lock) {
 }
 
 void GradientReducer::run() {
+  try {
+    compute.device().makeCurrent();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex);
+    failure = std::current_exception();
+  }
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     changed.wait(lock, [&] { return stopping || canStartNext(); });

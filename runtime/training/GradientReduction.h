@@ -57,7 +57,9 @@ constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 /// blocking reduction after the backward. Nothing happens in a group of
 /// one. With GradientShares, a bucket's sharded gradients are
 /// reduce-scattered instead: each rank receives the sums of the elements
-/// it owns, the bits the all-reduce gives them. The gradients live on the
+/// it owns, on the host the bits the all-reduce gives them (NCCL adds in
+/// orders of its own: on GPUs the two agree for two replicas, whose sum
+/// has one order). The gradients live on the
 /// device of a compute queue, whose work writes them: a bucket's reduction
 /// waits for the work queued there before its last gradient was ready, and
 /// the work queued there after finish() waits for the reduction.
@@ -68,10 +70,8 @@ public:
   /// begin() and finish(), leaving each gradient's sums where `shares`
   /// says.
   GradientReducer(DeviceCollectives &dataParallel,
-                  std::vector<pp_tensor *> gradients,
-                  size_t bucketBytes = kGradientBucketBytes,
-                  GradientShares shares = {},
-                  Queue &compute = hostDevice().defaultQueue());
+                  std::vector<pp_tensor *> gradients, size_t bucketBytes,
+                  GradientShares shares, Queue &compute);
   /// Waits for a reduction in flight to end.
   ~GradientReducer();
   GradientReducer(const GradientReducer &) = delete;

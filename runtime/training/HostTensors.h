@@ -20,7 +20,8 @@ TensorPtr borrowTensor(const TensorInfo &info, float *data);
 TensorPtr borrowTensorOn(const pp_device &device, const TensorInfo &info,
                          float *data);
 
-/// The f32 elements of a host tensor.
+/// The f32 elements of a tensor, where it lives (a device tensor's are
+/// for kernels of its device only).
 float *floatsOf(pp_tensor *tensor);
 
 /// A host tensor as the stage functions see it: the tensor itself on the

@@ -1,4 +1,9 @@
 //===- LossSum.h - a batch's loss where the stages run ----------*- C++ -*-===//
+//
+// The last stages' loss results add up where they are computed, so that a
+// GPU step fetches one scalar at its end rather than one per microbatch.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_TRAINING_LOSSSUM_H
 #define PP_RUNTIME_TRAINING_LOSSSUM_H

@@ -1,4 +1,10 @@
 //===- Optimizer.cpp - parameter updates over flat buffers ----------------===//
+//
+// The optimizer keeps its segments' step counts on the host and its state
+// buffers on its device; a step hands the whole flat buffer to the device's
+// StateKernels, which apply torch.optim's formulas element by element.
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/training/Optimizer.h"
 
@@ -17,14 +23,6 @@ bool Optimizer::decays(const std::string &name, int64_t rank) const {
   if (!options.noDecay && rank <= 1)
     return false;
   return !std::regex_match(name, noDecay);
-}
-
-std::vector<std::string> optimizerBufferNames(const OptimizerOptions &options) {
-  if (options.kind == "adamw")
-    return {"exp_avg", "exp_avg_sq"};
-  if (options.momentum != 0.0f)
-    return {"momentum"};
-  return {};
 }
 
 void Optimizer::layOut(std::vector<OptimizerSegment> laidOut) {

@@ -213,8 +213,12 @@ void ParameterStore::layOutTrainedParameters() {
              numElements(parameter.tensor.shape)});
       }
   Communicator &dataParallel = *groups.dataParallel;
+  // One replica reduces and gathers nothing: no device communicator.
   dataParallelBuffers =
-      backend.connectCollectives(dataParallel, "the data-parallel gradients");
+      dataParallel.worldSize() > 1
+          ? backend.connectCollectives(dataParallel,
+                                       "the data-parallel group's buffers")
+          : hostCollectives(dataParallel);
   for (auto &[stage, listed] : trained) {
     std::sort(listed.begin(), listed.end(),
               [](const FlatParameter &a, const FlatParameter &b) {
@@ -354,40 +358,28 @@ void ParameterStore::finishReduction() {
 }
 
 /// Adds up the gradients that come in parts or from several holders
-/// (TiedParameters), on the host: their parts are copied there and the
-/// sums back where the stages are.
+/// (TiedParameters), on the host: the parts this rank computes are copied
+/// there and the sums back where the stages are.
 void ParameterStore::sumTiedGradients() {
-  std::set<std::string> formed;
   for (const auto &[key, host] : localParts)
-    if (tied->forms(key.first)) {
+    if (tied->forms(key.first))
       backend.fetch(sums.at(key).placed.tensor, host);
-      formed.insert(key.first);
-    }
   tied->sumGradients(localParts, gradients);
-  for (const std::string &name : formed)
-    backend.refresh(placedGradients.at(name).tensor, gradients.at(name).get());
+  // Every holder gets the sum, also one that computes no part of it.
+  for (auto &[name, gradient] : gradients)
+    if (tied->forms(name))
+      backend.refresh(placedGradients.at(name).tensor, gradient.get());
 }
 
 double ParameterStore::gradientNorm() {
   std::vector<double> squares(package.parameters.size(), 0.0);
   bool sharded = zeroLevel() >= 2;
-  // Each trained parameter's sum of squares (its share's at ZeRO-2 and up),
-  // one pass over each flat buffer where it lives.
+  // Each trained parameter's sum of squares (ZeRO-2 and up: of those
+  // whose last element lies in this rank's share), with the same bits at
+  // every level.
   std::map<std::string, double> held;
-  for (StageParameters &stage : byStage) {
-    if (sharded) {
-      held.merge(stage.update->gradientSquares());
-      continue;
-    }
-    std::vector<SquaredRange> ranges;
-    for (const FlatParameter &parameter : stage.flat->parameters())
-      ranges.push_back(
-          {parameter.offset, parameter.offset + parameter.count, 0.0});
-    std::vector<double> sums = where.kernels.sumSquares(
-        where.queue, stage.flat->gradients(), ranges);
-    for (size_t p = 0; p < ranges.size(); ++p)
-      held[stage.flat->parameters()[p].name] = sums[p];
-  }
+  for (StageParameters &stage : byStage)
+    held.merge(stage.update->gradientSquares());
   for (size_t i = 0; i < package.parameters.size(); ++i) {
     const ParameterInfo &parameter = package.parameters[i];
     auto it = gradients.find(parameter.tensor.name);
@@ -447,20 +439,27 @@ void ParameterStore::startGather(int64_t stage) {
     // One gather at a time on valueGathers, in the order they start; a
     // gather lets go of the one before once it ended, so that the chain
     // does not grow over the run.
+    // The gather rewrites the values the compute queue's work so far
+    // writes (the first values, an update) or reads: it waits for them.
+    if (!held->computed)
+      held->computed = where.queue.device().createEvent();
+    where.queue.record(*held->computed);
     ParameterUpdate &update = *held->update;
     DeviceCollectives &group = *valueGatherBuffers;
     Queue &queue = *gatherQueue;
+    Event &computed = *held->computed;
     held->gathered =
-        std::async(std::launch::async,
-                   [before = lastGather, &update, &group, &queue]() mutable {
-                     if (before.valid()) {
-                       before.get();
-                       before = {};
-                     }
-                     update.gatherValues(group, queue);
-                     queue.synchronize();
-                   })
-            .share();
+        std::async(std::launch::async, [before = lastGather, &update, &group,
+                                        &queue, &computed]() mutable {
+          if (before.valid()) {
+            before.get();
+            before = {};
+          }
+          queue.device().makeCurrent();
+          queue.wait(computed);
+          update.gatherValues(group, queue);
+          queue.synchronize();
+        }).share();
     lastGather = held->gathered;
   }
 }

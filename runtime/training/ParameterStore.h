@@ -187,9 +187,11 @@ private:
     std::unique_ptr<FlatParameters> flat;
     std::unique_ptr<ParameterUpdate> update;
     /// ZeRO-3: the stages between their gather and their release that use
-    /// these values, and the gather that makes them whole.
+    /// these values, the gather that makes them whole, and the point of the
+    /// compute queue's work it waits for.
     int users = 0;
     std::shared_future<void> gathered;
+    std::unique_ptr<Event> computed;
   };
   /// The ZeRO level in effect (0 with one replica).
   int zeroLevel() const;

@@ -77,62 +77,68 @@ void ParameterUpdate::releaseValues() {
 }
 
 std::map<std::string, double> ParameterUpdate::gradientSquares() {
-  const float *g = flat.gradients();
-  auto squaresOf = [&](int64_t from, int64_t to, double initial) {
-    return where.kernels.sumSquares(where.queue, g, {{from, to, initial}})[0];
-  };
+  if (level >= 2)
+    return sharedGradientSquares();
+  // This rank walks every share in turn, as the ranks do one each above.
+  int64_t ranks = dataParallel.worldSize();
+  int64_t shareSize = std::max<int64_t>(1, (flat.size() + ranks - 1) / ranks);
+  std::map<std::string, double> running;
+  for (int64_t from = 0; from < flat.size(); from += shareSize)
+    addShareSquares(from, std::min(flat.size(), from + shareSize), running);
+  return running;
+}
+
+std::map<std::string, double> ParameterUpdate::sharedGradientSquares() {
   // The parameter that began on an earlier share (its running sum comes
   // from the rank before) and the one that goes on to a later share (its
   // running sum goes to the rank after); they may be one.
   const FlatParameter *continued = nullptr, *continuing = nullptr;
-  std::vector<const FlatParameter *> held;
   for (const FlatParameter &parameter : flat.parameters()) {
     int64_t last = parameter.offset + parameter.count;
-    if (parameter.offset >= end || last <= begin)
-      continue;
-    if (parameter.offset < begin)
+    if (parameter.offset < begin && last > begin)
       continued = &parameter;
-    if (last > end)
+    if (parameter.offset < end && last > end)
       continuing = &parameter;
-    held.push_back(&parameter);
   }
-  // The sums that start on this share need nobody's: one pass over them.
-  std::vector<const FlatParameter *> starting;
-  std::vector<SquaredRange> ranges;
-  for (const FlatParameter *parameter : held)
-    if (parameter != continued) {
-      starting.push_back(parameter);
-      ranges.push_back({parameter->offset,
-                        std::min(end, parameter->offset + parameter->count)});
-    }
-  std::vector<double> sums = where.kernels.sumSquares(where.queue, g, ranges);
-  std::map<std::string, double> squares;
-  double carryOut = 0;
-  auto finish = [&](const FlatParameter &parameter, double sum) {
-    if (&parameter == continuing)
-      carryOut = sum;
-    else
-      squares[parameter.name] = sum;
-  };
-  for (size_t i = 0; i < starting.size(); ++i)
-    finish(*starting[i], sums[i]);
+  // The sums that start on this share need nobody's.
+  int64_t restBegin =
+      continued ? std::min(end, continued->offset + continued->count) : begin;
+  std::map<std::string, double> running;
+  addShareSquares(restBegin, end, running);
   // Rank k's running sum is final once rank k - 1's has arrived.
   int me = dataParallel.rank(), ranks = dataParallel.worldSize();
-  double carryIn = 0;
   for (int k = 0; k < ranks; ++k) {
     if (me == k && continued)
-      finish(*continued,
-             squaresOf(begin,
-                       std::min(end, continued->offset + continued->count),
-                       carryIn));
+      addShareSquares(begin, restBegin, running);
     if (k + 1 == ranks)
       break;
-    double passed = carryOut;
+    double passed = me == k && continuing ? running.at(continuing->name) : 0;
     dataParallel.broadcast(&passed, sizeof(passed), k);
-    if (me == k + 1)
-      carryIn = passed;
+    if (me == k + 1 && continued)
+      running[continued->name] = passed;
   }
-  return squares;
+  // The rank holding its last element reports a sum.
+  if (continuing)
+    running.erase(continuing->name);
+  return running;
+}
+
+void ParameterUpdate::addShareSquares(int64_t from, int64_t to,
+                                      std::map<std::string, double> &running) {
+  std::vector<const FlatParameter *> pieces;
+  std::vector<SquaredRange> ranges;
+  for (const FlatParameter &parameter : flat.parameters()) {
+    int64_t first = std::max(from, parameter.offset);
+    int64_t last = std::min(to, parameter.offset + parameter.count);
+    if (first >= last)
+      continue;
+    pieces.push_back(&parameter);
+    ranges.push_back({first, last, running[parameter.name]});
+  }
+  std::vector<double> sums =
+      where.kernels.sumSquares(where.queue, flat.gradients(), ranges);
+  for (size_t i = 0; i < pieces.size(); ++i)
+    running[pieces[i]->name] = sums[i];
 }
 
 std::map<std::string, ParameterState> ParameterUpdate::gatherState() {

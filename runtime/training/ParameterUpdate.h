@@ -43,7 +43,7 @@ public:
   /// parameters. In a group of one every level is level 0.
   ParameterUpdate(OptimizerOptions options, FlatParameters &flat,
                   Communicator &dataParallel, DeviceCollectives &buffers,
-                  int zeroLevel, StateDevice where = hostStateDevice());
+                  int zeroLevel, StateDevice where);
 
   /// Whether this rank holds only its share of the gradients between
   /// steps (level 2 and up), and of the values between uses (level 3).
@@ -71,12 +71,16 @@ public:
   /// Hands back the memory of the values outside this rank's share.
   void releaseValues();
 
-  /// Per parameter whose last element lies in this rank's share, the sum
-  /// of its gradient's squares in double, added element by element in
-  /// layout order from its first element: the shares before pass their
-  /// running sums on in rank order, so that the sums are the bits one rank
-  /// holding the whole gradient gets. Called on every rank of the group,
-  /// at level 2 and up (below, every rank holds the whole gradients).
+  /// The sums of the gradients' squares in double, per parameter, each
+  /// added in layout order from its first element and cut where the D
+  /// shares of the flat buffer are, a share's running sum going on into
+  /// the next (StateKernels::sumSquares' `initial`): at level 2 and up
+  /// each rank sums its share, the shares' running sums passed on in rank
+  /// order, and returns the sums of the parameters whose last element
+  /// lies in its share; below, every rank holds the whole gradients and
+  /// walks the shares itself, returning every sum. Either way a sum has the
+  /// same bits at every level, on any device. Called on every rank of the
+  /// group.
   std::map<std::string, double> gradientSquares();
 
   /// Bytes of optimizer state this rank holds.
@@ -93,6 +97,13 @@ public:
   void loadState(const std::map<std::string, ParameterState> &states);
 
 private:
+  /// Adds the squares of the gradients' positions [from, to) to each
+  /// parameter's running sum in `running` (one that starts there from 0),
+  /// in one pass over them.
+  void addShareSquares(int64_t from, int64_t to,
+                       std::map<std::string, double> &running);
+  /// gradientSquares at level 2 and up.
+  std::map<std::string, double> sharedGradientSquares();
   /// Gathers every rank's share of `buffer` (of the flat layout) over
   /// `group` in place, on `queue`.
   void gatherShares(float *buffer, DeviceCollectives &group, Queue &queue);

@@ -1,4 +1,4 @@
-//===- StateKernels.h - element-wise work on a rank's training state -*- C++ -*-===//
+//===- StateKernels.h - work on a rank's training state ---------*- C++ -*-===//
 //
 // What the trainer computes on its flat buffers (FlatParameters.h) where
 // they live, queued on a queue of that device: gradient sums over
@@ -65,7 +65,8 @@ public:
   /// buffers `values` and `gradients` at `learningRate`, with the state
   /// buffers `state` (optimizerBufferNames(options) order, laid out as the
   /// values); SGD's momentum buffer starts as a segment's first gradient
-  /// (step 1). The segments cover the buffers' positions they update.
+  /// (step 1). The segments are in ascending order and do not overlap;
+  /// positions between them are left alone.
   virtual void stepOptimizer(Queue &queue, const OptimizerOptions &options,
                              const std::vector<SegmentStep> &segments,
                              float *values, const float *gradients,

@@ -74,7 +74,8 @@ TEST(DataParallel, ReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
     runRanks(3, [&](Communicator &world) {
       std::vector<TensorPtr> gradients = makeGradients(kSizes, world.rank(), 0);
       std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-      GradientReducer reducer(*buffers, pointersTo(gradients), bucketBytes);
+      GradientReducer reducer(*buffers, pointersTo(gradients), bucketBytes,
+                              {}, hostDevice().defaultQueue());
       reducer.begin();
       reducer.finish();
       results[world.rank()] = valuesOf(gradients);
@@ -101,7 +102,8 @@ TEST(DataParallel, AnOverlappedReductionGivesTheBlockingBits) {
     int rank = world.rank();
     std::vector<TensorPtr> gradients = makeGradients(kSizes, rank, 0);
     std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-    GradientReducer reducer(*buffers, pointersTo(gradients), 64);
+    GradientReducer reducer(*buffers, pointersTo(gradients), 64, {},
+                            hostDevice().defaultQueue());
     for (int step = 1; step <= 2; ++step) {
       reducer.begin();
       std::vector<TensorPtr> final = makeGradients(kSizes, rank, step);
@@ -175,7 +177,7 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
         FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
         std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
         ParameterUpdate update(options, flat, world, *buffers,
-                               sharded ? 1 : 0);
+                               sharded ? 1 : 0, hostStateDevice());
         for (int64_t i = 0; i < flat.size(); ++i)
           flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
         for (int step = 1; step <= 3; ++step) {
@@ -228,12 +230,19 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
       laidOut.push_back({"w" + std::to_string(p), 2, sizes[p]});
     FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
     std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-    ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers, 2);
+    ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers, 2,
+                           hostStateDevice());
     for (const FlatParameter &parameter : flat.parameters())
       for (int64_t i = 0; i < parameter.count; ++i)
         flat.gradients()[parameter.offset + i] =
             gradientValue(1, parameter.offset, i) * (1.0f + 1e-3f * i);
     std::map<std::string, double> squares = update.gradientSquares();
+    // Below ZeRO-2 every rank holds the whole gradients and walks the same
+    // shares itself: every sum, the same bits.
+    ParameterUpdate unsharded(OptimizerOptions{}, flat, world, *buffers, 1,
+                              hostStateDevice());
+    std::map<std::string, double> everySum = unsharded.gradientSquares();
+    ASSERT_EQ(everySum.size(), sizes.size());
     // Each sum on the rank holding its last element: w0 on 0, w1 and w2
     // on 1 and 2.
     std::map<std::string, int> lastOn = {{"w0", 0}, {"w1", 1}, {"w2", 2}};
@@ -249,6 +258,7 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
       if (here) {
         EXPECT_EQ(squares.at(parameter.name), whole) << parameter.name;
       }
+      EXPECT_EQ(everySum.at(parameter.name), whole) << parameter.name;
     }
   });
 }
@@ -265,7 +275,7 @@ TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
                           hostDevice().defaultQueue());
       std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
       ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers,
-                             level);
+                             level, hostStateDevice());
       for (int64_t i = 0; i < elements; ++i) {
         flat.values()[i] = 0.5f - 1e-5f * i;
         flat.gradients()[i] = gradientValue(0, 0, i);
