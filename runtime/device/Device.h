@@ -14,6 +14,7 @@
 
 #include "runtime/pp_runtime.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,10 @@ public:
   /// A new event, recorded by Queue::record. Throws std::runtime_error when
   /// the device cannot make one.
   virtual std::unique_ptr<Event> createEvent() = 0;
+  /// Bytes its queues have copied between host memory and this device's
+  /// memory so far (Queue::copy in either direction); 0 for the host,
+  /// whose memory is the host's.
+  virtual int64_t hostCopiedBytes() const { return 0; }
 };
 
 /// The host: the process's one CPU device.

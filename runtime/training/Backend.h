@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pp::runtime {
 
@@ -31,6 +32,17 @@ struct TensorDeleter {
   void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
 };
 using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
+
+/// The messages one stage's compute actions of a message class (forwards
+/// and evals, or backwards) send to one stage on another rank: one
+/// message of these tensors per microbatch, sent and taken in the order
+/// the two stages' actions run (messageOrderProblem proves that a table
+/// takes each stream's messages in the order they are sent).
+struct MessageStream {
+  int64_t fromRank = 0, toRank = 0;
+  /// The names of its tensors (unique in a package).
+  std::vector<std::string> names;
+};
 
 class Backend {
 public:
@@ -59,6 +71,17 @@ public:
   /// Prepares a frame for the stage functions of microbatch `microbatch` of
   /// step `step`: its messages and where it allocates.
   virtual void configure(pp_frame &frame, int64_t step, int64_t microbatch) = 0;
+  /// Whether the transport pairs the messages of a stream in the order
+  /// they are sent (NCCL's, which carry no name), so that a table must
+  /// take them in that order (messageOrderProblem); the host's pairs them
+  /// by name.
+  virtual bool pairsMessagesInOrder() const { return false; }
+  /// Connects the transport for `streams`, the pipeline's messages between
+  /// ranks (crossRankStreams), before the first step. Every rank of the
+  /// pipeline group calls it with the same streams. The host's transport
+  /// needs no connection.
+  virtual void connectMessages(const std::vector<MessageStream> & /*streams*/) {
+  }
   /// Waits until every message of the step has been delivered.
   virtual void finishStep() = 0;
   /// Waits until the work queued where the stage functions run is done (a

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceCheck.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/device/Allocator.h"
@@ -22,29 +23,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <functional>
 #include <string>
 #include <vector>
 
 using namespace pp::runtime;
+using namespace pp::runtime::testing;
 
 namespace {
-
-int failures = 0;
-
-/// Prints PASS or FAIL for `name`: `check` returns "" or why it failed.
-void expect(const char *name, const std::function<std::string()> &check) {
-  std::string why;
-  try {
-    why = check();
-  } catch (const std::exception &error) {
-    why = std::string("threw: ") + error.what();
-  }
-  failures += !why.empty();
-  std::printf("%s %s%s%s\n", why.empty() ? "PASS" : "FAIL", name,
-              why.empty() ? "" : ": ", why.c_str());
-}
 
 std::vector<float> ramp(size_t count, float start) {
   std::vector<float> values(count);
@@ -198,5 +183,5 @@ int main() {
                : "the error does not name the host: " + frame.error;
   });
 
-  return failures == 0 ? 0 : 1;
+  return failedChecks() == 0 ? 0 : 1;
 }
