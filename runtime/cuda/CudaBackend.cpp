@@ -46,10 +46,13 @@
 // induction over the order in which the host model (non-blocking sends)
 // completes the compute actions, every receive completes. The
 // communication queues are non-blocking streams, so kernels never wait
-// for a peer implicitly; the argument assumes that the GPU runs the links'
-// NCCL kernels and the compute kernels side by side (a point-to-point
-// kernel takes few blocks), as NCCL asks of communicators used
-// concurrently.
+// for a peer implicitly. The argument assumes what NCCL's documentation
+// warns about for communicators used concurrently: that the GPU runs the
+// links' NCCL kernels (a point-to-point kernel takes few blocks), the data
+// -parallel collectives' and the compute kernels side by side, and that
+// no CUDA call synchronizes the device while one waits (the device layer
+// allocates in stream order, cudaMallocFromPoolAsync, which does not).
+// test/Device/run-gpu-checks.sh runs every schedule to check it on a GPU.
 //
 //===----------------------------------------------------------------------===//
 

@@ -92,10 +92,10 @@ public:
   /// memory plan's arena can serve them; CUDA kernels allocate device
   /// memory themselves, in stream order.
   virtual bool servesMemoryPlans() const { return false; }
-  /// Bytes place, refresh and fetch have copied between the host and the
-  /// device so far (0 where the stage functions run on the host): in a
-  /// step, the data the first and last stages read and the step's
-  /// scalars.
+  /// Bytes copied between the host and the device so far, by place,
+  /// refresh and fetch and by every other copy on the device's queues (0
+  /// where the stage functions run on the host): in a step, the data the
+  /// first and last stages read and the step's scalars.
   virtual int64_t hostDeviceBytes() const { return 0; }
   /// The group the stage functions' collectives run on when the backend
   /// has its own (a GPU's NCCL communicator over the tensor-parallel
