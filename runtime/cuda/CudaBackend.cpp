@@ -72,8 +72,11 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -85,13 +88,23 @@ namespace {
 /// communicator (NCCL rank 0 the sender, 1 the receiver) and this side's
 /// queue for its calls.
 struct Link {
+  Link(int64_t peer, ncclComm_t comm, std::unique_ptr<Queue> queue)
+      : peer(peer), comm(comm), queue(std::move(queue)) {}
+  ~Link() {
+    queue.reset(); // Waits for the link's calls.
+    ncclCommDestroy(comm);
+  }
+  Link(const Link &) = delete;
+  Link &operator=(const Link &) = delete;
+
   /// The other rank.
-  int64_t peer = 0;
-  ncclComm_t comm = nullptr;
+  int64_t peer;
+  ncclComm_t comm;
   std::unique_ptr<Queue> queue;
 };
 
-/// The links of a rank's streams, found by tensor name.
+/// The links of a rank's streams, found by the other rank and tensor
+/// name.
 class MessageLinks {
 public:
   /// Connects every stream of `streams` (each pair's id travels over
@@ -101,6 +114,9 @@ public:
   MessageLinks(Communicator &pipeline, Device &device,
                const std::vector<MessageStream> &streams)
       : rank(pipeline.rank()) {
+    // Every rank sees the same streams: all refuse them alike, before any
+    // of them waits for another.
+    checkNamesUnique(streams);
     for (const MessageStream &stream : streams) {
       std::string purpose = "the messages of '" + stream.names.front() +
                             "' from pipeline rank " +
@@ -112,19 +128,11 @@ public:
       if (!comm)
         continue;
       bool sends = stream.fromRank == rank;
-      Link &link = *links.emplace_back(std::make_unique<Link>());
-      link.peer = sends ? stream.toRank : stream.fromRank;
-      link.comm = comm;
-      link.queue = device.createQueue();
+      Link &link = *links.emplace_back(std::make_unique<Link>(
+          sends ? stream.toRank : stream.fromRank, comm,
+          device.createQueue()));
       for (const std::string &name : stream.names)
-        (sends ? sending : receiving)[name] = &link;
-    }
-  }
-
-  ~MessageLinks() {
-    for (std::unique_ptr<Link> &link : links) {
-      link->queue.reset();
-      ncclCommDestroy(link->comm);
+        (sends ? sending : receiving)[{link.peer, name}] = &link;
     }
   }
 
@@ -144,10 +152,24 @@ public:
   }
 
 private:
-  Link &linkOf(std::map<std::string, Link *> &byName, int64_t peer,
-               const std::string &name, const char *direction) {
-    auto it = byName.find(name);
-    if (it == byName.end() || it->second->peer != peer)
+  /// Throws when a tensor name travels in two streams between the same
+  /// ranks, which could not tell them apart.
+  static void checkNamesUnique(const std::vector<MessageStream> &streams) {
+    std::set<std::tuple<int64_t, int64_t, std::string>> seen;
+    for (const MessageStream &stream : streams)
+      for (const std::string &name : stream.names)
+        if (!seen.insert({stream.fromRank, stream.toRank, name}).second)
+          throw std::runtime_error(
+              "'" + name + "' travels in two streams from pipeline rank " +
+              std::to_string(stream.fromRank) + " to rank " +
+              std::to_string(stream.toRank) +
+              ": the package's message names must be unique");
+  }
+
+  Link &linkOf(std::map<std::pair<int64_t, std::string>, Link *> &byName,
+               int64_t peer, const std::string &name, const char *direction) {
+    auto it = byName.find({peer, name});
+    if (it == byName.end())
       throw std::runtime_error(
           "pipeline rank " + std::to_string(rank) + " has no link for '" +
           name + "' " + direction + " rank " + std::to_string(peer) +
@@ -158,7 +180,8 @@ private:
 
   int64_t rank;
   std::vector<std::unique_ptr<Link>> links;
-  std::map<std::string, Link *> sending, receiving;
+  /// By the other rank and tensor name.
+  std::map<std::pair<int64_t, std::string>, Link *> sending, receiving;
 };
 
 class NcclChannel : public MessageChannel {
