@@ -57,7 +57,8 @@ echo "== stage counts done (${SECONDS}s)"
 /usr/bin/python3 "$root/test/E2E/schedule_matrix.py" "$build/bin/pp-run" \
   "$out" --ranks 2 --microbatches 4 -- "$model" "${base[@]}" --device cuda \
   | tee "$out/schedules.txt"
-[ "$(grep -c ' same ' "$out/schedules.txt")" = 5 ]
+[ "$(grep -c ' same ' "$out/schedules.txt")" = 5 ] ||
+  { echo "a schedule on GPU ranks did not give one stage's bits"; exit 1; }
 echo "== schedules done (${SECONDS}s)"
 
 # Dropout on GPU ranks: the same masks at every stage count and schedule.
