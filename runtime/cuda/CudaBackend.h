@@ -21,11 +21,13 @@ struct CudaRank {
 };
 
 /// Runs the stage functions of libstages_cuda.so on GPU `localRank` modulo
-/// the visible devices, with NCCL between the ranks' GPUs: two
-/// communicators over the pipeline group (messages to later stages and
-/// messages to earlier ones, each in schedule order on its own stream, so
-/// that they never wait on each other; their ids travel over the group),
-/// and with more than one tensor-parallel rank a third over the
+/// the visible devices, with NCCL between the ranks' GPUs: a two-rank
+/// communicator for each stream of pipeline messages between ranks
+/// (Backend::connectMessages; in schedule order on a CUDA stream of its own
+/// at each end, so that any rank may send to any other, as virtual stages
+/// need, and no message waits behind another stream's; their ids travel
+/// over the pipeline group),
+/// and with more than one tensor-parallel rank one over the
 /// tensor-parallel group for the stage functions' collectives
 /// (NcclCollectives, Backend::tensorCollectives). Ranks that share a GPU
 /// (more local ranks than GPUs) reach each other through host memory.

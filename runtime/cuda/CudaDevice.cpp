@@ -12,6 +12,7 @@
 #include "runtime/cuda/CudaChecks.h"
 #include "runtime/device/Allocator.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -54,9 +55,26 @@ cudaEvent_t cudaEventOf(Event &event, const Device &device) {
   return cuda->handle();
 }
 
+/// What kind of memory `pointer` points into.
+cudaMemoryType memoryTypeOf(const void *pointer) {
+  cudaPointerAttributes attributes = {};
+  check(cudaPointerGetAttributes(&attributes, pointer),
+        "cudaPointerGetAttributes");
+  return attributes.type;
+}
+
+/// Whether memory of `type` is the host's: pinned, or pageable (unknown to
+/// CUDA).
+bool isHostMemory(cudaMemoryType type) {
+  return type == cudaMemoryTypeHost || type == cudaMemoryTypeUnregistered;
+}
+
 class CudaQueue : public Queue {
 public:
-  CudaQueue(Device &device, unsigned flags) : Queue(device) {
+  /// A stream made with `flags` that adds the bytes it copies between the
+  /// host and a GPU to `hostCopied`.
+  CudaQueue(Device &device, unsigned flags, std::atomic<int64_t> &hostCopied)
+      : Queue(device), hostCopied(hostCopied) {
     check(cudaStreamCreateWithFlags(&stream, flags), "cudaStreamCreate");
   }
   ~CudaQueue() override {
@@ -68,16 +86,18 @@ public:
 
   /// A copy from pageable host memory returns once the bytes are staged; one
   /// from pinned host memory (which the DMA reads later) waits for the copy,
-  /// so that the source may change once copy returns.
+  /// so that the source may change once copy returns. A copy between host
+  /// and GPU memory counts towards the device's hostCopiedBytes.
   void copy(void *destination, const void *source, size_t bytes) override {
     if (bytes == 0)
       return;
     check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault,
                           stream),
           "copying " + std::to_string(bytes) + " bytes on " + device().name());
-    cudaPointerAttributes from = {};
-    check(cudaPointerGetAttributes(&from, source), "cudaPointerGetAttributes");
-    if (from.type == cudaMemoryTypeHost)
+    cudaMemoryType from = memoryTypeOf(source);
+    if (isHostMemory(from) != isHostMemory(memoryTypeOf(destination)))
+      hostCopied += static_cast<int64_t>(bytes);
+    if (from == cudaMemoryTypeHost)
       synchronize();
   }
 
@@ -120,6 +140,7 @@ public:
 
 private:
   cudaStream_t stream = nullptr;
+  std::atomic<int64_t> &hostCopied;
 };
 
 /// Stream-ordered allocations from a pool of the device that keeps freed
@@ -167,13 +188,14 @@ class CudaDevice : public Device {
 public:
   explicit CudaDevice(int ordinal)
       : Device(PP_DEVICE_CUDA, ordinal), memory(*this),
-        queue(*this, cudaStreamDefault) {}
+        queue(*this, cudaStreamDefault, hostCopied) {}
 
   Allocator &allocator() override { return memory; }
   Queue &defaultQueue() override { return queue; }
   std::unique_ptr<Queue> createQueue() override {
     check(cudaSetDevice(ordinal), "cudaSetDevice");
-    return std::make_unique<CudaQueue>(*this, cudaStreamNonBlocking);
+    return std::make_unique<CudaQueue>(*this, cudaStreamNonBlocking,
+                                       hostCopied);
   }
   std::unique_ptr<Event> createEvent() override {
     check(cudaSetDevice(ordinal), "cudaSetDevice");
@@ -182,8 +204,11 @@ public:
   void makeCurrent() override {
     check(cudaSetDevice(ordinal), "cudaSetDevice");
   }
+  int64_t hostCopiedBytes() const override { return hostCopied; }
 
 private:
+  /// Declared first: the queues count into it.
+  std::atomic<int64_t> hostCopied{0};
   CudaAllocator memory;
   CudaQueue queue;
 };

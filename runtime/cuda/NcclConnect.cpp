@@ -17,4 +17,18 @@ ncclComm_t connectNccl(Communicator &ranks, const std::string &purpose) {
   return comm;
 }
 
+ncclComm_t connectNcclPair(Communicator &ranks, int sender, int receiver,
+                           const std::string &purpose) {
+  ncclUniqueId id;
+  if (ranks.rank() == sender)
+    check(ncclGetUniqueId(&id), "ncclGetUniqueId for " + purpose);
+  ranks.broadcast(&id, sizeof(id), sender);
+  if (ranks.rank() != sender && ranks.rank() != receiver)
+    return nullptr;
+  ncclComm_t comm = nullptr;
+  check(ncclCommInitRank(&comm, 2, id, ranks.rank() == sender ? 0 : 1),
+        "ncclCommInitRank for " + purpose);
+  return comm;
+}
+
 } // namespace pp::runtime

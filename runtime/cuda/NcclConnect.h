@@ -17,6 +17,15 @@ namespace pp::runtime {
 /// Throws std::runtime_error naming `purpose` on a failure.
 ncclComm_t connectNccl(Communicator &ranks, const std::string &purpose);
 
+/// A two-rank NCCL communicator between ranks `sender` and `receiver` of
+/// `ranks` (NCCL rank 0 the sender, 1 the receiver), its unique id made by
+/// the sender and broadcast over `ranks`. Every member of `ranks` calls it
+/// with the same pair; it returns the communicator to the two, once both
+/// have joined, and null to the others. Throws std::runtime_error naming
+/// `purpose` on a failure.
+ncclComm_t connectNcclPair(Communicator &ranks, int sender, int receiver,
+                           const std::string &purpose);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_CUDA_NCCLCONNECT_H

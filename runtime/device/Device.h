@@ -14,6 +14,7 @@
 
 #include "runtime/pp_runtime.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,10 @@ public:
   /// before it works on the device. Nothing to do on the host. Throws
   /// std::runtime_error when the device cannot be made current.
   virtual void makeCurrent() {}
+  /// Bytes its queues have copied between host memory and this device's
+  /// memory so far (Queue::copy in either direction); 0 for the host,
+  /// whose memory is the host's.
+  virtual int64_t hostCopiedBytes() const { return 0; }
 };
 
 /// The host: the process's one CPU device.

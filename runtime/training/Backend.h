@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pp::runtime {
 
@@ -31,6 +32,17 @@ struct TensorDeleter {
   void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
 };
 using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
+
+/// The messages one stage's compute actions of a message class (forwards
+/// and evals, or backwards) send to one stage on another rank: one
+/// message of these tensors per microbatch, sent and taken in the order
+/// the two stages' actions run (messageOrderProblem proves that a table
+/// takes each stream's messages in the order they are sent).
+struct MessageStream {
+  int64_t fromRank = 0, toRank = 0;
+  /// The names of its tensors (unique in a package).
+  std::vector<std::string> names;
+};
 
 class Backend {
 public:
@@ -59,6 +71,17 @@ public:
   /// Prepares a frame for the stage functions of microbatch `microbatch` of
   /// step `step`: its messages and where it allocates.
   virtual void configure(pp_frame &frame, int64_t step, int64_t microbatch) = 0;
+  /// Whether the transport pairs the messages of a stream in the order
+  /// they are sent (NCCL's, which carry no name), so that a table must
+  /// take them in that order (messageOrderProblem); the host's pairs them
+  /// by name.
+  virtual bool pairsMessagesInOrder() const { return false; }
+  /// Connects the transport for `streams`, the pipeline's messages between
+  /// ranks (crossRankStreams), before the first step. Every rank of the
+  /// pipeline group calls it with the same streams. The host's transport
+  /// needs no connection.
+  virtual void connectMessages(const std::vector<MessageStream> & /*streams*/) {
+  }
   /// Waits until every message of the step has been delivered.
   virtual void finishStep() = 0;
   /// Waits until the work queued where the stage functions run is done (a
@@ -69,10 +92,10 @@ public:
   /// memory plan's arena can serve them; CUDA kernels allocate device
   /// memory themselves, in stream order.
   virtual bool servesMemoryPlans() const { return false; }
-  /// Bytes place, refresh and fetch have copied between the host and the
-  /// device so far (0 where the stage functions run on the host): in a
-  /// step, the data the first and last stages read and the step's
-  /// scalars.
+  /// Bytes copied between the host and the device so far, by place,
+  /// refresh and fetch and by every other copy on the device's queues (0
+  /// where the stage functions run on the host): in a step, the data the
+  /// first and last stages read and the step's scalars.
   virtual int64_t hostDeviceBytes() const { return 0; }
   /// The group the stage functions' collectives run on when the backend
   /// has its own (a GPU's NCCL communicator over the tensor-parallel

@@ -4,11 +4,16 @@
 
 #include "runtime/core/InputFile.h"
 #include "runtime/training/ActivationMemory.h"
+#include "runtime/schedules/ActionMessages.h"
 #include "runtime/schedules/ScheduleFile.h"
 
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace pp::runtime {
 namespace {
@@ -82,6 +87,32 @@ MessageGraph messageGraphOf(const Package &package) {
             message.peer);
     }
   return graph;
+}
+
+std::vector<MessageStream> crossRankStreams(const Package &package) {
+  // By (class, sending stage, receiving stage); Eval joins Forward.
+  std::map<std::tuple<ActionKind, int64_t, int64_t>, std::set<std::string>>
+      names;
+  for (int64_t s = 0; s < package.numStages; ++s)
+    for (const StageFunctionInfo &function : package.stages[s].functions) {
+      std::optional<ActionKind> kind =
+          messageClass(computeActionOf(function.phase));
+      if (!kind)
+        continue;
+      if (*kind == ActionKind::Eval)
+        kind = ActionKind::Forward;
+      for (const MessageInfo &message : function.messages)
+        if (message.send &&
+            package.stageRanks[s] != package.stageRanks[message.peer])
+          for (const TensorInfo &tensor : message.tensors)
+            names[{*kind, s, message.peer}].insert(tensor.name);
+    }
+  std::vector<MessageStream> streams;
+  for (const auto &[key, tensors] : names)
+    streams.push_back({package.stageRanks[std::get<1>(key)],
+                       package.stageRanks[std::get<2>(key)],
+                       {tensors.begin(), tensors.end()}});
+  return streams;
 }
 
 StageCosts estimatedCosts(const Package &package) {

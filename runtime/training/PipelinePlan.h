@@ -12,6 +12,7 @@
 #include "runtime/package/Package.h"
 #include "runtime/schedules/Schedule.h"
 #include "runtime/schedules/ScheduleSimulation.h"
+#include "runtime/training/Backend.h"
 #include "runtime/training/Optimizer.h"
 
 #include <optional>
@@ -42,6 +43,11 @@ struct PipelinePlan {
 
 /// The messages between `package`'s stages, by compute action.
 MessageGraph messageGraphOf(const Package &package);
+
+/// The streams of messages between `package`'s stages on different ranks:
+/// one for each message class (forwards and evals share one, as they share
+/// their tensors' names), sending stage and receiving stage, in that order.
+std::vector<MessageStream> crossRankStreams(const Package &package);
 
 /// The package's estimated seconds and state bytes per stage
 /// (stage_costs; equal times, forward 1 and each backward half 1, where

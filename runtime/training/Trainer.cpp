@@ -11,6 +11,7 @@
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/data/GivenMicrobatches.h"
 #include "runtime/data/TokenBatches.h"
+#include "runtime/schedules/MessageOrder.h"
 #include "runtime/training/CheckpointManager.h"
 #include "runtime/training/DataFeeder.h"
 #include "runtime/training/HostTensors.h"
@@ -26,9 +27,24 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace pp::runtime {
 namespace {
+
+/// Throws when `backend` pairs the messages between two ranks in order and
+/// a table of `plan` takes them in another.
+void checkMessageOrder(const PipelinePlan &plan, const Backend &backend) {
+  if (!backend.pairsMessagesInOrder())
+    return;
+  for (const auto &[table, what] :
+       {std::pair(&plan.training, "the training schedule"),
+        std::pair(&plan.eval, "the eval schedule")})
+    if (std::string problem =
+            messageOrderProblem(*table, plan.layout, plan.messages);
+        !problem.empty())
+      throw std::runtime_error(plan.label + ": " + what + ": " + problem);
+}
 
 /// The job of one rank: its stages' parameters, gradients and data.
 class StageTrainer {
@@ -59,6 +75,8 @@ public:
                   /*measuresMemory=*/!options.metricsPath.empty()}),
         streamer(stages, groups),
         checkpoints(context, parameters, streamer, data) {
+    checkMessageOrder(plan, backend);
+    backend.connectMessages(crossRankStreams(package));
     if (givenInputs)
       given = std::make_unique<GivenMicrobatches>(package, *givenInputs);
   }

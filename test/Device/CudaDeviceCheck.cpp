@@ -4,13 +4,15 @@
 // build/test/Device/PPCudaDeviceCheck on a GPU machine. Checks GPU 0 as a
 // device of runtime/device: buffers from its memory pool (aligned, reused
 // in stream order), its queues (streams: copies, zeroing and host work in
-// order), events between two queues and the host, tensors tagged with
+// order; the bytes copied between host and GPU counted, no others), events
+// between two queues and the host, tensors tagged with
 // their device through the C ABI, and CUDA kernels on a frame's own queue
 // (a non-blocking stream) giving the CPU kernels' bits. Prints one line per
 // check and exits non-zero on any failure.
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceCheck.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/device/Allocator.h"
@@ -22,29 +24,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <functional>
 #include <string>
 #include <vector>
 
 using namespace pp::runtime;
+using namespace pp::runtime::testing;
 
 namespace {
-
-int failures = 0;
-
-/// Prints PASS or FAIL for `name`: `check` returns "" or why it failed.
-void expect(const char *name, const std::function<std::string()> &check) {
-  std::string why;
-  try {
-    why = check();
-  } catch (const std::exception &error) {
-    why = std::string("threw: ") + error.what();
-  }
-  failures += !why.empty();
-  std::printf("%s %s%s%s\n", why.empty() ? "PASS" : "FAIL", name,
-              why.empty() ? "" : ": ", why.c_str());
-}
 
 std::vector<float> ramp(size_t count, float start) {
   std::vector<float> values(count);
@@ -101,6 +87,24 @@ int main() {
            if (back != expected)
              return "wrong bytes came back";
            return order == std::vector<int>{1, 2} ? "" : "host work reordered";
+         });
+
+  expect("the device counts the bytes its queues copy between host and GPU",
+         [&]() -> std::string {
+           std::vector<float> source = ramp(256, 2.0f), back(256);
+           Buffer buffer = Buffer::allocate(queue, 1024),
+                  other = Buffer::allocate(queue, 1024);
+           int64_t before = gpu.hostCopiedBytes();
+           queue.copy(buffer.data(), source.data(), 1024);  // host to GPU
+           queue.copy(other.data(), buffer.data(), 512);    // GPU to GPU
+           queue.copy(back.data(), other.data(), 256);      // GPU to host
+           queue.copy(back.data() + 128, source.data(), 4); // host to host
+           queue.synchronize();
+           int64_t counted = gpu.hostCopiedBytes() - before;
+           return counted == 1024 + 256
+                      ? ""
+                      : "counted " + std::to_string(counted) +
+                            " bytes, expected 1280";
          });
 
   expect("events order two queues and the host", [&]() -> std::string {
@@ -198,5 +202,5 @@ int main() {
                : "the error does not name the host: " + frame.error;
   });
 
-  return failures == 0 ? 0 : 1;
+  return failedChecks() == 0 ? 0 : 1;
 }

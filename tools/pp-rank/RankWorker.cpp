@@ -100,13 +100,6 @@ int runRank(const JobDescription &job, const RendezvousInfo &info) {
       throw std::runtime_error(std::string("--gemm-engine: ") +
                                pp_last_error());
     Package package = Package::load(job.packageDir);
-    if (job.device == "cuda" && package.numStages != package.pipelineRanks())
-      throw std::runtime_error(
-          "the package runs " + std::to_string(package.numStages) +
-          " stages on " + std::to_string(package.pipelineRanks()) +
-          " ranks (virtual stages); the CUDA path runs one stage per rank so "
-          "far: use --device cpu, or compile without --virtual-stages (and "
-          "not for zb-v)");
     Communicator world(info);
     RankGroups groups = connectRankGroups(package, world, job.dataParallel,
                                           job.meshOrder,

@@ -1040,8 +1040,10 @@ int main(int argc, char **argv) {
                  "; give one of them (--zero " + Twine(zeroLevel.getValue()) +
                  " alone, or --zero 1)");
   if (zeroLevel == 3 && deviceName == "cuda")
-    return error("--zero 3 keeps the parameters' shares on the host so far; "
-                 "use --zero 2 or less with --device cuda");
+    return error("--zero 3 cannot hand back a GPU's memory outside a "
+                 "rank's parameter share yet (the CUDA device layer has no "
+                 "virtual memory mapping, so a release keeps the buffer "
+                 "whole); use --zero 2 or less with --device cuda");
   if (pp_set_gemm_engine(gemmEngine.c_str()) != PP_OK)
     return error(std::string("--gemm-engine: ") + pp_last_error());
   if (threads < 0)

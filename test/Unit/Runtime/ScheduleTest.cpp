@@ -126,45 +126,14 @@ TEST(Schedule, EvalRunsEveryMicrobatchInOrder) {
 /// and fewer than the ranks, an odd count and 1, on a chain and on a
 /// chain with a skip connection, passes the check.
 TEST(Schedule, EveryScheduleIsValidOnChainsAndSkips) {
-  struct Case {
-    ScheduleKind kind;
-    int64_t virtualStages;
-    bool split;
-  };
-  const Case cases[] = {
-      {ScheduleKind::GPipe, 1, false},
-      {ScheduleKind::GPipe, 1, true},
-      {ScheduleKind::GPipe, 2, false},
-      {ScheduleKind::OneForwardOneBackward, 1, false},
-      {ScheduleKind::OneForwardOneBackward, 1, true},
-      {ScheduleKind::Interleaved1F1B, 1, false},
-      {ScheduleKind::Interleaved1F1B, 2, false},
-      {ScheduleKind::Interleaved1F1B, 3, true},
-      {ScheduleKind::ZeroBubbleH1, 1, true},
-      {ScheduleKind::ZeroBubbleV, 2, true},
-      {ScheduleKind::Eval, 1, false},
-      {ScheduleKind::Eval, 2, false},
-  };
-  for (const Case &c : cases)
-    for (int64_t n : {2, 3, 4})
-      for (int64_t m : {n, 2 * n, n + 1, 2 * n + 1, int64_t(1)}) {
-        PipelineLayout layout = layoutFor(c.kind, n, c.virtualStages, m);
-        int64_t stages = layout.stages();
-        ASSERT_EQ(scheduleProblem(c.kind, layout, c.split), "");
-        std::vector<MessageGraph> graphs = {chainMessages(stages)};
-        if (stages >= 3)
-          graphs.push_back(skipMessages(stages));
-        for (const MessageGraph &messages : graphs) {
-          ScheduleTable table =
-              buildSchedule(c.kind, layout, messages, c.split);
-          EXPECT_EQ(checkSchedule(table, layout, messages, c.split,
-                                  c.kind != ScheduleKind::Eval),
-                    "")
-              << scheduleName(c.kind) << " V=" << c.virtualStages << " N=" << n
-              << " m=" << m
-              << (graphs.size() > 1 && &messages == &graphs[1] ? " skip" : "");
-        }
-      }
+  for (const BuiltTable &built : builtInTables()) {
+    ASSERT_EQ(scheduleProblem(built.kind, built.layout, built.split), "")
+        << built.label;
+    EXPECT_EQ(checkSchedule(built.table, built.layout, built.messages,
+                            built.split, built.kind != ScheduleKind::Eval),
+              "")
+        << built.label;
+  }
 }
 
 TEST(Schedule, ProblemsNameTheConstraintAndTheFix) {

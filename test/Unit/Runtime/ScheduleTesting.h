@@ -5,6 +5,10 @@
 
 #include "runtime/schedules/Schedule.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace pp::runtime::testing {
 
 /// `ranks` ranks with `virtualStages` stages each, placed as `kind` needs.
@@ -42,6 +46,65 @@ inline std::string computeOrder(const std::vector<Action> &actions) {
         action.kind != ActionKind::Optimizer)
       compute.push_back(action);
   return formatActions(compute);
+}
+
+/// A built-in schedule's table and what it was built for.
+struct BuiltTable {
+  ScheduleKind kind;
+  int64_t virtualStages;
+  bool split;
+  PipelineLayout layout;
+  MessageGraph messages;
+  ScheduleTable table;
+  /// "zb-v V=2 N=4 m=9 skip": for failure messages.
+  std::string label;
+};
+
+/// Every built-in schedule (with and without a split backward where it
+/// takes either, with 1 to 3 virtual stages where it takes several) on 2,
+/// 3 and 4 ranks, with p, 2p, p + 1, 2p + 1 and 1 microbatches, over a
+/// chain of stages and (from 3 stages) the chain with a skip connection.
+inline std::vector<BuiltTable> builtInTables() {
+  struct Case {
+    ScheduleKind kind;
+    int64_t virtualStages;
+    bool split;
+  };
+  const Case cases[] = {
+      {ScheduleKind::GPipe, 1, false},
+      {ScheduleKind::GPipe, 1, true},
+      {ScheduleKind::GPipe, 2, false},
+      {ScheduleKind::OneForwardOneBackward, 1, false},
+      {ScheduleKind::OneForwardOneBackward, 1, true},
+      {ScheduleKind::Interleaved1F1B, 1, false},
+      {ScheduleKind::Interleaved1F1B, 2, false},
+      {ScheduleKind::Interleaved1F1B, 3, true},
+      {ScheduleKind::ZeroBubbleH1, 1, true},
+      {ScheduleKind::ZeroBubbleV, 2, true},
+      {ScheduleKind::Eval, 1, false},
+      {ScheduleKind::Eval, 2, false},
+  };
+  std::vector<BuiltTable> tables;
+  for (const Case &c : cases)
+    for (int64_t n : {2, 3, 4})
+      for (int64_t m : {n, 2 * n, n + 1, 2 * n + 1, int64_t(1)}) {
+        PipelineLayout layout = layoutFor(c.kind, n, c.virtualStages, m);
+        int64_t stages = layout.stages();
+        std::string label = std::string(scheduleName(c.kind)) + " V=" +
+                            std::to_string(c.virtualStages) +
+                            " N=" + std::to_string(n) +
+                            " m=" + std::to_string(m);
+        std::vector<std::pair<MessageGraph, std::string>> graphs = {
+            {chainMessages(stages), label}};
+        if (stages >= 3)
+          graphs.push_back({skipMessages(stages), label + " skip"});
+        for (auto &[messages, name] : graphs)
+          tables.push_back({c.kind, c.virtualStages, c.split, layout,
+                            messages,
+                            buildSchedule(c.kind, layout, messages, c.split),
+                            name});
+      }
+  return tables;
 }
 
 } // namespace pp::runtime::testing
