@@ -1,28 +1,41 @@
-//===- CommunicatorCollectives.h - a frame's group over ranks ---*- C++ -*-===//
+//===- CommunicatorCollectives.h - a group over a communicator --*- C++ -*-===//
 //
-// The CollectiveGroup a stage function's collectives run on (Frame.h),
-// backed by a Communicator over the ranks of a tensor-parallel group.
+// The CollectiveGroup of a Communicator's ranks on host memory: the
+// collectives run at once, on the caller's thread, over the job's
+// authenticated links (TCP), with the communicator's bits.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_COMMUNICATORCOLLECTIVES_H
 #define PP_RUNTIME_COMMUNICATORCOLLECTIVES_H
 
+#include "runtime/communication/CollectiveGroup.h"
 #include "runtime/communication/Communicator.h"
-#include "runtime/kernels/Frame.h"
 
 namespace pp::runtime {
 
-/// The ranks of `group` as a frame's CollectiveGroup: its rank, size and
-/// all-gather are the communicator's.
+/// The ranks of `group` as a CollectiveGroup: its rank, size and
+/// collectives are the communicator's.
 class CommunicatorCollectives : public CollectiveGroup {
 public:
   explicit CommunicatorCollectives(Communicator &group) : group(group) {}
 
   int64_t rank() const override { return group.rank(); }
   int64_t size() const override { return group.worldSize(); }
-  void allGather(const void *mine, size_t bytes, void *all) override {
+  void allGather(const void *mine, size_t bytes, void *all,
+                 Queue &queue) override {
+    checkReaches(queue);
     group.allGatherBytes(mine, bytes, all);
+  }
+  void allReduceSum(float *values, size_t count, Queue &queue) override {
+    checkReaches(queue);
+    group.allReduceSum(values, count);
+  }
+  void reduceScatterSum(float *values, size_t count,
+                        const std::vector<OwnedRange> &ranges,
+                        Queue &queue) override {
+    checkReaches(queue);
+    group.reduceScatterSum(values, count, ranges);
   }
 
 private:

@@ -282,7 +282,8 @@ std::string SharedMemoryCollectives::mapSegment() {
 }
 
 void SharedMemoryCollectives::allGather(const void *mine, size_t bytes,
-                                        void *all) {
+                                        void *all, Queue &queue) {
+  checkReaches(queue);
   if (!failure.empty())
     throw std::runtime_error("an earlier all-gather over " + description +
                              " failed: " + failure);

@@ -12,7 +12,7 @@
 #define PP_RUNTIME_SHAREDMEMORYCOLLECTIVES_H
 
 #include "runtime/communication/Communicator.h"
-#include "runtime/kernels/Frame.h"
+#include "runtime/communication/CollectiveGroup.h"
 
 #include <chrono>
 #include <cstdint>
@@ -64,7 +64,8 @@ public:
   int64_t size() const override {
     return static_cast<int64_t>(jobRanks.size());
   }
-  void allGather(const void *mine, size_t bytes, void *all) override;
+  void allGather(const void *mine, size_t bytes, void *all,
+                 Queue &queue) override;
 
 private:
   SharedMemoryCollectives(const Communicator &group, const std::string &label,

@@ -3,8 +3,7 @@
 // The backend runs on the device layer (runtime/cuda/CudaDevice.h): kernels
 // run on the GPU's default queue (the compute stream), which also places
 // and fetches tensors and runs the work on the training state
-// (CudaStateKernels), whose collectives are NCCL's
-// (NcclDeviceCollectives).
+// (CudaStateKernels), whose collectives are NCCL's (NcclCollectives).
 //
 // Pipeline messages. The trainer's StageRouter keeps the messages between
 // two stages of this rank in memory and addresses the others to the rank
@@ -63,7 +62,6 @@
 #include "runtime/cuda/NcclCollectives.h"
 #include "runtime/cuda/CudaStateKernels.h"
 #include "runtime/cuda/NcclConnect.h"
-#include "runtime/cuda/NcclDeviceCollectives.h"
 #include "runtime/device/Buffer.h"
 
 #include <cuda_runtime.h>
@@ -317,8 +315,9 @@ public:
       : device(rankDevice(rank)), queue(device.defaultQueue()),
         channel(std::make_unique<NcclChannel>(rank.pipeline, queue)) {
     if (rank.tensorParallel.worldSize() > 1)
-      collectives = std::make_unique<NcclCollectives>(rank.tensorParallel,
-                                                      rank.hostCollectives);
+      collectives = std::make_unique<NcclCollectives>(
+          rank.tensorParallel, rank.hostCollectives,
+          "the tensor-parallel group");
   }
 
   ~CudaBackend() override {
@@ -364,10 +363,10 @@ public:
 
   StateDevice stateDevice() override { return {queue, cudaStateKernels()}; }
 
-  std::unique_ptr<DeviceCollectives>
+  std::unique_ptr<CollectiveGroup>
   connectCollectives(Communicator &ranks,
                      const std::string &purpose) override {
-    return std::make_unique<NcclDeviceCollectives>(ranks, purpose);
+    return std::make_unique<NcclCollectives>(ranks, purpose);
   }
 
   void configure(pp_frame &frame, int64_t, int64_t) override {

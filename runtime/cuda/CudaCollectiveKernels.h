@@ -1,9 +1,8 @@
-//===- CudaCollectiveKernels.h - device steps of the collectives -*- C++
-//-*-===//
+//===- CudaCollectiveKernels.h - device steps of the collectives -*- C++ -*-===//
 //
 // The device kernels that the CUDA collectives (CudaShardedKernels.cpp) run
-// after gathering every device's tensor (CollectiveGroup::
-// allGatherOnDevice), on the frame's queue like the other CUDA kernels.
+// after gathering every device's tensor (CollectiveGroup::allGather on the
+// frame's queue), on that queue like the other CUDA kernels.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 //
 // The pp_cuda_ kernels of tensor parallelism. all_reduce, all_gather and
 // reduce_scatter gather every device's tensor on the device when the
-// frame's group can (CollectiveGroup::allGatherOnDevice: NCCL), then
+// frame's group reaches the GPU (CollectiveGroup::reaches: NCCL), then
 // combine it as the host kernels do (CollectivePlans.h: the same layouts,
 // sums in group order in double): every device gets the same bits, which
 // are the host kernels' bits. shard_slice needs no exchange and copies on
@@ -103,6 +103,12 @@ pp_tensor *throughHost(pp_frame *frame, const char *kernel,
 OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
                            CollectiveGroup &group, pp_tensor *input,
                            bool &hostOnly) {
+  Queue *queue = kernelQueue(frame);
+  if (!queue)
+    return nullptr;
+  hostOnly = !group.reaches(queue->device());
+  if (hostOnly)
+    return nullptr;
   Shape stacked = shapeOf(input);
   stacked.insert(stacked.begin(), group.size());
   pp_tensor *all = newDeviceTensor(frame, pp_tensor_dtype(input), stacked);
@@ -110,14 +116,13 @@ OwnedTensor gatherOnDevice(pp_frame *frame, const char *kernel,
     return nullptr;
   OwnedTensor gathered(all);
   try {
-    hostOnly =
-        !group.allGatherOnDevice(pp_tensor_data(input), pp_tensor_nbytes(input),
-                                 pp_tensor_data(all), kernelStream(frame));
+    group.allGather(pp_tensor_data(input), pp_tensor_nbytes(input),
+                    pp_tensor_data(all), *queue);
   } catch (const std::exception &error) {
     failFrame(frame, std::string(kernel) + ": " + error.what());
     return nullptr;
   }
-  return hostOnly ? nullptr : std::move(gathered);
+  return gathered;
 }
 
 /// A collective of device tensor `input` over the frame's group of `axes`:

@@ -36,7 +36,8 @@ std::optional<std::vector<T>> gatherAll(pp_frame *frame, const char *kernel,
                                         size_t count) {
   std::vector<T> all(count * group.size());
   try {
-    group.allGather(mine, count * sizeof(T), all.data());
+    group.allGather(mine, count * sizeof(T), all.data(),
+                    hostDevice().defaultQueue());
   } catch (const std::exception &error) {
     failFrame(frame, std::string(kernel) + ": " + error.what());
     return std::nullopt;

@@ -3,6 +3,7 @@
 #ifndef PP_RUNTIME_FRAME_H
 #define PP_RUNTIME_FRAME_H
 
+#include "runtime/communication/CollectiveGroup.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/OpProfile.h"
@@ -42,31 +43,6 @@ public:
   }
 };
 
-/// The devices that a stage function's collectives (pp.all_reduce,
-/// pp.all_gather, pp.reduce_scatter, pp.shard_slice and the sharded gather
-/// and cross-entropy) span: the ranks that differ from the caller only in
-/// the coordinates of the mesh axes the collective names.
-class CollectiveGroup {
-public:
-  virtual ~CollectiveGroup() = default;
-  /// This device's index in the group, in [0, size()).
-  virtual int64_t rank() const = 0;
-  /// The number of devices in the group.
-  virtual int64_t size() const = 0;
-  /// Writes every member's `bytes` bytes at `mine` into `all` (size() *
-  /// bytes), in group order. Throws std::runtime_error on a failure.
-  virtual void allGather(const void *mine, size_t bytes, void *all) = 0;
-  /// allGather on device memory, queued on the CUDA stream `stream` (a
-  /// cudaStream_t: the frame's queue's, where the CUDA kernels run) after
-  /// the work queued there, with the work queued there later waiting for
-  /// it. Returns false, doing nothing, where the group
-  /// cannot (a group over host memory): the caller stages through the host.
-  /// Throws std::runtime_error on a failure.
-  virtual bool allGatherOnDevice(const void * /*mine*/, size_t /*bytes*/,
-                                 void * /*all*/, void * /*stream*/) {
-    return false;
-  }
-};
 
 /// Creates a tensor for a kernel, recording any failure in `frame`; null on
 /// failure. With an arena, the frame's memory plan places it; else (and

@@ -7,7 +7,7 @@
 // gives it to the frame). The rank's training state lives on that device
 // too: the parameter store's flat buffers, the optimizer's state and the
 // step's loss, worked on by the backend's StateKernels and reduced over
-// its DeviceCollectives; only the data, the step's scalars and what a
+// its CollectiveGroup; only the data, the step's scalars and what a
 // checkpoint saves cross to the host.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +16,7 @@
 #define PP_RUNTIME_BACKEND_H
 
 #include "runtime/communication/Communicator.h"
-#include "runtime/communication/DeviceCollectives.h"
+#include "runtime/communication/CollectiveGroup.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/package/StageCompiler.h"
 #include "runtime/training/StateKernels.h"
@@ -66,7 +66,7 @@ public:
   /// Collectives on the stage functions' device memory over `ranks`, for
   /// `purpose` (in messages): over the communicator itself on the host; a
   /// GPU's NCCL communicator over the same ranks. Every member calls it.
-  virtual std::unique_ptr<DeviceCollectives>
+  virtual std::unique_ptr<CollectiveGroup>
   connectCollectives(Communicator &ranks, const std::string &purpose) = 0;
   /// Prepares a frame for the stage functions of microbatch `microbatch` of
   /// step `step`: its messages and where it allocates.

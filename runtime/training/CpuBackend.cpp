@@ -2,6 +2,7 @@
 
 #include "runtime/training/Backend.h"
 
+#include "runtime/communication/CommunicatorCollectives.h"
 #include "runtime/device/Device.h"
 #include "runtime/device/Queue.h"
 
@@ -85,9 +86,9 @@ public:
 
   StateDevice stateDevice() override { return {queue, cpuStateKernels()}; }
 
-  std::unique_ptr<DeviceCollectives>
+  std::unique_ptr<CollectiveGroup>
   connectCollectives(Communicator &ranks, const std::string &) override {
-    return hostCollectives(ranks);
+    return std::make_unique<CommunicatorCollectives>(ranks);
   }
 
   void configure(pp_frame &frame, int64_t step, int64_t microbatch) override {

@@ -9,7 +9,7 @@
 
 namespace pp::runtime {
 
-GradientReducer::GradientReducer(DeviceCollectives &dataParallel,
+GradientReducer::GradientReducer(CollectiveGroup &dataParallel,
                                  std::vector<pp_tensor *> gradients,
                                  size_t bucketBytes, GradientShares shares,
                                  Queue &compute)

@@ -10,7 +10,7 @@
 #ifndef PP_RUNTIME_GRADIENTREDUCTION_H
 #define PP_RUNTIME_GRADIENTREDUCTION_H
 
-#include "runtime/communication/DeviceCollectives.h"
+#include "runtime/communication/CollectiveGroup.h"
 #include "runtime/device/Buffer.h"
 #include "runtime/device/Device.h"
 #include "runtime/pp_runtime.h"
@@ -69,7 +69,7 @@ public:
   /// object) over `dataParallel`, which no other thread uses between
   /// begin() and finish(), leaving each gradient's sums where `shares`
   /// says.
-  GradientReducer(DeviceCollectives &dataParallel,
+  GradientReducer(CollectiveGroup &dataParallel,
                   std::vector<pp_tensor *> gradients, size_t bucketBytes,
                   GradientShares shares, Queue &compute);
   /// Waits for a reduction in flight to end.
@@ -107,7 +107,7 @@ private:
   /// Sums bucket `bucket` over the group, in place.
   void reduce(const Bucket &bucket);
 
-  DeviceCollectives &dataParallel;
+  CollectiveGroup &dataParallel;
   std::vector<pp_tensor *> gradients;
   GradientShares shares;
   Queue &compute;

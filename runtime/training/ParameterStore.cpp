@@ -3,6 +3,7 @@
 #include "runtime/training/ParameterStore.h"
 
 #include "runtime/checkpoints/CheckpointState.h"
+#include "runtime/communication/CommunicatorCollectives.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/TensorShards.h"
 
@@ -218,7 +219,7 @@ void ParameterStore::layOutTrainedParameters() {
       dataParallel.worldSize() > 1
           ? backend.connectCollectives(dataParallel,
                                        "the data-parallel group's buffers")
-          : hostCollectives(dataParallel);
+          : std::make_unique<CommunicatorCollectives>(dataParallel);
   for (auto &[stage, listed] : trained) {
     std::sort(listed.begin(), listed.end(),
               [](const FlatParameter &a, const FlatParameter &b) {
@@ -445,7 +446,7 @@ void ParameterStore::startGather(int64_t stage) {
       held->computed = where.queue.device().createEvent();
     where.queue.record(*held->computed);
     ParameterUpdate &update = *held->update;
-    DeviceCollectives &group = *valueGatherBuffers;
+    CollectiveGroup &group = *valueGatherBuffers;
     Queue &queue = *gatherQueue;
     Event &computed = *held->computed;
     held->gathered =

@@ -177,7 +177,7 @@ private:
   const TrainerOptions &options;
   bool forwardOnly;
   /// The flat buffers' collectives over the data-parallel group.
-  std::unique_ptr<DeviceCollectives> dataParallelBuffers;
+  std::unique_ptr<CollectiveGroup> dataParallelBuffers;
   /// The trained parameters of one stage of this rank: their values,
   /// gradients and optimizer state in flat buffers (a tied parameter with
   /// several holders on this rank in its first holder's), and their
@@ -209,7 +209,7 @@ private:
   /// run ahead of the compute on a thread and a queue of their own; null
   /// below.
   std::unique_ptr<Communicator> valueGathers;
-  std::unique_ptr<DeviceCollectives> valueGatherBuffers;
+  std::unique_ptr<CollectiveGroup> valueGatherBuffers;
   std::unique_ptr<Queue> gatherQueue;
   /// The last gather started on it.
   std::shared_future<void> lastGather;

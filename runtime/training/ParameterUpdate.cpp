@@ -11,7 +11,7 @@ namespace pp::runtime {
 ParameterUpdate::ParameterUpdate(OptimizerOptions options,
                                  FlatParameters &flat,
                                  Communicator &dataParallel,
-                                 DeviceCollectives &buffers, int zeroLevel,
+                                 CollectiveGroup &buffers, int zeroLevel,
                                  StateDevice where)
     : optimizer(std::move(options), where), flat(flat),
       dataParallel(dataParallel), buffers(buffers), where(where),
@@ -48,7 +48,7 @@ void ParameterUpdate::apply(float clip, float learningRate) {
     flat.releaseGradientsOutside(begin, end);
 }
 
-void ParameterUpdate::gatherShares(float *buffer, DeviceCollectives &group,
+void ParameterUpdate::gatherShares(float *buffer, CollectiveGroup &group,
                                    Queue &queue) {
   if (level == 0)
     return;
@@ -58,11 +58,10 @@ void ParameterUpdate::gatherShares(float *buffer, DeviceCollectives &group,
   Buffer mine = Buffer::allocate(queue, bytes);
   queue.zero(mine.data(), bytes);
   queue.copy(mine.data(), buffer + begin, (end - begin) * sizeof(float));
-  group.allGather(static_cast<const float *>(mine.data()), share, buffer,
-                  queue);
+  group.allGather(mine.data(), bytes, buffer, queue);
 }
 
-void ParameterUpdate::gatherValues(DeviceCollectives &group, Queue &queue) {
+void ParameterUpdate::gatherValues(CollectiveGroup &group, Queue &queue) {
   gatherShares(flat.values(), group, queue);
 }
 

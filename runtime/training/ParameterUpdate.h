@@ -22,7 +22,7 @@
 #define PP_RUNTIME_PARAMETERUPDATE_H
 
 #include "runtime/communication/Communicator.h"
-#include "runtime/communication/DeviceCollectives.h"
+#include "runtime/communication/CollectiveGroup.h"
 #include "runtime/schedules/Schedule.h"
 #include "runtime/training/FlatParameters.h"
 #include "runtime/training/Optimizer.h"
@@ -42,7 +42,7 @@ public:
   /// on `dataParallel`. Every rank of the group lays out the same
   /// parameters. In a group of one every level is level 0.
   ParameterUpdate(OptimizerOptions options, FlatParameters &flat,
-                  Communicator &dataParallel, DeviceCollectives &buffers,
+                  Communicator &dataParallel, CollectiveGroup &buffers,
                   int zeroLevel, StateDevice where);
 
   /// Whether this rank holds only its share of the gradients between
@@ -66,7 +66,7 @@ public:
   /// Gathers every rank's share of the values (gradients) over `group`
   /// (the data-parallel group's buffers or one of the same ranks made for
   /// the gathers) on `queue`, so that every rank holds all of them.
-  void gatherValues(DeviceCollectives &group, Queue &queue);
+  void gatherValues(CollectiveGroup &group, Queue &queue);
   void gatherGradients();
   /// Hands back the memory of the values outside this rank's share.
   void releaseValues();
@@ -106,12 +106,12 @@ private:
   std::map<std::string, double> sharedGradientSquares();
   /// Gathers every rank's share of `buffer` (of the flat layout) over
   /// `group` in place, on `queue`.
-  void gatherShares(float *buffer, DeviceCollectives &group, Queue &queue);
+  void gatherShares(float *buffer, CollectiveGroup &group, Queue &queue);
 
   Optimizer optimizer;
   FlatParameters &flat;
   Communicator &dataParallel;
-  DeviceCollectives &buffers;
+  CollectiveGroup &buffers;
   StateDevice where;
   /// The effective level: 0 in a group of one.
   int level;

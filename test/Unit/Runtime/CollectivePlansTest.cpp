@@ -138,15 +138,13 @@ TEST(CollectivePlansTest, ReduceInOrderFoldsInGroupOrder) {
   }
 }
 
-TEST(CollectivePlansTest, HostGroupsDoNotGatherDeviceMemory) {
+TEST(CollectivePlansTest, AGroupReachesTheHostsMemory) {
   struct HostGroup : CollectiveGroup {
     int64_t rank() const override { return 0; }
     int64_t size() const override { return 1; }
-    void allGather(const void *, size_t, void *) override {}
+    void allGather(const void *, size_t, void *, Queue &) override {}
   } group;
-  float value = 1.0f, all = 0.0f;
-  EXPECT_FALSE(group.allGatherOnDevice(&value, sizeof(value), &all, nullptr));
-  EXPECT_EQ(all, 0.0f);
+  EXPECT_TRUE(group.reaches(hostDevice()));
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/communication/CommunicatorCollectives.h"
 #include "runtime/training/Backend.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/LearningRate.h"
@@ -73,8 +74,8 @@ TEST(DataParallel, ReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
     std::vector<std::vector<float>> results(3);
     runRanks(3, [&](Communicator &world) {
       std::vector<TensorPtr> gradients = makeGradients(kSizes, world.rank(), 0);
-      std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-      GradientReducer reducer(*buffers, pointersTo(gradients), bucketBytes,
+      CommunicatorCollectives buffers(world);
+      GradientReducer reducer(buffers, pointersTo(gradients), bucketBytes,
                               {}, hostDevice().defaultQueue());
       reducer.begin();
       reducer.finish();
@@ -101,8 +102,8 @@ TEST(DataParallel, AnOverlappedReductionGivesTheBlockingBits) {
   runRanks(3, [&](Communicator &world) {
     int rank = world.rank();
     std::vector<TensorPtr> gradients = makeGradients(kSizes, rank, 0);
-    std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-    GradientReducer reducer(*buffers, pointersTo(gradients), 64, {},
+    CommunicatorCollectives buffers(world);
+    GradientReducer reducer(buffers, pointersTo(gradients), 64, {},
                             hostDevice().defaultQueue());
     for (int step = 1; step <= 2; ++step) {
       reducer.begin();
@@ -175,8 +176,8 @@ TEST(DataParallel, AShardedUpdateGivesTheUnshardedBitsWithAShareOfTheState) {
         for (size_t p = 0; p < sizes.size(); ++p)
           laidOut.push_back({"w" + std::to_string(p), ranks[p], sizes[p]});
         FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
-        std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-        ParameterUpdate update(options, flat, world, *buffers,
+        CommunicatorCollectives buffers(world);
+        ParameterUpdate update(options, flat, world, buffers,
                                sharded ? 1 : 0, hostStateDevice());
         for (int64_t i = 0; i < flat.size(); ++i)
           flat.values()[i] = 0.5f - 0.01f * static_cast<float>(i);
@@ -229,8 +230,8 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
     for (size_t p = 0; p < sizes.size(); ++p)
       laidOut.push_back({"w" + std::to_string(p), 2, sizes[p]});
     FlatParameters flat(laidOut, 3, hostDevice().defaultQueue());
-    std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-    ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers, 2,
+    CommunicatorCollectives buffers(world);
+    ParameterUpdate update(OptimizerOptions{}, flat, world, buffers, 2,
                            hostStateDevice());
     for (const FlatParameter &parameter : flat.parameters())
       for (int64_t i = 0; i < parameter.count; ++i)
@@ -239,7 +240,7 @@ TEST(DataParallel, ShardedGradientSquaresAreTheWholeSumsBits) {
     std::map<std::string, double> squares = update.gradientSquares();
     // Below ZeRO-2 every rank holds the whole gradients and walks the same
     // shares itself: every sum, the same bits.
-    ParameterUpdate unsharded(OptimizerOptions{}, flat, world, *buffers, 1,
+    ParameterUpdate unsharded(OptimizerOptions{}, flat, world, buffers, 1,
                               hostStateDevice());
     std::map<std::string, double> everySum = unsharded.gradientSquares();
     ASSERT_EQ(everySum.size(), sizes.size());
@@ -273,8 +274,8 @@ TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
     runRanks(3, [&](Communicator &world) {
       FlatParameters flat({{"w", 2, elements}}, 3,
                           hostDevice().defaultQueue());
-      std::unique_ptr<DeviceCollectives> buffers = hostCollectives(world);
-      ParameterUpdate update(OptimizerOptions{}, flat, world, *buffers,
+      CommunicatorCollectives buffers(world);
+      ParameterUpdate update(OptimizerOptions{}, flat, world, buffers,
                              level, hostStateDevice());
       for (int64_t i = 0; i < elements; ++i) {
         flat.values()[i] = 0.5f - 1e-5f * i;
@@ -287,7 +288,7 @@ TEST(DataParallel, ZeroLevelsTwoAndThreeKeepAShareBetweenUses) {
       if (level == 3) {
         update.releaseValues();
         EXPECT_EQ(flat.residentValueBytes(), whole / 3);
-        update.gatherValues(*buffers, hostDevice().defaultQueue());
+        update.gatherValues(buffers, hostDevice().defaultQueue());
       }
       EXPECT_EQ(flat.residentValueBytes(), whole) << "level " << level;
       if (world.rank() == 2)

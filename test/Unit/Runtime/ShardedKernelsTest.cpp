@@ -95,7 +95,8 @@ public:
     Member(ThreadGroups &groups, int64_t rank) : groups(groups), me(rank) {}
     int64_t rank() const override { return me; }
     int64_t size() const override { return groups.size; }
-    void allGather(const void *mine, size_t bytes, void *all) override {
+    void allGather(const void *mine, size_t bytes, void *all,
+                   pp::runtime::Queue &) override {
       const char *data = static_cast<const char *>(mine);
       groups.slots[me].assign(data, data + bytes);
       groups.barrier();
@@ -428,7 +429,8 @@ class OneDevice : public CollectiveGroup {
 public:
   int64_t rank() const override { return 0; }
   int64_t size() const override { return 1; }
-  void allGather(const void *mine, size_t bytes, void *all) override {
+  void allGather(const void *mine, size_t bytes, void *all,
+                   pp::runtime::Queue &) override {
     std::memcpy(all, mine, bytes);
   }
 };

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <future>
 #include <stdexcept>
@@ -82,8 +83,10 @@ void requireSameBytesAsTcp(Communicator &group, CollectiveGroup &shared,
       std::vector<uint8_t> mine = memberBytes(group.rank(), bytes, ++call);
       std::vector<uint8_t> viaShared(bytes * group.worldSize(), 0xee);
       std::vector<uint8_t> viaTcp(bytes * group.worldSize(), 0xdd);
-      shared.allGather(mine.data(), bytes, viaShared.data());
-      tcp.allGather(mine.data(), bytes, viaTcp.data());
+      shared.allGather(mine.data(), bytes, viaShared.data(),
+                       hostDevice().defaultQueue());
+      tcp.allGather(mine.data(), bytes, viaTcp.data(),
+                       hostDevice().defaultQueue());
       std::vector<uint8_t> expected;
       for (int member = 0; member < group.worldSize(); ++member) {
         std::vector<uint8_t> theirs = memberBytes(member, bytes, call);
@@ -143,6 +146,41 @@ TEST(SharedMemoryCollectives, GathersTheSameBytesAsTcpOnThreadRanks) {
   });
 }
 
+TEST(SharedMemoryCollectives, SumsByGatheringWithTheCommunicatorsBits) {
+  // A group that only gathers reduces by adding the gathered values in
+  // group order: the bits of the communicator's all-reduce and
+  // reduce-scatter, whatever the values' magnitudes.
+  runRanks(3, [](Communicator &world) {
+    std::string whyNot;
+    std::unique_ptr<SharedMemoryCollectives> shared =
+        SharedMemoryCollectives::connect(world, "test", whyNot);
+    ASSERT_TRUE(shared) << whyNot;
+    CommunicatorCollectives tcp(world);
+    Queue &host = hostDevice().defaultQueue();
+    std::vector<float> mine(1000);
+    for (size_t i = 0; i < mine.size(); ++i)
+      mine[i] = std::ldexp(1.0f + 0.001f * i, static_cast<int>(i % 40) - 20) *
+                (world.rank() == 1 ? -1.0f : 1.0f + world.rank());
+    std::vector<float> viaShared = mine, viaTcp = mine;
+    shared->allReduceSum(viaShared.data(), viaShared.size(), host);
+    tcp.allReduceSum(viaTcp.data(), viaTcp.size(), host);
+    EXPECT_EQ(viaShared, viaTcp);
+    std::vector<OwnedRange> ranges = {
+        {0, 300, 2}, {300, 450, 0}, {750, 250, 1}};
+    viaShared = mine;
+    viaTcp = mine;
+    shared->reduceScatterSum(viaShared.data(), mine.size(), ranges, host);
+    tcp.reduceScatterSum(viaTcp.data(), mine.size(), ranges, host);
+    for (const OwnedRange &range : ranges) {
+      if (range.owner != world.rank())
+        continue;
+      for (size_t i = range.begin; i < range.begin + range.count; ++i) {
+        ASSERT_EQ(viaShared[i], viaTcp[i]) << "element " << i;
+      }
+    }
+  });
+}
+
 TEST(SharedMemoryCollectives, GathersTheSameBytesAsTcpOnProcessRanks) {
   std::vector<std::string> outcomes =
       runProcessRanks(4, std::chrono::seconds(30), [](Communicator &world) {
@@ -171,7 +209,8 @@ TEST(SharedMemoryCollectives, GroupsInUseAtTheSameTimeKeepApart) {
       CollectiveGroup &group = whole ? *allShared : *pairShared;
       std::vector<uint8_t> mine = memberBytes(rank, bytes, call);
       std::vector<uint8_t> all(bytes * group.size());
-      group.allGather(mine.data(), bytes, all.data());
+      group.allGather(mine.data(), bytes, all.data(),
+                       hostDevice().defaultQueue());
       std::vector<int64_t> members =
           whole ? std::vector<int64_t>{0, 1, 2, 3} : pair;
       for (size_t m = 0; m < members.size(); ++m)
@@ -200,7 +239,8 @@ TEST(SharedMemoryCollectives, AMemberThatNeverArrivesFailsTheOthersInTime) {
         std::vector<uint8_t> mine(100), all(200);
         Clock::time_point start = Clock::now();
         try {
-          shared->allGather(mine.data(), mine.size(), all.data());
+          shared->allGather(mine.data(), mine.size(), all.data(),
+                       hostDevice().defaultQueue());
           ADD_FAILURE() << "rank 1 never arrived, but the all-gather returned";
         } catch (const std::runtime_error &error) {
           EXPECT_EQ(std::string(error.what()),
@@ -216,7 +256,8 @@ TEST(SharedMemoryCollectives, AMemberThatNeverArrivesFailsTheOthersInTime) {
         EXPECT_EQ(firstCommunicationFailure(), 1);
         // The group stays failed.
         try {
-          shared->allGather(mine.data(), mine.size(), all.data());
+          shared->allGather(mine.data(), mine.size(), all.data(),
+                       hostDevice().defaultQueue());
           ADD_FAILURE() << "a failed group gathered";
         } catch (const std::runtime_error &error) {
           EXPECT_NE(std::string(error.what()).find("an earlier all-gather"),
@@ -235,12 +276,14 @@ TEST(SharedMemoryCollectives, AMemberThatIsGoneFailsTheOthersAtOnce) {
         std::unique_ptr<SharedMemoryCollectives> shared = connectShared(world);
         std::vector<uint8_t> mine = memberBytes(world.rank(), 10, 0);
         std::vector<uint8_t> all(30);
-        shared->allGather(mine.data(), mine.size(), all.data());
+        shared->allGather(mine.data(), mine.size(), all.data(),
+                       hostDevice().defaultQueue());
         if (world.rank() == 2)
           ::raise(SIGKILL);
         Clock::time_point start = Clock::now();
         try {
-          shared->allGather(mine.data(), mine.size(), all.data());
+          shared->allGather(mine.data(), mine.size(), all.data(),
+                       hostDevice().defaultQueue());
         } catch (const std::runtime_error &error) {
           double waited =
               std::chrono::duration<double>(Clock::now() - start).count();

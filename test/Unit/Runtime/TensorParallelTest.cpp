@@ -80,7 +80,8 @@ void forward(pp_frame *frame) {
       partial[i] += static_cast<double>(x[i * kFeatures + feature(frame, j)]) *
                     w[j];
   std::vector<double> all(kRows * tensorGroup(frame).size());
-  tensorGroup(frame).allGather(partial, sizeof(partial), all.data());
+  tensorGroup(frame).allGather(partial, sizeof(partial), all.data(),
+                               hostDevice().defaultQueue());
   pp_tensor *loss = newFloats({});
   pp_tensor *residual = newFloats({kRows});
   double sum = 0;
@@ -249,7 +250,8 @@ TEST(TensorParallel, RankGroupsFollowTheMeshAndTheFrameGathersOverTp) {
     EXPECT_EQ(collectives.size(), 2);
     char mine[3] = {static_cast<char>('a' + rank), 'x', 'y'};
     char all[6] = {};
-    collectives.allGather(mine, sizeof(mine), all);
+    collectives.allGather(mine, sizeof(mine), all,
+                          hostDevice().defaultQueue());
     std::string expected = {static_cast<char>('a' + rank - tp), 'x', 'y',
                             static_cast<char>('a' + rank - tp + 1), 'x', 'y'};
     EXPECT_EQ(std::string(all, 6), expected);
