@@ -2,6 +2,7 @@
 
 #include "runtime/checkpoints/SafeTensors.h"
 
+#include "runtime/core/ElementTypes.h"
 #include "runtime/core/InputFile.h"
 #include "runtime/core/Sha256.h"
 
@@ -35,29 +36,6 @@ uint64_t dtypeBytes(const std::string &dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-/// IEEE half precision `bits` as a float (subnormals, infinities and NaNs
-/// included).
-float halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  uint32_t result;
-  if (exponent == 0x1f) {
-    result = sign | 0x7f800000 | (mantissa << 13);
-  } else if (exponent != 0) {
-    result = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    result = sign;
-  } else {
-    // A subnormal half is a normal float: shift the leading one out.
-    int shift = __builtin_clz(mantissa) - 21;
-    result = sign | ((113 - shift) << 23) |
-             ((mantissa << (shift + 13)) & 0x7fffff);
-  }
-  float value;
-  std::memcpy(&value, &result, sizeof(value));
-  return value;
-}
-
 /// Reads `count` little-endian values of type `Stored` at `data` as floats
 /// into `out`, each through `convert`.
 template <typename Stored, typename Convert>
@@ -82,13 +60,11 @@ void convertToF32(const std::string &dtype, const char *data, size_t count,
     convertEach<double>(data, count, out,
                         [](double value) { return static_cast<float>(value); });
   else if (dtype == "F16")
-    convertEach<uint16_t>(data, count, out, halfToFloat);
-  else // BF16: the upper half of a float.
+    convertEach<uint16_t>(data, count, out,
+                          [](uint16_t bits) { return toFloat(Half{bits}); });
+  else // BF16
     convertEach<uint16_t>(data, count, out, [](uint16_t bits) {
-      uint32_t wide = static_cast<uint32_t>(bits) << 16;
-      float value;
-      std::memcpy(&value, &wide, sizeof(value));
-      return value;
+      return toFloat(BFloat16{bits});
     });
 }
 

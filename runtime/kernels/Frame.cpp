@@ -225,8 +225,8 @@ std::optional<pp_dtype> checkCast(pp_frame *frame, pp_dtype from, int to) {
   failFrame(frame, std::string("cast: no kernel converts ") +
                        pp_dtype_name(from) + " to " +
                        (target ? pp_dtype_name(*target) : "unknown") +
-                       "; the cast kernels convert between f32, f64, i32, "
-                       "i64 and i1");
+                       "; the cast kernels convert between f32, bf16, f16, "
+                       "f64, i32, i64 and i1");
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #define PP_RUNTIME_FRAME_H
 
 #include "runtime/communication/CollectiveGroup.h"
+#include "runtime/core/ElementTypes.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/OpProfile.h"
@@ -111,12 +112,19 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          const void *hostIndices);
 
 /// Calls `visit(T())` with the C++ type of the elements of `dtype` that the
-/// cast kernels convert (uint8_t holds a bool) and returns true; false for
-/// the dtypes they do not convert (f16, bf16).
+/// cast kernels convert (uint8_t holds a bool; BFloat16 and Half,
+/// ElementTypes.h, the 16-bit floats) and returns true; false for a dtype
+/// they do not convert.
 template <typename Visit> bool visitCastType(pp_dtype dtype, Visit &&visit) {
   switch (dtype) {
   case PP_DTYPE_F32:
     visit(float());
+    return true;
+  case PP_DTYPE_BF16:
+    visit(BFloat16());
+    return true;
+  case PP_DTYPE_F16:
+    visit(Half());
     return true;
   case PP_DTYPE_F64:
     visit(double());
@@ -140,14 +148,30 @@ template <typename Visit> bool visitCastType(pp_dtype dtype, Visit &&visit) {
 /// recorded in `frame`.
 std::optional<pp_dtype> checkCast(pp_frame *frame, pp_dtype from, int to);
 
+/// `value` as a number: a 16-bit float element as the float it holds, any
+/// other value as it is.
+template <typename T> PP_HOST_DEVICE auto numberOf(T value) {
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>)
+    return toFloat(value);
+  else
+    return value;
+}
+
 /// `value` converted as nn.cast converts: a bool (uint8_t) is "nonzero",
-/// a float becomes an integer by truncation toward zero.
+/// a float becomes an integer by truncation toward zero, and a number
+/// becomes a 16-bit float through float (as PyTorch converts), rounded to
+/// nearest even.
 template <typename To, typename From>
 PP_HOST_DEVICE To castElement(From value) {
+  auto number = numberOf(value);
   if constexpr (std::is_same_v<To, uint8_t>)
-    return value != From(0);
+    return number != decltype(number)(0);
+  else if constexpr (std::is_same_v<To, BFloat16>)
+    return toBFloat16(static_cast<float>(number));
+  else if constexpr (std::is_same_v<To, Half>)
+    return toHalf(static_cast<float>(number));
   else
-    return static_cast<To>(value);
+    return static_cast<To>(number);
 }
 
 /// Calls `visit(T())` with an unsigned integer type of `size` bytes (1, 2,

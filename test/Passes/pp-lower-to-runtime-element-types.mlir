@@ -1,7 +1,7 @@
 // The kernels' element types come from each op's traits (NNInterfaces.td):
 // f32 by default, any for data movement, f32 with integer indices, and
-// nn.cast's conversions. An op the kernels do not compute on its element
-// types is refused when lowering, naming its node, not when it runs.
+// every conversion nn.cast takes. An op the kernels do not compute on its
+// element types is refused when lowering, naming its node, not when it runs.
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-lower-to-runtime
 
 func.func @stage0_forward(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> attributes {pp.stage = 0 : i64} {
@@ -26,25 +26,20 @@ func.func @stage0_forward(%x: tensor<2x3xf64>, %y: tensor<2xi64>) -> tensor<f64>
   return %l : tensor<f64>
 }
 
-// -----
-
-func.func @stage0_forward(%x: tensor<4xf32>) -> tensor<4xf16> attributes {pp.stage = 0 : i64} {
-  // expected-error @+1 {{node 'Cast_0': nn.cast from tensor<4xf32> to tensor<4xf16>: pp's cast kernels convert between f32, f64, i32, i64 and i1 only}}
-  %h = nn.cast %x {pp.node = "Cast_0"} : (tensor<4xf32>) -> tensor<4xf16>
-  return %h : tensor<4xf16>
-}
 
 // -----
 
 // Data movement takes any element type; integer indices and labels stay
-// integer; the cast kernels convert f64 to i32.
-func.func @stage0_forward(%t: tensor<6x3xf64>, %i: tensor<4xi64>, %x: tensor<2x3xf32>, %y: tensor<2xi32>, %b: tensor<2x3xi1>, %v: tensor<2x3xi64>) -> (tensor<3x4xf64>, tensor<f32>, tensor<3x4xi32>, tensor<2x3xi64>) attributes {pp.stage = 0 : i64} {
+// integer; the cast kernels convert f64 to i32, and f32 to bf16 and f16.
+func.func @stage0_forward(%t: tensor<6x3xf64>, %i: tensor<4xi64>, %x: tensor<2x3xf32>, %y: tensor<2xi32>, %b: tensor<2x3xi1>, %v: tensor<2x3xi64>) -> (tensor<3x4xf64>, tensor<f32>, tensor<3x4xi32>, tensor<2x3xi64>, tensor<2x3xf16>) attributes {pp.stage = 0 : i64} {
   %rows = nn.gather %t, %i axis = 0 : (tensor<6x3xf64>, tensor<4xi64>) -> tensor<4x3xf64>
   %cols = nn.transpose %rows permutation = [1, 0] : (tensor<4x3xf64>) -> tensor<3x4xf64>
   %l = nn.cross_entropy %x, %y reduction<sum> : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
   %c = nn.cast %cols : (tensor<3x4xf64>) -> tensor<3x4xi32>
   %w = nn.where %b, %v, %v : (tensor<2x3xi1>, tensor<2x3xi64>, tensor<2x3xi64>) -> tensor<2x3xi64>
-  return %cols, %l, %c, %w : tensor<3x4xf64>, tensor<f32>, tensor<3x4xi32>, tensor<2x3xi64>
+  %h = nn.cast %x : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %q = nn.cast %h : (tensor<2x3xbf16>) -> tensor<2x3xf16>
+  return %cols, %l, %c, %w, %q : tensor<3x4xf64>, tensor<f32>, tensor<3x4xi32>, tensor<2x3xi64>, tensor<2x3xf16>
 }
 
 // -----

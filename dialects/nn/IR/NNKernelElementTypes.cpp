@@ -2,7 +2,8 @@
 //
 // Which element types the runtime's kernels of an nn op take, as its traits
 // declare (NNInterfaces.td): f32 by default, any for data movement, f32 with
-// integer indices, and nn.cast's conversions.
+// integer indices; nn.cast's kernels convert between all of the types it
+// takes (f32, bf16, f16, f64, i32, i64 and i1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +15,6 @@
 using namespace mlir;
 
 namespace {
-
-/// The element types nn.cast's kernels convert between.
-bool castKernelTakes(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  return element.isF32() || element.isF64() || element.isInteger(1) ||
-         element.isInteger(32) || element.isInteger(64);
-}
 
 /// The operand or result types of `op` as "tensor<3xi32>, tensor<3xi32>".
 std::string describeTypes(TypeRange types) {
@@ -36,15 +30,9 @@ std::string pp::nn::kernelElementTypeProblem(Operation *op) {
   if (op->hasTrait<KernelTakesAnyElementType>())
     return "";
   std::string name = op->getName().getStringRef().str();
-  if (auto cast = dyn_cast<CastOp>(op)) {
-    if (castKernelTakes(cast.getInput().getType()) &&
-        castKernelTakes(cast.getType()))
-      return "";
-    return name + " from " + describeTypes(cast.getInput().getType()) +
-           " to " + describeTypes(cast.getType()) +
-           ": pp's cast kernels convert between f32, f64, i32, i64 and i1 "
-           "only";
-  }
+  // The cast kernels convert between every element type nn.cast takes.
+  if (isa<CastOp>(op))
+    return "";
   bool indices = op->hasTrait<KernelTakesIndices>();
   auto computable = [&](Type type, bool operand) {
     Type element = getElementTypeOrSelf(type);
