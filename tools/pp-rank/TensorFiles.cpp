@@ -31,6 +31,10 @@ std::optional<pp_dtype> dtypeOf(int32_t dataType) {
     return PP_DTYPE_I32;
   case onnx::TensorProto::BOOL:
     return PP_DTYPE_BOOL;
+  case onnx::TensorProto::FLOAT16:
+    return PP_DTYPE_F16;
+  case onnx::TensorProto::BFLOAT16:
+    return PP_DTYPE_BF16;
   default:
     return std::nullopt;
   }
@@ -103,8 +107,8 @@ TensorFile readTensorFile(const std::string &path) {
                           static_cast<onnx::TensorProto::DataType>(
                               proto.data_type()))
                     : std::to_string(proto.data_type())) +
-               " is not one pp-run reads (FLOAT, DOUBLE, INT64, INT32, "
-               "BOOL)");
+               " is not one pp-run reads (FLOAT, FLOAT16, BFLOAT16, DOUBLE, "
+               "INT64, INT32, BOOL)");
   if (proto.has_data_location() &&
       proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw fail("its values are in an external file, which pp-run does not "
@@ -134,6 +138,9 @@ TensorFile readTensorFile(const std::string &path) {
     ok = copyField<int64_t>(proto.int64_data(), count, out);
   } else if (*dtype == PP_DTYPE_I32) {
     ok = copyField<int32_t>(proto.int32_data(), count, out);
+  } else if (*dtype == PP_DTYPE_F16 || *dtype == PP_DTYPE_BF16) {
+    // ONNX keeps 16-bit floats' bits in int32_data.
+    ok = copyField<uint16_t>(proto.int32_data(), count, out);
   } else {
     // ONNX keeps bools in int32_data.
     ok = copyField<uint8_t>(proto.int32_data(), count, out);
