@@ -111,10 +111,6 @@ void GradientReducer::finish() {
       changed.wait(lock);
   }
   open = false;
-  if (!failure) {
-    reduction->record(*reductionDone);
-    compute.wait(*reductionDone);
-  }
   if (failure) {
     std::exception_ptr failed = failure;
     failure = nullptr;
@@ -129,6 +125,9 @@ void GradientReducer::finish() {
           error.what());
     }
   }
+  // The compute queue's work from now on reads the sums.
+  reduction->record(*reductionDone);
+  compute.wait(*reductionDone);
 }
 
 double GradientReducer::reducingSeconds() const {

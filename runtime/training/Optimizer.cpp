@@ -8,7 +8,6 @@
 
 #include "runtime/training/Optimizer.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace pp::runtime {
