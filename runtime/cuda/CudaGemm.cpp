@@ -32,8 +32,7 @@ cublasStatus_t threadHandle(cublasHandle_t &handle) {
 
 } // namespace
 
-ScopedGemmStream::ScopedGemmStream(cudaStream_t stream)
-    : previous(gemmStream) {
+ScopedGemmStream::ScopedGemmStream(cudaStream_t stream) : previous(gemmStream) {
   gemmStream = stream;
 }
 
@@ -59,8 +58,9 @@ extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
                     cublasGetStatusString(status));
   if (cublasStatus_t status = cublasSetStream(handle, gemmStream);
       status != CUBLAS_STATUS_SUCCESS)
-    return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cublasSetStream "
-                                       "failed: ",
+    return failWith(PP_ERROR_INTERNAL,
+                    "pp_cuda_gemm_f32: cublasSetStream "
+                    "failed: ",
                     cublasGetStatusString(status));
   auto toInt = [](int64_t value) { return static_cast<int>(value); };
   cublasStatus_t status =
@@ -72,4 +72,17 @@ extern "C" pp_status pp_cuda_gemm_f32(bool transA, bool transB, int64_t m,
     return failWith(PP_ERROR_INTERNAL, "pp_cuda_gemm_f32: cublasSgemm failed: ",
                     cublasGetStatusString(status));
   return PP_OK;
+}
+
+pp_status pp::runtime::deviceGemm(pp_dtype dtype, bool transA, bool transB,
+                                  int64_t m, int64_t n, int64_t k,
+                                  const void *a, int64_t lda, const void *b,
+                                  int64_t ldb, void *c, int64_t ldc) {
+  if (dtype != PP_DTYPE_F32)
+    return failWith(PP_ERROR_INVALID_ARGUMENT,
+                    "the GPU matmul takes f32 only, got ",
+                    pp_dtype_name(dtype));
+  return pp_cuda_gemm_f32(
+      transA, transB, m, n, k, 1.0f, static_cast<const float *>(a), lda,
+      static_cast<const float *>(b), ldb, 0.0f, static_cast<float *>(c), ldc);
 }

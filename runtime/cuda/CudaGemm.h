@@ -3,6 +3,9 @@
 #ifndef PP_RUNTIME_CUDA_CUDAGEMM_H
 #define PP_RUNTIME_CUDA_CUDAGEMM_H
 
+#include "runtime/pp_kernels.h"
+
+#include <cstdint>
 #include <cuda_runtime.h>
 
 namespace pp::runtime {
@@ -20,6 +23,12 @@ public:
 private:
   cudaStream_t previous;
 };
+
+/// The GPU's GemmFunction (Matmul.h) on the calling thread's GEMM stream:
+/// pp_cuda_gemm_f32 for f32.
+pp_status deviceGemm(pp_dtype dtype, bool transA, bool transB, int64_t m,
+                     int64_t n, int64_t k, const void *a, int64_t lda,
+                     const void *b, int64_t ldb, void *c, int64_t ldc);
 
 } // namespace pp::runtime
 

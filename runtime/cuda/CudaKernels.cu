@@ -1029,7 +1029,7 @@ pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
     return nullptr;
   ScopedGemmStream onFrameQueue(kernelStream(frame));
   return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
-                       newDeviceTensor, pp_cuda_gemm_f32);
+                       newDeviceTensor, deviceGemm);
 }
 
 pp_tensor *pp_cuda_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {

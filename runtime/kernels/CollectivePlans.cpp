@@ -17,8 +17,9 @@ CollectiveGroup *collectiveGroup(pp_frame *frame, const char *kernel,
   std::string known;
   for (const auto &[name, group] : frame->collectiveGroups)
     known += (known.empty() ? "'" : ", '") + name + "'";
-  failFrame(frame, std::string(kernel) + ": the stage function runs a "
-                                         "collective over the mesh axes '" +
+  failFrame(frame, std::string(kernel) +
+                       ": the stage function runs a "
+                       "collective over the mesh axes '" +
                        std::string(key) +
                        "', but the runtime gave its frame no group over "
                        "them (" +
@@ -97,8 +98,9 @@ bool checkReduceInput(pp_frame *frame, const char *kernel, pp_tensor *input,
                       int reduction) {
   if (!input)
     return false;
-  if (pp_tensor_dtype(input) != PP_DTYPE_F32) {
-    failFrame(frame, std::string(kernel) + " expects f32 tensors, got " +
+  if (!visitFloatType(pp_tensor_dtype(input), [](auto) {})) {
+    failFrame(frame, std::string(kernel) +
+                         " expects f32, bf16 or f16 tensors, got " +
                          pp_dtype_name(pp_tensor_dtype(input)));
     return false;
   }

@@ -14,6 +14,7 @@
 #ifndef PP_RUNTIME_KERNELS_COLLECTIVEPLANS_H
 #define PP_RUNTIME_KERNELS_COLLECTIVEPLANS_H
 
+#include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/Frame.h"
 
 namespace pp::runtime {
@@ -63,9 +64,9 @@ struct ShardCopy {
 };
 
 /// The ShardCopy of shard_slice on `input` along `dim` split into `blocks`
-/// blocks over the frame's group of `axes`, or nullopt with the error recorded (no
-/// group, a dimension that does not split), or after an earlier failure when
-/// `input` is null.
+/// blocks over the frame's group of `axes`, or nullopt with the error recorded
+/// (no group, a dimension that does not split), or after an earlier failure
+/// when `input` is null.
 std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
                                         const char *axes, int64_t blocks,
                                         int64_t dim);
@@ -75,25 +76,28 @@ std::optional<ShardCopy> shardSliceCopy(pp_frame *frame, pp_tensor *input,
 Shape scaledShape(Shape shape, int64_t dim, int64_t grow, int64_t shrink = 1);
 
 /// Checks the input of a reducing collective: present (else an earlier call
-/// failed and said why), f32, and a reduction kind (pp.ReductionKind) of 0
-/// (sum), 1 (max) or 2 (min); else false with the error recorded.
+/// failed and said why), f32, bf16 or f16, and a reduction kind
+/// (pp.ReductionKind) of 0 (sum), 1 (max) or 2 (min); else false with the error
+/// recorded.
 bool checkReduceInput(pp_frame *frame, const char *kernel, pp_tensor *input,
                       int reduction);
 
-/// Combines `count` values, one per device at `values[q * stride]`, as
-/// `reduction` (0 sum, 1 max, 2 min) in group order: a sum in double,
-/// rounded once; max and min as std::max and std::min fold them.
-PP_HOST_DEVICE inline float reduceInOrder(const float *values, int64_t count,
+/// Combines `count` values of a float type (FloatElements.h), one per
+/// device at `values[q * stride]`, as `reduction` (0 sum, 1 max, 2 min) in
+/// group order: a sum in double, rounded once to float (and by the caller
+/// to its type); max and min as std::max and std::min fold them.
+template <typename T>
+PP_HOST_DEVICE inline float reduceInOrder(const T *values, int64_t count,
                                           int64_t stride, int reduction) {
   if (reduction == 0) {
     double sum = 0;
     for (int64_t q = 0; q < count; ++q)
-      sum += values[q * stride];
+      sum += loadFloat(values[q * stride]);
     return static_cast<float>(sum);
   }
-  float result = values[0];
+  float result = loadFloat(values[0]);
   for (int64_t q = 1; q < count; ++q) {
-    float value = values[q * stride];
+    float value = loadFloat(values[q * stride]);
     if (reduction == 1 ? result < value : value < result)
       result = value;
   }

@@ -16,14 +16,13 @@ extern "C" {
 
 pp_tensor *pp_cpu_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
                           double ratio) {
-  if (!checkInputs(frame, "dropout", {input}))
+  if (!checkFloatInputs(frame, "dropout", {input}))
     return nullptr;
   if (!frame->position.training || ratio == 0.0)
     return pp_cpu_copy(frame, input);
   DropoutMask mask = dropoutMask(frame->position, key, ratio, shapeOf(input));
-  return unaryIndexed(frame, "dropout", input, [&](int64_t i, float x) {
-    return mask.apply(i, x);
-  });
+  return unaryIndexed(frame, "dropout", input,
+                      [&](int64_t i, float x) { return mask.apply(i, x); });
 }
 
 } // extern "C"

@@ -6,12 +6,19 @@
 // depends only on the shapes, so a pipelined run matches the unpipelined
 // one bit for bit. Reductions accumulate in double precision.
 //
+// A compute kernel is written once over the element type T of its float
+// tensors (FloatElements.h): it checks its operands with checkFloatInputs,
+// runs its body for their type with forFloatType, reads through
+// readFloats<T> and writes through writeFloats<T>, which are plain float
+// pointers for f32 and convert each element for bf16 and f16.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
 #define PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
 
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MathFormulas.h"
 
@@ -23,16 +30,71 @@
 
 namespace pp::runtime::cpu {
 
-/// Sets `out[i] = element(i)` for i in [0, count), in a loop that the
-/// compiler vectorizes (per PP_CPU_CLONES) when `element` inlines.
-template <typename Element>
-PP_CPU_CLONES void fillElements(float *out, int64_t count, Element element) {
+/// Sets `out[i] = element(i)` (a float, rounded to T) for i in [0, count),
+/// in a loop that the compiler vectorizes (per PP_CPU_CLONES) when
+/// `element` inlines.
+template <typename T, typename Element>
+PP_CPU_CLONES void fillElements(T *out, int64_t count, Element element) {
   for (int64_t i = 0; i < count; ++i)
-    out[i] = element(i);
+    out[i] = storeFloat<T>(element(i));
 }
 
-inline float *floats(pp_tensor *tensor) {
-  return static_cast<float *>(pp_tensor_data(tensor));
+/// The elements of a tensor of T, typed.
+template <typename T> T *elementsOf(pp_tensor *tensor) {
+  return static_cast<T *>(pp_tensor_data(tensor));
+}
+
+/// Reads elements of T as floats, as a `const float *` reads floats.
+template <typename T> class FloatReader {
+public:
+  explicit FloatReader(const T *data) : data(data) {}
+  float operator[](int64_t i) const { return loadFloat(data[i]); }
+  FloatReader operator+(int64_t offset) const {
+    return FloatReader(data + offset);
+  }
+
+private:
+  const T *data;
+};
+
+/// Writes floats as elements of T (each rounded once), as a `float *`
+/// writes floats; an element also reads back as a float.
+template <typename T> class FloatWriter {
+public:
+  class Element {
+  public:
+    explicit Element(T *at) : at(at) {}
+    void operator=(float value) { *at = storeFloat<T>(value); }
+    operator float() const { return loadFloat(*at); }
+
+  private:
+    T *at;
+  };
+
+  explicit FloatWriter(T *data) : data(data) {}
+  Element operator[](int64_t i) const { return Element(data + i); }
+  FloatWriter operator+(int64_t offset) const {
+    return FloatWriter(data + offset);
+  }
+
+private:
+  T *data;
+};
+
+/// What reads and writes the elements of a float tensor of T as floats:
+/// plain pointers for f32.
+template <typename T>
+using FloatsIn =
+    std::conditional_t<std::is_same_v<T, float>, const float *, FloatReader<T>>;
+template <typename T>
+using FloatsOut =
+    std::conditional_t<std::is_same_v<T, float>, float *, FloatWriter<T>>;
+
+template <typename T> FloatsIn<T> readFloats(pp_tensor *tensor) {
+  return FloatsIn<T>(elementsOf<T>(tensor));
+}
+template <typename T> FloatsOut<T> writeFloats(pp_tensor *tensor) {
+  return FloatsOut<T>(elementsOf<T>(tensor));
 }
 
 /// The per-element formula of elementwise op `name` (ElementwiseFormulas.h)
@@ -41,34 +103,58 @@ inline float *floats(pp_tensor *tensor) {
 #define PP_FORMULA(name)                                                       \
   [](auto... operands) { return elementwise::name(operands...); }
 
-/// Checks that every operand exists and holds f32 values.
-inline bool checkInputs(pp_frame *frame, const char *kernel,
-                        std::initializer_list<pp_tensor *> inputs) {
+/// Checks that every operand exists and that all hold values of one float
+/// dtype the kernels compute (f32, bf16 or f16), and returns it; nullopt,
+/// with the error naming `kernel` recorded in `frame`, otherwise.
+inline std::optional<pp_dtype>
+checkFloatInputs(pp_frame *frame, const char *kernel,
+                 std::initializer_list<pp_tensor *> inputs) {
+  std::optional<pp_dtype> dtype;
   for (pp_tensor *input : inputs) {
     if (!input)
-      return false; // An earlier call failed and said why.
-    if (pp_tensor_dtype(input) != PP_DTYPE_F32) {
-      failFrame(frame, std::string(kernel) + " expects f32 tensors, got " +
-                           pp_dtype_name(pp_tensor_dtype(input)));
-      return false;
+      return std::nullopt; // An earlier call failed and said why.
+    pp_dtype type = pp_tensor_dtype(input);
+    if (!visitFloatType(type, [](auto) {})) {
+      failFrame(frame, std::string(kernel) +
+                           " expects f32, bf16 or f16 tensors, got " +
+                           pp_dtype_name(type));
+      return std::nullopt;
     }
+    if (dtype && *dtype != type) {
+      failFrame(frame, std::string(kernel) +
+                           " expects operands of one element type, got " +
+                           pp_dtype_name(*dtype) + " and " +
+                           pp_dtype_name(type) + " (cast one with nn.cast)");
+      return std::nullopt;
+    }
+    dtype = type;
   }
-  return true;
+  return dtype;
 }
 
-/// A new f32 tensor holding `function(i, input[i])` for every element i.
-/// `function` is a template parameter so that the loop inlines it.
+/// Runs `body(T())` for the float element type T of `dtype`, which
+/// checkFloatInputs accepted.
+template <typename Body> void forFloatType(pp_dtype dtype, Body &&body) {
+  visitFloatType(dtype, body);
+}
+
+/// A new tensor of `input`'s float type holding `function(i, input[i])`
+/// for every element i. `function` is a template parameter so that the
+/// loop inlines it.
 template <typename Function>
 inline pp_tensor *unaryIndexed(pp_frame *frame, const char *kernel,
                                pp_tensor *input, Function function) {
-  if (!checkInputs(frame, kernel, {input}))
-    return nullptr;
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  pp_tensor *result =
+      dtype ? newTensor(frame, *dtype, shapeOf(input)) : nullptr;
   if (!result)
     return nullptr;
-  const float *in = floats(input);
-  fillElements(floats(result), pp_tensor_numel(input),
-               [&](int64_t i) { return function(i, in[i]); });
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *in = elementsOf<T>(input);
+    fillElements(elementsOf<T>(result), pp_tensor_numel(input),
+                 [&](int64_t i) { return function(i, loadFloat(in[i])); });
+  });
   return result;
 }
 
@@ -170,15 +256,17 @@ inline void forEachGroupedRow(const Shape &shape, const Shape &groupStrides,
   });
 }
 
-/// Adds each element of the row-major tensor `in` of `shape` to its group's
-/// sum in `sums` (groups as in forEachGroupedRow) in row-major order: each
-/// sum's order of additions depends only on the shapes.
+/// Adds each element of the row-major tensor `in` of `shape` (read as
+/// floats: FloatsIn) to its group's sum in `sums` (groups as in
+/// forEachGroupedRow) in row-major order: each sum's order of additions
+/// depends only on the shapes.
+template <typename Floats>
 inline void accumulateGroups(const Shape &shape, const Shape &groupStrides,
-                             const float *in, double *sums) {
+                             Floats in, double *sums) {
   forEachGroupedRow(
       shape, groupStrides,
       [&](int64_t first, int64_t group, int64_t step, int64_t length) {
-        const float *values = in + first;
+        Floats values = in + first;
         double *to = sums + group;
         if (step == 0) {
           double sum = *to;
@@ -199,29 +287,33 @@ inline void accumulateGroups(const Shape &shape, const Shape &groupStrides,
 template <typename Function>
 inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
                          pp_tensor *rhs, Function function) {
-  if (!checkInputs(frame, kernel, {lhs, rhs}))
-    return nullptr;
-  std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
-  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
+  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {lhs, rhs});
+  std::optional<Shape> shape =
+      dtype ? broadcastOperands(frame, kernel, {lhs, rhs}) : std::nullopt;
+  pp_tensor *result = shape ? newTensor(frame, *dtype, *shape) : nullptr;
   if (!result)
     return nullptr;
-  const float *a = floats(lhs), *b = floats(rhs);
-  float *out = floats(result);
-  Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
-  if (lhsShape == rhsShape) {
-    fillElements(out, numElements(*shape),
-                 [&](int64_t i) { return function(a[i], b[i]); });
-    return result;
-  }
-  int64_t inner = rowLength(*shape);
-  forEachBroadcastRow<2>({lhsShape, rhsShape}, *shape,
-                         [&](const auto &at, const auto &steps) {
-                           const float *pa = a + at[0], *pb = b + at[1];
-                           int64_t stepA = steps[0], stepB = steps[1];
-                           fillElements(out + at[2], inner, [&](int64_t j) {
-                             return function(pa[j * stepA], pb[j * stepB]);
-                           });
-                         });
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *a = elementsOf<T>(lhs), *b = elementsOf<T>(rhs);
+    T *out = elementsOf<T>(result);
+    Shape lhsShape = shapeOf(lhs), rhsShape = shapeOf(rhs);
+    if (lhsShape == rhsShape) {
+      fillElements(out, numElements(*shape), [&](int64_t i) {
+        return function(loadFloat(a[i]), loadFloat(b[i]));
+      });
+      return;
+    }
+    int64_t inner = rowLength(*shape);
+    forEachBroadcastRow<2>(
+        {lhsShape, rhsShape}, *shape, [&](const auto &at, const auto &steps) {
+          const T *pa = a + at[0], *pb = b + at[1];
+          int64_t stepA = steps[0], stepB = steps[1];
+          fillElements(out + at[2], inner, [&](int64_t j) {
+            return function(loadFloat(pa[j * stepA]), loadFloat(pb[j * stepB]));
+          });
+        });
+  });
   return result;
 }
 
@@ -253,11 +345,11 @@ inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
       });
 }
 
-/// A new f32 tensor shaped like `input`, computed line by line along `axis`:
-/// `line(out, start, stride, size)` writes the `size` elements at `start +
-/// k * stride` of `out`. Null, with the error recorded in `frame`, when
-/// `input` has no such axis.
-template <typename Line>
+/// A new tensor of T shaped like `input`, computed line by line along
+/// `axis`: `line(out, start, stride, size)` writes the `size` elements at
+/// `start + k * stride` of `out` (FloatsOut<T>). Null, with the error
+/// recorded in `frame`, when `input` has no such axis.
+template <typename T, typename Line>
 inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
                             pp_tensor *input, int64_t axis, Line line) {
   std::string error;
@@ -267,10 +359,10 @@ inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
     failFrame(frame, error);
     return nullptr;
   }
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  pp_tensor *result = newTensor(frame, floatDtype<T>(), shapeOf(input));
   if (!result)
     return nullptr;
-  float *out = floats(result);
+  FloatsOut<T> out = writeFloats<T>(result);
   for (int64_t o = 0; o < layout->outer; ++o)
     for (int64_t i = 0; i < layout->inner; ++i)
       line(out, o * layout->size * layout->inner + i, layout->inner,
@@ -278,14 +370,36 @@ inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
   return result;
 }
 
+/// alongAxis over `input`'s float type: `line(out, in, start, stride,
+/// size)` also gets the input's elements (FloatsIn).
+template <typename Line>
+inline pp_tensor *mapAlongAxis(pp_frame *frame, const char *kernel,
+                               pp_tensor *input, int64_t axis, Line line) {
+  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  pp_tensor *result = nullptr;
+  if (dtype)
+    forFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      FloatsIn<T> in = readFloats<T>(input);
+      result = alongAxis<T>(
+          frame, kernel, input, axis,
+          [&](FloatsOut<T> out, int64_t start, int64_t stride, int64_t size) {
+            line(out, in, start, stride, size);
+          });
+    });
+  return result;
+}
+
 /// alongAxis for the gradient of a softmax-like op, whose `grad` and forward
-/// `result` are f32 tensors of one shape: `line(out, g, y, start, stride,
-/// size)` also gets their elements.
+/// `result` are tensors of one float type and shape: `line(out, g, y,
+/// start, stride, size)` also gets their elements.
 template <typename Line>
 inline pp_tensor *gradAlongAxis(pp_frame *frame, const char *kernel,
                                 pp_tensor *grad, pp_tensor *result,
                                 int64_t axis, Line line) {
-  if (!checkInputs(frame, kernel, {grad, result}))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, kernel, {grad, result});
+  if (!dtype)
     return nullptr;
   if (shapeOf(grad) != shapeOf(result)) {
     failFrame(frame, std::string(kernel) + ": grad " +
@@ -293,26 +407,38 @@ inline pp_tensor *gradAlongAxis(pp_frame *frame, const char *kernel,
                          formatShape(shapeOf(result)) + " differ");
     return nullptr;
   }
-  const float *g = floats(grad), *y = floats(result);
-  return alongAxis(frame, kernel, grad, axis,
-                   [&](float *out, int64_t start, int64_t stride,
-                       int64_t size) { line(out, g, y, start, stride, size); });
+  pp_tensor *gradient = nullptr;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> g = readFloats<T>(grad), y = readFloats<T>(result);
+    gradient = alongAxis<T>(
+        frame, kernel, grad, axis,
+        [&](FloatsOut<T> out, int64_t start, int64_t stride, int64_t size) {
+          line(out, g, y, start, stride, size);
+        });
+  });
+  return gradient;
 }
 
-/// A rank-0 f32 tensor holding `value`.
-inline pp_tensor *scalar(pp_frame *frame, double value) {
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, {});
+/// A rank-0 tensor of `dtype` (a float type) holding `value`.
+inline pp_tensor *scalar(pp_frame *frame, double value, pp_dtype dtype) {
+  pp_tensor *result = newTensor(frame, dtype, {});
   if (result)
-    floats(result)[0] = static_cast<float>(value);
+    forFloatType(dtype, [&](auto element) {
+      using T = decltype(element);
+      elementsOf<T>(result)[0] = storeFloat<T>(static_cast<float>(value));
+    });
   return result;
 }
 
 /// Writes rows [first, first + rows) of the table gather_grad computes for
 /// the gather `plan` and its result's gradient `grad` to `out` (outer x rows
-/// x inner): each element sums the slices that gathered it, in index order,
-/// in double (the CUDA kernel's order and precision).
-inline void sumGatheredSlices(const GatherPlan &plan, const float *grad,
-                              int64_t first, int64_t rows, float *out) {
+/// x inner; FloatsIn and FloatsOut of one type): each element sums the
+/// slices that gathered it, in index order, in double (the CUDA kernel's
+/// order and precision).
+template <typename In, typename Out>
+inline void sumGatheredSlices(const GatherPlan &plan, In grad, int64_t first,
+                              int64_t rows, Out out) {
   const AxisLayout &layout = plan.layout;
   IndexGroups groups = groupIndices(plan.rows, layout.size);
   int64_t count = static_cast<int64_t>(plan.rows.size());
@@ -322,22 +448,22 @@ inline void sumGatheredSlices(const GatherPlan &plan, const float *grad,
       std::fill(sums.begin(), sums.end(), 0.0);
       for (int64_t k = groups.offsets[first + r];
            k < groups.offsets[first + r + 1]; ++k) {
-        const float *slice =
-            grad + (o * count + groups.positions[k]) * layout.inner;
+        In slice = grad + (o * count + groups.positions[k]) * layout.inner;
         for (int64_t i = 0; i < layout.inner; ++i)
           sums[i] += slice[i];
       }
-      float *row = out + (o * rows + r) * layout.inner;
+      Out row = out + (o * rows + r) * layout.inner;
       for (int64_t i = 0; i < layout.inner; ++i)
         row[i] = static_cast<float>(sums[i]);
     }
 }
 
-/// The maximum of a row of logits (`classes` values `stride` apart) and the
-/// sum of exp(logit - maximum): softmax(row)[c] = exp(row[c] - maximum) / sum.
-/// `exps`, when given, receives the `classes` exponentials.
-inline std::pair<double, double> softmaxNormalizer(const float *row,
-                                                   int64_t classes,
+/// The maximum of a row of logits (`classes` values `stride` apart, read as
+/// floats: FloatsIn) and the sum of exp(logit - maximum): softmax(row)[c] =
+/// exp(row[c] - maximum) / sum. `exps`, when given, receives the `classes`
+/// exponentials.
+template <typename Floats>
+inline std::pair<double, double> softmaxNormalizer(Floats row, int64_t classes,
                                                    int64_t stride = 1,
                                                    double *exps = nullptr) {
   double max = -std::numeric_limits<double>::infinity(), total = 0;

@@ -64,10 +64,10 @@ pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
 
 pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          int transpose_lhs, int transpose_rhs) {
-  if (!checkInputs(frame, "matmul", {lhs, rhs}))
+  if (!checkFloatInputs(frame, "matmul", {lhs, rhs}))
     return nullptr;
   return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs, newTensor,
-                       pp_gemm_f32);
+                       hostGemm);
 }
 
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
@@ -107,12 +107,9 @@ pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
-  if (!checkInputs(frame, "softmax", {input}))
-    return nullptr;
-  const float *in = floats(input);
-  return alongAxis(
+  return mapAlongAxis(
       frame, "softmax", input, axis,
-      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+      [](auto out, auto in, int64_t start, int64_t stride, int64_t size) {
         auto [max, total] = softmaxNormalizer(in + start, size, stride);
         for (int64_t at = start; at < start + size * stride; at += stride)
           out[at] = static_cast<float>(std::exp(in[at] - max) / total);
@@ -122,8 +119,8 @@ pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
 pp_tensor *pp_cpu_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *result_value, int64_t axis) {
   return gradAlongAxis(frame, "softmax_grad", grad, result_value, axis,
-                       [](float *out, const float *g, const float *y,
-                          int64_t start, int64_t stride, int64_t size) {
+                       [](auto out, auto g, auto y, int64_t start,
+                          int64_t stride, int64_t size) {
                          int64_t end = start + size * stride;
                          double dot = 0;
                          for (int64_t at = start; at < end; at += stride)
@@ -162,36 +159,40 @@ pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
 
 pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
                          const int64_t *shape) {
-  if (!checkInputs(frame, "sum_to", {input}))
+  std::optional<pp_dtype> dtype = checkFloatInputs(frame, "sum_to", {input});
+  if (!dtype)
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
   if (std::string error = sumToError(inputShape, target); !error.empty()) {
     failFrame(frame, error);
     return nullptr;
   }
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, target);
+  pp_tensor *result = newTensor(frame, *dtype, target);
   if (!result)
     return nullptr;
-  // Accumulate in double, visiting the input in row-major order.
-  std::vector<double> sums(numElements(target), 0.0);
-  Shape strides = broadcastStrides(target, inputShape);
-  Shape index(inputShape.size(), 0);
-  int64_t offset = 0;
-  const float *in = floats(input);
-  for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
-    sums[offset] += in[i];
-    for (size_t d = inputShape.size(); d-- > 0;) {
-      ++index[d];
-      offset += strides[d];
-      if (index[d] < inputShape[d])
-        break;
-      offset -= strides[d] * index[d];
-      index[d] = 0;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    // Accumulate in double, visiting the input in row-major order.
+    std::vector<double> sums(numElements(target), 0.0);
+    Shape strides = broadcastStrides(target, inputShape);
+    Shape index(inputShape.size(), 0);
+    int64_t offset = 0;
+    FloatsIn<T> in = readFloats<T>(input);
+    for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
+      sums[offset] += in[i];
+      for (size_t d = inputShape.size(); d-- > 0;) {
+        ++index[d];
+        offset += strides[d];
+        if (index[d] < inputShape[d])
+          break;
+        offset -= strides[d] * index[d];
+        index[d] = 0;
+      }
     }
-  }
-  float *out = floats(result);
-  for (size_t i = 0; i < sums.size(); ++i)
-    out[i] = static_cast<float>(sums[i]);
+    FloatsOut<T> out = writeFloats<T>(result);
+    for (size_t i = 0; i < sums.size(); ++i)
+      out[i] = static_cast<float>(sums[i]);
+  });
   return result;
 }
 
@@ -231,8 +232,7 @@ pp_tensor *pp_cpu_slice_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_cast(pp_frame *frame, pp_tensor *input, int to) {
   if (!input)
     return nullptr;
-  std::optional<pp_dtype> target =
-      checkCast(frame, pp_tensor_dtype(input), to);
+  std::optional<pp_dtype> target = checkCast(frame, pp_tensor_dtype(input), to);
   if (!target)
     return nullptr;
   pp_tensor *result = newTensor(frame, *target, shapeOf(input));
@@ -308,18 +308,23 @@ pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
   Shape dataShape(data_shape, data_shape + data_shape_count);
   std::optional<GatherPlan> plan = gatherGradPlan(
       frame, grad, dataShape, indices, axis, pp_tensor_data(indices));
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32, dataShape) : nullptr;
+  pp_dtype dtype = pp_tensor_dtype(grad);
+  pp_tensor *result = plan ? newTensor(frame, dtype, dataShape) : nullptr;
   if (!result)
     return nullptr;
-  sumGatheredSlices(*plan, floats(grad), 0, plan->layout.size,
-                    floats(result));
+  forFloatType(dtype, [&](auto element) {
+    using T = decltype(element);
+    sumGatheredSlices(*plan, readFloats<T>(grad), 0, plan->layout.size,
+                      writeFloats<T>(result));
+  });
   return result;
 }
 
 pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input, pp_tensor *target,
                            int reduction) {
-  if (!checkInputs(frame, "mse_loss", {input, target}))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "mse_loss", {input, target});
+  if (!dtype)
     return nullptr;
   if (shapeOf(input) != shapeOf(target)) {
     failFrame(frame, "mse_loss: input " + formatShape(shapeOf(input)) +
@@ -328,45 +333,58 @@ pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input, pp_tensor *target,
     return nullptr;
   }
   int64_t n = pp_tensor_numel(input);
-  const float *x = floats(input), *t = floats(target);
-  if (reduction == 2) {
-    pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
-    if (result)
-      for (int64_t i = 0; i < n; ++i)
-        floats(result)[i] = (x[i] - t[i]) * (x[i] - t[i]);
-    return result;
-  }
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    double diff = static_cast<double>(x[i]) - t[i];
-    sum += diff * diff;
-  }
-  if (reduction == 0 && n > 0)
-    sum /= n;
-  return scalar(frame, sum);
+  pp_tensor *result = nullptr;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> x = readFloats<T>(input), t = readFloats<T>(target);
+    if (reduction == 2) {
+      result = newTensor(frame, *dtype, shapeOf(input));
+      if (result)
+        fillElements(elementsOf<T>(result), n,
+                     [&](int64_t i) { return (x[i] - t[i]) * (x[i] - t[i]); });
+      return;
+    }
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double diff = static_cast<double>(x[i]) - t[i];
+      sum += diff * diff;
+    }
+    if (reduction == 0 && n > 0)
+      sum /= n;
+    result = scalar(frame, sum, *dtype);
+  });
+  return result;
 }
 
 pp_tensor *pp_cpu_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *input, pp_tensor *target,
                                 int reduction) {
-  if (!checkInputs(frame, "mse_loss_grad", {grad, input, target}))
-    return nullptr;
-  int64_t n = pp_tensor_numel(input);
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shapeOf(input));
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "mse_loss_grad", {grad, input, target});
+  int64_t n = input ? pp_tensor_numel(input) : 0;
+  pp_tensor *result =
+      dtype ? newTensor(frame, *dtype, shapeOf(input)) : nullptr;
   if (!result)
     return nullptr;
-  const float *g = floats(grad), *x = floats(input), *t = floats(target);
-  bool perElement = reduction == 2;
-  float scale = reduction == 0 && n > 0 ? 2.0f / n : 2.0f;
-  for (int64_t i = 0; i < n; ++i)
-    floats(result)[i] = scale * (x[i] - t[i]) * g[perElement ? i : 0];
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> g = readFloats<T>(grad), x = readFloats<T>(input),
+                t = readFloats<T>(target);
+    bool perElement = reduction == 2;
+    float scale = reduction == 0 && n > 0 ? 2.0f / n : 2.0f;
+    fillElements(elementsOf<T>(result), n, [&](int64_t i) {
+      return scale * (x[i] - t[i]) * g[perElement ? i : 0];
+    });
+  });
   return result;
 }
 
 pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                 pp_tensor *labels, int64_t ignore_index,
                                 int reduction) {
-  if (!checkInputs(frame, "cross_entropy", {logits}) || !labels)
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "cross_entropy", {logits});
+  if (!dtype || !labels)
     return nullptr;
   std::optional<std::vector<int64_t>> y =
       crossEntropyLabels(frame, "cross_entropy", logits, labels, ignore_index,
@@ -376,36 +394,45 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
   Shape shape = shapeOf(logits);
   int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
-  const float *z = floats(logits);
   std::vector<float> perRow(rows, 0.0f);
   double sum = 0;
   int64_t counted = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if ((*y)[r] == ignore_index)
-      continue;
-    const float *row = z + r * classes;
-    auto [max, total] = softmaxNormalizer(row, classes);
-    double loss = std::log(total) + max - row[(*y)[r]];
-    perRow[r] = static_cast<float>(loss);
-    sum += loss;
-    ++counted;
-  }
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> z = readFloats<T>(logits);
+    for (int64_t r = 0; r < rows; ++r) {
+      if ((*y)[r] == ignore_index)
+        continue;
+      FloatsIn<T> row = z + r * classes;
+      auto [max, total] = softmaxNormalizer(row, classes);
+      double loss = std::log(total) + max - row[(*y)[r]];
+      perRow[r] = static_cast<float>(loss);
+      sum += loss;
+      ++counted;
+    }
+  });
   if (reduction == 2) {
     Shape rowShape(shape.begin(), shape.end() - 1);
-    pp_tensor *result = newTensor(frame, PP_DTYPE_F32, rowShape);
+    pp_tensor *result = newTensor(frame, *dtype, rowShape);
     if (result)
-      std::copy(perRow.begin(), perRow.end(), floats(result));
+      forFloatType(*dtype, [&](auto element) {
+        using T = decltype(element);
+        fillElements(elementsOf<T>(result), rows,
+                     [&](int64_t r) { return perRow[r]; });
+      });
     return result;
   }
   if (reduction == 0)
     sum = counted ? sum / counted : 0.0;
-  return scalar(frame, sum);
+  return scalar(frame, sum, *dtype);
 }
 
 pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                      pp_tensor *logits, pp_tensor *labels,
                                      int64_t ignore_index, int reduction) {
-  if (!checkInputs(frame, "cross_entropy_grad", {grad, logits}) || !labels)
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "cross_entropy_grad", {grad, logits});
+  if (!dtype || !labels)
     return nullptr;
   std::optional<std::vector<int64_t>> labelValues =
       crossEntropyLabels(frame, "cross_entropy_grad", logits, labels,
@@ -415,31 +442,35 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
   Shape shape = shapeOf(logits);
   int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
-  const float *z = floats(logits), *g = floats(grad);
   const int64_t *y = labelValues->data();
   int64_t counted = 0;
   for (int64_t r = 0; r < rows; ++r)
     counted += y[r] != ignore_index;
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shape);
+  pp_tensor *result = newTensor(frame, *dtype, shape);
   if (!result)
     return nullptr;
-  float *out = floats(result);
-  for (int64_t r = 0; r < rows; ++r) {
-    if (y[r] == ignore_index) {
-      std::fill_n(out + r * classes, classes, 0.0f);
-      continue;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> z = readFloats<T>(logits), g = readFloats<T>(grad);
+    FloatsOut<T> out = writeFloats<T>(result);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (y[r] == ignore_index) {
+        for (int64_t c = 0; c < classes; ++c)
+          out[r * classes + c] = 0.0f;
+        continue;
+      }
+      double scale = reduction == 2 ? g[r] : g[0];
+      if (reduction == 0)
+        scale /= counted;
+      FloatsIn<T> row = z + r * classes;
+      auto [max, total] = softmaxNormalizer(row, classes);
+      for (int64_t c = 0; c < classes; ++c) {
+        double softmax = std::exp(row[c] - max) / total;
+        out[r * classes + c] =
+            static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
+      }
     }
-    double scale = reduction == 2 ? g[r] : g[0];
-    if (reduction == 0)
-      scale /= counted;
-    const float *row = z + r * classes;
-    auto [max, total] = softmaxNormalizer(row, classes);
-    for (int64_t c = 0; c < classes; ++c) {
-      double softmax = std::exp(row[c] - max) / total;
-      out[r * classes + c] =
-          static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
-    }
-  }
+  });
   return result;
 }
 

@@ -20,25 +20,30 @@ template <typename Function>
 pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
                        pp_tensor *lhs, pp_tensor *rhs, int64_t operand,
                        Function function) {
-  if (!checkInputs(frame, kernel, {grad, lhs, rhs}) ||
-      !math::checkOperand(frame, kernel, operand))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, kernel, {grad, lhs, rhs});
+  if (!dtype || !math::checkOperand(frame, kernel, operand))
     return nullptr;
   std::optional<Shape> shape =
       broadcastOperands(frame, kernel, {grad, lhs, rhs});
-  pp_tensor *result = shape ? newTensor(frame, PP_DTYPE_F32, *shape) : nullptr;
+  pp_tensor *result = shape ? newTensor(frame, *dtype, *shape) : nullptr;
   if (!result)
     return nullptr;
-  const float *g = floats(grad), *a = floats(lhs), *b = floats(rhs);
-  float *out = floats(result);
-  int64_t inner = rowLength(*shape);
-  forEachBroadcastRow<3>({shapeOf(grad), shapeOf(lhs), shapeOf(rhs)}, *shape,
-                         [&](const auto &at, const auto &steps) {
-                           for (int64_t j = 0; j < inner; ++j)
-                             out[at[3] + j] =
-                                 function(g[at[0] + j * steps[0]],
-                                          a[at[1] + j * steps[1]],
-                                          b[at[2] + j * steps[2]], operand);
-                         });
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> g = readFloats<T>(grad), a = readFloats<T>(lhs),
+                b = readFloats<T>(rhs);
+    FloatsOut<T> out = writeFloats<T>(result);
+    int64_t inner = rowLength(*shape);
+    forEachBroadcastRow<3>({shapeOf(grad), shapeOf(lhs), shapeOf(rhs)}, *shape,
+                           [&](const auto &at, const auto &steps) {
+                             for (int64_t j = 0; j < inner; ++j)
+                               out[at[3] + j] =
+                                   function(g[at[0] + j * steps[0]],
+                                            a[at[1] + j * steps[1]],
+                                            b[at[2] + j * steps[2]], operand);
+                           });
+  });
   return result;
 }
 
@@ -89,8 +94,7 @@ pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
 }
 
 pp_tensor *pp_cpu_pow(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
-  return binary(frame, "pow", lhs, rhs,
-                PP_FORMULA(pow));
+  return binary(frame, "pow", lhs, rhs, PP_FORMULA(pow));
 }
 
 pp_tensor *pp_cpu_maximum(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {

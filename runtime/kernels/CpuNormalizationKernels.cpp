@@ -30,25 +30,31 @@ void forEachGrouped(const ReducePlan &plan, Visit visit) {
 }
 
 /// A reduction of `input` with `keep_dims`: `reduceGroups(plan, in, out)`
-/// fills the result, one value per group.
+/// fills the result, one value per group (FloatsIn and FloatsOut of the
+/// input's type).
 template <typename Reduce>
 pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
                   int64_t axes_count, const int64_t *axes, int keep_dims,
                   Reduce reduceGroups) {
-  if (!checkInputs(frame, kernel, {input}))
+  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
       reducePlan(frame, kernel, shapeOf(input), axes_count, axes);
-  pp_tensor *result = plan ? newTensor(frame, PP_DTYPE_F32,
-                                       keep_dims ? plan->kept : plan->removed)
-                           : nullptr;
+  pp_tensor *result =
+      plan ? newTensor(frame, *dtype, keep_dims ? plan->kept : plan->removed)
+           : nullptr;
   if (result)
-    reduceGroups(*plan, floats(input), floats(result));
+    forFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      reduceGroups(*plan, readFloats<T>(input), writeFloats<T>(result));
+    });
   return result;
 }
 
 /// The sums of the groups of `plan` in double.
-std::vector<double> groupSums(const ReducePlan &plan, const float *in) {
+template <typename Floats>
+std::vector<double> groupSums(const ReducePlan &plan, Floats in) {
   std::vector<double> sums(plan.groups, 0.0);
   accumulateGroups(plan.input, plan.groupStrides, in, sums.data());
   return sums;
@@ -76,7 +82,8 @@ template <typename Block> void forEachRowBlock(int64_t rows, Block block) {
 template <int64_t Count> struct RowStatistics {
   std::array<double, Count> mean, rstd;
 
-  RowStatistics(const float *rows, int64_t size, double epsilon) {
+  template <typename Floats>
+  RowStatistics(Floats rows, int64_t size, double epsilon) {
     std::array<double, Count> sum{}, squares{};
     for (int64_t j = 0; j < size; ++j)
       for (int64_t k = 0; k < Count; ++k)
@@ -100,7 +107,7 @@ pp_tensor *pp_cpu_reduce_sum(pp_frame *frame, pp_tensor *input,
                              int64_t axes_count, const int64_t *axes,
                              int keep_dims) {
   return reduce(frame, "reduce_sum", input, axes_count, axes, keep_dims,
-                [](const ReducePlan &plan, const float *in, float *out) {
+                [](const ReducePlan &plan, auto in, auto out) {
                   std::vector<double> sums = groupSums(plan, in);
                   for (int64_t g = 0; g < plan.groups; ++g)
                     out[g] = static_cast<float>(sums[g]);
@@ -111,7 +118,7 @@ pp_tensor *pp_cpu_reduce_mean(pp_frame *frame, pp_tensor *input,
                               int64_t axes_count, const int64_t *axes,
                               int keep_dims) {
   return reduce(frame, "reduce_mean", input, axes_count, axes, keep_dims,
-                [](const ReducePlan &plan, const float *in, float *out) {
+                [](const ReducePlan &plan, auto in, auto out) {
                   std::vector<double> sums = groupSums(plan, in);
                   for (int64_t g = 0; g < plan.groups; ++g)
                     out[g] = static_cast<float>(sums[g] / plan.groupSize);
@@ -122,13 +129,14 @@ pp_tensor *pp_cpu_reduce_max(pp_frame *frame, pp_tensor *input,
                              int64_t axes_count, const int64_t *axes,
                              int keep_dims) {
   return reduce(frame, "reduce_max", input, axes_count, axes, keep_dims,
-                [](const ReducePlan &plan, const float *in, float *out) {
-                  std::fill_n(out, plan.groups,
-                              -std::numeric_limits<float>::infinity());
+                [](const ReducePlan &plan, auto in, auto out) {
+                  for (int64_t g = 0; g < plan.groups; ++g)
+                    out[g] = -std::numeric_limits<float>::infinity();
                   forEachGrouped(plan, [&](int64_t i, int64_t group) {
                     // A NaN wins and stays, as in PyTorch's amax.
-                    if (in[i] > out[group] || in[i] != in[i])
-                      out[group] = in[i];
+                    float x = in[i];
+                    if (x > out[group] || x != x)
+                      out[group] = x;
                   });
                 });
 }
@@ -137,53 +145,59 @@ pp_tensor *pp_cpu_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
                                   int64_t axes_count, const int64_t *axes,
                                   int64_t input_shape_count,
                                   const int64_t *input_shape) {
-  if (!checkInputs(frame, "reduce_sum_grad", {grad}))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "reduce_sum_grad", {grad});
+  if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan = reduceGradPlan(
       frame, "reduce_sum_grad", shapeOf(grad),
       Shape(input_shape, input_shape + input_shape_count), axes_count, axes);
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32, plan->input) : nullptr;
+  pp_tensor *result = plan ? newTensor(frame, *dtype, plan->input) : nullptr;
   if (!result)
     return nullptr;
-  const float *g = floats(grad);
-  float *out = floats(result);
-  forEachGrouped(*plan, [&](int64_t i, int64_t group) { out[i] = g[group]; });
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *g = elementsOf<T>(grad);
+    T *out = elementsOf<T>(result);
+    forEachGrouped(*plan, [&](int64_t i, int64_t group) { out[i] = g[group]; });
+  });
   return result;
 }
 
 pp_tensor *pp_cpu_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                   pp_tensor *input, pp_tensor *result_value,
                                   int64_t axes_count, const int64_t *axes) {
-  if (!checkInputs(frame, "reduce_max_grad", {grad, input, result_value}))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "reduce_max_grad", {grad, input, result_value});
+  if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
       reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32, plan->input) : nullptr;
+  pp_tensor *result = plan ? newTensor(frame, *dtype, plan->input) : nullptr;
   if (!result)
     return nullptr;
-  const float *g = floats(grad), *x = floats(input), *y = floats(result_value);
-  float *out = floats(result);
-  std::vector<float> ties(plan->groups, 0.0f);
-  forEachGrouped(*plan, [&](int64_t i, int64_t group) {
-    ties[group] += x[i] == y[group];
-  });
-  // mask * (grad / ties) as PyTorch computes it: NaN for a group whose
-  // maximum is NaN (no element equals it).
-  forEachGrouped(*plan, [&](int64_t i, int64_t group) {
-    out[i] = static_cast<float>(x[i] == y[group]) * (g[group] / ties[group]);
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> g = readFloats<T>(grad), x = readFloats<T>(input),
+                y = readFloats<T>(result_value);
+    FloatsOut<T> out = writeFloats<T>(result);
+    std::vector<float> ties(plan->groups, 0.0f);
+    forEachGrouped(*plan, [&](int64_t i, int64_t group) {
+      ties[group] += x[i] == y[group];
+    });
+    // mask * (grad / ties) as PyTorch computes it: NaN for a group whose
+    // maximum is NaN (no element equals it).
+    forEachGrouped(*plan, [&](int64_t i, int64_t group) {
+      out[i] = static_cast<float>(x[i] == y[group]) * (g[group] / ties[group]);
+    });
   });
   return result;
 }
 
 pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
-  if (!checkInputs(frame, "log_softmax", {input}))
-    return nullptr;
-  const float *in = floats(input);
-  return alongAxis(
+  return mapAlongAxis(
       frame, "log_softmax", input, axis,
-      [&](float *out, int64_t start, int64_t stride, int64_t size) {
+      [](auto out, auto in, int64_t start, int64_t stride, int64_t size) {
         auto [max, total] = softmaxNormalizer(in + start, size, stride);
         double shift = max + std::log(total);
         for (int64_t at = start; at < start + size * stride; at += stride)
@@ -194,8 +208,8 @@ pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
 pp_tensor *pp_cpu_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                    pp_tensor *result_value, int64_t axis) {
   return gradAlongAxis(frame, "log_softmax_grad", grad, result_value, axis,
-                       [](float *out, const float *g, const float *y,
-                          int64_t start, int64_t stride, int64_t size) {
+                       [](auto out, auto g, auto y, int64_t start,
+                          int64_t stride, int64_t size) {
                          int64_t end = start + size * stride;
                          double sum = 0;
                          for (int64_t at = start; at < end; at += stride)
@@ -209,35 +223,42 @@ pp_tensor *pp_cpu_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
                              pp_tensor *weight, pp_tensor *bias, int64_t axis,
                              double epsilon) {
-  if (!checkInputs(frame, "layer_norm", {input}) ||
-      (weight && !checkInputs(frame, "layer_norm", {weight})) ||
-      (bias && !checkInputs(frame, "layer_norm", {bias})))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "layer_norm", {input});
+  if (!dtype ||
+      (weight && !checkFloatInputs(frame, "layer_norm", {input, weight})) ||
+      (bias && !checkFloatInputs(frame, "layer_norm", {input, bias})))
     return nullptr;
   std::optional<LayerNormPlan> plan = layerNormPlan(
       frame, "layer_norm", input, weight, bias, nullptr, axis, epsilon);
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
+  pp_tensor *result = plan ? newTensor(frame, *dtype, shapeOf(input)) : nullptr;
   if (!result)
     return nullptr;
-  const float *w = weight ? floats(weight) : nullptr;
-  const float *b = bias ? floats(bias) : nullptr;
-  int64_t size = plan->size;
-  forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
-    const float *rows = floats(input) + first * size;
-    RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
-    for (int64_t k = 0; k < count; ++k) {
-      const float *row = rows + k * size;
-      float *out = floats(result) + (first + k) * size;
-      double mean = statistics.mean[k], rstd = statistics.rstd[k];
-      for (int64_t j = 0; j < size; ++j) {
-        double value = (row[j] - mean) * rstd;
-        if (w)
-          value *= w[j];
-        if (b)
-          value += b[j];
-        out[j] = static_cast<float>(value);
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    std::optional<FloatsIn<T>> w, b;
+    if (weight)
+      w = readFloats<T>(weight);
+    if (bias)
+      b = readFloats<T>(bias);
+    int64_t size = plan->size;
+    forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
+      FloatsIn<T> rows = readFloats<T>(input) + first * size;
+      RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
+      for (int64_t k = 0; k < count; ++k) {
+        FloatsIn<T> row = rows + k * size;
+        FloatsOut<T> out = writeFloats<T>(result) + (first + k) * size;
+        double mean = statistics.mean[k], rstd = statistics.rstd[k];
+        for (int64_t j = 0; j < size; ++j) {
+          double value = (row[j] - mean) * rstd;
+          if (w)
+            value *= (*w)[j];
+          if (b)
+            value += (*b)[j];
+          out[j] = static_cast<float>(value);
+        }
       }
-    }
+    });
   });
   return result;
 }
@@ -246,61 +267,67 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
                                   pp_tensor *input, pp_tensor *weight,
                                   int64_t axis, double epsilon,
                                   int64_t result_index) {
-  if (!checkInputs(frame, "layer_norm_grad", {grad, input, weight}))
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "layer_norm_grad", {grad, input, weight});
+  if (!dtype)
     return nullptr;
   std::optional<LayerNormPlan> plan = layerNormGradPlan(
       frame, grad, input, weight, axis, epsilon, result_index);
   if (!plan)
     return nullptr;
   Shape shape = shapeOf(input);
-  pp_tensor *result = newTensor(frame, PP_DTYPE_F32,
-                                result_index == 0 ? shape : shapeOf(weight));
+  pp_tensor *result =
+      newTensor(frame, *dtype, result_index == 0 ? shape : shapeOf(weight));
   if (!result)
     return nullptr;
-  const float *x = floats(input), *dy = floats(grad), *w = floats(weight);
-  float *out = floats(result);
-  int64_t size = plan->size;
-  // The weight and bias gradients sum over the rows, in row order.
-  std::vector<double> sums(result_index == 0 ? 0 : size, 0.0);
-  if (result_index == 2)
-    accumulateGroups({plan->rows, size}, {0, 1}, dy, sums.data());
-  else
-    forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
-      const float *rows = x + first * size, *grads = dy + first * size;
-      RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
-      if (result_index == 1) {
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> x = readFloats<T>(input), dy = readFloats<T>(grad),
+                w = readFloats<T>(weight);
+    FloatsOut<T> out = writeFloats<T>(result);
+    int64_t size = plan->size;
+    // The weight and bias gradients sum over the rows, in row order.
+    std::vector<double> sums(result_index == 0 ? 0 : size, 0.0);
+    if (result_index == 2)
+      accumulateGroups({plan->rows, size}, {0, 1}, dy, sums.data());
+    else
+      forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
+        FloatsIn<T> rows = x + first * size, grads = dy + first * size;
+        RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
+        if (result_index == 1) {
+          for (int64_t k = 0; k < count; ++k) {
+            FloatsIn<T> row = rows + k * size, g = grads + k * size;
+            double mean = statistics.mean[k], rstd = statistics.rstd[k];
+            for (int64_t j = 0; j < size; ++j)
+              sums[j] += g[j] * ((row[j] - mean) * rstd);
+          }
+          return;
+        }
+        // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
+        std::array<double, decltype(count)::value> meanGw{}, meanGwXhat{};
+        for (int64_t j = 0; j < size; ++j)
+          for (int64_t k = 0; k < count; ++k) {
+            double gw = static_cast<double>(grads[k * size + j]) * w[j];
+            meanGw[k] += gw;
+            meanGwXhat[k] += gw * ((rows[k * size + j] - statistics.mean[k]) *
+                                   statistics.rstd[k]);
+          }
         for (int64_t k = 0; k < count; ++k) {
-          const float *row = rows + k * size, *g = grads + k * size;
+          meanGw[k] /= size;
+          meanGwXhat[k] /= size;
+          FloatsIn<T> row = rows + k * size, g = grads + k * size;
           double mean = statistics.mean[k], rstd = statistics.rstd[k];
-          for (int64_t j = 0; j < size; ++j)
-            sums[j] += g[j] * ((row[j] - mean) * rstd);
+          for (int64_t j = 0; j < size; ++j) {
+            double xhat = (row[j] - mean) * rstd;
+            out[(first + k) * size + j] =
+                static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] -
+                                           meanGw[k] - xhat * meanGwXhat[k]));
+          }
         }
-        return;
-      }
-      // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
-      std::array<double, decltype(count)::value> meanGw{}, meanGwXhat{};
-      for (int64_t j = 0; j < size; ++j)
-        for (int64_t k = 0; k < count; ++k) {
-          double gw = static_cast<double>(grads[k * size + j]) * w[j];
-          meanGw[k] += gw;
-          meanGwXhat[k] += gw * ((rows[k * size + j] - statistics.mean[k]) *
-                                 statistics.rstd[k]);
-        }
-      for (int64_t k = 0; k < count; ++k) {
-        meanGw[k] /= size;
-        meanGwXhat[k] /= size;
-        const float *row = rows + k * size, *g = grads + k * size;
-        double mean = statistics.mean[k], rstd = statistics.rstd[k];
-        for (int64_t j = 0; j < size; ++j) {
-          double xhat = (row[j] - mean) * rstd;
-          out[(first + k) * size + j] =
-              static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] -
-                                         meanGw[k] - xhat * meanGwXhat[k]));
-        }
-      }
-    });
-  for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)
-    out[j] = static_cast<float>(sums[j]);
+      });
+    for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)
+      out[j] = static_cast<float>(sums[j]);
+  });
   return result;
 }
 

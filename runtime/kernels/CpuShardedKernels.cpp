@@ -69,11 +69,12 @@ struct GlobalSoftmax {
   double max = 0, total = 0, labelLogit = 0;
 };
 
-/// The GlobalSoftmax of every position of `logits` ([..., classes], this
-/// device's piece of the classes) with global `labels`, exchanged over the
-/// group: the maxima first, then the sums of exponentials and label logits.
-/// Ignored positions are skipped (every device agrees on them: the labels
-/// are replicated).
+/// The GlobalSoftmax of every position of `logits` ([..., classes] of T,
+/// this device's piece of the classes) with global `labels`, exchanged over
+/// the group: the maxima first, then the sums of exponentials and label
+/// logits. Ignored positions are skipped (every device agrees on them: the
+/// labels are replicated).
+template <typename T>
 std::optional<std::vector<GlobalSoftmax>>
 globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
               pp_tensor *logits, const std::vector<int64_t> &labels,
@@ -81,7 +82,7 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
   int64_t positions = static_cast<int64_t>(labels.size());
   int64_t classes = shapeOf(logits).back(), devices = group.size();
   int64_t first = group.rank() * classes;
-  const float *z = floats(logits);
+  FloatsIn<T> z = readFloats<T>(logits);
   std::vector<double> maxima(positions,
                              -std::numeric_limits<double>::infinity());
   for (int64_t p = 0; p < positions; ++p)
@@ -100,7 +101,7 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
     rows[p].max = (*allMaxima)[p];
     for (int64_t q = 1; q < devices; ++q)
       rows[p].max = std::max(rows[p].max, (*allMaxima)[q * positions + p]);
-    const float *row = z + p * classes;
+    FloatsIn<T> row = z + p * classes;
     for (int64_t c = 0; c < classes; ++c)
       sums[2 * p] += std::exp(row[c] - rows[p].max);
     int64_t label = labels[p] - first;
@@ -120,8 +121,9 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
 }
 
 /// The labels and global softmax of a sharded cross-entropy kernel over the
-/// frame's group of `axes` (set in `group`), or nullopt with the error
-/// recorded.
+/// frame's group of `axes` (set in `group`) on logits of T, or nullopt with
+/// the error recorded.
+template <typename T>
 std::optional<std::pair<std::vector<int64_t>, std::vector<GlobalSoftmax>>>
 shardedLoss(pp_frame *frame, const char *kernel, pp_tensor *logits,
             pp_tensor *labels, const char *axes, int64_t ignoreIndex,
@@ -135,7 +137,7 @@ shardedLoss(pp_frame *frame, const char *kernel, pp_tensor *logits,
   if (!y)
     return std::nullopt;
   std::optional<std::vector<GlobalSoftmax>> rows =
-      globalSoftmax(frame, kernel, *group, logits, *y, ignoreIndex);
+      globalSoftmax<T>(frame, kernel, *group, logits, *y, ignoreIndex);
   if (!rows)
     return std::nullopt;
   return std::make_pair(std::move(*y), std::move(*rows));
@@ -157,11 +159,11 @@ std::optional<GatherPlan> wholeTablePlan(pp_frame *frame, const char *kernel,
                            pp_tensor_data(indices));
 }
 
-/// `input` on every device of the frame's group of `axes` reduced as `reduction` in
-/// group order, into a new f32 tensor: the whole tensor (all_reduce), or
-/// with `scatter` this device's shard of dimension `dim` split into
-/// `blocks` blocks (reduce_scatter). Null after an earlier failure or with
-/// the error recorded.
+/// `input` on every device of the frame's group of `axes` reduced as
+/// `reduction` in group order, into a new tensor of its float type: the whole
+/// tensor (all_reduce), or with `scatter` this device's shard of dimension
+/// `dim` split into `blocks` blocks (reduce_scatter). Null after an earlier
+/// failure or with the error recorded.
 pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
                            pp_tensor *input, const char *axes, int reduction,
                            bool scatter, int64_t blocks = 1, int64_t dim = 0) {
@@ -178,19 +180,23 @@ pp_tensor *reduceOverGroup(pp_frame *frame, const char *kernel,
               : ShardLayout{1, 1, 1, count};
   std::optional<std::vector<char>> all =
       layout ? gatherTensors(frame, kernel, *group, input) : std::nullopt;
+  pp_dtype dtype = pp_tensor_dtype(input);
   pp_tensor *result =
-      all ? newTensor(frame, PP_DTYPE_F32, scaledShape(whole, dim, 1, devices))
+      all ? newTensor(frame, dtype, scaledShape(whole, dim, 1, devices))
           : nullptr;
   if (!result)
     return nullptr;
-  const float *values = reinterpret_cast<const float *>(all->data());
-  float *out = floats(result);
-  layout->forEachRun(scatter ? group->rank() : 0, [&](int64_t local,
-                                                      int64_t global,
-                                                      int64_t run) {
-    for (int64_t i = 0; i < run; ++i)
-      out[local + i] =
-          reduceInOrder(values + global + i, group->size(), count, reduction);
+  forFloatType(dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *values = reinterpret_cast<const T *>(all->data());
+    T *out = elementsOf<T>(result);
+    layout->forEachRun(scatter ? group->rank() : 0,
+                       [&](int64_t local, int64_t global, int64_t run) {
+                         for (int64_t i = 0; i < run; ++i)
+                           out[local + i] = storeFloat<T>(
+                               reduceInOrder(values + global + i, group->size(),
+                                             count, reduction));
+                       });
   });
   return result;
 }
@@ -215,8 +221,7 @@ pp_tensor *pp_cpu_all_gather(pp_frame *frame, pp_tensor *input,
   std::optional<ShardLayout> layout =
       shardLayout(frame, "all_gather", whole, dim, blocks, group->size());
   std::optional<std::vector<char>> all =
-      layout ? gatherTensors(frame, "all_gather", *group, input)
-             : std::nullopt;
+      layout ? gatherTensors(frame, "all_gather", *group, input) : std::nullopt;
   pp_tensor *result =
       all ? newTensor(frame, pp_tensor_dtype(input), whole) : nullptr;
   if (!result)
@@ -299,33 +304,43 @@ pp_tensor *pp_cpu_sharded_gather_grad(pp_frame *frame, pp_tensor *grad,
   Shape dataShape(data_shape, data_shape + data_shape_count);
   std::optional<GatherPlan> plan = wholeTablePlan(
       frame, "sharded_gather_grad", *group, dataShape, indices, axis, grad);
-  pp_tensor *result =
-      plan ? newTensor(frame, PP_DTYPE_F32, dataShape) : nullptr;
+  pp_dtype dtype = pp_tensor_dtype(grad);
+  pp_tensor *result = plan ? newTensor(frame, dtype, dataShape) : nullptr;
   if (!result)
     return nullptr;
   // This device's rows of gather_grad on the whole table.
   int64_t pieceRows = plan->layout.size / group->size();
-  sumGatheredSlices(*plan, floats(grad), group->rank() * pieceRows, pieceRows,
-                    floats(result));
+  forFloatType(dtype, [&](auto element) {
+    using T = decltype(element);
+    sumGatheredSlices(*plan, readFloats<T>(grad), group->rank() * pieceRows,
+                      pieceRows, writeFloats<T>(result));
+  });
   return result;
 }
 
 pp_tensor *pp_cpu_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                         pp_tensor *labels, const char *axes,
                                         int64_t ignore_index) {
-  if (!checkInputs(frame, "sharded_cross_entropy", {logits}) || !labels)
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "sharded_cross_entropy", {logits});
+  if (!dtype || !labels)
     return nullptr;
-  CollectiveGroup *group = nullptr;
-  auto loss = shardedLoss(frame, "sharded_cross_entropy", logits, labels,
-                          axes, ignore_index, group);
-  if (!loss)
-    return nullptr;
-  auto &[y, rows] = *loss;
-  double sum = 0;
-  for (size_t p = 0; p < y.size(); ++p)
-    if (y[p] != ignore_index)
-      sum += std::log(rows[p].total) + rows[p].max - rows[p].labelLogit;
-  return scalar(frame, sum);
+  pp_tensor *result = nullptr;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    CollectiveGroup *group = nullptr;
+    auto loss = shardedLoss<T>(frame, "sharded_cross_entropy", logits, labels,
+                               axes, ignore_index, group);
+    if (!loss)
+      return;
+    auto &[y, rows] = *loss;
+    double sum = 0;
+    for (size_t p = 0; p < y.size(); ++p)
+      if (y[p] != ignore_index)
+        sum += std::log(rows[p].total) + rows[p].max - rows[p].labelLogit;
+    result = scalar(frame, sum, *dtype);
+  });
+  return result;
 }
 
 pp_tensor *pp_cpu_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
@@ -333,35 +348,40 @@ pp_tensor *pp_cpu_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                              pp_tensor *labels,
                                              const char *axes,
                                              int64_t ignore_index) {
-  if (!checkInputs(frame, "sharded_cross_entropy_grad", {grad, logits}) ||
-      !labels)
+  std::optional<pp_dtype> dtype =
+      checkFloatInputs(frame, "sharded_cross_entropy_grad", {grad, logits});
+  if (!dtype || !labels)
     return nullptr;
-  CollectiveGroup *group = nullptr;
-  auto loss = shardedLoss(frame, "sharded_cross_entropy_grad", logits, labels,
-                          axes, ignore_index, group);
-  Shape shape = shapeOf(logits);
-  pp_tensor *result = loss ? newTensor(frame, PP_DTYPE_F32, shape) : nullptr;
-  if (!result)
-    return nullptr;
-  auto &[y, rows] = *loss;
-  int64_t classes = shape.back();
-  int64_t first = group->rank() * classes;
-  double scale = floats(grad)[0];
-  const float *z = floats(logits);
-  float *out = floats(result);
-  for (size_t p = 0; p < y.size(); ++p) {
-    float *row = out + p * classes;
-    if (y[p] == ignore_index) {
-      std::fill_n(row, classes, 0.0f);
-      continue;
+  pp_tensor *result = nullptr;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    CollectiveGroup *group = nullptr;
+    auto loss = shardedLoss<T>(frame, "sharded_cross_entropy_grad", logits,
+                               labels, axes, ignore_index, group);
+    Shape shape = shapeOf(logits);
+    result = loss ? newTensor(frame, *dtype, shape) : nullptr;
+    if (!result)
+      return;
+    auto &[y, rows] = *loss;
+    int64_t classes = shape.back();
+    int64_t first = group->rank() * classes;
+    double scale = readFloats<T>(grad)[0];
+    FloatsIn<T> z = readFloats<T>(logits);
+    FloatsOut<T> out = writeFloats<T>(result);
+    for (size_t p = 0; p < y.size(); ++p) {
+      FloatsOut<T> row = out + p * classes;
+      for (int64_t c = 0; c < classes; ++c) {
+        if (y[p] == ignore_index) {
+          row[c] = 0.0f;
+          continue;
+        }
+        double softmax =
+            std::exp(z[p * classes + c] - rows[p].max) / rows[p].total;
+        row[c] = static_cast<float>(
+            (softmax - (first + c == y[p] ? 1.0 : 0.0)) * scale);
+      }
     }
-    for (int64_t c = 0; c < classes; ++c) {
-      double softmax =
-          std::exp(z[p * classes + c] - rows[p].max) / rows[p].total;
-      row[c] = static_cast<float>(
-          (softmax - (first + c == y[p] ? 1.0 : 0.0)) * scale);
-    }
-  }
+  });
   return result;
 }
 

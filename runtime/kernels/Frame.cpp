@@ -6,6 +6,7 @@
 #include "runtime/core/Shapes.h"
 #include "runtime/device/Device.h"
 #include "runtime/device/Queue.h"
+#include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/MemoryArena.h"
 
 #include <cstring>
@@ -197,8 +198,9 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          const Shape &dataShape,
                                          pp_tensor *indices, int64_t axis,
                                          const void *hostIndices) {
-  if (pp_tensor_dtype(grad) != PP_DTYPE_F32) {
-    failFrame(frame, std::string("gather_grad expects an f32 grad, got ") +
+  if (!visitFloatType(pp_tensor_dtype(grad), [](auto) {})) {
+    failFrame(frame, std::string(
+                         "gather_grad expects an f32, bf16 or f16 grad, got ") +
                          pp_dtype_name(pp_tensor_dtype(grad)));
     return std::nullopt;
   }

@@ -104,8 +104,8 @@ std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
                                      int64_t axis, const void *hostIndices);
 
 /// gatherPlan for gather_grad, which scatters `grad` back into data of
-/// `dataShape`: also checks that `grad` holds f32 values shaped like the
-/// gather's result.
+/// `dataShape`: also checks that `grad` holds f32, bf16 or f16 values
+/// shaped like the gather's result.
 std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          const Shape &dataShape,
                                          pp_tensor *indices, int64_t axis,

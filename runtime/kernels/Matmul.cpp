@@ -15,18 +15,19 @@ pp_tensor *batchedMatmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
     failFrame(frame, error);
     return nullptr;
   }
-  pp_tensor *result = create(frame, PP_DTYPE_F32, plan->result);
+  pp_dtype dtype = pp_tensor_dtype(lhs);
+  pp_tensor *result = create(frame, dtype, plan->result);
   if (!result || plan->m * plan->n == 0)
     return result;
-  const float *a = static_cast<const float *>(pp_tensor_data(lhs));
-  const float *b = static_cast<const float *>(pp_tensor_data(rhs));
-  float *c = static_cast<float *>(pp_tensor_data(result));
+  size_t size = pp_dtype_size(dtype);
+  const char *a = static_cast<const char *>(pp_tensor_data(lhs));
+  const char *b = static_cast<const char *>(pp_tensor_data(rhs));
+  char *c = static_cast<char *>(pp_tensor_data(result));
   for (size_t batch = 0; batch < plan->lhsOffsets.size(); ++batch) {
-    // beta = 0: C is written without being read (zeros when k == 0).
-    if (gemm(transposeLhs, transposeRhs, plan->m, plan->n, plan->k, 1.0f,
-             a + plan->lhsOffsets[batch], lhsShape.back(),
-             b + plan->rhsOffsets[batch], rhsShape.back(), 0.0f,
-             c + batch * plan->m * plan->n, plan->n) != PP_OK) {
+    if (gemm(dtype, transposeLhs, transposeRhs, plan->m, plan->n, plan->k,
+             a + plan->lhsOffsets[batch] * size, lhsShape.back(),
+             b + plan->rhsOffsets[batch] * size, rhsShape.back(),
+             c + batch * plan->m * plan->n * size, plan->n) != PP_OK) {
       failFrame(frame, pp_last_error());
       pp_tensor_destroy(result);
       return nullptr;

@@ -3,20 +3,32 @@
 #ifndef PP_RUNTIME_MATMUL_H
 #define PP_RUNTIME_MATMUL_H
 
-#include "runtime/kernels/Frame.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/Frame.h"
 
 namespace pp::runtime {
 
-/// A row-major GEMM with pp_gemm_f32's contract (host or device pointers).
-using GemmFunction = pp_status (*)(bool, bool, int64_t, int64_t, int64_t, float,
-                                   const float *, int64_t, const float *,
-                                   int64_t, float, float *, int64_t);
+/// A row-major GEMM C = op(A) x op(B) (C overwritten) over elements of
+/// `dtype` (f32, bf16 or f16; host or device pointers), accumulating in f32
+/// and rounding each element of C once to its type.
+using GemmFunction = pp_status (*)(pp_dtype dtype, bool transA, bool transB,
+                                   int64_t m, int64_t n, int64_t k,
+                                   const void *a, int64_t lda, const void *b,
+                                   int64_t ldb, void *c, int64_t ldc);
+
+/// The host's GemmFunction: pp_gemm_f32 for f32; for bf16 and f16 the
+/// same GEMM over the operands widened to f32 (exactly), C rounded to
+/// nearest even.
+pp_status hostGemm(pp_dtype dtype, bool transA, bool transB, int64_t m,
+                   int64_t n, int64_t k, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, void *c, int64_t ldc);
+
 /// Allocates a kernel's result (host or device memory).
 using TensorFactory = pp_tensor *(*)(pp_frame *, pp_dtype, const Shape &);
 
-/// `op(lhs) x op(rhs)` over broadcast batch dimensions: one GEMM per batch
-/// into a tensor from `create`. Null (with the error in `frame`) on failure.
+/// `op(lhs) x op(rhs)` over broadcast batch dimensions, operands of one
+/// float type (checked by the caller): one GEMM per batch into a tensor of
+/// that type from `create`. Null (with the error in `frame`) on failure.
 pp_tensor *batchedMatmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          bool transposeLhs, bool transposeRhs,
                          TensorFactory create, GemmFunction gemm);

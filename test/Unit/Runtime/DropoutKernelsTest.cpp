@@ -108,7 +108,7 @@ TEST(DropoutKernel, RejectsNonFloatInputAndPassesNullOn) {
   ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, shape, &ints), PP_OK);
   Tensor owned(ints);
   EXPECT_EQ(pp_cpu_dropout(&frame, ints, 1, 0.5), nullptr);
-  EXPECT_EQ(frame.error, "dropout expects f32 tensors, got i64");
+  EXPECT_EQ(frame.error, "dropout expects f32, bf16 or f16 tensors, got i64");
 }
 
 } // namespace
