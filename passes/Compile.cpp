@@ -3,7 +3,8 @@
 // `--pp-compile="stages=N microbatch-size=B loss=KIND:OUTPUT"`: from an
 // imported model to outlined pipeline stages (optionally `split-points=a,b`
 // and `freeze=REGEX`). `infer=true` instead of a loss compiles a
-// forward-only program: the model's outputs, no backward. `fuse=false`
+// forward-only program: the model's outputs, no backward. `precision=bf16`
+// (or fp16) computes in that type with f32 master weights. `fuse=false`
 // leaves the elementwise ops unfused; `split-backward=true` splits each
 // stage's backward into input and weight gradients (zero-bubble schedules).
 //
@@ -87,6 +88,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "model's outputs (pp-mark-outputs instead of a loss "
                      "and pp-autodiff)"),
       llvm::cl::init(false)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("the compute type: f32, bf16 or fp16, with f32 master "
+                     "weights (pp-apply-precision)"),
+      llvm::cl::init("f32")};
   Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("group elementwise ops of each stage function into "
@@ -118,6 +124,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(pp-autodiff's freeze)")};
 };
 
+/// The precision policy, before differentiating.
+void addPrecisionPass(OpPassManager &pm, const CompileOptions &options) {
+  pp::ApplyPrecisionOptions precision;
+  precision.precision = options.precision;
+  pm.addPass(pp::createApplyPrecision(precision));
+}
+
 /// Why `options` do not make a pipeline, or "".
 std::string compileOptionsProblem(const CompileOptions &options) {
   if (!options.infer)
@@ -136,11 +149,13 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     pp::MarkOutputsOptions outputs;
     outputs.microbatchSize = options.microbatchSize;
     pm.addPass(pp::createMarkOutputs(outputs));
+    addPrecisionPass(pm, options);
   } else {
     pp::AttachLossOptions loss;
     loss.loss = options.loss;
     loss.microbatchSize = options.microbatchSize;
     pm.addPass(pp::createAttachLoss(loss));
+    addPrecisionPass(pm, options);
     pp::AutodiffOptions autodiff;
     autodiff.freeze = options.freeze;
     pm.addPass(pp::createAutodiff(autodiff));

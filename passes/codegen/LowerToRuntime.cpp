@@ -372,27 +372,30 @@ private:
 
   /// Why the runtime's kernels cannot compute `op` on its element types; ""
   /// when they can. An nn op's traits say what its kernels take
-  /// (nn::kernelElementTypeProblem); the collective kernels compute f32
-  /// values and take integer indices and labels, and those that only move
-  /// elements (all-gather, shard slice) move any type's.
+  /// (nn::kernelElementTypeProblem); the collective kernels compute f32,
+  /// bf16 or f16 values and take integer indices and labels, and those that
+  /// only move elements (all-gather, shard slice) move any type's.
   static std::string kernelElementTypeProblem(Operation *op) {
     if (!op->hasTrait<CollectiveKernel>())
       return nn::kernelElementTypeProblem(op);
     if (isa<AllGatherOp, ShardSliceOp>(op))
       return "";
-    auto isF32 = [](Type type) { return getElementTypeOrSelf(type).isF32(); };
-    auto isF32OrIndex = [&](Type type) {
-      return isF32(type) || getElementTypeOrSelf(type).isInteger();
+    auto isFloat = [](Type type) {
+      Type element = getElementTypeOrSelf(type);
+      return element.isF32() || element.isBF16() || element.isF16();
     };
-    if (llvm::all_of(op->getResultTypes(), isF32) &&
-        llvm::all_of(op->getOperandTypes(), isF32OrIndex))
+    auto isFloatOrIndex = [&](Type type) {
+      return isFloat(type) || getElementTypeOrSelf(type).isInteger();
+    };
+    if (llvm::all_of(op->getResultTypes(), isFloat) &&
+        llvm::all_of(op->getOperandTypes(), isFloatOrIndex))
       return "";
     std::string problem;
     llvm::raw_string_ostream os(problem);
     os << op->getName() << " on ";
     llvm::interleaveComma(op->getOperandTypes(), os);
-    os << ": pp's collective kernels compute f32 values (with integer "
-          "indices and labels) only";
+    os << ": pp's collective kernels compute f32, bf16 and f16 values (with "
+          "integer indices and labels) only";
     return problem;
   }
 
@@ -545,6 +548,9 @@ private:
     std::string cType = llvm::TypeSwitch<Type, std::string>(element)
                             .Case([](Float32Type) { return "float"; })
                             .Case([](Float64Type) { return "double"; })
+                            // 16-bit floats as their bits.
+                            .Case<BFloat16Type, Float16Type>(
+                                [](Type) { return "uint16_t"; })
                             .Case([](IntegerType integer) -> std::string {
                               switch (integer.getWidth()) {
                               case 64:
@@ -562,13 +568,17 @@ private:
       return constant.emitOpError("of type ")
              << constant.getType()
              << " has no runtime form; constants are dense tensors of f32, "
-                "f64, i64, i32 or i1";
+                "bf16, f16, f64, i64, i32 or i1";
     size_t count = dense.isSplat() ? 1 : dense.getNumElements();
     SmallVector<std::string> elements;
     for (Attribute value : dense.getValues<Attribute>()) {
       if (elements.size() == count)
         break;
-      if (auto number = dyn_cast<FloatAttr>(value))
+      auto number = dyn_cast<FloatAttr>(value);
+      if (number && (element.isBF16() || element.isF16()))
+        elements.push_back(
+            std::to_string(number.getValue().bitcastToAPInt().getZExtValue()));
+      else if (number)
         elements.push_back(
             floatingLiteral(number.getValueAsDouble(), element.isF32()));
       else

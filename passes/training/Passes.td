@@ -36,6 +36,49 @@ def AttachLoss : Pass<"pp-attach-loss", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::nn::NNDialect"];
 }
 
+def ApplyPrecision : Pass<"pp-apply-precision", "mlir::ModuleOp"> {
+  let summary = "the mixed-precision policy, as casts in the program";
+  let description = [{
+    Makes `@main` compute in `precision` (bf16 or fp16; f32 keeps an f32
+    model as it is) with f32 master weights, as Megatron-LM's `--bf16` and
+    TorchTitan's mixed precision do:
+
+    - every parameter becomes an f32 argument, the master copy the
+      optimizer updates, and is cast once to the compute type where the
+      program starts;
+    - float inputs and labels are cast to the compute type as they arrive,
+      so activations, and the messages between stages, are in the compute
+      type (half the bytes of f32);
+    - every op computes in the widest float type of its operands, so that
+      the program computes in the compute type except where the model casts
+      up to f32 itself; constants are converted at compile time;
+    - ops with the `ComputesInF32` trait (softmax, log-softmax, layer norm,
+      the losses with their log-sum-exp) compute in f32 between casts, and
+      the loss stays f32; a forward-only program's outputs keep the types
+      the model declared.
+
+    Run before `pp-autodiff`: the gradient of each parameter's cast is a
+    cast back to f32, so gradients are accumulated over microbatches,
+    reduced over replicas, clipped and applied in f32. A model whose
+    weights are bf16 or f16 trains the same way, with f32 master copies of
+    them.
+
+    Example (`precision=bf16`):
+
+    ```mlir
+    func.func @main(%w: tensor<4x4xf32> {pp.role = "parameter"}, ...) {
+      %0 = nn.cast %w : (tensor<4x4xf32>) -> tensor<4x4xbf16>
+      %1 = nn.matmul %x, %0 : ... -> tensor<2x4xbf16>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "the compute type: f32, bf16 or fp16">,
+  ];
+  let dependentDialects = ["::pp::nn::NNDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MarkOutputs : Pass<"pp-mark-outputs", "mlir::ModuleOp"> {
   let summary = "keeps the model's outputs for a forward-only program";
   let description = [{

@@ -3,6 +3,7 @@
 #include "runtime/data/SyntheticData.h"
 
 #include "runtime/core/CounterRng.h"
+#include "runtime/kernels/FloatElements.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -12,26 +13,28 @@ namespace pp::runtime {
 void checkSyntheticDtype(const std::string &name, pp_dtype dtype,
                          bool isLabel, int64_t indexBound) {
   bool integer = dtype == PP_DTYPE_I64 || dtype == PP_DTYPE_I32;
-  if (dtype == PP_DTYPE_F32 || (isLabel && dtype == PP_DTYPE_I64) ||
+  bool floating = visitFloatType(dtype, [](auto) {});
+  if (floating || (isLabel && dtype == PP_DTYPE_I64) ||
       (!isLabel && integer && indexBound > 0))
     return;
   throw std::runtime_error(
       std::string(isLabel ? "labels '" : "input '") + name + "' " +
       (isLabel ? "have" : "has") + " dtype " + pp_dtype_name(dtype) +
-      "; pp-run's synthetic data supports f32 inputs, i64 or i32 inputs "
-      "that index a table (an embedding's ids)" +
+      "; pp-run's synthetic data supports float inputs (f32, bf16, f16), "
+      "i64 or i32 inputs that index a table (an embedding's ids)" +
       (integer && !isLabel ? " (this one indexes none)" : "") +
-      " and f32 or i64 labels so far");
+      " and float or i64 labels so far");
 }
 
 void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
                    int64_t firstSample, int64_t bound) {
   pp_dtype dtype = pp_tensor_dtype(tensor);
-  if (dtype != PP_DTYPE_F32 && dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32)
+  bool floating = visitFloatType(dtype, [](auto) {});
+  if (!floating && dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32)
     throw std::runtime_error("synthetic data for '" + stream +
                              "' cannot be of dtype " + pp_dtype_name(dtype) +
-                             " (only f32, i64 and i32)");
-  if (dtype != PP_DTYPE_F32 && bound < 1)
+                             " (only f32, bf16, f16, i64 and i32)");
+  if (!floating && bound < 1)
     throw std::runtime_error("synthetic integers for '" + stream +
                              "' need a bound of at least 1, got " +
                              std::to_string(bound));
@@ -53,9 +56,14 @@ void fillSynthetic(pp_tensor *tensor, uint64_t seed, const std::string &stream,
       static_cast<int32_t *>(pp_tensor_data(tensor))[i] =
           static_cast<int32_t>(bits % static_cast<uint64_t>(bound));
     } else {
-      // 24 random bits give every float in [-1, 1) on a 2^-23 grid.
+      // 24 random bits give every float in [-1, 1) on a 2^-23 grid (rounded
+      // to nearest for bf16 and f16).
       float unit = static_cast<float>(bits >> 40) / 16777216.0f;
-      static_cast<float *>(pp_tensor_data(tensor))[i] = 2.0f * unit - 1.0f;
+      visitFloatType(dtype, [&](auto element) {
+        using T = decltype(element);
+        static_cast<T *>(pp_tensor_data(tensor))[i] =
+            storeFloat<T>(2.0f * unit - 1.0f);
+      });
     }
   }
 }

@@ -1,6 +1,7 @@
 //===- Package.cpp - a compiled pipeline package --------------------------===//
 
 #include "runtime/package/Package.h"
+#include "runtime/kernels/FloatElements.h"
 
 #include "runtime/core/TrustedFiles.h"
 
@@ -262,13 +263,15 @@ void checkPackage(const Package &package) {
   }
   checkEvalFunctions(package);
   bool crossEntropy = package.lossKind == "cross_entropy";
-  pp_dtype expected = crossEntropy ? PP_DTYPE_I64 : PP_DTYPE_F32;
-  if (package.labels.dtype != expected)
+  pp_dtype labels = package.labels.dtype;
+  bool fits = crossEntropy ? labels == PP_DTYPE_I64
+                           : visitFloatType(labels, [](auto) {});
+  if (!fits)
     invalid(directory, "the labels '" + package.labels.name + "' are " +
-                           pp_dtype_name(package.labels.dtype) + ", but a " +
+                           pp_dtype_name(labels) + ", but a " +
                            package.lossKind + " loss needs " +
-                           pp_dtype_name(expected) +
-                           (crossEntropy ? " class indices" : " targets"));
+                           (crossEntropy ? "i64 class indices"
+                                         : "f32, bf16 or f16 targets"));
 }
 
 bool isFile(const std::string &path) {

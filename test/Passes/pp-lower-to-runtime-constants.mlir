@@ -47,3 +47,14 @@ func.func @stage1_forward(%a: tensor<3x3xf32>) -> tensor<2x4x3xf32> attributes {
   %t = nn.trilu %d diagonal = -1 upper : (tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
   return %t : tensor<2x4x3xf32>
 }
+
+// bf16 and f16 constants are their bits: 1.5 is 0x3FC0 in bf16 (16320) and
+// 0x3E00 in f16 (15872), -2.0 is 0xC000 in both (49152).
+// CHECK-LABEL: func.func @stage2_forward(
+// CHECK: emitc.call_opaque "pp_cpu_constant"(%{{.*}}) {args = [0 : index, #emitc.opaque<"PP_DTYPE_BF16">, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{2}.data()">, #emitc.opaque<"2">, #emitc.opaque<"[] { static const uint16_t values[] = {16320, 49152}; return values; }()">]}
+// CHECK: emitc.call_opaque "pp_cpu_constant"(%{{.*}}) {args = [0 : index, #emitc.opaque<"PP_DTYPE_F16">, #emitc.opaque<"0">, #emitc.opaque<"nullptr">, #emitc.opaque<"1">, #emitc.opaque<"[] { static const uint16_t values[] = {15872}; return values; }()">]}
+func.func @stage2_forward() -> (tensor<2xbf16>, tensor<f16>) attributes {pp.stage = 2 : i64} {
+  %b = arith.constant dense<[1.5, -2.0]> : tensor<2xbf16>
+  %h = arith.constant dense<1.5> : tensor<f16>
+  return %b, %h : tensor<2xbf16>, tensor<f16>
+}

@@ -25,7 +25,7 @@ func.func private @stage0_forward(tensor<2xf32>) -> tensor<2xf32> attributes {pp
 // -----
 
 func.func @stage0_forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {pp.stage = 0 : i64} {
-  // expected-error @+1 {{'arith.constant' op of type 'tensor<2x3xi8>' has no runtime form; constants are dense tensors of f32, f64, i64, i32 or i1}}
+  // expected-error @+1 {{'arith.constant' op of type 'tensor<2x3xi8>' has no runtime form; constants are dense tensors of f32, bf16, f16, f64, i64, i32 or i1}}
   %c = arith.constant dense<1> : tensor<2x3xi8>
   %y = nn.transpose %c permutation = [1, 0] : (tensor<2x3xi8>) -> tensor<3x2xi8>
   return %x : tensor<2x3xf32>

@@ -337,6 +337,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                     .str();
   if (!request.splitPoints.empty())
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
+  if (request.precision != "f32")
+    pipeline += " precision=" + request.precision;
   if (request.tensorParallel > 1)
     pipeline += " tp=" + std::to_string(request.tensorParallel);
   if (request.sequenceParallel)

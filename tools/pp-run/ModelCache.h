@@ -52,6 +52,8 @@ struct ModelCompileRequest {
   std::vector<std::string> inputShapes;
   /// Regular expression of parameter names to freeze; "" freezes none.
   std::string freeze;
+  /// The compute type (pp-compile precision=): f32, bf16 or fp16.
+  std::string precision = "f32";
   /// Give every node its own copy of a shared floating-point initializer
   /// (ImportOptions::untieSharedWeights).
   bool untieSharedWeights = false;

@@ -434,6 +434,13 @@ cl::opt<bool> padSequence(
              "(dimension 1 of --input-shape, or a --dim that T does not "
              "divide)"),
     cl::cat(runCategory));
+cl::opt<std::string> precision(
+    "precision", cl::init("f32"),
+    cl::desc("When compiling a model, the type it computes in: f32 "
+             "(default), bf16 or fp16 (forward-only runs), with f32 master "
+             "weights, gradients and optimizer; softmax, normalization and "
+             "the loss stay f32 (docs/precision.md)"),
+    cl::value_desc("type"), cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
     cl::desc("When compiling a model, freeze the parameters whose whole name "
@@ -687,6 +694,18 @@ std::string optionProblem() {
              ", got " + given.str();
     }
   return learningRateProblem();
+}
+
+/// Why --precision cannot apply: a type pp does not compute in, or fp16
+/// training, which needs the dynamic loss scaling pp does not have yet.
+std::string precisionProblem() {
+  if (precision != "f32" && precision != "bf16" && precision != "fp16")
+    return "--precision " + precision + ": use f32, bf16 or fp16";
+  if (precision == "fp16" && !inferMode)
+    return "--precision fp16 trains only with dynamic loss scaling, which pp "
+           "does not have yet (gradients would underflow f16); train in bf16 "
+           "(f32's range), or run fp16 forward-only with --infer";
+  return "";
 }
 
 /// Why --infer and the options given do not go together ("" when they
@@ -1058,6 +1077,8 @@ int main(int argc, char **argv) {
     return error(problem);
   if (std::string problem = exportInputProblem(); !problem.empty())
     return error(problem);
+  if (std::string problem = precisionProblem(); !problem.empty())
+    return error(problem);
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
@@ -1066,7 +1087,8 @@ int main(int argc, char **argv) {
                                           &virtualStages, &memoryLimit,
                                           &costRates,
                                           &loss,   std::addressof(splitPoints),
-                                          &freeze, std::addressof(dims),
+                                          &freeze, &precision,
+                                          std::addressof(dims),
                                           std::addressof(inputShapes),
                                           &untieSharedWeights,
                                           &tieEqualWeights,
@@ -1131,6 +1153,7 @@ int main(int argc, char **argv) {
     request.dims.assign(dims.begin(), dims.end());
     request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
+    request.precision = precision;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;
     request.tensorParallel = tensorParallel;

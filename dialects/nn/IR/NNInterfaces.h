@@ -29,11 +29,16 @@ class KernelTakesAnyElementType
     : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesAnyElementType> {
 };
 
-/// The kernels of a HasRuntimeKernel op compute f32 and take integer index
-/// operands (NN_KernelTakesIndices).
+/// The kernels of a HasRuntimeKernel op compute a float type and take
+/// integer index operands (NN_KernelTakesIndices).
 template <typename ConcreteType>
 class KernelTakesIndices
     : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesIndices> {};
+
+/// The op computes in f32 under a reduced precision (NN_ComputesInF32).
+template <typename ConcreteType>
+class ComputesInF32
+    : public mlir::OpTrait::TraitBase<ConcreteType, ComputesInF32> {};
 
 /// The op is an elementwise map with NumPy broadcasting whose per-element
 /// formula is `pp::runtime::elementwise::<mnemonic>` (NN_Elementwise).

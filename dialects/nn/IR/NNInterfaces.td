@@ -91,10 +91,20 @@ def NN_KernelTakesAnyElementType : NativeOpTrait<"KernelTakesAnyElementType"> {
   let cppNamespace = "::pp::nn";
 }
 
-/// The kernels compute f32 values and take integer operands as indices
-/// (labels, gather indices; the op's definition limits them to i32 and
-/// i64): the integer operands may stay integer, everything else is f32.
+/// The kernels compute float values (f32, bf16 or f16) and take integer
+/// operands as indices (labels, gather indices; the op's definition limits
+/// them to i32 and i64): the integer operands may stay integer, everything
+/// else is of one float type.
 def NN_KernelTakesIndices : NativeOpTrait<"KernelTakesIndices"> {
+  let cppNamespace = "::pp::nn";
+}
+
+/// Under a reduced precision (pp-apply-precision) the op still computes in
+/// f32: softmax, the normalization statistics, the losses and the logits'
+/// log-sum-exp, whose sums and exponentials bf16 and f16 would lose. Its
+/// float operands are cast to f32, and its results back to the compute
+/// type (a loss stays f32).
+def NN_ComputesInF32 : NativeOpTrait<"ComputesInF32"> {
   let cppNamespace = "::pp::nn";
 }
 

@@ -1,9 +1,10 @@
 //===- NNKernelElementTypes.cpp - the element types kernels compute -------===//
 //
 // Which element types the runtime's kernels of an nn op take, as its traits
-// declare (NNInterfaces.td): f32 by default, any for data movement, f32 with
-// integer indices; nn.cast's kernels convert between all of the types it
-// takes (f32, bf16, f16, f64, i32, i64 and i1).
+// declare (NNInterfaces.td): a float type (f32, bf16 or f16, the kernels
+// written once over FloatElements.h's types) by default, any for data
+// movement, a float type with integer indices; nn.cast's kernels convert
+// between all of the types it takes (f32, bf16, f16, f64, i32, i64 and i1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +37,8 @@ std::string pp::nn::kernelElementTypeProblem(Operation *op) {
   bool indices = op->hasTrait<KernelTakesIndices>();
   auto computable = [&](Type type, bool operand) {
     Type element = getElementTypeOrSelf(type);
-    return element.isF32() || (indices && operand && element.isInteger());
+    return element.isF32() || element.isBF16() || element.isF16() ||
+           (indices && operand && element.isInteger());
   };
   bool ok = llvm::all_of(op->getOperandTypes(),
                          [&](Type type) { return computable(type, true); }) &&
@@ -45,6 +47,6 @@ std::string pp::nn::kernelElementTypeProblem(Operation *op) {
   if (ok)
     return "";
   return name + " on " + describeTypes(op->getOperandTypes()) +
-         ": pp's kernels compute it for f32 only" +
+         ": pp's kernels compute it for f32, bf16 and f16 only" +
          (indices ? " (with integer indices)" : "");
 }

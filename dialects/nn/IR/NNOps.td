@@ -328,14 +328,16 @@ class NN_SoftmaxLikeOp<string mnemonic, string formula,
 }
 
 def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))",
-                                   [NN_Differentiable, NN_HasRuntimeKernel]>;
+                                   [NN_Differentiable, NN_HasRuntimeKernel,
+                                    NN_ComputesInF32]>;
 def NN_LogSoftmaxOp
     : NN_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))",
-                       [NN_Differentiable, NN_HasRuntimeKernel]>;
+                       [NN_Differentiable, NN_HasRuntimeKernel,
+                        NN_ComputesInF32]>;
 
 def NN_LayerNormOp
     : NN_InferredOp<"layer_norm", [AttrSizedOperandSegments, NN_Differentiable,
-                                   NN_HasRuntimeKernel]> {
+                                   NN_HasRuntimeKernel, NN_ComputesInF32]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over dimensions `axis..rank-1` to zero mean and unit
@@ -588,7 +590,7 @@ def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKerne
 
 def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
                                                         NN_HasRuntimeKernel, NN_KernelTakesIndices,
-                                                        NN_Costed]> {
+                                                        NN_Costed, NN_ComputesInF32]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     `logits` is `[..., C]` with the classes last; `labels` has the leading
@@ -617,7 +619,8 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
 }
 
 def NN_MseLossOp
-    : NN_InferredOp<"mse_loss", [SameOperandsElementType, NN_Differentiable, NN_HasRuntimeKernel]> {
+    : NN_InferredOp<"mse_loss", [SameOperandsElementType, NN_Differentiable, NN_HasRuntimeKernel,
+                                 NN_ComputesInF32]> {
   let summary = "squared error between `input` and `target`";
   let description = [{
     `(input - target)^2` elementwise for `reduction<none>`, its sum (`sum`)

@@ -526,7 +526,9 @@ TEST(Package, StagesLabelsAndMeshMustAgree) {
   value = manifest();
   value["labels"]["dtype"] = "i64";
   EXPECT_EQ(loadError(value), "the labels 'labels' are i64, but a mse loss "
-                              "needs f32 targets");
+                              "needs f32, bf16 or f16 targets");
+  value["labels"]["dtype"] = "bf16";
+  EXPECT_EQ(loadError(value), "done");
 }
 
 /// manifest() on a pp=2 x tp=2 mesh, the parameter "w" sharded over "tp"

@@ -52,21 +52,24 @@ TEST(SyntheticData, IdsStayBelowTheirBound) {
 }
 
 TEST(SyntheticData, OtherDtypesAreNamedInTheError) {
-  EXPECT_EQ(problem(PP_DTYPE_BF16, false),
-            "input 'x' has dtype bf16; pp-run's synthetic data supports f32 "
-            "inputs, i64 or i32 inputs that index a table (an embedding's "
-            "ids) and f32 or i64 labels so far");
+  EXPECT_EQ(problem(PP_DTYPE_F64, false),
+            "input 'x' has dtype f64; pp-run's synthetic data supports float "
+            "inputs (f32, bf16, f16), i64 or i32 inputs that index a table "
+            "(an embedding's ids) and float or i64 labels so far");
   EXPECT_EQ(problem(PP_DTYPE_I64, false),
-            "input 'x' has dtype i64; pp-run's synthetic data supports f32 "
-            "inputs, i64 or i32 inputs that index a table (an embedding's "
-            "ids) (this one indexes none) and f32 or i64 labels so far");
-  EXPECT_EQ(problem(PP_DTYPE_F16, true),
-            "labels 'labels' have dtype f16; pp-run's synthetic data "
-            "supports f32 inputs, i64 or i32 inputs that index a table (an "
-            "embedding's ids) and f32 or i64 labels so far");
+            "input 'x' has dtype i64; pp-run's synthetic data supports float "
+            "inputs (f32, bf16, f16), i64 or i32 inputs that index a table "
+            "(an embedding's ids) (this one indexes none) and float or i64 "
+            "labels so far");
+  EXPECT_EQ(problem(PP_DTYPE_I32, true),
+            "labels 'labels' have dtype i32; pp-run's synthetic data supports "
+            "float inputs (f32, bf16, f16), i64 or i32 inputs that index a "
+            "table (an embedding's ids) and float or i64 labels so far");
+  EXPECT_EQ(problem(PP_DTYPE_BF16, false), "supported");
+  EXPECT_EQ(problem(PP_DTYPE_F16, true), "supported");
   int64_t shape[] = {2};
   pp_tensor *tensor = nullptr;
-  ASSERT_EQ(pp_tensor_create(PP_DTYPE_F16, 1, shape, &tensor), PP_OK);
+  ASSERT_EQ(pp_tensor_create(PP_DTYPE_F64, 1, shape, &tensor), PP_OK);
   EXPECT_THROW(fillSynthetic(tensor, 0, "x", 0, 0), std::runtime_error);
   pp_tensor_destroy(tensor);
 }

@@ -1,0 +1,321 @@
+//===- ApplyPrecision.cpp - pp-apply-precision ----------------------------===//
+//
+// The mixed-precision policy as casts in the IR. Parameters become f32
+// arguments (the master copies the optimizer updates) cast once to the
+// compute type; float inputs and labels are cast to it as they arrive;
+// every op computes in the widest float type of its operands, so that the
+// whole model computes in the compute type unless the model itself casts
+// up; ops with ComputesInF32 (softmax, normalization, losses) compute in
+// f32 between casts. Differentiating afterwards casts each parameter's
+// gradient back to f32 (nn.cast's gradient), so gradients are accumulated,
+// reduced and applied in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/ProgramUtils.h"
+#include "passes/training/Passes.h"
+
+#include "dialects/nn/IR/NNOps.h"
+#include "dialects/pp/IR/PPDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cstring>
+#include <vector>
+
+namespace pp {
+#define GEN_PASS_DEF_APPLYPRECISION
+#include "passes/training/Passes.h.inc"
+} // namespace pp
+
+using namespace mlir;
+using namespace pp;
+
+namespace {
+
+/// The float element type of `type`, or null for anything else.
+FloatType floatElementOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+}
+
+/// `type` (a float tensor) with element type `element`.
+Type withElement(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+/// The wider of two float types (f32 over the 16-bit ones).
+FloatType wider(FloatType lhs, FloatType rhs) {
+  if (!lhs)
+    return rhs;
+  return rhs && rhs.getWidth() > lhs.getWidth() ? rhs : lhs;
+}
+
+class PrecisionPolicy {
+public:
+  PrecisionPolicy(func::FuncOp main, FloatType compute)
+      : main(main), compute(compute), f32(Float32Type::get(main.getContext())),
+        builder(main.getContext()) {}
+
+  void apply() {
+    castArguments();
+    SmallVector<Operation *> ops;
+    for (Operation &op : main.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto castOp = dyn_cast<nn::CastOp>(op))
+        retypeModelCast(castOp);
+      else if (!isa<arith::ConstantOp>(op))
+        retypeOp(op);
+    }
+    castResults();
+    // Casts nothing reads (a weight only f32 ops read, a loss's way back
+    // to the compute type), and constants replaced by converted copies.
+    for (auto *ops : {&createdCasts, &replacedConstants})
+      for (Operation *op : *ops)
+        if (op->use_empty())
+          op->erase();
+  }
+
+private:
+  /// Parameters become f32 master copies; every float argument reaches its
+  /// users in the compute type, through one cast per model node that uses
+  /// it (part of that node, so that partitioning keeps a weight's cast, and
+  /// its gradient's cast back, with each node that reads it: a tied weight
+  /// keeps one gradient part per node).
+  void castArguments() {
+    Block &entry = main.getBody().front();
+    for (BlockArgument arg : entry.getArguments()) {
+      if (!floatElementOf(arg.getType()))
+        continue;
+      if (isModelParameter(main, arg.getArgNumber()) &&
+          floatElementOf(arg.getType()) != f32) {
+        widenInitialValue(arg.getArgNumber());
+        arg.setType(withElement(arg.getType(), f32));
+      }
+      if (floatElementOf(arg.getType()) == compute)
+        continue;
+      SmallVector<Operation *> users(arg.getUsers());
+      llvm::sort(users, [](Operation *lhs, Operation *rhs) {
+        return lhs->isBeforeInBlock(rhs);
+      });
+      llvm::DenseMap<Attribute, Value> castPerNode;
+      for (Operation *user : users) {
+        Value &cast = castPerNode[user->getAttr(kNodeAttrName)];
+        if (!cast)
+          cast = castBefore(user, arg, compute);
+        user->replaceUsesOfWith(arg, cast);
+      }
+    }
+  }
+
+  /// Converts the initial value (`pp.init`) of parameter `index`, a weight
+  /// of another float type, to the f32 of its master copy (exactly, from
+  /// bf16 and f16).
+  void widenInitialValue(unsigned index) {
+    auto init =
+        main.getArgAttrOfType<DenseResourceElementsAttr>(index, kInitAttrName);
+    AsmResourceBlob *blob = init ? init.getRawHandle().getBlob() : nullptr;
+    if (!blob)
+      return; // None, or elided: pp-emit-package says it is missing.
+    FloatType from = floatElementOf(init.getType());
+    unsigned width = from.getWidth();
+    ArrayRef<char> bytes = blob->getData();
+    size_t count = bytes.size() * 8 / width;
+    std::vector<float> values(count);
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, bytes.data() + i * width / 8, width / 8);
+      APFloat value(from.getFloatSemantics(), APInt(width, bits));
+      bool lost;
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                    &lost);
+      values[i] = value.convertToFloat();
+    }
+    auto widened = DenseResourceElementsAttr::get(
+        cast<ShapedType>(withElement(init.getType(), f32)),
+        init.getRawHandle().getKey(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                           values.size() * sizeof(float)),
+            alignof(float)));
+    main.setArgAttr(index, kInitAttrName, widened);
+  }
+
+  /// A cast of `value` to element type `type` next to `op` (before it, or
+  /// after it with `after`) and part of its model node.
+  Value castNextTo(Operation *op, bool after, Value value, FloatType type) {
+    if (after)
+      builder.setInsertionPointAfter(op);
+    else
+      builder.setInsertionPoint(op);
+    auto castOp = nn::CastOp::create(
+        builder, op->getLoc(), withElement(value.getType(), type), value);
+    if (Attribute node = op->getAttr(kNodeAttrName))
+      castOp->setAttr(kNodeAttrName, node);
+    createdCasts.insert(castOp);
+    return castOp;
+  }
+  /// For `user`, which reads `value`.
+  Value castBefore(Operation *user, Value value, FloatType type) {
+    return castNextTo(user, /*after=*/false, value, type);
+  }
+  /// Of a result of `producer`.
+  Value castAfter(Operation *producer, Value value, FloatType type) {
+    return castNextTo(producer, /*after=*/true, value, type);
+  }
+
+  /// A model's own float-to-float cast keeps an upcast to f32 (a model
+  /// that computes a statistic in f32 on purpose) and turns a cast to a
+  /// 16-bit type into one to the compute type; a cast that no longer
+  /// converts anything goes. Casts from integers produce the compute type.
+  void retypeModelCast(nn::CastOp castOp) {
+    FloatType to = floatElementOf(castOp.getType());
+    if (!to)
+      return;
+    Type target =
+        withElement(castOp.getType(), to.getWidth() >= 32 ? to : compute);
+    Value input = castOp.getInput();
+    Value replacement = input;
+    if (input.getType() != target)
+      replacement = castBefore(castOp, input, cast<FloatType>(
+                                                  getElementTypeOrSelf(target)));
+    castOp.getResult().replaceAllUsesWith(replacement);
+    castOp.erase();
+  }
+
+  /// The float type `op` computes in: f32 for a ComputesInF32 op, else the
+  /// widest of its float operands' types. A constant operand does not
+  /// count (as a Python scalar does not promote in PyTorch): an op whose
+  /// float operands are all constants computes in the compute type. Null
+  /// for an op without float operands.
+  FloatType computeTypeOf(Operation *op) {
+    if (op->hasTrait<nn::ComputesInF32>())
+      return f32;
+    FloatType type;
+    bool constants = false;
+    for (Value operand : op->getOperands()) {
+      FloatType element = floatElementOf(operand.getType());
+      if (element && operand.getDefiningOp<arith::ConstantOp>())
+        constants = true;
+      else
+        type = wider(type, element);
+    }
+    return type || !constants ? type : compute;
+  }
+
+  /// Casts `op`'s float operands to the type it computes in and gives its
+  /// float results that type; a ComputesInF32 op's results are cast back
+  /// to the compute type for its users.
+  void retypeOp(Operation *op) {
+    bool inF32 = op->hasTrait<nn::ComputesInF32>();
+    FloatType type = computeTypeOf(op);
+    if (!type)
+      return; // No float operand: the results stay as the model made them.
+    for (OpOperand &operand : op->getOpOperands())
+      if (FloatType element = floatElementOf(operand.get().getType());
+          element && element != type)
+        operand.set(castedTo(operand.get(), type, op));
+    for (Value result : op->getResults())
+      if (floatElementOf(result.getType()))
+        result.setType(withElement(result.getType(), type));
+    if (!inF32 || type == compute)
+      return;
+    for (Value result : op->getResults()) {
+      if (!floatElementOf(result.getType()) || result.use_empty())
+        continue;
+      Value back = castAfter(op, result, compute);
+      result.replaceUsesWithIf(back, [&](OpOperand &use) {
+        return use.getOwner() != back.getDefiningOp() &&
+               !isa<func::ReturnOp>(use.getOwner());
+      });
+    }
+  }
+
+  /// `value` converted to element type `type` for `user`: a constant's
+  /// values converted at compile time, a cast's input when it has that
+  /// type (an f32 op reads a parameter's f32 master copy, not its rounded
+  /// copy), anything else through an nn.cast.
+  Value castedTo(Value value, FloatType type, Operation *user) {
+    Type target = withElement(value.getType(), type);
+    if (auto castOp = value.getDefiningOp<nn::CastOp>())
+      if (castOp.getInput().getType() == target)
+        return castOp.getInput();
+    if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+      if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue())) {
+        builder.setInsertionPoint(constant);
+        auto converted = dense.mapValues(type, [&](const APFloat &number) {
+          APFloat narrowed = number;
+          bool lost;
+          narrowed.convert(type.getFloatSemantics(),
+                           APFloat::rmNearestTiesToEven, &lost);
+          return narrowed.bitcastToAPInt();
+        });
+        auto narrowed = arith::ConstantOp::create(
+            builder, constant.getLoc(), target, cast<TypedAttr>(converted));
+        narrowed->setDiscardableAttrs(
+            constant->getDiscardableAttrDictionary());
+        replacedConstants.insert(constant);
+        return narrowed;
+      }
+    return castBefore(user, value, type);
+  }
+
+  /// The loss stays f32; outputs keep the types the model declared, cast
+  /// back as part of the node that computes them.
+  void castResults() {
+    auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    ArrayRef<Type> declared = main.getFunctionType().getResults();
+    for (OpOperand &operand : returnOp->getOpOperands()) {
+      FloatType want = floatElementOf(declared[operand.getOperandNumber()]);
+      if (main.getResultAttrOfType<StringAttr>(operand.getOperandNumber(),
+                                               kRoleAttrName) ==
+          StringRef(kRoleLoss))
+        want = f32;
+      Value value = operand.get();
+      if (!want || floatElementOf(value.getType()) == want)
+        continue;
+      Operation *producer = value.getDefiningOp();
+      operand.set(producer ? castAfter(producer, value, want)
+                           : castBefore(returnOp, value, want));
+    }
+    main.setFunctionType(FunctionType::get(
+        main.getContext(), main.getBody().front().getArgumentTypes(),
+        returnOp.getOperandTypes()));
+  }
+
+  func::FuncOp main;
+  FloatType compute, f32;
+  OpBuilder builder;
+  /// Casts this pass made, and constants whose values castedTo converted:
+  /// erased when nothing reads them.
+  llvm::SetVector<Operation *> createdCasts, replacedConstants;
+};
+
+struct ApplyPrecisionPass
+    : public pp::impl::ApplyPrecisionBase<ApplyPrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    FloatType compute = llvm::StringSwitch<FloatType>(precision)
+                            .Case("f32", Float32Type::get(context))
+                            .Case("bf16", BFloat16Type::get(context))
+                            .Case("fp16", Float16Type::get(context))
+                            .Default(FloatType());
+    if (!compute) {
+      getOperation().emitError("pp-apply-precision: precision '")
+          << precision << "' is not one of f32, bf16, fp16";
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> program = getProgram(getOperation());
+    if (failed(program) || failed(checkFlatProgram(*program)))
+      return signalPassFailure();
+    PrecisionPolicy(*program, compute).apply();
+  }
+};
+
+} // namespace
