@@ -45,39 +45,38 @@ struct ColumnMajorGemm {
 template <typename Gemm>
 pp_status cublasRowMajor(const char *function, const char *library,
                          const GemmArguments &args, Gemm gemm) {
-  if (pp_status status = checkGemmArguments(function, args,
-                                            std::numeric_limits<int>::max()))
+  if (pp_status status =
+          checkGemmArguments(function, args, std::numeric_limits<int>::max()))
     return status;
   if (args.m == 0 || args.n == 0)
     return PP_OK;
   cublasHandle_t handle;
   if (cublasStatus_t status = threadHandle(handle);
       status != CUBLAS_STATUS_SUCCESS)
-    return failWith(PP_ERROR_INTERNAL, function,
-                    ": cannot create a cuBLAS handle: ",
-                    cublasGetStatusString(status));
+    return failWith(
+        PP_ERROR_INTERNAL, function,
+        ": cannot create a cuBLAS handle: ", cublasGetStatusString(status));
   if (cublasStatus_t status = cublasSetStream(handle, gemmStream);
       status != CUBLAS_STATUS_SUCCESS)
     return failWith(PP_ERROR_INTERNAL, function, ": cublasSetStream failed: ",
                     cublasGetStatusString(status));
   auto toInt = [](int64_t value) { return static_cast<int>(value); };
-  cublasStatus_t status = gemm(
-      handle, ColumnMajorGemm{args.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              args.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              toInt(args.n), toInt(args.m), toInt(args.k),
-                              toInt(blasStride(args.ldb)),
-                              toInt(blasStride(args.lda)),
-                              toInt(blasStride(args.ldc))});
+  cublasStatus_t status =
+      gemm(handle, ColumnMajorGemm{args.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   args.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   toInt(args.n), toInt(args.m), toInt(args.k),
+                                   toInt(blasStride(args.ldb)),
+                                   toInt(blasStride(args.lda)),
+                                   toInt(blasStride(args.ldc))});
   if (status != CUBLAS_STATUS_SUCCESS)
-    return failWith(PP_ERROR_INTERNAL, function, ": ", library, " failed: ",
-                    cublasGetStatusString(status));
+    return failWith(PP_ERROR_INTERNAL, function, ": ", library,
+                    " failed: ", cublasGetStatusString(status));
   return PP_OK;
 }
 
 } // namespace
 
-ScopedGemmStream::ScopedGemmStream(cudaStream_t stream)
-    : previous(gemmStream) {
+ScopedGemmStream::ScopedGemmStream(cudaStream_t stream) : previous(gemmStream) {
   gemmStream = stream;
 }
 
@@ -121,11 +120,10 @@ pp_status pp::runtime::deviceGemm(pp_dtype dtype, bool transA, bool transB,
         cublasStatus_t status = cublasSetMathMode(
             handle, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
         if (status == CUBLAS_STATUS_SUCCESS)
-          status = cublasGemmEx(handle, gemm.opB, gemm.opA, gemm.rows,
-                                gemm.columns, gemm.depth, &alpha, b, type,
-                                gemm.ldb, a, type, gemm.lda, &beta, c, type,
-                                gemm.ldc, CUBLAS_COMPUTE_32F,
-                                CUBLAS_GEMM_DEFAULT);
+          status = cublasGemmEx(
+              handle, gemm.opB, gemm.opA, gemm.rows, gemm.columns, gemm.depth,
+              &alpha, b, type, gemm.ldb, a, type, gemm.lda, &beta, c, type,
+              gemm.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH);
         return status;
       });

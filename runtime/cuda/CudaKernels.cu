@@ -19,15 +19,15 @@
 #include "runtime/cuda/CudaGemm.h"
 
 #include "runtime/core/Error.h"
-#include "runtime/device/Queue.h"
-#include "runtime/kernels/DropoutMask.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/device/Queue.h"
 #include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
+#include "runtime/kernels/DropoutMask.h"
+#include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/Frame.h"
-#include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/ReductionPlans.h"
 
@@ -331,7 +331,8 @@ __global__ void reduceMaxGradKernel(const T *g, const T *x, const T *y, T *out,
   float share = loadFloat(g[o]) / ties;
   for (int64_t r = 0; r < map.reduced; ++r) {
     int64_t at = sumToInput(map, o, r);
-    out[at] = storeFloat<T>(static_cast<float>(loadFloat(x[at]) == max) * share);
+    out[at] =
+        storeFloat<T>(static_cast<float>(loadFloat(x[at]) == max) * share);
   }
 }
 
@@ -357,8 +358,8 @@ __device__ int64_t lineStart(AxisLayout layout, int64_t l) {
 /// One thread per line along the axis of `layout`: `line(start, layout,
 /// out, inputs...)` on the line that starts at element `start`.
 template <typename Line, typename T, typename... Inputs>
-__global__ void linesKernel(Line line, int64_t lines, AxisLayout layout,
-                            T *out, const Inputs *...inputs) {
+__global__ void linesKernel(Line line, int64_t lines, AxisLayout layout, T *out,
+                            const Inputs *...inputs) {
   int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (l < lines)
     line(lineStart(layout, l), layout, out, inputs...);
@@ -745,13 +746,12 @@ pp_tensor *perElement(pp_frame *frame, const char *kernel,
 
 template <typename F>
 pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input, F f) {
-  return perElement(frame, kernel, {input},
-                    [&](auto element, auto *out, int64_t n) {
-                      using T = decltype(element);
-                      unaryKernel<<<blocksFor(n), kThreads, 0,
-                                    kernelStream(frame)>>>(
-                          elementsOf<T>(input), out, n, f);
-                    });
+  return perElement(
+      frame, kernel, {input}, [&](auto element, auto *out, int64_t n) {
+        using T = decltype(element);
+        unaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+            elementsOf<T>(input), out, n, f);
+      });
 }
 
 /// True when `shape` is within the CUDA kernels' rank limit; else false,
@@ -884,7 +884,6 @@ std::optional<ReducePlan> deviceReducePlan(pp_frame *frame, const char *kernel,
   return plan;
 }
 
-/// reduce_sum (`mean` false) or reduce_mean.
 /// A reduction of `input` over `axes` (reducePlan) into a new tensor of
 /// its float dtype, whose groups `launch(in, out, groups, map, groupSize)`
 /// fills, `in` and `out` the elements of `input` and of the result (of
@@ -1324,8 +1323,8 @@ pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                    pp_tensor *input, pp_tensor *result_value,
                                    int64_t axes_count, const int64_t *axes) {
-  std::optional<pp_dtype> dtype = floatOperandsType(
-      frame, "reduce_max_grad", {grad, input, result_value});
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "reduce_max_grad", {grad, input, result_value});
   if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
@@ -1391,11 +1390,11 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
       dtype ? layerNormGradPlan(frame, grad, input, weight, axis, epsilon,
                                 result_index)
             : std::nullopt;
-  pp_tensor *result =
-      plan ? newDeviceTensor(frame, *dtype,
-                             result_index == 0 ? shapeOf(input)
-                                               : shapeOf(weight))
-           : nullptr;
+  pp_tensor *result = plan
+                          ? newDeviceTensor(frame, *dtype,
+                                            result_index == 0 ? shapeOf(input)
+                                                              : shapeOf(weight))
+                          : nullptr;
   if (!result)
     return nullptr;
   // The weight gradient needs each row's mean and rstd.
@@ -1422,8 +1421,8 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
       return;
     }
     if (moments && plan->rows > 0)
-      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads, 0,
-                                  stream>>>(x, moments, *plan, epsilon);
+      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads, 0, stream>>>(
+          x, moments, *plan, epsilon);
     if (plan->size > 0)
       layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads, 0,
                                    stream>>>(g, x, moments, out, *plan);
@@ -1740,9 +1739,8 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
   const int64_t *ys = elementsOf<const int64_t>(y);
   // The rows' losses: the result, or in f32 for the reduction to add up.
   bool reduced = reduction != 2;
-  pp_tensor *perRow =
-      newDeviceTensor(frame, reduced ? PP_DTYPE_F32 : *dtype,
-                      Shape(shape.begin(), shape.end() - 1));
+  pp_tensor *perRow = newDeviceTensor(frame, reduced ? PP_DTYPE_F32 : *dtype,
+                                      Shape(shape.begin(), shape.end() - 1));
   pp_tensor *result =
       perRow && reduced ? newDeviceTensor(frame, *dtype, {}) : perRow;
   cudaStream_t stream = kernelStream(frame);
@@ -1752,8 +1750,7 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
       auto lossesInto = [&](auto *rowLoss) {
         if (rows > 0)
           crossEntropyRowsKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
-              elementsOf<T>(logits), ys, rowLoss, rows, classes,
-              ignore_index);
+              elementsOf<T>(logits), ys, rowLoss, rows, classes, ignore_index);
       };
       if (!reduced) {
         lossesInto(elementsOf<T>(perRow));
