@@ -550,20 +550,19 @@ __global__ void stridedCopyKernel(const char *from, char *to, int64_t n,
 
 /// One thread per element of the copy `map` from one device's values: the
 /// group's `devices` copies of that value, `stride` apart in `gathered`,
-/// combined in group order (reduceInOrder).
-__global__ void reduceGatheredKernel(const float *gathered, float *out,
-                                     int64_t n, StridedCopyMap map,
-                                     int64_t devices, int64_t stride,
-                                     int reduction) {
+/// combined in group order (reduceInOrder) and rounded once to T.
+template <typename T>
+__global__ void reduceGatheredKernel(const T *gathered, T *out, int64_t n,
+                                     StridedCopyMap map, int64_t devices,
+                                     int64_t stride, int reduction) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
   int64_t fromOffset, toOffset;
   copyOffsets(map, i, fromOffset, toOffset);
-  out[toOffset] =
-      reduceInOrder(gathered + fromOffset, devices, stride, reduction);
+  out[toOffset] = storeFloat<T>(
+      reduceInOrder(gathered + fromOffset, devices, stride, reduction));
 }
-
 
 template <typename T>
 __global__ void mseLossKernel(const T *x, const T *t, T *out, int64_t n,
@@ -1068,17 +1067,22 @@ pp_tensor *copyOnDevice(pp_frame *frame, const char *kernel,
 pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
                           pp_tensor *gathered, const StridedCopy &piece,
                           const Shape &shape, int reduction) {
-  if (!checkRank(frame, kernel, piece.shape))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, kernel, {gathered});
+  if (!dtype || !checkRank(frame, kernel, piece.shape))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, shape);
   int64_t n = numElements(piece.shape);
   if (!result || n == 0)
     return result;
   int64_t devices = pp_tensor_shape(gathered)[0];
-  reduceGatheredKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-      elementsOf<float>(gathered), elementsOf<float>(result), n,
-      stridedCopyMap(piece),
-      devices, pp_tensor_numel(gathered) / devices, reduction);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    reduceGatheredKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(gathered), elementsOf<T>(result), n,
+        stridedCopyMap(piece), devices, pp_tensor_numel(gathered) / devices,
+        reduction);
+  });
   return launched(frame, kernel, result);
 }
 
