@@ -20,11 +20,12 @@ pp_tensor *copyOnDevice(pp_frame *frame, const char *kernel,
                         const StridedCopy &copy, pp_tensor *source,
                         const Shape &shape);
 
-/// A new f32 device tensor of `shape`: `piece` (a copy out of one device's
-/// tensor, ShardLayout::piece) where each element is the group's values at
-/// that place in `gathered` (f32, [devices, one device's tensor]) combined
-/// as `reduction` in group order (reduceInOrder); null with the error
-/// recorded.
+/// A new device tensor of `shape` and of `gathered`'s float dtype (f32,
+/// bf16 or f16): `piece` (a copy out of one device's tensor,
+/// ShardLayout::piece) where each element is the group's values at that
+/// place in `gathered` ([devices, one device's tensor]) combined as
+/// `reduction` in group order (reduceInOrder), rounded once; null with the
+/// error recorded.
 pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
                           pp_tensor *gathered, const StridedCopy &piece,
                           const Shape &shape, int reduction);

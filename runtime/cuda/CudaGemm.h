@@ -1,4 +1,4 @@
-//===- CudaGemm.h - the stream of the GPU GEMM ------------------*- C++ -*-===//
+//===- CudaGemm.h - GPU GEMMs and their stream ------------------*- C++ -*-===//
 
 #ifndef PP_RUNTIME_CUDA_CUDAGEMM_H
 #define PP_RUNTIME_CUDA_CUDAGEMM_H
@@ -10,9 +10,9 @@
 
 namespace pp::runtime {
 
-/// While it lives, pp_cuda_gemm_f32 on the calling thread queues its GEMMs
-/// on `stream` (a matmul kernel: its frame's queue's) instead of the legacy
-/// default stream.
+/// While it lives, the GPU GEMMs (pp_cuda_gemm_f32, deviceGemm) on the
+/// calling thread queue on `stream` (a matmul kernel: its frame's queue's)
+/// instead of the legacy default stream.
 class ScopedGemmStream {
 public:
   explicit ScopedGemmStream(cudaStream_t stream);
@@ -25,7 +25,11 @@ private:
 };
 
 /// The GPU's GemmFunction (Matmul.h) on the calling thread's GEMM stream:
-/// pp_cuda_gemm_f32 for f32.
+/// pp_cuda_gemm_f32 for f32; for bf16 and f16 cublasGemmEx on operands and
+/// a result of that type, accumulating in f32 and rounding each element of
+/// C once. PP_ERROR_INVALID_ARGUMENT, the error recorded, for another dtype
+/// or bad arguments (checkGemmArguments); PP_ERROR_INTERNAL when cuBLAS
+/// fails.
 pp_status deviceGemm(pp_dtype dtype, bool transA, bool transB, int64_t m,
                      int64_t n, int64_t k, const void *a, int64_t lda,
                      const void *b, int64_t ldb, void *c, int64_t ldc);

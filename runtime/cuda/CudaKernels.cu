@@ -2,6 +2,11 @@
 //
 // Same semantics as runtime/CpuKernels.cpp on device tensors. Reductions
 // use one fixed-size block and no atomics, so results are deterministic.
+// Each compute kernel is written once over the element type T of its float
+// tensors (f32, bf16 or f16: FloatElements.h): it reads every element as a
+// float, computes in float, or in double where it accumulates, and rounds
+// each result once to T, so an f32 kernel keeps its bits and a bf16 or f16
+// kernel gives the f32 kernel's result on the widened operands, rounded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,14 +19,15 @@
 #include "runtime/cuda/CudaGemm.h"
 
 #include "runtime/core/Error.h"
-#include "runtime/device/Queue.h"
-#include "runtime/kernels/DropoutMask.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/device/Queue.h"
 #include "runtime/kernels/CollectivePlans.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
 #include "runtime/kernels/DataMovement.h"
-#include "runtime/kernels/Frame.h"
+#include "runtime/kernels/DropoutMask.h"
 #include "runtime/kernels/ElementwiseFormulas.h"
+#include "runtime/kernels/FloatElements.h"
+#include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/ReductionPlans.h"
 
@@ -53,8 +59,9 @@ unsigned blocksFor(int64_t n) {
   return static_cast<unsigned>((n + kThreads - 1) / kThreads);
 }
 
-float *deviceFloats(pp_tensor *tensor) {
-  return static_cast<float *>(pp_tensor_data(tensor));
+/// The elements of device tensor `tensor`, of type T.
+template <typename T> T *elementsOf(pp_tensor *tensor) {
+  return static_cast<T *>(pp_tensor_data(tensor));
 }
 
 /// Output shape and the strides of each of N operands of a broadcast
@@ -139,39 +146,41 @@ struct GeluGrad {
   }
 };
 
-template <typename F>
-__global__ void unaryKernel(const float *in, float *out, int64_t n, F f) {
+template <typename T, typename F>
+__global__ void unaryKernel(const T *in, T *out, int64_t n, F f) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n)
-    out[i] = f(in[i]);
+    out[i] = storeFloat<T>(f(loadFloat(in[i])));
 }
 
-template <typename F>
-__global__ void binaryKernel(const float *a, const float *b, float *out,
-                             int64_t n, BroadcastMap<2> map, F f) {
+template <typename T, typename F>
+__global__ void binaryKernel(const T *a, const T *b, T *out, int64_t n,
+                             BroadcastMap<2> map, F f) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
   int64_t at[2];
   map.offsetsOf(i, at);
-  out[i] = f(a[at[0]], b[at[1]]);
+  out[i] = storeFloat<T>(f(loadFloat(a[at[0]]), loadFloat(b[at[1]])));
 }
 
 /// `f(grad, lhs, rhs, operand)` with the three broadcast to the result.
-template <typename F>
-__global__ void operandGradKernel(const float *g, const float *a,
-                                  const float *b, float *out, int64_t n,
-                                  BroadcastMap<3> map, int64_t operand, F f) {
+template <typename T, typename F>
+__global__ void operandGradKernel(const T *g, const T *a, const T *b, T *out,
+                                  int64_t n, BroadcastMap<3> map,
+                                  int64_t operand, F f) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
   int64_t at[3];
   map.offsetsOf(i, at);
-  out[i] = f(g[at[0]], a[at[1]], b[at[2]], operand);
+  out[i] = storeFloat<T>(f(loadFloat(g[at[0]]), loadFloat(a[at[1]]),
+                           loadFloat(b[at[2]]), operand));
 }
 
 /// Each element takes the gradient of its group (map.strides[0]).
-__global__ void reduceSumGradKernel(const float *g, float *out, int64_t n,
+template <typename T>
+__global__ void reduceSumGradKernel(const T *g, T *out, int64_t n,
                                     BroadcastMap<1> map) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
@@ -229,9 +238,10 @@ __global__ void triluKernel(const T *in, T *out, int64_t n, MatrixStack stack,
 /// One thread per element of the [outer, size, inner] result: it sums, in
 /// double and in index order, the grad slices whose index chose its row
 /// (IndexGroups), so the result needs no atomics and is deterministic.
-__global__ void gatherGradKernel(const float *grad, const int64_t *offsets,
-                                 const int64_t *positions, float *out,
-                                 int64_t n, AxisLayout layout, int64_t count) {
+template <typename T>
+__global__ void gatherGradKernel(const T *grad, const int64_t *offsets,
+                                 const int64_t *positions, T *out, int64_t n,
+                                 AxisLayout layout, int64_t count) {
   int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (e >= n)
     return;
@@ -239,8 +249,8 @@ __global__ void gatherGradKernel(const float *grad, const int64_t *offsets,
   int64_t o = e / (layout.inner * layout.size);
   double sum = 0;
   for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k)
-    sum += grad[(o * count + positions[k]) * layout.inner + i];
-  out[e] = static_cast<float>(sum);
+    sum += loadFloat(grad[(o * count + positions[k]) * layout.inner + i]);
+  out[e] = storeFloat<T>(static_cast<float>(sum));
 }
 
 /// `T` of the values' size (visitBits).
@@ -279,60 +289,64 @@ __device__ int64_t sumToInput(const SumToMap &map, int64_t o, int64_t r) {
 
 /// One thread per output element; `scale` multiplies the double sum
 /// (1 for sum_to and reduce_sum, 1 / count for reduce_mean).
-__global__ void sumToKernel(const float *in, float *out, int64_t outputs,
-                            SumToMap map, double scale) {
+template <typename T>
+__global__ void sumToKernel(const T *in, T *out, int64_t outputs, SumToMap map,
+                            double scale) {
   int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (o >= outputs)
     return;
   double sum = 0;
   for (int64_t r = 0; r < map.reduced; ++r)
-    sum += in[sumToInput(map, o, r)];
-  out[o] = static_cast<float>(sum * scale);
+    sum += loadFloat(in[sumToInput(map, o, r)]);
+  out[o] = storeFloat<T>(static_cast<float>(sum * scale));
 }
 
 /// One thread per group: its maximum, a NaN winning (PyTorch's amax).
-__global__ void reduceMaxKernel(const float *in, float *out, int64_t groups,
+template <typename T>
+__global__ void reduceMaxKernel(const T *in, T *out, int64_t groups,
                                 SumToMap map) {
   int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (o >= groups)
     return;
   float max = -INFINITY;
   for (int64_t r = 0; r < map.reduced; ++r) {
-    float value = in[sumToInput(map, o, r)];
+    float value = loadFloat(in[sumToInput(map, o, r)]);
     if (value > max || value != value)
       max = value;
   }
-  out[o] = max;
+  out[o] = storeFloat<T>(max);
 }
 
 /// One thread per group: its gradient split evenly among the elements equal
 /// to its maximum, as mask * (grad / ties) (NaN when none is).
-__global__ void reduceMaxGradKernel(const float *g, const float *x,
-                                    const float *y, float *out, int64_t groups,
-                                    SumToMap map) {
+template <typename T>
+__global__ void reduceMaxGradKernel(const T *g, const T *x, const T *y, T *out,
+                                    int64_t groups, SumToMap map) {
   int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (o >= groups)
     return;
-  float ties = 0;
+  float max = loadFloat(y[o]), ties = 0;
   for (int64_t r = 0; r < map.reduced; ++r)
-    ties += x[sumToInput(map, o, r)] == y[o];
-  float share = g[o] / ties;
+    ties += loadFloat(x[sumToInput(map, o, r)]) == max;
+  float share = loadFloat(g[o]) / ties;
   for (int64_t r = 0; r < map.reduced; ++r) {
     int64_t at = sumToInput(map, o, r);
-    out[at] = static_cast<float>(x[at] == y[o]) * share;
+    out[at] =
+        storeFloat<T>(static_cast<float>(loadFloat(x[at]) == max) * share);
   }
 }
 
 /// The maximum of `n` logits `stride` apart and the sum of exp(logit -
 /// maximum): softmax[c] = exp(line[c * stride] - max) / total.
-__device__ void softmaxNormalizer(const float *line, int64_t n, int64_t stride,
+template <typename T>
+__device__ void softmaxNormalizer(const T *line, int64_t n, int64_t stride,
                                   double &max, double &total) {
   max = -INFINITY;
   total = 0;
   for (int64_t c = 0; c < n; ++c)
-    max = fmax(max, static_cast<double>(line[c * stride]));
+    max = fmax(max, static_cast<double>(loadFloat(line[c * stride])));
   for (int64_t c = 0; c < n; ++c)
-    total += exp(line[c * stride] - max);
+    total += exp(loadFloat(line[c * stride]) - max);
 }
 
 /// The element offset where line `l` along the axis of `layout` starts;
@@ -341,148 +355,155 @@ __device__ int64_t lineStart(AxisLayout layout, int64_t l) {
   return (l / layout.inner) * layout.size * layout.inner + l % layout.inner;
 }
 
-/// One thread per line along the axis.
-__global__ void softmaxKernel(const float *in, float *out, int64_t lines,
-                              AxisLayout layout) {
+/// One thread per line along the axis of `layout`: `line(start, layout,
+/// out, inputs...)` on the line that starts at element `start`.
+template <typename Line, typename T, typename... Inputs>
+__global__ void linesKernel(Line line, int64_t lines, AxisLayout layout, T *out,
+                            const Inputs *...inputs) {
   int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (l >= lines)
-    return;
-  int64_t start = lineStart(layout, l);
-  double max, total;
-  softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
-  for (int64_t k = 0; k < layout.size; ++k) {
-    int64_t at = start + k * layout.inner;
-    out[at] = static_cast<float>(exp(in[at] - max) / total);
-  }
+  if (l < lines)
+    line(lineStart(layout, l), layout, out, inputs...);
 }
 
-__global__ void softmaxGradKernel(const float *g, const float *y, float *out,
-                                  int64_t lines, AxisLayout layout) {
-  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (l >= lines)
-    return;
-  int64_t start = lineStart(layout, l);
-  double dot = 0;
-  for (int64_t k = 0; k < layout.size; ++k) {
-    int64_t at = start + k * layout.inner;
-    dot += static_cast<double>(g[at]) * y[at];
-  }
-  for (int64_t k = 0; k < layout.size; ++k) {
-    int64_t at = start + k * layout.inner;
-    out[at] = static_cast<float>(y[at] * (g[at] - dot));
-  }
-}
+// The line kernels (linesKernel) of softmax and log_softmax and of their
+// gradients; a line's elements are `layout.inner` apart.
 
-__global__ void logSoftmaxKernel(const float *in, float *out, int64_t lines,
-                                 AxisLayout layout) {
-  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (l >= lines)
-    return;
-  int64_t start = lineStart(layout, l);
-  double max, total;
-  softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
-  double shift = max + log(total);
-  for (int64_t k = 0; k < layout.size; ++k) {
-    int64_t at = start + k * layout.inner;
-    out[at] = static_cast<float>(in[at] - shift);
-  }
-}
+/// softmax, or log_softmax when `logarithm`.
+struct SoftmaxLine {
+  bool logarithm;
 
-__global__ void logSoftmaxGradKernel(const float *g, const float *y, float *out,
-                                     int64_t lines, AxisLayout layout) {
-  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (l >= lines)
-    return;
-  int64_t start = lineStart(layout, l);
-  double sum = 0;
-  for (int64_t k = 0; k < layout.size; ++k)
-    sum += g[start + k * layout.inner];
-  for (int64_t k = 0; k < layout.size; ++k) {
-    int64_t at = start + k * layout.inner;
-    out[at] = static_cast<float>(g[at] - exp(static_cast<double>(y[at])) * sum);
+  template <typename T>
+  __device__ void operator()(int64_t start, AxisLayout layout, T *out,
+                             const T *in) const {
+    double max, total;
+    softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
+    double shift = max + log(total);
+    for (int64_t k = 0; k < layout.size; ++k) {
+      int64_t at = start + k * layout.inner;
+      double x = loadFloat(in[at]);
+      out[at] = storeFloat<T>(
+          static_cast<float>(logarithm ? x - shift : exp(x - max) / total));
+    }
   }
-}
+};
+
+struct SoftmaxGradLine {
+  template <typename T>
+  __device__ void operator()(int64_t start, AxisLayout layout, T *out,
+                             const T *g, const T *y) const {
+    double dot = 0;
+    for (int64_t k = 0; k < layout.size; ++k) {
+      int64_t at = start + k * layout.inner;
+      dot += static_cast<double>(loadFloat(g[at])) * loadFloat(y[at]);
+    }
+    for (int64_t k = 0; k < layout.size; ++k) {
+      int64_t at = start + k * layout.inner;
+      out[at] = storeFloat<T>(
+          static_cast<float>(loadFloat(y[at]) * (loadFloat(g[at]) - dot)));
+    }
+  }
+};
+
+struct LogSoftmaxGradLine {
+  template <typename T>
+  __device__ void operator()(int64_t start, AxisLayout layout, T *out,
+                             const T *g, const T *y) const {
+    double sum = 0;
+    for (int64_t k = 0; k < layout.size; ++k)
+      sum += loadFloat(g[start + k * layout.inner]);
+    for (int64_t k = 0; k < layout.size; ++k) {
+      int64_t at = start + k * layout.inner;
+      out[at] = storeFloat<T>(static_cast<float>(
+          loadFloat(g[at]) - exp(static_cast<double>(loadFloat(y[at]))) * sum));
+    }
+  }
+};
 
 /// The mean and 1 / sqrt(variance + epsilon) of `size` values (biased
 /// variance, two passes in double), as the CPU kernels compute them.
-__device__ void rowStatistics(const float *row, int64_t size, double epsilon,
+template <typename T>
+__device__ void rowStatistics(const T *row, int64_t size, double epsilon,
                               double &mean, double &rstd) {
   double sum = 0, squares = 0;
   for (int64_t j = 0; j < size; ++j)
-    sum += row[j];
+    sum += loadFloat(row[j]);
   mean = sum / size;
   for (int64_t j = 0; j < size; ++j)
-    squares += (row[j] - mean) * (row[j] - mean);
+    squares += (loadFloat(row[j]) - mean) * (loadFloat(row[j]) - mean);
   rstd = 1.0 / sqrt(squares / size + epsilon);
 }
 
 /// One thread per row; `w` and `b` may be null.
-__global__ void layerNormKernel(const float *x, const float *w, const float *b,
-                                float *out, LayerNormPlan plan,
-                                double epsilon) {
+template <typename T>
+__global__ void layerNormKernel(const T *x, const T *w, const T *b, T *out,
+                                LayerNormPlan plan, double epsilon) {
   int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= plan.rows)
     return;
-  const float *row = x + r * plan.size;
+  const T *row = x + r * plan.size;
   double mean, rstd;
   rowStatistics(row, plan.size, epsilon, mean, rstd);
   for (int64_t j = 0; j < plan.size; ++j) {
-    double value = (row[j] - mean) * rstd;
+    double value = (loadFloat(row[j]) - mean) * rstd;
     if (w)
-      value *= w[j];
+      value *= loadFloat(w[j]);
     if (b)
-      value += b[j];
-    out[r * plan.size + j] = static_cast<float>(value);
+      value += loadFloat(b[j]);
+    out[r * plan.size + j] = storeFloat<T>(static_cast<float>(value));
   }
 }
 
 /// One thread per row: the input gradient.
-__global__ void layerNormInputGradKernel(const float *g, const float *x,
-                                         const float *w, float *out,
-                                         LayerNormPlan plan, double epsilon) {
+template <typename T>
+__global__ void layerNormInputGradKernel(const T *g, const T *x, const T *w,
+                                         T *out, LayerNormPlan plan,
+                                         double epsilon) {
   int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= plan.rows)
     return;
-  const float *row = x + r * plan.size, *gr = g + r * plan.size;
+  const T *row = x + r * plan.size, *gr = g + r * plan.size;
   double mean, rstd;
   rowStatistics(row, plan.size, epsilon, mean, rstd);
   double meanGw = 0, meanGwXhat = 0;
   for (int64_t j = 0; j < plan.size; ++j) {
-    double gw = static_cast<double>(gr[j]) * w[j];
+    double gw = static_cast<double>(loadFloat(gr[j])) * loadFloat(w[j]);
     meanGw += gw;
-    meanGwXhat += gw * ((row[j] - mean) * rstd);
+    meanGwXhat += gw * ((loadFloat(row[j]) - mean) * rstd);
   }
   meanGw /= plan.size;
   meanGwXhat /= plan.size;
   for (int64_t j = 0; j < plan.size; ++j) {
-    double xhat = (row[j] - mean) * rstd;
-    out[r * plan.size + j] =
-        static_cast<float>(rstd * (static_cast<double>(gr[j]) * w[j] - meanGw -
-                                   xhat * meanGwXhat));
+    double xhat = (loadFloat(row[j]) - mean) * rstd;
+    out[r * plan.size + j] = storeFloat<T>(static_cast<float>(
+        rstd * (static_cast<double>(loadFloat(gr[j])) * loadFloat(w[j]) -
+                meanGw - xhat * meanGwXhat)));
   }
 }
 
 /// One thread per feature: the weight gradient, with the rows' (mean, rstd)
 /// pairs in `statistics`, or the bias gradient, with null `statistics`;
 /// summed over the rows in row order.
-__global__ void layerNormFeatureGradKernel(const float *g, const float *x,
-                                           const double *statistics, float *out,
+template <typename T>
+__global__ void layerNormFeatureGradKernel(const T *g, const T *x,
+                                           const double *statistics, T *out,
                                            LayerNormPlan plan) {
   int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (j >= plan.size)
     return;
   double sum = 0;
   for (int64_t r = 0; r < plan.rows; ++r) {
-    double grad = g[r * plan.size + j];
-    sum += statistics ? grad * ((x[r * plan.size + j] - statistics[2 * r]) *
-                                statistics[2 * r + 1])
-                      : grad;
+    double grad = loadFloat(g[r * plan.size + j]);
+    sum += statistics
+               ? grad * ((loadFloat(x[r * plan.size + j]) - statistics[2 * r]) *
+                         statistics[2 * r + 1])
+               : grad;
   }
-  out[j] = static_cast<float>(sum);
+  out[j] = storeFloat<T>(static_cast<float>(sum));
 }
 
 /// One thread per row: its mean and rstd at `statistics[2 r]`, `[2 r + 1]`.
-__global__ void layerNormStatisticsKernel(const float *x, double *statistics,
+template <typename T>
+__global__ void layerNormStatisticsKernel(const T *x, double *statistics,
                                           LayerNormPlan plan, double epsilon) {
   int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= plan.rows)
@@ -529,68 +550,78 @@ __global__ void stridedCopyKernel(const char *from, char *to, int64_t n,
 
 /// One thread per element of the copy `map` from one device's values: the
 /// group's `devices` copies of that value, `stride` apart in `gathered`,
-/// combined in group order (reduceInOrder).
-__global__ void reduceGatheredKernel(const float *gathered, float *out,
-                                     int64_t n, StridedCopyMap map,
-                                     int64_t devices, int64_t stride,
-                                     int reduction) {
+/// combined in group order (reduceInOrder) and rounded once to T.
+template <typename T>
+__global__ void reduceGatheredKernel(const T *gathered, T *out, int64_t n,
+                                     StridedCopyMap map, int64_t devices,
+                                     int64_t stride, int reduction) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
   int64_t fromOffset, toOffset;
   copyOffsets(map, i, fromOffset, toOffset);
-  out[toOffset] =
-      reduceInOrder(gathered + fromOffset, devices, stride, reduction);
+  out[toOffset] = storeFloat<T>(
+      reduceInOrder(gathered + fromOffset, devices, stride, reduction));
 }
 
-__global__ void mseLossKernel(const float *x, const float *t, float *out,
-                              int64_t n, int reduction) {
+template <typename T>
+__global__ void mseLossKernel(const T *x, const T *t, T *out, int64_t n,
+                              int reduction) {
   double local = 0;
   for (int64_t i = threadIdx.x; i < n; i += kThreads) {
-    double diff = static_cast<double>(x[i]) - t[i];
+    double diff = static_cast<double>(loadFloat(x[i])) - loadFloat(t[i]);
     local += diff * diff;
   }
   double sum = blockSum<kThreads>(local);
   if (threadIdx.x == 0)
-    out[0] = static_cast<float>(reduction == 0 && n > 0 ? sum / n : sum);
+    out[0] = storeFloat<T>(
+        static_cast<float>(reduction == 0 && n > 0 ? sum / n : sum));
 }
 
-__global__ void mseLossNoneKernel(const float *x, const float *t, float *out,
-                                  int64_t n) {
+template <typename T>
+__global__ void mseLossNoneKernel(const T *x, const T *t, T *out, int64_t n) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n)
-    out[i] = (x[i] - t[i]) * (x[i] - t[i]);
+  if (i >= n)
+    return;
+  float diff = loadFloat(x[i]) - loadFloat(t[i]);
+  out[i] = storeFloat<T>(diff * diff);
 }
 
-__global__ void mseLossGradKernel(const float *g, const float *x,
-                                  const float *t, float *out, int64_t n,
-                                  int reduction) {
+template <typename T>
+__global__ void mseLossGradKernel(const T *g, const T *x, const T *t, T *out,
+                                  int64_t n, int reduction) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
   float scale = reduction == 0 && n > 0 ? 2.0f / n : 2.0f;
-  out[i] = scale * (x[i] - t[i]) * g[reduction == 2 ? i : 0];
+  out[i] = storeFloat<T>(scale * (loadFloat(x[i]) - loadFloat(t[i])) *
+                         loadFloat(g[reduction == 2 ? i : 0]));
 }
 
-__global__ void crossEntropyRowsKernel(const float *z, const int64_t *y,
-                                       float *rowLoss, int64_t rows,
+/// One thread per row: its loss, of type `Loss` (the logits' T when it is
+/// the result, float when crossEntropyReduceKernel sums it).
+template <typename T, typename Loss>
+__global__ void crossEntropyRowsKernel(const T *z, const int64_t *y,
+                                       Loss *rowLoss, int64_t rows,
                                        int64_t classes, int64_t ignore) {
   int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (r >= rows)
     return;
   if (y[r] == ignore) { // The labels were checked on the host.
-    rowLoss[r] = 0;
+    rowLoss[r] = Loss();
     return;
   }
-  const float *row = z + r * classes;
+  const T *row = z + r * classes;
   double max, total;
   softmaxNormalizer(row, classes, 1, max, total);
-  rowLoss[r] = static_cast<float>(log(total) + max - row[y[r]]);
+  rowLoss[r] = storeFloat<Loss>(
+      static_cast<float>(log(total) + max - loadFloat(row[y[r]])));
 }
 
+template <typename T>
 __global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
-                                         float *out, int64_t rows,
-                                         int64_t ignore, int reduction) {
+                                         T *out, int64_t rows, int64_t ignore,
+                                         int reduction) {
   double local = 0, count = 0;
   for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
     local += rowLoss[r];
@@ -599,13 +630,13 @@ __global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
   double sum = blockSum<kThreads>(local);
   double counted = blockSum<kThreads>(count);
   if (threadIdx.x == 0)
-    out[0] = static_cast<float>(
-        reduction == 0 ? (counted > 0 ? sum / counted : 0.0) : sum);
+    out[0] = storeFloat<T>(static_cast<float>(
+        reduction == 0 ? (counted > 0 ? sum / counted : 0.0) : sum));
 }
 
-__global__ void crossEntropyGradKernel(const float *g, const float *z,
-                                       const int64_t *y, float *out,
-                                       int64_t rows, int64_t classes,
+template <typename T>
+__global__ void crossEntropyGradKernel(const T *g, const T *z, const int64_t *y,
+                                       T *out, int64_t rows, int64_t classes,
                                        int64_t ignore, int reduction) {
   __shared__ double counted;
   double count = 0;
@@ -616,22 +647,32 @@ __global__ void crossEntropyGradKernel(const float *g, const float *z,
     counted = total;
   __syncthreads();
   for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
-    const float *row = z + r * classes;
-    float *grad = out + r * classes;
+    const T *row = z + r * classes;
+    T *grad = out + r * classes;
     if (y[r] == ignore) {
       for (int64_t c = 0; c < classes; ++c)
-        grad[c] = 0;
+        grad[c] = T();
       continue;
     }
-    double scale = reduction == 2 ? g[r] : g[0];
+    double scale = loadFloat(g[reduction == 2 ? r : 0]);
     if (reduction == 0)
       scale /= counted;
     double max, sum;
     softmaxNormalizer(row, classes, 1, max, sum);
     for (int64_t c = 0; c < classes; ++c)
-      grad[c] = static_cast<float>(
-          (exp(row[c] - max) / sum - (c == y[r] ? 1.0 : 0.0)) * scale);
+      grad[c] = storeFloat<T>(static_cast<float>(
+          (exp(loadFloat(row[c]) - max) / sum - (c == y[r] ? 1.0 : 0.0)) *
+          scale));
   }
+}
+
+/// Element-wise dropout (DropoutMask.h).
+template <typename T>
+__global__ void dropoutKernel(const T *in, T *out, int64_t n,
+                              DropoutMask mask) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = storeFloat<T>(mask.apply(i, loadFloat(in[i])));
 }
 
 bool present(std::initializer_list<pp_tensor *> tensors) {
@@ -641,17 +682,75 @@ bool present(std::initializer_list<pp_tensor *> tensors) {
   return true;
 }
 
+/// The float dtype (f32, bf16 or f16: FloatElements.h) that every one of
+/// `operands` and of the present (non-null) `optionalOperands` holds. Null
+/// when an operand is null (an earlier call failed and said why); with the
+/// error recorded, naming `kernel`, when the first operand's dtype is not a
+/// float one or another operand's differs from it.
+std::optional<pp_dtype>
+floatOperandsType(pp_frame *frame, const char *kernel,
+                  std::initializer_list<pp_tensor *> operands,
+                  std::initializer_list<pp_tensor *> optionalOperands = {}) {
+  if (!present(operands))
+    return std::nullopt;
+  pp_dtype dtype = pp_tensor_dtype(*operands.begin());
+  if (!visitFloatType(dtype, [](auto) {})) {
+    failFrame(frame, std::string(kernel) +
+                         " expects f32, bf16 or f16 tensors, got " +
+                         pp_dtype_name(dtype));
+    return std::nullopt;
+  }
+  for (auto list : {operands, optionalOperands})
+    for (pp_tensor *operand : list)
+      if (operand && pp_tensor_dtype(operand) != dtype) {
+        failFrame(frame, std::string(kernel) +
+                             " expects tensors of one dtype, got " +
+                             pp_dtype_name(dtype) + " and " +
+                             pp_dtype_name(pp_tensor_dtype(operand)) +
+                             "; cast one to the other's dtype");
+        return std::nullopt;
+      }
+  return dtype;
+}
+
+/// `result` when the last launch succeeded; else null, `result` destroyed.
+pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
+  if (checkLaunch(frame, kernel))
+    return result;
+  pp_tensor_destroy(result);
+  return nullptr;
+}
+
+/// A new device tensor shaped like the first of `operands`, of the float
+/// dtype they share (floatOperandsType), whose `n` elements
+/// `launch(T(), out, n)` computes, `out` the result's elements (T *); null,
+/// the error recorded, on failure.
+template <typename Launch>
+pp_tensor *perElement(pp_frame *frame, const char *kernel,
+                      std::initializer_list<pp_tensor *> operands,
+                      Launch launch) {
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, operands);
+  pp_tensor *like = *operands.begin();
+  pp_tensor *result =
+      dtype ? newDeviceTensor(frame, *dtype, shapeOf(like)) : nullptr;
+  int64_t n = result ? pp_tensor_numel(like) : 0;
+  if (n == 0)
+    return result;
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    launch(element, elementsOf<T>(result), n);
+  });
+  return launched(frame, kernel, result);
+}
+
 template <typename F>
 pp_tensor *unary(pp_frame *frame, const char *kernel, pp_tensor *input, F f) {
-  if (!present({input}))
-    return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input));
-  int64_t n = pp_tensor_numel(input);
-  if (!result || n == 0)
-    return result;
-  unaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(deviceFloats(input),
-                                          deviceFloats(result), n, f);
-  return checkLaunch(frame, kernel) ? result : nullptr;
+  return perElement(
+      frame, kernel, {input}, [&](auto element, auto *out, int64_t n) {
+        using T = decltype(element);
+        unaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+            elementsOf<T>(input), out, n, f);
+      });
 }
 
 /// True when `shape` is within the CUDA kernels' rank limit; else false,
@@ -687,84 +786,69 @@ BroadcastMap<N> broadcastMap(std::initializer_list<pp_tensor *> operands,
 template <typename F>
 pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
                   pp_tensor *rhs, F f) {
-  std::optional<Shape> shape = broadcastOperands(frame, kernel, {lhs, rhs});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {lhs, rhs});
+  std::optional<Shape> shape =
+      dtype ? broadcastOperands(frame, kernel, {lhs, rhs}) : std::nullopt;
   if (!shape || !checkRank(frame, kernel, *shape))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, *shape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, *shape);
   int64_t n = numElements(*shape);
   if (!result || n == 0)
     return result;
-  binaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(lhs), deviceFloats(rhs), deviceFloats(result), n,
-      broadcastMap<2>({lhs, rhs}, *shape), f);
-  return checkLaunch(frame, kernel) ? result : nullptr;
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    binaryKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(lhs), elementsOf<T>(rhs), elementsOf<T>(result), n,
+        broadcastMap<2>({lhs, rhs}, *shape), f);
+  });
+  return launched(frame, kernel, result);
 }
 
-/// A new f32 device tensor of `shape` for a kernel over the lines along
-/// `axis`, with their `layout`; null (the error recorded) on failure.
-pp_tensor *newLinesResult(pp_frame *frame, const char *kernel,
-                          const Shape &shape, int64_t axis,
-                          AxisLayout &layout) {
+/// `line` (linesKernel) over the lines along `axis` of `input` and of the
+/// `others` shaped like it, one thread per line, into a new tensor of its
+/// shape and float dtype, which the others share; null, the error
+/// recorded, on failure.
+template <typename Line, typename... Others>
+pp_tensor *overLines(pp_frame *frame, const char *kernel, int64_t axis,
+                     Line line, pp_tensor *input, Others *...others) {
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, kernel, {input, others...});
+  if (!dtype)
+    return nullptr;
+  Shape shape = shapeOf(input);
   std::string error;
-  std::optional<AxisLayout> found = axisLayout(shape, axis, kernel, error);
-  if (!found) {
+  std::optional<AxisLayout> layout = axisLayout(shape, axis, kernel, error);
+  if (!layout) {
     failFrame(frame, error);
     return nullptr;
   }
-  layout = *found;
-  return newDeviceTensor(frame, PP_DTYPE_F32, shape);
-}
-
-/// `result` when the last launch succeeded; else null, `result` destroyed.
-pp_tensor *launched(pp_frame *frame, const char *kernel, pp_tensor *result) {
-  if (checkLaunch(frame, kernel))
-    return result;
-  pp_tensor_destroy(result);
-  return nullptr;
-}
-
-/// `kernel(input, result, lines, layout)`, one thread per line along
-/// `axis`, on a new tensor shaped like `input`.
-pp_tensor *
-overLines(pp_frame *frame, const char *name, pp_tensor *input, int64_t axis,
-          void (*kernel)(const float *, float *, int64_t, AxisLayout)) {
-  if (!present({input}))
-    return nullptr;
-  AxisLayout layout;
-  pp_tensor *result = newLinesResult(frame, name, shapeOf(input), axis, layout);
-  int64_t lines = layout.outer * layout.inner;
+  pp_tensor *result = newDeviceTensor(frame, *dtype, shape);
+  int64_t lines = layout->outer * layout->inner;
   if (!result || lines == 0)
     return result;
-  kernel<<<blocksFor(lines), kThreads, 0, kernelStream(frame)>>>(deviceFloats(input),
-                                         deviceFloats(result), lines, layout);
-  return launched(frame, name, result);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    linesKernel<<<blocksFor(lines), kThreads, 0, kernelStream(frame)>>>(
+        line, lines, *layout, elementsOf<T>(result),
+        static_cast<const T *>(elementsOf<T>(input)),
+        static_cast<const T *>(elementsOf<T>(others))...);
+  });
+  return launched(frame, kernel, result);
 }
 
-/// `kernel(grad, result_value, result, lines, layout)` of a softmax-like
-/// gradient, one thread per line along `axis`; grad and the forward result
-/// share a shape.
-pp_tensor *gradOverLines(pp_frame *frame, const char *name, pp_tensor *grad,
-                         pp_tensor *resultValue, int64_t axis,
-                         void (*kernel)(const float *, const float *, float *,
-                                        int64_t, AxisLayout)) {
-  if (!present({grad, resultValue}))
-    return nullptr;
-  Shape shape = shapeOf(grad);
-  if (shapeOf(resultValue) != shape) {
-    failFrame(frame, std::string(name) + ": grad " + formatShape(shape) +
-                         " and result " + formatShape(shapeOf(resultValue)) +
-                         " differ");
+/// `line` over the lines along `axis` of the gradient of a softmax-like
+/// op: of `grad` and of the forward result `resultValue`, which share a
+/// shape.
+template <typename Line>
+pp_tensor *gradOverLines(pp_frame *frame, const char *kernel, pp_tensor *grad,
+                         pp_tensor *resultValue, int64_t axis, Line line) {
+  if (grad && resultValue && shapeOf(resultValue) != shapeOf(grad)) {
+    failFrame(frame, std::string(kernel) + ": grad " +
+                         formatShape(shapeOf(grad)) + " and result " +
+                         formatShape(shapeOf(resultValue)) + " differ");
     return nullptr;
   }
-  AxisLayout layout;
-  pp_tensor *result = newLinesResult(frame, name, shape, axis, layout);
-  int64_t lines = layout.outer * layout.inner;
-  if (!result || lines == 0)
-    return result;
-  kernel<<<blocksFor(lines), kThreads, 0, kernelStream(frame)>>>(deviceFloats(grad),
-                                         deviceFloats(resultValue),
-                                         deviceFloats(result), lines, layout);
-  return launched(frame, name, result);
+  return overLines(frame, kernel, axis, line, grad, resultValue);
 }
 
 /// The SumToMap of an input of `inputShape` (at most kMaxRank dimensions)
@@ -799,23 +883,45 @@ std::optional<ReducePlan> deviceReducePlan(pp_frame *frame, const char *kernel,
   return plan;
 }
 
-/// reduce_sum (`mean` false) or reduce_mean.
-pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
-                     int64_t count, const int64_t *axes, int keepDims,
-                     bool mean) {
+/// A reduction of `input` over `axes` (reducePlan) into a new tensor of
+/// its float dtype, whose groups `launch(in, out, groups, map, groupSize)`
+/// fills, `in` and `out` the elements of `input` and of the result (of
+/// type T *).
+template <typename Launch>
+pp_tensor *reduceGroups(pp_frame *frame, const char *kernel, pp_tensor *input,
+                        int64_t count, const int64_t *axes, int keepDims,
+                        Launch launch) {
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {input});
   std::optional<ReducePlan> plan =
-      deviceReducePlan(frame, kernel, input, count, axes);
+      dtype ? deviceReducePlan(frame, kernel, input, count, axes)
+            : std::nullopt;
   pp_tensor *result =
-      plan ? newDeviceTensor(frame, PP_DTYPE_F32,
+      plan ? newDeviceTensor(frame, *dtype,
                              keepDims ? plan->kept : plan->removed)
            : nullptr;
   if (!result || plan->groups == 0)
     return result;
-  sumToKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(input), deviceFloats(result), plan->groups,
-      sumToMap(plan->input, plan->groupStrides),
-      mean ? 1.0 / static_cast<double>(plan->groupSize) : 1.0);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    launch(static_cast<const T *>(elementsOf<T>(input)), elementsOf<T>(result),
+           plan->groups, sumToMap(plan->input, plan->groupStrides),
+           plan->groupSize);
+  });
   return launched(frame, kernel, result);
+}
+
+/// reduce_sum (`mean` false) or reduce_mean.
+pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
+                     int64_t count, const int64_t *axes, int keepDims,
+                     bool mean) {
+  return reduceGroups(
+      frame, kernel, input, count, axes, keepDims,
+      [&](auto *in, auto *out, int64_t groups, SumToMap map,
+          int64_t groupSize) {
+        sumToKernel<<<blocksFor(groups), kThreads, 0, kernelStream(frame)>>>(
+            in, out, groups, map,
+            mean ? 1.0 / static_cast<double>(groupSize) : 1.0);
+      });
 }
 
 /// The gradient of operand `operand` of a binary op: `f(grad, lhs, rhs,
@@ -823,20 +929,25 @@ pp_tensor *reduceSum(pp_frame *frame, const char *kernel, pp_tensor *input,
 template <typename F>
 pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
                        pp_tensor *lhs, pp_tensor *rhs, int64_t operand, F f) {
-  if (!present({grad, lhs, rhs}) || !math::checkOperand(frame, kernel, operand))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, kernel, {grad, lhs, rhs});
+  if (!dtype || !math::checkOperand(frame, kernel, operand))
     return nullptr;
   std::optional<Shape> shape =
       broadcastOperands(frame, kernel, {grad, lhs, rhs});
   if (!shape || !checkRank(frame, kernel, *shape))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, *shape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, *shape);
   int64_t n = numElements(*shape);
   if (!result || n == 0)
     return result;
-  operandGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(grad), deviceFloats(lhs), deviceFloats(rhs),
-      deviceFloats(result), n, broadcastMap<3>({grad, lhs, rhs}, *shape),
-      operand, f);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    operandGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(grad), elementsOf<T>(lhs), elementsOf<T>(rhs),
+        elementsOf<T>(result), n, broadcastMap<3>({grad, lhs, rhs}, *shape),
+        operand, f);
+  });
   return launched(frame, kernel, result);
 }
 
@@ -956,16 +1067,22 @@ pp_tensor *copyOnDevice(pp_frame *frame, const char *kernel,
 pp_tensor *reduceGathered(pp_frame *frame, const char *kernel,
                           pp_tensor *gathered, const StridedCopy &piece,
                           const Shape &shape, int reduction) {
-  if (!checkRank(frame, kernel, piece.shape))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, kernel, {gathered});
+  if (!dtype || !checkRank(frame, kernel, piece.shape))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, shape);
   int64_t n = numElements(piece.shape);
   if (!result || n == 0)
     return result;
   int64_t devices = pp_tensor_shape(gathered)[0];
-  reduceGatheredKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(gathered), deviceFloats(result), n, stridedCopyMap(piece),
-      devices, pp_tensor_numel(gathered) / devices, reduction);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    reduceGatheredKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(gathered), elementsOf<T>(result), n,
+        stridedCopyMap(piece), devices, pp_tensor_numel(gathered) / devices,
+        reduction);
+  });
   return launched(frame, kernel, result);
 }
 
@@ -1025,7 +1142,9 @@ pp_tensor *pp_cuda_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
 
 pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                           int transpose_lhs, int transpose_rhs) {
-  if (!present({lhs, rhs}))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "matmul", {lhs, rhs});
+  if (!dtype)
     return nullptr;
   ScopedGemmStream onFrameQueue(kernelStream(frame));
   return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs,
@@ -1069,13 +1188,13 @@ pp_tensor *pp_cuda_exp(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cuda_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
-  return overLines(frame, "softmax", input, axis, softmaxKernel);
+  return overLines(frame, "softmax", axis, SoftmaxLine{false}, input);
 }
 
 pp_tensor *pp_cuda_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *result_value, int64_t axis) {
   return gradOverLines(frame, "softmax_grad", grad, result_value, axis,
-                       softmaxGradKernel);
+                       SoftmaxGradLine());
 }
 
 pp_tensor *pp_cuda_log(pp_frame *frame, pp_tensor *input) {
@@ -1166,32 +1285,28 @@ pp_tensor *pp_cuda_reduce_mean(pp_frame *frame, pp_tensor *input,
 pp_tensor *pp_cuda_reduce_max(pp_frame *frame, pp_tensor *input,
                               int64_t axes_count, const int64_t *axes,
                               int keep_dims) {
-  std::optional<ReducePlan> plan =
-      deviceReducePlan(frame, "reduce_max", input, axes_count, axes);
-  pp_tensor *result =
-      plan ? newDeviceTensor(frame, PP_DTYPE_F32,
-                             keep_dims ? plan->kept : plan->removed)
-           : nullptr;
-  if (!result || plan->groups == 0)
-    return result;
-  reduceMaxKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(input), deviceFloats(result), plan->groups,
-      sumToMap(plan->input, plan->groupStrides));
-  return launched(frame, "reduce_max", result);
+  return reduceGroups(
+      frame, "reduce_max", input, axes_count, axes, keep_dims,
+      [&](auto *in, auto *out, int64_t groups, SumToMap map, int64_t) {
+        reduceMaxKernel<<<blocksFor(groups), kThreads, 0,
+                          kernelStream(frame)>>>(in, out, groups, map);
+      });
 }
 
 pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
                                    int64_t axes_count, const int64_t *axes,
                                    int64_t input_shape_count,
                                    const int64_t *input_shape) {
-  if (!grad)
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "reduce_sum_grad", {grad});
+  if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan = reduceGradPlan(
       frame, "reduce_sum_grad", shapeOf(grad),
       Shape(input_shape, input_shape + input_shape_count), axes_count, axes);
   if (!plan || !checkRank(frame, "reduce_sum_grad", plan->input))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, plan->input);
   int64_t n = numElements(plan->input);
   if (!result || n == 0)
     return result;
@@ -1201,56 +1316,71 @@ pp_tensor *pp_cuda_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
     map.shape[d] = plan->input[d];
     map.strides[0][d] = plan->groupStrides[d];
   }
-  reduceSumGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(deviceFloats(grad),
-                                                  deviceFloats(result), n, map);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    reduceSumGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(grad), elementsOf<T>(result), n, map);
+  });
   return launched(frame, "reduce_sum_grad", result);
 }
 
 pp_tensor *pp_cuda_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                    pp_tensor *input, pp_tensor *result_value,
                                    int64_t axes_count, const int64_t *axes) {
-  if (!present({grad, input, result_value}))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "reduce_max_grad", {grad, input, result_value});
+  if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
       reduceMaxGradPlan(frame, grad, input, result_value, axes_count, axes);
   if (!plan || !checkRank(frame, "reduce_max_grad", plan->input))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, plan->input);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, plan->input);
   if (!result || plan->groups == 0)
     return result;
-  reduceMaxGradKernel<<<blocksFor(plan->groups), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(grad), deviceFloats(input), deviceFloats(result_value),
-      deviceFloats(result), plan->groups,
-      sumToMap(plan->input, plan->groupStrides));
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    reduceMaxGradKernel<<<blocksFor(plan->groups), kThreads, 0,
+                          kernelStream(frame)>>>(
+        elementsOf<T>(grad), elementsOf<T>(input), elementsOf<T>(result_value),
+        elementsOf<T>(result), plan->groups,
+        sumToMap(plan->input, plan->groupStrides));
+  });
   return launched(frame, "reduce_max_grad", result);
 }
 
 pp_tensor *pp_cuda_log_softmax(pp_frame *frame, pp_tensor *input,
                                int64_t axis) {
-  return overLines(frame, "log_softmax", input, axis, logSoftmaxKernel);
+  return overLines(frame, "log_softmax", axis, SoftmaxLine{true}, input);
 }
 
 pp_tensor *pp_cuda_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
                                     pp_tensor *result_value, int64_t axis) {
   return gradOverLines(frame, "log_softmax_grad", grad, result_value, axis,
-                       logSoftmaxGradKernel);
+                       LogSoftmaxGradLine());
 }
 
 pp_tensor *pp_cuda_layer_norm(pp_frame *frame, pp_tensor *input,
                               pp_tensor *weight, pp_tensor *bias, int64_t axis,
                               double epsilon) {
-  if (!input)
-    return nullptr;
-  std::optional<LayerNormPlan> plan = layerNormPlan(
-      frame, "layer_norm", input, weight, bias, nullptr, axis, epsilon);
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "layer_norm", {input}, {weight, bias});
+  std::optional<LayerNormPlan> plan =
+      dtype ? layerNormPlan(frame, "layer_norm", input, weight, bias, nullptr,
+                            axis, epsilon)
+            : std::nullopt;
   pp_tensor *result =
-      plan ? newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input)) : nullptr;
+      plan ? newDeviceTensor(frame, *dtype, shapeOf(input)) : nullptr;
   if (!result || plan->rows == 0)
     return result;
-  layerNormKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(input), weight ? deviceFloats(weight) : nullptr,
-      bias ? deviceFloats(bias) : nullptr, deviceFloats(result), *plan,
-      epsilon);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    layerNormKernel<<<blocksFor(plan->rows), kThreads, 0,
+                      kernelStream(frame)>>>(
+        elementsOf<T>(input), weight ? elementsOf<T>(weight) : nullptr,
+        bias ? elementsOf<T>(bias) : nullptr, elementsOf<T>(result), *plan,
+        epsilon);
+  });
   return launched(frame, "layer_norm", result);
 }
 
@@ -1258,24 +1388,20 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
                                    pp_tensor *input, pp_tensor *weight,
                                    int64_t axis, double epsilon,
                                    int64_t result_index) {
-  if (!present({grad, input, weight}))
-    return nullptr;
-  std::optional<LayerNormPlan> plan = layerNormGradPlan(
-      frame, grad, input, weight, axis, epsilon, result_index);
-  if (!plan)
-    return nullptr;
-  pp_tensor *result =
-      newDeviceTensor(frame, PP_DTYPE_F32,
-                      result_index == 0 ? shapeOf(input) : shapeOf(weight));
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "layer_norm_grad", {grad, input, weight});
+  std::optional<LayerNormPlan> plan =
+      dtype ? layerNormGradPlan(frame, grad, input, weight, axis, epsilon,
+                                result_index)
+            : std::nullopt;
+  pp_tensor *result = plan
+                          ? newDeviceTensor(frame, *dtype,
+                                            result_index == 0 ? shapeOf(input)
+                                                              : shapeOf(weight))
+                          : nullptr;
   if (!result)
     return nullptr;
-  if (result_index == 0) {
-    if (plan->rows > 0)
-      layerNormInputGradKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
-          deviceFloats(grad), deviceFloats(input), deviceFloats(weight),
-          deviceFloats(result), *plan, epsilon);
-    return launched(frame, "layer_norm_grad", result);
-  }
+  // The weight gradient needs each row's mean and rstd.
   pp_tensor *statistics = nullptr;
   if (result_index == 1) {
     statistics = newDeviceTensor(frame, PP_DTYPE_F64, {2 * plan->rows});
@@ -1283,17 +1409,28 @@ pp_tensor *pp_cuda_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
       pp_tensor_destroy(result);
       return nullptr;
     }
-    if (plan->rows > 0)
-      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads, 0, kernelStream(frame)>>>(
-          deviceFloats(input),
-          static_cast<double *>(pp_tensor_data(statistics)), *plan, epsilon);
   }
-  if (plan->size > 0)
-    layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads, 0, kernelStream(frame)>>>(
-        deviceFloats(grad), deviceFloats(input),
-        statistics ? static_cast<const double *>(pp_tensor_data(statistics))
-                   : nullptr,
-        deviceFloats(result), *plan);
+  double *moments =
+      statistics ? static_cast<double *>(pp_tensor_data(statistics)) : nullptr;
+  cudaStream_t stream = kernelStream(frame);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *g = elementsOf<T>(grad), *x = elementsOf<T>(input);
+    T *out = elementsOf<T>(result);
+    if (result_index == 0) {
+      if (plan->rows > 0)
+        layerNormInputGradKernel<<<blocksFor(plan->rows), kThreads, 0,
+                                   stream>>>(g, x, elementsOf<T>(weight), out,
+                                             *plan, epsilon);
+      return;
+    }
+    if (moments && plan->rows > 0)
+      layerNormStatisticsKernel<<<blocksFor(plan->rows), kThreads, 0, stream>>>(
+          x, moments, *plan, epsilon);
+    if (plan->size > 0)
+      layerNormFeatureGradKernel<<<blocksFor(plan->size), kThreads, 0,
+                                   stream>>>(g, x, moments, out, *plan);
+  });
   pp_tensor_destroy(statistics); // Freed in stream order, after the kernels.
   return launched(frame, "layer_norm_grad", result);
 }
@@ -1321,7 +1458,8 @@ pp_tensor *pp_cuda_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
 
 pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
                           const int64_t *shape) {
-  if (!input)
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, "sum_to", {input});
+  if (!dtype)
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
   if (std::string error = sumToError(inputShape, target); !error.empty()) {
@@ -1330,14 +1468,17 @@ pp_tensor *pp_cuda_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
   }
   if (!checkRank(frame, "sum_to", inputShape))
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, target);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, target);
   int64_t outputs = numElements(target);
   if (!result || outputs == 0)
     return result;
   SumToMap map = sumToMap(inputShape, broadcastStrides(target, inputShape));
-  sumToKernel<<<blocksFor(outputs), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(input), deviceFloats(result), outputs, map, 1.0);
-  return checkLaunch(frame, "sum_to") ? result : nullptr;
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    sumToKernel<<<blocksFor(outputs), kThreads, 0, kernelStream(frame)>>>(
+        elementsOf<T>(input), elementsOf<T>(result), outputs, map, 1.0);
+  });
+  return launched(frame, "sum_to", result);
 }
 
 pp_tensor *pp_cuda_split(pp_frame *frame, pp_tensor *input, int64_t axis,
@@ -1458,7 +1599,9 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *indices, int64_t axis,
                                int64_t data_shape_count,
                                const int64_t *data_shape) {
-  if (!present({grad, indices}))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "gather_grad", {grad});
+  if (!dtype || !indices)
     return nullptr;
   Shape dataShape(data_shape, data_shape + data_shape_count);
   std::optional<std::vector<char>> host =
@@ -1469,7 +1612,7 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
            : std::nullopt;
   if (!plan)
     return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, dataShape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, dataShape);
   int64_t n = numElements(dataShape);
   if (!result || n == 0)
     return result;
@@ -1478,11 +1621,13 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
   pp_tensor *positions =
       offsets ? toDevice(frame, "gather_grad", groups.positions) : nullptr;
   if (positions)
-    gatherGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-        deviceFloats(grad), static_cast<const int64_t *>(pp_tensor_data(offsets)),
-        static_cast<const int64_t *>(pp_tensor_data(positions)),
-        deviceFloats(result), n, plan->layout,
-        static_cast<int64_t>(plan->rows.size()));
+    visitFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      gatherGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+          elementsOf<T>(grad), elementsOf<int64_t>(offsets),
+          elementsOf<int64_t>(positions), elementsOf<T>(result), n,
+          plan->layout, static_cast<int64_t>(plan->rows.size()));
+    });
   pp_tensor_destroy(offsets); // Freed in stream order, after the kernel.
   pp_tensor_destroy(positions);
   if (!positions) {
@@ -1547,42 +1692,47 @@ pp_tensor *pp_cuda_trilu(pp_frame *frame, pp_tensor *input, int64_t diagonal,
 
 pp_tensor *pp_cuda_mse_loss(pp_frame *frame, pp_tensor *input,
                             pp_tensor *target, int reduction) {
-  if (!present({input, target}))
-    return nullptr;
-  int64_t n = pp_tensor_numel(input);
-  if (reduction == 2) {
-    pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input));
-    if (result && n > 0)
-      mseLossNoneKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-          deviceFloats(input), deviceFloats(target), deviceFloats(result), n);
-    return checkLaunch(frame, "mse_loss") ? result : nullptr;
-  }
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, {});
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "mse_loss", {input, target});
+  pp_tensor *result =
+      dtype ? newDeviceTensor(frame, *dtype,
+                              reduction == 2 ? shapeOf(input) : Shape())
+            : nullptr;
   if (!result)
     return nullptr;
-  mseLossKernel<<<1, kThreads, 0, kernelStream(frame)>>>(deviceFloats(input), deviceFloats(target),
-                                 deviceFloats(result), n, reduction);
-  return checkLaunch(frame, "mse_loss") ? result : nullptr;
+  int64_t n = pp_tensor_numel(input);
+  visitFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    const T *x = elementsOf<T>(input), *t = elementsOf<T>(target);
+    if (reduction != 2)
+      mseLossKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
+          x, t, elementsOf<T>(result), n, reduction);
+    else if (n > 0)
+      mseLossNoneKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+          x, t, elementsOf<T>(result), n);
+  });
+  return launched(frame, "mse_loss", result);
 }
 
 pp_tensor *pp_cuda_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
                                  pp_tensor *input, pp_tensor *target,
                                  int reduction) {
-  if (!present({grad, input, target}))
-    return nullptr;
-  int64_t n = pp_tensor_numel(input);
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shapeOf(input));
-  if (result && n > 0)
-    mseLossGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-        deviceFloats(grad), deviceFloats(input), deviceFloats(target),
-        deviceFloats(result), n, reduction);
-  return checkLaunch(frame, "mse_loss_grad") ? result : nullptr;
+  return perElement(
+      frame, "mse_loss_grad", {input, target, grad},
+      [&](auto element, auto *out, int64_t n) {
+        using T = decltype(element);
+        mseLossGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+            elementsOf<T>(grad), elementsOf<T>(input), elementsOf<T>(target),
+            out, n, reduction);
+      });
 }
 
 pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                  pp_tensor *labels, int64_t ignore_index,
                                  int reduction) {
-  if (!present({logits, labels}))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "cross_entropy", {logits});
+  if (!dtype || !labels)
     return nullptr;
   pp_tensor *y =
       deviceLabels(frame, "cross_entropy", logits, labels, ignore_index);
@@ -1590,60 +1740,61 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
     return nullptr;
   Shape shape = shapeOf(logits);
   int64_t rows = pp_tensor_numel(labels), classes = shape.back();
-  const int64_t *ys = static_cast<const int64_t *>(pp_tensor_data(y));
-  pp_tensor *perRow = newDeviceTensor(frame, PP_DTYPE_F32,
+  const int64_t *ys = elementsOf<const int64_t>(y);
+  // The rows' losses: the result, or in f32 for the reduction to add up.
+  bool reduced = reduction != 2;
+  pp_tensor *perRow = newDeviceTensor(frame, reduced ? PP_DTYPE_F32 : *dtype,
                                       Shape(shape.begin(), shape.end() - 1));
-  if (perRow && rows > 0)
-    crossEntropyRowsKernel<<<blocksFor(rows), kThreads, 0, kernelStream(frame)>>>(
-        deviceFloats(logits), ys, deviceFloats(perRow), rows, classes,
-        ignore_index);
-  pp_tensor *result = perRow;
-  if (perRow && reduction != 2) {
-    result = newDeviceTensor(frame, PP_DTYPE_F32, {});
-    if (result)
-      crossEntropyReduceKernel<<<1, kThreads, 0, kernelStream(frame)>>>(deviceFloats(perRow), ys,
-                                                deviceFloats(result), rows,
-                                                ignore_index, reduction);
-    pp_tensor_destroy(perRow);
-  }
-  pp_tensor_destroy(y); // Freed in stream order, after the kernels.
+  pp_tensor *result =
+      perRow && reduced ? newDeviceTensor(frame, *dtype, {}) : perRow;
+  cudaStream_t stream = kernelStream(frame);
+  if (result)
+    visitFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      auto lossesInto = [&](auto *rowLoss) {
+        if (rows > 0)
+          crossEntropyRowsKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
+              elementsOf<T>(logits), ys, rowLoss, rows, classes, ignore_index);
+      };
+      if (!reduced) {
+        lossesInto(elementsOf<T>(perRow));
+        return;
+      }
+      lossesInto(elementsOf<float>(perRow));
+      crossEntropyReduceKernel<<<1, kThreads, 0, stream>>>(
+          elementsOf<float>(perRow), ys, elementsOf<T>(result), rows,
+          ignore_index, reduction);
+    });
+  if (result != perRow)
+    pp_tensor_destroy(perRow); // Freed in stream order, after the kernels.
+  pp_tensor_destroy(y);
   return result ? launched(frame, "cross_entropy", result) : nullptr;
 }
 
 pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                       pp_tensor *logits, pp_tensor *labels,
                                       int64_t ignore_index, int reduction) {
-  if (!present({grad, logits, labels}))
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
+  if (!dtype || !labels)
     return nullptr;
   pp_tensor *y =
       deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
   if (!y)
     return nullptr;
   Shape shape = shapeOf(logits);
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
+  pp_tensor *result = newDeviceTensor(frame, *dtype, shape);
   if (result)
-    crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
-        deviceFloats(grad), deviceFloats(logits),
-        static_cast<const int64_t *>(pp_tensor_data(y)), deviceFloats(result),
-        pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
+    visitFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
+          elementsOf<T>(grad), elementsOf<T>(logits),
+          elementsOf<const int64_t>(y), elementsOf<T>(result),
+          pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
+    });
   pp_tensor_destroy(y); // Freed in stream order, after the kernel.
   return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
 }
-
-} // extern "C"
-
-namespace {
-
-__global__ void dropoutKernel(const float *in, float *out, int64_t n,
-                              DropoutMask mask) {
-  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < n)
-    out[i] = mask.apply(i, in[i]);
-}
-
-} // namespace
-
-extern "C" {
 
 pp_tensor *pp_cuda_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
                            double ratio) {
@@ -1651,15 +1802,13 @@ pp_tensor *pp_cuda_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
     return nullptr;
   if (!frame->position.training || ratio == 0.0)
     return pp_cuda_copy(frame, input);
-  Shape shape = shapeOf(input);
-  pp_tensor *result = newDeviceTensor(frame, PP_DTYPE_F32, shape);
-  int64_t n = pp_tensor_numel(input);
-  if (!result || n == 0)
-    return result;
-  dropoutKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-      deviceFloats(input), deviceFloats(result), n,
-      dropoutMask(frame->position, key, ratio, shape));
-  return checkLaunch(frame, "dropout") ? result : nullptr;
+  return perElement(
+      frame, "dropout", {input}, [&](auto element, auto *out, int64_t n) {
+        using T = decltype(element);
+        dropoutKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+            elementsOf<T>(input), out, n,
+            dropoutMask(frame->position, key, ratio, shapeOf(input)));
+      });
 }
 
 } // extern "C"

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceCheck.h"
+
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/kernels/Frame.h"
 
@@ -93,11 +95,8 @@ bool compare(const char *name, const std::vector<pp_tensor *> &hostInputs,
 } // namespace
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "no usable GPU\n");
+  if (!pp::runtime::testing::gpuPresent())
     return 1;
-  }
   pp_tensor *x = hostTensor({4, 6, 32}, 4, 0);
   pp_tensor *g = hostTensor({4, 6, 32}, 1, 0.5f);
   pp_tensor *p = hostTensor({4, 6, 32}, 2, 0.3f, 2.1f);

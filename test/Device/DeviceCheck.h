@@ -3,6 +3,8 @@
 #ifndef PP_TEST_DEVICE_DEVICECHECK_H
 #define PP_TEST_DEVICE_DEVICECHECK_H
 
+#include <cuda_runtime.h>
+
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -29,6 +31,15 @@ inline void expect(const std::string &name,
   failedChecks() += !why.empty();
   std::printf("%s %s%s%s\n", why.empty() ? "PASS" : "FAIL", name.c_str(),
               why.empty() ? "" : ": ", why.c_str());
+}
+
+/// Whether the machine has a GPU; false, after saying so, without one.
+inline bool gpuPresent() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+    return true;
+  std::fprintf(stderr, "no usable GPU\n");
+  return false;
 }
 
 } // namespace pp::runtime::testing
