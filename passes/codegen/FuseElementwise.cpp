@@ -25,18 +25,22 @@ using namespace pp;
 namespace {
 
 /// True when `op` can be computed inside a fusion: an elementwise op with
-/// one statically shaped f32 result whose operands are f32 or i1 elements
-/// (where's condition), the types the generated loop reads and writes.
+/// one statically shaped result of a float type the kernels compute (f32,
+/// bf16 or f16) whose operands are of that type or i1 (where's condition),
+/// the types the generated loop reads and writes. Ops of one group share
+/// the type: each consumes its producers' results.
 bool isFusible(Operation *op) {
   if (!op->hasTrait<nn::Elementwise>() || op->getNumResults() != 1)
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+  Type element = type ? type.getElementType() : Type();
+  if (!type || !type.hasStaticShape() ||
+      !(element.isF32() || element.isBF16() || element.isF16()))
     return false;
-  return llvm::all_of(op->getOperandTypes(), [](Type operand) {
+  return llvm::all_of(op->getOperandTypes(), [&](Type operand) {
     auto tensor = dyn_cast<RankedTensorType>(operand);
     return tensor && tensor.hasStaticShape() &&
-           (tensor.getElementType().isF32() ||
+           (tensor.getElementType() == element ||
             tensor.getElementType().isInteger(1));
   });
 }

@@ -1,6 +1,7 @@
 //===- FusedLoops.cpp - the generated loop of an nn.fusion ----------------===//
 
 #include "passes/codegen/FusedLoops.h"
+#include "passes/codegen/RuntimeDtype.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,9 +11,24 @@ using namespace pp;
 
 namespace {
 
-/// The C++ type of one element of `type`: i1 elements are bytes.
+/// The C++ type of one element of `type`: i1 elements are bytes, bf16 and
+/// f16 ones the runtime's 16-bit floats (FloatElements.h).
 StringRef elementType(Type type) {
-  return getElementTypeOrSelf(type).isInteger(1) ? "uint8_t" : "float";
+  Type element = getElementTypeOrSelf(type);
+  if (element.isInteger(1))
+    return "uint8_t";
+  if (element.isBF16())
+    return "pp::runtime::BFloat16";
+  if (element.isF16())
+    return "pp::runtime::Half";
+  return "float";
+}
+
+/// True for the 16-bit float types, which the loop reads as floats and
+/// writes rounded once (the kernels' rule, FloatElements.h).
+bool isNarrowFloat(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  return element.isBF16() || element.isF16();
 }
 
 /// The index into an input of `shape` of the element at multi-index
@@ -42,10 +58,16 @@ LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
   llvm::DenseMap<Value, std::string> names;
   for (BlockArgument arg : body.getArguments()) {
     std::string name = "x" + std::to_string(arg.getArgNumber());
-    os << indent << "const " << elementType(arg.getType()) << ' ' << name
-       << " = in" << arg.getArgNumber() << '['
-       << inputIndex(cast<RankedTensorType>(arg.getType()).getShape(), shape)
-       << "];\n";
+    std::string element =
+        "in" + std::to_string(arg.getArgNumber()) + '[' +
+        inputIndex(cast<RankedTensorType>(arg.getType()).getShape(), shape) +
+        ']';
+    if (isNarrowFloat(arg.getType()))
+      os << indent << "const float " << name
+         << " = pp::runtime::loadFloat(" << element << ");\n";
+    else
+      os << indent << "const " << elementType(arg.getType()) << ' ' << name
+         << " = " << element << ";\n";
     names[arg] = name;
   }
   unsigned next = 0;
@@ -56,14 +78,27 @@ LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
     if (failed(attributes(&op, arguments)))
       return failure();
     std::string name = "v" + std::to_string(next++);
-    os << indent << "const float " << name
-       << " = pp::runtime::elementwise::" << op.getName().stripDialect() << '('
-       << llvm::join(arguments, ", ") << ");\n";
+    std::string formula = "pp::runtime::elementwise::" +
+                          op.getName().stripDialect().str() + '(' +
+                          llvm::join(arguments, ", ") + ')';
+    // Each op's result is rounded to its type, as its own kernel rounds
+    // it: a fusion changes no bits, wherever a partition cuts it.
+    Type result = op.getResult(0).getType();
+    if (isNarrowFloat(result))
+      formula = "pp::runtime::loadFloat(pp::runtime::storeFloat<" +
+                elementType(result).str() + ">(" + formula + "))";
+    os << indent << "const float " << name << " = " << formula << ";\n";
     names[op.getResult(0)] = name;
   }
   for (auto [index, value] :
-       llvm::enumerate(body.getTerminator()->getOperands()))
-    os << indent << "out" << index << "[at] = " << names.lookup(value) << ";\n";
+       llvm::enumerate(body.getTerminator()->getOperands())) {
+    os << indent << "out" << index << "[at] = ";
+    if (isNarrowFloat(value.getType()))
+      os << "pp::runtime::storeFloat<" << elementType(value.getType()) << ">("
+         << names.lookup(value) << ");\n";
+    else
+      os << names.lookup(value) << ";\n";
+  }
   return success();
 }
 
@@ -76,9 +111,10 @@ std::string pointers(nn::FusionOp fusion, bool declare) {
                          ? "const " + elementType(input.getType()).str() + " *"
                          : std::string()) +
                     "in" + std::to_string(index));
-  for (unsigned index = 0; index < fusion.getNumResults(); ++index)
-    parts.push_back((declare ? "float *" : "") + std::string("out") +
-                    std::to_string(index));
+  for (auto [index, result] : llvm::enumerate(fusion.getResults()))
+    parts.push_back(
+        (declare ? elementType(result.getType()).str() + " *" : std::string()) +
+        "out" + std::to_string(index));
   return llvm::join(parts, ", ");
 }
 
@@ -96,6 +132,14 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
                                           StringRef target,
                                           AttributeArguments attributes) {
   bool cuda = target == "cuda";
+  // Every result has the fusion's element type (each op's float operands
+  // and result share one).
+  std::optional<RuntimeDtype> dtype =
+      getRuntimeDtype(fusion.getFusionType().getElementType());
+  if (!dtype)
+    return fusion.emitOpError("computes ")
+           << fusion.getFusionType()
+           << ", whose element type the runtime has no dtype for";
   ArrayRef<int64_t> shape = fusion.getFusionType().getShape();
   int64_t rank = static_cast<int64_t>(shape.size());
   int64_t elements = fusion.getFusionType().getNumElements();
@@ -144,8 +188,8 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
      << "    if (!inputs[i])\n"
      << "      return; // An earlier call failed and said why.\n"
      << "  for (int r = 0; r < " << numResults << "; ++r) {\n"
-     << "    results[r] = pp_" << target << "_empty(frame, PP_DTYPE_F32, "
-     << rank << ", shape);\n"
+     << "    results[r] = pp_" << target << "_empty(frame, " << dtype->enumerator
+     << ", " << rank << ", shape);\n"
      << "    if (!results[r]) {\n";
   writeReleaseResults(os, "      ", "r");
   os << "      return;\n    }\n  }\n";
@@ -153,10 +197,10 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
     os << "  const " << elementType(input.getType()) << " *in" << index
        << " = static_cast<const " << elementType(input.getType())
        << " *>(pp_tensor_data(inputs[" << index << "]));\n";
-  for (unsigned index = 0; index < numResults; ++index)
-    os << "  float *out" << index
-       << " = static_cast<float *>(pp_tensor_data(results[" << index
-       << "]));\n";
+  for (auto [index, result] : llvm::enumerate(fusion.getResults()))
+    os << "  " << elementType(result.getType()) << " *out" << index
+       << " = static_cast<" << elementType(result.getType())
+       << " *>(pp_tensor_data(results[" << index << "]));\n";
 
   if (cuda) {
     if (elements == 0) { // Nothing to launch.

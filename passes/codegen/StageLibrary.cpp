@@ -29,6 +29,7 @@ LogicalResult writeStageSource(ModuleOp module, StringRef target,
      << " runtime. Do not edit.\n"
      << "#include <array>\n#include <cstdint>\n#include <limits>\n"
      << "#include \"runtime/kernels/ElementwiseFormulas.h\"\n"
+     << "#include \"runtime/kernels/FloatElements.h\"\n"
      << "#include \"runtime/pp_kernels.h\"\n";
   if (target == "cuda")
     os << "#include \"runtime/cuda/pp_kernels_cuda.h\"\n";
