@@ -255,6 +255,8 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
       return fail("pp-emit-package needs dir=DIRECTORY");
     auto stageCosts = module->getAttrOfType<ArrayAttr>(kStageCostsAttrName);
     auto loss = module->getAttrOfType<DictionaryAttr>(kLossAttrName);
+    if (auto precision = module->getAttrOfType<StringAttr>(kPrecisionAttrName))
+      manifest.precision = precision.str();
     auto forwardOnly =
         module->getAttrOfType<DictionaryAttr>(kForwardOnlyAttrName);
     if (!stageCosts || (!loss && !forwardOnly))

@@ -315,6 +315,9 @@ struct ApplyPrecisionPass
     if (failed(program) || failed(checkFlatProgram(*program)))
       return signalPassFailure();
     PrecisionPolicy(*program, compute).apply();
+    if (!compute.isF32())
+      getOperation()->setAttr(kPrecisionAttrName,
+                              StringAttr::get(context, precision));
   }
 };
 

@@ -5,6 +5,7 @@
 #include "runtime/checkpoints/CheckpointDirectory.h"
 #include "runtime/core/InputFile.h"
 
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
@@ -71,6 +72,19 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
                    "integer");
     result.seed = seed.get<uint64_t>();
     result.data = state.at("data");
+    if (state.contains("loss_scale")) {
+      const nlohmann::json &scale = state["loss_scale"].at("scale");
+      double value = scale.is_number() ? scale.get<double>() : 0.0;
+      int exponent = 0;
+      // A positive power of two: dividing it out stays exact.
+      if (!(value > 0) || !std::isfinite(value) ||
+          std::frexp(value, &exponent) != 0.5)
+        throw refuse("has the loss scale " + scale.dump() +
+                     ", not a positive power of two");
+      result.lossScale = LossScaleState{
+          value, count(state["loss_scale"].at("clean_steps"),
+                       "the loss scale's clean_steps")};
+    }
   } catch (const nlohmann::json::exception &e) {
     throw refuse(std::string("lacks a field or has one of the wrong type: ") +
                  e.what());

@@ -14,12 +14,14 @@
 
 #include "runtime/checkpoints/CheckpointVerification.h"
 #include "runtime/checkpoints/SafeTensors.h"
+#include "runtime/core/LossScaleState.h"
 #include "runtime/core/Shapes.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pp::runtime {
@@ -35,6 +37,8 @@ struct CheckpointState {
   nlohmann::json data;
   /// The model fingerprint's tensors: name -> global shape.
   std::map<std::string, Shape> tensors;
+  /// The loss scale of an fp16 run ("loss_scale"); none for f32 and bf16.
+  std::optional<LossScaleState> lossScale;
 };
 
 /// Reads the state.json of the checkpoint directory `checkpoint` (through

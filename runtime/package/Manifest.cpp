@@ -547,6 +547,13 @@ std::vector<int64_t> readStageRanks(const Field &field, int64_t numStages) {
 
 /// Reads `manifest` (format and version first, so that a package of
 /// another version says so) into `into`, checking every field.
+/// A reduced precision's name as the manifest spells it (f32 is left out).
+std::optional<std::string> parsePrecision(const std::string &name) {
+  if (name == "bf16" || name == "fp16")
+    return name;
+  return std::nullopt;
+}
+
 void readManifestObject(const Field &manifest, Manifest &into) {
   manifest["format"].literal(kFormatName);
   int64_t version = manifest["version"].integer();
@@ -557,12 +564,15 @@ void readManifestObject(const Field &manifest, Manifest &into) {
         " pp (this pp-run reads version " +
         std::to_string(kPackageFormatVersion) + "); recompile the model");
   manifest.onlyMembers({"format", "version", "num_stages", "microbatch_size",
-                        "mesh", "loss", "inputs", "labels", "outputs",
-                        "parameters", "held_constants", "folded_parameters",
-                        "stages", "stage_costs", "stage_ranks", "libraries",
-                        "files"});
+                        "precision", "mesh", "loss", "inputs", "labels",
+                        "outputs", "parameters", "held_constants",
+                        "folded_parameters", "stages", "stage_costs",
+                        "stage_ranks", "libraries", "files"});
   into.numStages = manifest["num_stages"].integer(1);
   into.microbatchSize = manifest["microbatch_size"].integer(1);
+  if (manifest["precision"].present())
+    into.precision = manifest["precision"].choice(parsePrecision,
+                                                  "\"bf16\" or \"fp16\"");
   into.mesh = readMesh(manifest["mesh"]);
   into.files = readFiles(manifest["files"]);
   // Informational: checked when present.
@@ -826,6 +836,8 @@ OrderedJson manifestJson(const Manifest &manifest) {
                        {"mesh", meshJson(manifest.mesh)},
                        {"stage_ranks", manifest.stageRanks},
                        {"microbatch_size", manifest.microbatchSize}};
+  if (manifest.precision != "f32")
+    value["precision"] = manifest.precision;
   if (manifest.lossKind.empty()) {
     OrderedJson &outputs = value["outputs"] = OrderedJson::array();
     for (const OutputInfo &output : manifest.outputs) {

@@ -222,6 +222,11 @@ struct Manifest {
   /// runs several.
   std::vector<int64_t> stageRanks;
   int64_t microbatchSize = 0;
+  /// The type the stages compute in (pp-apply-precision): "f32", "bf16" or
+  /// "fp16" (manifest "precision"; absent: "f32"). Parameters are f32
+  /// master copies in every case; an fp16 run scales its loss
+  /// (LossScaler.h).
+  std::string precision = "f32";
   /// "mse" or "cross_entropy"; empty for a forward-only package, which has
   /// no loss.
   std::string lossKind;

@@ -109,7 +109,8 @@ ResumePoint CheckpointManager::open(const CheckpointRef &resumed) {
   checkSameTensors("checkpoint file '" + parameters.path() + "'",
                    modelTensors(), shapesOf(parameters),
                    "a checkpoint of another model");
-  return {std::move(parameters), state.step, state.consumedSamples};
+  return {std::move(parameters), state.step, state.consumedSamples,
+          state.lossScale};
 }
 
 void CheckpointManager::restoreOptimizer(const CheckpointRef &resumed) {
@@ -133,7 +134,8 @@ void CheckpointManager::restoreOptimizer(const CheckpointRef &resumed) {
   parameters.loadOptimizerState(file);
 }
 
-void CheckpointManager::save(int64_t step, int64_t cursor) {
+void CheckpointManager::save(int64_t step, int64_t cursor,
+                             const std::optional<LossScaleState> &lossScale) {
   auto start = std::chrono::steady_clock::now();
   const Package &package = context.package;
   const TrainerOptions &options = context.options;
@@ -215,7 +217,8 @@ void CheckpointManager::save(int64_t step, int64_t cursor) {
 
   if (reports()) {
     writeFileSynced(temporary + "/" + kCheckpointStateFile,
-                    checkpointState(step, cursor, files).dump(2) + "\n");
+                    checkpointState(step, cursor, lossScale, files).dump(2) +
+                        "\n");
     std::string path = commitCheckpoint(checkpoint.directory, temporary, step);
     if (checkpoint.keepLast > 0)
       keepNewestCheckpoints(checkpoint.directory, checkpoint.keepLast);
@@ -260,18 +263,19 @@ nlohmann::json CheckpointManager::modelFingerprint() const {
 }
 
 /// state.json of the checkpoint after `step` steps, whose next step starts
-/// at `cursor` and whose files' digests are `files` (fileRecord per file
-/// name).
-nlohmann::json
-CheckpointManager::checkpointState(int64_t step, int64_t cursor,
-                                   const nlohmann::json &files) const {
+/// at `cursor` with the loss scale `lossScale` (fp16) and whose files'
+/// digests are `files` (fileRecord per file name).
+nlohmann::json CheckpointManager::checkpointState(
+    int64_t step, int64_t cursor,
+    const std::optional<LossScaleState> &lossScale,
+    const nlohmann::json &files) const {
   const TrainerOptions &options = context.options;
   const OptimizerOptions &optimizer = options.optimizer;
   const RankGroups &groups = context.groups;
   nlohmann::json meshOrder = nlohmann::json::array();
   for (const MeshAxis &axis : groups.mesh.axes())
     meshOrder.push_back(axis.name);
-  return {
+  nlohmann::json state = {
       {"format_version", kCheckpointFormatVersion},
       {"step", step},
       {"consumed_samples", cursor},
@@ -302,6 +306,10 @@ CheckpointManager::checkpointState(int64_t step, int64_t cursor,
         {"microbatch_size", context.package.microbatchSize},
         {"zero", options.zeroLevel}}},
       {"files", files}};
+  if (lossScale)
+    state["loss_scale"] = {{"scale", lossScale->scale},
+                           {"clean_steps", lossScale->cleanSteps}};
+  return state;
 }
 
 } // namespace pp::runtime

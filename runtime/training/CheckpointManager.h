@@ -36,6 +36,8 @@ struct ResumePoint {
   SafeTensorsFile parameters;
   int64_t step = 0;
   int64_t cursor = 0;
+  /// An fp16 run's loss scale; none when the run saved none.
+  std::optional<LossScaleState> lossScale;
 };
 
 class CheckpointManager {
@@ -64,14 +66,17 @@ public:
   /// `cursor`: the first replica of each stage streams its parameters and
   /// its (gathered) optimizer state, sharded tensors assembled whole, to
   /// rank 0, which writes the files into a temporary directory, state.json
-  /// last, and renames it into place; the other ranks wait for it. Every
-  /// rank calls it, with the parameters whole (ZeRO-3 gathered).
-  void save(int64_t step, int64_t cursor);
+  /// last (with `lossScale`, an fp16 run's), and renames it into place;
+  /// the other ranks wait for it. Every rank calls it, with the parameters
+  /// whole (ZeRO-3 gathered).
+  void save(int64_t step, int64_t cursor,
+            const std::optional<LossScaleState> &lossScale);
 
 private:
   std::map<std::string, Shape> modelTensors() const;
   nlohmann::json modelFingerprint() const;
   nlohmann::json checkpointState(int64_t step, int64_t cursor,
+                                 const std::optional<LossScaleState> &lossScale,
                                  const nlohmann::json &files) const;
   bool reports() const { return context.reports(); }
 

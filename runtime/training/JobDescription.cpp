@@ -102,6 +102,8 @@ Json trainerJson(const TrainerOptions &options) {
           {"save_grads_path", options.saveGradsPath},
           {"profile_path", options.profilePath},
           {"max_grad_norm", options.maxGradNorm},
+          {"loss_scale_init", options.lossScaling.initialScale},
+          {"loss_scale_growth_interval", options.lossScaling.growthInterval},
           {"optimizer", optimizerJson(options.optimizer)},
           {"learning_rate", learningRateJson(options.learningRate)},
           {"init", parameterInitName(options.init)},
@@ -352,6 +354,9 @@ TrainerOptions readTrainer(Fields fields) {
   options.saveGradsPath = fields.string("save_grads_path");
   options.profilePath = fields.string("profile_path");
   options.maxGradNorm = fields.number("max_grad_norm");
+  options.lossScaling.initialScale = fields.number("loss_scale_init");
+  options.lossScaling.growthInterval =
+      fields.integer("loss_scale_growth_interval", 1);
   options.optimizer = readOptimizer(fields.object("optimizer"));
   options.learningRate = readLearningRate(fields.object("learning_rate"));
   options.init = fields.choice("init", parseParameterInit, "model, random");

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <future>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -23,6 +24,23 @@ void checkParameterDtypes(const Package &package) {
                                " '" + parameter.tensor.name + "' has dtype " +
                                pp_dtype_name(parameter.tensor.dtype) +
                                "; pp-run supports f32 parameters so far");
+}
+
+void checkHalfRange(const std::map<std::string, TensorPtr> &values) {
+  constexpr float kLargestHalf = 65504.0f;
+  for (const auto &[name, tensor] : values) {
+    const float *data = floatsOf(tensor.get());
+    for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
+      if (!(std::fabs(data[i]) <= kLargestHalf)) {
+        std::ostringstream value;
+        value << data[i];
+        throw std::runtime_error(
+            "parameter '" + name + "' holds " + value.str() + " at element " +
+            std::to_string(i) + ", beyond fp16's range (largest 65504): its "
+            "fp16 copy would be infinite from step 1; train with --precision "
+            "bf16 (f32's range) or f32");
+      }
+  }
 }
 
 std::vector<ParameterInfo> trainedParameters(const Package &package) {
@@ -410,6 +428,16 @@ void ParameterStore::apply(float clip, float learningRate) {
   // The stages see the flat buffers the update writes.
   for (StageParameters &held : byStage)
     held.update->apply(clip, learningRate);
+}
+
+void ParameterStore::skip() {
+  for (StageParameters &held : byStage)
+    held.update->skip();
+}
+
+void ParameterStore::scaleGradients(float factor) {
+  for (StageParameters &held : byStage)
+    held.update->scaleGradients(factor);
 }
 
 const std::map<std::string, TensorPtr> &ParameterStore::hostValues() {

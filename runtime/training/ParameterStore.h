@@ -41,6 +41,12 @@ namespace pp::runtime {
 /// `package` lists as a parameter, frozen or constant is f32.
 void checkParameterDtypes(const Package &package);
 
+/// Throws std::runtime_error, naming the first parameter and element,
+/// unless every value of `values` (a rank's parameters, host copies) is
+/// within fp16's range: an fp16 run computes with f16 copies of them, and
+/// a value beyond 65504 would be infinite from step 1.
+void checkHalfRange(const std::map<std::string, TensorPtr> &values);
+
 /// The parameters of the model (every stage's) whose gradients some stage
 /// computes: those the optimizer updates.
 std::vector<ParameterInfo> trainedParameters(const Package &package);
@@ -117,6 +123,11 @@ public:
   /// Multiplies the gradients by `clip` (when below 1), steps the
   /// optimizer at `learningRate` and places the new values.
   void apply(float clip, float learningRate);
+  /// Ends the step without an update (ParameterUpdate::skip).
+  void skip();
+  /// Multiplies the gradients every stage holds by `factor`
+  /// (ParameterUpdate::scaleGradients): undoes the loss scale.
+  void scaleGradients(float factor);
 
   /// ZeRO-3: whether the values are held in shares between uses.
   bool shardsValues() const { return zeroLevel() >= 3; }

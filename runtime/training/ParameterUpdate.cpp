@@ -44,8 +44,20 @@ void ParameterUpdate::apply(float clip, float learningRate) {
   optimizer.step(flat.values() + begin, gradients + begin, learningRate);
   if (level == 1 || level == 2)
     gatherValues(buffers, where.queue);
+  releaseGradients();
+}
+
+void ParameterUpdate::skip() { releaseGradients(); }
+
+void ParameterUpdate::releaseGradients() {
   if (shardsGradients())
     flat.releaseGradientsOutside(begin, end);
+}
+
+void ParameterUpdate::scaleGradients(float factor) {
+  int64_t from = shardsGradients() ? begin : 0;
+  int64_t to = shardsGradients() ? end : flat.size();
+  where.kernels.scale(where.queue, flat.gradients() + from, to - from, factor);
 }
 
 void ParameterUpdate::gatherShares(float *buffer, CollectiveGroup &group,

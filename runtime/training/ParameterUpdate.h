@@ -62,6 +62,14 @@ public:
   /// the ranks gather each other's updated values and (level 2 and up)
   /// the gradients outside the share are released.
   void apply(float clip, float learningRate);
+  /// Ends a step without an update (its gradients overflowed: fp16 loss
+  /// scaling): the values stay as they are, and (level 2 and up) the
+  /// gradients outside the share are released, as after apply.
+  void skip();
+  /// Multiplies the gradients this rank holds by `factor`: every element
+  /// below level 2, its share from level 2 on (the elements
+  /// gradientSquares reads).
+  void scaleGradients(float factor);
 
   /// Gathers every rank's share of the values (gradients) over `group`
   /// (the data-parallel group's buffers or one of the same ranks made for
@@ -102,6 +110,9 @@ private:
   /// in one pass over them.
   void addShareSquares(int64_t from, int64_t to,
                        std::map<std::string, double> &running);
+  /// What ends every step, updated or skipped: the release of the
+  /// gradients outside the share (level 2 and up).
+  void releaseGradients();
   /// gradientSquares at level 2 and up.
   std::map<std::string, double> sharedGradientSquares();
   /// Gathers every rank's share of `buffer` (of the flat layout) over

@@ -28,9 +28,9 @@ void RunReporter::begin(bool usesArenas) {
   printPipeline();
   printActivationMemory(usesArenas);
   if (!context.options.metricsPath.empty())
-    metrics = std::make_unique<OutputFile>(
-        context.options.metricsPath, OutputFile::Visibility::WhileWritten,
-        "--metrics");
+    metrics = std::make_unique<OutputFile>(context.options.metricsPath,
+                                           OutputFile::Visibility::WhileWritten,
+                                           "--metrics");
 }
 
 void RunReporter::reportStep(const StepMetrics &result) {
@@ -40,23 +40,32 @@ void RunReporter::reportStep(const StepMetrics &result) {
               << result.loss << "  grad_norm " << result.gradNorm << "  lr "
               << std::setprecision(6) << result.learningRate << "  "
               << std::setprecision(4) << result.samplesPerSecond
-              << " samples/s  " << result.tokensPerSecond << " tokens/s"
-              << std::endl;
-  writeMetrics({{"step", result.step},
-                {"loss", result.loss},
-                {"grad_norm", result.gradNorm},
-                {"lr", result.learningRate},
-                {"samples_per_s", result.samplesPerSecond},
-                {"tokens_per_s", result.tokensPerSecond}});
+              << " samples/s  " << result.tokensPerSecond << " tokens/s";
+  if (result.lossScale > 0)
+    context.log << "  loss_scale " << std::setprecision(17) << result.lossScale
+                << (result.skipped ? "  skipped: the gradients overflowed"
+                                   : "");
+  context.log << std::endl;
+  nlohmann::json metrics = {{"step", result.step},
+                            {"loss", result.loss},
+                            {"grad_norm", result.gradNorm},
+                            {"lr", result.learningRate},
+                            {"samples_per_s", result.samplesPerSecond},
+                            {"tokens_per_s", result.tokensPerSecond}};
+  if (result.lossScale > 0) {
+    metrics["loss_scale"] = result.lossScale;
+    metrics["skipped"] = result.skipped;
+  }
+  writeMetrics(metrics);
 }
 
 void RunReporter::reportEval(int64_t step, double loss, int64_t tokens,
                              int64_t batches, double seconds) {
   if (!reports())
     return;
-  context.log << "eval after step " << step << "  loss "
-              << std::setprecision(8) << loss << "  perplexity "
-              << std::exp(loss) << "  (" << tokens << " tokens, " << batches
+  context.log << "eval after step " << step << "  loss " << std::setprecision(8)
+              << loss << "  perplexity " << std::exp(loss) << "  (" << tokens
+              << " tokens, " << batches
               << (batches == 1 ? " batch, " : " batches, ")
               << std::setprecision(3) << seconds << " s)" << std::endl;
   writeMetrics({{"eval_after_step", step},
@@ -168,14 +177,15 @@ void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
     ops[kind] = {{"calls", totals.calls}, {"seconds", totals.seconds}};
     opSeconds += totals.seconds;
   }
-  std::vector<std::string> all = context.groups.pipeline->allGatherText(
-      nlohmann::json{{"stage", context.stages.rank()},
-                     {"stages", context.stages.stages()},
-                     {"op_seconds", opSeconds},
-                     {"ops", ops},
-                     {"dp_reduce_seconds", reducingSeconds},
-                     {"dp_reduce_wait_seconds", reduceWaitSeconds}}
-          .dump());
+  std::vector<std::string> all =
+      context.groups.pipeline->allGatherText(nlohmann::json{
+          {"stage", context.stages.rank()},
+          {"stages", context.stages.stages()},
+          {"op_seconds", opSeconds},
+          {"ops", ops},
+          {"dp_reduce_seconds", reducingSeconds},
+          {"dp_reduce_wait_seconds",
+           reduceWaitSeconds}}.dump());
   if (!reports())
     return;
   nlohmann::json stages = nlohmann::json::array();
@@ -276,8 +286,8 @@ void RunReporter::printPipeline() {
               << layout.dataParallel << " = global batch "
               << layout.globalBatch() << " samples per step; ideal bubble "
               << std::setprecision(3) << 100.0 * plan.ideal.bubbleFraction
-              << "%, predicted " << 100.0 * plan.predicted.bubbleFraction
-              << "%" << std::endl;
+              << "%, predicted " << 100.0 * plan.predicted.bubbleFraction << "%"
+              << std::endl;
 }
 
 /// Each stage's activation memory: the saved bytes per microbatch times the
@@ -293,8 +303,8 @@ void RunReporter::printActivationMemory(bool usesArenas) {
   std::ostream &log = context.log;
   log << "activation memory:";
   for (int64_t at = 0; at < package.numStages; ++at) {
-    StageMemory memory = stageMemory(
-        package, at, plan.training[context.stages.rankOf(at)]);
+    StageMemory memory =
+        stageMemory(package, at, plan.training[context.stages.rankOf(at)]);
     log << (at == 0 ? "" : ";") << " stage " << at << " "
         << memory.inFlightMicrobatches << " x "
         << mib(memory.savedBytesPerMicrobatch) << " = "

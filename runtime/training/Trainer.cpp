@@ -15,6 +15,7 @@
 #include "runtime/training/CheckpointManager.h"
 #include "runtime/training/DataFeeder.h"
 #include "runtime/training/HostTensors.h"
+#include "runtime/training/LossScaler.h"
 #include "runtime/training/ParameterStore.h"
 #include "runtime/training/RankStages.h"
 #include "runtime/training/RunReporter.h"
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -75,6 +77,8 @@ public:
                   /*measuresMemory=*/!options.metricsPath.empty()}),
         streamer(stages, groups),
         checkpoints(context, parameters, streamer, data) {
+    if (package.precision == "fp16")
+      scaler.emplace(options.lossScaling);
     checkMessageOrder(plan, backend);
     backend.connectMessages(crossRankStreams(package));
     if (givenInputs)
@@ -105,10 +109,14 @@ public:
       resumePoint.emplace(checkpoints.open(*resumed));
       firstStep = resumePoint->step;
       cursor = resumePoint->cursor;
+      if (scaler && resumePoint->lossScale)
+        scaler->restore(*resumePoint->lossScale);
     }
     parameters.initialize(resumePoint ? &resumePoint->parameters : nullptr,
                           weights);
     parameters.prepareTraining();
+    if (scaler)
+      checkHalfRange(parameters.hostValues());
     if (resumed)
       checkpoints.restoreOptimizer(*resumed);
     // ZeRO-3 holds its share between uses from the start.
@@ -140,7 +148,9 @@ public:
                                    result.step == options.steps)) {
         if (parameters.shardsValues())
           parameters.gatherValues();
-        checkpoints.save(result.step, cursor);
+        checkpoints.save(result.step, cursor,
+                         scaler ? std::optional(scaler->state())
+                                : std::nullopt);
         parameters.releaseValues();
       }
     }
@@ -238,22 +248,24 @@ private:
       groups.dataParallel->allReduceSum(total);
       count = total[0];
     }
+    // The seed of the backward: one over the count, times the fp16 loss
+    // scale.
+    double scale = scaler ? scaler->scale() : 1.0;
     TensorPtr lossScale =
         makeTensor({"loss_scale", Role::None, PP_DTYPE_F32, {}});
     floatsOf(lossScale.get())[0] =
-        count > 0 ? static_cast<float>(1.0 / count) : 0.0f;
+        count > 0 ? static_cast<float>(scale / count) : 0.0f;
     Placed placedScale;
     placedScale.tensor = backend.place(lossScale.get(), placedScale.copy);
     MicrobatchData microbatches{
         batch, placedLabels, placedScale.tensor, LossSum(backend), {}, {}};
-    double gradNorm = 0;
-    float learningRate = 0;
+    Update update;
     executor.run(plan.training[stages.rank()], microbatches, [&] {
       heapAllocationsPerStep =
           executor.heapAllocations() - heapAllocationsBefore;
       ActionTracer &tracer = reporter.tracer();
       double start = tracer.now();
-      std::tie(gradNorm, learningRate) = updateParameters(step);
+      update = updateParameters(step, scale);
       tracer.span("optimizer", Action{ActionKind::Optimizer}, start);
     });
 
@@ -270,36 +282,57 @@ private:
     double samples = static_cast<double>(layout.globalBatch());
     return {step + 1,
             count > 0 ? report[0] / count : 0.0,
-            gradNorm,
-            learningRate,
+            update.gradNorm,
+            update.learningRate,
             seconds,
             seconds > 0 ? samples / seconds : 0.0,
-            seconds > 0 ? count / seconds : 0.0};
+            seconds > 0 ? count / seconds : 0.0,
+            scaler ? scale : 0.0,
+            update.skipped};
   }
 
-  /// The optimizer action of step `step`: completes the data-parallel
-  /// reduction, adds up the gradients that come in parts, clips by the
-  /// global norm and updates the parameters. Returns the norm and the
-  /// learning rate.
-  std::pair<double, float> updateParameters(int64_t step) {
+  /// What a step's optimizer action did.
+  struct Update {
+    double gradNorm = 0;
+    float learningRate = 0;
+    /// Its gradients overflowed (fp16): the parameters stayed.
+    bool skipped = false;
+  };
+
+  /// The optimizer action of step `step`, whose gradients hold `scale`
+  /// times their values: completes the data-parallel reduction, adds up
+  /// the gradients that come in parts, divides the scale out, clips by the
+  /// global norm and updates the parameters. With fp16 loss scaling, a
+  /// step whose global norm is not finite (some gradient overflowed on
+  /// some rank: the norm sums every stage's, replica's and shard's squares,
+  /// so every rank sees it) leaves the parameters as they are on every
+  /// rank, and the scaler backs off.
+  Update updateParameters(int64_t step, double scale) {
     ActionTracer &tracer = reporter.tracer();
     double traceStart = tracer.now();
     parameters.finishReduction();
     tracer.span("all-reduce", Action{ActionKind::Optimizer}, traceStart);
+    // A power of two: dividing it out is exact.
+    if (scale != 1.0)
+      parameters.scaleGradients(static_cast<float>(1.0 / scale));
     double gradNorm = parameters.gradientNorm();
     if (step == 0 && !options.saveGradsPath.empty()) {
       parameters.gatherGradients();
       if (groups.dataParallelRank == 0)
         saveGradients();
     }
+    float learningRate = learningRateAt(options.learningRate, step + 1);
+    cursor += layout.globalBatch();
+    if (scaler && !scaler->update(std::isfinite(gradNorm))) {
+      parameters.skip();
+      return {gradNorm, learningRate, /*skipped=*/true};
+    }
     float clip = 1.0f;
     if (options.maxGradNorm > 0)
       clip = static_cast<float>(
           std::min(1.0, options.maxGradNorm / (gradNorm + 1e-6)));
-    float learningRate = learningRateAt(options.learningRate, step + 1);
     parameters.apply(clip, learningRate);
-    cursor += layout.globalBatch();
-    return {gradNorm, learningRate};
+    return {gradNorm, learningRate, /*skipped=*/false};
   }
 
   /// Streams the gradient sums of the parameters whose gradients some
@@ -415,6 +448,8 @@ private:
   CheckpointManager checkpoints;
   /// A forward-only run's inputs, or null.
   std::unique_ptr<GivenMicrobatches> given;
+  /// The loss scaling of an fp16 package; none for f32 and bf16.
+  std::optional<LossScaler> scaler;
   /// Tensors the stage functions allocated on their own in the last
   /// training step, and the bytes it copied between host and device.
   int64_t heapAllocationsPerStep = 0;

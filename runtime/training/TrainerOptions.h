@@ -10,6 +10,7 @@
 
 #include "runtime/checkpoints/PretrainedWeights.h"
 #include "runtime/training/LearningRate.h"
+#include "runtime/training/LossScaler.h"
 #include "runtime/training/Optimizer.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/PipelinePlan.h"
@@ -94,6 +95,8 @@ struct TrainerOptions {
   std::string profilePath;
   /// Clip the global gradient norm to this value; 0 disables clipping.
   double maxGradNorm = 0;
+  /// The dynamic loss scaling of an fp16 package (LossScaler.h).
+  LossScalerOptions lossScaling;
   OptimizerOptions optimizer;
   /// Each step's learning rate.
   LearningRateSchedule learningRate;
@@ -124,6 +127,11 @@ struct StepMetrics {
   /// Loss terms (tokens that are not ignore_index, or mse elements) of the
   /// global batch per second.
   double tokensPerSecond = 0;
+  /// The loss scale the step ran with (fp16); 0 when the run scales none.
+  double lossScale = 0;
+  /// The step's gradients overflowed: the parameters were left as they
+  /// were (fp16).
+  bool skipped = false;
 };
 
 } // namespace pp::runtime

@@ -7,7 +7,14 @@ Usage:
       loss of MODEL in FIXTURE (test/models/hf/autocast-bf16.json);
   precision_checks.py eval LOW_METRICS F32_METRICS
       the last eval loss of the reduced-precision run within 2% relative
-      of the f32 run's.
+      of the f32 run's;
+  precision_checks.py untouched SCALED_METRICS STILL_METRICS
+      the steps SCALED skipped (fp16 overflow), and the first one it took,
+      have the losses of STILL, the same run at learning rate 0: every
+      rank's parameters stayed as they were through the skipped steps;
+  precision_checks.py resumed WHOLE_METRICS RESUMED_METRICS
+      every step of the resumed run has the uninterrupted run's loss,
+      gradient norm, loss scale and skip, and the final parameters agree.
 
 Prints one line with the numbers and exits non-zero when out of bounds.
 """
@@ -44,8 +51,31 @@ def main():
             [r["eval_loss"] for r in records(path) if "eval_loss" in r][-1]
             for path in sys.argv[2:4])
         ok = check("last eval loss against f32", low, f32, 0.02)
-    else:
-        sys.exit("unknown check " + kind)
+    elif kind == "untouched":
+        scaled, still = ([r for r in records(path) if "step" in r]
+                         for path in sys.argv[2:4])
+        skipped = next(i for i, r in enumerate(scaled) if not r["skipped"])
+        ok = skipped > 0 and all(
+            a["loss"] == b["loss"] for a, b in
+            zip(scaled[:skipped + 1], still[:skipped + 1]))
+        print("%s %d skipped steps left the parameters as they were" % (
+            "ok" if ok else "FAIL", skipped))
+    elif kind == "resumed":
+        whole, resumed = (records(path) for path in sys.argv[2:4])
+        fields = ("loss", "grad_norm", "loss_scale", "skipped")
+        steps = {r["step"]: r for r in whole if "step" in r}
+        ok = True
+        for r in (r for r in resumed if "step" in r):
+            same = all(r[f] == steps[r["step"]][f] for f in fields)
+            ok = ok and same
+            print("%s step %d loss_scale %g skipped %s" % (
+                "same" if same else "DIFFERENT", r["step"], r["loss_scale"],
+                r["skipped"]))
+        digests = [next(r["params_sha256"] for r in run
+                        if "params_sha256" in r) for run in (whole, resumed)]
+        ok = ok and digests[0] == digests[1]
+        print("%s params_sha256" % ("same" if digests[0] == digests[1]
+                                    else "DIFFERENT"))
     sys.exit(0 if ok else 1)
 
 

@@ -349,6 +349,17 @@ cl::opt<double, false, NumberParser> clipGradNorm(
     "clip-grad-norm", cl::init(0.0),
     cl::desc("Clip the global gradient norm to this value (0: off)"),
     cl::cat(runCategory));
+cl::opt<double, false, NumberParser> lossScaleInit(
+    "loss-scale-init", cl::init(65536.0),
+    cl::desc("fp16 training: the first loss scale, a power of two (default "
+             "65536, as torch.amp.GradScaler); it halves after a step whose "
+             "gradients overflow, which is skipped"),
+    cl::cat(runCategory));
+cl::opt<int> lossScaleGrowthInterval(
+    "loss-scale-growth-interval", cl::init(2000),
+    cl::desc("fp16 training: clean steps in a row after which the loss "
+             "scale doubles (default 2000)"),
+    cl::cat(runCategory));
 cl::opt<std::string> deviceName(
     "device", cl::init("cpu"),
     cl::desc("Where the stages run: cpu (default; TCP between ranks) or "
@@ -554,6 +565,8 @@ TrainerOptions trainerOptions() {
   options.weights = weightsOptions();
   options.profilePath = profilePath;
   options.maxGradNorm = clipGradNorm;
+  options.lossScaling.initialScale = lossScaleInit;
+  options.lossScaling.growthInterval = lossScaleGrowthInterval;
   options.optimizer = optimizerOptions();
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
@@ -696,15 +709,32 @@ std::string optionProblem() {
   return learningRateProblem();
 }
 
-/// Why --precision cannot apply: a type pp does not compute in, or fp16
-/// training, which needs the dynamic loss scaling pp does not have yet.
+/// Why --precision and the loss scaling options cannot apply: a type pp
+/// does not compute in, a scale that is no power of two (dividing it out
+/// must be exact), loss scaling for a model compiled in another precision.
 std::string precisionProblem() {
   if (precision != "f32" && precision != "bf16" && precision != "fp16")
     return "--precision " + precision + ": use f32, bf16 or fp16";
-  if (precision == "fp16" && !inferMode)
-    return "--precision fp16 trains only with dynamic loss scaling, which pp "
-           "does not have yet (gradients would underflow f16); train in bf16 "
-           "(f32's range), or run fp16 forward-only with --infer";
+  int exponent = 0;
+  if (!(lossScaleInit >= 1 && lossScaleInit <= 0x1p64 &&
+        std::frexp(lossScaleInit, &exponent) == 0.5)) {
+    std::ostringstream given;
+    given << lossScaleInit;
+    return "--loss-scale-init must be a power of two from 1 to 2^64, got " +
+           given.str();
+  }
+  if (lossScaleGrowthInterval < 1)
+    return "--loss-scale-growth-interval must be at least 1, got " +
+           std::to_string(lossScaleGrowthInterval);
+  if (precision.getNumOccurrences() && precision != "fp16")
+    for (const cl::Option *option : {static_cast<const cl::Option *>(
+                                          &lossScaleInit),
+                                      static_cast<const cl::Option *>(
+                                          &lossScaleGrowthInterval)})
+      if (option->getNumOccurrences())
+        return "--" + option->ArgStr.str() +
+               " applies to fp16 training (--precision fp16); --precision " +
+               precision + " scales no loss";
   return "";
 }
 
@@ -732,7 +762,7 @@ std::string inferenceOptionProblem() {
       &evalData,     &shardOptimizer, &zeroLevel,     &exportOnnxPath,
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
-      &checkpointDir, &memoryPlan};
+      &checkpointDir, &memoryPlan, &lossScaleInit, &lossScaleGrowthInterval};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +

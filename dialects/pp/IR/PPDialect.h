@@ -63,6 +63,10 @@ constexpr llvm::StringLiteral kRoleOutput = "output";
 /// --pp-report prints it; pp-emit-package writes `held` into the manifest
 /// ("held_constants"), which pp-run prints.
 constexpr llvm::StringLiteral kImportRecordAttrName = "pp.import_record";
+/// The reduced type a program computes in ("bf16" or "fp16"), on the
+/// module: pp-apply-precision records it, pp-emit-package writes it to the
+/// manifest ("precision"); absent for f32.
+constexpr llvm::StringLiteral kPrecisionAttrName = "pp.precision";
 /// The loss of a training program: `{kind, output, ignore_index}` on @main.
 constexpr llvm::StringLiteral kLossAttrName = "pp.loss";
 /// The model's inputs and outputs of a forward-only program, in the

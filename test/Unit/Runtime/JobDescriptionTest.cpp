@@ -19,7 +19,9 @@ namespace {
 // struct's count here.
 static_assert(fieldCount<JobDescription>() == 11, "JobDescription changed");
 static_assert(fieldCount<InferenceJob>() == 3, "InferenceJob changed");
-static_assert(fieldCount<TrainerOptions>() == 18, "TrainerOptions changed");
+static_assert(fieldCount<TrainerOptions>() == 19, "TrainerOptions changed");
+static_assert(fieldCount<LossScalerOptions>() == 2,
+              "LossScalerOptions changed");
 static_assert(fieldCount<ScheduleChoice>() == 2, "ScheduleChoice changed");
 static_assert(fieldCount<OptimizerOptions>() == 7, "OptimizerOptions changed");
 static_assert(fieldCount<LearningRateSchedule>() == 5,
@@ -58,6 +60,7 @@ JobDescription nonDefaultJob() {
   options.saveGradsPath = "/grads.bin";
   options.profilePath = "/profile.json";
   options.maxGradNorm = 0.7;
+  options.lossScaling = {1024.0, 7};
   options.optimizer.kind = "adamw";
   options.optimizer.momentum = 0.5f;
   options.optimizer.weightDecay = 0.1f;
@@ -155,6 +158,8 @@ TEST(JobDescriptionTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(a.saveGradsPath, b.saveGradsPath);
   EXPECT_EQ(a.profilePath, b.profilePath);
   EXPECT_EQ(a.maxGradNorm, b.maxGradNorm);
+  EXPECT_EQ(a.lossScaling.initialScale, b.lossScaling.initialScale);
+  EXPECT_EQ(a.lossScaling.growthInterval, b.lossScaling.growthInterval);
   EXPECT_EQ(a.optimizer.kind, b.optimizer.kind);
   EXPECT_EQ(a.optimizer.momentum, b.optimizer.momentum);
   EXPECT_EQ(a.optimizer.weightDecay, b.optimizer.weightDecay);

@@ -82,7 +82,7 @@ namespace {
 // A new field must be written and read by Manifest.cpp (or say why it is
 // not in the manifest), compared above and set to a value other than its
 // default in the manifests below; then update its struct's count here.
-static_assert(fieldCount<Manifest>() == 19, "Manifest changed");
+static_assert(fieldCount<Manifest>() == 20, "Manifest changed");
 static_assert(fieldCount<TensorInfo>() == 6, "TensorInfo changed");
 static_assert(fieldCount<OutputInfo>() == 2, "OutputInfo changed");
 static_assert(fieldCount<MessageInfo>() == 3, "MessageInfo changed");
@@ -126,6 +126,7 @@ Manifest trainingManifest() {
   manifest.numStages = 3;
   manifest.stageRanks = {0, 1, 0};
   manifest.microbatchSize = 4;
+  manifest.precision = "fp16";
   manifest.lossKind = "cross_entropy";
   manifest.lossOutput = "loss";
   manifest.ignoreIndex = -1;
@@ -279,6 +280,7 @@ void expectSameManifest(const Manifest &read, const Manifest &written) {
   EXPECT_EQ(read.numStages, written.numStages);
   EXPECT_EQ(read.stageRanks, written.stageRanks);
   EXPECT_EQ(read.microbatchSize, written.microbatchSize);
+  EXPECT_EQ(read.precision, written.precision);
   EXPECT_EQ(read.lossKind, written.lossKind);
   EXPECT_EQ(read.lossOutput, written.lossOutput);
   EXPECT_EQ(read.ignoreIndex, written.ignoreIndex);

@@ -296,10 +296,13 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
             "name, size or kind)");
   EXPECT_EQ(errorAfter([](json &m) { m["microbatch"] = 2; }),
             "manifest.json: unknown field \"microbatch\" (expected format, "
-            "version, num_stages, microbatch_size, mesh, loss, inputs, "
-            "labels, outputs, parameters, held_constants, folded_parameters, "
-            "stages, "
-            "stage_costs, stage_ranks, libraries or files)");
+            "version, num_stages, microbatch_size, precision, mesh, loss, "
+            "inputs, labels, outputs, parameters, held_constants, "
+            "folded_parameters, stages, stage_costs, stage_ranks, libraries "
+            "or files)");
+  EXPECT_EQ(errorAfter([](json &m) { m["precision"] = "f8"; }),
+            "manifest.json: precision: expected \"bf16\" or \"fp16\", found "
+            "\"f8\"");
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["messages"][0]["peer"] = 2;
             }),

@@ -3,7 +3,8 @@
 float16.onnx: a float16 Gemm whose initializers keep their values in both
 of ONNX's encodings (raw bytes, and int32_data holding the bit patterns),
 plus a bfloat16 initializer. complex64.onnx: an initializer pp cannot
-import.
+import. large_weight.onnx: an f32 Gemm whose weight holds 1e5, beyond
+fp16's range (65504), which fp16 training refuses before step 1.
 """
 import sys
 
@@ -38,3 +39,10 @@ model("complex64",
       [],
       [helper.make_tensor_value_info("y", TensorProto.COMPLEX64, [2])],
       [numpy_helper.from_array(np.array([1 + 2j, 3 - 4j], np.complex64), "c")])
+
+model("large_weight",
+      [helper.make_node("Gemm", ["x", "w"], ["y"])],
+      [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2])],
+      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])],
+      [numpy_helper.from_array(
+          np.array([[1, 1e5], [0.5, 2]], dtype=np.float32), "w")])
