@@ -4,6 +4,7 @@
 
 #include "frontends/onnx/ExternalData.h"
 #include "frontends/onnx/GraphImporter.h"
+#include "runtime/core/ElementTypes.h"
 #include "runtime/core/InputFile.h"
 #include "runtime/core/OutputFile.h"
 
@@ -12,18 +13,41 @@
 #include "llvm/Support/Path.h"
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 namespace pp::onnx_frontend {
 
-/// `values` as the little-endian f32 bytes of ONNX's raw_data.
-static std::string littleEndianBytes(const std::vector<float> &values) {
-  std::string bytes(values.size() * sizeof(float), '\0');
-  for (size_t i = 0; i < values.size(); ++i)
-    llvm::support::endian::write<float, llvm::endianness::little>(
-        bytes.data() + i * sizeof(float), values[i]);
-  return bytes;
+/// `values` (f32 master copies) as the little-endian bytes of ONNX's
+/// raw_data for an initializer of `type`: FLOAT as they are, DOUBLE
+/// widened exactly, FLOAT16 and BFLOAT16 rounded to nearest even (the
+/// model's own type, as training it in f32 master copies left it); empty
+/// for another type.
+static std::optional<std::string>
+littleEndianBytes(const std::vector<float> &values, int type) {
+  auto encode = [&](auto element, auto convert) {
+    using T = decltype(element);
+    std::string bytes(values.size() * sizeof(T), '\0');
+    for (size_t i = 0; i < values.size(); ++i)
+      llvm::support::endian::write<T, llvm::endianness::little>(
+          bytes.data() + i * sizeof(T), convert(values[i]));
+    return bytes;
+  };
+  switch (type) {
+  case onnx::TensorProto::FLOAT:
+    return encode(float(), [](float value) { return value; });
+  case onnx::TensorProto::DOUBLE:
+    return encode(double(), [](float value) { return double(value); });
+  case onnx::TensorProto::FLOAT16:
+    return encode(uint16_t(),
+                  [](float value) { return runtime::toHalf(value).bits; });
+  case onnx::TensorProto::BFLOAT16:
+    return encode(uint16_t(),
+                  [](float value) { return runtime::toBFloat16(value).bits; });
+  default:
+    return std::nullopt;
+  }
 }
 
 namespace {
@@ -142,11 +166,14 @@ int64_t exportTrainedWeights(
         !prepared.plan.trained.contains(init.name()))
       continue;
     const std::string quoted = "'" + init.name() + "'";
-    if (init.data_type() != onnx::TensorProto::FLOAT)
+    std::optional<std::string> bytes =
+        littleEndianBytes(parameter->second.values, init.data_type());
+    if (!bytes)
       fail("the initializer " + quoted + " is " +
            onnxTypeName(init.data_type()) +
-           ", but its trained parameter is FLOAT; the parameters come from "
-           "another model");
+           ", but a trained parameter is a float (FLOAT, FLOAT16, BFLOAT16 "
+           "or DOUBLE in the model); the parameters come from another "
+           "model");
     runtime::Shape shape(init.dims().begin(), init.dims().end());
     if (shape != parameter->second.shape)
       fail("the trained parameter " + quoted + " has the shape " +
@@ -154,9 +181,11 @@ int64_t exportTrainedWeights(
            ", but the model's initializer " + runtime::formatShape(shape) +
            "; the parameters come from another model");
     init.clear_float_data();
+    init.clear_int32_data();
+    init.clear_double_data();
     init.clear_external_data();
     init.clear_data_location();
-    init.set_raw_data(littleEndianBytes(parameter->second.values));
+    init.set_raw_data(std::move(*bytes));
     exported.insert(init.name());
   }
   for (const auto &[name, values] : parameters)

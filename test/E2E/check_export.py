@@ -5,8 +5,10 @@ trained and its --save-params file.
 Usage: check_export.py MODEL EXPORTED.onnx PARAMS
 
 MODEL is the trained .onnx or .onnxtxt file. The exported model must pass
-onnx.checker; every parameter in PARAMS must be an f32 initializer of it
-with exactly the saved values, every other initializer must be one of
+onnx.checker; every parameter in PARAMS (f32 master copies) must be an
+initializer of it in MODEL's type with exactly the saved values (FLOAT),
+or those values rounded to nearest even (FLOAT16), every other
+initializer must be one of
 MODEL's with its values, and its nodes must be MODEL's, each input the
 same but for the untied copies NAME.1, NAME.2, ... of an initializer NAME
 (later readers of a shared initializer, SharedInitializers.cpp). A
@@ -65,11 +67,15 @@ def main(model_path, exported_path, params_path):
     changed = copies = 0
     for name, values in parameters.items():
         init = written.get(name)
-        if init is None or init.data_type != onnx.TensorProto.FLOAT:
-            sys.exit(f"parameter {name} is no f32 initializer of the export")
+        original = originals[original_name(name, originals)]
+        if init is None or init.data_type != original.data_type:
+            sys.exit(f"parameter {name} is no initializer of the export in "
+                     "the model's type")
+        if original.data_type == onnx.TensorProto.FLOAT16:
+            values = values.astype(np.float16)
         if not np.array_equal(numpy_helper.to_array(init), values):
             sys.exit(f"initializer {name} differs from the saved parameter")
-        source = numpy_helper.to_array(originals[original_name(name, originals)])
+        source = numpy_helper.to_array(original)
         changed += not np.array_equal(source, values)
     for name, init in written.items():
         if name in stored:
