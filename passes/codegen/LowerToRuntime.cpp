@@ -316,8 +316,10 @@ private:
   /// frame's group of those axes.
   LogicalResult lowerKernelCall(Operation *op) {
     if (std::string problem = kernelElementTypeProblem(op); !problem.empty()) {
+      // Where: the stage function, and the model node when known.
       StringAttr node = op->getAttrOfType<StringAttr>(kNodeAttrName);
       return op->emitError()
+             << source.getSymName() << ", "
              << (node ? "node '" + node.getValue().str() + "': " : "")
              << problem;
     }

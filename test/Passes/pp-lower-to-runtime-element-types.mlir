@@ -2,11 +2,12 @@
 // a float type (f32, bf16, f16) by default, any for data movement, a float
 // type with integer indices, and
 // every conversion nn.cast takes. An op the kernels do not compute on its
-// element types is refused when lowering, naming its node, not when it runs.
+// element types is refused when lowering, naming its stage function and its
+// node, not when it runs.
 // RUN: pp-opt %s -split-input-file -verify-diagnostics --pp-lower-to-runtime
 
 func.func @stage0_forward(%x: tensor<3xi32>, %y: tensor<3xi32>) -> tensor<3xi32> attributes {pp.stage = 0 : i64} {
-  // expected-error @+1 {{node 'Max_0': nn.maximum on tensor<3xi32>, tensor<3xi32>: pp's kernels compute it for f32, bf16 and f16 only}}
+  // expected-error @+1 {{stage0_forward, node 'Max_0': nn.maximum on tensor<3xi32>, tensor<3xi32>: pp's kernels compute it for f32, bf16 and f16 only}}
   %m = nn.maximum %x, %y {pp.node = "Max_0"} : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
   return %m : tensor<3xi32>
 }
