@@ -20,8 +20,8 @@
 namespace pp::onnx_frontend {
 
 /// `values` (f32 master copies) as the little-endian bytes of ONNX's
-/// raw_data for an initializer of `type`: FLOAT as they are, DOUBLE
-/// widened exactly, FLOAT16 and BFLOAT16 rounded to nearest even (the
+/// raw_data for an initializer of `type`: FLOAT as they are, FLOAT16 and
+/// BFLOAT16 rounded to nearest even (the
 /// model's own type, as training it in f32 master copies left it); empty
 /// for another type.
 static std::optional<std::string>
@@ -37,8 +37,6 @@ littleEndianBytes(const std::vector<float> &values, int type) {
   switch (type) {
   case onnx::TensorProto::FLOAT:
     return encode(float(), [](float value) { return value; });
-  case onnx::TensorProto::DOUBLE:
-    return encode(double(), [](float value) { return double(value); });
   case onnx::TensorProto::FLOAT16:
     return encode(uint16_t(),
                   [](float value) { return runtime::toHalf(value).bits; });
@@ -125,8 +123,7 @@ static void storeTransposed(onnx::GraphProto &graph,
 }
 
 int64_t exportTrainedWeights(
-    const std::string &modelPath, bool untieSharedWeights,
-    bool tieEqualWeights,
+    const std::string &modelPath, bool untieSharedWeights, bool tieEqualWeights,
     const std::map<std::string, runtime::ParameterValues> &parameters,
     const std::string &outputPath) {
   auto fail = [&](const std::string &problem) {
@@ -171,9 +168,8 @@ int64_t exportTrainedWeights(
     if (!bytes)
       fail("the initializer " + quoted + " is " +
            onnxTypeName(init.data_type()) +
-           ", but a trained parameter is a float (FLOAT, FLOAT16, BFLOAT16 "
-           "or DOUBLE in the model); the parameters come from another "
-           "model");
+           ", but a trained parameter is a float (FLOAT, FLOAT16 or BFLOAT16 "
+           "in the model); the parameters come from another model");
     runtime::Shape shape(init.dims().begin(), init.dims().end());
     if (shape != parameter->second.shape)
       fail("the trained parameter " + quoted + " has the shape " +

@@ -36,10 +36,17 @@ using namespace pp;
 
 namespace {
 
-/// The float element type of `type`, or null for anything else.
+/// The element type of `type` when it is one of the float types the policy
+/// moves between (f32, bf16, f16), or null: f64 values, which no kernel
+/// computes, are left as they are (and refused, naming the op, when
+/// lowered), not narrowed behind the model's back.
 FloatType floatElementOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+  auto element =
+      tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+  return element && (element.isF32() || element.isBF16() || element.isF16())
+             ? element
+             : FloatType();
 }
 
 /// `type` (a float tensor) with element type `element`.
@@ -131,8 +138,7 @@ private:
       std::memcpy(&bits, bytes.data() + i * width / 8, width / 8);
       APFloat value(from.getFloatSemantics(), APInt(width, bits));
       bool lost;
-      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
-                    &lost);
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
       values[i] = value.convertToFloat();
     }
     auto widened = DenseResourceElementsAttr::get(
@@ -152,8 +158,8 @@ private:
       builder.setInsertionPointAfter(op);
     else
       builder.setInsertionPoint(op);
-    auto castOp = nn::CastOp::create(
-        builder, op->getLoc(), withElement(value.getType(), type), value);
+    auto castOp = nn::CastOp::create(builder, op->getLoc(),
+                                     withElement(value.getType(), type), value);
     if (Attribute node = op->getAttr(kNodeAttrName))
       castOp->setAttr(kNodeAttrName, node);
     createdCasts.insert(castOp);
@@ -181,8 +187,8 @@ private:
     Value input = castOp.getInput();
     Value replacement = input;
     if (input.getType() != target)
-      replacement = castBefore(castOp, input, cast<FloatType>(
-                                                  getElementTypeOrSelf(target)));
+      replacement = castBefore(castOp, input,
+                               cast<FloatType>(getElementTypeOrSelf(target)));
     castOp.getResult().replaceAllUsesWith(replacement);
     castOp.erase();
   }
@@ -256,8 +262,7 @@ private:
         });
         auto narrowed = arith::ConstantOp::create(
             builder, constant.getLoc(), target, cast<TypedAttr>(converted));
-        narrowed->setDiscardableAttrs(
-            constant->getDiscardableAttrDictionary());
+        narrowed->setDiscardableAttrs(constant->getDiscardableAttrDictionary());
         replacedConstants.insert(constant);
         return narrowed;
       }
@@ -267,7 +272,8 @@ private:
   /// The loss stays f32; outputs keep the types the model declared, cast
   /// back as part of the node that computes them.
   void castResults() {
-    auto returnOp = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    auto returnOp =
+        cast<func::ReturnOp>(main.getBody().front().getTerminator());
     ArrayRef<Type> declared = main.getFunctionType().getResults();
     for (OpOperand &operand : returnOp->getOpOperands()) {
       FloatType want = floatElementOf(declared[operand.getOperandNumber()]);

@@ -7,6 +7,7 @@
 #include "runtime/core/ElementTypes.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/core/Shapes.h"
+#include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/OpProfile.h"
 #include "runtime/pp_kernels.h"
 
@@ -116,16 +117,9 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
 /// ElementTypes.h, the 16-bit floats) and returns true; false for a dtype
 /// they do not convert.
 template <typename Visit> bool visitCastType(pp_dtype dtype, Visit &&visit) {
+  if (visitFloatType(dtype, visit))
+    return true;
   switch (dtype) {
-  case PP_DTYPE_F32:
-    visit(float());
-    return true;
-  case PP_DTYPE_BF16:
-    visit(BFloat16());
-    return true;
-  case PP_DTYPE_F16:
-    visit(Half());
-    return true;
   case PP_DTYPE_F64:
     visit(double());
     return true;
