@@ -134,6 +134,12 @@ TEST(Bf16Gemm, EnginesOfEachTypeAreListed) {
   const std::vector<GemmEngine> &bf16 = gemmEnginesFor(PP_DTYPE_BF16);
   ASSERT_FALSE(bf16.empty());
   EXPECT_EQ(bf16.front(), GemmEngine::Widened);
+  // oneDNN runs bf16 GEMMs on AVX-512 (avx512_core), emulated without BF16.
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    EXPECT_NE(std::find(bf16.begin(), bf16.end(), GemmEngine::OneDnn),
+              bf16.end());
+  }
   EXPECT_EQ(gemmEnginesFor(PP_DTYPE_F16),
             std::vector<GemmEngine>{GemmEngine::Widened});
   EXPECT_EQ(gemmEnginesFor(PP_DTYPE_F32).size(), 3u);
