@@ -141,10 +141,12 @@ pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
                       const float *b, int64_t ldb, float beta, float *c,
                       int64_t ldc);
 
-/* The GEMM engine of this process: "auto" (the default: per shape, the
- * fastest engine measured on this machine, cached in $PP_GEMM_CACHE or
- * ~/.cache/pp), or "onednn", "openblas" or "blis" for every shape.
- * PP_ERROR_INVALID_ARGUMENT for another name. */
+/* The GEMM engine of this process: "auto" (the default: per element type
+ * and shape, the fastest engine measured on this machine, cached in
+ * $PP_GEMM_CACHE or ~/.cache/pp), or "onednn", "openblas" or "blis" for
+ * every shape (a bf16 GEMM under "onednn" runs oneDNN's bf16 kernel where
+ * the CPU allows; other bf16 and f16 GEMMs widen their operands to f32 for
+ * the library's SGEMM). PP_ERROR_INVALID_ARGUMENT for another name. */
 pp_status pp_set_gemm_engine(const char *name);
 
 /* The most threads pp_set_threads starts. */

@@ -38,7 +38,15 @@
 #   bundled byte-level GPT, runs alternating with --trace: step times, the bubble
 #   measured from the trace and the predicted one, and the trace's tracks.
 #   PP_BENCH_REPEATS (default 3) runs of each.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules]
+# precision (--precision): bf16 against f32 (pp-run --precision) on the
+#   bundled byte-level GPT and the WIDTH-wide MLP, at 1 stage and 2 stages
+#   (1F1B), one thread per rank, runs alternating: step times and their
+#   ratio, each rank's activation bytes (the metrics' ranks line) and peak
+#   RSS, and the matmul rate of each precision (the compiled program's
+#   matmul FLOPs over --profile's matmul seconds) as a share of this CPU's
+#   best single-thread GEMM of the type (pp-gemm-rate --dtype f32|bf16).
+#   PP_BENCH_REPEATS (default 3) runs of each.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -48,11 +56,11 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers|parallel|schedules) section="$arg" ;;
-    --peers|--parallel|--schedules) section="${arg#--}" ;;
+    mlp|torchscript|all|peers|parallel|schedules|precision) section="$arg" ;;
+    --peers|--parallel|--schedules|--precision) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
-           "torchscript, all, --peers, --parallel or --schedules" >&2
+           "torchscript, all, --peers, --parallel, --schedules or --precision" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -168,4 +176,5 @@ case "$section" in
   peers) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/peers.sh"; bench_peers ;;
   parallel) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/parallel.sh"; bench_parallel ;;
   schedules) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/schedules.sh"; bench_schedules ;;
+  precision) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/precision.sh"; bench_precision ;;
 esac

@@ -1,7 +1,10 @@
 //===- Gemm.cpp - CPU GEMM over the measured engine, in panels --*- C++ -*-===//
 //
 // pp_gemm_f32 picks an engine per shape (gemm/GemmEngineChoice.h) and runs
-// C's panels (gemm/GemmPanels.h) on the runtime's thread pool.
+// C's panels (gemm/GemmPanels.h) on the runtime's thread pool. A bf16 or
+// f16 GEMM picks its engine per type and shape the same way (oneDNN's bf16
+// kernel, or the operands widened to f32 and pp_gemm_f32), accumulates C
+// in f32 and rounds it once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +14,7 @@
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/gemm/GemmEngineChoice.h"
 #include "runtime/kernels/gemm/GemmPanels.h"
+#include "runtime/kernels/gemm/WidenedGemm.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -32,16 +36,39 @@ void scaleC(const GemmArguments &args, float beta) {
   }
 }
 
-/// The `rows` x `cols` matrix of T at `data` (leading dimension `ld`)
-/// widened to a dense f32 one (leading dimension `cols`).
-template <typename T>
-std::vector<float> widenMatrix(const T *data, int64_t rows, int64_t cols,
-                               int64_t ld) {
-  std::vector<float> wide(rows * cols);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j)
-      wide[r * cols + j] = loadFloat(data[r * ld + j]);
-  return wide;
+/// Checks `args` for every engine (OpenBLAS takes 32-bit sizes) and, when
+/// m, n and k are positive, sets `engine` to the one for `dtype` and the
+/// shape. `function` starts the error messages.
+pp_status checkAndChooseEngine(const char *function, pp_dtype dtype,
+                               const GemmArguments &args, GemmEngine &engine) {
+  if (pp_status status = checkGemmArguments(
+          function, args, std::numeric_limits<int32_t>::max()))
+    return status;
+  if (args.m == 0 || args.n == 0 || args.k == 0)
+    return PP_OK;
+  try {
+    engine = gemmEngineFor(dtype, args);
+  } catch (const std::exception &failure) {
+    return failWith(PP_ERROR_INTERNAL, function, ": ", failure.what());
+  }
+  return PP_OK;
+}
+
+/// The dense f32 product `wide` (m x n, k > 0) of `args`, whose A and B
+/// hold elements of `dtype` (bf16 or f16), computed with `engine`.
+pp_status multiplyIntoF32(GemmEngine engine, pp_dtype dtype,
+                          const GemmArguments &args, std::vector<float> &wide) {
+  GemmArguments dense = args;
+  dense.c = wide.data();
+  dense.ldc = args.n;
+  if (engine != GemmEngine::Widened)
+    return runGemmPanels(engine, dtype, dense, 1.0f, 0.0f, /*parallel=*/true);
+  WidenedGemm widened = widenGemmOperands(dtype, dense);
+  const GemmArguments &f32 = widened.args;
+  return pp_gemm_f32(f32.transA, f32.transB, f32.m, f32.n, f32.k, 1.0f,
+                     static_cast<const float *>(f32.a), f32.lda,
+                     static_cast<const float *>(f32.b), f32.ldb, 0.0f,
+                     wide.data(), f32.ldc);
 }
 
 } // namespace
@@ -54,28 +81,28 @@ pp_status pp::runtime::hostGemm(pp_dtype dtype, bool transA, bool transB,
     return pp_gemm_f32(
         transA, transB, m, n, k, 1.0f, static_cast<const float *>(a), lda,
         static_cast<const float *>(b), ldb, 0.0f, static_cast<float *>(c), ldc);
-  pp_status status = PP_OK;
-  bool typed = visitFloatType(dtype, [&](auto element) {
-    using T = decltype(element);
-    int64_t aCols = transA ? m : k, bCols = transB ? k : n;
-    std::vector<float> wideA =
-        widenMatrix(static_cast<const T *>(a), transA ? k : m, aCols, lda);
-    std::vector<float> wideB =
-        widenMatrix(static_cast<const T *>(b), transB ? n : k, bCols, ldb);
-    std::vector<float> wideC(m * n);
-    // A dense matrix with no columns still has a leading dimension of 1.
-    status = pp_gemm_f32(transA, transB, m, n, k, 1.0f, wideA.data(),
-                         std::max<int64_t>(aCols, 1), wideB.data(),
-                         std::max<int64_t>(bCols, 1), 0.0f, wideC.data(), n);
-    T *out = static_cast<T *>(c);
-    for (int64_t r = 0; r < m && status == PP_OK; ++r)
-      for (int64_t j = 0; j < n; ++j)
-        out[r * ldc + j] = storeFloat<T>(wideC[r * n + j]);
-  });
-  if (!typed)
+  if (dtype != PP_DTYPE_BF16 && dtype != PP_DTYPE_F16)
     return failWith(PP_ERROR_INVALID_ARGUMENT, "pp GEMM: no kernel for ",
                     pp_dtype_name(dtype), " elements; use f32, bf16 or f16");
-  return status;
+  GemmArguments args{transA, transB, m, n, k, a, lda, b, ldb, c, ldc};
+  GemmEngine engine = GemmEngine::Widened;
+  if (pp_status status = checkAndChooseEngine("pp GEMM", dtype, args, engine))
+    return status;
+  if (m == 0 || n == 0)
+    return PP_OK;
+  // C accumulates in f32 and is rounded once; k = 0 leaves it zero.
+  std::vector<float> wide(m * n);
+  if (k > 0)
+    if (pp_status status = multiplyIntoF32(engine, dtype, args, wide))
+      return status;
+  visitFloatType(dtype, [&](auto element) {
+    using T = decltype(element);
+    T *out = static_cast<T *>(c);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j)
+        out[r * ldc + j] = storeFloat<T>(wide[r * n + j]);
+  });
+  return PP_OK;
 }
 
 extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
@@ -83,9 +110,9 @@ extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
                                  int64_t lda, const float *b, int64_t ldb,
                                  float beta, float *c, int64_t ldc) {
   GemmArguments args{transA, transB, m, n, k, a, lda, b, ldb, c, ldc};
-  // OpenBLAS takes 32-bit sizes; every engine must accept every call.
-  if (pp_status status = checkGemmArguments(
-          "pp_gemm_f32", args, std::numeric_limits<int32_t>::max()))
+  GemmEngine engine = kUncachedGemmEngine;
+  if (pp_status status =
+          checkAndChooseEngine("pp_gemm_f32", PP_DTYPE_F32, args, engine))
     return status;
   if (m == 0 || n == 0)
     return PP_OK;
@@ -93,13 +120,8 @@ extern "C" pp_status pp_gemm_f32(bool transA, bool transB, int64_t m, int64_t n,
     scaleC(args, beta);
     return PP_OK;
   }
-  GemmEngine engine;
-  try {
-    engine = gemmEngineFor(args);
-  } catch (const std::exception &failure) {
-    return failWith(PP_ERROR_INTERNAL, "pp_gemm_f32: ", failure.what());
-  }
-  return runGemmPanels(engine, args, alpha, beta, /*parallel=*/true);
+  return runGemmPanels(engine, PP_DTYPE_F32, args, alpha, beta,
+                       /*parallel=*/true);
 }
 
 extern "C" pp_status pp_set_gemm_engine(const char *name) {

@@ -16,9 +16,10 @@ using GemmFunction = pp_status (*)(pp_dtype dtype, bool transA, bool transB,
                                    const void *a, int64_t lda, const void *b,
                                    int64_t ldb, void *c, int64_t ldc);
 
-/// The host's GemmFunction: pp_gemm_f32 for f32; for bf16 and f16 the
-/// same GEMM over the operands widened to f32 (exactly), C rounded to
-/// nearest even.
+/// The host's GemmFunction: pp_gemm_f32 for f32; for bf16 and f16 an
+/// f32-accumulated product on the engine chosen for the type and shape
+/// (gemm/GemmEngineChoice.h: oneDNN's bf16 kernel, or the operands widened
+/// to f32 exactly and pp_gemm_f32), C rounded once to nearest even.
 pp_status hostGemm(pp_dtype dtype, bool transA, bool transB, int64_t m,
                    int64_t n, int64_t k, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc);

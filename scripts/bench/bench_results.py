@@ -20,6 +20,17 @@ def pp_step_seconds(path, rows):
     return statistics.median(rows / rate for rate in rates[1:])
 
 
+def ranks_line(path):
+    """The `ranks` line of a pp run's metrics: each rank's memory fields."""
+    with open(path) as f:
+        return next(r["ranks"] for r in map(json.loads, f) if "ranks" in r)
+
+
+def per_rank(values, scale, digits):
+    """Values of rank 0 / rank 1 / ... divided by SCALE."""
+    return " / ".join(f"{v / scale:.{digits}f}" for v in values)
+
+
 def peak_rss_kb(path):
     """A rank's peak RSS in KB, as `/usr/bin/time -f %M -o PATH` wrote it."""
     with open(path) as f:

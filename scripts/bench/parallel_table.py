@@ -9,7 +9,8 @@ import sys
 import textwrap
 
 from bench_results import (commit, load_averages, machine, ms, peak_rss_kb,
-                           pp_step_seconds, read_json, summary)
+                           per_rank, pp_step_seconds, ranks_line, read_json,
+                           summary)
 
 LABELS = {"gpt": "gpt.traced.pt", "byte-gpt": "byte-gpt-v258.traced.pt"}
 # The configurations parallel.sh may run (tp2-gloo with a choice of tp
@@ -26,11 +27,6 @@ COMMUNICATION = ["all_reduce", "all_gather", "reduce_scatter", "sharded_gather",
 MEMORY = [("parameter_bytes", "parameters KB", 16),
           ("optimizer_state_bytes", "optimizer KB", 16),
           ("activation_bytes", "activations KB", 18)]
-
-
-def ranks_line(path):
-    with open(path) as f:
-        return next(r["ranks"] for r in map(json.loads, f) if "ranks" in r)
 
 
 def communication(profile):
@@ -69,10 +65,6 @@ def measure(out, name, repeats):
             "communication": communication(read_json(f"{base}/{key}-profile.json")),
         }
     return result
-
-
-def per_rank(values, scale, digits):
-    return " / ".join(f"{v / scale:.{digits}f}" for v in values)
 
 
 def print_model(model):

@@ -1,15 +1,21 @@
-//===- pp-gemm-rate.cpp - SGEMM rate of each engine on this machine -------===//
+//===- pp-gemm-rate.cpp - GEMM rate of each engine on this machine --------===//
 //
-// Times pp_gemm_f32 with each engine forced on the given shapes and prints
-// one JSON line per engine and shape (docs/development.md, Benchmarks):
+// Times the host GEMM (pp_gemm_f32, or the bf16 GEMM with --dtype bf16)
+// with each engine forced on the given shapes and prints one JSON line per
+// engine and shape (docs/development.md, Benchmarks):
 //
-//   {"engine":"onednn","trans":"NN","shape":"1024x1024x1024","threads":1,
-//    "gflops":231.4,"seconds":0.00928}
+//   {"engine":"onednn","dtype":"f32","trans":"NN","shape":"1024x1024x1024",
+//    "threads":1,"gflops":231.4,"seconds":0.00928}
 //
-// The machine's best SGEMM rate for a shape is the largest "gflops".
+// The machine's best GEMM rate of a type for a shape is the largest
+// "gflops". In bf16 a library without a bf16 kernel runs its SGEMM on the
+// operands widened to f32: its engine prints as "widen/openblas".
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/kernels/FloatElements.h"
+#include "runtime/kernels/Matmul.h"
+#include "runtime/kernels/gemm/GemmEngineChoice.h"
 #include "runtime/pp_runtime.h"
 
 #include <algorithm>
@@ -17,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,11 +35,13 @@ namespace {
 
 const char *const kUsage =
     "usage: pp-gemm-rate [--shape MxNxK]... [--trans NN|NT|TN|TT] "
-    "[--threads N] [--engine NAME]... [--min-seconds S]\n"
+    "[--dtype f32|bf16] [--threads N] [--engine NAME]... [--min-seconds S]\n"
     "  --shape MxNxK    C[M x N] = op(A)[M x K] op(B)[K x N] (repeatable; "
     "default 1024x1024x1024)\n"
     "  --trans XY       transposes of A and B (default NN)\n"
-    "  --threads N      threads pp_gemm_f32 runs on (default 1)\n"
+    "  --dtype TYPE     element type of A, B and C, f32 or bf16 (f32 "
+    "accumulation; default f32)\n"
+    "  --threads N      threads the GEMM runs on (default 1)\n"
     "  --engine NAME    onednn, openblas or blis (repeatable; default all "
     "three)\n"
     "  --min-seconds S  time each engine and shape at least this long "
@@ -41,7 +50,7 @@ const char *const kUsage =
 
 struct Options {
   std::vector<std::string> shapes, engines;
-  std::string transposes = "NN";
+  std::string transposes = "NN", dtype = "f32";
   int threads = 1;
   double minSeconds = 0.2;
 };
@@ -60,21 +69,24 @@ bool parseShape(const std::string &text, Shape &shape) {
   return true;
 }
 
-/// The best seconds of one pp_gemm_f32 on `shape` after a warm-up call,
-/// repeating for at least --min-seconds and 3 calls; negative on failure.
+/// The best seconds of one GEMM over elements T on `shape` after a warm-up
+/// call, repeating for at least --min-seconds and 3 calls; negative on
+/// failure.
+template <typename T>
 double bestSeconds(const Shape &shape, bool transA, bool transB,
                    double minSeconds) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> values(-1.0f, 1.0f);
-  std::vector<float> a(shape.m * shape.k), b(shape.k * shape.n),
+  std::vector<T> a(shape.m * shape.k), b(shape.k * shape.n),
       c(shape.m * shape.n);
-  for (std::vector<float> *matrix : {&a, &b})
-    for (float &value : *matrix)
-      value = values(rng);
+  for (std::vector<T> *matrix : {&a, &b})
+    for (T &value : *matrix)
+      value = pp::runtime::storeFloat<T>(values(rng));
   auto multiply = [&] {
-    return pp_gemm_f32(transA, transB, shape.m, shape.n, shape.k, 1.0f,
-                       a.data(), transA ? shape.m : shape.k, b.data(),
-                       transB ? shape.k : shape.n, 0.0f, c.data(), shape.n);
+    return pp::runtime::hostGemm(
+        pp::runtime::floatDtype<T>(), transA, transB, shape.m, shape.n,
+        shape.k, a.data(), transA ? shape.m : shape.k, b.data(),
+        transB ? shape.k : shape.n, c.data(), shape.n);
   };
   if (multiply() != PP_OK)
     return -1;
@@ -89,6 +101,21 @@ double bestSeconds(const Shape &shape, bool transA, bool transB,
     total += seconds;
   }
   return best;
+}
+
+/// `engine` as the bf16 GEMM runs it when forced: "onednn" where oneDNN
+/// has a bf16 kernel on this CPU, else "widen/NAME" (NAME's SGEMM on the
+/// operands widened to f32).
+std::string engineLabel(const std::string &engine, bool bf16) {
+  std::optional<pp::runtime::GemmEngine> library =
+      pp::runtime::parseGemmEngine(engine);
+  if (!bf16 || !library)
+    return engine;
+  const std::vector<pp::runtime::GemmEngine> &engines =
+      pp::runtime::gemmEnginesFor(PP_DTYPE_BF16);
+  bool native =
+      std::find(engines.begin(), engines.end(), *library) != engines.end();
+  return native ? engine : "widen/" + engine;
 }
 
 int fail(const std::string &message) {
@@ -116,6 +143,8 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       options.engines.push_back(value);
     else if (flag == "--trans")
       options.transposes = value;
+    else if (flag == "--dtype")
+      options.dtype = value;
     else if (flag == "--threads")
       options.threads = static_cast<int>(std::strtol(value.c_str(), &end, 10));
     else if (flag == "--min-seconds")
@@ -151,6 +180,9 @@ int main(int argc, char **argv) {
   if (transposes.size() != 2 ||
       transposes.find_first_not_of("NT") != std::string::npos)
     return fail("--trans '" + transposes + "' is not NN, NT, TN or TT");
+  if (options.dtype != "f32" && options.dtype != "bf16")
+    return fail("--dtype '" + options.dtype + "' is not f32 or bf16");
+  bool bf16 = options.dtype == "bf16";
   if (options.threads < 1)
     return fail("--threads " + std::to_string(options.threads) +
                 " must be at least 1");
@@ -162,15 +194,19 @@ int main(int argc, char **argv) {
     if (pp_set_gemm_engine(engine.c_str()) != PP_OK)
       return fail(pp_last_error());
     for (const Shape &shape : parsed) {
-      double seconds = bestSeconds(shape, transposes[0] == 'T',
-                                   transposes[1] == 'T', options.minSeconds);
+      bool transA = transposes[0] == 'T', transB = transposes[1] == 'T';
+      double seconds =
+          bf16 ? bestSeconds<pp::runtime::BFloat16>(shape, transA, transB,
+                                                    options.minSeconds)
+               : bestSeconds<float>(shape, transA, transB, options.minSeconds);
       if (seconds < 0)
         return fail(pp_last_error());
       double flops = 2.0 * shape.m * shape.n * shape.k;
-      std::printf("{\"engine\":\"%s\",\"trans\":\"%s\",\"shape\":"
-                  "\"%lldx%lldx%lld\",\"threads\":%d,\"gflops\":%.1f,"
-                  "\"seconds\":%.6g}\n",
-                  engine.c_str(), transposes.c_str(),
+      std::printf("{\"engine\":\"%s\",\"dtype\":\"%s\",\"trans\":\"%s\","
+                  "\"shape\":\"%lldx%lldx%lld\",\"threads\":%d,"
+                  "\"gflops\":%.1f,\"seconds\":%.6g}\n",
+                  engineLabel(engine, bf16).c_str(), options.dtype.c_str(),
+                  transposes.c_str(),
                   static_cast<long long>(shape.m),
                   static_cast<long long>(shape.n),
                   static_cast<long long>(shape.k), options.threads,

@@ -7,6 +7,7 @@
 #include "runtime/core/FileDescriptor.h"
 #include "runtime/core/Sha256.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -103,15 +104,18 @@ void GemmEngineCache::warn(const std::string &problem,
 }
 
 GemmEngine GemmEngineCache::choose(
-    const std::string &shape, const std::function<GemmMeasurement()> &measure) {
+    const std::string &shape, const std::vector<GemmEngine> &candidates,
+    const std::function<GemmMeasurement()> &measure) {
+  GemmEngine fallback = candidates.front();
   std::string uncached = std::string("every GEMM uses ") +
-                         gemmEngineName(kUncachedGemmEngine) +
-                         " unmeasured; set PP_GEMM_CACHE to a writable file";
+                         gemmEngineName(GemmEngine::OneDnn) +
+                         " (bf16 and f16 GEMMs widened) unmeasured; set "
+                         "PP_GEMM_CACHE to a writable file";
   if (path.empty()) {
     warn("has no location (neither PP_GEMM_CACHE, XDG_CACHE_HOME nor HOME "
          "is set)",
          uncached);
-    return kUncachedGemmEngine;
+    return fallback;
   }
   std::error_code error;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
@@ -119,7 +123,7 @@ GemmEngine GemmEngineCache::choose(
     std::filesystem::create_directories(parent, error);
   if (error) {
     warn("cannot get its folder: " + error.message(), uncached);
-    return kUncachedGemmEngine;
+    return fallback;
   }
   std::string lockPath = path + ".lock";
   FileDescriptor lock(::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
@@ -140,7 +144,7 @@ GemmEngine GemmEngineCache::choose(
   if (locked != 0) {
     warn("cannot be locked through '" + lockPath + "': " + std::strerror(errno),
          uncached);
-    return kUncachedGemmEngine;
+    return fallback;
   }
   auto [document, problem] = readDocument(path, machineId);
   if (!problem.empty())
@@ -150,7 +154,8 @@ GemmEngine GemmEngineCache::choose(
     const json &entry = shapes[shape];
     std::optional<GemmEngine> engine =
         entry.is_object() ? parseGemmEngine(entry.value("engine", "")) : std::nullopt;
-    if (engine)
+    if (engine && std::find(candidates.begin(), candidates.end(), *engine) !=
+                      candidates.end())
       return *engine;
     warn("names no known engine for " + shape, "measuring it again");
   }
@@ -164,7 +169,7 @@ GemmEngine GemmEngineCache::choose(
     writeOutputFile(path, text, "the GEMM engine cache", 0600);
   } catch (const std::exception &failure) {
     warn(std::string("cannot be written: ") + failure.what(), uncached);
-    return kUncachedGemmEngine;
+    return fallback;
   }
   return measured.fastest;
 }

@@ -10,7 +10,10 @@
 // The file (JSON):
 //   {"format": 1, "machine": "<CPU model | CPU flags | library versions>",
 //    "shapes": {"NT 64x1024x1024": {"engine": "onednn",
-//               "gflops": {"onednn": 231.2, "openblas": 118.5, ...}}}}
+//               "gflops": {"onednn": 231.2, "openblas": 118.5, ...}},
+//               "bf16 NT 64x1024x1024": {"engine": "widen",
+//               "gflops": {"widen": 80.3, "onednn": 30.1}}}}
+// (f32 shapes unprefixed, other element types prefixed with their name).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +46,8 @@ std::string gemmMachineId();
 /// ~/.cache/pp; empty when none of these variables is set.
 std::string defaultGemmEngineCachePath(const std::string &machineId);
 
-/// The engine used when the cache cannot be read and written: with no
+/// The f32 engine used when the cache cannot be read and written (of
+/// other element types, their first engine, gemmEnginesFor): with no
 /// measurement, every process of a job still picks the same one.
 inline constexpr GemmEngine kUncachedGemmEngine = GemmEngine::OneDnn;
 
@@ -56,14 +60,16 @@ public:
       : path(std::move(path)), machineId(std::move(machineId)),
         lockWait(lockWait) {}
 
-  /// The engine for `shape`: read from the file, else found by `measure`
-  /// and added to the file, under an exclusive lock. A corrupt file or one
-  /// of another machine gets a warning on stderr and is rewritten; a file
-  /// that cannot be locked or written gets a warning and
-  /// kUncachedGemmEngine. Each warning is given once per cache. Throws
+  /// The engine for `shape`, one of `candidates` (non-empty): read from
+  /// the file, else found by `measure` and added to the file, under an
+  /// exclusive lock. A corrupt file, one of another machine or an entry
+  /// naming no candidate gets a warning on stderr and is rewritten; a file
+  /// that cannot be locked or written gets a warning and the first
+  /// candidate. Each warning is given once per cache. Throws
   /// std::runtime_error when another process holds the lock past
   /// `lockWait` (a stopped or hung process).
   GemmEngine choose(const std::string &shape,
+                    const std::vector<GemmEngine> &candidates,
                     const std::function<GemmMeasurement()> &measure);
 
 private:

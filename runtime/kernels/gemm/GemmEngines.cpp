@@ -1,4 +1,4 @@
-//===- GemmEngines.cpp - oneDNN, OpenBLAS and BLIS SGEMM ------------------===//
+//===- GemmEngines.cpp - oneDNN, OpenBLAS and BLIS SGEMM, oneDNN bf16 ----===//
 //
 // BLIS is linked statically with its symbols hidden (runtime/CMakeLists.txt):
 // it also defines the BLAS and CBLAS functions, which must stay OpenBLAS's.
@@ -7,6 +7,7 @@
 
 #include "runtime/kernels/gemm/GemmEngines.h"
 
+#include "runtime/core/ElementTypes.h"
 #include "runtime/core/Error.h"
 
 // OpenBLAS's cblas.h first: blis.h declares a CBLAS of its own under the
@@ -14,9 +15,19 @@
 #include <cblas.h>
 
 #include <blis.h>
+#include <iterator>
 #include <mutex>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
+
+// oneDNN 2.x exports its row-major bf16 GEMM (bf16 A and B, f32 C and
+// accumulation) without declaring it in its public headers; its own tests
+// declare it so. A bf16 element is 16 bits of storage.
+extern "C" dnnl_status_t dnnl_gemm_bf16bf16f32(
+    char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K,
+    float alpha, const pp::runtime::BFloat16 *A, dnnl_dim_t lda,
+    const pp::runtime::BFloat16 *B, dnnl_dim_t ldb, float beta, float *C,
+    dnnl_dim_t ldc);
 
 using namespace pp::runtime;
 
@@ -38,18 +49,43 @@ void runEnginesSingleThreaded() {
   }
 }
 
-pp_status runOneDnn(const GemmArguments &args, float alpha, float beta) {
-  dnnl_status_t status = dnnl_sgemm(
-      args.transA ? 'T' : 'N', args.transB ? 'T' : 'N', args.m, args.n, args.k,
-      alpha, static_cast<const float *>(args.a), blasStride(args.lda),
-      static_cast<const float *>(args.b), blasStride(args.ldb), beta,
-      static_cast<float *>(args.c), blasStride(args.ldc));
+pp_status runOneDnn(pp_dtype dtype, const GemmArguments &args, float alpha,
+                    float beta) {
+  char transA = args.transA ? 'T' : 'N', transB = args.transB ? 'T' : 'N';
+  dnnl_status_t status =
+      dtype == PP_DTYPE_BF16
+          ? dnnl_gemm_bf16bf16f32(
+                transA, transB, args.m, args.n, args.k, alpha,
+                static_cast<const BFloat16 *>(args.a), blasStride(args.lda),
+                static_cast<const BFloat16 *>(args.b), blasStride(args.ldb),
+                beta, static_cast<float *>(args.c), blasStride(args.ldc))
+          : dnnl_sgemm(transA, transB, args.m, args.n, args.k, alpha,
+                       static_cast<const float *>(args.a), blasStride(args.lda),
+                       static_cast<const float *>(args.b), blasStride(args.ldb),
+                       beta, static_cast<float *>(args.c),
+                       blasStride(args.ldc));
   if (status != dnnl_success)
-    return failWith(PP_ERROR_INTERNAL, "pp_gemm_f32: oneDNN's dnnl_sgemm failed "
-                    "with status ", static_cast<int>(status), " on ",
+    return failWith(PP_ERROR_INTERNAL, "pp GEMM: oneDNN's ",
+                    dtype == PP_DTYPE_BF16 ? "dnnl_gemm_bf16bf16f32"
+                                           : "dnnl_sgemm",
+                    " failed with status ", static_cast<int>(status), " on ",
                     args.m, " x ", args.n, " x ", args.k,
                     "; run with --gemm-engine openblas or blis instead");
   return PP_OK;
+}
+
+/// Whether oneDNN runs bf16 GEMMs on this CPU (it needs AVX-512 at least,
+/// and answers dnnl_unimplemented without): one 1 x 1 x 1 product, once.
+bool oneDnnRunsBf16Gemm() {
+  static const bool runs = [] {
+    runEnginesSingleThreaded();
+    BFloat16 one = toBFloat16(1.0f), two = toBFloat16(2.0f);
+    float product = 0;
+    return dnnl_gemm_bf16bf16f32('N', 'N', 1, 1, 1, 1.0f, &one, 1, &two, 1,
+                                 0.0f, &product, 1) == dnnl_success &&
+           product == 2.0f;
+  }();
+  return runs;
 }
 
 pp_status runOpenBlas(const GemmArguments &args, float alpha, float beta) {
@@ -82,6 +118,26 @@ pp_status runBlis(const GemmArguments &args, float alpha, float beta) {
 
 } // namespace
 
+const std::vector<GemmEngine> &pp::runtime::gemmEnginesFor(pp_dtype dtype) {
+  static const std::vector<GemmEngine> f32(std::begin(kGemmEngines),
+                                           std::end(kGemmEngines));
+  static const std::vector<GemmEngine> bf16 =
+      oneDnnRunsBf16Gemm()
+          ? std::vector<GemmEngine>{GemmEngine::Widened, GemmEngine::OneDnn}
+          : std::vector<GemmEngine>{GemmEngine::Widened};
+  static const std::vector<GemmEngine> f16{GemmEngine::Widened}, none;
+  switch (dtype) {
+  case PP_DTYPE_F32:
+    return f32;
+  case PP_DTYPE_BF16:
+    return bf16;
+  case PP_DTYPE_F16:
+    return f16;
+  default:
+    return none;
+  }
+}
+
 const char *pp::runtime::gemmEngineName(GemmEngine engine) {
   switch (engine) {
   case GemmEngine::OneDnn:
@@ -90,6 +146,8 @@ const char *pp::runtime::gemmEngineName(GemmEngine engine) {
     return "openblas";
   case GemmEngine::Blis:
     return "blis";
+  case GemmEngine::Widened:
+    return "widen";
   }
   return "unknown";
 }
@@ -98,23 +156,32 @@ std::optional<GemmEngine> pp::runtime::parseGemmEngine(std::string_view name) {
   for (GemmEngine engine : kGemmEngines)
     if (name == gemmEngineName(engine))
       return engine;
+  if (name == gemmEngineName(GemmEngine::Widened))
+    return GemmEngine::Widened;
   return std::nullopt;
 }
 
-pp_status pp::runtime::runGemmEngine(GemmEngine engine,
+pp_status pp::runtime::runGemmEngine(GemmEngine engine, pp_dtype dtype,
                                      const GemmArguments &args, float alpha,
                                      float beta) {
   runEnginesSingleThreaded();
+  if (dtype != PP_DTYPE_F32 &&
+      !(dtype == PP_DTYPE_BF16 && engine == GemmEngine::OneDnn))
+    return failWith(PP_ERROR_INTERNAL, "pp GEMM: ", gemmEngineName(engine),
+                    " has no kernel for ", pp_dtype_name(dtype),
+                    " operands (they are widened to f32 first)");
   switch (engine) {
   case GemmEngine::OneDnn:
-    return runOneDnn(args, alpha, beta);
+    return runOneDnn(dtype, args, alpha, beta);
   case GemmEngine::OpenBlas:
     return runOpenBlas(args, alpha, beta);
   case GemmEngine::Blis:
     return runBlis(args, alpha, beta);
+  case GemmEngine::Widened:
+    break;
   }
-  return failWith(PP_ERROR_INTERNAL, "pp_gemm_f32: unknown engine ",
-                  static_cast<int>(engine));
+  return failWith(PP_ERROR_INTERNAL, "pp GEMM: ", gemmEngineName(engine),
+                  " is no library to call");
 }
 
 std::string pp::runtime::gemmEngineVersions() {

@@ -33,7 +33,7 @@ GemmPanels pp::runtime::planGemmPanels(int64_t m, int64_t n, int64_t k) {
   return {rows, cols, ceilDiv(m, rows), ceilDiv(n, cols)};
 }
 
-GemmArguments pp::runtime::gemmPanel(const GemmArguments &args,
+GemmArguments pp::runtime::gemmPanel(pp_dtype dtype, const GemmArguments &args,
                                      const GemmPanels &panels, int64_t index) {
   int64_t row = index / panels.colPanels * panels.rows;
   int64_t col = index % panels.colPanels * panels.cols;
@@ -42,28 +42,29 @@ GemmArguments pp::runtime::gemmPanel(const GemmArguments &args,
   panel.n = std::min(panels.cols, args.n - col);
   // Rows of op(A) are rows of A, or columns of A when transposed; columns
   // of op(B) likewise.
-  panel.a = static_cast<const float *>(args.a) +
-            (args.transA ? row : row * args.lda);
-  panel.b = static_cast<const float *>(args.b) +
-            (args.transB ? col * args.ldb : col);
+  int64_t element = static_cast<int64_t>(pp_dtype_size(dtype));
+  panel.a = static_cast<const char *>(args.a) +
+            (args.transA ? row : row * args.lda) * element;
+  panel.b = static_cast<const char *>(args.b) +
+            (args.transB ? col * args.ldb : col) * element;
   panel.c = static_cast<float *>(args.c) + row * args.ldc + col;
   return panel;
 }
 
-pp_status pp::runtime::runGemmPanels(GemmEngine engine,
+pp_status pp::runtime::runGemmPanels(GemmEngine engine, pp_dtype dtype,
                                      const GemmArguments &args, float alpha,
                                      float beta, bool parallel) {
   GemmPanels panels = planGemmPanels(args.m, args.n, args.k);
   if (panels.count() == 1)
-    return runGemmEngine(engine, args, alpha, beta);
+    return runGemmEngine(engine, dtype, args, alpha, beta);
   // Errors are recorded per thread: the first failing panel passes its
   // message to the caller's thread.
   std::atomic<bool> failed{false};
   std::string message;
   pp_status failure = PP_OK;
   auto runPanel = [&](int64_t index) {
-    pp_status status =
-        runGemmEngine(engine, gemmPanel(args, panels, index), alpha, beta);
+    pp_status status = runGemmEngine(
+        engine, dtype, gemmPanel(dtype, args, panels, index), alpha, beta);
     if (status != PP_OK && !failed.exchange(true)) {
       failure = status;
       message = pp_last_error();

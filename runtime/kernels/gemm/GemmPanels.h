@@ -26,14 +26,17 @@ struct GemmPanels {
 /// at most 256 x 256.
 GemmPanels planGemmPanels(int64_t m, int64_t n, int64_t k);
 
-/// The arguments of panel `index` (row-major over the grid) of `args`.
-GemmArguments gemmPanel(const GemmArguments &args, const GemmPanels &panels,
-                        int64_t index);
+/// The arguments of panel `index` (row-major over the grid) of `args`,
+/// whose A and B hold elements of `dtype` and C f32.
+GemmArguments gemmPanel(pp_dtype dtype, const GemmArguments &args,
+                        const GemmPanels &panels, int64_t index);
 
-/// Runs `args` (checked, m, n, k > 0) with `engine` panel by panel: on the
-/// thread pool when `parallel`, else on the calling thread.
-pp_status runGemmPanels(GemmEngine engine, const GemmArguments &args,
-                        float alpha, float beta, bool parallel);
+/// Runs `args` (checked, m, n, k > 0; A and B of `dtype`, C f32) with the
+/// library `engine` panel by panel: on the thread pool when `parallel`,
+/// else on the calling thread.
+pp_status runGemmPanels(GemmEngine engine, pp_dtype dtype,
+                        const GemmArguments &args, float alpha, float beta,
+                        bool parallel);
 
 } // namespace pp::runtime
 

@@ -23,6 +23,10 @@ namespace {
 
 constexpr const char *kShape = "NT 64x1024x1024";
 
+const std::vector<GemmEngine> &f32Engines() {
+  return gemmEnginesFor(PP_DTYPE_F32);
+}
+
 /// A measurement that finds `engine` fastest and counts its calls.
 std::function<GemmMeasurement()> measuring(GemmEngine engine,
                                            std::atomic<int> &calls) {
@@ -36,11 +40,11 @@ TEST(GemmEngineCache, RoundTripsThroughItsFile) {
   std::string path = freshDirectory("pp-gemm-cache") + "/nested/cache.json";
   std::atomic<int> calls{0};
   EXPECT_EQ(GemmEngineCache(path, "machine A")
-                .choose(kShape, measuring(GemmEngine::Blis, calls)),
+                .choose(kShape, f32Engines(), measuring(GemmEngine::Blis, calls)),
             GemmEngine::Blis);
   // A later process reads the choice instead of measuring.
   EXPECT_EQ(GemmEngineCache(path, "machine A")
-                .choose(kShape, measuring(GemmEngine::OpenBlas, calls)),
+                .choose(kShape, f32Engines(), measuring(GemmEngine::OpenBlas, calls)),
             GemmEngine::Blis);
   EXPECT_EQ(calls, 1);
   nlohmann::json file = nlohmann::json::parse(readBytes(path));
@@ -66,7 +70,7 @@ TEST(GemmEngineCache, CorruptOrForeignFileWarnsAndMeasuresAgain) {
     std::atomic<int> calls{0};
     testing::internal::CaptureStderr();
     GemmEngine engine = GemmEngineCache(path, test.machine)
-                            .choose(kShape, measuring(GemmEngine::OpenBlas, calls));
+                            .choose(kShape, f32Engines(), measuring(GemmEngine::OpenBlas, calls));
     std::string warnings = testing::internal::GetCapturedStderr();
     EXPECT_EQ(engine, GemmEngine::OpenBlas) << test.contents;
     EXPECT_EQ(calls, 1) << test.contents;
@@ -86,10 +90,15 @@ TEST(GemmEngineCache, UnusableLocationWarnsAndUsesTheFixedEngine) {
   std::atomic<int> calls{0};
   testing::internal::CaptureStderr();
   GemmEngineCache cache(directory + "/file/cache.json", "machine A");
-  EXPECT_EQ(cache.choose(kShape, measuring(GemmEngine::Blis, calls)),
+  EXPECT_EQ(cache.choose(kShape, f32Engines(), measuring(GemmEngine::Blis, calls)),
             kUncachedGemmEngine);
-  EXPECT_EQ(cache.choose("NN 1x1x1", measuring(GemmEngine::Blis, calls)),
+  EXPECT_EQ(cache.choose("NN 1x1x1", f32Engines(), measuring(GemmEngine::Blis, calls)),
             kUncachedGemmEngine);
+  // Another element type's first engine: bf16 widens to the fixed SGEMM.
+  EXPECT_EQ(cache.choose("bf16 NN 1x1x1",
+                         {GemmEngine::Widened, GemmEngine::OneDnn},
+                         measuring(GemmEngine::OneDnn, calls)),
+            GemmEngine::Widened);
   std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_EQ(calls, 0);
   EXPECT_NE(warnings.find("cannot get its folder"), std::string::npos)
@@ -97,6 +106,24 @@ TEST(GemmEngineCache, UnusableLocationWarnsAndUsesTheFixedEngine) {
   EXPECT_EQ(warnings.find("warning", warnings.find("warning") + 1),
             std::string::npos)
       << "warned twice: " << warnings;
+}
+
+TEST(GemmEngineCache, AnEngineOutsideTheTypesEnginesIsMeasuredAgain) {
+  std::string path = freshDirectory("pp-gemm-cache") + "/cache.json";
+  writeBytes(path, "{\"format\": 1, \"machine\": \"machine A\", \"shapes\": "
+                   "{\"bf16 NT 8x8x8\": {\"engine\": \"blis\"}}}");
+  std::vector<GemmEngine> bf16{GemmEngine::Widened, GemmEngine::OneDnn};
+  std::atomic<int> calls{0};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(GemmEngineCache(path, "machine A")
+                .choose("bf16 NT 8x8x8", bf16,
+                        measuring(GemmEngine::OneDnn, calls)),
+            GemmEngine::OneDnn);
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(warnings.find("names no known engine for bf16 NT 8x8x8"),
+            std::string::npos)
+      << warnings;
 }
 
 TEST(GemmEngineCache, GivesUpOnALockHeldTooLong) {
@@ -107,7 +134,7 @@ TEST(GemmEngineCache, GivesUpOnALockHeldTooLong) {
   std::atomic<int> calls{0};
   GemmEngineCache cache(path, "machine A", std::chrono::milliseconds(50));
   try {
-    cache.choose(kShape, measuring(GemmEngine::Blis, calls));
+    cache.choose(kShape, f32Engines(), measuring(GemmEngine::Blis, calls));
     FAIL() << "choose returned while another holder kept the lock";
   } catch (const std::runtime_error &failure) {
     EXPECT_NE(std::string(failure.what())
@@ -130,7 +157,7 @@ TEST(GemmEngineCache, RacingCachesMeasureOnceAndAgree) {
     racers.emplace_back([&, index] {
       GemmEngine mine = kGemmEngines[index % 3];
       chosen[index] =
-          GemmEngineCache(path, "machine A").choose(kShape, [&, mine] {
+          GemmEngineCache(path, "machine A").choose(kShape, f32Engines(), [&, mine] {
             ++calls;
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
             return GemmMeasurement{mine, {}};
