@@ -23,7 +23,8 @@ Checks of one case (family, format):
                in f32): step 1's loss within 1e-2 (relative) of PyTorch's
                under torch.autocast("cpu", dtype=torch.bfloat16) on the same
                weights and windows (../../models/hf/autocast-bf16.json,
-               written by make_autocast_losses.py)
+               written by make_autocast_losses.py), and params_sha256 not
+               the f32 train run's (a bound of 1e-2 alone would pass f32)
   bf16 stages S/M  S stages, M microbatches, --precision bf16:
                params_sha256 bit-equal to 1 stage with M microbatches in
                bf16, after the train run's 5 steps (after 1, AdamW's step is
@@ -248,16 +249,23 @@ class Case:
                         fmt_list(got["loss"]), worst))
 
     def check_bf16(self):
+        f32, error = self.train()
+        if f32 is None:
+            return self.report("bf16", False, "f32: " + error)
         got, error = self.train(precision="bf16")
         if got is None:
             return self.report("bf16", False, error)
+        if got["sha"] == f32["sha"]:
+            return self.report("bf16", False, "params_sha256 %s, the f32 "
+                               "run's: --precision bf16 changed nothing" %
+                               got["sha"][:16])
         want = AUTOCAST[self.family]["autocast_bf16"]
         rel = relative(got["loss"][:1], [want])
         self.report("bf16", rel <= AUTOCAST_TOLERANCE,
                     "step-1 loss %.7f vs PyTorch's bf16 autocast %.7f (rel "
-                    "%.2g, tolerance %g; f32 %.7f)" % (
-                        first(got["loss"]), want, rel, AUTOCAST_TOLERANCE,
-                        AUTOCAST[self.family]["f32"]))
+                    "%.2g, tolerance %g; f32 %.7f); params_sha256 not f32's"
+                    % (first(got["loss"]), want, rel, AUTOCAST_TOLERANCE,
+                       first(f32["loss"])))
 
     def check_stages(self, stages, microbatches, precision="f32"):
         check = "stages %d/%d" % (stages, microbatches)
