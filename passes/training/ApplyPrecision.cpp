@@ -68,10 +68,13 @@ public:
         builder(main.getContext()) {}
 
   void apply() {
-    castArguments();
+    // The model's ops, taken before castArguments adds casts: those are
+    // final, and retypeModelCast would erase them while createdCasts
+    // still lists them (a use after free when apply() ends).
     SmallVector<Operation *> ops;
     for (Operation &op : main.getBody().front().without_terminator())
       ops.push_back(&op);
+    castArguments();
     for (Operation *op : ops) {
       if (auto castOp = dyn_cast<nn::CastOp>(op))
         retypeModelCast(castOp);

@@ -18,6 +18,18 @@ Checks of one case (family, format):
                on 1 stage: the losses within 1e-5 of PyTorch's
   stages S/M   S stages, M microbatches: params_sha256 bit-equal to 1
                stage with M microbatches
+  bf16         the train run with --precision bf16 (pp-apply-precision: f32
+               master weights, bf16 compute; softmax, layer norm and the loss
+               in f32): step 1's loss within 1e-2 (relative) of PyTorch's
+               under torch.autocast("cpu", dtype=torch.bfloat16) on the same
+               weights and windows (../../models/hf/autocast-bf16.json,
+               written by make_autocast_losses.py), and params_sha256 not
+               the f32 train run's (a bound of 1e-2 alone would pass f32)
+  bf16 stages S/M  S stages, M microbatches, --precision bf16:
+               params_sha256 bit-equal to 1 stage with M microbatches in
+               bf16, after the train run's 5 steps (after 1, AdamW's step is
+               about lr times the gradient's sign, which would hide
+               gradients that differ in their last bits)
   tp2          --tp 2: every step's loss and step 1's grad norm within 1e-5
                of the 1-rank train run (and the tensor axis must split some
                parameter). Later grad norms are not compared: the row-parallel
@@ -29,8 +41,9 @@ Checks of one case (family, format):
 Without --full it runs CI's matrix: infer, weights and train for all 45
 cases, and
 for one format per family (the formats in turn, so each is covered)
-`microbatches 2`, `stages 2/2` and `tp2`. --full runs microbatches 1, 2, 4
-x stages 1, 2, 4 and tp2 on every case.
+`microbatches 2`, `stages 2/2`, `tp2`, `bf16`, `bf16 stages 2/2` and
+`bf16 stages 4/2`. --full runs microbatches 1, 2, 4 x stages 1, 2, 4, tp2,
+bf16 and bf16 stages 2 and 4 with microbatches 1, 2, 4 on every case.
 
 One line per check: `ok FAMILY FORMAT CHECK ...` or `FAIL FAMILY FORMAT
 CHECK ...` with the numbers or pp-run's first error line; a check listed in
@@ -44,7 +57,7 @@ exits 1 on any FAIL or XPASS.
         [--expected FILE] [--write-expected FILE]
 
 --checks runs only the named kinds (infer, weights, train, microbatches,
-stages, tp2) of the checks the matrix gives a case.
+stages, tp2, bf16, bf16-stages) of the checks the matrix gives a case.
 
 python3 with numpy and onnx only (no torch): it reads the references.
 """
@@ -67,9 +80,12 @@ FAMILIES = ["gpt2", "llama", "llama-gqa", "qwen2", "qwen3", "mistral",
             "phi3", "gpt-neox", "bert"]
 FORMATS = ["dynamo", "dynamo-unoptimized", "torchscript-exporter", "traced",
            "pt2"]
-INFER_TOLERANCE, TRAIN_TOLERANCE = 1e-4, 1e-5
+INFER_TOLERANCE, TRAIN_TOLERANCE, AUTOCAST_TOLERANCE = 1e-4, 1e-5, 1e-2
 GLOBAL_BATCH, RUN_TIMEOUT = 4, 600
-CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages", "tp2"]
+CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages", "tp2",
+               "bf16", "bf16-stages"]
+# Each family's step-1 loss under PyTorch's bf16 autocast.
+AUTOCAST = json.load(open(os.path.join(MODELS, "autocast-bf16.json")))
 # pp-run's parameters line with --tp: "...; 10 of 15 split over the tensor
 # axis (tp 2), the rest replicated".
 TP_SHARDED = re.compile(r"(\d+) of (\d+) split over the tensor axis")
@@ -144,8 +160,8 @@ class Case:
         self.runs[key] = (ok, stderr, seconds)
         return self.runs[key]
 
-    def train(self, stages=1, microbatches=1, tp=1):
-        key = "train-s%d-m%d-tp%d" % (stages, microbatches, tp)
+    def train(self, stages=1, microbatches=1, tp=1, precision="f32"):
+        key = train_key(stages, microbatches, tp, precision)
         metrics = os.path.join(self.work, key + ".jsonl")
         train = self.reference["train"]
         ok, stderr, _ = self.pp_run(key, [
@@ -156,7 +172,7 @@ class Case:
             str(train["token_width"]), "--seq-len", str(train["seq_len"]),
             "--microbatch-size", str(GLOBAL_BATCH // microbatches),
             "--microbatches", str(microbatches), "--stages", str(stages),
-            "--tp", str(tp), "--metrics", metrics])
+            "--tp", str(tp), "--precision", precision, "--metrics", metrics])
         if not ok:
             return None, first_error(stderr)
         lines = [json.loads(line) for line in open(metrics)]
@@ -232,12 +248,35 @@ class Case:
                     "losses %s, max rel %.2g from PyTorch's" % (
                         fmt_list(got["loss"]), worst))
 
-    def check_stages(self, stages, microbatches):
+    def check_bf16(self):
+        f32, error = self.train()
+        if f32 is None:
+            return self.report("bf16", False, "f32: " + error)
+        got, error = self.train(precision="bf16")
+        if got is None:
+            return self.report("bf16", False, error)
+        if got["sha"] == f32["sha"]:
+            return self.report("bf16", False, "params_sha256 %s, the f32 "
+                               "run's: --precision bf16 changed nothing" %
+                               got["sha"][:16])
+        want = AUTOCAST[self.family]["autocast_bf16"]
+        rel = relative(got["loss"][:1], [want])
+        self.report("bf16", rel <= AUTOCAST_TOLERANCE,
+                    "step-1 loss %.7f vs PyTorch's bf16 autocast %.7f (rel "
+                    "%.2g, tolerance %g; f32 %.7f); params_sha256 not f32's"
+                    % (first(got["loss"]), want, rel, AUTOCAST_TOLERANCE,
+                       first(f32["loss"])))
+
+    def check_stages(self, stages, microbatches, precision="f32"):
         check = "stages %d/%d" % (stages, microbatches)
-        base, error = self.train(microbatches=microbatches)
+        if precision != "f32":
+            check = precision + " " + check
+        base, error = self.train(microbatches=microbatches,
+                                 precision=precision)
         if base is None:
             return self.report(check, False, "1 stage: " + error)
-        got, error = self.train(stages=stages, microbatches=microbatches)
+        got, error = self.train(stages=stages, microbatches=microbatches,
+                                precision=precision)
         if got is None:
             return self.report(check, False, error)
         self.report(check, got["sha"] == base["sha"],
@@ -253,7 +292,7 @@ class Case:
             return self.report("tp2", False, error)
         loss = relative(got["loss"], base["loss"])
         norm = relative(got["grad_norm"][:1], base["grad_norm"][:1])
-        sharded = TP_SHARDED.search(self.runs["train-s1-m1-tp2"][1])
+        sharded = TP_SHARDED.search(self.runs[train_key(1, 1, 2, "f32")][1])
         if not sharded or sharded.group(1) == "0":
             return self.report("tp2", False, "no parameter split over the "
                                "tensor axis (pp-run's parameters line)")
@@ -271,15 +310,25 @@ class Case:
             self.check_weights()
         if "train" in kinds:
             self.check_train()
+        if self.extras["bf16"] and "bf16" in kinds:
+            self.check_bf16()
         for microbatches in self.extras["microbatches"]:
             if microbatches > 1 and "microbatches" in kinds:
                 self.check_microbatches(microbatches)
             for stages in self.extras["stages"]:
                 if stages > 1 and "stages" in kinds:
                     self.check_stages(stages, microbatches)
+            for stages in self.extras["bf16_stages"]:
+                if "bf16-stages" in kinds:
+                    self.check_stages(stages, microbatches, "bf16")
         if self.extras["tp"] and "tp2" in kinds:
             self.check_tp()
         return self
+
+
+def train_key(stages, microbatches, tp, precision):
+    """The name of a training run in a case's cache and work folder."""
+    return "train-s%d-m%d-tp%d-%s" % (stages, microbatches, tp, precision)
 
 
 def relative(got, want):
@@ -299,10 +348,12 @@ def fmt_list(values):
 def extras_of(args, family_index, fmt):
     """The checks beyond infer and train a case gets (module docstring)."""
     if args.full:
-        return {"microbatches": [1, 2, 4], "stages": [1, 2, 4], "tp": True}
+        return {"microbatches": [1, 2, 4], "stages": [1, 2, 4], "tp": True,
+                "bf16": True, "bf16_stages": [2, 4]}
     chosen = FORMATS[family_index % len(FORMATS)] == fmt
     return {"microbatches": [2] if chosen else [],
-            "stages": [2] if chosen else [], "tp": chosen}
+            "stages": [2] if chosen else [], "tp": chosen, "bf16": chosen,
+            "bf16_stages": [2, 4] if chosen else []}
 
 
 def table(cases, check_kinds):
