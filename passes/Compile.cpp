@@ -159,6 +159,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     pp::AutodiffOptions autodiff;
     autodiff.freeze = options.freeze;
     pm.addPass(pp::createAutodiff(autodiff));
+    pm.addPass(pp::createRecomputeParameterCasts());
   }
   pp::PartitionOptions partition;
   partition.stages = options.stages;

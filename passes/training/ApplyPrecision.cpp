@@ -84,8 +84,9 @@ public:
     castResults();
     // Casts nothing reads (a weight only f32 ops read, a loss's way back
     // to the compute type), and constants replaced by converted copies.
+    // Latest first: a cast of a cast goes before the cast it reads.
     for (auto *ops : {&createdCasts, &replacedConstants})
-      for (Operation *op : *ops)
+      for (Operation *op : llvm::reverse(*ops))
         if (op->use_empty())
           op->erase();
   }

@@ -79,6 +79,22 @@ def ApplyPrecision : Pass<"pp-apply-precision", "mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def RecomputeParameterCasts
+    : Pass<"pp-recompute-parameter-casts", "mlir::ModuleOp"> {
+  let summary = "the backward casts each weight's master again, saving no copy";
+  let description = [{
+    Under a reduced precision (`pp-apply-precision`) each model node reads
+    a bf16 or f16 copy of its weights, cast from the f32 master. The
+    backward needs the copy too (a matmul's input gradient); taken from the
+    forward it would be saved per microbatch in flight: a copy of every
+    weight per microbatch, more than the activations of a small batch.
+    After `pp-autodiff`, each such cast gets a clone in the backward (same
+    node, `pp.phase = #pp.phase<backward>`) that its backward users read:
+    the same bits, one conversion per weight and microbatch, nothing saved.
+  }];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
 def MarkOutputs : Pass<"pp-mark-outputs", "mlir::ModuleOp"> {
   let summary = "keeps the model's outputs for a forward-only program";
   let description = [{
