@@ -372,7 +372,13 @@ struct EmitPackagePass : public pp::impl::EmitPackageBase<EmitPackagePass> {
         parameter.tensor = arg;
         parameter.stage = stage;
         parameter.stages = {stage};
+        parameter.modelDtype = arg.dtype;
         DictionaryAttr attrs = function.getArgAttrDict(i);
+        if (auto stored = attrs.getAs<TypeAttr>(kModelDtypeAttrName))
+          if (std::optional<RuntimeDtype> dtype =
+                  getRuntimeDtype(stored.getValue()))
+            pp_dtype_from_name(dtype->manifestName.data(),
+                               &parameter.modelDtype);
         if (auto sharding = attrs.getAs<ShardingAttr>(kShardingAttrName))
           if (failed(describeSharding(
                   arg.name, sharding,

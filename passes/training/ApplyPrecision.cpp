@@ -105,6 +105,8 @@ private:
       if (isModelParameter(main, arg.getArgNumber()) &&
           floatElementOf(arg.getType()) != f32) {
         widenInitialValue(arg.getArgNumber());
+        main.setArgAttr(arg.getArgNumber(), kModelDtypeAttrName,
+                        TypeAttr::get(floatElementOf(arg.getType())));
         arg.setType(withElement(arg.getType(), f32));
       }
       if (floatElementOf(arg.getType()) == compute)

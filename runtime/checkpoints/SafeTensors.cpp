@@ -36,6 +36,12 @@ uint64_t dtypeBytes(const std::string &dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+/// Bytes per element of a dtype SafeTensorsWriter writes (F32, and BF16
+/// and F16 rounded from f32); 0 for another.
+size_t writtenElementSize(const std::string &dtype) {
+  return dtype == "F32" ? 4 : dtype == "BF16" || dtype == "F16" ? 2 : 0;
+}
+
 /// Reads `count` little-endian values of type `Stored` at `data` as floats
 /// into `out`, each through `convert`.
 template <typename Stored, typename Convert>
@@ -121,8 +127,13 @@ SafeTensorsWriter::SafeTensorsWriter(
       throw std::runtime_error("cannot write the safetensors file '" + path +
                                "': the tensor name '" + entry.name +
                                "' is repeated or reserved");
-    uint64_t bytes = static_cast<uint64_t>(numElements(entry.shape)) * 4;
-    header[entry.name] = {{"dtype", "F32"},
+    size_t size = writtenElementSize(entry.dtype);
+    if (!size)
+      throw std::runtime_error("cannot write the safetensors file '" + path +
+                               "': the tensor '" + entry.name + "' is " +
+                               entry.dtype + "; pp writes F32, BF16 and F16");
+    uint64_t bytes = static_cast<uint64_t>(numElements(entry.shape)) * size;
+    header[entry.name] = {{"dtype", entry.dtype},
                           {"shape", entry.shape},
                           {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -148,9 +159,22 @@ void SafeTensorsWriter::add(const std::string &name, const float *values) {
         "safetensors file '" + path + "': got the values of '" + name +
         "', expected " +
         (next == entries.size() ? "none" : "'" + entries[next].name + "'"));
-  size_t bytes = static_cast<size_t>(numElements(entries[next].shape)) * 4;
-  file->write(values, bytes);
-  tensorDigests[name] = sha256Hex(values, bytes);
+  int64_t count = numElements(entries[next].shape);
+  if (entries[next].dtype == "F32") {
+    size_t bytes = static_cast<size_t>(count) * sizeof(float);
+    file->write(values, bytes);
+    tensorDigests[name] = sha256Hex(values, bytes);
+  } else {
+    // BF16 or F16: each value rounded to nearest even.
+    bool brain = entries[next].dtype == "BF16";
+    std::vector<uint16_t> narrow(count);
+    for (int64_t i = 0; i < count; ++i)
+      narrow[i] =
+          brain ? toBFloat16(values[i]).bits : toHalf(values[i]).bits;
+    size_t bytes = narrow.size() * sizeof(uint16_t);
+    file->write(narrow.data(), bytes);
+    tensorDigests[name] = sha256Hex(narrow.data(), bytes);
+  }
   ++next;
 }
 

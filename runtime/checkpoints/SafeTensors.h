@@ -55,7 +55,9 @@ bool convertsToF32(const std::string &dtype);
 
 /// Writes a safetensors file whose tensors are known up front and whose
 /// values arrive one tensor at a time, in the listed order, so that no
-/// more than one needs to be in memory.
+/// more than one needs to be in memory. Values arrive as f32 and are
+/// written in their entry's dtype: F32, or BF16 and F16 rounded to nearest
+/// even.
 class SafeTensorsWriter {
 public:
   /// Creates `path` (an OutputFile, in place at finish()) and writes the

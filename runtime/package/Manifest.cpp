@@ -547,6 +547,16 @@ std::vector<int64_t> readStageRanks(const Field &field, int64_t numStages) {
 
 /// Reads `manifest` (format and version first, so that a package of
 /// another version says so) into `into`, checking every field.
+/// The type a model stores a weight in that is trained as an f32 master
+/// copy.
+std::optional<pp_dtype> parseModelDtype(const std::string &name) {
+  if (name == "bf16")
+    return PP_DTYPE_BF16;
+  if (name == "f16")
+    return PP_DTYPE_F16;
+  return std::nullopt;
+}
+
 /// A reduced precision's name as the manifest spells it (f32 is left out).
 std::optional<std::string> parsePrecision(const std::string &name) {
   if (name == "bf16" || name == "fp16")
@@ -623,7 +633,8 @@ void readManifestObject(const Field &manifest, Manifest &into) {
     ParameterInfo parameter;
     parameter.fromFile = value["init"].either("file", "seeded_by_name");
     std::vector<std::string> members = {"stage", "stages", "init",
-                                        "global_shape", "sharding"};
+                                        "global_shape", "sharding",
+                                        "model_dtype"};
     if (parameter.fromFile)
       members.insert(members.end(), {"offset", "bytes"});
     parameter.tensor = readTensor(
@@ -642,6 +653,10 @@ void readManifestObject(const Field &manifest, Manifest &into) {
             parameter.stages.back() + 1, into.numStages - 1));
     }
     parameter.sharding = readSharding(value, parameter.tensor.shape, into.mesh);
+    parameter.modelDtype =
+        value["model_dtype"].present()
+            ? value["model_dtype"].choice(parseModelDtype, "bf16 or f16")
+            : parameter.tensor.dtype;
     // parameters.bin holds the whole (global) tensor.
     if (parameter.fromFile) {
       uint64_t needed = 0;
@@ -767,6 +782,8 @@ OrderedJson parameterJson(const ParameterInfo &parameter) {
   }
   if (parameter.isTied())
     value["stages"] = parameter.stages;
+  if (parameter.modelDtype != parameter.tensor.dtype)
+    value["model_dtype"] = pp_dtype_name(parameter.modelDtype);
   return value;
 }
 

@@ -169,6 +169,10 @@ struct ParameterInfo {
   /// Set for a parameter sharded over a tensor axis; nullopt for one that
   /// every device holds whole (replicated).
   std::optional<ParameterSharding> sharding = std::nullopt;
+  /// The type the model stores it in when that is not `tensor.dtype`: a
+  /// bf16 or f16 weight trained as an f32 master copy (manifest
+  /// "model_dtype"), which --save-weights writes back in its type.
+  pp_dtype modelDtype = PP_DTYPE_F32;
 
   /// True when `at` holds a copy.
   bool heldBy(int64_t at) const {

@@ -72,9 +72,19 @@ void ModelWeights::checkSavedNamesDiffer() const {
 }
 
 std::unique_ptr<SafeTensorsWriter> ModelWeights::createSavedFile() const {
-  std::vector<TensorEntry> entries = entriesByName(toSave());
-  for (TensorEntry &entry : entries)
+  std::vector<ParameterInfo> saved = toSave();
+  std::map<std::string, pp_dtype> modelDtypes;
+  for (const ParameterInfo &parameter : saved)
+    modelDtypes[parameter.tensor.name] = parameter.modelDtype;
+  std::vector<TensorEntry> entries = entriesByName(saved);
+  // Each weight in the type the model stores it in.
+  for (TensorEntry &entry : entries) {
+    pp_dtype stored = modelDtypes.at(entry.name);
+    entry.dtype = stored == PP_DTYPE_BF16  ? "BF16"
+                  : stored == PP_DTYPE_F16 ? "F16"
+                                           : "F32";
     entry.name = savedNameOf(entry.name);
+  }
   return std::make_unique<SafeTensorsWriter>(
       options.savePath, entries,
       std::map<std::string, std::string>{{"format", "pt"}});

@@ -66,9 +66,10 @@ struct WeightsOptions {
   /// the model's own values.
   std::string path;
   WeightsNaming naming;
-  /// Where rank 0 writes the trained and frozen parameters as F32
-  /// safetensors under the file's names (the prefix stripped); "" for
-  /// nowhere.
+  /// Where rank 0 writes the trained and frozen parameters as safetensors
+  /// under the file's names (the prefix stripped), each in the type the
+  /// model stores it in (F32, or BF16 / F16 rounded from its f32 master);
+  /// "" for nowhere.
   std::string savePath;
 };
 

@@ -63,6 +63,10 @@ constexpr llvm::StringLiteral kRoleOutput = "output";
 /// --pp-report prints it; pp-emit-package writes `held` into the manifest
 /// ("held_constants"), which pp-run prints.
 constexpr llvm::StringLiteral kImportRecordAttrName = "pp.import_record";
+/// The element type a model stores a parameter in, on a parameter that
+/// pp-apply-precision widened to its f32 master copy (a bf16 or f16
+/// weight): pp-emit-package writes it to the manifest ("model_dtype").
+constexpr llvm::StringLiteral kModelDtypeAttrName = "pp.model_dtype";
 /// The reduced type a program computes in ("bf16" or "fp16"), on the
 /// module: pp-apply-precision records it, pp-emit-package writes it to the
 /// manifest ("precision"); absent for f32.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -230,6 +231,34 @@ TEST(SafeTensors, ReadsTensorsStoredInAnotherOrder) {
   file.read("b", &b);
   EXPECT_EQ(a, 2.0f);
   EXPECT_EQ(b, 1.0f);
+}
+
+TEST(SafeTensors, WritesBfloatAndHalfTensorsRoundedToNearestEven) {
+  std::string path = freshDirectory() + "/t.safetensors";
+  // 1 + 2^-9 is a tie between two bf16 values: it rounds to the even one,
+  // 1; 1 + 3 x 2^-9 rounds up. 65520 is beyond f16's largest: infinity.
+  std::vector<float> values = {1.0f + 0x1p-9f, 1.0f + 3 * 0x1p-9f, 65520.0f};
+  {
+    SafeTensorsWriter writer(
+        path, {{"b", {3}, "BF16"}, {"h", {3}, "F16"}, {"f", {3}, "F32"}}, {});
+    writer.add("b", values.data());
+    writer.add("h", values.data());
+    writer.add("f", values.data());
+    writer.finish();
+  }
+  SafeTensorsFile file = SafeTensorsFile::open(path);
+  EXPECT_EQ(file.find("b")->dtype, "BF16");
+  EXPECT_EQ(file.find("h")->dtype, "F16");
+  std::vector<float> b(3), h(3), f(3);
+  file.read("b", b.data());
+  file.read("h", h.data());
+  file.read("f", f.data());
+  EXPECT_EQ(b, (std::vector<float>{1.0f, 1.0f + 0x1p-7f, 65536.0f}));
+  EXPECT_EQ(h[0], 1.0f + 0x1p-9f) << "f16 holds it exactly";
+  EXPECT_EQ(h[2], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f, values);
+  EXPECT_THROW(SafeTensorsWriter(path, {{"x", {1}, "F64"}}, {}),
+               std::runtime_error);
 }
 
 TEST(SafeTensors, WriterRefusesMisuse) {

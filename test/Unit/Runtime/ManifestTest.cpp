@@ -57,9 +57,9 @@ bool operator==(const ParameterSharding &a, const ParameterSharding &b) {
 }
 bool operator==(const ParameterInfo &a, const ParameterInfo &b) {
   return std::tie(a.tensor, a.stage, a.stages, a.gradientPartStages, a.fromFile,
-                  a.offset, a.bytes, a.sharding) ==
+                  a.offset, a.bytes, a.sharding, a.modelDtype) ==
          std::tie(b.tensor, b.stage, b.stages, b.gradientPartStages, b.fromFile,
-                  b.offset, b.bytes, b.sharding);
+                  b.offset, b.bytes, b.sharding, b.modelDtype);
 }
 bool operator==(const StageCost &a, const StageCost &b) {
   return std::tie(a.rank, a.firstNode, a.lastNode, a.flops, a.bytes,
@@ -91,7 +91,7 @@ static_assert(fieldCount<StageFunctionInfo>() == 7,
 static_assert(fieldCount<StageInfo>() == 1, "StageInfo changed");
 static_assert(fieldCount<ParameterSharding>() == 5,
               "ParameterSharding changed");
-static_assert(fieldCount<ParameterInfo>() == 8, "ParameterInfo changed");
+static_assert(fieldCount<ParameterInfo>() == 9, "ParameterInfo changed");
 static_assert(fieldCount<StageCost>() == 22, "StageCost changed");
 static_assert(fieldCount<MeshAxis>() == 3, "MeshAxis changed");
 static_assert(fieldCount<FileDigest>() == 2, "FileDigest changed");
@@ -144,11 +144,14 @@ Manifest trainingManifest() {
   embed.fromFile = true;
   embed.offset = 8;
   embed.bytes = 56;
+  // A bf16 weight trained as an f32 master copy.
+  embed.modelDtype = PP_DTYPE_BF16;
   ParameterInfo sharded;
   sharded.tensor = tensor("qkv", Role::Frozen, PP_DTYPE_BF16, {6, 2});
   sharded.stage = 1;
   sharded.stages = {1};
   sharded.sharding = ParameterSharding{"tp", 0, 3, 2, {12, 2}};
+  sharded.modelDtype = PP_DTYPE_BF16;
   ParameterInfo scale;
   scale.tensor = tensor("scale", Role::Constant, PP_DTYPE_F64, {1});
   scale.stage = 2;
@@ -156,6 +159,7 @@ Manifest trainingManifest() {
   scale.fromFile = true;
   scale.offset = 0;
   scale.bytes = 8;
+  scale.modelDtype = PP_DTYPE_F64;
   manifest.parameters = {embed, sharded, scale};
   manifest.heldConstants = {{"running_mean", 2}, {"running_var", 2}};
   manifest.foldedParameters = {{"pos_folded", "pos"}};

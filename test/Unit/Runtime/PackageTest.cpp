@@ -184,14 +184,13 @@ TEST(Package, HeldConstantsAreReadWithTheirElementCounts) {
 }
 
 TEST(Package, FoldedParametersNameWhatTheyWereFoldedFrom) {
-  EXPECT_TRUE(
-      Package::load(writePackage(manifest())).foldedParameters.empty());
+  EXPECT_TRUE(Package::load(writePackage(manifest())).foldedParameters.empty());
   json value = manifest();
   value["folded_parameters"] = {
       {{"name", "embedding_1"}, {"from", "transformer.wpe.weight"}}};
-  EXPECT_EQ(Package::load(writePackage(value))
-                .foldedParameters.at("embedding_1"),
-            "transformer.wpe.weight");
+  EXPECT_EQ(
+      Package::load(writePackage(value)).foldedParameters.at("embedding_1"),
+      "transformer.wpe.weight");
   EXPECT_EQ(errorAfter([](json &m) {
               m["folded_parameters"] = {{{"name", "e"}, {"of", "w"}}};
             }),
@@ -334,7 +333,11 @@ TEST(Package, SchemaViolationsNameTheFieldPath) {
   EXPECT_EQ(errorAfter([](json &m) { m["parameters"][0]["offset"] = 0; }),
             "manifest.json: parameters[0]: unknown field \"offset\" "
             "(expected name, dtype, shape, role, stage, stages, init, "
-            "global_shape or sharding)");
+            "global_shape, sharding or model_dtype)");
+  EXPECT_EQ(
+      errorAfter([](json &m) { m["parameters"][0]["model_dtype"] = "f64"; }),
+      "manifest.json: parameters[0].model_dtype: expected bf16 or f16, "
+      "found \"f64\"");
   // A tied parameter's holders: two or more, increasing, from its stage.
   EXPECT_EQ(
       errorAfter([](json &m) {
@@ -590,14 +593,12 @@ TEST(Package, BadShardingsNameTheFieldAndTheRule) {
     change(value);
     return loadError(value);
   };
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0]["sharding"]["axis"] = "pp";
-            }),
+  EXPECT_EQ(shardedError(
+                [](json &m) { m["parameters"][0]["sharding"]["axis"] = "pp"; }),
             "manifest.json: parameters[0].sharding.axis: expected a tensor "
             "axis of \"mesh\" (tp), found \"pp\"");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0]["sharding"]["axis"] = "sp";
-            }),
+  EXPECT_EQ(shardedError(
+                [](json &m) { m["parameters"][0]["sharding"]["axis"] = "sp"; }),
             "manifest.json: parameters[0].sharding.axis: expected a tensor "
             "axis of \"mesh\" (tp), found \"sp\"");
   EXPECT_EQ(errorAfter([](json &m) {
@@ -606,37 +607,33 @@ TEST(Package, BadShardingsNameTheFieldAndTheRule) {
             }),
             "manifest.json: parameters[0].sharding.axis: expected a tensor "
             "axis of \"mesh\" (it has none), found \"tp\"");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0]["sharding"]["dim"] = 2;
-            }),
-            "manifest.json: parameters[0].sharding.dim: expected an integer "
-            "from 0 to 1, found 2");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0]["sharding"]["blocks"] = 3;
-            }),
+  EXPECT_EQ(
+      shardedError([](json &m) { m["parameters"][0]["sharding"]["dim"] = 2; }),
+      "manifest.json: parameters[0].sharding.dim: expected an integer "
+      "from 0 to 1, found 2");
+  EXPECT_EQ(shardedError(
+                [](json &m) { m["parameters"][0]["sharding"]["blocks"] = 3; }),
             "manifest.json: parameters[0].global_shape: expected a size of "
             "dimension 1 that divides by 3 blocks x 2 devices of axis 'tp' "
             "(it is 8), found an array");
-  EXPECT_EQ(shardedError([](json &m) { m["parameters"][0]["shape"] = {3, 8}; }),
+  EXPECT_EQ(shardedError([](json &m) {
+              m["parameters"][0]["shape"] = {3, 8};
+            }),
             "manifest.json: parameters[0].shape: expected 3x4 (global_shape "
             "3x8 with dimension 1 split over the 2 devices of axis 'tp'), "
             "found an array");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0].erase("sharding");
-            }),
+  EXPECT_EQ(shardedError([](json &m) { m["parameters"][0].erase("sharding"); }),
             "manifest.json: parameters[0].sharding: missing (expected a "
             "sharding {\"axis\", \"dim\", \"blocks\"} beside "
             "\"global_shape\")");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0].erase("global_shape");
-            }),
-            "manifest.json: parameters[0].global_shape: missing (expected an "
-            "array)");
-  EXPECT_EQ(shardedError([](json &m) {
-              m["parameters"][0]["sharding"]["size"] = 2;
-            }),
-            "manifest.json: parameters[0].sharding: unknown field \"size\" "
-            "(expected axis, dim or blocks)");
+  EXPECT_EQ(
+      shardedError([](json &m) { m["parameters"][0].erase("global_shape"); }),
+      "manifest.json: parameters[0].global_shape: missing (expected an "
+      "array)");
+  EXPECT_EQ(
+      shardedError([](json &m) { m["parameters"][0]["sharding"]["size"] = 2; }),
+      "manifest.json: parameters[0].sharding: unknown field \"size\" "
+      "(expected axis, dim or blocks)");
 }
 
 /// manifest() as a forward-only package: forward functions only, stage 1
@@ -651,13 +648,11 @@ json forwardOnlyManifest() {
   value["stages"][0]["functions"][0]["args"][0]["dtype"] = "i64";
   value["stages"][0]["functions"][0]["results"] = json::array();
   value["stages"][0]["functions"].erase(1);
-  value["stages"][1]["functions"] = {function(
-      "stage1_forward", "forward", {tensor("c", "frozen", "f32", {4})},
-      {tensor("y", "output", "f32", {2, 4})})};
-  value["outputs"] = {{{"name", "y"},
-                       {"dtype", "f32"},
-                       {"shape", {2, 4}},
-                       {"stage", 1}}};
+  value["stages"][1]["functions"] = {
+      function("stage1_forward", "forward", {tensor("c", "frozen", "f32", {4})},
+               {tensor("y", "output", "f32", {2, 4})})};
+  value["outputs"] = {
+      {{"name", "y"}, {"dtype", "f32"}, {"shape", {2, 4}}, {"stage", 1}}};
   return value;
 }
 
