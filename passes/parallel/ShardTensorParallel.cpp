@@ -32,7 +32,7 @@ using namespace pp;
 
 namespace {
 
-using Layout = TensorLayout;
+using Layout = nn::TensorLayout;
 using LayoutMap = ParameterLayouts;
 
 struct ShardTensorParallelPass
@@ -140,7 +140,7 @@ private:
                << "pp-shard-tensor-parallel: shard=" << entry
                << ": parameter '" << name << "' of type " << type
                << " has no dimension " << dim;
-      if (!layoutFits(type, layout, tp))
+      if (!nn::layoutFits(type, layout, tp))
         return main.emitError()
                << "pp-shard-tensor-parallel: shard=" << entry
                << ": dimension " << dim << " of parameter '" << name << "' ("
@@ -269,7 +269,7 @@ private:
       };
       auto fitsAll = [&](int64_t blocks) {
         return llvm::all_of(candidate.members, [&](auto member) {
-          return layoutFits(typeOf(member.first),
+          return nn::layoutFits(typeOf(member.first),
                             Layout::sharded(member.second, blocks), tp);
         });
       };
