@@ -100,6 +100,12 @@ def NN_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       "operandHints", (ins "::pp::nn::TensorLayout":$resultHint), "",
       [{ return {}; }]>,
     InterfaceMethod<[{
+        The parameter operand to shard before propagation, if this op has
+        one worth it (`nn::ShardingSeed`). The default: none.
+      }],
+      "std::optional<::pp::nn::ShardingSeed>", "shardingSeed", (ins), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<[{
         Makes the attributes that restate shapes (a reshape's `shape`, a
         slice's `starts` and `limits`) per-device, once the op's results,
         laid out as `results` over `devices` devices, have their per-device
@@ -199,6 +205,11 @@ defvar NN_Sharded =
 /// (`localizeShapeAttributes`).
 defvar NN_ShardedWithShapes = DeclareOpInterfaceMethods<
     NN_ShardingRuleOpInterface, ["planSharding", "localizeShapeAttributes"]>;
+
+/// Ops that propose a parameter operand to shard (`shardingSeed`): token
+/// embeddings and projections.
+defvar NN_SeedsSharding =
+    DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface, ["shardingSeed"]>;
 
 /// Elementwise ops that keep pending sums (`keepsPendingSum`): sums,
 /// differences, negations, products and quotients.

@@ -263,7 +263,7 @@ def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel,
 
 def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType,
                                           NN_Differentiable, NN_HasRuntimeKernel,
-                                          NN_Costed, NN_Sharded]> {
+                                          NN_Costed, NN_Sharded, NN_SeedsSharding]> {
   let summary = "(batched) matrix product";
   let description = [{
     Multiplies the two trailing dimensions of `lhs` (`M x K`, or `K x M` with
@@ -575,7 +575,7 @@ def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
 }
 
 def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
-                                          NN_Sharded]> {
+                                          NN_Sharded, NN_SeedsSharding]> {
   let summary = "takes slices of `data` at integer `indices` (embedding)";
   let description = [{
     ONNX `Gather`: the result has shape

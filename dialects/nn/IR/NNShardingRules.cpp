@@ -12,6 +12,8 @@
 
 #include "dialects/nn/IR/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace pp::nn;
 
@@ -861,6 +863,42 @@ ShardingPlan LayerNormOp::planSharding(ArrayRef<TensorLayout> operands,
 ShardingPlan LayerNormGradOp::planSharding(ArrayRef<TensorLayout> operands,
                                            const ShardingContext &context) {
   return Rules(*this, operands, context).planLayerNormGrad(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Seeds
+//===----------------------------------------------------------------------===//
+
+/// A token embedding: a table gathered along its first axis at indices
+/// computed from the inputs is vocabulary-parallel.
+std::optional<ShardingSeed> GatherOp::shardingSeed() {
+  if (getAxis() != 0 || getIndices().getDefiningOp<arith::ConstantOp>())
+    return std::nullopt;
+  return ShardingSeed{/*operand=*/0, /*dim=*/0, {1}, Value(),
+                      /*vocabulary=*/true};
+}
+
+/// True when `value` reaches a cross-entropy's logits through reshapes.
+static bool feedsLogits(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      if (loss.getLogits() == value)
+        return true;
+    if (isa<ReshapeOp>(user) && feedsLogits(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
+/// A projection by a matrix is column-parallel: its weight split along the
+/// output, whole or in 2 or 3 blocks (fused gate/up or QKV projections),
+/// with the other projections of its input; an LM head's output is a
+/// vocabulary.
+std::optional<ShardingSeed> MatmulOp::shardingSeed() {
+  if (getRhs().getType().getRank() != 2)
+    return std::nullopt;
+  return ShardingSeed{/*operand=*/1, /*dim=*/getTransposeRhs() ? 0 : 1,
+                      {1, 2, 3}, getLhs(), feedsLogits(getResult())};
 }
 
 //===----------------------------------------------------------------------===//

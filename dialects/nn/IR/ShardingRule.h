@@ -75,6 +75,26 @@ struct ShardingContext {
   llvm::ArrayRef<std::optional<TensorLayout>> resultHints;
 };
 
+/// A parameter operand worth sharding before layouts propagate, as
+/// Megatron-LM shards its weights: a token embedding's table along the
+/// vocabulary, a projection's weight along its output (column-parallel).
+/// pp-shard-tensor-parallel keeps a seed when it needs no more all-gathers
+/// than the program without it.
+struct ShardingSeed {
+  /// The operand to shard (when it is a parameter) and its dimension.
+  unsigned operand = 0;
+  int64_t dim = 0;
+  /// The block counts to try, in order (2 or 3 for fused projections).
+  llvm::SmallVector<int64_t> blockCounts;
+  /// Seeds of one `group` value (the input of several projections: q, k
+  /// and v) are sharded together; a parameter `group` is no seed. Null: a
+  /// seed of its own.
+  mlir::Value group;
+  /// The dimension is a vocabulary (a token embedding, an LM head): one
+  /// the tensor axis does not divide is an error.
+  bool vocabulary = false;
+};
+
 /// The rule of an elementwise map with NumPy broadcasting (NN_Elementwise):
 /// a sharding of a result dimension flows through the operands that span
 /// it; pending sums pass where the op keeps them
