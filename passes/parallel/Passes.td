@@ -34,10 +34,11 @@ def ShardTensorParallel : Pass<"pp-shard-tensor-parallel", "mlir::ModuleOp"> {
     communication). A parameter's gradient gets its parameter's layout, the
     loss is replicated.
 
-    **Seeds.** A token embedding (a gather from a parameter along axis 0 at
-    indices computed from the inputs) and the output projection of every
-    matmul with a parameter (column-parallel, whole or in 2 or 3 blocks for
-    fused gate/up or QKV projections) are candidates, in program order. A
+    **Seeds.** The ops propose them (`shardingSeed`): a token embedding (a
+    gather from a parameter along axis 0 at indices computed from the
+    inputs) and the output projection of every matmul with a parameter
+    (column-parallel, whole or in 2 or 3 blocks for fused gate/up or QKV
+    projections) are candidates, in program order. A
     candidate is kept when propagating the program with it (and the seeds
     kept before it) inserts no more all-gathers than without it: the
     sharded values reach a matmul that contracts them (its parameter turns
