@@ -74,7 +74,8 @@ def NN_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     InterfaceMethod<[{
         The plan of this op (its result types are global) whose operands
         currently have the layouts `operands`. The default is the rule of
-        an elementwise map with NumPy broadcasting.
+        an elementwise map with NumPy broadcasting (NN_Elementwise); for
+        any other op it runs replicated.
       }],
       "::pp::nn::ShardingPlan", "planSharding",
       (ins "::llvm::ArrayRef<::pp::nn::TensorLayout>":$operands,

@@ -680,7 +680,10 @@ public:
 ShardingPlan pp::nn::planElementwiseSharding(Operation *op,
                                              ArrayRef<TensorLayout> operands,
                                              const ShardingContext &context) {
-  return Rules(op, operands, context).planElementwise();
+  Rules rules(op, operands, context);
+  if (!op->hasTrait<Elementwise>())
+    return rules.replicated();
+  return rules.planElementwise();
 }
 
 //===----------------------------------------------------------------------===//

@@ -98,7 +98,8 @@ struct ShardingSeed {
 /// The rule of an elementwise map with NumPy broadcasting (NN_Elementwise):
 /// a sharding of a result dimension flows through the operands that span
 /// it; pending sums pass where the op keeps them
-/// (ShardingRuleOpInterface::keepsPendingSum).
+/// (ShardingRuleOpInterface::keepsPendingSum). Any other op runs
+/// replicated.
 ShardingPlan planElementwiseSharding(mlir::Operation *op,
                                      llvm::ArrayRef<TensorLayout> operands,
                                      const ShardingContext &context);
