@@ -1,7 +1,7 @@
 //===- LayoutPropagation.cpp - layouts through a pipeline program ---------===//
 
 #include "passes/parallel/LayoutPropagation.h"
-#include "passes/parallel/ShardingRules.h"
+#include "passes/parallel/ShardingAttr.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
@@ -13,7 +13,8 @@ using namespace pp;
 
 namespace {
 
-using Layout = TensorLayout;
+using Layout = nn::TensorLayout;
+using nn::ShardingPlan;
 
 std::string nodeOf(Operation *op) {
   if (isa<YieldOp>(op))
@@ -153,7 +154,8 @@ private:
   }
 
   /// Layouts the values of `body` should preferably get: what the stage's
-  /// results require, passed back through sums (the terms of a gradient).
+  /// results require, passed back to operands by each op's rule (the terms
+  /// of a gradient's sum).
   DenseMap<Value, Layout> resultHints(StageOp stage) {
     DenseMap<Value, Layout> hints;
     Block &body = stage.getBody().front();
@@ -163,15 +165,16 @@ private:
       if (auto wanted = requirement(result))
         hints.try_emplace(value, *wanted);
     for (Operation &op : llvm::reverse(body)) {
-      if (!isa<nn::AddOp>(op))
+      auto rule = dyn_cast<nn::ShardingRuleOpInterface>(op);
+      if (!rule)
         continue;
       auto hint = hints.find(op.getResult(0));
       if (hint == hints.end())
         continue;
-      Layout wanted = hint->second;
-      for (Value operand : op.getOperands())
-        if (operand.getType() == op.getResult(0).getType())
-          hints.try_emplace(operand, wanted);
+      for (auto [operand, wanted] :
+           llvm::zip(op.getOperands(), rule.operandHints(hint->second)))
+        if (wanted)
+          hints.try_emplace(operand, *wanted);
     }
     return hints;
   }
@@ -231,9 +234,15 @@ private:
                                 ? std::nullopt
                                 : std::optional<Layout>(hint->second));
     }
-    ShardingContext context{devices, sequenceParallel, types, parameters,
-                            resultHints};
-    ShardingPlan plan = planSharding(op, current, context);
+    nn::ShardingContext context{devices, sequenceParallel, types, parameters,
+                                resultHints};
+    // An op without a rule (arith.constant, nn.dropout, a loss with no
+    // sharded form) runs replicated.
+    auto rule = dyn_cast<nn::ShardingRuleOpInterface>(op);
+    ShardingPlan plan =
+        rule ? rule.planSharding(current, context)
+             : ShardingPlan::replicated(op->getNumOperands(),
+                                        op->getNumResults());
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       Value operand = op->getOperand(i);
       Layout wanted = plan.operands[i];
@@ -245,7 +254,8 @@ private:
       }
       if (current[i] == wanted)
         continue;
-      Value converted = convert(operand, current[i], wanted, op);
+      Value converted =
+          convert(operand, current[i], wanted, op, plan.sizeProblem);
       if (rewrite)
         op->setOperand(i, converted);
     }
@@ -282,54 +292,22 @@ private:
                                    global.getRank(), kTensorAxis));
   }
 
-  /// When `user` is a reshape that cannot keep `value`'s sharding `from`
-  /// because the devices do not divide the dimension that receives the
-  /// major part of the sharded one (a hidden dimension split into attention
-  /// heads), says so.
-  std::string reshapeSizeProblem(Operation *user, Value value, Layout from) {
-    auto reshape = dyn_cast<nn::ReshapeOp>(user);
-    if (!reshape)
-      return "";
-    ArrayRef<int64_t> in = globalOf(value).getShape();
-    ArrayRef<int64_t> out =
-        cast<RankedTensorType>(reshape.getType()).getShape();
-    // The flat extent of the sharded dimension's blocks; the output
-    // dimension that ends at or beyond it receives their major part.
-    int64_t inner = 1;
-    for (int64_t size : in.drop_front(from.dim + 1))
-      inner *= size;
-    int64_t top = inner * in[from.dim] / from.blocks;
-    int64_t stride = 1;
-    for (int64_t d = out.size() - 1; d >= 0; stride *= out[d--]) {
-      if (stride >= top || stride * out[d] < top)
-        continue;
-      if (out[d] % devices == 0)
-        return "";
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << nodeOf(user) << " splits dimension " << from.dim << " (size "
-         << in[from.dim] << ") into dimension " << d << " of [";
-      llvm::interleaveComma(out, os);
-      os << "], whose " << out[d]
-         << " entries (attention heads) do not split over " << devices
-         << " devices";
-      return text;
-    }
-    return "";
-  }
-
   //===--------------------------------------------------------------------===//
   // Collectives
   //===--------------------------------------------------------------------===//
 
   /// `value` (laid out as `from`) in layout `to`, converted just before
-  /// `user`: the same value in a trial.
-  Value convert(Value value, Layout from, Layout to, Operation *user) {
+  /// `user`: the same value in a trial. `userSizeProblem` is why `user`
+  /// needs the conversion when a size does not split (ShardingPlan).
+  Value convert(Value value, Layout from, Layout to, Operation *user,
+                StringRef userSizeProblem = "") {
     if (from.isSharded()) {
       if (gathers++ == 0) {
         firstGather = nodeOf(user) + " needs " + to.describe() +
                       " where its operand is " + from.describe();
-        sizeProblem = reshapeSizeProblem(user, value, from);
+        sizeProblem = userSizeProblem.empty()
+                          ? ""
+                          : nodeOf(user) + " " + userSizeProblem.str();
       }
     }
     if (!rewrite) {
@@ -397,50 +375,13 @@ private:
                                   ArrayRef<RankedTensorType> globalResults) {
     SmallVector<Type> locals;
     for (auto [type, layout] : llvm::zip(globalResults, plan.results))
-      locals.push_back(localType(type, layout, devices));
+      locals.push_back(nn::localType(type, layout, devices));
     if (plan.replacement != ShardingPlan::Replacement::None)
-      return replace(op, plan.replacement, locals);
-    auto local = [&](unsigned i) {
-      return cast<RankedTensorType>(locals[i]).getShape();
-    };
-    Layout result = plan.results.empty() ? Layout() : plan.results[0];
-    auto scaled = [&](ArrayRef<int64_t> values, int64_t dim) {
-      SmallVector<int64_t> scaledValues(values);
-      scaledValues[dim] /= devices;
-      return scaledValues;
-    };
-    if (auto reshape = dyn_cast<nn::ReshapeOp>(op))
-      reshape.setShape(local(0));
-    else if (auto broadcast = dyn_cast<nn::BroadcastToOp>(op))
-      broadcast.setShape(local(0));
-    else if (auto sumTo = dyn_cast<nn::SumToOp>(op))
-      sumTo.setShape(local(0));
-    else if (auto grad = dyn_cast<nn::GatherGradOp>(op))
-      grad.setDataShape(local(0));
-    else if (auto grad = dyn_cast<nn::ReduceSumGradOp>(op))
-      grad.setInputShape(local(0));
-    else if (auto split = dyn_cast<nn::SplitOp>(op);
-             split && result.isSharded() &&
-             result.dim ==
-                 (static_cast<int64_t>(split.getAxis()) +
-                  globalResults[0].getRank()) %
-                     globalResults[0].getRank()) {
-      SmallVector<int64_t> sizes;
-      for (int64_t size : split.getSizes())
-        sizes.push_back(size / devices);
-      split.setSizes(sizes);
-    } else if (auto slice = dyn_cast<nn::SliceOp>(op); slice &&
-                                                       result.isSharded()) {
-      slice.setStarts(scaled(slice.getStarts(), result.dim));
-      slice.setLimits(scaled(slice.getLimits(), result.dim));
-    } else if (auto grad = dyn_cast<nn::SliceGradOp>(op);
-               grad && result.isSharded()) {
-      grad.setInputShape(local(0));
-      grad.setStarts(scaled(grad.getStarts(), result.dim));
-      grad.setLimits(scaled(grad.getLimits(), result.dim));
-    }
+      return replace(op, plan, locals[0]);
     for (auto [value, type] : llvm::zip(op->getResults(), locals))
       value.setType(type);
+    if (auto rule = dyn_cast<nn::ShardingRuleOpInterface>(op))
+      rule.localizeShapeAttributes(plan.results, devices);
     annotate(op, plan.results, globalResults);
     return op;
   }
@@ -457,43 +398,34 @@ private:
     op->setAttr(kShardingAttrName, builder.getArrayAttr(shardings));
   }
 
-  Operation *replace(Operation *op, ShardingPlan::Replacement kind,
-                     ArrayRef<Type> locals) {
+  /// Replaces `op` by the pp op `plan` names, on `op`'s operands in order,
+  /// whose result has the per-device type `type`.
+  Operation *replace(Operation *op, const ShardingPlan &plan, Type type) {
     builder.setInsertionPoint(op);
     Location loc = op->getLoc();
     ArrayAttr axes = builder.getStrArrayAttr({kTensorAxis});
-    Type type = locals[0];
+    OperandRange in = op->getOperands();
     Operation *made = nullptr;
-    switch (kind) {
-    case ShardingPlan::Replacement::ShardedGather: {
-      auto gather = cast<nn::GatherOp>(op);
+    switch (plan.replacement) {
+    case ShardingPlan::Replacement::ShardedGather:
       made = ShardedGatherOp::create(builder, loc, type, kPipelineMeshName,
-                                     gather.getData(), gather.getIndices(),
-                                     axes, gather.getAxis());
+                                     in[0], in[1], axes, plan.gatherAxis);
       break;
-    }
-    case ShardingPlan::Replacement::ShardedGatherGrad: {
-      auto grad = cast<nn::GatherGradOp>(op);
+    case ShardingPlan::Replacement::ShardedGatherGrad:
       made = ShardedGatherGradOp::create(
-          builder, loc, type, kPipelineMeshName, grad.getGrad(),
-          grad.getIndices(), axes, grad.getAxis(),
-          cast<RankedTensorType>(type).getShape());
+          builder, loc, type, kPipelineMeshName, in[0], in[1], axes,
+          plan.gatherAxis, cast<RankedTensorType>(type).getShape());
       break;
-    }
-    case ShardingPlan::Replacement::ShardedCrossEntropy: {
-      auto loss = cast<nn::CrossEntropyOp>(op);
-      made = ShardedCrossEntropyOp::create(
-          builder, loc, type, kPipelineMeshName, loss.getLogits(),
-          loss.getLabels(), axes, loss.getIgnoreIndex());
+    case ShardingPlan::Replacement::ShardedCrossEntropy:
+      made = ShardedCrossEntropyOp::create(builder, loc, type,
+                                           kPipelineMeshName, in[0], in[1],
+                                           axes, plan.ignoreIndex);
       break;
-    }
-    case ShardingPlan::Replacement::ShardedCrossEntropyGrad: {
-      auto grad = cast<nn::CrossEntropyGradOp>(op);
+    case ShardingPlan::Replacement::ShardedCrossEntropyGrad:
       made = ShardedCrossEntropyGradOp::create(
-          builder, loc, type, kPipelineMeshName, grad.getGrad(),
-          grad.getLogits(), grad.getLabels(), axes, grad.getIgnoreIndex());
+          builder, loc, type, kPipelineMeshName, in[0], in[1], in[2], axes,
+          plan.ignoreIndex);
       break;
-    }
     case ShardingPlan::Replacement::None:
       llvm_unreachable("nothing to replace");
     }

@@ -12,7 +12,7 @@
 #ifndef PP_PASSES_PARALLEL_LAYOUTPROPAGATION_H
 #define PP_PASSES_PARALLEL_LAYOUTPROPAGATION_H
 
-#include "passes/parallel/TensorLayout.h"
+#include "dialects/nn/IR/TensorLayout.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -24,7 +24,7 @@ namespace pp {
 constexpr llvm::StringLiteral kTensorAxis = "tp";
 
 /// Parameter layouts by @main argument number.
-using ParameterLayouts = llvm::DenseMap<unsigned, TensorLayout>;
+using ParameterLayouts = llvm::DenseMap<unsigned, nn::TensorLayout>;
 
 /// What a propagation found.
 struct PropagationResult {

@@ -21,9 +21,10 @@ def ShardTensorParallel : Pass<"pp-shard-tensor-parallel", "mlir::ModuleOp"> {
     **Layouts.** Every tensor is replicated, sharded (one dimension split
     over the `tp` devices, possibly in blocks: `#pp.sharding`) or a pending
     sum (partial). Parameters start open; seeds fix some, and each op's
-    sharding rule (passes/parallel/ShardingRules.cpp, one entry per op) maps
-    its operands' layouts to its results' layouts, stating which operand
-    layouts it needs. Propagation walks the program once in order (forward
+    sharding rule (`nn::ShardingRuleOpInterface`: elementwise maps share
+    one, other ops implement theirs in dialects/nn/IR/NNShardingRules.cpp;
+    an op without one runs replicated) maps its operands' layouts to its
+    results' layouts, stating which operand layouts it needs. Propagation walks the program once in order (forward
     stages, then backward stages), so every value gets a layout from its
     producers, and an open parameter takes the layout its first user asks
     for. Where a user needs another layout than its producer gave, the pass
@@ -33,10 +34,11 @@ def ShardTensorParallel : Pass<"pp-shard-tensor-parallel", "mlir::ModuleOp"> {
     communication). A parameter's gradient gets its parameter's layout, the
     loss is replicated.
 
-    **Seeds.** A token embedding (a gather from a parameter along axis 0 at
-    indices computed from the inputs) and the output projection of every
-    matmul with a parameter (column-parallel, whole or in 2 or 3 blocks for
-    fused gate/up or QKV projections) are candidates, in program order. A
+    **Seeds.** The ops propose them (`shardingSeed`): a token embedding (a
+    gather from a parameter along axis 0 at indices computed from the
+    inputs) and the output projection of every matmul with a parameter
+    (column-parallel, whole or in 2 or 3 blocks for fused gate/up or QKV
+    projections) are candidates, in program order. A
     candidate is kept when propagating the program with it (and the seeds
     kept before it) inserts no more all-gathers than without it: the
     sharded values reach a matmul that contracts them (its parameter turns

@@ -15,7 +15,6 @@
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
 #include "passes/ProgramUtils.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
@@ -32,7 +31,7 @@ using namespace pp;
 
 namespace {
 
-using Layout = TensorLayout;
+using Layout = nn::TensorLayout;
 using LayoutMap = ParameterLayouts;
 
 struct ShardTensorParallelPass
@@ -140,7 +139,7 @@ private:
                << "pp-shard-tensor-parallel: shard=" << entry
                << ": parameter '" << name << "' of type " << type
                << " has no dimension " << dim;
-      if (!layoutFits(type, layout, tp))
+      if (!nn::layoutFits(type, layout, tp))
         return main.emitError()
                << "pp-shard-tensor-parallel: shard=" << entry
                << ": dimension " << dim << " of parameter '" << name << "' ("
@@ -172,18 +171,6 @@ private:
     }
   };
 
-  /// True when `value` reaches a cross-entropy's logits through reshapes.
-  static bool feedsLogits(Value value) {
-    for (Operation *user : value.getUsers()) {
-      if (auto loss = dyn_cast<nn::CrossEntropyOp>(user))
-        if (loss.getLogits() == value)
-          return true;
-      if (isa<nn::ReshapeOp>(user) && feedsLogits(user->getResult(0)))
-        return true;
-    }
-    return false;
-  }
-
   /// The parameter `value` (a stage block argument) is, if any.
   std::optional<unsigned> parameterArgument(StageOp stage, Value value) {
     auto arg = dyn_cast<BlockArgument>(value);
@@ -197,8 +184,9 @@ private:
     return outer.getArgNumber();
   }
 
-  /// Token embeddings and column-parallel projections (grouped by their
-  /// input) of the forward stages, in program order, each parameter once.
+  /// The seeds the forward stages' ops propose (token embeddings and
+  /// column-parallel projections, grouped by their input), in program
+  /// order, each parameter once.
   SmallVector<Candidate> candidates(const LayoutMap &fixed) {
     SmallVector<Candidate> found;
     llvm::DenseSet<unsigned> seen;
@@ -208,32 +196,24 @@ private:
     for (StageOp stage : main.getBody().front().getOps<StageOp>()) {
       if (stage.getPhase() != StagePhase::forward)
         continue;
-      stage.getBody().walk([&](Operation *op) {
-        if (auto gather = dyn_cast<nn::GatherOp>(op)) {
-          auto parameter = parameterArgument(stage, gather.getData());
-          if (parameter && gather.getAxis() == 0 &&
-              !gather.getIndices().getDefiningOp<arith::ConstantOp>() &&
-              seen.insert(*parameter).second)
-            found.push_back({{{*parameter, 0}}, {1}, true});
+      stage.getBody().walk([&](nn::ShardingRuleOpInterface rule) {
+        std::optional<nn::ShardingSeed> seed = rule.shardingSeed();
+        if (!seed || (seed->group && parameterArgument(stage, seed->group)))
           return;
+        auto parameter =
+            parameterArgument(stage, rule->getOperand(seed->operand));
+        if (!parameter || !seen.insert(*parameter).second)
+          return;
+        std::pair<unsigned, int64_t> member = {*parameter, seed->dim};
+        if (seed->group) {
+          auto group = byInput.find(seed->group);
+          if (group != byInput.end()) {
+            found[group->second].members.push_back(member);
+            return;
+          }
+          byInput[seed->group] = found.size();
         }
-        auto matmul = dyn_cast<nn::MatmulOp>(op);
-        if (!matmul || parameterArgument(stage, matmul.getLhs()))
-          return;
-        auto parameter = parameterArgument(stage, matmul.getRhs());
-        if (!parameter || matmul.getRhs().getType().getRank() != 2 ||
-            !seen.insert(*parameter).second)
-          return;
-        std::pair<unsigned, int64_t> member = {
-            *parameter, matmul.getTransposeRhs() ? 0 : 1};
-        auto group = byInput.find(matmul.getLhs());
-        if (group != byInput.end()) {
-          found[group->second].members.push_back(member);
-          return;
-        }
-        byInput[matmul.getLhs()] = found.size();
-        found.push_back(
-            {{member}, {1, 2, 3}, feedsLogits(matmul.getResult())});
+        found.push_back({{member}, seed->blockCounts, seed->vocabulary});
       });
     }
     return found;
@@ -269,7 +249,7 @@ private:
       };
       auto fitsAll = [&](int64_t blocks) {
         return llvm::all_of(candidate.members, [&](auto member) {
-          return layoutFits(typeOf(member.first),
+          return nn::layoutFits(typeOf(member.first),
                             Layout::sharded(member.second, blocks), tp);
         });
       };

@@ -1,6 +1,6 @@
 // RUN: pp-opt %s -split-input-file --pp-shard-tensor-parallel="tp=2 shard=w=0" 2>/dev/null | FileCheck %s
 
-// One program per sharding rule (passes/parallel/ShardingRules.cpp): a
+// One program per sharding rule (dialects/nn/IR/NNShardingRules.cpp): a
 // parameter `w` sharded along dimension 0 by hand (shard=w=0), the ops under
 // test, the layout each gives its result (pp.sharding) and the collectives
 // that follow. The stage's output is replicated, so a sharded or pending
@@ -242,6 +242,40 @@ func.func @main(%w: tensor<4x8xf32> {pp.name = "w", pp.role = "parameter"})
   ^bb0(%p: tensor<4x8xf32>):
     %c = nn.concat %p, %p axis = 0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
     %r = nn.slice %c starts = [4, 0] limits = [8, 8] strides = [1, 1] : (tensor<8x8xf32>) -> tensor<4x8xf32>
+    pp.yield %r : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// nn.trilu mixes elements only within its trailing matrices: a sharding of a batch dimension flows through.
+// CHECK-LABEL: func.func @main(
+// CHECK: nn.trilu %{{.*}} diagonal = 0 upper {pp.sharding = [#pp.sharding<{{\[\[}}"tp"], [], []]>]} : (tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+// CHECK: pp.all_gather @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<2x8x8xf32>) -> tensor<4x8x8xf32>
+pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+func.func @main(%w: tensor<4x8x8xf32> {pp.name = "w", pp.role = "parameter"})
+    -> (tensor<4x8x8xf32> {pp.name = "y", pp.role = "output"}) {
+  %0 = pp.stage @pipeline stage 0 ins(%w) : (tensor<4x8x8xf32>) -> tensor<4x8x8xf32> {
+  ^bb0(%p: tensor<4x8x8xf32>):
+    %r = nn.trilu %p diagonal = 0 upper : (tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+    pp.yield %r : tensor<4x8x8xf32>
+  }
+  return %0 : tensor<4x8x8xf32>
+}
+
+// -----
+
+// Sharded along a row of its matrix, nn.trilu needs the whole matrix first.
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[G:.*]] = pp.all_gather @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<2x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: nn.trilu %[[G]] diagonal = 0 upper : (tensor<4x8xf32>) -> tensor<4x8xf32>
+pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+func.func @main(%w: tensor<4x8xf32> {pp.name = "w", pp.role = "parameter"})
+    -> (tensor<4x8xf32> {pp.name = "y", pp.role = "output"}) {
+  %0 = pp.stage @pipeline stage 0 ins(%w) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%p: tensor<4x8xf32>):
+    %r = nn.trilu %p diagonal = 0 upper : (tensor<4x8xf32>) -> tensor<4x8xf32>
     pp.yield %r : tensor<4x8xf32>
   }
   return %0 : tensor<4x8xf32>

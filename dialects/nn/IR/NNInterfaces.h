@@ -1,13 +1,14 @@
 //===- NNInterfaces.h - what an nn op says about itself ---------*- C++ -*-===//
 //
-// The gradient interface and the runtime-kernel trait of nn ops; see
-// NNInterfaces.td.
+// The gradient and sharding-rule interfaces and the runtime-kernel trait of
+// nn ops; see NNInterfaces.td.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_DIALECTS_NN_IR_NNINTERFACES_H
 #define PP_DIALECTS_NN_IR_NNINTERFACES_H
 
+#include "dialects/nn/IR/ShardingRule.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"

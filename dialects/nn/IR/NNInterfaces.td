@@ -1,10 +1,12 @@
 //===- NNInterfaces.td - what an nn op says about itself ---*- tablegen -*-===//
 //
-// The two facts the compiler needs of every op beyond its definition: how to
-// differentiate it (GradientOpInterface, implemented in NNGradients.cpp) and
-// whether the runtime has a kernel for it (HasRuntimeKernel). Adding an op
-// touches its ODS definition, its gradient rule and its kernel; nothing in
-// the passes names individual ops.
+// The facts the compiler needs of every op beyond its definition: how to
+// differentiate it (GradientOpInterface, implemented in NNGradients.cpp),
+// how it runs on tensors split over a tensor axis (ShardingRuleOpInterface,
+// NNShardingRules.cpp) and whether the runtime has a kernel for it
+// (HasRuntimeKernel). Adding an op touches its ODS definition, its gradient
+// rule, its sharding rule unless a trait gives it one, and its kernel;
+// nothing in the passes names individual ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +48,74 @@ def NN_GradientOpInterface : OpInterface<"GradientOpInterface"> {
            "::mlir::ValueRange":$resultGradients,
            "::llvm::ArrayRef<bool>":$wanted,
            "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients)>
+  ];
+}
+
+def NN_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::pp::nn";
+  let description = [{
+    How an op runs on tensors laid out over the devices of a tensor axis
+    (replicated, sharded along one dimension, or a pending sum), as Shardy's
+    OpShardingRule: given the layouts its operands arrive in, the layouts it
+    needs them in and the layouts of its results (`nn::ShardingPlan`,
+    dialects/nn/IR/ShardingRule.h). A rule keeps a sharding flowing through
+    the op whenever the op's per-device computation on per-device data is
+    the device's part of the whole result, turns shardings of summed
+    dimensions into pending sums, and asks for replicated operands
+    otherwise. `pp-shard-tensor-parallel` inserts the collectives that
+    convert between the layouts; an op without this interface runs
+    replicated (every operand whole on every device).
+
+    Elementwise maps get the rule with `NN_Elementwise`; other ops declare
+    `NN_Sharded` (or `NN_ShardedWithShapes` when attributes restate shapes)
+    and implement it in NNShardingRules.cpp.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The plan of this op (its result types are global) whose operands
+        currently have the layouts `operands`. The default is the rule of
+        an elementwise map with NumPy broadcasting (NN_Elementwise); for
+        any other op it runs replicated.
+      }],
+      "::pp::nn::ShardingPlan", "planSharding",
+      (ins "::llvm::ArrayRef<::pp::nn::TensorLayout>":$operands,
+           "const ::pp::nn::ShardingContext &":$context), "",
+      [{
+        return ::pp::nn::planElementwiseSharding($_op, operands, context);
+      }]>,
+    InterfaceMethod<[{
+        True when the op, run on each device's values whose layouts are
+        `operands` (at least one a pending sum), computes the device's
+        pending sum of its result: a sum of pending sums, a product of one
+        pending sum by replicated values. The default: never.
+      }],
+      "bool", "keepsPendingSum",
+      (ins "::llvm::ArrayRef<::pp::nn::TensorLayout>":$operands), "",
+      [{ return false; }]>,
+    InterfaceMethod<[{
+        The layouts the operands should preferably have when the op's
+        result is wanted in `resultHint` (the terms of a gradient sum take
+        the gradient's layout), one per operand or none; may be empty.
+      }],
+      "::llvm::SmallVector<std::optional<::pp::nn::TensorLayout>>",
+      "operandHints", (ins "::pp::nn::TensorLayout":$resultHint), "",
+      [{ return {}; }]>,
+    InterfaceMethod<[{
+        The parameter operand to shard before propagation, if this op has
+        one worth it (`nn::ShardingSeed`). The default: none.
+      }],
+      "std::optional<::pp::nn::ShardingSeed>", "shardingSeed", (ins), "",
+      [{ return std::nullopt; }]>,
+    InterfaceMethod<[{
+        Makes the attributes that restate shapes (a reshape's `shape`, a
+        slice's `starts` and `limits`) per-device, once the op's results,
+        laid out as `results` over `devices` devices, have their per-device
+        types. The default: the op has no such attribute.
+      }],
+      "void", "localizeShapeAttributes",
+      (ins "::llvm::ArrayRef<::pp::nn::TensorLayout>":$results,
+           "int64_t":$devices), "",
+      [{ return; }]>
   ];
 }
 
@@ -118,8 +188,33 @@ def NN_ComputesInF32 : NativeOpTrait<"ComputesInF32"> {
 /// flags as int, I64Attr as int64_t). pp-fuse-elementwise groups such ops
 /// into an `nn.fusion`, whose generated loop calls the same functions, so
 /// that fused and unfused code compute the same bits.
-def NN_Elementwise : NativeOpTrait<"Elementwise"> {
+///
+/// The trait brings the elementwise sharding rule (ShardingRuleOpInterface's
+/// default): a sharding of a result dimension flows through the operands
+/// that span it.
+def NN_ElementwiseTrait : NativeOpTrait<"Elementwise"> {
   let cppNamespace = "::pp::nn";
 }
+defvar NN_Elementwise = TraitList<[
+    NN_ElementwiseTrait, DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface>]>;
+
+/// Ops with a sharding rule of their own (NNShardingRules.cpp).
+defvar NN_Sharded =
+    DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface, ["planSharding"]>;
+
+/// Ops with a sharding rule whose attributes restate shapes
+/// (`localizeShapeAttributes`).
+defvar NN_ShardedWithShapes = DeclareOpInterfaceMethods<
+    NN_ShardingRuleOpInterface, ["planSharding", "localizeShapeAttributes"]>;
+
+/// Ops that propose a parameter operand to shard (`shardingSeed`): token
+/// embeddings and projections.
+defvar NN_SeedsSharding =
+    DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface, ["shardingSeed"]>;
+
+/// Elementwise ops that keep pending sums (`keepsPendingSum`): sums,
+/// differences, negations, products and quotients.
+defvar NN_KeepsPendingSums =
+    DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface, ["keepsPendingSum"]>;
 
 #endif // PP_DIALECTS_NN_IR_NNINTERFACES_TD

@@ -40,7 +40,8 @@ class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def NN_NegOp : NN_UnaryOp<"neg", "-x", [NN_Differentiable, NN_HasRuntimeKernel]>;
+def NN_NegOp : NN_UnaryOp<"neg", "-x", [NN_Differentiable, NN_HasRuntimeKernel,
+                                        NN_KeepsPendingSums]>;
 def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_LogOp : NN_UnaryOp<"log", "log(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)", [NN_Differentiable, NN_HasRuntimeKernel]>;
@@ -152,7 +153,8 @@ def NN_DropoutOp : NN_SameTypeOp<"dropout", [NN_Differentiable,
   }];
 }
 
-def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+def NN_TriluOp : NN_SameTypeOp<"trilu", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                         NN_Sharded]> {
   let summary = "keeps the upper or lower triangle of the trailing matrices";
   let description = [{
     ONNX `Trilu` and PyTorch's `triu`/`tril` over the two trailing
@@ -209,13 +211,19 @@ class NN_BinaryOp<string mnemonic, string formula, Type operandType,
 }
 
 def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", NN_NumericTensor,
-                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+                             [NN_Differentiable, NN_HasRuntimeKernel,
+                              NN_KeepsPendingSums,
+                              DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface,
+                                                        ["operandHints"]>]>;
 def NN_SubOp : NN_BinaryOp<"sub", "lhs - rhs", NN_NumericTensor,
-                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+                             [NN_Differentiable, NN_HasRuntimeKernel,
+                              NN_KeepsPendingSums]>;
 def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", NN_NumericTensor,
-                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+                             [NN_Differentiable, NN_HasRuntimeKernel,
+                              NN_KeepsPendingSums]>;
 def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs", NN_NumericTensor,
-                             [NN_Differentiable, NN_HasRuntimeKernel]>;
+                             [NN_Differentiable, NN_HasRuntimeKernel,
+                              NN_KeepsPendingSums]>;
 def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs", NN_FloatTensor,
                              [NN_Differentiable, NN_HasRuntimeKernel]>;
 def NN_MaximumOp : NN_BinaryOp<"maximum", "max(lhs, rhs)", NN_NumericTensor,
@@ -255,7 +263,7 @@ def NN_WhereOp : NN_InferredOp<"where", [NN_Differentiable, NN_HasRuntimeKernel,
 
 def NN_MatmulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType,
                                           NN_Differentiable, NN_HasRuntimeKernel,
-                                          NN_Costed]> {
+                                          NN_Costed, NN_Sharded, NN_SeedsSharding]> {
   let summary = "(batched) matrix product";
   let description = [{
     Multiplies the two trailing dimensions of `lhs` (`M x K`, or `K x M` with
@@ -308,7 +316,7 @@ def NN_LinearOp : NN_InferredOp<"linear", [SameOperandsAndResultElementType]> {
 
 class NN_SoftmaxLikeOp<string mnemonic, string formula,
                        list<Trait> traits = []>
-    : NN_SameTypeOp<mnemonic, traits> {
+    : NN_SameTypeOp<mnemonic, !listconcat(traits, [NN_Sharded])> {
   let summary = formula # " along one axis";
   let description = "Computes `" # formula # "` along `axis` (negative "
       # "values count from the end), subtracting the maximum first for "
@@ -337,7 +345,8 @@ def NN_LogSoftmaxOp
 
 def NN_LayerNormOp
     : NN_InferredOp<"layer_norm", [AttrSizedOperandSegments, NN_Differentiable,
-                                   NN_HasRuntimeKernel, NN_ComputesInF32]> {
+                                   NN_HasRuntimeKernel, NN_ComputesInF32,
+                                   NN_Sharded]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     Normalizes `input` over dimensions `axis..rank-1` to zero mean and unit
@@ -369,7 +378,7 @@ def NN_LayerNormOp
 class NN_ReduceOp<string mnemonic, string what>
     : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType,
                                NN_Differentiable, NN_HasRuntimeKernel,
-                               NN_Costed]> {
+                               NN_Costed, NN_Sharded]> {
   let summary = what # " over the given axes";
   let description = "Reduces `input` with " # what # " over `axes` (unique, "
       # "negative values count from the end). The reduced dimensions are "
@@ -404,7 +413,8 @@ def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "the maximum">;
 
 def NN_TransposeOp
     : NN_InferredOp<"transpose", [SameOperandsAndResultElementType,
-                                  NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                  NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                  NN_Sharded]> {
   let summary = "permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`. The gradient
@@ -426,7 +436,8 @@ def NN_TransposeOp
 }
 
 def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
-                                            NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                            NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                            NN_ShardedWithShapes]> {
   let summary = "reinterprets the elements under a new shape";
   let description = [{
     Row-major reshape to the static `shape`, which must hold as many elements
@@ -447,7 +458,8 @@ def NN_ReshapeOp : NN_InferredOp<"reshape", [SameOperandsAndResultElementType,
 
 def NN_BroadcastToOp
     : NN_InferredOp<"broadcast_to", [SameOperandsAndResultElementType,
-                                     NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                     NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                     NN_ShardedWithShapes]> {
   let summary = "broadcasts to a larger shape";
   let description = [{
     Repeats `input` along dimensions where it has size 1 or that it lacks,
@@ -467,7 +479,8 @@ def NN_BroadcastToOp
 }
 
 def NN_SumToOp
-    : NN_InferredOp<"sum_to", [SameOperandsAndResultElementType, NN_HasRuntimeKernel]> {
+    : NN_InferredOp<"sum_to", [SameOperandsAndResultElementType, NN_HasRuntimeKernel,
+                               NN_ShardedWithShapes]> {
   let summary = "sums a broadcast tensor back to its original shape";
   let description = [{
     The adjoint of broadcasting: sums `input` over the dimensions that
@@ -488,7 +501,8 @@ def NN_SumToOp
 }
 
 def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType,
-                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                        NN_ShardedWithShapes]> {
   let summary = "strided slice";
   let description = [{
     Takes, in every dimension `d`, the elements `starts[d]`,
@@ -513,7 +527,8 @@ def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType,
 }
 
 def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType,
-                                          NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                          NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                          NN_Sharded]> {
   let summary = "joins tensors along one axis";
   let description = [{
     Concatenates one or more tensors of equal rank along `axis`; every other
@@ -536,7 +551,8 @@ def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType,
 }
 
 def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
-                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                        NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                        NN_ShardedWithShapes]> {
   let summary = "cuts a tensor into pieces along one axis";
   let description = [{
     Splits `input` along `axis` into pieces of the given `sizes`, which must
@@ -558,7 +574,8 @@ def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType,
   }];
 }
 
-def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                          NN_Sharded, NN_SeedsSharding]> {
   let summary = "takes slices of `data` at integer `indices` (embedding)";
   let description = [{
     ONNX `Gather`: the result has shape
@@ -590,7 +607,7 @@ def NN_GatherOp : NN_InferredOp<"gather", [NN_Differentiable, NN_HasRuntimeKerne
 
 def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
                                                         NN_HasRuntimeKernel, NN_KernelTakesIndices,
-                                                        NN_Costed, NN_ComputesInF32]> {
+                                                        NN_Costed, NN_ComputesInF32, NN_Sharded]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     `logits` is `[..., C]` with the classes last; `labels` has the leading
@@ -718,7 +735,7 @@ def NN_MinimumGradOp : NN_BinaryOperandGradOp<"minimum_grad", "minimum",
 
 def NN_ReduceSumGradOp
     : NN_InferredOp<"reduce_sum_grad", [SameOperandsAndResultElementType,
-                                        NN_HasRuntimeKernel]> {
+                                        NN_HasRuntimeKernel, NN_ShardedWithShapes]> {
   let summary = "gradient of nn.reduce_sum (broadcast back)";
   let description = [{
     Repeats `grad`, shaped like the result of a reduction of a tensor of
@@ -793,7 +810,7 @@ def NN_GeluGradOp : NN_SameTypeOp<"gelu_grad", [NN_HasRuntimeKernel,
 
 class NN_SoftmaxLikeGradOp<string mnemonic, string forward, string formula,
                            list<Trait> traits = []>
-    : NN_SameTypeOp<mnemonic, traits> {
+    : NN_SameTypeOp<mnemonic, !listconcat(traits, [NN_Sharded])> {
   let summary = "gradient of nn." # forward;
   let description = "Given the result gradient `grad` and the forward "
       # "result `result` of nn." # forward # " along `axis`, returns the input "
@@ -822,7 +839,7 @@ def NN_LogSoftmaxGradOp : NN_SoftmaxLikeGradOp<"log_softmax_grad",
     [NN_HasRuntimeKernel]>;
 
 def NN_LayerNormGradOp
-    : NN_InferredOp<"layer_norm_grad", [NN_HasRuntimeKernel]> {
+    : NN_InferredOp<"layer_norm_grad", [NN_HasRuntimeKernel, NN_Sharded]> {
   let summary = "gradient of nn.layer_norm";
   let description = [{
     Given the result gradient, the forward input and the weight (ones for a
@@ -850,7 +867,8 @@ def NN_LayerNormGradOp
 }
 
 def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementType,
-                                                 NN_HasRuntimeKernel, NN_KernelTakesAnyElementType]> {
+                                                 NN_HasRuntimeKernel, NN_KernelTakesAnyElementType,
+                                                 NN_ShardedWithShapes]> {
   let summary = "gradient of nn.slice";
   let description = [{
     Scatters `grad`, shaped like the result of `nn.slice` with the same
@@ -874,7 +892,8 @@ def NN_SliceGradOp : NN_InferredOp<"slice_grad", [SameOperandsAndResultElementTy
   }];
 }
 
-def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices]> {
+def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices,
+                                                   NN_ShardedWithShapes]> {
   let summary = "gradient of nn.gather (scatter-add)";
   let description = [{
     Adds every slice of `grad` (shaped like the result of `nn.gather` with the
@@ -900,7 +919,8 @@ def NN_GatherGradOp : NN_InferredOp<"gather_grad", [NN_HasRuntimeKernel, NN_Kern
 }
 
 def NN_CrossEntropyGradOp
-    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_Costed]> {
+    : NN_InferredOp<"cross_entropy_grad", [NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_Costed,
+                                           NN_Sharded]> {
   let summary = "gradient of nn.cross_entropy with respect to the logits";
   let description = [{
     Given the loss gradient `grad` (shaped like the loss), the logits and the

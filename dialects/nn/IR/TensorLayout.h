@@ -3,20 +3,20 @@
 // The layout of one tensor over the devices of a tensor-parallel axis:
 // replicated, sharded along one dimension (possibly in blocks) or a pending
 // sum; the per-device type it implies and how layouts map through
-// reshapes and transposes.
+// reshapes. The vocabulary of the ops' sharding rules
+// (ShardingRuleOpInterface) and of pp-shard-tensor-parallel.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PP_PASSES_PARALLEL_TENSORLAYOUT_H
-#define PP_PASSES_PARALLEL_TENSORLAYOUT_H
+#ifndef PP_DIALECTS_NN_IR_TENSORLAYOUT_H
+#define PP_DIALECTS_NN_IR_TENSORLAYOUT_H
 
-#include "dialects/pp/IR/PPDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <optional>
 #include <string>
 
-namespace pp {
+namespace pp::nn {
 
 /// How a tensor is laid out over the `devices` of a tensor axis.
 struct TensorLayout {
@@ -67,11 +67,6 @@ std::optional<TensorLayout> reshapeLayout(llvm::ArrayRef<int64_t> from,
                                           TensorLayout layout,
                                           int64_t devices);
 
-/// The `#pp.sharding` of a tensor of rank `rank` laid out as `layout` over
-/// the mesh axis `axis`.
-ShardingAttr shardingAttr(mlir::MLIRContext *context, TensorLayout layout,
-                          int64_t rank, llvm::StringRef axis);
+} // namespace pp::nn
 
-} // namespace pp
-
-#endif // PP_PASSES_PARALLEL_TENSORLAYOUT_H
+#endif // PP_DIALECTS_NN_IR_TENSORLAYOUT_H

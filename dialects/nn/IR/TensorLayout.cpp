@@ -1,11 +1,9 @@
 //===- TensorLayout.cpp - how a tensor lies on a tensor axis --------------===//
 
-#include "passes/parallel/TensorLayout.h"
-
-#include "mlir/IR/Builders.h"
+#include "dialects/nn/IR/TensorLayout.h"
 
 using namespace mlir;
-using namespace pp;
+using namespace pp::nn;
 
 std::string TensorLayout::describe() const {
   switch (kind) {
@@ -22,7 +20,7 @@ std::string TensorLayout::describe() const {
   return text + ")";
 }
 
-bool pp::layoutFits(RankedTensorType type, TensorLayout layout,
+bool pp::nn::layoutFits(RankedTensorType type, TensorLayout layout,
                     int64_t devices) {
   if (!layout.isSharded())
     return true;
@@ -33,7 +31,7 @@ bool pp::layoutFits(RankedTensorType type, TensorLayout layout,
          size % (layout.blocks * devices) == 0;
 }
 
-RankedTensorType pp::localType(RankedTensorType type, TensorLayout layout,
+RankedTensorType pp::nn::localType(RankedTensorType type, TensorLayout layout,
                                int64_t devices) {
   if (!layout.isSharded())
     return type;
@@ -50,7 +48,7 @@ static int64_t strideAfter(ArrayRef<int64_t> shape, size_t from) {
   return stride;
 }
 
-std::optional<TensorLayout> pp::reshapeLayout(ArrayRef<int64_t> from,
+std::optional<TensorLayout> pp::nn::reshapeLayout(ArrayRef<int64_t> from,
                                               ArrayRef<int64_t> to,
                                               TensorLayout layout,
                                               int64_t devices) {
@@ -71,23 +69,4 @@ std::optional<TensorLayout> pp::reshapeLayout(ArrayRef<int64_t> from,
       return TensorLayout::sharded(d, extent / (deviceStride * devices));
   }
   return std::nullopt;
-}
-
-ShardingAttr pp::shardingAttr(MLIRContext *context, TensorLayout layout,
-                              int64_t rank, StringRef axis) {
-  Builder builder(context);
-  SmallVector<Attribute> dims(rank, builder.getArrayAttr({}));
-  SmallVector<int64_t> blocks(rank, 1);
-  ArrayAttr partial;
-  if (layout.isSharded()) {
-    dims[layout.dim] = builder.getStrArrayAttr({axis});
-    blocks[layout.dim] = layout.blocks;
-  }
-  if (layout.isPartial())
-    partial = builder.getStrArrayAttr({axis});
-  DenseI64ArrayAttr blockAttr;
-  if (layout.isSharded() && layout.blocks != 1)
-    blockAttr = builder.getDenseI64ArrayAttr(blocks);
-  return ShardingAttr::get(context, builder.getArrayAttr(dims), blockAttr,
-                           partial);
 }

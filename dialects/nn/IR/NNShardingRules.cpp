@@ -1,20 +1,21 @@
-//===- ShardingRules.cpp - how each op runs on sharded operands -----------===//
+//===- NNShardingRules.cpp - how each op runs on sharded operands ---------===//
 //
-// One rule per op family. A rule keeps a sharding flowing through an op
-// whenever the op's per-device computation on per-device data is the
-// device's part of the whole result, turns shardings of summed dimensions
-// into pending sums, and asks for replicated operands otherwise.
+// One ShardingRuleOpInterface::planSharding per op family (the elementwise
+// maps share the interface's default). A rule keeps a sharding flowing
+// through an op whenever the op's per-device computation on per-device data
+// is the device's part of the whole result, turns shardings of summed
+// dimensions into pending sums, and asks for replicated operands otherwise.
+// localizeShapeAttributes makes the attributes that restate shapes
+// per-device once pp-shard-tensor-parallel has localized the op.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/parallel/ShardingRules.h"
-
 #include "dialects/nn/IR/NNOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
-using namespace pp;
+using namespace pp::nn;
 
 namespace {
 
@@ -33,79 +34,12 @@ int64_t bytesOf(RankedTensorType type) {
   return type.getNumElements() * std::max<int64_t>(bits / 8, 1);
 }
 
-/// Builds plans for one op.
+/// Builds the plan of one op whose operands have the layouts `current`.
 class Rules {
 public:
-  Rules(Operation *op, ArrayRef<Layout> operands,
+  Rules(Operation *op, ArrayRef<Layout> current,
         const ShardingContext &context)
-      : op(op), current(operands), context(context) {}
-
-  ShardingPlan plan() {
-    return llvm::TypeSwitch<Operation *, ShardingPlan>(op)
-        .Case([&](arith::ConstantOp) { return replicated(); })
-        .Case([&](nn::MatmulOp matmul) { return planMatmul(matmul); })
-        .Case([&](nn::TransposeOp transpose) {
-          return planTranspose(transpose);
-        })
-        .Case([&](nn::ReshapeOp reshape) { return planReshape(reshape); })
-        .Case([&](nn::BroadcastToOp broadcast) {
-          return planBroadcastTo(broadcast);
-        })
-        .Case([&](nn::SumToOp sumTo) { return planSumTo(sumTo); })
-        .Case([&](nn::ReduceSumOp reduce) {
-          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
-                            /*sumsShards=*/true, /*linear=*/true);
-        })
-        .Case([&](nn::ReduceMeanOp reduce) {
-          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
-                            /*sumsShards=*/false, /*linear=*/true);
-        })
-        .Case([&](nn::ReduceMaxOp reduce) {
-          return planReduce(reduce.getAxes(), reduce.getKeepDims(),
-                            /*sumsShards=*/false, /*linear=*/false);
-        })
-        .Case([&](nn::ReduceSumGradOp grad) { return planReduceSumGrad(grad); })
-        .Case([&](nn::SplitOp split) { return planSplit(split); })
-        .Case([&](nn::ConcatOp concat) { return planConcat(concat); })
-        .Case([&](nn::SliceOp slice) { return planSlice(slice); })
-        .Case([&](nn::SliceGradOp grad) { return planSliceGrad(grad); })
-        .Case([&](nn::GatherOp gather) { return planGather(gather); })
-        .Case([&](nn::GatherGradOp grad) { return planGatherGrad(grad); })
-        .Case([&](nn::CrossEntropyOp loss) {
-          return planCrossEntropy(loss.getReduction(), /*logits=*/0,
-                                  /*isGrad=*/false);
-        })
-        .Case([&](nn::CrossEntropyGradOp grad) {
-          return planCrossEntropy(grad.getReduction(), /*logits=*/1,
-                                  /*isGrad=*/true);
-        })
-        .Case([&](nn::SoftmaxOp softmax) {
-          return planKeepingAxes(axesFrom(softmax.getAxis(), 1));
-        })
-        .Case([&](nn::LogSoftmaxOp softmax) {
-          return planKeepingAxes(axesFrom(softmax.getAxis(), 1));
-        })
-        .Case([&](nn::SoftmaxGradOp grad) {
-          return planKeepingAxes(axesFrom(grad.getAxis(), 1));
-        })
-        .Case([&](nn::LogSoftmaxGradOp grad) {
-          return planKeepingAxes(axesFrom(grad.getAxis(), 1));
-        })
-        .Case([&](nn::TriluOp) {
-          int64_t rank = resultType(0).getRank();
-          return planKeepingAxes({rank - 2, rank - 1});
-        })
-        .Case([&](nn::LayerNormOp norm) { return planLayerNorm(norm); })
-        .Case([&](nn::LayerNormGradOp grad) {
-          return planLayerNormGrad(grad);
-        })
-        .Case([&](nn::DropoutOp) { return replicated(); })
-        .Default([&](Operation *) {
-          if (op->hasTrait<nn::Elementwise>())
-            return planElementwise();
-          return replicated();
-        });
-  }
+      : op(op), current(current), context(context) {}
 
 private:
   Operation *op;
@@ -128,12 +62,10 @@ private:
     return layoutFits(type, layout, devices());
   }
 
+public:
   /// Every operand and result replicated.
   ShardingPlan replicated() const {
-    ShardingPlan plan;
-    plan.operands.assign(op->getNumOperands(), Layout::replicated());
-    plan.results.assign(op->getNumResults(), Layout::replicated());
-    return plan;
+    return ShardingPlan::replicated(op->getNumOperands(), op->getNumResults());
   }
 
   /// The layout a pending sum of `type` becomes when its user cannot take
@@ -154,6 +86,11 @@ private:
     for (int64_t i = 0; i < count; ++i)
       axes.push_back(first + i);
     return axes;
+  }
+
+  /// An op like softmax that mixes elements only along `axis`.
+  ShardingPlan planAlongAxis(int64_t axis) const {
+    return planKeepingAxes(axesFrom(axis, 1));
   }
 
   /// An op whose operands and results all have the result's shape and
@@ -184,26 +121,6 @@ private:
     return plan;
   }
 
-  /// True when the op, given its operands' pending sums, computes the
-  /// pending sum of its result: a sum of pending sums, a negation, a
-  /// product or quotient of one pending sum by replicated values.
-  bool keepsPartialSums() const {
-    unsigned partial = 0, replicatedCount = 0;
-    for (Layout layout : current) {
-      partial += layout.isPartial();
-      replicatedCount += layout.isReplicated();
-    }
-    if (partial == 0)
-      return false;
-    if (isa<nn::AddOp, nn::SubOp, nn::NegOp>(op))
-      return partial == current.size();
-    if (isa<nn::MulOp>(op))
-      return partial == 1 && replicatedCount == current.size() - 1;
-    if (isa<nn::DivOp>(op))
-      return current[0].isPartial() && current[1].isReplicated();
-    return false;
-  }
-
   /// Elementwise ops with NumPy broadcasting: operand dimensions align with
   /// the result's trailing ones; a broadcast operand dimension is whole on
   /// every device.
@@ -211,7 +128,8 @@ private:
     ShardingPlan plan;
     RankedTensorType type = resultType(0);
     int64_t rank = type.getRank();
-    if (keepsPartialSums()) {
+    if (llvm::any_of(current, [](Layout l) { return l.isPartial(); }) &&
+        cast<ShardingRuleOpInterface>(op).keepsPendingSum(current)) {
       plan.operands.assign(current.begin(), current.end());
       plan.results.push_back(Layout::partial());
       return plan;
@@ -255,7 +173,7 @@ private:
 
   /// The matmul factor dimension `dim` of operand `which` (0 lhs, 1 rhs)
   /// spans, and for a batch dimension the result dimension.
-  std::pair<Factor, int64_t> matmulFactor(nn::MatmulOp matmul, unsigned which,
+  std::pair<Factor, int64_t> matmulFactor(MatmulOp matmul, unsigned which,
                                           int64_t dim) const {
     int64_t rank = operandType(which).getRank();
     int64_t resultRank = resultType(0).getRank();
@@ -274,7 +192,7 @@ private:
 
   /// The dimension of operand `which` that spans `factor` (for Batch: the
   /// result dimension `batchDim`), unless it is broadcast or absent.
-  std::optional<int64_t> matmulDim(nn::MatmulOp matmul, unsigned which,
+  std::optional<int64_t> matmulDim(MatmulOp matmul, unsigned which,
                                    Factor factor, int64_t batchDim) const {
     RankedTensorType type = operandType(which);
     int64_t rank = type.getRank();
@@ -291,7 +209,7 @@ private:
   }
 
   /// The plan that keeps operand `which`'s sharding `layout`.
-  ShardingPlan matmulKeeping(nn::MatmulOp matmul, unsigned which,
+  ShardingPlan matmulKeeping(MatmulOp matmul, unsigned which,
                              Layout layout) const {
     ShardingPlan plan;
     plan.operands.assign(2, Layout::replicated());
@@ -341,7 +259,7 @@ private:
   /// both, the one that gathers the fewest parameter bytes, then moves the
   /// fewest other bytes (counting the all-reduce a pending result will
   /// need), wins; on a tie, the earlier (shardings first).
-  ShardingPlan planMatmul(nn::MatmulOp matmul) const {
+  ShardingPlan planMatmul(MatmulOp matmul) const {
     SmallVector<ShardingPlan> candidates;
     for (unsigned which = 0; which < 2; ++which)
       if (current[which].isSharded())
@@ -402,7 +320,7 @@ private:
     return plan;
   }
 
-  ShardingPlan planTranspose(nn::TransposeOp transpose) const {
+  ShardingPlan planTranspose(TransposeOp transpose) const {
     return planUnary(
         [&](Layout layout) -> std::optional<Layout> {
           ArrayRef<int64_t> permutation = transpose.getPermutation();
@@ -412,16 +330,53 @@ private:
         /*linear=*/false);
   }
 
-  ShardingPlan planReshape(nn::ReshapeOp) const {
-    return planUnary(
+  /// A reshape keeps a sharding whose devices' pieces stay contiguous
+  /// pieces of one result dimension (reshapeLayout).
+  ShardingPlan planReshape() const {
+    ShardingPlan plan = planUnary(
         [&](Layout layout) {
           return reshapeLayout(operandType(0).getShape(),
                                resultType(0).getShape(), layout, devices());
         },
         /*linear=*/false);
+    if (current[0].isSharded() && plan.operands[0].isReplicated())
+      plan.sizeProblem = reshapeSizeProblem(current[0]);
+    return plan;
   }
 
-  ShardingPlan planBroadcastTo(nn::BroadcastToOp) const {
+  /// When this reshape cannot keep its input's sharding `from` because the
+  /// devices do not divide the dimension that receives the major part of
+  /// the sharded one (a hidden dimension split into attention heads), says
+  /// so.
+  std::string reshapeSizeProblem(Layout from) const {
+    ArrayRef<int64_t> in = operandType(0).getShape();
+    ArrayRef<int64_t> out = resultType(0).getShape();
+    // The flat extent of the sharded dimension's blocks; the output
+    // dimension that ends at or beyond it receives their major part.
+    int64_t inner = 1;
+    for (int64_t size : in.drop_front(from.dim + 1))
+      inner *= size;
+    int64_t top = inner * in[from.dim] / from.blocks;
+    int64_t stride = 1;
+    for (int64_t d = out.size() - 1; d >= 0; stride *= out[d--]) {
+      if (stride >= top || stride * out[d] < top)
+        continue;
+      if (out[d] % devices() == 0)
+        return "";
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "splits dimension " << from.dim << " (size " << in[from.dim]
+         << ") into dimension " << d << " of [";
+      llvm::interleaveComma(out, os);
+      os << "], whose " << out[d]
+         << " entries (attention heads) do not split over " << devices()
+         << " devices";
+      return text;
+    }
+    return "";
+  }
+
+  ShardingPlan planBroadcastTo() const {
     int64_t added = resultType(0).getRank() - operandType(0).getRank();
     return planUnary(
         [&](Layout layout) -> std::optional<Layout> {
@@ -435,7 +390,7 @@ private:
 
   /// sum_to sums the leading dimensions and those the result keeps with
   /// size 1: a sharding of a summed dimension becomes a pending sum.
-  ShardingPlan planSumTo(nn::SumToOp) const {
+  ShardingPlan planSumTo() const {
     int64_t dropped = operandType(0).getRank() - resultType(0).getRank();
     return planUnary([&](Layout layout) -> std::optional<Layout> {
       int64_t dim = layout.dim - dropped;
@@ -469,7 +424,7 @@ private:
         linear);
   }
 
-  ShardingPlan planReduceSumGrad(nn::ReduceSumGradOp grad) const {
+  ShardingPlan planReduceSumGrad(ReduceSumGradOp grad) const {
     int64_t rank = resultType(0).getRank();
     SmallVector<int64_t> reduced;
     for (int64_t axis : grad.getAxes())
@@ -490,7 +445,7 @@ private:
   /// split: a sharding of another dimension flows into every part; one of
   /// the split dimension does when the parts are equal and each is a whole
   /// number of its blocks (a fused QKV projection in 3 blocks).
-  ShardingPlan planSplit(nn::SplitOp split) const {
+  ShardingPlan planSplit(SplitOp split) const {
     int64_t axis = normalizedAxis(split.getAxis(), operandType(0).getRank());
     ArrayRef<int64_t> sizes = split.getSizes();
     int64_t parts = sizes.size();
@@ -504,7 +459,7 @@ private:
     });
   }
 
-  ShardingPlan planConcat(nn::ConcatOp concat) const {
+  ShardingPlan planConcat(ConcatOp concat) const {
     int64_t rank = resultType(0).getRank();
     int64_t axis = normalizedAxis(concat.getAxis(), rank);
     ShardingPlan plan;
@@ -536,7 +491,7 @@ private:
   /// slice: a dimension taken whole keeps its sharding; along the sharded
   /// dimension, a slice of whole blocks (the q, k or v part of a fused
   /// projection) keeps those blocks.
-  ShardingPlan planSlice(nn::SliceOp slice) const {
+  ShardingPlan planSlice(SliceOp slice) const {
     return planUnary(
         [&](Layout layout) -> std::optional<Layout> {
           int64_t dim = layout.dim;
@@ -558,7 +513,7 @@ private:
   /// dimension the sharding flows; along the sliced one it does when the
   /// slice is one of equal slots (a q, k or v part of a fused projection),
   /// each slot then being as many blocks as the gradient has.
-  ShardingPlan planSliceGrad(nn::SliceGradOp grad) const {
+  ShardingPlan planSliceGrad(SliceGradOp grad) const {
     return planUnary([&](Layout layout) -> std::optional<Layout> {
       int64_t dim = layout.dim;
       int64_t size = operandType(0).getDimSize(dim);
@@ -577,7 +532,7 @@ private:
   // Gathers and losses
   //===--------------------------------------------------------------------===//
 
-  ShardingPlan planGather(nn::GatherOp gather) const {
+  ShardingPlan planGather(GatherOp gather) const {
     int64_t axis = normalizedAxis(gather.getAxis(), operandType(0).getRank());
     int64_t indexRank = operandType(1).getRank();
     Layout data = current[0], indices = current[1];
@@ -596,6 +551,7 @@ private:
       plan.operands = {data, Layout::replicated()};
       plan.results.push_back(Layout::partial());
       plan.replacement = ShardingPlan::Replacement::ShardedGather;
+      plan.gatherAxis = gather.getAxis();
       return plan;
     }
     if (data.isReplicated() && indices.isSharded()) {
@@ -610,7 +566,7 @@ private:
   /// gather_grad scatters into a table: a parameter's gradient that wants
   /// the table's vocabulary-parallel layout gets its rows computed on the
   /// device holding them.
-  ShardingPlan planGatherGrad(nn::GatherGradOp grad) const {
+  ShardingPlan planGatherGrad(GatherGradOp grad) const {
     int64_t rank = resultType(0).getRank();
     int64_t axis = normalizedAxis(grad.getAxis(), rank);
     int64_t indexRank = operandType(1).getRank();
@@ -641,6 +597,7 @@ private:
       plan.operands = {Layout::replicated(), Layout::replicated()};
       plan.results.push_back(*wanted);
       plan.replacement = ShardingPlan::Replacement::ShardedGatherGrad;
+      plan.gatherAxis = grad.getAxis();
       return plan;
     }
     return replicated();
@@ -650,12 +607,12 @@ private:
   /// for logits split over the classes (summed losses); for logits split
   /// along a position dimension, the labels follow and a summed loss is a
   /// pending sum.
-  ShardingPlan planCrossEntropy(nn::LossReduction reduction, unsigned logits,
-                                bool isGrad) const {
+  ShardingPlan planCrossEntropy(LossReduction reduction, int64_t ignoreIndex,
+                                unsigned logits, bool isGrad) const {
     Layout layout = current[logits];
     RankedTensorType type = operandType(logits);
     int64_t classes = type.getRank() - 1;
-    bool summed = reduction == nn::LossReduction::sum;
+    bool summed = reduction == LossReduction::sum;
     ShardingPlan plan;
     plan.operands.assign(op->getNumOperands(), Layout::replicated());
     if (layout.isSharded() && layout.dim == classes && layout.blocks == 1 &&
@@ -665,10 +622,11 @@ private:
       plan.replacement =
           isGrad ? ShardingPlan::Replacement::ShardedCrossEntropyGrad
                  : ShardingPlan::Replacement::ShardedCrossEntropy;
+      plan.ignoreIndex = ignoreIndex;
       return plan;
     }
     if (layout.isSharded() && layout.dim < classes &&
-        reduction != nn::LossReduction::mean) {
+        reduction != LossReduction::mean) {
       plan.operands[logits] = layout;
       plan.operands[logits + 1] = layout; // the labels
       if (isGrad && !summed)
@@ -682,7 +640,7 @@ private:
 
   /// Layer norm over `axis..`: a sharding of an earlier dimension flows;
   /// the scale and shift are replicated.
-  ShardingPlan planLayerNorm(nn::LayerNormOp norm) const {
+  ShardingPlan planLayerNorm(LayerNormOp norm) const {
     int64_t axis = normalizedAxis(norm.getAxis(), resultType(0).getRank());
     ShardingPlan plan = planNormalizedInput(current[0], axis);
     plan.operands.append(op->getNumOperands() - 1, Layout::replicated());
@@ -705,7 +663,7 @@ private:
   /// The gradient of a layer norm: grad and input share the layout of the
   /// forward input; the scale and shift gradients sum over the positions,
   /// so a sharded position dimension makes them pending sums.
-  ShardingPlan planLayerNormGrad(nn::LayerNormGradOp grad) const {
+  ShardingPlan planLayerNormGrad(LayerNormGradOp grad) const {
     int64_t axis = normalizedAxis(grad.getAxis(), resultType(0).getRank());
     Layout input = current[1].isSharded() ? current[1] : current[0];
     ShardingPlan plan = planNormalizedInput(input, axis);
@@ -719,7 +677,297 @@ private:
 
 } // namespace
 
-ShardingPlan pp::planSharding(Operation *op, ArrayRef<TensorLayout> operands,
-                              const ShardingContext &context) {
-  return Rules(op, operands, context).plan();
+ShardingPlan pp::nn::planElementwiseSharding(Operation *op,
+                                             ArrayRef<TensorLayout> operands,
+                                             const ShardingContext &context) {
+  Rules rules(op, operands, context);
+  if (!op->hasTrait<Elementwise>())
+    return rules.replicated();
+  return rules.planElementwise();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops that keep pending sums
+//===----------------------------------------------------------------------===//
+
+/// True when every operand is a pending sum: a sum, difference or negation
+/// of pending sums is the pending sum of the result.
+static bool allPending(ArrayRef<TensorLayout> operands) {
+  return llvm::all_of(operands, [](TensorLayout l) { return l.isPartial(); });
+}
+
+bool AddOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  return allPending(operands);
+}
+bool SubOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  return allPending(operands);
+}
+bool NegOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  return allPending(operands);
+}
+
+/// A product of one pending sum by replicated values.
+bool MulOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  return llvm::count_if(operands, [](TensorLayout l) { return l.isPartial(); }) ==
+             1 &&
+         llvm::count_if(operands, [](TensorLayout l) {
+           return l.isReplicated();
+         }) == static_cast<int64_t>(operands.size()) - 1;
+}
+
+/// A pending sum divided by a replicated value.
+bool DivOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  return operands[0].isPartial() && operands[1].isReplicated();
+}
+
+/// The terms of a sum whose result is wanted in `resultHint` (a gradient
+/// summed from its contributions) want it too, unless they broadcast.
+SmallVector<std::optional<TensorLayout>>
+AddOp::operandHints(TensorLayout resultHint) {
+  SmallVector<std::optional<TensorLayout>> hints;
+  for (Value operand : getOperands())
+    hints.push_back(operand.getType() == getType()
+                        ? std::optional<TensorLayout>(resultHint)
+                        : std::nullopt);
+  return hints;
+}
+
+//===----------------------------------------------------------------------===//
+// Rules
+//===----------------------------------------------------------------------===//
+
+ShardingPlan MatmulOp::planSharding(ArrayRef<TensorLayout> operands,
+                                    const ShardingContext &context) {
+  return Rules(*this, operands, context).planMatmul(*this);
+}
+
+ShardingPlan TransposeOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context).planTranspose(*this);
+}
+
+ShardingPlan ReshapeOp::planSharding(ArrayRef<TensorLayout> operands,
+                                     const ShardingContext &context) {
+  return Rules(*this, operands, context).planReshape();
+}
+
+ShardingPlan BroadcastToOp::planSharding(ArrayRef<TensorLayout> operands,
+                                         const ShardingContext &context) {
+  return Rules(*this, operands, context).planBroadcastTo();
+}
+
+ShardingPlan SumToOp::planSharding(ArrayRef<TensorLayout> operands,
+                                   const ShardingContext &context) {
+  return Rules(*this, operands, context).planSumTo();
+}
+
+ShardingPlan ReduceSumOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context)
+      .planReduce(getAxes(), getKeepDims(), /*sumsShards=*/true,
+                  /*linear=*/true);
+}
+
+ShardingPlan ReduceMeanOp::planSharding(ArrayRef<TensorLayout> operands,
+                                        const ShardingContext &context) {
+  return Rules(*this, operands, context)
+      .planReduce(getAxes(), getKeepDims(), /*sumsShards=*/false,
+                  /*linear=*/true);
+}
+
+ShardingPlan ReduceMaxOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context)
+      .planReduce(getAxes(), getKeepDims(), /*sumsShards=*/false,
+                  /*linear=*/false);
+}
+
+ShardingPlan ReduceSumGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                           const ShardingContext &context) {
+  return Rules(*this, operands, context).planReduceSumGrad(*this);
+}
+
+ShardingPlan SplitOp::planSharding(ArrayRef<TensorLayout> operands,
+                                   const ShardingContext &context) {
+  return Rules(*this, operands, context).planSplit(*this);
+}
+
+ShardingPlan ConcatOp::planSharding(ArrayRef<TensorLayout> operands,
+                                    const ShardingContext &context) {
+  return Rules(*this, operands, context).planConcat(*this);
+}
+
+ShardingPlan SliceOp::planSharding(ArrayRef<TensorLayout> operands,
+                                   const ShardingContext &context) {
+  return Rules(*this, operands, context).planSlice(*this);
+}
+
+ShardingPlan SliceGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context).planSliceGrad(*this);
+}
+
+ShardingPlan GatherOp::planSharding(ArrayRef<TensorLayout> operands,
+                                    const ShardingContext &context) {
+  return Rules(*this, operands, context).planGather(*this);
+}
+
+ShardingPlan GatherGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                        const ShardingContext &context) {
+  return Rules(*this, operands, context).planGatherGrad(*this);
+}
+
+ShardingPlan CrossEntropyOp::planSharding(ArrayRef<TensorLayout> operands,
+                                          const ShardingContext &context) {
+  return Rules(*this, operands, context)
+      .planCrossEntropy(getReduction(), getIgnoreIndex(), /*logits=*/0,
+                        /*isGrad=*/false);
+}
+
+ShardingPlan CrossEntropyGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                              const ShardingContext &context) {
+  return Rules(*this, operands, context)
+      .planCrossEntropy(getReduction(), getIgnoreIndex(), /*logits=*/1,
+                        /*isGrad=*/true);
+}
+
+ShardingPlan SoftmaxOp::planSharding(ArrayRef<TensorLayout> operands,
+                                     const ShardingContext &context) {
+  return Rules(*this, operands, context).planAlongAxis(getAxis());
+}
+
+ShardingPlan LogSoftmaxOp::planSharding(ArrayRef<TensorLayout> operands,
+                                        const ShardingContext &context) {
+  return Rules(*this, operands, context).planAlongAxis(getAxis());
+}
+
+ShardingPlan SoftmaxGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                         const ShardingContext &context) {
+  return Rules(*this, operands, context).planAlongAxis(getAxis());
+}
+
+ShardingPlan LogSoftmaxGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                            const ShardingContext &context) {
+  return Rules(*this, operands, context).planAlongAxis(getAxis());
+}
+
+/// The triangle mixes elements only along the two trailing dimensions.
+ShardingPlan TriluOp::planSharding(ArrayRef<TensorLayout> operands,
+                                   const ShardingContext &context) {
+  int64_t rank = getType().getRank();
+  return Rules(*this, operands, context).planKeepingAxes({rank - 2, rank - 1});
+}
+
+ShardingPlan LayerNormOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context).planLayerNorm(*this);
+}
+
+ShardingPlan LayerNormGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                           const ShardingContext &context) {
+  return Rules(*this, operands, context).planLayerNormGrad(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// Seeds
+//===----------------------------------------------------------------------===//
+
+/// A token embedding: a table gathered along its first axis at indices
+/// computed from the inputs is vocabulary-parallel.
+std::optional<ShardingSeed> GatherOp::shardingSeed() {
+  if (getAxis() != 0 || getIndices().getDefiningOp<arith::ConstantOp>())
+    return std::nullopt;
+  return ShardingSeed{/*operand=*/0, /*dim=*/0, {1}, Value(),
+                      /*vocabulary=*/true};
+}
+
+/// True when `value` reaches a cross-entropy's logits through reshapes.
+static bool feedsLogits(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (auto loss = dyn_cast<CrossEntropyOp>(user))
+      if (loss.getLogits() == value)
+        return true;
+    if (isa<ReshapeOp>(user) && feedsLogits(user->getResult(0)))
+      return true;
+  }
+  return false;
+}
+
+/// A projection by a matrix is column-parallel: its weight split along the
+/// output, whole or in 2 or 3 blocks (fused gate/up or QKV projections),
+/// with the other projections of its input; an LM head's output is a
+/// vocabulary.
+std::optional<ShardingSeed> MatmulOp::shardingSeed() {
+  if (getRhs().getType().getRank() != 2)
+    return std::nullopt;
+  return ShardingSeed{/*operand=*/1, /*dim=*/getTransposeRhs() ? 0 : 1,
+                      {1, 2, 3}, getLhs(), feedsLogits(getResult())};
+}
+
+//===----------------------------------------------------------------------===//
+// Per-device shape attributes
+//===----------------------------------------------------------------------===//
+
+/// The per-device shape of result `index` of `op`.
+static ArrayRef<int64_t> localShape(Operation *op, unsigned index) {
+  return cast<RankedTensorType>(op->getResult(index).getType()).getShape();
+}
+
+/// `values` with entry `dim` divided by `devices`.
+static SmallVector<int64_t> scaled(ArrayRef<int64_t> values, int64_t dim,
+                                   int64_t devices) {
+  SmallVector<int64_t> scaledValues(values);
+  scaledValues[dim] /= devices;
+  return scaledValues;
+}
+
+void ReshapeOp::localizeShapeAttributes(ArrayRef<TensorLayout>, int64_t) {
+  setShape(localShape(*this, 0));
+}
+
+void BroadcastToOp::localizeShapeAttributes(ArrayRef<TensorLayout>, int64_t) {
+  setShape(localShape(*this, 0));
+}
+
+void SumToOp::localizeShapeAttributes(ArrayRef<TensorLayout>, int64_t) {
+  setShape(localShape(*this, 0));
+}
+
+void GatherGradOp::localizeShapeAttributes(ArrayRef<TensorLayout>, int64_t) {
+  setDataShape(localShape(*this, 0));
+}
+
+void ReduceSumGradOp::localizeShapeAttributes(ArrayRef<TensorLayout>,
+                                              int64_t) {
+  setInputShape(localShape(*this, 0));
+}
+
+/// Parts split along their sharded axis have per-device sizes.
+void SplitOp::localizeShapeAttributes(ArrayRef<TensorLayout> results,
+                                      int64_t devices) {
+  int64_t rank = cast<RankedTensorType>(getResult(0).getType()).getRank();
+  if (!results[0].isSharded() ||
+      results[0].dim != (static_cast<int64_t>(getAxis()) + rank) % rank)
+    return;
+  SmallVector<int64_t> sizes;
+  for (int64_t size : getSizes())
+    sizes.push_back(size / devices);
+  setSizes(sizes);
+}
+
+void SliceOp::localizeShapeAttributes(ArrayRef<TensorLayout> results,
+                                      int64_t devices) {
+  if (!results[0].isSharded())
+    return;
+  setStarts(scaled(getStarts(), results[0].dim, devices));
+  setLimits(scaled(getLimits(), results[0].dim, devices));
+}
+
+void SliceGradOp::localizeShapeAttributes(ArrayRef<TensorLayout> results,
+                                          int64_t devices) {
+  if (!results[0].isSharded())
+    return;
+  setInputShape(localShape(*this, 0));
+  setStarts(scaled(getStarts(), results[0].dim, devices));
+  setLimits(scaled(getLimits(), results[0].dim, devices));
 }
