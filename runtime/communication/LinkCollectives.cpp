@@ -66,12 +66,8 @@ std::pair<size_t, size_t> chunkOf(size_t round, size_t perRound, size_t count,
 }
 
 /// The type an element of T adds up in: float for bf16, T otherwise.
-template <typename T> struct SumTypeOf {
-  using type = T;
-};
-template <> struct SumTypeOf<BFloat16> {
-  using type = float;
-};
+template <typename T> struct SumTypeOf { using type = T; };
+template <> struct SumTypeOf<BFloat16> { using type = float; };
 template <typename T> using SumType = typename SumTypeOf<T>::type;
 
 /// An element as the type it adds up in (exact), and a sum as an element
@@ -188,13 +184,11 @@ void reduceScatterSum(const LinkGroup &group, T *values,
   std::vector<SumType<T>> sum(mine.size());
   for (size_t first = 0; first < mine.size(); first += perPiece)
     sumInRankOrder(links, ranks, me, kScatterSlot, mine.data() + first,
-                   std::min(perPiece, mine.size() - first),
-                   sum.data() + first);
+                   std::min(perPiece, mine.size() - first), sum.data() + first);
   const SumType<T> *next = sum.data();
   for (const OwnedRange &range : ranges)
     if (range.owner == me) {
-      std::transform(next, next + range.count, values + range.begin,
-                     narrow<T>);
+      std::transform(next, next + range.count, values + range.begin, narrow<T>);
       next += range.count;
     }
 }

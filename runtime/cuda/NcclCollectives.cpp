@@ -76,15 +76,14 @@ void NcclCollectives::allReduceSumOf(T *values, size_t count,
   checkReaches(queue);
   if (count > 0)
     onStream(queue, "an all-reduce", [&] {
-      return ncclAllReduce(values, values, count, type, ncclSum, comm,
-                           stream);
+      return ncclAllReduce(values, values, count, type, ncclSum, comm, stream);
     });
 }
 
 template <typename T>
-void NcclCollectives::reduceScatterSumOf(
-    T *values, size_t count, const std::vector<OwnedRange> &ranges,
-    ncclDataType_t type, Queue &queue) {
+void NcclCollectives::reduceScatterSumOf(T *values, size_t count,
+                                         const std::vector<OwnedRange> &ranges,
+                                         ncclDataType_t type, Queue &queue) {
   if (queue.device().deviceKind() == PP_DEVICE_CPU)
     return host.reduceScatterSum(values, count, ranges, queue);
   checkReaches(queue);
@@ -97,16 +96,15 @@ void NcclCollectives::reduceScatterSumOf(
       return result;
     for (const OwnedRange &range : ranges)
       if (range.count > 0 && result == ncclSuccess)
-        result = ncclReduce(values + range.begin, values + range.begin,
-                            range.count, type, ncclSum, range.owner, comm,
-                            stream);
+        result =
+            ncclReduce(values + range.begin, values + range.begin, range.count,
+                       type, ncclSum, range.owner, comm, stream);
     ncclResult_t ended = ncclGroupEnd();
     return result != ncclSuccess ? result : ended;
   });
 }
 
-void NcclCollectives::allReduceSum(float *values, size_t count,
-                                   Queue &queue) {
+void NcclCollectives::allReduceSum(float *values, size_t count, Queue &queue) {
   allReduceSumOf(values, count, ncclFloat, queue);
 }
 

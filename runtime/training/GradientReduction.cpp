@@ -258,7 +258,8 @@ void GradientReducer::stage(float *at, size_t index, size_t n) {
 
 void GradientReducer::stage(BFloat16 *at, size_t index, size_t n) {
   kernels->roundToBFloat16(
-      *reduction, at, static_cast<const float *>(pp_tensor_data(gradients[index])),
+      *reduction, at,
+      static_cast<const float *>(pp_tensor_data(gradients[index])),
       static_cast<int64_t>(n));
 }
 

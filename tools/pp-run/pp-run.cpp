@@ -719,8 +719,9 @@ std::string optionProblem() {
 }
 
 /// Why --precision, --grad-reduce-dtype and the loss scaling options
-/// cannot apply: a type pp does not compute or reduce in, a scale that is no power of two (dividing it out
-/// must be exact), loss scaling for a model compiled in another precision.
+/// cannot apply: a type pp does not compute or reduce in, a scale that is no
+/// power of two (dividing it out must be exact), loss scaling for a model
+/// compiled in another precision.
 std::string precisionProblem() {
   if (precision != "f32" && precision != "bf16" && precision != "fp16")
     return "--precision " + precision + ": use f32, bf16 or fp16";
