@@ -247,6 +247,11 @@ TEST(JobDescriptionTest, RefusesMalformedFilesNamingFileAndKey) {
             })).find("key 'trainer.schedule.kind' is \"2f2b\", not one of "),
             std::string::npos);
   EXPECT_NE(parseError(editedJob([](nlohmann::json &json) {
+              json["trainer"]["grad_reduce_dtype"] = "f16";
+            })).find("key 'trainer.grad_reduce_dtype' is \"f16\", not one "
+                     "of f32, bf16"),
+            std::string::npos);
+  EXPECT_NE(parseError(editedJob([](nlohmann::json &json) {
               json["device"] = "tpu";
             })).find("key 'device' is \"tpu\", not one of cpu, cuda"),
             std::string::npos);
