@@ -1,6 +1,7 @@
 //===- CollectiveGroup.cpp - collectives over a group of ranks ------------===//
 
 #include "runtime/communication/CollectiveGroup.h"
+#include "runtime/kernels/FloatElements.h"
 
 #include <stdexcept>
 #include <string>
@@ -10,14 +11,15 @@ namespace {
 
 /// Sets `values[i]`, for i in [first, last), to the sum of every member's
 /// element i in `all` (the members' `count` values each, in group order),
-/// added in group order.
-void addMembers(const std::vector<float> &all, size_t count, int64_t members,
-                size_t first, size_t last, float *values) {
+/// widened to float and added in group order, rounded once to T.
+template <typename T>
+void addMembers(const std::vector<T> &all, size_t count, int64_t members,
+                size_t first, size_t last, T *values) {
   for (size_t i = first; i < last; ++i) {
-    float sum = all[i];
+    float sum = loadFloat(all[i]);
     for (int64_t member = 1; member < members; ++member)
-      sum += all[member * count + i];
-    values[i] = sum;
+      sum += loadFloat(all[member * count + i]);
+    values[i] = storeFloat<T>(sum);
   }
 }
 
@@ -34,25 +36,43 @@ void CollectiveGroup::checkReaches(const Queue &queue) const {
                            queue.device().name());
 }
 
+template <typename T>
+void CollectiveGroup::gatheredSum(T *values, size_t count,
+                                  const std::vector<OwnedRange> *ranges,
+                                  Queue &queue) {
+  checkReaches(queue);
+  if (ranges)
+    checkOwnedRanges(*ranges, count, static_cast<int>(size()));
+  std::vector<T> all(count * size());
+  allGather(values, count * sizeof(T), all.data(), queue);
+  if (!ranges)
+    return addMembers(all, count, size(), 0, count, values);
+  for (const OwnedRange &range : *ranges)
+    if (range.owner == rank())
+      addMembers(all, count, size(), range.begin, range.begin + range.count,
+                 values);
+}
+
 void CollectiveGroup::allReduceSum(float *values, size_t count,
                                    Queue &queue) {
-  checkReaches(queue);
-  std::vector<float> all(count * size());
-  allGather(values, count * sizeof(float), all.data(), queue);
-  addMembers(all, count, size(), 0, count, values);
+  gatheredSum(values, count, nullptr, queue);
 }
 
 void CollectiveGroup::reduceScatterSum(float *values, size_t count,
                                        const std::vector<OwnedRange> &ranges,
                                        Queue &queue) {
-  checkReaches(queue);
-  checkOwnedRanges(ranges, count, static_cast<int>(size()));
-  std::vector<float> all(count * size());
-  allGather(values, count * sizeof(float), all.data(), queue);
-  for (const OwnedRange &range : ranges)
-    if (range.owner == rank())
-      addMembers(all, count, size(), range.begin, range.begin + range.count,
-                 values);
+  gatheredSum(values, count, &ranges, queue);
+}
+
+void CollectiveGroup::allReduceSum(BFloat16 *values, size_t count,
+                                   Queue &queue) {
+  gatheredSum(values, count, nullptr, queue);
+}
+
+void CollectiveGroup::reduceScatterSum(BFloat16 *values, size_t count,
+                                       const std::vector<OwnedRange> &ranges,
+                                       Queue &queue) {
+  gatheredSum(values, count, &ranges, queue);
 }
 
 } // namespace pp::runtime

@@ -18,6 +18,7 @@
 #define PP_RUNTIME_COMMUNICATION_COLLECTIVEGROUP_H
 
 #include "runtime/communication/LinkCollectives.h"
+#include "runtime/core/ElementTypes.h"
 #include "runtime/device/Device.h"
 #include "runtime/device/Queue.h"
 
@@ -61,11 +62,26 @@ public:
   virtual void reduceScatterSum(float *values, size_t count,
                                 const std::vector<OwnedRange> &ranges,
                                 Queue &queue);
+  /// The sums above of bf16 values (half the bytes of f32's): each
+  /// element's sum adds the members' values widened to float, in group
+  /// order, and is rounded to bf16 once (the same bits on every member).
+  /// NCCL adds in an order of its own and rounds each partial sum to bf16
+  /// (for two members the same bits). These gather every member's values.
+  virtual void allReduceSum(BFloat16 *values, size_t count, Queue &queue);
+  virtual void reduceScatterSum(BFloat16 *values, size_t count,
+                                const std::vector<OwnedRange> &ranges,
+                                Queue &queue);
 
 protected:
   /// Throws std::logic_error, naming `queue`'s device, unless the group
   /// reaches it.
   void checkReaches(const Queue &queue) const;
+
+private:
+  /// The gather-and-add sums of T (float or BFloat16) above.
+  template <typename T>
+  void gatheredSum(T *values, size_t count,
+                   const std::vector<OwnedRange> *ranges, Queue &queue);
 };
 
 } // namespace pp::runtime

@@ -134,21 +134,41 @@ void Communicator::allReduceSum(std::vector<double> &values) {
   });
 }
 
-void Communicator::allReduceSum(float *values, size_t count) {
+template <typename T>
+void Communicator::allReduceSumOf(T *values, size_t count) {
   if (size == 1 || count == 0)
     return;
   exchangeWith(-1, "an all-reduce with " + describePeers(),
                [&] { allReduceSumOverLinks(linkGroup(), values, count); });
 }
 
-void Communicator::reduceScatterSum(float *values, size_t count,
-                                    const std::vector<OwnedRange> &ranges) {
+template <typename T>
+void Communicator::reduceScatterSumOf(T *values, size_t count,
+                                      const std::vector<OwnedRange> &ranges) {
   checkOwnedRanges(ranges, count, size);
   if (size == 1 || ranges.empty())
     return;
   exchangeWith(-1, "a reduce-scatter with " + describePeers(), [&] {
     reduceScatterSumOverLinks(linkGroup(), values, ranges);
   });
+}
+
+void Communicator::allReduceSum(float *values, size_t count) {
+  allReduceSumOf(values, count);
+}
+
+void Communicator::allReduceSum(BFloat16 *values, size_t count) {
+  allReduceSumOf(values, count);
+}
+
+void Communicator::reduceScatterSum(float *values, size_t count,
+                                    const std::vector<OwnedRange> &ranges) {
+  reduceScatterSumOf(values, count, ranges);
+}
+
+void Communicator::reduceScatterSum(BFloat16 *values, size_t count,
+                                    const std::vector<OwnedRange> &ranges) {
+  reduceScatterSumOf(values, count, ranges);
 }
 
 void Communicator::allGather(const float *mine, size_t count, float *all) {

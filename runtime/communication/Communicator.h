@@ -3,6 +3,8 @@
 #ifndef PP_RUNTIME_COMMUNICATOR_H
 #define PP_RUNTIME_COMMUNICATOR_H
 
+#include "runtime/core/ElementTypes.h"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -100,6 +102,11 @@ public:
   /// outside the group.
   void reduceScatterSum(float *values, size_t count,
                         const std::vector<OwnedRange> &ranges);
+  /// The two sums above of bf16 values: an element's sum adds the ranks'
+  /// values widened to float, in rank order, rounded to bf16 once.
+  void allReduceSum(BFloat16 *values, size_t count);
+  void reduceScatterSum(BFloat16 *values, size_t count,
+                        const std::vector<OwnedRange> &ranges);
   /// Gathers every rank's `count` floats at `mine` into `all` (`count` x
   /// the ranks), in rank order, on every rank.
   void allGather(const float *mine, size_t count, float *all);
@@ -114,6 +121,11 @@ public:
 private:
   /// This communicator's ranks on the job's links, for the collectives.
   struct LinkGroup linkGroup() const;
+  /// The sums of T (float or BFloat16) above.
+  template <typename T> void allReduceSumOf(T *values, size_t count);
+  template <typename T>
+  void reduceScatterSumOf(T *values, size_t count,
+                          const std::vector<OwnedRange> &ranges);
   Communicator(const Communicator &parent, int rank,
                std::vector<int64_t> jobRanks, uint64_t channel);
 

@@ -31,7 +31,17 @@ public:
     checkReaches(queue);
     group.allReduceSum(values, count);
   }
+  void allReduceSum(BFloat16 *values, size_t count, Queue &queue) override {
+    checkReaches(queue);
+    group.allReduceSum(values, count);
+  }
   void reduceScatterSum(float *values, size_t count,
+                        const std::vector<OwnedRange> &ranges,
+                        Queue &queue) override {
+    checkReaches(queue);
+    group.reduceScatterSum(values, count, ranges);
+  }
+  void reduceScatterSum(BFloat16 *values, size_t count,
                         const std::vector<OwnedRange> &ranges,
                         Queue &queue) override {
     checkReaches(queue);

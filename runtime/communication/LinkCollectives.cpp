@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace pp::runtime {
 namespace {
@@ -64,12 +65,50 @@ std::pair<size_t, size_t> chunkOf(size_t round, size_t perRound, size_t count,
   return {begin + first, last - first};
 }
 
-/// `sum[i] += bytes' i-th T` for `count` elements.
-template <typename T> void addTo(T *sum, const char *bytes, size_t count) {
+/// The type an element of T adds up in: float for bf16, T otherwise.
+template <typename T> struct SumTypeOf { using type = T; };
+template <> struct SumTypeOf<BFloat16> { using type = float; };
+template <typename T> using SumType = typename SumTypeOf<T>::type;
+
+/// An element as the type it adds up in (exact), and a sum as an element
+/// (bf16: rounded to nearest even).
+template <typename T> SumType<T> widen(T value) {
+  if constexpr (std::is_same_v<T, BFloat16>)
+    return toFloat(value);
+  else
+    return value;
+}
+template <typename T> T narrow(SumType<T> sum) {
+  if constexpr (std::is_same_v<T, BFloat16>)
+    return toBFloat16(sum);
+  else
+    return sum;
+}
+
+/// `sum[i] += bytes' i-th T`, widened, for `count` elements; with `first`,
+/// `sum[i] =` it.
+template <typename T>
+void addTo(SumType<T> *sum, const char *bytes, size_t count, bool first) {
   for (size_t i = 0; i < count; ++i) {
     T value;
     std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
-    sum[i] += value;
+    sum[i] = first ? widen(value) : sum[i] + widen(value);
+  }
+}
+
+/// Sets `sum` to the element-wise sum of every rank's `length` elements in
+/// rank order 0, 1, ..., n-1: this rank's at `mine`, each other's the next
+/// message on `slot` from it.
+template <typename T>
+void sumInRankOrder(const Exchange &links, int ranks, int me, uint64_t slot,
+                    const T *mine, size_t length, SumType<T> *sum) {
+  for (int from = 0; from < ranks; ++from) {
+    if (from == me) {
+      addTo<T>(sum, reinterpret_cast<const char *>(mine), length, from == 0);
+      continue;
+    }
+    MessageBytes part = links.take(from, slot, length * sizeof(T));
+    addTo<T>(sum, part.data(), length, from == 0);
   }
 }
 
@@ -92,8 +131,8 @@ void allReduceSum(const LinkGroup &group, T *values, size_t count) {
       links.send(owner, kChunkSlot, values + first, length * sizeof(T));
     }
   };
-  // The running sum of a rank other than 0, which starts from rank 0's.
-  std::vector<T> sum;
+  // The running sum of this rank's chunk.
+  std::vector<SumType<T>> sum;
   scatter(0);
   for (size_t round = 0; round < rounds; ++round) {
     // The next round's chunks travel while this one is summed.
@@ -102,25 +141,9 @@ void allReduceSum(const LinkGroup &group, T *values, size_t count) {
     auto [first, length] = chunk(round, me);
     T *mine = values + first;
     size_t bytes = length * sizeof(T);
-    T *total = mine;
-    if (me != 0) {
-      sum.resize(length);
-      total = sum.data();
-    }
-    for (int from = 0; from < ranks; ++from) {
-      if (from == me) {
-        if (me != 0)
-          std::transform(total, total + length, mine, total, std::plus<T>());
-        continue;
-      }
-      MessageBytes part = links.take(from, kChunkSlot, bytes);
-      if (from == 0)
-        std::memcpy(total, part.data(), bytes);
-      else
-        addTo(total, part.data(), length);
-    }
-    if (me != 0)
-      std::copy(total, total + length, mine);
+    sum.resize(length);
+    sumInRankOrder(links, ranks, me, kChunkSlot, mine, length, sum.data());
+    std::transform(sum.begin(), sum.end(), mine, narrow<T>);
     for (int step = 1; step < ranks; ++step)
       links.send((me + step) % ranks, kSumSlot, mine, bytes);
     for (int step = 1; step < ranks; ++step) {
@@ -131,6 +154,45 @@ void allReduceSum(const LinkGroup &group, T *values, size_t count) {
   }
 }
 
+template <typename T>
+void reduceScatterSum(const LinkGroup &group, T *values,
+                      const std::vector<OwnedRange> &ranges) {
+  int ranks = group.size(), me = group.rank;
+  if (ranks == 1)
+    return;
+  Exchange links(group);
+  // The elements of `owner`'s ranges, one after another.
+  auto elementsOf = [&](int owner) {
+    std::vector<T> elements;
+    for (const OwnedRange &range : ranges)
+      if (range.owner == owner)
+        elements.insert(elements.end(), values + range.begin,
+                        values + range.begin + range.count);
+    return elements;
+  };
+  constexpr size_t perPiece = kPieceBytes / sizeof(T);
+  // Every owner's elements leave first, in pieces (what waits in a queue
+  // is at most the buffer).
+  for (int step = 1; step < ranks; ++step) {
+    int owner = (me + step) % ranks;
+    std::vector<T> theirs = elementsOf(owner);
+    for (size_t first = 0; first < theirs.size(); first += perPiece)
+      links.send(owner, kScatterSlot, theirs.data() + first,
+                 std::min(perPiece, theirs.size() - first) * sizeof(T));
+  }
+  std::vector<T> mine = elementsOf(me);
+  std::vector<SumType<T>> sum(mine.size());
+  for (size_t first = 0; first < mine.size(); first += perPiece)
+    sumInRankOrder(links, ranks, me, kScatterSlot, mine.data() + first,
+                   std::min(perPiece, mine.size() - first), sum.data() + first);
+  const SumType<T> *next = sum.data();
+  for (const OwnedRange &range : ranges)
+    if (range.owner == me) {
+      std::transform(next, next + range.count, values + range.begin, narrow<T>);
+      next += range.count;
+    }
+}
+
 } // namespace
 
 void allReduceSumOverLinks(const LinkGroup &group, float *values,
@@ -139,6 +201,11 @@ void allReduceSumOverLinks(const LinkGroup &group, float *values,
 }
 
 void allReduceSumOverLinks(const LinkGroup &group, double *values,
+                           size_t count) {
+  allReduceSum(group, values, count);
+}
+
+void allReduceSumOverLinks(const LinkGroup &group, BFloat16 *values,
                            size_t count) {
   allReduceSum(group, values, count);
 }
@@ -158,55 +225,12 @@ void checkOwnedRanges(const std::vector<OwnedRange> &ranges, size_t count,
 
 void reduceScatterSumOverLinks(const LinkGroup &group, float *values,
                                const std::vector<OwnedRange> &ranges) {
-  int ranks = group.size(), me = group.rank;
-  if (ranks == 1)
-    return;
-  Exchange links(group);
-  // The elements of `owner`'s ranges, one after another.
-  auto elementsOf = [&](int owner) {
-    std::vector<float> elements;
-    for (const OwnedRange &range : ranges)
-      if (range.owner == owner)
-        elements.insert(elements.end(), values + range.begin,
-                        values + range.begin + range.count);
-    return elements;
-  };
-  constexpr size_t perPiece = kPieceBytes / sizeof(float);
-  // Every owner's elements leave first, in pieces (what waits in a queue
-  // is at most the buffer).
-  for (int step = 1; step < ranks; ++step) {
-    int owner = (me + step) % ranks;
-    std::vector<float> theirs = elementsOf(owner);
-    for (size_t first = 0; first < theirs.size(); first += perPiece)
-      links.send(owner, kScatterSlot, theirs.data() + first,
-                 std::min(perPiece, theirs.size() - first) * sizeof(float));
-  }
-  std::vector<float> mine = elementsOf(me), sum(mine.size());
-  for (size_t first = 0; first < mine.size(); first += perPiece) {
-    size_t length = std::min(perPiece, mine.size() - first);
-    float *total = sum.data() + first;
-    for (int from = 0; from < ranks; ++from) {
-      if (from == me) {
-        const char *own = reinterpret_cast<const char *>(mine.data() + first);
-        if (from == 0)
-          std::memcpy(total, own, length * sizeof(float));
-        else
-          addTo(total, own, length);
-        continue;
-      }
-      MessageBytes part = links.take(from, kScatterSlot, length * sizeof(float));
-      if (from == 0)
-        std::memcpy(total, part.data(), length * sizeof(float));
-      else
-        addTo(total, part.data(), length);
-    }
-  }
-  const float *next = sum.data();
-  for (const OwnedRange &range : ranges)
-    if (range.owner == me) {
-      std::copy(next, next + range.count, values + range.begin);
-      next += range.count;
-    }
+  reduceScatterSum(group, values, ranges);
+}
+
+void reduceScatterSumOverLinks(const LinkGroup &group, BFloat16 *values,
+                               const std::vector<OwnedRange> &ranges) {
+  reduceScatterSum(group, values, ranges);
 }
 
 void allGatherOverLinks(const LinkGroup &group, const void *mine, size_t bytes,

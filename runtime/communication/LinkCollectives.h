@@ -22,6 +22,8 @@
 #ifndef PP_RUNTIME_LINKCOLLECTIVES_H
 #define PP_RUNTIME_LINKCOLLECTIVES_H
 
+#include "runtime/core/ElementTypes.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,6 +53,11 @@ void allReduceSumOverLinks(const LinkGroup &group, float *values,
                            size_t count);
 void allReduceSumOverLinks(const LinkGroup &group, double *values,
                            size_t count);
+/// The all-reduce of bf16 values (half the bytes of f32's): an element's
+/// sum adds the ranks' values widened to float and is rounded to bf16
+/// once.
+void allReduceSumOverLinks(const LinkGroup &group, BFloat16 *values,
+                           size_t count);
 
 /// A range of a buffer whose sum over a group one of its ranks keeps.
 struct OwnedRange {
@@ -73,6 +80,9 @@ void checkOwnedRanges(const std::vector<OwnedRange> &ranges, size_t count,
 /// passes the same ranges. Throws std::runtime_error when a peer fails or
 /// times out.
 void reduceScatterSumOverLinks(const LinkGroup &group, float *values,
+                               const std::vector<OwnedRange> &ranges);
+/// The reduce-scatter of bf16 values, summed as their all-reduce sums them.
+void reduceScatterSumOverLinks(const LinkGroup &group, BFloat16 *values,
                                const std::vector<OwnedRange> &ranges);
 
 /// Gathers every rank's `bytes` bytes at `mine` into `all` (`bytes` x the

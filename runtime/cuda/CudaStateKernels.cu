@@ -56,6 +56,20 @@ __global__ void scaleKernel(float *values, int64_t n, float factor) {
     values[i] *= factor;
 }
 
+__global__ void roundToBFloat16Kernel(BFloat16 *rounded, const float *values,
+                                      int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    rounded[i] = toBFloat16(values[i]);
+}
+
+__global__ void widenBFloat16Kernel(float *values, const BFloat16 *rounded,
+                                    int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    values[i] = toFloat(rounded[i]);
+}
+
 /// Block b sums the squares of range b in double, from its initial value.
 __global__ void sumSquaresKernel(const float *values,
                                  const SquaredRange *ranges, double *sums) {
@@ -163,6 +177,24 @@ public:
     scaleKernel<<<blocksFor(n), kThreads, 0, streamOf(queue)>>>(values, n,
                                                                 factor);
     checkLaunch("the gradient clip");
+  }
+
+  void roundToBFloat16(Queue &queue, BFloat16 *rounded, const float *values,
+                       int64_t n) override {
+    if (n == 0)
+      return;
+    roundToBFloat16Kernel<<<blocksFor(n), kThreads, 0, streamOf(queue)>>>(
+        rounded, values, n);
+    checkLaunch("the gradients' rounding to bf16");
+  }
+
+  void widenBFloat16(Queue &queue, float *values, const BFloat16 *rounded,
+                     int64_t n) override {
+    if (n == 0)
+      return;
+    widenBFloat16Kernel<<<blocksFor(n), kThreads, 0, streamOf(queue)>>>(
+        values, rounded, n);
+    checkLaunch("the gradients' widening from bf16");
   }
 
   std::vector<double>

@@ -68,21 +68,22 @@ void NcclCollectives::allGather(const void *mine, size_t bytes, void *all,
     });
 }
 
-void NcclCollectives::allReduceSum(float *values, size_t count,
-                                   Queue &queue) {
+template <typename T>
+void NcclCollectives::allReduceSumOf(T *values, size_t count,
+                                     ncclDataType_t type, Queue &queue) {
   if (queue.device().deviceKind() == PP_DEVICE_CPU)
     return host.allReduceSum(values, count, queue);
   checkReaches(queue);
   if (count > 0)
     onStream(queue, "an all-reduce", [&] {
-      return ncclAllReduce(values, values, count, ncclFloat, ncclSum, comm,
-                           stream);
+      return ncclAllReduce(values, values, count, type, ncclSum, comm, stream);
     });
 }
 
-void NcclCollectives::reduceScatterSum(float *values, size_t count,
-                                       const std::vector<OwnedRange> &ranges,
-                                       Queue &queue) {
+template <typename T>
+void NcclCollectives::reduceScatterSumOf(T *values, size_t count,
+                                         const std::vector<OwnedRange> &ranges,
+                                         ncclDataType_t type, Queue &queue) {
   if (queue.device().deviceKind() == PP_DEVICE_CPU)
     return host.reduceScatterSum(values, count, ranges, queue);
   checkReaches(queue);
@@ -95,12 +96,33 @@ void NcclCollectives::reduceScatterSum(float *values, size_t count,
       return result;
     for (const OwnedRange &range : ranges)
       if (range.count > 0 && result == ncclSuccess)
-        result = ncclReduce(values + range.begin, values + range.begin,
-                            range.count, ncclFloat, ncclSum, range.owner, comm,
-                            stream);
+        result =
+            ncclReduce(values + range.begin, values + range.begin, range.count,
+                       type, ncclSum, range.owner, comm, stream);
     ncclResult_t ended = ncclGroupEnd();
     return result != ncclSuccess ? result : ended;
   });
+}
+
+void NcclCollectives::allReduceSum(float *values, size_t count, Queue &queue) {
+  allReduceSumOf(values, count, ncclFloat, queue);
+}
+
+void NcclCollectives::allReduceSum(BFloat16 *values, size_t count,
+                                   Queue &queue) {
+  allReduceSumOf(values, count, ncclBfloat16, queue);
+}
+
+void NcclCollectives::reduceScatterSum(float *values, size_t count,
+                                       const std::vector<OwnedRange> &ranges,
+                                       Queue &queue) {
+  reduceScatterSumOf(values, count, ranges, ncclFloat, queue);
+}
+
+void NcclCollectives::reduceScatterSum(BFloat16 *values, size_t count,
+                                       const std::vector<OwnedRange> &ranges,
+                                       Queue &queue) {
+  reduceScatterSumOf(values, count, ranges, ncclBfloat16, queue);
 }
 
 } // namespace pp::runtime

@@ -28,8 +28,8 @@ namespace pp::runtime {
 /// collective on GPU memory runs on a stream of the group's own, after the
 /// work queued on the caller's queue before it and before the work queued
 /// there after (events); on host memory it is the host group's. NCCL adds
-/// in an order of its own: a reduce-scatter of ranges is one ncclReduce
-/// per range to its owner.
+/// in an order of its own (bf16: rounding each partial sum to bf16): a
+/// reduce-scatter of ranges is one ncclReduce per range to its owner.
 class NcclCollectives : public CollectiveGroup {
 public:
   /// Connects the NCCL communicator over `ranks` on the current GPU (its
@@ -50,7 +50,11 @@ public:
   void allGather(const void *mine, size_t bytes, void *all,
                  Queue &queue) override;
   void allReduceSum(float *values, size_t count, Queue &queue) override;
+  void allReduceSum(BFloat16 *values, size_t count, Queue &queue) override;
   void reduceScatterSum(float *values, size_t count,
+                        const std::vector<OwnedRange> &ranges,
+                        Queue &queue) override;
+  void reduceScatterSum(BFloat16 *values, size_t count,
                         const std::vector<OwnedRange> &ranges,
                         Queue &queue) override;
 
@@ -61,6 +65,14 @@ private:
   /// `queue` before and after; `what` names it in errors.
   void onStream(Queue &queue, const std::string &what,
                 const std::function<ncclResult_t()> &collective);
+  /// The sums above of elements T (float or BFloat16), NCCL's `type`.
+  template <typename T>
+  void allReduceSumOf(T *values, size_t count, ncclDataType_t type,
+                      Queue &queue);
+  template <typename T>
+  void reduceScatterSumOf(T *values, size_t count,
+                          const std::vector<OwnedRange> &ranges,
+                          ncclDataType_t type, Queue &queue);
 
   std::unique_ptr<CollectiveGroup> ownedHost;
   CollectiveGroup &host;

@@ -79,6 +79,18 @@ public:
       values[i] *= factor;
   }
 
+  void roundToBFloat16(Queue &, BFloat16 *rounded, const float *values,
+                       int64_t n) override {
+    for (int64_t i = 0; i < n; ++i)
+      rounded[i] = toBFloat16(values[i]);
+  }
+
+  void widenBFloat16(Queue &, float *values, const BFloat16 *rounded,
+                     int64_t n) override {
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = toFloat(rounded[i]);
+  }
+
   std::vector<double>
   sumSquares(Queue &, const float *values,
              const std::vector<SquaredRange> &ranges) override {

@@ -8,13 +8,26 @@
 #include <stdexcept>
 
 namespace pp::runtime {
+namespace {
+
+/// The bytes of an element of `dtype`.
+size_t elementBytes(ReduceDtype dtype) {
+  return dtype == ReduceDtype::BF16 ? sizeof(BFloat16) : sizeof(float);
+}
+
+} // namespace
 
 GradientReducer::GradientReducer(CollectiveGroup &dataParallel,
                                  std::vector<pp_tensor *> gradients,
                                  size_t bucketBytes, GradientShares shares,
-                                 Queue &compute)
+                                 Queue &compute, ReduceDtype dtype,
+                                 StateKernels *kernels)
     : dataParallel(dataParallel), gradients(std::move(gradients)),
-      shares(std::move(shares)), compute(compute) {
+      shares(std::move(shares)), compute(compute), dtype(dtype),
+      kernels(kernels) {
+  if (dtype == ReduceDtype::BF16 && !kernels)
+    throw std::invalid_argument("a bf16 gradient reduction needs the "
+                                "kernels of the gradients' device");
   const GradientShares &given = this->shares;
   if (!given.flatOffsets.empty() &&
       (given.flatOffsets.size() != this->gradients.size() ||
@@ -47,7 +60,7 @@ GradientReducer::GradientReducer(CollectiveGroup &dataParallel,
   reductionDone = device.createEvent();
   for (size_t b = 0; b < buckets.size(); ++b)
     finalized.push_back(device.createEvent());
-  staging = Buffer::allocate(*reduction, largest * sizeof(float));
+  staging = Buffer::allocate(*reduction, largest * elementBytes(dtype));
   isReady.assign(listed.size(), true);
   reduced = started = buckets.size();
   worker = std::thread([this] { run(); });
@@ -135,6 +148,15 @@ double GradientReducer::reducingSeconds() const {
   return seconds;
 }
 
+size_t GradientReducer::bytesPerStep() const {
+  if (!worker.joinable())
+    return 0;
+  size_t elements = 0;
+  for (pp_tensor *gradient : gradients)
+    elements += pp_tensor_numel(gradient);
+  return elements * elementBytes(dtype);
+}
+
 bool GradientReducer::canStartNext() const {
   return open && !failure && started == reduced && started < buckets.size() &&
          buckets[buckets.size() - 1 - started].pending == 0;
@@ -180,16 +202,23 @@ void GradientReducer::run() {
 }
 
 void GradientReducer::reduce(const Bucket &bucket) {
-  float *base = static_cast<float *>(staging->data());
-  float *at = base;
   reduction->wait(*finalized[&bucket - buckets.data()]);
+  if (dtype == ReduceDtype::BF16)
+    reduceAs<BFloat16>(bucket);
+  else
+    reduceAs<float>(bucket);
+}
+
+template <typename T> void GradientReducer::reduceAs(const Bucket &bucket) {
+  T *base = static_cast<T *>(staging->data());
+  T *at = base;
   // The ranges of the sharded gradients each rank keeps; the others are
   // all-reduced.
   std::vector<OwnedRange> owned;
   std::vector<std::pair<size_t, size_t>> whole;
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);
-    reduction->copy(at, pp_tensor_data(gradients[i]), n * sizeof(float));
+    stage(at, i, n);
     size_t position = at - base;
     int64_t offset = shares.flatOffsets.empty() ? -1 : shares.flatOffsets[i];
     if (offset < 0) {
@@ -208,19 +237,40 @@ void GradientReducer::reduce(const Bucket &bucket) {
     }
     at += n;
   }
-  size_t floats = at - base;
+  size_t elements = at - base;
   if (owned.empty())
-    whole = {{0, floats}};
+    whole = {{0, elements}};
   for (auto [first, count] : whole)
     dataParallel.allReduceSum(base + first, count, *reduction);
   if (!owned.empty())
-    dataParallel.reduceScatterSum(base, floats, owned, *reduction);
+    dataParallel.reduceScatterSum(base, elements, owned, *reduction);
   at = base;
   for (size_t i = bucket.first; i < bucket.last; ++i) {
     size_t n = pp_tensor_numel(gradients[i]);
-    reduction->copy(pp_tensor_data(gradients[i]), at, n * sizeof(float));
+    unstage(i, at, n);
     at += n;
   }
+}
+
+void GradientReducer::stage(float *at, size_t index, size_t n) {
+  reduction->copy(at, pp_tensor_data(gradients[index]), n * sizeof(float));
+}
+
+void GradientReducer::stage(BFloat16 *at, size_t index, size_t n) {
+  kernels->roundToBFloat16(
+      *reduction, at,
+      static_cast<const float *>(pp_tensor_data(gradients[index])),
+      static_cast<int64_t>(n));
+}
+
+void GradientReducer::unstage(size_t index, const float *at, size_t n) {
+  reduction->copy(pp_tensor_data(gradients[index]), at, n * sizeof(float));
+}
+
+void GradientReducer::unstage(size_t index, const BFloat16 *at, size_t n) {
+  kernels->widenBFloat16(*reduction,
+                         static_cast<float *>(pp_tensor_data(gradients[index])),
+                         at, static_cast<int64_t>(n));
 }
 
 } // namespace pp::runtime

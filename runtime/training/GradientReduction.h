@@ -14,6 +14,8 @@
 #include "runtime/device/Buffer.h"
 #include "runtime/device/Device.h"
 #include "runtime/pp_runtime.h"
+#include "runtime/training/ReduceDtype.h"
+#include "runtime/training/StateKernels.h"
 
 #include <condition_variable>
 #include <cstddef>
@@ -55,7 +57,9 @@ constexpr size_t kGradientBucketBytes = size_t(4) << 20;
 /// since a bucket's contents and an all-reduce's order of additions do not
 /// depend on when it starts, every rank ends with the same bits as a
 /// blocking reduction after the backward. Nothing happens in a group of
-/// one. With GradientShares, a bucket's sharded gradients are
+/// one. In bf16 (ReduceDtype) a bucket's gradients are rounded to bf16 on
+/// their device, their sums (CollectiveGroup's bf16 sums: half the bytes)
+/// widened back to f32. With GradientShares, a bucket's sharded gradients are
 /// reduce-scattered instead: each rank receives the sums of the elements
 /// it owns, on the host the bits the all-reduce gives them (NCCL adds in
 /// orders of its own: on GPUs the two agree for two replicas, whose sum
@@ -68,10 +72,14 @@ public:
   /// Reduces `gradients` (tensors on `compute`'s device that outlive this
   /// object) over `dataParallel`, which no other thread uses between
   /// begin() and finish(), leaving each gradient's sums where `shares`
-  /// says.
+  /// says, carried and summed in `dtype`; bf16 needs `kernels`, those of
+  /// `compute`'s device, which round the gradients and widen the sums
+  /// (std::invalid_argument without). `bucketBytes` counts f32 bytes.
   GradientReducer(CollectiveGroup &dataParallel,
                   std::vector<pp_tensor *> gradients, size_t bucketBytes,
-                  GradientShares shares, Queue &compute);
+                  GradientShares shares, Queue &compute,
+                  ReduceDtype dtype = ReduceDtype::F32,
+                  StateKernels *kernels = nullptr);
   /// Waits for a reduction in flight to end.
   ~GradientReducer();
   GradientReducer(const GradientReducer &) = delete;
@@ -91,6 +99,9 @@ public:
 
   /// Seconds the communication thread spent in all-reduces so far.
   double reducingSeconds() const;
+  /// Bytes of values a step hands to the group's sums (each rank's: the
+  /// gradients' elements times 4 in f32, 2 in bf16; 0 in a group of one).
+  size_t bytesPerStep() const;
 
 private:
   struct Bucket {
@@ -106,11 +117,21 @@ private:
   void reduceNext(std::unique_lock<std::mutex> &lock);
   /// Sums bucket `bucket` over the group, in place.
   void reduce(const Bucket &bucket);
+  /// reduce() with the bucket's values staged as T (float or BFloat16).
+  template <typename T> void reduceAs(const Bucket &bucket);
+  /// Stages gradient `index`'s `n` values at `at`, rounded to bf16 or not,
+  /// and writes a staged sum back to it.
+  void stage(float *at, size_t index, size_t n);
+  void stage(BFloat16 *at, size_t index, size_t n);
+  void unstage(size_t index, const float *at, size_t n);
+  void unstage(size_t index, const BFloat16 *at, size_t n);
 
   CollectiveGroup &dataParallel;
   std::vector<pp_tensor *> gradients;
   GradientShares shares;
   Queue &compute;
+  ReduceDtype dtype;
+  StateKernels *kernels;
   /// Where the reductions run, and the point of its work that the compute
   /// queue waits for at finish().
   std::unique_ptr<Queue> reduction;

@@ -108,6 +108,7 @@ Json trainerJson(const TrainerOptions &options) {
           {"learning_rate", learningRateJson(options.learningRate)},
           {"init", parameterInitName(options.init)},
           {"zero", options.zeroLevel},
+          {"grad_reduce_dtype", reduceDtypeName(options.gradReduceDtype)},
           {"memory_plan", options.memoryPlan},
           {"data", dataJson(options.data)},
           {"checkpoint", checkpointJson(options.checkpoint)},
@@ -362,6 +363,8 @@ TrainerOptions readTrainer(Fields fields) {
   options.init = fields.choice("init", parseParameterInit, "model, random");
   options.zeroLevel =
       static_cast<int>(fields.integer("zero", 0, kMaxZeroLevel));
+  options.gradReduceDtype =
+      fields.choice("grad_reduce_dtype", parseReduceDtype, "f32, bf16");
   options.memoryPlan = fields.boolean("memory_plan");
   options.data = readData(fields.object("data"));
   options.checkpoint = readCheckpoint(fields.object("checkpoint"));

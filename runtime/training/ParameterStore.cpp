@@ -324,7 +324,7 @@ void ParameterStore::prepareGradientReduction() {
     shares = {};
   reducer = std::make_unique<GradientReducer>(
       *dataParallelBuffers, listed, kGradientBucketBytes, std::move(shares),
-      where.queue);
+      where.queue, options.gradReduceDtype, &where.kernels);
   for (int64_t s : stages.stages())
     for (const StageFunctionInfo &function : stages.functionsOf(s))
       for (const TensorInfo &result : function.results)

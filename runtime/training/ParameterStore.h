@@ -164,6 +164,9 @@ public:
   /// it after their backward.
   double reducingSeconds() const { return reducer->reducingSeconds(); }
   double reduceWaitSeconds() const { return waitSeconds; }
+  /// The bytes of gradient values the reduction sums each step
+  /// (GradientReducer::bytesPerStep).
+  size_t reduceBytesPerStep() const { return reducer->bytesPerStep(); }
 
 private:
   void layOutTrainedParameters();

@@ -170,7 +170,8 @@ void RunReporter::writeTrace() {
 }
 
 void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
-                               double reduceWaitSeconds) {
+                               double reduceWaitSeconds,
+                               size_t reduceBytesPerStep) {
   nlohmann::json ops = nlohmann::json::object();
   double opSeconds = 0;
   for (const auto &[kind, totals] : opProfile->byKind()) {
@@ -184,8 +185,9 @@ void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
           {"op_seconds", opSeconds},
           {"ops", ops},
           {"dp_reduce_seconds", reducingSeconds},
-          {"dp_reduce_wait_seconds",
-           reduceWaitSeconds}}.dump());
+          {"dp_reduce_wait_seconds", reduceWaitSeconds},
+          {"dp_reduce_bytes_per_step",
+           reduceBytesPerStep}}.dump());
   if (!reports())
     return;
   nlohmann::json stages = nlohmann::json::array();

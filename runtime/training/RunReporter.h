@@ -88,10 +88,10 @@ public:
   void writeTrace();
   /// Gathers every pipeline rank's profile on rank 0, which writes them
   /// with the run's step seconds and the data-parallel reduction's
-  /// seconds (reducing, and waited for) to --profile. Every rank of the
-  /// first replica calls it, with --profile.
+  /// seconds (reducing, and waited for) and bytes per step to --profile.
+  /// Every rank of the first replica calls it, with --profile.
   void writeProfile(double stepSeconds, double reducingSeconds,
-                    double reduceWaitSeconds);
+                    double reduceWaitSeconds, size_t reduceBytesPerStep);
   /// The run's last line, params_sha256 `digest`, and the metrics file
   /// committed.
   void finish(const std::string &digest);

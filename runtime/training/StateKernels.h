@@ -2,7 +2,8 @@
 //
 // What the trainer computes on its flat buffers (FlatParameters.h) where
 // they live, queued on a queue of that device: gradient sums over
-// microbatches, the clip, the squares of the global gradient norm, the
+// microbatches, their rounding to bf16 and back (a bf16 data-parallel
+// reduction), the clip, the squares of the global gradient norm, the
 // loss over a step and the optimizer's update, one pass over a flat buffer
 // for all of its parameters. The host's implementation
 // (cpuStateKernels) runs each as one vectorizable loop on the caller's
@@ -16,6 +17,7 @@
 #ifndef PP_RUNTIME_TRAINING_STATEKERNELS_H
 #define PP_RUNTIME_TRAINING_STATEKERNELS_H
 
+#include "runtime/core/ElementTypes.h"
 #include "runtime/device/Queue.h"
 #include "runtime/training/OptimizerOptions.h"
 
@@ -54,6 +56,13 @@ public:
   /// `values[i] *= factor` for i < n, on `queue`.
   virtual void scale(Queue &queue, float *values, int64_t n,
                      float factor) = 0;
+  /// `rounded[i] = toBFloat16(values[i])` (to nearest even) for i < n, on
+  /// `queue`: a gradient as a bf16 reduction carries it.
+  virtual void roundToBFloat16(Queue &queue, BFloat16 *rounded,
+                               const float *values, int64_t n) = 0;
+  /// `values[i] = toFloat(rounded[i])` (exact) for i < n, on `queue`.
+  virtual void widenBFloat16(Queue &queue, float *values,
+                             const BFloat16 *rounded, int64_t n) = 0;
   /// Per range of `values`, its `initial` plus the sum of its elements'
   /// squares, in double: on the host added in element order; on a GPU in
   /// a fixed order of its own (the same bits run after run). Waits for

@@ -166,7 +166,8 @@ public:
     std::string digest = streamTrainedParameters(files);
     if (reporter.profile() && groups.dataParallelRank == 0)
       reporter.writeProfile(stepSeconds, parameters.reducingSeconds(),
-                            parameters.reduceWaitSeconds());
+                            parameters.reduceWaitSeconds(),
+                            parameters.reduceBytesPerStep());
     reporter.finish(digest);
     finishTrainedFiles(files);
   }

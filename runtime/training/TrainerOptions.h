@@ -14,6 +14,7 @@
 #include "runtime/training/Optimizer.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/PipelinePlan.h"
+#include "runtime/training/ReduceDtype.h"
 
 #include <cstdint>
 #include <string>
@@ -107,6 +108,9 @@ struct TrainerOptions {
   /// 0 none, 1 optimizer state, 2 also gradients, 3 also parameters
   /// between uses, each rank keeping 1/D of each stage's.
   int zeroLevel = 0;
+  /// The element type in which the gradients travel and add up over the
+  /// data-parallel replicas (GradientReduction.h).
+  ReduceDtype gradReduceDtype = ReduceDtype::F32;
   /// Serve each stage function's tensors from its arena by the package's
   /// memory plan (where the backend's kernels allocate through the frame);
   /// false allocates every tensor on its own.

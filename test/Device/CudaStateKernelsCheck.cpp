@@ -3,7 +3,8 @@
 // Needs a GPU, so it is not part of the lit suites (CI has none): run
 // build/test/Device/PPCudaStateKernelsCheck on a GPU machine. Runs
 // cudaStateKernels and cpuStateKernels on the same inputs: the gradient
-// sums, the scale and the loss sum must give the CPU's bits; the sums of
+// sums, the scale, the loss sum and the rounding of gradients to bf16 and
+// back (a bf16 data-parallel reduction's) must give the CPU's bits; the sums of
 // squares agree in double to 1e-12 relative (the GPU adds in another
 // order); the optimizer step (SGD with and without momentum, AdamW with
 // weight decay, over segments at different steps, over several steps) must
@@ -134,6 +135,23 @@ int main() {
     cuda.accumulate(gpu, sum.onDevice(), addend.onDevice(), n);
     return sum.differences("sum");
   });
+
+  expect("rounding to bf16 and widening back give the CPU's bits",
+         [&]() -> std::string {
+           std::vector<float> given = wave(n, 3.0e4f, 0.5f);
+           given[0] = NAN;
+           given[1] = INFINITY;
+           given[2] = 1.00390625f; // A tie: rounds to 1 (even).
+           Mirrored values(gpu, given);
+           std::vector<BFloat16> rounded(n);
+           host.roundToBFloat16(cpu, rounded.data(), values.onHost(), n);
+           host.widenBFloat16(cpu, values.onHost(), rounded.data(), n);
+           Buffer onGpu = Buffer::allocate(gpu, n * sizeof(BFloat16));
+           BFloat16 *gpuRounded = static_cast<BFloat16 *>(onGpu.data());
+           cuda.roundToBFloat16(gpu, gpuRounded, values.onDevice(), n);
+           cuda.widenBFloat16(gpu, values.onDevice(), gpuRounded, n);
+           return values.differences("rounded");
+         });
 
   expect("scale gives the CPU's bits", [&]() -> std::string {
     Mirrored values(gpu, wave(n, 3.0f, 0.4f));

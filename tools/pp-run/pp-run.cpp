@@ -216,6 +216,13 @@ cl::opt<int> zeroLevel(
              "(gathered before a stage computes); the same bits at every "
              "level"),
     cl::value_desc("0|1|2|3"), cl::cat(runCategory));
+cl::opt<std::string> gradReduceDtype(
+    "grad-reduce-dtype", cl::init("f32"),
+    cl::desc("The element type in which the gradients travel and add up "
+             "over the data-parallel ranks: f32 (default, as TorchTitan and "
+             "Megatron) or bf16 (half the bytes; each gradient rounded to "
+             "bf16, each sum rounded to bf16 and widened back)"),
+    cl::value_desc("f32|bf16"), cl::cat(runCategory));
 cl::opt<bool> memoryPlan(
     "memory-plan", cl::init(true),
     cl::desc("Serve each stage function's tensors from one arena by the "
@@ -572,6 +579,7 @@ TrainerOptions trainerOptions() {
   options.learningRate = learningRateSchedule();
   options.init = *parseParameterInit(initName);
   options.zeroLevel = shardOptimizer ? 1 : zeroLevel;
+  options.gradReduceDtype = *parseReduceDtype(gradReduceDtype);
   options.memoryPlan = memoryPlan;
   options.checkpoint.directory = checkpointDir;
   options.checkpoint.every = checkpointEvery;
@@ -710,12 +718,16 @@ std::string optionProblem() {
   return learningRateProblem();
 }
 
-/// Why --precision and the loss scaling options cannot apply: a type pp
-/// does not compute in, a scale that is no power of two (dividing it out
-/// must be exact), loss scaling for a model compiled in another precision.
+/// Why --precision, --grad-reduce-dtype and the loss scaling options
+/// cannot apply: a type pp does not compute or reduce in, a scale that is no
+/// power of two (dividing it out must be exact), loss scaling for a model
+/// compiled in another precision.
 std::string precisionProblem() {
   if (precision != "f32" && precision != "bf16" && precision != "fp16")
     return "--precision " + precision + ": use f32, bf16 or fp16";
+  if (!parseReduceDtype(gradReduceDtype))
+    return "--grad-reduce-dtype " + gradReduceDtype +
+           ": use f32 (the default) or bf16";
   int exponent = 0;
   if (!(lossScaleInit >= 1 && lossScaleInit <= 0x1p64 &&
         std::frexp(lossScaleInit, &exponent) == 0.5)) {
@@ -763,7 +775,8 @@ std::string inferenceOptionProblem() {
       &evalData,     &shardOptimizer, &zeroLevel,     &exportOnnxPath,
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
-      &checkpointDir, &memoryPlan, &lossScaleInit, &lossScaleGrowthInterval};
+      &checkpointDir, &memoryPlan, &lossScaleInit, &lossScaleGrowthInterval,
+      &gradReduceDtype};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +

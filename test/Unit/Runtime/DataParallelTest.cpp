@@ -95,6 +95,52 @@ TEST(DataParallel, ReducedGradientsAreTheSumOnEveryReplicaInAnyBucketing) {
   }
 }
 
+TEST(DataParallel, ABf16ReductionRoundsTheGradientsAndTheirSums) {
+  // Whole gradients (all-reduced) and, as at ZeRO-2, gradients one after
+  // another in a flat buffer whose shares of 30 elements the 3 ranks own
+  // (reduce-scattered): each sum is the bf16 rounding of the rank-order
+  // sum of the gradients rounded to bf16, on every rank that keeps it,
+  // and half the f32 bytes travel.
+  const int64_t share = 30;
+  for (bool sharded : {false, true}) {
+    std::vector<std::vector<float>> results(3);
+    runRanks(3, [&](Communicator &world) {
+      std::vector<TensorPtr> gradients = makeGradients(kSizes, world.rank(), 0);
+      GradientShares shares;
+      for (int64_t t = 0, offset = 0; sharded && t < int64_t(kSizes.size());
+           offset += kSizes[t++]) {
+        shares.flatOffsets.push_back(offset);
+        shares.shareSizes.push_back(share);
+      }
+      CommunicatorCollectives buffers(world);
+      GradientReducer reducer(buffers, pointersTo(gradients), 64, shares,
+                              hostDevice().defaultQueue(), ReduceDtype::BF16,
+                              &cpuStateKernels());
+      EXPECT_EQ(reducer.bytesPerStep(), 89 * sizeof(BFloat16));
+      reducer.begin();
+      reducer.finish();
+      results[world.rank()] = valuesOf(gradients);
+    });
+    int64_t flat = 0;
+    for (size_t t = 0; t < kSizes.size(); ++t)
+      for (int64_t i = 0; i < kSizes[t]; ++i, ++flat) {
+        float sum = 0;
+        for (int rank = 0; rank < 3; ++rank) {
+          float rounded = toFloat(toBFloat16(gradientValue(rank, t, i)));
+          sum = rank == 0 ? rounded : sum + rounded;
+        }
+        float expected = toFloat(toBFloat16(sum));
+        for (int rank = 0; rank < 3; ++rank) {
+          if (sharded && flat / share != rank)
+            continue;
+          EXPECT_EQ(results[rank][flat], expected)
+              << (sharded ? "sharded " : "") << "tensor " << t << " element "
+              << i << " on rank " << rank;
+        }
+      }
+  }
+}
+
 TEST(DataParallel, AnOverlappedReductionGivesTheBlockingBits) {
   // Over two steps, the gradients become final one by one in an order of
   // their own (as a backward hands them over), the last bucket while the

@@ -19,7 +19,7 @@ namespace {
 // struct's count here.
 static_assert(fieldCount<JobDescription>() == 11, "JobDescription changed");
 static_assert(fieldCount<InferenceJob>() == 3, "InferenceJob changed");
-static_assert(fieldCount<TrainerOptions>() == 19, "TrainerOptions changed");
+static_assert(fieldCount<TrainerOptions>() == 20, "TrainerOptions changed");
 static_assert(fieldCount<LossScalerOptions>() == 2,
               "LossScalerOptions changed");
 static_assert(fieldCount<ScheduleChoice>() == 2, "ScheduleChoice changed");
@@ -75,6 +75,7 @@ JobDescription nonDefaultJob() {
   options.learningRate.minimum = 1e-9;
   options.init = ParameterInit::Random;
   options.zeroLevel = 3;
+  options.gradReduceDtype = ReduceDtype::BF16;
   options.memoryPlan = false;
   options.data.path = "/train.tok";
   options.data.tokenWidth = 2;
@@ -174,6 +175,7 @@ TEST(JobDescriptionTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(a.learningRate.minimum, b.learningRate.minimum);
   EXPECT_EQ(a.init, b.init);
   EXPECT_EQ(a.zeroLevel, b.zeroLevel);
+  EXPECT_EQ(a.gradReduceDtype, b.gradReduceDtype);
   EXPECT_EQ(a.memoryPlan, b.memoryPlan);
   EXPECT_EQ(a.data.path, b.data.path);
   EXPECT_EQ(a.data.tokenWidth, b.data.tokenWidth);
@@ -243,6 +245,11 @@ TEST(JobDescriptionTest, RefusesMalformedFilesNamingFileAndKey) {
   EXPECT_NE(parseError(editedJob([](nlohmann::json &json) {
               json["trainer"]["schedule"]["kind"] = "2f2b";
             })).find("key 'trainer.schedule.kind' is \"2f2b\", not one of "),
+            std::string::npos);
+  EXPECT_NE(parseError(editedJob([](nlohmann::json &json) {
+              json["trainer"]["grad_reduce_dtype"] = "f16";
+            })).find("key 'trainer.grad_reduce_dtype' is \"f16\", not one "
+                     "of f32, bf16"),
             std::string::npos);
   EXPECT_NE(parseError(editedJob([](nlohmann::json &json) {
               json["device"] = "tpu";
