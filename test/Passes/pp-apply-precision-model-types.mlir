@@ -7,7 +7,7 @@
 // a forward-only output keeps the type the model declared.
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:arg0]]: tensor<2x4xbf16>
-// CHECK-SAME: %[[W:arg1]]: tensor<4xf32> {pp.name = "w", pp.role = "parameter"}
+// CHECK-SAME: %[[W:arg1]]: tensor<4xf32> {pp.model_dtype = bf16, pp.name = "w", pp.role = "parameter"}
 // CHECK-SAME: -> (tensor<2x4xbf16> {pp.name = "y", pp.role = "output"})
 // CHECK: %[[UP:.*]] = nn.cast %[[X]] {pp.node = "up"} : (tensor<2x4xbf16>) -> tensor<2x4xf32>
 // CHECK: %[[SQ:.*]] = nn.mul %[[UP]], %[[UP]] {pp.node = "square"} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
@@ -20,7 +20,7 @@
 // and hands its output back as bf16, as declared.
 // F32-LABEL: func.func @main(
 // F32-SAME: %[[X:arg0]]: tensor<2x4xbf16>
-// F32-SAME: %[[W:arg1]]: tensor<4xf32>
+// F32-SAME: %[[W:arg1]]: tensor<4xf32> {pp.model_dtype = bf16,
 // F32: %[[XF:.*]] = nn.cast %[[X]] {pp.node = "up"} : (tensor<2x4xbf16>) -> tensor<2x4xf32>
 // F32: %[[SQ:.*]] = nn.mul %[[XF]], %[[XF]] {pp.node = "square"}
 // F32: %[[Y:.*]] = nn.mul %[[SQ]], %[[W]] {pp.node = "scale"} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>

@@ -112,6 +112,15 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
              << attr.getValue();
     return success();
   }
+  if (name == kModelDtypeAttrName) {
+    auto stored = dyn_cast<TypeAttr>(attr.getValue());
+    if (!stored || !(stored.getValue().isBF16() || stored.getValue().isF16()))
+      return op->emitError() << "'" << name << "' on " << where
+                             << " must be bf16 or f16 (the type a model "
+                             << "stores a weight trained as an f32 master "
+                             << "copy in), got " << attr.getValue();
+    return success();
+  }
   if (name == kInitAttrName) {
     // A sharded argument (a device's shard) keeps the whole initial value.
     auto value = dyn_cast<ElementsAttr>(attr.getValue());
@@ -136,7 +145,7 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef where,
                            << kHolderStagesAttrName << "', '"
                            << kGradientPartAttrName << "', '"
                            << kShardingAttrName << "', '" << kPlacementAttrName
-                           << "')";
+                           << "', '" << kModelDtypeAttrName << "')";
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return op->emitError() << "'" << kShardingAttrName << "' on " << where

@@ -109,8 +109,15 @@ func.func @placement_kind() -> (tensor<4xf32> {pp.placement = 0}) {
 
 // -----
 
-// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.holder_stages', 'pp.gradient_part', 'pp.sharding', 'pp.placement')}}
+// expected-error @+1 {{unknown pp attribute 'pp.stages' on argument 0 (expected one of 'pp.name', 'pp.role', 'pp.init', 'pp.stage', 'pp.holder_stages', 'pp.gradient_part', 'pp.sharding', 'pp.placement', 'pp.model_dtype')}}
 func.func @unknown_attr(%w: tensor<4xf32> {pp.stages = 1}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pp.model_dtype' on argument 0 must be bf16 or f16 (the type a model stores a weight trained as an f32 master copy in), got f64}}
+func.func @model_dtype_f64(%w: tensor<4xf32> {pp.model_dtype = f64}) {
   return
 }
 
