@@ -44,8 +44,8 @@ def ApplyPrecision : Pass<"pp-apply-precision", "mlir::ModuleOp"> {
     TorchTitan's mixed precision do:
 
     - every parameter becomes an f32 argument, the master copy the
-      optimizer updates, and is cast once to the compute type where the
-      program starts;
+      optimizer updates, cast to the compute type once per model node that
+      reads it (part of that node);
     - float inputs and labels are cast to the compute type as they arrive,
       so activations, and the messages between stages, are in the compute
       type (half the bytes of f32);

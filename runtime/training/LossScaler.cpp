@@ -10,7 +10,8 @@ bool LossScaler::update(bool finite) {
     current.cleanSteps = 0;
     return false;
   }
-  if (++current.cleanSteps == options.growthInterval) {
+  // At least: a resumed count may exceed a smaller interval.
+  if (++current.cleanSteps >= options.growthInterval) {
     current.scale *= kGrowthFactor;
     current.cleanSteps = 0;
   }

@@ -741,6 +741,12 @@ ShardingPlan MatmulOp::planSharding(ArrayRef<TensorLayout> operands,
   return Rules(*this, operands, context).planMatmul(*this);
 }
 
+/// A cast maps each element on its own: it keeps its operand's layout.
+ShardingPlan CastOp::planSharding(ArrayRef<TensorLayout> operands,
+                                  const ShardingContext &context) {
+  return Rules(*this, operands, context).planElementwise();
+}
+
 ShardingPlan TransposeOp::planSharding(ArrayRef<TensorLayout> operands,
                                        const ShardingContext &context) {
   return Rules(*this, operands, context).planTranspose(*this);
@@ -887,7 +893,9 @@ static bool feedsLogits(Value value) {
     if (auto loss = dyn_cast<CrossEntropyOp>(user))
       if (loss.getLogits() == value)
         return true;
-    if (isa<ReshapeOp>(user) && feedsLogits(user->getResult(0)))
+    // Through reshapes, and the cast to f32 that a reduced precision puts
+    // before the loss (pp-apply-precision).
+    if (isa<ReshapeOp, CastOp>(user) && feedsLogits(user->getResult(0)))
       return true;
   }
   return false;
