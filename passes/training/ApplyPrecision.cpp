@@ -6,7 +6,12 @@
 // every op computes in the widest float type of its operands, so that the
 // whole model computes in the compute type unless the model itself casts
 // up; ops with ComputesInF32 (softmax, normalization, losses) compute in
-// f32 between casts. Differentiating afterwards casts each parameter's
+// f32 between casts. Values computed from integers and constants alone
+// (positions, rotary angles, masks built from indices) are computed in f32
+// and converted, saturating, where they meet the compute type, as a model
+// converts its rotary tables (`cos.to(x.dtype)`); constants are converted
+// at compile time, saturating too, so that a mask's finite minimum stays
+// finite. Differentiating afterwards casts each parameter's
 // gradient back to f32 (nn.cast's gradient), so gradients are accumulated,
 // reduced and applied in f32.
 //
@@ -54,6 +59,18 @@ Type withElement(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
 }
 
+/// `number` converted to `type`, a finite number beyond its range becoming
+/// its largest finite number of the same sign (a mask's
+/// `torch.finfo(torch.float32).min` stays a finite minimum).
+APFloat convertSaturating(APFloat number, FloatType type) {
+  bool finite = number.isFinite(), negative = number.isNegative(), lost;
+  number.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                 &lost);
+  if (finite && number.isInfinity())
+    return APFloat::getLargest(type.getFloatSemantics(), negative);
+  return number;
+}
+
 /// The wider of two float types (f32 over the 16-bit ones).
 FloatType wider(FloatType lhs, FloatType rhs) {
   if (!lhs)
@@ -92,8 +109,9 @@ public:
   }
 
 private:
-  /// Parameters become f32 master copies; every float argument reaches its
-  /// users in the compute type, through one cast per model node that uses
+  /// Parameters become f32 master copies; constants (buffers the model
+  /// holds, as RoPE's inverse frequencies) are index values; every other
+  /// float argument reaches its users in the compute type, through one cast per model node that uses
   /// it (part of that node, so that partitioning keeps a weight's cast, and
   /// its gradient's cast back, with each node that reads it: a tied weight
   /// keeps one gradient part per node).
@@ -109,7 +127,10 @@ private:
                         TypeAttr::get(floatElementOf(arg.getType())));
         arg.setType(withElement(arg.getType(), f32));
       }
-      if (floatElementOf(arg.getType()) == compute)
+      if (argumentRole(main, arg.getArgNumber()) == kRoleConstant)
+        indexValues.insert(arg); // A buffer, as a constant: f32 until used.
+      if (floatElementOf(arg.getType()) == compute ||
+          indexValues.contains(arg))
         continue;
       SmallVector<Operation *> users(arg.getUsers());
       llvm::sort(users, [](Operation *lhs, Operation *rhs) {
@@ -183,50 +204,65 @@ private:
   /// A model's own float-to-float cast keeps an upcast to f32 (a model
   /// that computes a statistic in f32 on purpose) and turns a cast to a
   /// 16-bit type into one to the compute type; a cast that no longer
-  /// converts anything goes. Casts from integers produce the compute type.
+  /// converts anything goes. A cast from an integer gives an index value,
+  /// f32.
   void retypeModelCast(nn::CastOp castOp) {
     FloatType to = floatElementOf(castOp.getType());
     if (!to)
       return;
-    Type target =
-        withElement(castOp.getType(), to.getWidth() >= 32 ? to : compute);
     Value input = castOp.getInput();
+    bool fromInteger = !isa<FloatType>(getElementTypeOrSelf(input.getType()));
+    FloatType type = fromInteger || to.getWidth() >= 32 ? f32 : compute;
     Value replacement = input;
-    if (input.getType() != target)
-      replacement = castBefore(castOp, input,
-                               cast<FloatType>(getElementTypeOrSelf(target)));
+    if (getElementTypeOrSelf(input.getType()) != type)
+      replacement = fromInteger || !indexValues.contains(input)
+                        ? castBefore(castOp, input, type)
+                        : castedTo(input, type, castOp);
+    if (fromInteger)
+      indexValues.insert(replacement);
     castOp.getResult().replaceAllUsesWith(replacement);
     castOp.erase();
   }
 
-  /// The float type `op` computes in: f32 for a ComputesInF32 op, else the
-  /// widest of its float operands' types. A constant operand does not
-  /// count (as a Python scalar does not promote in PyTorch): an op whose
-  /// float operands are all constants computes in the compute type. Null
-  /// for an op without float operands.
+  /// Whether `op` computes an index value: it has float results and reads
+  /// no float value other than constants and index values.
+  bool computesIndexValue(Operation *op) {
+    auto isFloat = [](Value value) { return bool(floatElementOf(value.getType())); };
+    return llvm::any_of(op->getResults(), isFloat) &&
+           llvm::all_of(op->getOperands(), [&](Value operand) {
+             return !isFloat(operand) ||
+                    operand.getDefiningOp<arith::ConstantOp>() ||
+                    indexValues.contains(operand);
+           });
+  }
+
+  /// The float type `op` computes in: f32 for a ComputesInF32 op or one
+  /// computing an index value, else the widest of its float operands'
+  /// types. Constants and index values do not count (as a Python scalar
+  /// does not promote in PyTorch). Null for an op without float values.
   FloatType computeTypeOf(Operation *op) {
-    if (op->hasTrait<nn::ComputesInF32>())
+    if (op->hasTrait<nn::ComputesInF32>() || computesIndexValue(op))
       return f32;
     FloatType type;
-    bool constants = false;
-    for (Value operand : op->getOperands()) {
-      FloatType element = floatElementOf(operand.getType());
-      if (element && operand.getDefiningOp<arith::ConstantOp>())
-        constants = true;
-      else
-        type = wider(type, element);
-    }
-    return type || !constants ? type : compute;
+    for (Value operand : op->getOperands())
+      if (!operand.getDefiningOp<arith::ConstantOp>() &&
+          !indexValues.contains(operand))
+        type = wider(type, floatElementOf(operand.getType()));
+    return type;
   }
 
   /// Casts `op`'s float operands to the type it computes in and gives its
   /// float results that type; a ComputesInF32 op's results are cast back
-  /// to the compute type for its users.
+  /// to the compute type for its users, unless they are index values.
   void retypeOp(Operation *op) {
-    bool inF32 = op->hasTrait<nn::ComputesInF32>();
+    bool indexValue = computesIndexValue(op);
+    bool inF32 = op->hasTrait<nn::ComputesInF32>() && !indexValue;
     FloatType type = computeTypeOf(op);
     if (!type)
-      return; // No float operand: the results stay as the model made them.
+      return; // No float value: the op stays as the model made it.
+    if (indexValue)
+      for (Value result : op->getResults())
+        indexValues.insert(result);
     for (OpOperand &operand : op->getOpOperands())
       if (FloatType element = floatElementOf(operand.get().getType());
           element && element != type)
@@ -248,9 +284,10 @@ private:
   }
 
   /// `value` converted to element type `type` for `user`: a constant's
-  /// values converted at compile time, a cast's input when it has that
-  /// type (an f32 op reads a parameter's f32 master copy, not its rounded
-  /// copy), anything else through an nn.cast.
+  /// values converted at compile time (saturating), a cast's input when it
+  /// has that type (an f32 op reads a parameter's f32 master copy, not its
+  /// rounded copy), an index value clamped to `type`'s finite range and
+  /// cast, anything else through an nn.cast.
   Value castedTo(Value value, FloatType type, Operation *user) {
     Type target = withElement(value.getType(), type);
     if (auto castOp = value.getDefiningOp<nn::CastOp>())
@@ -260,11 +297,7 @@ private:
       if (auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue())) {
         builder.setInsertionPoint(constant);
         auto converted = dense.mapValues(type, [&](const APFloat &number) {
-          APFloat narrowed = number;
-          bool lost;
-          narrowed.convert(type.getFloatSemantics(),
-                           APFloat::rmNearestTiesToEven, &lost);
-          return narrowed.bitcastToAPInt();
+          return convertSaturating(number, type).bitcastToAPInt();
         });
         auto narrowed = arith::ConstantOp::create(
             builder, constant.getLoc(), target, cast<TypedAttr>(converted));
@@ -272,7 +305,34 @@ private:
         replacedConstants.insert(constant);
         return narrowed;
       }
+    if (indexValues.contains(value) && type.getWidth() < 32)
+      return castBefore(user, clampedTo(value, type, user), type);
     return castBefore(user, value, type);
+  }
+
+  /// `value` (f32) clamped, before `user`, to the finite range of `type`,
+  /// as part of `user`'s model node.
+  Value clampedTo(Value value, FloatType type, Operation *user) {
+    builder.setInsertionPoint(user);
+    auto bound = [&](bool negative) {
+      auto scalar = RankedTensorType::get({}, f32);
+      auto constant = arith::ConstantOp::create(
+          builder, user->getLoc(),
+          DenseFPElementsAttr::get(
+              scalar, convertSaturating(APFloat::getLargest(
+                                            type.getFloatSemantics(), negative),
+                                        f32)));
+      return constant.getResult();
+    };
+    Operation *atLeast =
+        nn::MaximumOp::create(builder, user->getLoc(), value, bound(true));
+    Operation *atMost = nn::MinimumOp::create(
+        builder, user->getLoc(), atLeast->getResult(0), bound(false));
+    if (Attribute node = user->getAttr(kNodeAttrName))
+      for (Operation *op : {atLeast, atMost, atLeast->getOperand(1).getDefiningOp(),
+                            atMost->getOperand(1).getDefiningOp()})
+        op->setAttr(kNodeAttrName, node);
+    return atMost->getResult(0);
   }
 
   /// The loss stays f32; outputs keep the types the model declared, cast
@@ -283,9 +343,9 @@ private:
     ArrayRef<Type> declared = main.getFunctionType().getResults();
     for (OpOperand &operand : returnOp->getOpOperands()) {
       FloatType want = floatElementOf(declared[operand.getOperandNumber()]);
-      if (main.getResultAttrOfType<StringAttr>(operand.getOperandNumber(),
-                                               kRoleAttrName) ==
-          StringRef(kRoleLoss))
+      if (auto role = main.getResultAttrOfType<StringAttr>(
+              operand.getOperandNumber(), kRoleAttrName);
+          role && role.getValue() == kRoleLoss)
         want = f32;
       Value value = operand.get();
       if (!want || floatElementOf(value.getType()) == want)
@@ -305,6 +365,8 @@ private:
   /// Casts this pass made, and constants whose values castedTo converted:
   /// erased when nothing reads them.
   llvm::SetVector<Operation *> createdCasts, replacedConstants;
+  /// Values computed from integers and constants alone, in f32.
+  llvm::DenseSet<Value> indexValues;
 };
 
 struct ApplyPrecisionPass

@@ -51,7 +51,12 @@ def ApplyPrecision : Pass<"pp-apply-precision", "mlir::ModuleOp"> {
       type (half the bytes of f32);
     - every op computes in the widest float type of its operands, so that
       the program computes in the compute type except where the model casts
-      up to f32 itself; constants are converted at compile time;
+      up to f32 itself; constants are converted at compile time,
+      saturating to the compute type's finite range;
+    - index values (computed from integers, constants and held buffers
+      alone: positions, rotary angles, masks from an integer input) are
+      computed in f32 and clamped to the compute type's finite range and
+      cast where they meet it;
     - ops with the `ComputesInF32` trait (softmax, log-softmax, layer norm,
       the losses with their log-sum-exp) compute in f32 between casts, and
       the loss stays f32; a forward-only program's outputs keep the types
