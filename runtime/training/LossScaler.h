@@ -37,8 +37,8 @@ public:
   /// Below it the loss's gradient with respect to its f16 input, at most
   /// S in magnitude per element for cross entropy (S times one over the
   /// token count), rounds to zero: the backward computes nothing. A run
-  /// overflowing at 2^-24 has skipped 40 steps in a row from the default
-  /// 2^16: its forward is not finite, which no scale mends.
+  /// reaching 2^-24 from the default 2^16 has skipped 40 steps in a row:
+  /// its forward is not finite, which no scale mends.
   static constexpr double kMinimumScale = 0x1p-24;
 
   explicit LossScaler(const LossScalerOptions &options)
