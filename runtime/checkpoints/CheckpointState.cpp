@@ -81,9 +81,13 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
           std::frexp(value, &exponent) != 0.5)
         throw refuse("has the loss scale " + scale.dump() +
                      ", not a positive power of two");
+      const nlohmann::json &saved = state["loss_scale"];
+      // skipped_steps is newer than the other two: 0 when absent.
       result.lossScale = LossScaleState{
-          value, count(state["loss_scale"].at("clean_steps"),
-                       "the loss scale's clean_steps")};
+          value, count(saved.at("clean_steps"), "the loss scale's clean_steps"),
+          saved.contains("skipped_steps")
+              ? count(saved["skipped_steps"], "the loss scale's skipped_steps")
+              : 0};
     }
   } catch (const nlohmann::json::exception &e) {
     throw refuse(std::string("lacks a field or has one of the wrong type: ") +
@@ -92,14 +96,12 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
   return result;
 }
 
-int64_t optimizerStepCount(const SafeTensorsFile &file,
-                           const std::string &name) {
+std::optional<int64_t> optimizerStepCount(const SafeTensorsFile &file,
+                                          const std::string &name) {
   std::string key = name + "/step";
   auto entry = file.metadata().find(key);
   if (entry == file.metadata().end())
-    throw std::runtime_error("checkpoint file '" + file.path() +
-                             "' lacks the step count '" + key +
-                             "' in its metadata");
+    return std::nullopt;
   return parseStepCount(entry->second, "checkpoint file '" + file.path() +
                                            "': the step count '" + key + "'");
 }

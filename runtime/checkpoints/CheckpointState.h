@@ -50,11 +50,12 @@ struct CheckpointState {
 CheckpointState readCheckpointState(const std::string &checkpoint);
 
 /// The number of updates of the trained parameter `name` as the metadata
-/// entry "`name`/step" of the optimizer state `file` records it. Throws
-/// std::runtime_error naming the file when the entry is missing or is not
-/// a count (parseStepCount).
-int64_t optimizerStepCount(const SafeTensorsFile &file,
-                           const std::string &name);
+/// entry "`name`/step" of the optimizer state `file` records it; nullopt
+/// without the entry (the parameter had taken no step: a checkpoint holds
+/// no state of it). Throws std::runtime_error naming the file when the
+/// entry is not a count (parseStepCount).
+std::optional<int64_t> optimizerStepCount(const SafeTensorsFile &file,
+                                          const std::string &name);
 
 } // namespace pp::runtime
 

@@ -18,6 +18,8 @@ struct LossScaleState {
   /// Clean steps since the scale last changed (GradScaler's growth
   /// tracker).
   int64_t cleanSteps = 0;
+  /// Steps skipped in a row since the last taken one.
+  int64_t skippedSteps = 0;
 };
 
 } // namespace pp::runtime

@@ -27,6 +27,7 @@
 #include "runtime/kernels/DropoutMask.h"
 #include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/FloatElements.h"
+#include "runtime/kernels/FloatOperands.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/ReductionPlans.h"
@@ -680,37 +681,6 @@ bool present(std::initializer_list<pp_tensor *> tensors) {
     if (!tensor)
       return false;
   return true;
-}
-
-/// The float dtype (f32, bf16 or f16: FloatElements.h) that every one of
-/// `operands` and of the present (non-null) `optionalOperands` holds. Null
-/// when an operand is null (an earlier call failed and said why); with the
-/// error recorded, naming `kernel`, when the first operand's dtype is not a
-/// float one or another operand's differs from it.
-std::optional<pp_dtype>
-floatOperandsType(pp_frame *frame, const char *kernel,
-                  std::initializer_list<pp_tensor *> operands,
-                  std::initializer_list<pp_tensor *> optionalOperands = {}) {
-  if (!present(operands))
-    return std::nullopt;
-  pp_dtype dtype = pp_tensor_dtype(*operands.begin());
-  if (!visitFloatType(dtype, [](auto) {})) {
-    failFrame(frame, std::string(kernel) +
-                         " expects f32, bf16 or f16 tensors, got " +
-                         pp_dtype_name(dtype));
-    return std::nullopt;
-  }
-  for (auto list : {operands, optionalOperands})
-    for (pp_tensor *operand : list)
-      if (operand && pp_tensor_dtype(operand) != dtype) {
-        failFrame(frame, std::string(kernel) +
-                             " expects tensors of one dtype, got " +
-                             pp_dtype_name(dtype) + " and " +
-                             pp_dtype_name(pp_tensor_dtype(operand)) +
-                             "; cast one to the other's dtype");
-        return std::nullopt;
-      }
-  return dtype;
 }
 
 /// `result` when the last launch succeeded; else null, `result` destroyed.

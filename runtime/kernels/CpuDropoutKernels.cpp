@@ -16,7 +16,7 @@ extern "C" {
 
 pp_tensor *pp_cpu_dropout(pp_frame *frame, pp_tensor *input, int64_t key,
                           double ratio) {
-  if (!checkFloatInputs(frame, "dropout", {input}))
+  if (!floatOperandsType(frame, "dropout", {input}))
     return nullptr;
   if (!frame->position.training || ratio == 0.0)
     return pp_cpu_copy(frame, input);

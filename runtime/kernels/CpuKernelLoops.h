@@ -7,7 +7,7 @@
 // one bit for bit. Reductions accumulate in double precision.
 //
 // A compute kernel is written once over the element type T of its float
-// tensors (FloatElements.h): it checks its operands with checkFloatInputs,
+// tensors (FloatElements.h): it checks its operands with floatOperandsType,
 // runs its body for their type with forFloatType, reads through
 // readFloats<T> and writes through writeFloats<T>, which are plain float
 // pointers for f32 and convert each element for bf16 and f16.
@@ -19,6 +19,7 @@
 
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/FloatElements.h"
+#include "runtime/kernels/FloatOperands.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MathFormulas.h"
 
@@ -103,37 +104,8 @@ template <typename T> FloatsOut<T> writeFloats(pp_tensor *tensor) {
 #define PP_FORMULA(name)                                                       \
   [](auto... operands) { return elementwise::name(operands...); }
 
-/// Checks that every operand exists and that all hold values of one float
-/// dtype the kernels compute (f32, bf16 or f16), and returns it; nullopt,
-/// with the error naming `kernel` recorded in `frame`, otherwise.
-inline std::optional<pp_dtype>
-checkFloatInputs(pp_frame *frame, const char *kernel,
-                 std::initializer_list<pp_tensor *> inputs) {
-  std::optional<pp_dtype> dtype;
-  for (pp_tensor *input : inputs) {
-    if (!input)
-      return std::nullopt; // An earlier call failed and said why.
-    pp_dtype type = pp_tensor_dtype(input);
-    if (!visitFloatType(type, [](auto) {})) {
-      failFrame(frame, std::string(kernel) +
-                           " expects f32, bf16 or f16 tensors, got " +
-                           pp_dtype_name(type));
-      return std::nullopt;
-    }
-    if (dtype && *dtype != type) {
-      failFrame(frame, std::string(kernel) +
-                           " expects operands of one element type, got " +
-                           pp_dtype_name(*dtype) + " and " +
-                           pp_dtype_name(type) + " (cast one with nn.cast)");
-      return std::nullopt;
-    }
-    dtype = type;
-  }
-  return dtype;
-}
-
 /// Runs `body(T())` for the float element type T of `dtype`, which
-/// checkFloatInputs accepted.
+/// floatOperandsType accepted.
 template <typename Body> void forFloatType(pp_dtype dtype, Body &&body) {
   visitFloatType(dtype, body);
 }
@@ -144,7 +116,7 @@ template <typename Body> void forFloatType(pp_dtype dtype, Body &&body) {
 template <typename Function>
 inline pp_tensor *unaryIndexed(pp_frame *frame, const char *kernel,
                                pp_tensor *input, Function function) {
-  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {input});
   pp_tensor *result =
       dtype ? newTensor(frame, *dtype, shapeOf(input)) : nullptr;
   if (!result)
@@ -287,7 +259,7 @@ inline void accumulateGroups(const Shape &shape, const Shape &groupStrides,
 template <typename Function>
 inline pp_tensor *binary(pp_frame *frame, const char *kernel, pp_tensor *lhs,
                          pp_tensor *rhs, Function function) {
-  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {lhs, rhs});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {lhs, rhs});
   std::optional<Shape> shape =
       dtype ? broadcastOperands(frame, kernel, {lhs, rhs}) : std::nullopt;
   pp_tensor *result = shape ? newTensor(frame, *dtype, *shape) : nullptr;
@@ -375,7 +347,7 @@ inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
 template <typename Line>
 inline pp_tensor *mapAlongAxis(pp_frame *frame, const char *kernel,
                                pp_tensor *input, int64_t axis, Line line) {
-  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {input});
   pp_tensor *result = nullptr;
   if (dtype)
     forFloatType(*dtype, [&](auto element) {
@@ -398,7 +370,7 @@ inline pp_tensor *gradAlongAxis(pp_frame *frame, const char *kernel,
                                 pp_tensor *grad, pp_tensor *result,
                                 int64_t axis, Line line) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, kernel, {grad, result});
+      floatOperandsType(frame, kernel, {grad, result});
   if (!dtype)
     return nullptr;
   if (shapeOf(grad) != shapeOf(result)) {

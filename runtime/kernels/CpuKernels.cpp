@@ -64,7 +64,7 @@ pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
 
 pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          int transpose_lhs, int transpose_rhs) {
-  if (!checkFloatInputs(frame, "matmul", {lhs, rhs}))
+  if (!floatOperandsType(frame, "matmul", {lhs, rhs}))
     return nullptr;
   return batchedMatmul(frame, lhs, rhs, transpose_lhs, transpose_rhs, newTensor,
                        hostGemm);
@@ -159,7 +159,7 @@ pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
 
 pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
                          const int64_t *shape) {
-  std::optional<pp_dtype> dtype = checkFloatInputs(frame, "sum_to", {input});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, "sum_to", {input});
   if (!dtype)
     return nullptr;
   Shape target(shape, shape + rank), inputShape = shapeOf(input);
@@ -323,7 +323,7 @@ pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
 pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input, pp_tensor *target,
                            int reduction) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "mse_loss", {input, target});
+      floatOperandsType(frame, "mse_loss", {input, target});
   if (!dtype)
     return nullptr;
   if (shapeOf(input) != shapeOf(target)) {
@@ -360,7 +360,7 @@ pp_tensor *pp_cpu_mse_loss_grad(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *input, pp_tensor *target,
                                 int reduction) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "mse_loss_grad", {grad, input, target});
+      floatOperandsType(frame, "mse_loss_grad", {grad, input, target});
   int64_t n = input ? pp_tensor_numel(input) : 0;
   pp_tensor *result =
       dtype ? newTensor(frame, *dtype, shapeOf(input)) : nullptr;
@@ -383,7 +383,7 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                 pp_tensor *labels, int64_t ignore_index,
                                 int reduction) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "cross_entropy", {logits});
+      floatOperandsType(frame, "cross_entropy", {logits});
   if (!dtype || !labels)
     return nullptr;
   std::optional<std::vector<int64_t>> y =
@@ -431,7 +431,7 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                      pp_tensor *logits, pp_tensor *labels,
                                      int64_t ignore_index, int reduction) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "cross_entropy_grad", {grad, logits});
+      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
   if (!dtype || !labels)
     return nullptr;
   std::optional<std::vector<int64_t>> labelValues =

@@ -21,7 +21,7 @@ pp_tensor *operandGrad(pp_frame *frame, const char *kernel, pp_tensor *grad,
                        pp_tensor *lhs, pp_tensor *rhs, int64_t operand,
                        Function function) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, kernel, {grad, lhs, rhs});
+      floatOperandsType(frame, kernel, {grad, lhs, rhs});
   if (!dtype || !math::checkOperand(frame, kernel, operand))
     return nullptr;
   std::optional<Shape> shape =

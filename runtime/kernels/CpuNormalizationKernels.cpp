@@ -36,7 +36,7 @@ template <typename Reduce>
 pp_tensor *reduce(pp_frame *frame, const char *kernel, pp_tensor *input,
                   int64_t axes_count, const int64_t *axes, int keep_dims,
                   Reduce reduceGroups) {
-  std::optional<pp_dtype> dtype = checkFloatInputs(frame, kernel, {input});
+  std::optional<pp_dtype> dtype = floatOperandsType(frame, kernel, {input});
   if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
@@ -146,7 +146,7 @@ pp_tensor *pp_cpu_reduce_sum_grad(pp_frame *frame, pp_tensor *grad,
                                   int64_t input_shape_count,
                                   const int64_t *input_shape) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "reduce_sum_grad", {grad});
+      floatOperandsType(frame, "reduce_sum_grad", {grad});
   if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan = reduceGradPlan(
@@ -168,7 +168,7 @@ pp_tensor *pp_cpu_reduce_max_grad(pp_frame *frame, pp_tensor *grad,
                                   pp_tensor *input, pp_tensor *result_value,
                                   int64_t axes_count, const int64_t *axes) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "reduce_max_grad", {grad, input, result_value});
+      floatOperandsType(frame, "reduce_max_grad", {grad, input, result_value});
   if (!dtype)
     return nullptr;
   std::optional<ReducePlan> plan =
@@ -224,10 +224,8 @@ pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
                              pp_tensor *weight, pp_tensor *bias, int64_t axis,
                              double epsilon) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "layer_norm", {input});
-  if (!dtype ||
-      (weight && !checkFloatInputs(frame, "layer_norm", {input, weight})) ||
-      (bias && !checkFloatInputs(frame, "layer_norm", {input, bias})))
+      floatOperandsType(frame, "layer_norm", {input}, {weight, bias});
+  if (!dtype)
     return nullptr;
   std::optional<LayerNormPlan> plan = layerNormPlan(
       frame, "layer_norm", input, weight, bias, nullptr, axis, epsilon);
@@ -268,7 +266,7 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
                                   int64_t axis, double epsilon,
                                   int64_t result_index) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "layer_norm_grad", {grad, input, weight});
+      floatOperandsType(frame, "layer_norm_grad", {grad, input, weight});
   if (!dtype)
     return nullptr;
   std::optional<LayerNormPlan> plan = layerNormGradPlan(

@@ -322,7 +322,7 @@ pp_tensor *pp_cpu_sharded_cross_entropy(pp_frame *frame, pp_tensor *logits,
                                         pp_tensor *labels, const char *axes,
                                         int64_t ignore_index) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "sharded_cross_entropy", {logits});
+      floatOperandsType(frame, "sharded_cross_entropy", {logits});
   if (!dtype || !labels)
     return nullptr;
   pp_tensor *result = nullptr;
@@ -349,7 +349,7 @@ pp_tensor *pp_cpu_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                              const char *axes,
                                              int64_t ignore_index) {
   std::optional<pp_dtype> dtype =
-      checkFloatInputs(frame, "sharded_cross_entropy_grad", {grad, logits});
+      floatOperandsType(frame, "sharded_cross_entropy_grad", {grad, logits});
   if (!dtype || !labels)
     return nullptr;
   pp_tensor *result = nullptr;

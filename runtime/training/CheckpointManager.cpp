@@ -47,6 +47,39 @@ std::map<std::string, Shape> shapesOf(const SafeTensorsFile &file) {
   return shapes;
 }
 
+/// Whether the optimizer file `file`, whose tensors are `saved`, holds
+/// the state of trained parameter `name`: its step count and each of
+/// `buffers` ("NAME/BUFFER"). A checkpoint holds all of them when the
+/// parameter had taken a step and none when it had not (an fp16 run whose
+/// first steps all overflowed); throws, naming what it holds and what it
+/// lacks, when it holds some.
+bool holdsOptimizerState(const SafeTensorsFile &file,
+                         const std::map<std::string, Shape> &saved,
+                         const std::string &name,
+                         const std::vector<std::string> &buffers) {
+  std::vector<std::string> held, missing;
+  (optimizerStepCount(file, name) ? held : missing)
+      .push_back("the step count '" + name + "/step'");
+  for (const std::string &buffer : buffers)
+    (saved.count(name + "/" + buffer) ? held : missing)
+        .push_back("'" + name + "/" + buffer + "'");
+  if (missing.empty() || held.empty())
+    return missing.empty();
+  auto list = [](const std::vector<std::string> &parts) {
+    std::string text;
+    for (size_t i = 0; i < parts.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    return text;
+  };
+  throw std::runtime_error(
+      "checkpoint file '" + file.path() + "' holds part of the state of '" +
+      name + "': " + list(held) + " but not " + list(missing) +
+      ". A checkpoint saves a parameter's step count and buffers together "
+      "(none before its first step): the file is damaged, or it was saved "
+      "with --momentum 0 and this run has momentum. Restore it from a copy, "
+      "or resume from another checkpoint");
+}
+
 } // namespace
 
 std::optional<CheckpointRef> CheckpointManager::findResumePoint() {
@@ -124,11 +157,14 @@ void CheckpointManager::restoreOptimizer(const CheckpointRef &resumed) {
         where + " holds the state of the optimizer '" +
         (saved == file.metadata().end() ? "" : saved->second) +
         "', this run uses --optimizer " + optimizer.kind);
-  std::map<std::string, Shape> expected;
+  std::map<std::string, Shape> tensors = shapesOf(file), expected;
+  std::vector<std::string> buffers = optimizerBufferNames(optimizer);
   for (const ParameterInfo &parameter : trainedParameters(context.package))
-    for (const std::string &buffer : optimizerBufferNames(optimizer))
-      expected[parameter.tensor.name + "/" + buffer] = parameter.globalShape();
-  checkSameTensors(where, expected, shapesOf(file),
+    if (holdsOptimizerState(file, tensors, parameter.tensor.name, buffers))
+      for (const std::string &buffer : buffers)
+        expected[parameter.tensor.name + "/" + buffer] =
+            parameter.globalShape();
+  checkSameTensors(where, expected, tensors,
                    "a checkpoint of another model, or of --momentum 0 "
                    "when this run has momentum (or the reverse)");
   parameters.loadOptimizerState(file);
@@ -308,7 +344,8 @@ nlohmann::json CheckpointManager::checkpointState(
       {"files", files}};
   if (lossScale)
     state["loss_scale"] = {{"scale", lossScale->scale},
-                           {"clean_steps", lossScale->cleanSteps}};
+                           {"clean_steps", lossScale->cleanSteps},
+                           {"skipped_steps", lossScale->skippedSteps}};
   return state;
 }
 

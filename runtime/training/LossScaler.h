@@ -5,7 +5,10 @@
 // and the update divides the f32 gradients by S again (S is a power of two:
 // exact). A step whose gradients overflowed (the global gradient norm is
 // not finite) is skipped and S halves; after `growthInterval` clean steps
-// in a row S doubles. These are torch.amp.GradScaler's rules and defaults.
+// in a row S doubles. These are torch.amp.GradScaler's rules and defaults,
+// but for one: GradScaler halves S forever, until it is 0 in f32 and the
+// zero gradients of loss x 0 look clean. Here a backoff below
+// kMinimumScale stops the run instead (exhausted()).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,7 @@
 #include "runtime/core/LossScaleState.h"
 
 #include <cstdint>
+#include <string>
 
 namespace pp::runtime {
 
@@ -29,6 +33,13 @@ class LossScaler {
 public:
   /// Growth and backoff factors, as GradScaler's defaults.
   static constexpr double kGrowthFactor = 2.0, kBackoffFactor = 0.5;
+  /// The smallest scale worth a step: 2^-24, f16's smallest subnormal.
+  /// Below it the loss's gradient with respect to its f16 input, at most
+  /// S in magnitude per element for cross entropy (S times one over the
+  /// token count), rounds to zero: the backward computes nothing. A run
+  /// reaching 2^-24 from the default 2^16 has skipped 40 steps in a row:
+  /// its forward is not finite, which no scale mends.
+  static constexpr double kMinimumScale = 0x1p-24;
 
   explicit LossScaler(const LossScalerOptions &options)
       : options(options), current{options.initialScale, 0} {}
@@ -40,13 +51,24 @@ public:
   void restore(const LossScaleState &state) { current = state; }
 
   /// Records the step just run: `finite` when its gradients were all
-  /// finite. Returns whether the step is taken (true) or skipped.
+  /// finite. Returns whether the step is taken (true) or skipped. A
+  /// skipped step at a scale that cannot halve without going below
+  /// kMinimumScale keeps the scale and makes the scaler exhausted.
   bool update(bool finite);
+  /// Whether the last step overflowed at the smallest scale: the run must
+  /// stop (exhaustedMessage).
+  bool exhausted() const { return stopped; }
 
 private:
   LossScalerOptions options;
   LossScaleState current;
+  bool stopped = false;
 };
+
+/// Why an fp16 run stops after step `step` (counted from 1), whose scaler
+/// is exhausted in state `state`: what happened, the likely causes and
+/// what to try.
+std::string exhaustedMessage(int64_t step, const LossScaleState &state);
 
 } // namespace pp::runtime
 

@@ -4,6 +4,7 @@
 
 #include "runtime/checkpoints/CheckpointState.h"
 #include "runtime/communication/CommunicatorCollectives.h"
+#include "runtime/core/ElementTypes.h"
 #include "runtime/training/ParameterInit.h"
 #include "runtime/training/TensorShards.h"
 
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -27,18 +29,23 @@ void checkParameterDtypes(const Package &package) {
 }
 
 void checkHalfRange(const std::map<std::string, TensorPtr> &values) {
-  constexpr float kLargestHalf = 65504.0f;
   for (const auto &[name, tensor] : values) {
     const float *data = floatsOf(tensor.get());
     for (int64_t i = 0, n = pp_tensor_numel(tensor.get()); i < n; ++i)
-      if (!(std::fabs(data[i]) <= kLargestHalf)) {
+      // The cast the compute copies go through: a finite value of
+      // magnitude 65520 or more rounds to infinity; an infinity or a NaN
+      // stays what it is.
+      if (std::isfinite(data[i]) && std::isinf(toFloat(toHalf(data[i])))) {
         std::ostringstream value;
-        value << data[i];
+        value << std::setprecision(9) << data[i];
         throw std::runtime_error(
             "parameter '" + name + "' holds " + value.str() + " at element " +
-            std::to_string(i) + ", beyond fp16's range (largest 65504): its "
-            "fp16 copy would be infinite from step 1; train with --precision "
-            "bf16 (f32's range) or f32");
+            std::to_string(i) +
+            ", a finite value that f16 rounds to infinity (|x| >= 65520; "
+            "its largest value is 65504): its fp16 "
+            "copy would be infinite from step 1. Train with --precision "
+            "bf16 (f32's range), or rescale the weight below 65504 (and what "
+            "reads it to match)");
       }
   }
 }
@@ -531,8 +538,13 @@ void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
   for (StageParameters &stage : byStage) {
     std::map<std::string, ParameterState> states;
     for (const FlatParameter &held : stage.flat->parameters()) {
+      // One that had taken no step keeps none: its state is created at its
+      // first step, as in a run that was never interrupted.
+      std::optional<int64_t> steps = optimizerStepCount(file, held.name);
+      if (!steps)
+        continue;
       ParameterState &state = states[held.name];
-      state.steps = optimizerStepCount(file, held.name);
+      state.steps = *steps;
       for (const std::string &buffer :
            optimizerBufferNames(options.optimizer)) {
         std::vector<float> &values = state.buffers[buffer];

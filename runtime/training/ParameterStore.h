@@ -42,9 +42,11 @@ namespace pp::runtime {
 void checkParameterDtypes(const Package &package);
 
 /// Throws std::runtime_error, naming the first parameter and element,
-/// unless every value of `values` (a rank's parameters, host copies) is
-/// within fp16's range: an fp16 run computes with f16 copies of them, and
-/// a value beyond 65504 would be infinite from step 1.
+/// when a value of `values` (a rank's parameters, host copies) is finite
+/// but rounds to infinity in f16 (|x| >= 65520: 65504, f16's largest, up
+/// to 65520 round to 65504): an fp16 run computes with f16 copies of them,
+/// which would be infinite from step 1. An infinity or a NaN is kept (f16
+/// holds it as it is: the cast adds no overflow).
 void checkHalfRange(const std::map<std::string, TensorPtr> &values);
 
 /// The parameters of the model (every stage's) whose gradients some stage
@@ -154,9 +156,11 @@ public:
   /// whole on every replica.
   std::map<std::string, ParameterState> gatherOptimizerState();
   /// Sets the optimizer state from a checkpoint's optimizer file `file`,
-  /// checked to hold every trained parameter's buffers whole
-  /// ("NAME/BUFFER", global shapes) and step counts: this rank keeps its
-  /// shards, and its share with ZeRO.
+  /// checked to hold, of every trained parameter that had taken a step,
+  /// the buffers whole ("NAME/BUFFER", global shapes) and the step count:
+  /// this rank keeps its shards, and its share with ZeRO. A parameter
+  /// without a step count had taken none and keeps no state until its
+  /// first step.
   void loadOptimizerState(const SafeTensorsFile &file);
 
   ResidentBytes residentBytes() const;

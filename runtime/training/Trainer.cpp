@@ -140,6 +140,11 @@ public:
       StepMetrics result = trainStep(step);
       stepSeconds += result.seconds;
       reporter.reportStep(result);
+      // Every rank's scaler saw the same global norms: all stop together,
+      // before a checkpoint of this step.
+      if (scaler && scaler->exhausted())
+        throw std::runtime_error(
+            exhaustedMessage(result.step, scaler->state()));
       if (evalBatches > 0 && ((options.data.evalEvery > 0 &&
                                result.step % options.data.evalEvery == 0) ||
                               result.step == options.steps))

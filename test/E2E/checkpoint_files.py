@@ -15,6 +15,8 @@ Usage:
       writes the f32 VALUE (nan, inf, -0.5, ...) at element ELEMENT of NAME;
   checkpoint_files.py set-metadata FILE KEY VALUE
       sets FILE's __metadata__ KEY to the string VALUE;
+  checkpoint_files.py drop-metadata FILE KEY
+      removes KEY from FILE's __metadata__;
   checkpoint_files.py downgrade STEP_DIR
       makes STEP_DIR's state.json format version 1 (no "files" digests), as
       pp wrote it before the digests;
@@ -105,6 +107,11 @@ def main():
         path, key, value = sys.argv[2:5]
         header, data = read(path)
         header["__metadata__"][key] = value
+        write(path, header, data)
+    elif sys.argv[1] == "drop-metadata":
+        path, key = sys.argv[2:4]
+        header, data = read(path)
+        del header["__metadata__"][key]
         write(path, header, data)
     elif sys.argv[1] == "downgrade":
         directory = sys.argv[2]

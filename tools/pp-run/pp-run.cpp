@@ -360,7 +360,8 @@ cl::opt<double, false, NumberParser> lossScaleInit(
     "loss-scale-init", cl::init(65536.0),
     cl::desc("fp16 training: the first loss scale, a power of two (default "
              "65536, as torch.amp.GradScaler); it halves after a step whose "
-             "gradients overflow, which is skipped"),
+             "gradients overflow, which is skipped; an overflow at 2^-24 "
+             "stops the run"),
     cl::cat(runCategory));
 cl::opt<int> lossScaleGrowthInterval(
     "loss-scale-growth-interval", cl::init(2000),

@@ -50,6 +50,30 @@ TEST(CheckpointState, ReadsTheFieldsAResumeTakes) {
   EXPECT_EQ(state.tensors, (std::map<std::string, Shape>{{"w", {2, 3}}}));
 }
 
+TEST(CheckpointState, ReadsTheLossScaleWithSkippedStepsZeroWhenAbsent) {
+  auto lossScaleOf = [](const std::string &scale) {
+    return readCheckpointState(
+               checkpointWith(stateWith(std::string(kValid) +
+                                        R"(, "loss_scale": )" + scale)))
+        .lossScale;
+  };
+  std::optional<LossScaleState> saved =
+      lossScaleOf(R"({"scale": 0.5, "clean_steps": 0, "skipped_steps": 17})");
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->scale, 0.5);
+  EXPECT_EQ(saved->skippedSteps, 17);
+  // A checkpoint written before skipped_steps was.
+  saved = lossScaleOf(R"({"scale": 1024.0, "clean_steps": 3})");
+  ASSERT_TRUE(saved);
+  EXPECT_EQ(saved->cleanSteps, 3);
+  EXPECT_EQ(saved->skippedSteps, 0);
+  EXPECT_NE(refusal(stateWith(std::string(kValid) +
+                              R"(, "loss_scale": {"scale": 2.0,
+                                 "clean_steps": 0, "skipped_steps": -1})"))
+                .find("the loss scale's skipped_steps -1"),
+            std::string::npos);
+}
+
 TEST(CheckpointState, RefusesValuesOutOfRange) {
   // nlohmann's get<int64_t>() of 1e300 is undefined behaviour, which the
   // trainer's resume ran into before these checks.
@@ -99,8 +123,10 @@ TEST(CheckpointState, OptimizerStepCountsAreCounts) {
   }
   SafeTensorsFile file = SafeTensorsFile::open(path);
   EXPECT_EQ(optimizerStepCount(file, "a"), 12);
-  for (const char *name : {"b", "c", "d", "e"})
+  for (const char *name : {"b", "c", "d"})
     EXPECT_THROW(optimizerStepCount(file, name), std::runtime_error) << name;
+  EXPECT_EQ(optimizerStepCount(file, "e"), std::nullopt)
+      << "a parameter without a step count has taken no step";
 }
 
 } // namespace

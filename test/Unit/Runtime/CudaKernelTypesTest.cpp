@@ -65,30 +65,31 @@ TEST(CudaKernelTypes, EveryFloatOperandMustHaveTheFirstOnesDtype) {
   using Call = std::function<pp_tensor *(pp_frame *)>;
   const std::pair<Call, std::string> cases[] = {
       {[&](pp_frame *f) { return pp_cuda_add(f, bf16.get(), f32.get()); },
-       "add expects tensors of one dtype, got bf16 and f32; cast one to the "
-       "other's dtype"},
+       "add expects operands of one element type, got bf16 and f32 "
+       "(cast one with nn.cast)"},
       {[&](pp_frame *f) {
          return pp_cuda_layer_norm(f, f16.get(), f32Weight.get(), nullptr, -1,
                                    1e-5);
        },
-       "layer_norm expects tensors of one dtype, got f16 and f32; cast one "
-       "to the other's dtype"},
+       "layer_norm expects operands of one element type, got f16 and f32 "
+       "(cast one with nn.cast)"},
       {[&](pp_frame *f) {
          return pp_cuda_matmul(f, bf16.get(), f16Matrix.get(), 0, 0);
        },
-       "matmul expects tensors of one dtype, got bf16 and f16; cast one to "
-       "the other's dtype"},
+       "matmul expects operands of one element type, got bf16 and f16 "
+       "(cast one with nn.cast)"},
       {[&](pp_frame *f) {
          return pp_cuda_cross_entropy_grad(f, f32Scalar.get(), bf16.get(),
                                            labels.get(), -100, 0);
        },
-       "cross_entropy_grad expects tensors of one dtype, got f32 and bf16; "
-       "cast one to the other's dtype"},
+       "cross_entropy_grad expects operands of one element type, got f32 and "
+       "bf16 "
+       "(cast one with nn.cast)"},
       {[&](pp_frame *f) {
          return pp_cuda_softmax_grad(f, f16.get(), bf16.get(), -1);
        },
-       "softmax_grad expects tensors of one dtype, got f16 and bf16; cast "
-       "one to the other's dtype"},
+       "softmax_grad expects operands of one element type, got f16 and bf16 "
+       "(cast one with nn.cast)"},
   };
   for (const auto &[call, message] : cases)
     EXPECT_EQ(frameErrorOf(call), message);
