@@ -732,6 +732,14 @@ AddOp::operandHints(TensorLayout resultHint) {
   return hints;
 }
 
+/// A cast's operand is wanted in its result's layout: a parameter's
+/// gradient cast to the parameter's f32 type (pp-apply-precision) is
+/// computed in the parameter's layout.
+SmallVector<std::optional<TensorLayout>>
+CastOp::operandHints(TensorLayout resultHint) {
+  return {resultHint};
+}
+
 //===----------------------------------------------------------------------===//
 // Rules
 //===----------------------------------------------------------------------===//
