@@ -84,7 +84,8 @@ def NN_CastOp : NN_Op<"cast", [
     DeclareOpInterfaceMethods<NN_GradientOpInterface, ["isDifferentiableOperand"]>,
     NN_HasRuntimeKernel,
     DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface,
-                              ["planSharding", "operandHints"]>]> {
+                              ["planSharding", "operandHints",
+                               "keepsPendingSum"]>]> {
   let summary = "converts the element type";
   let description = [{
     Converts every element of `input` to the element type of the result,
