@@ -720,14 +720,15 @@ bool DivOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
   return operands[0].isPartial() && operands[1].isReplicated();
 }
 
-/// A pending sum cast to a float type that represents every value of its
-/// own exactly: each term converts exactly and the sum happens in the wider
-/// type (a bf16 gradient cast to its f32 parameter is summed in f32, where
-/// an f32 program sums it).
+/// A pending sum only this cast reads, cast to a float type that represents
+/// every value of its own exactly: each term converts exactly and the sum
+/// happens in the wider type (a bf16 gradient cast to its f32 parameter is
+/// summed in f32, where an f32 program sums it). A pending sum other ops
+/// read too is summed once, before the cast, for all of them.
 bool CastOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
   auto from = dyn_cast<FloatType>(getElementTypeOrSelf(getInput()));
   auto to = dyn_cast<FloatType>(getElementTypeOrSelf(getType()));
-  return operands[0].isPartial() && from && to &&
+  return operands[0].isPartial() && getInput().hasOneUse() && from && to &&
          llvm::APFloat::isRepresentableBy(from.getFloatSemantics(),
                                           to.getFloatSemantics());
 }
