@@ -216,9 +216,10 @@ private:
     for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
       if (failed(walkOp(&op, hints)))
         return failure();
-    // A copy no user laid out keeps its parameter's present layout.
+    // A copy that no op of the stage reads (the stage's results at most)
+    // leaves its parameter replicated.
     for (unsigned parameter : llvm::to_vector(pendingCopies.keys()))
-      if (failed(layOutParameter(parameter, parameterLayouts.lookup(parameter),
+      if (failed(layOutParameter(parameter, Layout::replicated(),
                                  /*asking=*/nullptr, hints)))
         return failure();
     auto yield = cast<YieldOp>(body.getTerminator());
