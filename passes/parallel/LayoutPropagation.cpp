@@ -6,6 +6,7 @@
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
 #include "passes/ProgramUtils.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -92,6 +93,13 @@ private:
   /// Values that are a parameter (@main's argument and the stage block
   /// arguments it becomes), to the argument number.
   DenseMap<Value, unsigned> parameterOf;
+  /// Copies of a parameter in another element type (convertedOperand), to
+  /// the argument number: their users lay them out as the parameter.
+  DenseMap<Value, unsigned> copyOf;
+  /// The copies of each open parameter in the stage being walked: walked
+  /// when the parameter is laid out, so that the copy's users choose the
+  /// layout as they would for the parameter itself.
+  llvm::MapVector<unsigned, SmallVector<Operation *>> pendingCopies;
   llvm::StringMap<unsigned> parameterByName;
   /// In a trial, pending sums that a user summed: their layout from then on.
   DenseMap<Value, Layout> resolved;
@@ -115,11 +123,19 @@ private:
   }
   /// The parameter `value` is, when its layout is not fixed yet.
   std::optional<unsigned> openParameter(Value value) const {
-    auto parameter = parameterOf.find(value);
-    if (parameter == parameterOf.end() ||
-        parameterLayouts.count(parameter->second))
+    std::optional<unsigned> parameter = parameterBehind(value);
+    if (!parameter || parameterLayouts.count(*parameter))
       return std::nullopt;
-    return parameter->second;
+    return parameter;
+  }
+  /// The parameter `value` is or copies, if any.
+  std::optional<unsigned> parameterBehind(Value value) const {
+    for (const DenseMap<Value, unsigned> *map : {&parameterOf, &copyOf}) {
+      auto parameter = map->find(value);
+      if (parameter != map->end())
+        return parameter->second;
+    }
+    return std::nullopt;
   }
 
   //===--------------------------------------------------------------------===//
@@ -200,6 +216,12 @@ private:
     for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
       if (failed(walkOp(&op, hints)))
         return failure();
+    // A copy that no op of the stage reads (the stage's results at most)
+    // leaves its parameter replicated.
+    for (unsigned parameter : llvm::to_vector(pendingCopies.keys()))
+      if (failed(layOutParameter(parameter, Layout::replicated(),
+                                 /*asking=*/nullptr, hints)))
+        return failure();
     auto yield = cast<YieldOp>(body.getTerminator());
     for (auto [index, result] : llvm::enumerate(stage.getResults())) {
       Value value = yield.getValues()[index];
@@ -218,14 +240,30 @@ private:
     return success();
   }
 
+  /// Walks `op`, or defers it when it copies an open parameter.
   LogicalResult walkOp(Operation *op, const DenseMap<Value, Layout> &hints) {
+    if (Value converted = convertedOperand(op)) {
+      auto parameter = parameterOf.find(converted);
+      if (parameter != parameterOf.end()) {
+        copyOf[op->getResult(0)] = parameter->second;
+        if (!parameterLayouts.count(parameter->second)) {
+          pendingCopies[parameter->second].push_back(op);
+          return success();
+        }
+      }
+    }
+    return planOp(op, hints);
+  }
+
+  /// Gives `op` its layouts by its rule, converting its operands as needed.
+  LogicalResult planOp(Operation *op, const DenseMap<Value, Layout> &hints) {
     SmallVector<Layout> current;
     SmallVector<RankedTensorType> types;
     SmallVector<bool> parameters;
     for (Value operand : op->getOperands()) {
       current.push_back(layoutOf(operand));
       types.push_back(globalOf(operand));
-      parameters.push_back(parameterOf.count(operand));
+      parameters.push_back(parameterBehind(operand).has_value());
     }
     SmallVector<std::optional<Layout>> resultHints;
     for (Value result : op->getResults()) {
@@ -247,10 +285,9 @@ private:
       Value operand = op->getOperand(i);
       Layout wanted = plan.operands[i];
       if (auto parameter = openParameter(operand)) {
-        parameterLayouts[*parameter] = wanted;
-        if (rewrite)
-          retypeParameter(*parameter, operand);
-        continue;
+        if (failed(layOutParameter(*parameter, wanted, operand, hints)))
+          return failure();
+        current[i] = layoutOf(operand);
       }
       if (current[i] == wanted)
         continue;
@@ -272,6 +309,25 @@ private:
          llvm::zip(op->getResults(), plan.results, resultTypes)) {
       layouts[result] = layout;
       globals[result] = type;
+    }
+    return success();
+  }
+
+  /// Lays the open parameter `index` out as `layout`, which `asking` (a
+  /// stage argument of it, a copy of it or null) needs, and walks its
+  /// pending copies.
+  LogicalResult layOutParameter(unsigned index, Layout layout, Value asking,
+                                const DenseMap<Value, Layout> &hints) {
+    parameterLayouts[index] = layout;
+    SmallVector<Operation *> copies = pendingCopies.lookup(index);
+    pendingCopies.erase(index);
+    if (rewrite && isa_and_nonnull<BlockArgument>(asking))
+      retypeParameter(index, asking);
+    for (Operation *copy : copies) {
+      if (rewrite)
+        retypeParameter(index, copy->getOperand(0));
+      if (failed(planOp(copy, hints)))
+        return failure();
     }
     return success();
   }
@@ -445,6 +501,17 @@ private:
 };
 
 } // namespace
+
+Value pp::convertedOperand(Operation *op) {
+  if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+    return {};
+  auto from = dyn_cast<ShapedType>(op->getOperand(0).getType());
+  auto to = dyn_cast<ShapedType>(op->getResult(0).getType());
+  if (!from || !to || from.getElementType() == to.getElementType() ||
+      from.getShape() != to.getShape())
+    return {};
+  return op->getOperand(0);
+}
 
 FailureOr<PropagationResult>
 pp::propagateLayouts(func::FuncOp main, int64_t devices, bool sequenceParallel,

@@ -40,6 +40,12 @@ struct PropagationResult {
   std::string sizeProblem;
 };
 
+/// The operand `op` converts to another element type, keeping its shape
+/// (nn.cast or another single-operand conversion: under a reduced precision,
+/// pp-apply-precision's compute-type copy of a weight), else null. Layouts
+/// treat such a copy of a parameter as the parameter.
+mlir::Value convertedOperand(mlir::Operation *op);
+
 /// Propagates layouts over `devices` devices through `main` (after
 /// pp-insert-send-recv) from `seeds`. With `rewrite`, also turns `main`
 /// into one device's program: collectives, per-device types, `pp.sharding`

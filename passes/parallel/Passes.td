@@ -27,7 +27,13 @@ def ShardTensorParallel : Pass<"pp-shard-tensor-parallel", "mlir::ModuleOp"> {
     results' layouts, stating which operand layouts it needs. Propagation walks the program once in order (forward
     stages, then backward stages), so every value gets a layout from its
     producers, and an open parameter takes the layout its first user asks
-    for. Where a user needs another layout than its producer gave, the pass
+    for. A copy of a parameter in another element type (pp-apply-precision's
+    bf16 or f16 copy of an f32 master weight, cast where it is read) is laid
+    out as the parameter: while the parameter is open, the copy's first user
+    chooses (so a bf16 weight turns row-parallel as its f32 master does),
+    and the gradient cast back to f32 is computed in the parameter's layout;
+    under a reduced precision the pass shards the parameters, and inserts
+    the collectives, that it does in f32. Where a user needs another layout than its producer gave, the pass
     inserts the collective that converts it: `pp.all_reduce` (partial to
     replicated), `pp.reduce_scatter` (partial to sharded), `pp.all_gather`
     (sharded to replicated), `pp.shard_slice` (replicated to sharded, no

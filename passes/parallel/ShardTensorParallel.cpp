@@ -175,15 +175,9 @@ private:
   /// compute type under a reduced precision: pp-apply-precision's copy of
   /// a weight) is, if any.
   std::optional<unsigned> parameterArgument(StageOp stage, Value value) {
-    if (Operation *copy = value.getDefiningOp();
-        copy && copy->getNumOperands() == 1 &&
-        copy->hasTrait<OpTrait::OneResult>() &&
-        isa<BlockArgument>(copy->getOperand(0)) &&
-        getElementTypeOrSelf(copy->getResult(0)) !=
-            getElementTypeOrSelf(copy->getOperand(0)) &&
-        cast<ShapedType>(copy->getResult(0).getType()).getShape() ==
-            cast<ShapedType>(copy->getOperand(0).getType()).getShape())
-      value = copy->getOperand(0);
+    if (Operation *copy = value.getDefiningOp())
+      if (Value converted = convertedOperand(copy))
+        value = converted;
     auto arg = dyn_cast<BlockArgument>(value);
     if (!arg || arg.getOwner() != &stage.getBody().front())
       return std::nullopt;

@@ -82,7 +82,10 @@ def NN_CastableTensor : RankedTensorOf<[F32, F64, F16, BF16, I64, I32, I1]>;
 
 def NN_CastOp : NN_Op<"cast", [
     DeclareOpInterfaceMethods<NN_GradientOpInterface, ["isDifferentiableOperand"]>,
-    NN_HasRuntimeKernel, NN_Sharded]> {
+    NN_HasRuntimeKernel,
+    DeclareOpInterfaceMethods<NN_ShardingRuleOpInterface,
+                              ["planSharding", "operandHints",
+                               "keepsPendingSum"]>]> {
   let summary = "converts the element type";
   let description = [{
     Converts every element of `input` to the element type of the result,

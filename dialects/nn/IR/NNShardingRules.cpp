@@ -720,6 +720,19 @@ bool DivOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
   return operands[0].isPartial() && operands[1].isReplicated();
 }
 
+/// A pending sum only this cast reads, cast to a float type that represents
+/// every value of its own exactly: each term converts exactly and the sum
+/// happens in the wider type (a bf16 gradient cast to its f32 parameter is
+/// summed in f32, where an f32 program sums it). A pending sum other ops
+/// read too is summed once, before the cast, for all of them.
+bool CastOp::keepsPendingSum(ArrayRef<TensorLayout> operands) {
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(getInput()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(getType()));
+  return operands[0].isPartial() && getInput().hasOneUse() && from && to &&
+         llvm::APFloat::isRepresentableBy(from.getFloatSemantics(),
+                                          to.getFloatSemantics());
+}
+
 /// The terms of a sum whose result is wanted in `resultHint` (a gradient
 /// summed from its contributions) want it too, unless they broadcast.
 SmallVector<std::optional<TensorLayout>>
@@ -730,6 +743,14 @@ AddOp::operandHints(TensorLayout resultHint) {
                         ? std::optional<TensorLayout>(resultHint)
                         : std::nullopt);
   return hints;
+}
+
+/// A cast's operand is wanted in its result's layout: a parameter's
+/// gradient cast to the parameter's f32 type (pp-apply-precision) is
+/// computed in the parameter's layout.
+SmallVector<std::optional<TensorLayout>>
+CastOp::operandHints(TensorLayout resultHint) {
+  return {resultHint};
 }
 
 //===----------------------------------------------------------------------===//
