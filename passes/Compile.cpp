@@ -93,6 +93,16 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("the compute type: f32, bf16 or fp16, with f32 master "
                      "weights (pp-apply-precision)"),
       llvm::cl::init("f32")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("what each stage's backward recomputes instead of "
+                     "saving: none, full or selective (pp-partition's "
+                     "recompute, pp-recompute)"),
+      llvm::cl::init("none")};
+  Option<std::string> recomputeOps{
+      *this, "recompute-ops",
+      llvm::cl::desc("recompute the ops whose whole name matches this "
+                     "regular expression (pp-partition's recompute-ops)")};
   Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("group elementwise ops of each stage function into "
@@ -141,6 +151,9 @@ std::string compileOptionsProblem(const CompileOptions &options) {
   if (!options.freeze.empty())
     return "pp-compile: infer=true trains nothing, so freeze= does not "
            "apply; drop freeze=" + options.freeze;
+  if (options.recompute != "none" || !options.recomputeOps.empty())
+    return "pp-compile: infer=true has no backward to recompute in; drop "
+           "recompute= and recompute-ops=";
   return "";
 }
 
@@ -176,7 +189,11 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   partition.linkRate = options.linkRate;
   partition.splitPoints.assign(options.splitPoints.begin(),
                                options.splitPoints.end());
+  partition.recompute = options.recompute;
+  partition.recomputeOps = options.recomputeOps;
   pm.addPass(pp::createPartition(partition));
+  if (options.recompute != "none" || !options.recomputeOps.empty())
+    pm.addPass(pp::createRecompute());
   pm.addPass(pp::createInsertSendRecv());
   if (options.tp != 1 || options.sp || !options.shard.empty()) {
     pp::ShardTensorParallelOptions parallel;

@@ -8,6 +8,7 @@
 #include "passes/ProgramUtils.h"
 #include "passes/pipeline/CostModel.h"
 #include "passes/pipeline/PartitionSolver.h"
+#include "passes/pipeline/RecomputePolicy.h"
 #include "passes/pipeline/Passes.h"
 #include "runtime/schedules/Schedule.h"
 #include "runtime/schedules/ScheduleSimulation.h"
@@ -50,11 +51,20 @@ struct CrossingValue {
 
 /// A value that a stage holds once when any of the nodes `users` is on it:
 /// an activation kept for the backward (OutlineStages' saved values), or a
-/// parameter.
+/// parameter. A value the backward recomputes has a `producer` node: a
+/// stage holds it only when it receives it (the producer is on an earlier
+/// stage).
 struct HeldValue {
   double bytes;
   double elements;
   SmallVector<size_t> users;
+  std::optional<size_t> producer = std::nullopt;
+
+  /// Whether the stage of nodes from `begin` on makes it rather than
+  /// holding it.
+  bool recomputedFrom(size_t begin) const {
+    return producer && *producer >= begin;
+  }
 };
 
 /// A table over the stages of blocks [begin, end) (blocks numbered as the
@@ -85,6 +95,8 @@ BlockTable heldBytesTable(ArrayRef<HeldValue> values,
     // A value joins the stage with its first user at or after `begin`.
     std::vector<double> joining(numBlocks + 1, 0);
     for (const HeldValue &value : values) {
+      if (value.recomputedFrom(boundaries[begin]))
+        continue;
       size_t first = numNodes;
       for (size_t user : value.users)
         if (user >= boundaries[begin])
@@ -127,7 +139,8 @@ struct NodeSequence {
                                                size_t begin, size_t end) {
     SmallVector<const HeldValue *> held;
     for (const HeldValue &value : values)
-      if (llvm::any_of(value.users, [&](size_t node) {
+      if (!value.recomputedFrom(begin) &&
+          llvm::any_of(value.users, [&](size_t node) {
             return node >= begin && node < end;
           }))
         held.push_back(&value);
@@ -263,7 +276,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
 
     // A program without nodes (its outputs are inputs or constants) is one
     // stage.
-    NodeSequence nodes = collectNodes(main);
+    FailureOr<RecomputePolicy> policy =
+        RecomputePolicy::parse(recompute, recomputeOps, main);
+    if (failed(policy))
+      return failure();
+    NodeSequence nodes = collectNodes(main, *policy);
 
     int64_t numStages = layout->stageRanks.size();
     int64_t numNodes = nodes.size();
@@ -293,7 +310,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       return failure();
     orderByStage(body);
     formStages(main, *mesh);
-    report(main, nodes, *starts, *layout, rates);
+    report(main, nodes, *starts, *layout, rates, *policy);
     return success();
   }
 
@@ -427,9 +444,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   }
 
   /// The model's nodes in program order: the forward and backward work of
-  /// each, which of its results later nodes use, what its backward saves
-  /// and which parameters it uses.
-  static NodeSequence collectNodes(func::FuncOp main) {
+  /// each (the backward's including what it recomputes under `policy`),
+  /// which of its results later nodes use, what its backward saves and
+  /// which parameters it uses.
+  static NodeSequence collectNodes(func::FuncOp main,
+                                   const RecomputePolicy &policy) {
     Block &body = main.getBody().front();
     NodeSequence nodes;
     llvm::DenseMap<StringAttr, size_t> index;
@@ -446,12 +465,15 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     nodes.backwardWeight.resize(n);
     nodes.crossing.resize(n);
     llvm::DenseSet<Operation *> weight = weightGradientOps(main);
+    llvm::DenseSet<Operation *> recomputed = policy.recomputedOps(main);
     for (Operation &op : body.without_terminator()) {
       StringAttr node = getNode(&op);
       if (!node || !index.count(node) || isConstant(&op))
         continue;
       size_t at = index[node];
       OpCost cost = estimateCost(&op);
+      if (recomputed.contains(&op))
+        nodes.backwardInput[at] += cost;
       if (isBackward(&op)) {
         (weight.contains(&op) ? nodes.backwardWeight
                               : nodes.backwardInput)[at] += cost;
@@ -471,13 +493,13 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
             name += "." + std::to_string(sent.size());
           sent.push_back({lastUser, bytesOf(result.getType()), name});
         }
-        collectSaved(result, index, nodes);
+        collectSaved(result, index, recomputed, nodes);
       }
     }
     for (BlockArgument arg : body.getArguments()) {
       unsigned number = arg.getArgNumber();
       if (argumentRole(main, number) == kRoleInput)
-        collectSaved(arg, index, nodes);
+        collectSaved(arg, index, recomputed, nodes);
       if (!isModelParameter(main, number))
         continue;
       // Where assignStages places it: with its forward users, else its
@@ -498,16 +520,23 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     return nodes;
   }
 
-  /// Records `value` as saved when backward ops of nodes use it.
+  /// Records `value` as saved when backward ops of nodes, or the forward
+  /// ops they recompute, use it; one that is itself `recomputed` has its
+  /// producer's node.
   static void collectSaved(Value value,
                            const llvm::DenseMap<StringAttr, size_t> &index,
+                           const llvm::DenseSet<Operation *> &recomputed,
                            NodeSequence &nodes) {
     HeldValue saved{bytesOf(value.getType()),
                     nn::staticElementCount(value.getType()),
                     {}};
+    if (Operation *producer = value.getDefiningOp();
+        producer && recomputed.contains(producer))
+      saved.producer = index.lookup(getNode(producer));
     for (Operation *user : value.getUsers())
       if (StringAttr node = getNode(user);
-          node && isBackward(user) && index.count(node))
+          node && (isBackward(user) || recomputed.contains(user)) &&
+          index.count(node))
         saved.users.push_back(index.lookup(node));
     if (!saved.users.empty())
       nodes.saved.push_back(std::move(saved));
@@ -981,7 +1010,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   /// lists the fields) and reports them as remarks.
   void report(func::FuncOp main, const NodeSequence &nodes,
               ArrayRef<size_t> starts, const StageLayout &layout,
-              const Rates &rates) {
+              const Rates &rates, const RecomputePolicy &policy) {
     ArrayRef<StringAttr> order = nodes.names;
     Builder builder(main.getContext());
     auto number = [&](double value) { return builder.getF64FloatAttr(value); };
@@ -1078,6 +1107,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
               llvm::format("%.3f", cost.bytes / 1e6),
               llvm::format("%.2f", estimated), llvm::format("%.3f", sent / 1e6),
               layout.stageRanks[stage]));
+      summary.append(policy.stageAttributes(builder));
       summary.push_back(builder.getNamedAttr("first_node", order[begin]));
       summary.push_back(builder.getNamedAttr("last_node", order[end - 1]));
       summaries.push_back(builder.getDictionaryAttr(summary));

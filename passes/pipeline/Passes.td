@@ -97,8 +97,36 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
            "bytes per second between the ranks of two stages">,
     ListOption<"splitPoints", "split-points", "std::string",
                "first node of each stage after the first">,
+    Option<"recompute", "recompute", "std::string", "\"none\"",
+           "what each stage's backward recomputes instead of saving "
+           "(pp-recompute): none, full or selective; the saved bytes, "
+           "backward work and memory figures count it">,
+    Option<"recomputeOps", "recompute-ops", "std::string", "\"\"",
+           "recompute the ops whose whole name matches this regular "
+           "expression (e.g. nn\\.(softmax|erf))">,
   ];
   let dependentDialects = ["::pp::PPDialect"];
+}
+
+def Recompute : Pass<"pp-recompute", "mlir::ModuleOp"> {
+  let summary = "makes each stage's backward recompute forward values "
+                "instead of saving them";
+  let description = [{
+    Applies the recomputation policy pp-partition chose for each stage
+    (`recompute` and `recompute_ops` in its `pp.stage_costs` entry; see
+    pp-partition's `recompute` option): each backward op reading a forward
+    value of its stage that the policy recomputes reads a copy the backward
+    makes instead, before the stage's first backward op, from the values
+    the policy keeps (and, for values of other stages, the ones the stage
+    receives). The forward then saves only the kept values for its
+    backward. `full` recomputes the stage's whole forward from what it
+    receives, its graph inputs and its parameters; `selective` keeps the
+    results of ops that multiply by a weight (the GEMMs) and recomputes the
+    rest (attention scores and probabilities, activation functions,
+    normalizations, residual sums); `ops` recomputes the op kinds a regular
+    expression names. Recomputed dropouts draw the same mask (they are
+    keyed, not drawn), so the program computes the same bits.
+  }];
 }
 
 def InsertSendRecv : Pass<"pp-insert-send-recv", "mlir::ModuleOp"> {

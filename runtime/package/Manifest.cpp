@@ -464,6 +464,8 @@ const std::pair<const char *, StageCostMember> kStageCostFields[] = {
     {"parameter_count", &StageCost::parameterCount},
     {"peak_bytes", &StageCost::peakBytes},
     {"rank", &StageCost::rank},
+    {"recompute", &StageCost::recompute},
+    {"recompute_ops", &StageCost::recomputeOps},
     {"saved_bytes", &StageCost::savedBytes},
     {"schedule", &StageCost::schedule},
     {"sent_bytes", &StageCost::sentBytes},

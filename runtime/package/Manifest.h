@@ -212,6 +212,10 @@ struct StageCost {
   /// The schedule and microbatches the estimate assumed.
   std::optional<std::string> schedule;
   std::optional<int64_t> microbatches;
+  /// What the stage's backward recomputes (pp-recompute: full, selective or
+  /// ops) and, for ops, the regular expression naming them; absent when it
+  /// recomputes nothing.
+  std::optional<std::string> recompute, recomputeOps;
 };
 
 /// Everything a package's manifest.json records.

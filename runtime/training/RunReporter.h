@@ -47,6 +47,9 @@ struct RankFacts {
   int64_t heapAllocationsPerStep = 0;
   /// The most it held in a training step (StepExecutor::peakHeld).
   HeldBytes measuredPeak;
+  /// The most saved values it held at once (StepExecutor::
+  /// mostActivationsHeld): measured against activation_bytes.
+  double measuredActivations = 0;
   /// Bytes its last training step copied between the host and the device
   /// (Backend::hostDeviceBytes).
   int64_t hostDeviceBytesPerStep = 0;

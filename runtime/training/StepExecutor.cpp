@@ -109,6 +109,7 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
       now.activations += static_cast<double>(pp_tensor_nbytes(tensor.get()));
   if (now.total() > peak.total())
     peak = now;
+  mostActivations = std::max(mostActivations, now.activations);
 }
 
 /// Runs one stage function of compute action `action` over `args` for

@@ -99,6 +99,10 @@ public:
   /// action: its parameters, gradients and optimizer state as resident in
   /// memory (ParameterStore::residentBytes) and the saved values alive.
   const HeldBytes &peakHeld() const { return peak; }
+  /// The most saved values this rank held at once in training steps so
+  /// far, measured after each action (at whatever point; peakHeld's
+  /// activations are those at the peak of everything).
+  double mostActivationsHeld() const { return mostActivations; }
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
@@ -126,6 +130,7 @@ private:
   std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
   int64_t heapTensors = 0;
   HeldBytes peak;
+  double mostActivations = 0;
 };
 
 } // namespace pp::runtime

@@ -161,7 +161,9 @@ public:
     }
     reporter.reportRankFacts({data.elementsRead(), parameters.residentBytes(),
                               executor.usesArenas(), heapAllocationsPerStep,
-                              executor.peakHeld(), hostDeviceBytesPerStep});
+                              executor.peakHeld(),
+                              executor.mostActivationsHeld(),
+                              hostDeviceBytesPerStep});
     if (parameters.shardsValues())
       parameters.gatherValues();
     if (reporter.tracer().spans())

@@ -339,6 +339,15 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     pipeline += " split-points=" + llvm::join(request.splitPoints, ",");
   if (request.precision != "f32")
     pipeline += " precision=" + request.precision;
+  if (request.recompute != "none")
+    pipeline += " recompute=" + request.recompute;
+  if (!request.recomputeOps.empty()) {
+    std::optional<std::string> ops = quotedOptionValue(
+        "--recompute-ops", request.recomputeOps, problem);
+    if (!ops)
+      return std::nullopt;
+    pipeline += " recompute-ops=" + *ops;
+  }
   if (request.tensorParallel > 1)
     pipeline += " tp=" + std::to_string(request.tensorParallel);
   if (request.sequenceParallel)

@@ -52,6 +52,9 @@ struct ModelCompileRequest {
   std::vector<std::string> inputShapes;
   /// Regular expression of parameter names to freeze; "" freezes none.
   std::string freeze;
+  /// What each stage's backward recomputes (pp-compile recompute=): none,
+  /// full or selective; and a regular expression of op names to recompute.
+  std::string recompute = "none", recomputeOps;
   /// The compute type (pp-compile precision=): f32, bf16 or fp16.
   std::string precision = "f32";
   /// Give every node its own copy of a shared floating-point initializer

@@ -461,6 +461,20 @@ cl::opt<std::string> precision(
              "weights, gradients and optimizer; softmax, normalization and "
              "the loss stay f32 (docs/precision.md)"),
     cl::value_desc("type"), cl::cat(runCategory));
+cl::opt<std::string> recompute(
+    "recompute", cl::init("none"),
+    cl::desc("When compiling a model, what each stage's backward recomputes "
+             "instead of keeping from its forward: none (default), full "
+             "(the stage's whole forward, from what it receives) or "
+             "selective (all but the results of matrix products with a "
+             "weight); the same bits, less activation memory "
+             "(docs/recompute.md)"),
+    cl::value_desc("none|full|selective"), cl::cat(runCategory));
+cl::opt<std::string> recomputeOps(
+    "recompute-ops",
+    cl::desc("When compiling a model, recompute the ops whose whole name "
+             "matches this regular expression, e.g. 'nn\\.(softmax|erf)'"),
+    cl::value_desc("regex"), cl::cat(runCategory));
 cl::opt<std::string> freeze(
     "freeze",
     cl::desc("When compiling a model, freeze the parameters whose whole name "
@@ -1133,6 +1147,7 @@ int main(int argc, char **argv) {
                                           &costRates,
                                           &loss,   std::addressof(splitPoints),
                                           &freeze, &precision,
+                                          &recompute, &recomputeOps,
                                           std::addressof(dims),
                                           std::addressof(inputShapes),
                                           &untieSharedWeights,
@@ -1199,6 +1214,8 @@ int main(int argc, char **argv) {
     request.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     request.freeze = freeze;
     request.precision = precision;
+    request.recompute = recompute;
+    request.recomputeOps = recomputeOps;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;
     request.tensorParallel = tensorParallel;

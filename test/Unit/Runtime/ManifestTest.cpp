@@ -67,13 +67,15 @@ bool operator==(const StageCost &a, const StageCost &b) {
                   a.parameterCount, a.parameterBytes, a.gradientBytes,
                   a.optimizerBytes, a.dataParallel, a.zeroLevel, a.peakBytes,
                   a.estimatedMicros, a.forwardMicros, a.backwardInputMicros,
-                  a.backwardWeightMicros, a.schedule, a.microbatches) ==
+                  a.backwardWeightMicros, a.schedule, a.microbatches,
+                  a.recompute, a.recomputeOps) ==
          std::tie(b.rank, b.firstNode, b.lastNode, b.flops, b.bytes,
                   b.sentBytes, b.boundary, b.savedBytes, b.inFlight,
                   b.parameterCount, b.parameterBytes, b.gradientBytes,
                   b.optimizerBytes, b.dataParallel, b.zeroLevel, b.peakBytes,
                   b.estimatedMicros, b.forwardMicros, b.backwardInputMicros,
-                  b.backwardWeightMicros, b.schedule, b.microbatches);
+                  b.backwardWeightMicros, b.schedule, b.microbatches,
+                  b.recompute, b.recomputeOps);
 }
 } // namespace pp::runtime
 
@@ -92,7 +94,7 @@ static_assert(fieldCount<StageInfo>() == 1, "StageInfo changed");
 static_assert(fieldCount<ParameterSharding>() == 5,
               "ParameterSharding changed");
 static_assert(fieldCount<ParameterInfo>() == 9, "ParameterInfo changed");
-static_assert(fieldCount<StageCost>() == 22, "StageCost changed");
+static_assert(fieldCount<StageCost>() == 24, "StageCost changed");
 static_assert(fieldCount<MeshAxis>() == 3, "MeshAxis changed");
 static_assert(fieldCount<FileDigest>() == 2, "FileDigest changed");
 static_assert(fieldCount<MemoryPlan>() == 2, "MemoryPlan changed");
@@ -247,6 +249,8 @@ Manifest trainingManifest() {
   cost.backwardWeightMicros = 3.25;
   cost.schedule = "zb-h1";
   cost.microbatches = 8;
+  cost.recompute = "ops";
+  cost.recomputeOps = "nn\\.(softmax|erf)";
   manifest.stageCosts = {cost, StageCost(), cost};
 
   manifest.sourceTargets = {StageTarget::Cpu, StageTarget::Cuda};

@@ -1,0 +1,188 @@
+//===- RecomputePolicy.cpp - what a stage's backward recomputes -----------===//
+
+#include "passes/pipeline/RecomputePolicy.h"
+
+#include "passes/ProgramUtils.h"
+
+#include "dialects/nn/IR/NNDialect.h"
+#include "dialects/nn/IR/NNOps.h"
+#include "dialects/pp/IR/PPOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace pp;
+
+namespace {
+
+constexpr llvm::StringLiteral kRecomputeKey = "recompute";
+constexpr llvm::StringLiteral kRecomputeOpsKey = "recompute_ops";
+
+/// The forward ops of the nn dialect in `program`: the ones a policy may
+/// recompute (constants are copied into every stage, never saved).
+SmallVector<Operation *> forwardModelOps(func::FuncOp program) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : program.getBody().front().without_terminator())
+    if (!isBackward(&op) && isa<nn::NNDialect>(op.getDialect()))
+      ops.push_back(&op);
+  return ops;
+}
+
+/// Whether `value` is a model parameter, or made from one by ops of one
+/// operand (a cast to the compute type, a transpose, a reshape), in the
+/// program or inside a stage that takes it.
+bool isWeight(Value value) {
+  while (true) {
+    if (Operation *producer = value.getDefiningOp()) {
+      if (producer->getNumOperands() != 1)
+        return false;
+      value = producer->getOperand(0);
+      continue;
+    }
+    auto arg = cast<BlockArgument>(value);
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto stage = dyn_cast<StageOp>(owner)) {
+      value = stage.getInputs()[arg.getArgNumber()];
+      continue;
+    }
+    auto program = dyn_cast<func::FuncOp>(owner);
+    return program && isModelParameter(program, arg.getArgNumber());
+  }
+}
+
+/// Whether `op` multiplies by a weight: it reads one and does more than a
+/// few operations per result element (a matrix product with a weight, not
+/// a normalization's scale or an embedding's gather).
+bool multipliesByWeight(Operation *op) {
+  auto costed = dyn_cast<nn::CostOpInterface>(op);
+  if (!costed || !llvm::any_of(op->getOperands(), isWeight))
+    return false;
+  double elements = 0;
+  for (Type type : op->getResultTypes())
+    elements += nn::staticElementCount(type);
+  return costed.estimateFlops() > 2 * elements;
+}
+
+} // namespace
+
+FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
+                                                  StringRef ops,
+                                                  func::FuncOp program) {
+  RecomputePolicy policy;
+  std::optional<RecomputeGranularity> kind =
+      llvm::StringSwitch<std::optional<RecomputeGranularity>>(granularity)
+          .Case("none", RecomputeGranularity::none)
+          .Case("full", RecomputeGranularity::full)
+          .Case("selective", RecomputeGranularity::selective)
+          .Default(std::nullopt);
+  if (!kind)
+    return program.emitError("recompute '")
+           << granularity << "' is not one of none, full, selective";
+  policy.kind = *kind;
+  if (ops.empty())
+    return policy;
+  if (policy.kind == RecomputeGranularity::full)
+    return program.emitError("recompute=full recomputes every op; "
+                             "recompute-ops '")
+           << ops << "' would name some of them: drop one of the two";
+  policy.kind = RecomputeGranularity::ops;
+  policy.setPattern(ops);
+  std::string problem;
+  if (!policy.matcher->isValid(problem))
+    return program.emitError("recompute-ops '")
+           << ops << "' is not a regular expression: " << problem;
+  std::set<std::string> names;
+  for (Operation *op : forwardModelOps(program))
+    names.insert(op->getName().getStringRef().str());
+  if (llvm::none_of(names, [&](const std::string &name) {
+        return policy.matcher->match(name);
+      }))
+    return program.emitError("recompute-ops '")
+           << ops << "' matches no op of the model's forward, whose ops are "
+           << llvm::join(names, ", ")
+           << " (a whole name, e.g. 'nn\\.(softmax|erf)')";
+  return policy;
+}
+
+RecomputePolicy RecomputePolicy::ofStage(DictionaryAttr stageCost) {
+  RecomputePolicy policy;
+  auto granularity =
+      stageCost ? stageCost.getAs<StringAttr>(kRecomputeKey) : StringAttr();
+  if (!granularity)
+    return policy;
+  policy.kind = llvm::StringSwitch<RecomputeGranularity>(granularity)
+                    .Case("full", RecomputeGranularity::full)
+                    .Case("selective", RecomputeGranularity::selective)
+                    .Case("ops", RecomputeGranularity::ops)
+                    .Default(RecomputeGranularity::none);
+  if (auto ops = stageCost.getAs<StringAttr>(kRecomputeOpsKey))
+    policy.setPattern(ops);
+  return policy;
+}
+
+void RecomputePolicy::setPattern(StringRef ops) {
+  pattern = ops.str();
+  matcher = std::make_shared<llvm::Regex>(("^(" + ops + ")$").str());
+}
+
+SmallVector<NamedAttribute>
+RecomputePolicy::stageAttributes(Builder &builder) const {
+  StringRef name;
+  switch (kind) {
+  case RecomputeGranularity::none:
+    return {};
+  case RecomputeGranularity::full:
+    name = "full";
+    break;
+  case RecomputeGranularity::selective:
+    name = "selective";
+    break;
+  case RecomputeGranularity::ops:
+    name = "ops";
+    break;
+  }
+  SmallVector<NamedAttribute> attributes = {
+      builder.getNamedAttr(kRecomputeKey, builder.getStringAttr(name))};
+  if (kind == RecomputeGranularity::ops)
+    attributes.push_back(builder.getNamedAttr(
+        kRecomputeOpsKey, builder.getStringAttr(pattern)));
+  return attributes;
+}
+
+bool RecomputePolicy::recomputes(Operation *op) const {
+  if (isBackward(op) || !isa<nn::NNDialect>(op->getDialect()))
+    return false;
+  switch (kind) {
+  case RecomputeGranularity::none:
+    return false;
+  case RecomputeGranularity::full:
+    return true;
+  case RecomputeGranularity::selective:
+    return !multipliesByWeight(op);
+  case RecomputeGranularity::ops:
+    return matcher && matcher->match(op->getName().getStringRef());
+  }
+  llvm_unreachable("a recompute granularity");
+}
+
+llvm::DenseSet<Operation *>
+RecomputePolicy::recomputedOps(func::FuncOp program) const {
+  llvm::DenseSet<Operation *> recomputed;
+  if (recomputesNothing())
+    return recomputed;
+  // Latest first: an op's readers are decided before it.
+  SmallVector<Operation *> ops = forwardModelOps(program);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!recomputes(op))
+      continue;
+    bool read = llvm::any_of(op->getUsers(), [&](Operation *user) {
+      return isBackward(user) || recomputed.contains(user);
+    });
+    if (read)
+      recomputed.insert(op);
+  }
+  return recomputed;
+}
