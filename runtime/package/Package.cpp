@@ -145,8 +145,9 @@ void checkParameterUses(const Package &package, int64_t stage) {
                "stage");
         else if (*it->second != arg.shape)
           fail(function, arg,
-               "whose shape " + formatShape(arg.shape) +
-                   " is not its parameter's, " + formatShape(*it->second));
+               "of shape " + formatShape(arg.shape) +
+                   ", but its parameter's shape is " +
+                   formatShape(*it->second));
       }
       if (!isParameterRole(arg.role))
         continue;
