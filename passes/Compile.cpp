@@ -207,6 +207,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(pp::createOutlineStages());
   if (!options.infer)
     pm.addPass(pp::createDeriveEval());
+  pm.addPass(pp::createHoistParameterCasts());
   if (options.fuse)
     pm.addPass(pp::createFuseElementwise());
 }
@@ -224,7 +225,8 @@ void pp::registerPasses() {
       "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, pp-derive-eval (not with "
-      "infer=true), pp-fuse-elementwise (not with fuse=false)",
+      "infer=true), pp-hoist-parameter-casts, pp-fuse-elementwise (not with "
+      "fuse=false)",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         CompileOptions options;

@@ -10,6 +10,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def HoistParameterCasts : Pass<"pp-hoist-parameter-casts", "mlir::ModuleOp"> {
+  let summary = "stage functions take each weight's compute-type copy as an argument";
+  let description = [{
+    In every stage function (`pp.stage`), replaces the `nn.cast`s of a
+    parameter (frozen, constant) argument, the f32 master copy that
+    `pp-apply-precision` casts to the compute type in each node, by one new
+    argument per target type: `pp.name` the master's, `pp.role =
+    "compute_copy"`, inserted right after the master. The runtime converts
+    each master once per step (per gather at ZeRO-3) and passes the copy to
+    every call of every function that takes it, where the stage functions
+    would convert it again in each microbatch's forward and backward
+    (docs/precision.md). The conversion is the same kernel, so the bits do
+    not change; the gradient's cast back to f32 stays in the IR. The master
+    argument stays, used or not, so that the package still lists the
+    parameter with its stage. `pp-compile` runs it after `pp-derive-eval`.
+  }];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
 def FuseElementwise : Pass<"pp-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "groups elementwise ops of stage functions into nn.fusion";
   let description = [{

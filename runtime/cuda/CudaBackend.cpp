@@ -62,6 +62,7 @@
 #include "runtime/cuda/NcclCollectives.h"
 #include "runtime/cuda/CudaStateKernels.h"
 #include "runtime/cuda/NcclConnect.h"
+#include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/device/Buffer.h"
 
 #include <cuda_runtime.h>
@@ -344,6 +345,12 @@ public:
       return;
     queue.copy(pp_tensor_data(placed), pp_tensor_data(host),
                pp_tensor_nbytes(host));
+  }
+
+  TensorPtr convert(pp_tensor *input, pp_dtype to) override {
+    pp_frame frame;
+    configure(frame, 0, 0);
+    return convertedBy(pp_cuda_cast, frame, input, to);
   }
 
   void fetch(pp_tensor *result, pp_tensor *host) override {

@@ -30,12 +30,13 @@ using OrderedJson = nlohmann::ordered_json;
 /// The manifest's "format".
 constexpr const char *kFormatName = "pp-pipeline-package";
 
-constexpr EnumNames<Role, 10> kRoles = {
+constexpr EnumNames<Role, 11> kRoles = {
     {Role::Input, "input"},   {Role::Parameter, "parameter"},
     {Role::Frozen, "frozen"}, {Role::Constant, "constant"},
     {Role::Label, "label"},   {Role::LossScale, "loss_scale"},
     {Role::Loss, "loss"},     {Role::Gradient, "gradient"},
     {Role::Saved, "saved"},   {Role::Output, "output"},
+    {Role::ComputeCopy, "compute_copy"},
 };
 
 /// "a, b or c".
@@ -225,7 +226,7 @@ Role readRole(const Field &field, const std::vector<Role> &roles) {
 const std::vector<Role> kAnyRole = {
     Role::Input, Role::Parameter, Role::Frozen, Role::Constant,
     Role::Label, Role::LossScale, Role::Loss,   Role::Gradient,
-    Role::Saved, Role::Output};
+    Role::Saved, Role::Output,   Role::ComputeCopy};
 
 /// A tensor: its name, dtype and shape, and one of `roles` unless that is
 /// empty (message tensors have no role). `extra` names the other members

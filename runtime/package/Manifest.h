@@ -59,10 +59,15 @@ enum class Role {
   Saved,
   /// A model output of a forward-only package.
   Output,
+  /// A stage function argument: the compute-type copy (its dtype) of the
+  /// parameter (frozen, constant tensor) of its name, which the runtime
+  /// converts once per step and passes to every call (docs/precision.md).
+  ComputeCopy,
 };
 
 /// The role spelled `name` ("input", "parameter", "frozen", "constant",
-/// "label", "loss_scale", "loss", "gradient", "saved", "output"), or
+/// "label", "loss_scale", "loss", "gradient", "saved", "output",
+/// "compute_copy"), or
 /// nullopt.
 std::optional<Role> parseRole(const std::string &name);
 /// The manifest's spelling of `role` ("" for None).

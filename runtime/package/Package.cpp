@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <dlfcn.h>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,20 @@ std::optional<StageEstimate> estimateOf(const StageCost &cost) {
   return stage;
 }
 
+/// Bytes of the compute copies (each name and dtype once) that the
+/// functions of `stage` take.
+double computeCopyBytes(const StageInfo &stage) {
+  std::set<std::pair<std::string, pp_dtype>> copies;
+  double bytes = 0;
+  for (const StageFunctionInfo &function : stage.functions)
+    for (const TensorInfo &arg : function.args)
+      if (arg.role == Role::ComputeCopy &&
+          copies.insert({arg.name, arg.dtype}).second)
+        bytes += static_cast<double>(numElements(arg.shape)) *
+                 static_cast<double>(pp_dtype_size(arg.dtype));
+  return bytes;
+}
+
 /// Sets what `package` derives from its stage costs: each stage's saved
 /// bytes and, when every stage has times, its estimates.
 void deriveEstimates(Package &package) {
@@ -63,8 +78,11 @@ void deriveEstimates(Package &package) {
     if (std::optional<StageEstimate> estimate = estimateOf(cost))
       estimates.push_back(std::move(*estimate));
   }
-  if (static_cast<int64_t>(estimates.size()) == package.numStages)
-    package.stageEstimates = std::move(estimates);
+  if (static_cast<int64_t>(estimates.size()) != package.numStages)
+    return;
+  for (size_t s = 0; s < estimates.size(); ++s)
+    estimates[s].computeCopyBytes = computeCopyBytes(package.stages.at(s));
+  package.stageEstimates = std::move(estimates);
 }
 
 /// Checks that every saved argument of a stage's functions is a saved
@@ -101,12 +119,16 @@ void checkSavedValues(const std::string &directory, int64_t stage,
 
 /// Checks that the parameter-like arguments of a stage's functions and
 /// their gradients name entries of the manifest's parameters on that stage,
-/// and that only trainable ones get gradients.
+/// that only trainable ones get gradients, and that a compute copy has its
+/// master's shape.
 void checkParameterUses(const Package &package, int64_t stage) {
   std::map<std::string, Role> roles;
+  std::map<std::string, const Shape *> shapes;
   for (const ParameterInfo &parameter : package.parameters)
-    if (parameter.heldBy(stage))
+    if (parameter.heldBy(stage)) {
       roles[parameter.tensor.name] = parameter.tensor.role;
+      shapes[parameter.tensor.name] = &parameter.tensor.shape;
+    }
   auto fail = [&](const StageFunctionInfo &function, const TensorInfo &tensor,
                   const std::string &problem) {
     invalid(package.directory,
@@ -115,6 +137,18 @@ void checkParameterUses(const Package &package, int64_t stage) {
   };
   for (const StageFunctionInfo &function : package.stages[stage].functions) {
     for (const TensorInfo &arg : function.args) {
+      if (arg.role == Role::ComputeCopy) {
+        auto it = shapes.find(arg.name);
+        if (it == shapes.end())
+          fail(function, arg,
+               "a copy of a parameter \"parameters\" does not list on this "
+               "stage");
+        else if (*it->second != arg.shape)
+          fail(function, arg,
+               "of shape " + formatShape(arg.shape) +
+                   ", but its parameter's shape is " +
+                   formatShape(*it->second));
+      }
       if (!isParameterRole(arg.role))
         continue;
       auto it = roles.find(arg.name);
@@ -193,7 +227,7 @@ void checkEvalFunctions(const Package &package) {
     withEval = withEval.value_or(stage);
     for (const TensorInfo &arg : eval->args)
       if (arg.role != Role::Input && arg.role != Role::Label &&
-          !isParameterRole(arg.role))
+          arg.role != Role::ComputeCopy && !isParameterRole(arg.role))
         invalid(package.directory,
                 where(stage, *eval) + " takes " + roleName(arg.role) + " '" +
                     arg.name +

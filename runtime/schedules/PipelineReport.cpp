@@ -39,6 +39,7 @@ StageCosts costsOf(const std::vector<StageEstimate> &stages) {
     costs.savedBytes[s] = stages[s].savedBytes;
     costs.savedForInputBytes[s] = 0;
     costs.parameterBytes.push_back(stages[s].parameterBytes);
+    costs.computeCopyBytes.push_back(stages[s].computeCopyBytes);
     costs.trainableBytes.push_back(stages[s].gradientBytes);
     gradients += stages[s].gradientBytes;
     optimizerState += stages[s].optimizerBytes;

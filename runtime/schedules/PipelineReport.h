@@ -32,6 +32,9 @@ struct StageEstimate {
          backwardWeightSeconds = 0, totalSeconds = 0;
   double parameterCount = 0, parameterBytes = 0, gradientBytes = 0,
          optimizerBytes = 0;
+  /// The compute-type copies of its parameters its functions take, held
+  /// while the values are whole (docs/precision.md).
+  double computeCopyBytes = 0;
   /// Activations saved per microbatch, and the microbatches the
   /// partitioner's memory estimate holds in flight.
   double savedBytes = 0;

@@ -27,6 +27,7 @@ std::string costsProblem(const StageCosts &costs, int64_t stages) {
   for (auto [name, values] :
        {std::make_pair("parameterBytes", &costs.parameterBytes),
         std::make_pair("trainableBytes", &costs.trainableBytes),
+        std::make_pair("computeCopyBytes", &costs.computeCopyBytes),
         std::make_pair("inputToWeightBytes", &costs.inputToWeightBytes)})
     if (!values->empty() && static_cast<int64_t>(values->size()) != stages)
       return std::string("the stage costs give ") + name + " for " +
@@ -51,7 +52,7 @@ public:
     int level = dp.effectiveLevel();
     for (int64_t s : stages) {
       HeldBytes &bytes = held[s];
-      bytes.parameters = parameters(s) * (level >= 3 ? share : 1);
+      bytes.parameters = level >= 3 ? parameters(s) * share : whole(s);
       bytes.gradients = trainable(s) * (level >= 2 ? share : 1);
       bytes.optimizerState = costs.optimizerStatePerByte * trainable(s) *
                              (level >= 1 ? share : 1);
@@ -67,7 +68,7 @@ public:
     bytes.activations += activations;
     int level = costs.dataParallel.effectiveLevel();
     if (action.kind == ActionKind::GatherParameters)
-      bytes.parameters = parameters(action.stage);
+      bytes.parameters = whole(action.stage);
     if (action.kind == ActionKind::ReleaseParameters)
       bytes.parameters = parameters(action.stage) * share;
     if (level >= 2 && accumulatesGradients(action.kind))
@@ -94,6 +95,10 @@ public:
 private:
   double parameters(int64_t s) const {
     return stageValue(costs.parameterBytes, s);
+  }
+  /// The values whole and their compute copies.
+  double whole(int64_t s) const {
+    return parameters(s) + stageValue(costs.computeCopyBytes, s);
   }
   double trainable(int64_t s) const {
     return stageValue(costs.trainableBytes, s);

@@ -44,6 +44,10 @@ struct StageCosts {
   /// its parameters, and of those that train (the size of their gradients;
   /// their optimizer state is optimizerStatePerByte times it).
   std::vector<double> parameterBytes, trainableBytes;
+  /// Per stage (empty: none): the compute-type copies of its parameters,
+  /// held whenever its values are whole (at ZeRO-3 from their first use
+  /// after a gather to the release; counted from the gather).
+  std::vector<double> computeCopyBytes;
   /// Optimizer state bytes per trainable byte: AdamW 2 (two moments), SGD
   /// 1 with momentum, 0 without.
   double optimizerStatePerByte = 2;

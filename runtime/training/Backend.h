@@ -19,9 +19,11 @@
 #include "runtime/communication/CollectiveGroup.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/package/StageCompiler.h"
+#include "runtime/pp_kernels.h"
 #include "runtime/training/StateKernels.h"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,21 @@ struct TensorDeleter {
   void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
 };
 using TensorPtr = std::unique_ptr<pp_tensor, TensorDeleter>;
+
+/// A target's cast kernel (pp_cpu_cast, pp_cuda_cast).
+using CastKernel = pp_tensor *(*)(pp_frame *, pp_tensor *, int);
+
+/// What `cast` makes of `input` as `to` in `frame` (a backend's), owned;
+/// throws std::runtime_error with the kernel's error when it fails.
+inline TensorPtr convertedBy(CastKernel cast, pp_frame &frame,
+                             pp_tensor *input, pp_dtype to) {
+  TensorPtr result(cast(&frame, input, to));
+  if (!result || !frame.error.empty())
+    throw std::runtime_error("cannot convert a parameter to its compute "
+                             "type: " +
+                             frame.error);
+  return result;
+}
 
 /// The messages one stage's compute actions of a message class (forwards
 /// and evals, or backwards) send to one stage on another rank: one
@@ -56,6 +73,10 @@ public:
   /// Copies `host` into `placed` again, after `host` changed (a gradient
   /// summed on the host); nothing to do where they are the same tensor.
   virtual void refresh(pp_tensor *placed, pp_tensor *host) = 0;
+  /// A new tensor where the stage functions run holding `input` (a tensor
+  /// there) converted to `to` by the stage kernels' own cast (the bits an
+  /// nn.cast in a stage function gives): a parameter's compute copy.
+  virtual TensorPtr convert(pp_tensor *input, pp_dtype to) = 0;
   /// Copies a stage function's result (or any tensor where they run) into
   /// the host tensor `host`, and waits until it is there; nothing to do
   /// where they are the same tensor.

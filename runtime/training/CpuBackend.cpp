@@ -78,6 +78,12 @@ public:
 
   void refresh(pp_tensor *, pp_tensor *) override {}
 
+  TensorPtr convert(pp_tensor *input, pp_dtype to) override {
+    pp_frame frame;
+    configure(frame, 0, 0);
+    return convertedBy(pp_cpu_cast, frame, input, to);
+  }
+
   void fetch(pp_tensor *result, pp_tensor *host) override {
     if (result != host)
       queue.copy(pp_tensor_data(host), pp_tensor_data(result),

@@ -71,10 +71,12 @@ ParameterStore::ParameterStore(const Package &package,
                                bool forwardOnly)
     : package(package), stages(stages), groups(groups), backend(backend),
       where(backend.stateDevice()), options(options),
-      forwardOnly(forwardOnly) {}
+      forwardOnly(forwardOnly), copies(backend) {}
 
 void ParameterStore::initialize(const SafeTensorsFile *saved,
                                 const ModelWeights &weights) {
+  // Copies of earlier values would be stale.
+  copies.clear();
   // A tied parameter has a gradient when any holder's backward returns
   // part of it.
   for (const StageInfo &any : package.stages)
@@ -435,6 +437,7 @@ void ParameterStore::apply(float clip, float learningRate) {
   // The stages see the flat buffers the update writes.
   for (StageParameters &held : byStage)
     held.update->apply(clip, learningRate);
+  copies.clear();
 }
 
 void ParameterStore::skip() {
@@ -511,6 +514,8 @@ void ParameterStore::release(int64_t stage) {
       continue;
     held->gathered.get();
     held->update->releaseValues();
+    for (const FlatParameter &released : held->flat->parameters())
+      copies.drop(released.name);
   }
 }
 
@@ -522,6 +527,8 @@ void ParameterStore::gatherValues() {
 void ParameterStore::releaseValues() {
   for (StageParameters &held : byStage)
     held.update->releaseValues();
+  if (shardsValues())
+    copies.clear();
 }
 
 std::map<std::string, ParameterState> ParameterStore::gatherOptimizerState() {
@@ -575,6 +582,7 @@ ResidentBytes ParameterStore::residentBytes() const {
   for (const auto &[key, sum] : sums)
     if (sum.owned)
       bytes.gradients += pp_tensor_nbytes(sum.owned.get());
+  bytes.computeCopies = copies.heldBytes();
   return bytes;
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Backend.h"
+#include "runtime/training/ComputeCopies.h"
 #include "runtime/training/FlatParameters.h"
 #include "runtime/training/GradientReduction.h"
 #include "runtime/training/HostTensors.h"
@@ -58,6 +59,8 @@ struct ResidentBytes {
   int64_t parameters = 0;
   int64_t gradients = 0;
   int64_t optimizerState = 0;
+  /// The compute-type copies held (ComputeCopies).
+  int64_t computeCopies = 0;
 };
 
 class ParameterStore {
@@ -87,6 +90,16 @@ public:
   pp_tensor *placed(const std::string &name) const {
     return placedParameters.at(name).tensor;
   }
+  /// The compute-type copy `copy` (a stage function argument of role
+  /// ComputeCopy) of the parameter of its name: converted at its first use
+  /// since the values last changed (an optimizer step, initialize, a ZeRO-3
+  /// release), then held.
+  pp_tensor *computeCopy(const TensorInfo &copy) {
+    return copies.copyOf(copy.name, placed(copy.name), copy.dtype);
+  }
+  /// The conversions into compute copies so far, and their bytes.
+  int64_t computeCopyConversions() const { return copies.conversions(); }
+  int64_t computeCopyBytes() const { return copies.convertedBytes(); }
   /// The values and gradient sums by name (sharded parameters' shards) on
   /// the host, copied there from the stages' device now where it is
   /// another.
@@ -263,6 +276,8 @@ private:
   double waitSeconds = 0;
   /// Adds up the gradients that come in parts or from several holders.
   std::unique_ptr<TiedParameters> tied;
+  /// The stage functions' compute-type copies of the values.
+  ComputeCopies copies;
 };
 
 } // namespace pp::runtime

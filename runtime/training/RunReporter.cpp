@@ -173,7 +173,8 @@ void RunReporter::writeTrace() {
 
 void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
                                double reduceWaitSeconds,
-                               size_t reduceBytesPerStep) {
+                               size_t reduceBytesPerStep,
+                               const ConversionCount &computeCopies) {
   nlohmann::json ops = nlohmann::json::object();
   double opSeconds = 0;
   for (const auto &[kind, totals] : opProfile->byKind()) {
@@ -188,8 +189,9 @@ void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
           {"ops", ops},
           {"dp_reduce_seconds", reducingSeconds},
           {"dp_reduce_wait_seconds", reduceWaitSeconds},
-          {"dp_reduce_bytes_per_step",
-           reduceBytesPerStep}}.dump());
+          {"dp_reduce_bytes_per_step", reduceBytesPerStep},
+          {"compute_copy_conversions", computeCopies.conversions},
+          {"compute_copy_bytes", computeCopies.bytes}}.dump());
   if (!reports())
     return;
   nlohmann::json stages = nlohmann::json::array();

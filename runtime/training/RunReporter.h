@@ -55,6 +55,12 @@ struct RankFacts {
   int64_t hostDeviceBytesPerStep = 0;
 };
 
+/// Conversions made over a run, and the bytes they wrote.
+struct ConversionCount {
+  int64_t conversions = 0;
+  int64_t bytes = 0;
+};
+
 /// What a run reports; every rank makes one, job rank 0 writes.
 class RunReporter {
 public:
@@ -91,10 +97,13 @@ public:
   void writeTrace();
   /// Gathers every pipeline rank's profile on rank 0, which writes them
   /// with the run's step seconds and the data-parallel reduction's
-  /// seconds (reducing, and waited for) and bytes per step to --profile.
-  /// Every rank of the first replica calls it, with --profile.
+  /// seconds (reducing, and waited for) and bytes per step and the
+  /// conversions of its parameters into compute copies over the run
+  /// (ComputeCopies, evaluations included) to --profile. Every rank of the
+  /// first replica calls it, with --profile.
   void writeProfile(double stepSeconds, double reducingSeconds,
-                    double reduceWaitSeconds, size_t reduceBytesPerStep);
+                    double reduceWaitSeconds, size_t reduceBytesPerStep,
+                    const ConversionCount &computeCopies);
   /// The run's last line, params_sha256 `digest`, and the metrics file
   /// committed.
   void finish(const std::string &digest);

@@ -104,6 +104,8 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
   now.parameters = static_cast<double>(resident.parameters);
   now.gradients = static_cast<double>(resident.gradients);
   now.optimizerState = static_cast<double>(resident.optimizerState);
+  // A compute copy lives as long as its values: counted with them.
+  now.parameters += static_cast<double>(resident.computeCopies);
   for (const auto &[key, values] : data.saved)
     for (const auto &[name, tensor] : values)
       now.activations += static_cast<double>(pp_tensor_nbytes(tensor.get()));
@@ -210,6 +212,9 @@ void StepExecutor::runFunction(const Action &action, size_t f,
     case Role::Frozen:
     case Role::Constant:
       args.push_back(context.parameters.placed(arg.name));
+      break;
+    case Role::ComputeCopy:
+      args.push_back(context.parameters.computeCopy(arg));
       break;
     case Role::Input:
       inputs.push_back(input(arg, data.batch, mb));

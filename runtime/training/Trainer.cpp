@@ -174,7 +174,9 @@ public:
     if (reporter.profile() && groups.dataParallelRank == 0)
       reporter.writeProfile(stepSeconds, parameters.reducingSeconds(),
                             parameters.reduceWaitSeconds(),
-                            parameters.reduceBytesPerStep());
+                            parameters.reduceBytesPerStep(),
+                            {parameters.computeCopyConversions(),
+                             parameters.computeCopyBytes()});
     reporter.finish(digest);
     finishTrainedFiles(files);
   }

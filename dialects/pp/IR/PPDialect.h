@@ -50,6 +50,11 @@ constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 constexpr llvm::StringLiteral kRoleLoss = "loss";
 constexpr llvm::StringLiteral kRoleGradient = "gradient";
 constexpr llvm::StringLiteral kRoleSaved = "saved";
+/// A stage function argument that is the compute-type copy (bf16, f16) of
+/// the parameter (frozen, constant tensor) of its name: the runtime casts
+/// the master once per step and passes the copy to every call
+/// (pp-hoist-parameter-casts).
+constexpr llvm::StringLiteral kRoleComputeCopy = "compute_copy";
 /// A model output of a forward-only program.
 constexpr llvm::StringLiteral kRoleOutput = "output";
 /// The import's record of the model's floating-point tensors, on the

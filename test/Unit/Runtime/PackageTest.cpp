@@ -803,6 +803,33 @@ TEST(Package, StageCostsGiveEstimatesOnlyWhenEveryStageHasTimes) {
             (std::vector<std::optional<double>>{32.0, 32.0}));
 }
 
+TEST(Package, ComputeCopiesNameAParameterOfTheirStageWithItsShape) {
+  json value = manifest();
+  json copy = tensor("w", "compute_copy", "bf16", {3, 4});
+  value["stages"][0]["functions"][0]["args"].push_back(copy);
+  value["stages"][0]["functions"][1]["args"].push_back(copy);
+  json timed = {{"forward_us", 4.0}};
+  value["stage_costs"] = {timed, timed};
+  Package package = Package::load(writePackage(value));
+  EXPECT_EQ(package.stages[0].functions[0].args.back().role,
+            Role::ComputeCopy);
+  // Held once per stage, whichever functions take it.
+  ASSERT_EQ(package.stageEstimates.size(), 2u);
+  EXPECT_EQ(package.stageEstimates[0].computeCopyBytes, 24.0);
+  EXPECT_EQ(package.stageEstimates[1].computeCopyBytes, 0.0);
+
+  value["stages"][0]["functions"][1]["args"].back()["shape"] = {4, 3};
+  EXPECT_EQ(loadError(value),
+            "stage0_backward (stage 0) has compute_copy 'w', of shape 4x3, "
+            "but its parameter's shape is 3x4");
+  value = manifest();
+  value["stages"][0]["functions"][0]["args"].push_back(
+      tensor("c", "compute_copy", "bf16", {4}));
+  EXPECT_EQ(loadError(value),
+            "stage0_forward (stage 0) has compute_copy 'c', a copy of a "
+            "parameter \"parameters\" does not list on this stage");
+}
+
 TEST(Package, MemoryPlansStayInsideTheirArena) {
   EXPECT_EQ(errorAfter([](json &m) {
               m["stages"][0]["functions"][0]["memory_plan"] = {

@@ -138,9 +138,9 @@ TEST(ScheduleSimulation, MessagesAndTheOptimizerTakeTime) {
 }
 
 /// 1F1B on 2 ranks with 4 microbatches, each stage holding 100 bytes of
-/// parameters, all trainable, under AdamW over `degree` replicas at ZeRO
-/// `level`.
-SimulatedStep withState(int64_t degree, int level) {
+/// parameters, all trainable, and `copyBytes` of their compute copies,
+/// under AdamW over `degree` replicas at ZeRO `level`.
+SimulatedStep withState(int64_t degree, int level, double copyBytes = 0) {
   PipelineLayout layout =
       layoutFor(ScheduleKind::OneForwardOneBackward, 2, 1, 4);
   MessageGraph messages = chainMessages(2);
@@ -151,6 +151,8 @@ SimulatedStep withState(int64_t degree, int level) {
   StageCosts costs = StageCosts::uniform(2, 1, 1, 1);
   costs.parameterBytes = {100, 100};
   costs.trainableBytes = {100, 100};
+  if (copyBytes > 0)
+    costs.computeCopyBytes = {copyBytes, copyBytes};
   costs.dataParallel = dp;
   return simulateSchedule(table, layout, messages, costs);
 }
@@ -194,6 +196,17 @@ TEST(ScheduleSimulation, StateMemoryFallsAsZeroPromises) {
   SimulatedStep alone = withState(1, 3);
   EXPECT_DOUBLE_EQ(alone.peakMemory[0].total(), 100 + 100 + 200 + 2);
   EXPECT_DOUBLE_EQ(alone.stageMemory[0].front().parameters, 100);
+}
+
+TEST(ScheduleSimulation, ComputeCopiesAreHeldWhileTheParametersAreWhole) {
+  for (int level : {0, 3}) {
+    SimulatedStep step = withState(4, level, 50);
+    EXPECT_DOUBLE_EQ(step.peakMemory[0].parameters, 150) << level;
+    // Between steps ZeRO-3 holds a share of the values and no copy.
+    for (const HeldBytes *between :
+         {&step.stageMemory[0].front(), &step.stageMemory[0].back()})
+      EXPECT_DOUBLE_EQ(between->parameters, level >= 3 ? 25 : 150) << level;
+  }
 }
 
 TEST(ScheduleSimulation, CollectivesTakeTheirBytesOverTheBandwidth) {

@@ -12,6 +12,8 @@
 #include "runtime/checkpoints/ParameterFile.h"
 #include "runtime/data/SyntheticData.h"
 
+#include "OneStagePackage.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -22,15 +24,6 @@ namespace {
 
 int forwards = 0, inputGradients = 0, weightGradients = 0;
 
-/// A new f32 tensor of shape [1] holding `value`.
-pp_tensor *scalar(float value) {
-  int64_t shape[] = {1};
-  pp_tensor *tensor = nullptr;
-  pp_tensor_create(PP_DTYPE_F32, 1, shape, &tensor);
-  *static_cast<float *>(pp_tensor_data(tensor)) = value;
-  return tensor;
-}
-
 float valueOf(pp_frame *frame, int64_t arg) {
   return *static_cast<float *>(pp_tensor_data(pp_frame_arg(frame, arg)));
 }
@@ -38,11 +31,7 @@ float valueOf(pp_frame *frame, int64_t arg) {
 /// (x, w, c, labels) -> (loss, saved b = 2, saved a = 1, saved unused).
 void forward(pp_frame *frame) {
   ++forwards;
-  int64_t none[] = {0};
-  pp_tensor *loss = nullptr;
-  pp_tensor_create(PP_DTYPE_F32, 0, none, &loss);
-  *static_cast<float *>(pp_tensor_data(loss)) = 1.0f;
-  pp_frame_result(frame, loss, 0);
+  returnUnitLoss(frame);
   pp_frame_result(frame, scalar(2.0f), 1);
   pp_frame_result(frame, scalar(1.0f), 2);
   pp_frame_result(frame, scalar(9.0f), 3);
@@ -61,22 +50,7 @@ void backwardWeight(pp_frame *frame) {
   pp_frame_result(frame, scalar(valueOf(frame, 1)), 0);
 }
 
-TensorInfo tensor(const std::string &name, Role role, Shape shape) {
-  return {name, role, PP_DTYPE_F32, std::move(shape)};
-}
-
 Package package() {
-  Package package;
-  package.directory = "(in memory)";
-  package.mesh = DeviceMesh({{"pp", 1, AxisKind::Pipeline}});
-  package.numStages = 1;
-  package.stageRanks = {0};
-  package.microbatchSize = 2;
-  package.lossKind = "mse";
-  package.inputs = {tensor("x", Role::Input, {2, 1})};
-  package.labels = tensor("labels", Role::Label, {2, 1});
-  package.parameters = {{tensor("c", Role::Frozen, {1}), 0},
-                        {tensor("w", Role::Parameter, {1}), 0}};
   StageFunctionInfo f{
       "forward",
       Phase::Forward,
@@ -104,9 +78,9 @@ Package package() {
       {},
       &backwardWeight,
       std::nullopt};
-  package.stages = {StageInfo{{f, bi, bw}}};
-  package.indexGradientParts();
-  return package;
+  return oneStagePackage({{tensor("c", Role::Frozen, {1}), 0},
+                          {tensor("w", Role::Parameter, {1}), 0}},
+                         {f, bi, bw});
 }
 
 /// A parameter's first value: seeded by its name (shape [1]: bound 1).
@@ -119,15 +93,11 @@ float seeded(const std::string &name) {
 }
 
 TEST(Trainer, ASplitBackwardRunsBothHalvesAndTakesSavedValuesByName) {
-  Package model = package();
-  Communicator world(RendezvousInfo{});
-  RankGroups groups = connectRankGroups(model, world, 1, {});
-  std::unique_ptr<Backend> backend = createCpuBackend(*groups.pipeline);
   TrainerOptions options;
   options.microbatches = 2;
   options.learningRate.peak = 0.5;
   std::ostringstream log;
-  train(model, world, groups, *backend, options, log);
+  trainAlone(package(), options, log);
   EXPECT_EQ(forwards, 2);
   EXPECT_EQ(inputGradients, 2);
   EXPECT_EQ(weightGradients, 2);
