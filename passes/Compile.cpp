@@ -96,7 +96,8 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("what each stage's backward recomputes instead of "
-                     "saving: none, full or selective (pp-partition's "
+                     "saving: none, full, selective or auto (per stage, "
+                     "as little as memory-limit allows; pp-partition's "
                      "recompute, pp-recompute)"),
       llvm::cl::init("none")};
   Option<std::string> recomputeOps{

@@ -146,6 +146,15 @@ struct NodeSequence {
         held.push_back(&value);
     return held;
   }
+  /// The bytes of the values of `values` a stage of nodes [begin, end)
+  /// holds.
+  static double heldBytes(ArrayRef<HeldValue> values, size_t begin,
+                          size_t end) {
+    double bytes = 0;
+    for (const HeldValue *value : heldBy(values, begin, end))
+      bytes += value->bytes;
+    return bytes;
+  }
   /// The values leaving the stage of nodes [begin, end) for later stages.
   SmallVector<const CrossingValue *> sentOnward(size_t begin,
                                                 size_t end) const {
@@ -276,11 +285,10 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
 
     // A program without nodes (its outputs are inputs or constants) is one
     // stage.
-    FailureOr<RecomputePolicy> policy =
-        RecomputePolicy::parse(recompute, recomputeOps, main);
-    if (failed(policy))
+    FailureOr<RecomputeCandidates> candidates = recomputeCandidates(main);
+    if (failed(candidates))
       return failure();
-    NodeSequence nodes = collectNodes(main, *policy);
+    const NodeSequence &nodes = candidates->sequences.front();
 
     int64_t numStages = layout->stageRanks.size();
     int64_t numNodes = nodes.size();
@@ -291,9 +299,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
              << std::max<int64_t>(numNodes, 1) << " stages";
 
     FailureOr<SmallVector<size_t>> starts =
-        stageStarts(main, nodes, *layout, rates);
+        stageStarts(main, *candidates, *layout, rates);
     if (failed(starts))
       return failure();
+    SmallVector<size_t> choices =
+        recomputeChoices(*candidates, *starts, *layout);
     ArrayRef<StringAttr> order = nodes.names;
 
     llvm::DenseMap<StringAttr, int64_t> stageOfNode;
@@ -310,8 +320,83 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       return failure();
     orderByStage(body);
     formStages(main, *mesh);
-    report(main, nodes, *starts, *layout, rates, *policy);
+    report(main, *candidates, *starts, choices, *layout, rates);
     return success();
+  }
+
+  /// The recomputation policies a stage may take, the least recomputing
+  /// (fastest) first, each with the nodes as counted under it: the one
+  /// `recompute` and `recompute-ops` name, or none, selective and full for
+  /// `recompute=auto`.
+  struct RecomputeCandidates {
+    SmallVector<RecomputePolicy> policies;
+    std::vector<NodeSequence> sequences;
+  };
+
+  FailureOr<RecomputeCandidates> recomputeCandidates(func::FuncOp main) {
+    SmallVector<StringRef> kinds = {recompute};
+    if (recompute == "auto") {
+      if (!recomputeOps.empty())
+        return main.emitError("recompute=auto chooses between none, "
+                              "selective and full per stage; drop "
+                              "recompute-ops '")
+               << recomputeOps << "' or name a granularity";
+      kinds = {"none", "selective", "full"};
+    }
+    RecomputeCandidates candidates;
+    for (StringRef kind : kinds) {
+      FailureOr<RecomputePolicy> policy =
+          RecomputePolicy::parse(kind, recomputeOps, main);
+      if (failed(policy))
+        return failure();
+      candidates.sequences.push_back(collectNodes(main, *policy));
+      candidates.policies.push_back(std::move(*policy));
+    }
+    return candidates;
+  }
+
+  /// The bytes stage `stage` may hold: the memory limit shared evenly by
+  /// the stages of its rank (0: no limit).
+  double stageBudget(const StageLayout &layout, size_t stage) const {
+    int64_t rank = layout.stageRanks[stage];
+    return memoryLimit / llvm::count(layout.stageRanks, rank);
+  }
+
+  /// The candidate stage `stage` takes with `parameters` and `trainable`
+  /// bytes and `saved(c)` bytes per microbatch under candidate c: the
+  /// least recomputing one that fits its budget, else the one that
+  /// recomputes most.
+  size_t chooseCandidate(const StageLayout &layout, size_t stage,
+                         size_t numCandidates, double parameters,
+                         double trainable,
+                         llvm::function_ref<double(size_t)> saved) const {
+    double budget = stageBudget(layout, stage);
+    for (size_t c = 0; c + 1 < numCandidates; ++c)
+      if (budget <= 0 ||
+          layout.stageBytes(stage, parameters, trainable, saved(c)) <= budget)
+        return c;
+    return numCandidates - 1;
+  }
+
+  /// The candidate each stage of the cut at `starts` takes.
+  SmallVector<size_t> recomputeChoices(const RecomputeCandidates &candidates,
+                                       ArrayRef<size_t> starts,
+                                       const StageLayout &layout) const {
+    const NodeSequence &nodes = candidates.sequences.front();
+    SmallVector<size_t> choices;
+    for (size_t stage = 0; stage < starts.size(); ++stage) {
+      size_t begin = starts[stage];
+      size_t end = stage + 1 < starts.size() ? starts[stage + 1] : nodes.size();
+      choices.push_back(chooseCandidate(
+          layout, stage, candidates.sequences.size(),
+          NodeSequence::heldBytes(nodes.parameters, begin, end),
+          NodeSequence::heldBytes(nodes.trainable, begin, end),
+          [&](size_t c) {
+            return NodeSequence::heldBytes(candidates.sequences[c].saved,
+                                           begin, end);
+          }));
+    }
+    return choices;
   }
 
   /// The ranks, the rank of each stage and its in-flight microbatches, from
@@ -543,16 +628,15 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   }
 
   /// The index of the first node of each stage.
-  FailureOr<SmallVector<size_t>> stageStarts(func::FuncOp main,
-                                             const NodeSequence &nodes,
-                                             const StageLayout &layout,
-                                             const Rates &rates) {
-    ArrayRef<StringAttr> order = nodes.names;
+  FailureOr<SmallVector<size_t>>
+  stageStarts(func::FuncOp main, const RecomputeCandidates &candidates,
+              const StageLayout &layout, const Rates &rates) {
+    ArrayRef<StringAttr> order = candidates.sequences.front().names;
     int64_t numStages = layout.stageRanks.size();
     if (order.empty())
       return SmallVector<size_t>{0};
     if (splitPoints.empty())
-      return balancedStageStarts(main, nodes, layout, rates);
+      return balancedStageStarts(main, candidates, layout, rates);
     if (static_cast<int64_t>(splitPoints.size()) != numStages - 1)
       return main.emitError("split-points names ")
              << splitPoints.size() << " nodes, but " << numStages
@@ -625,8 +709,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
   /// between blocks of nodes (blockBoundaries) past kMaxPartitionBlocks
   /// nodes (kMaxPartitionBlocksVirtual with virtual stages).
   FailureOr<SmallVector<size_t>>
-  balancedStageStarts(func::FuncOp main, const NodeSequence &nodes,
+  balancedStageStarts(func::FuncOp main,
+                      const RecomputeCandidates &candidates,
                       const StageLayout &layout, const Rates &rates) {
+    // The least recomputing candidate's work bounds every candidate's.
+    const NodeSequence &nodes = candidates.sequences.front();
     size_t n = nodes.size();
     std::vector<double> nodeSeconds;
     for (size_t node = 0; node < n; ++node)
@@ -641,18 +728,29 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     for (size_t block = 0; block < numBlocks; ++block)
       std::fill(blockOf.begin() + boundaries[block],
                 blockOf.begin() + boundaries[block + 1], block);
-    BlockTable seconds = stageSecondsTable(nodes, rates, boundaries);
+    SmallVector<BlockTable> seconds, saved;
+    for (const NodeSequence &sequence : candidates.sequences) {
+      seconds.push_back(stageSecondsTable(sequence, rates, boundaries));
+      saved.push_back(heldBytesTable(sequence.saved, boundaries, blockOf));
+    }
     BlockTable parameters =
         heldBytesTable(nodes.parameters, boundaries, blockOf);
     BlockTable trainable = heldBytesTable(nodes.trainable, boundaries, blockOf);
-    BlockTable saved = heldBytesTable(nodes.saved, boundaries, blockOf);
+    // The candidate each stage would take.
+    auto choice = [&](size_t stage, size_t begin, size_t end) {
+      return chooseCandidate(layout, stage, saved.size(),
+                             parameters.at(begin, end),
+                             trainable.at(begin, end), [&](size_t c) {
+                               return saved[c].at(begin, end);
+                             });
+    };
 
     PartitionProblem problem;
     problem.numNodes = numBlocks;
     problem.stageRanks.assign(layout.stageRanks.begin(),
                               layout.stageRanks.end());
-    problem.seconds = [&](size_t, size_t begin, size_t end) {
-      return seconds.at(begin, end);
+    problem.seconds = [&](size_t stage, size_t begin, size_t end) {
+      return seconds[choice(stage, begin, end)].at(begin, end);
     };
     for (size_t block = 0; block < numBlocks; ++block)
       problem.nodeSecondsLowerBound.push_back(
@@ -661,8 +759,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     // and the activations of the microbatches in flight, as the simulated
     // table has the stage hold them.
     problem.bytes = [&](size_t stage, size_t begin, size_t end) {
-      return layout.stageBytes(stage, parameters.at(begin, end),
-                               trainable.at(begin, end), saved.at(begin, end));
+      return layout.stageBytes(
+          stage, parameters.at(begin, end), trainable.at(begin, end),
+          saved[choice(stage, begin, end)].at(begin, end));
     };
     problem.memoryLimit = memoryLimit;
     if (std::optional<PartitionSolution> solution = solvePartition(problem))
@@ -677,7 +776,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
            << " per rank (parameters, optimizer state, gradients and "
            << layout.inFlight.front() << " in-flight microbatches of "
            << "activations under " << layout.schedule
-           << dataParallelClause(layout) << "): the smallest achievable peak is " << formatBytes(peak)
+           << dataParallelClause(layout) << recomputeClause()
+           << "): the smallest achievable peak is " << formatBytes(peak)
            << ", per rank "
            << llvm::join(llvm::map_range(smallest->rankBytes,
                                          [](double bytes) {
@@ -688,7 +788,24 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                                          }),
                          ", ")
            << "; use more stages, a smaller microbatch or fewer "
-           << "microbatches in flight, or allow at least that much memory";
+           << "microbatches in flight"
+           << (recompute == "auto" || recompute == "full"
+                   ? ""
+                   : ", recompute activations (recompute=auto or full)")
+           << ", or allow at least that much memory";
+  }
+
+  /// How the activations were counted, for the memory error: ", recomputing
+  /// ..." under a recompute policy, else "".
+  std::string recomputeClause() const {
+    if (recompute == "auto")
+      return ", each stage recomputing as little as fits (recompute=auto; "
+             "at most its whole forward)";
+    if (recompute != "none")
+      return ", recomputing under recompute=" + recompute;
+    if (!recomputeOps.empty())
+      return ", recomputing recompute-ops=" + recomputeOps;
+    return "";
   }
 
   /// Sets `pp.stage` on every op and places each parameter on the stages
@@ -1008,10 +1125,10 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
 
   /// Records each stage's costs in `pp.stage_costs` on @main (Passes.td
   /// lists the fields) and reports them as remarks.
-  void report(func::FuncOp main, const NodeSequence &nodes,
-              ArrayRef<size_t> starts, const StageLayout &layout,
-              const Rates &rates, const RecomputePolicy &policy) {
-    ArrayRef<StringAttr> order = nodes.names;
+  void report(func::FuncOp main, const RecomputeCandidates &candidates,
+              ArrayRef<size_t> starts, ArrayRef<size_t> choices,
+              const StageLayout &layout, const Rates &rates) {
+    ArrayRef<StringAttr> order = candidates.sequences.front().names;
     Builder builder(main.getContext());
     auto number = [&](double value) { return builder.getF64FloatAttr(value); };
     auto micros = [&](const OpCost &cost) {
@@ -1027,6 +1144,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     for (size_t stage = 0; stage < starts.size(); ++stage) {
       size_t begin = starts[stage];
       size_t end = stage + 1 < starts.size() ? starts[stage + 1] : order.size();
+      const NodeSequence &nodes = candidates.sequences[choices[stage]];
       OpCost cost = nodes.work(begin, end), forward, input, weight;
       for (size_t i = begin; i < end; ++i) {
         forward += nodes.forward[i];
@@ -1043,11 +1161,10 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
       }
       SmallVector<const HeldValue *> parameters =
           NodeSequence::heldBy(nodes.parameters, begin, end);
-      double trainableBytes = sum(
-          NodeSequence::heldBy(nodes.trainable, begin, end), &HeldValue::bytes);
+      double trainableBytes =
+          NodeSequence::heldBytes(nodes.trainable, begin, end);
       double parameterBytes = sum(parameters, &HeldValue::bytes);
-      double savedBytes = sum(NodeSequence::heldBy(nodes.saved, begin, end),
-                              &HeldValue::bytes);
+      double savedBytes = NodeSequence::heldBytes(nodes.saved, begin, end);
       double estimated = 1e6 * rates.stageSeconds(cost, sent);
       SmallVector<NamedAttribute> summary = {
           builder.getNamedAttr("rank",
@@ -1107,7 +1224,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
               llvm::format("%.3f", cost.bytes / 1e6),
               llvm::format("%.2f", estimated), llvm::format("%.3f", sent / 1e6),
               layout.stageRanks[stage]));
-      summary.append(policy.stageAttributes(builder));
+      summary.append(
+          candidates.policies[choices[stage]].stageAttributes(builder));
       summary.push_back(builder.getNamedAttr("first_node", order[begin]));
       summary.push_back(builder.getNamedAttr("last_node", order[end - 1]));
       summaries.push_back(builder.getDictionaryAttr(summary));

@@ -99,8 +99,10 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
                "first node of each stage after the first">,
     Option<"recompute", "recompute", "std::string", "\"none\"",
            "what each stage's backward recomputes instead of saving "
-           "(pp-recompute): none, full or selective; the saved bytes, "
-           "backward work and memory figures count it">,
+           "(pp-recompute): none, full, selective, or auto: per stage the "
+           "least of these that fits memory-limit (a rank's limit shared "
+           "by its stages); the saved bytes, backward work and memory "
+           "figures count it">,
     Option<"recomputeOps", "recompute-ops", "std::string", "\"\"",
            "recompute the ops whose whole name matches this regular "
            "expression (e.g. nn\\.(softmax|erf))">,

@@ -80,7 +80,7 @@ FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
           .Default(std::nullopt);
   if (!kind)
     return program.emitError("recompute '")
-           << granularity << "' is not one of none, full, selective";
+           << granularity << "' is not one of none, full, selective, auto";
   policy.kind = *kind;
   if (ops.empty())
     return policy;

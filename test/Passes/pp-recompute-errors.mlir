@@ -4,7 +4,7 @@
 // RUN: not pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute-ops=nn\.(tanh" 2>&1 | FileCheck %s --check-prefix=REGEX
 // RUN: not pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute=full recompute-ops=nn\.tanh" 2>&1 | FileCheck %s --check-prefix=BOTH
 
-// KIND: error: recompute 'some' is not one of none, full, selective
+// KIND: error: recompute 'some' is not one of none, full, selective, auto
 // NOMATCH: error: recompute-ops 'nn\.softmax' matches no op of the model's forward, whose ops are nn.add, nn.matmul, nn.mse_loss, nn.tanh (a whole name, e.g. 'nn\.(softmax|erf)')
 // REGEX: error: recompute-ops 'nn\.(tanh' is not a regular expression:
 // BOTH: error: recompute=full recomputes every op; recompute-ops 'nn\.tanh' would name some of them: drop one of the two

@@ -465,11 +465,12 @@ cl::opt<std::string> recompute(
     "recompute", cl::init("none"),
     cl::desc("When compiling a model, what each stage's backward recomputes "
              "instead of keeping from its forward: none (default), full "
-             "(the stage's whole forward, from what it receives) or "
+             "(the stage's whole forward, from what it receives), "
              "selective (all but the results of matrix products with a "
-             "weight); the same bits, less activation memory "
+             "weight) or auto (per stage the least of those that fits "
+             "--memory-limit); the same bits, less activation memory "
              "(docs/recompute.md)"),
-    cl::value_desc("none|full|selective"), cl::cat(runCategory));
+    cl::value_desc("none|full|selective|auto"), cl::cat(runCategory));
 cl::opt<std::string> recomputeOps(
     "recompute-ops",
     cl::desc("When compiling a model, recompute the ops whose whole name "
