@@ -46,7 +46,14 @@
 #   matmul FLOPs over --profile's matmul seconds) as a share of this CPU's
 #   best single-thread GEMM of the type (pp-gemm-rate --dtype f32|bf16).
 #   PP_BENCH_REPEATS (default 3) runs of each.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision]
+# recompute (--recompute): activation recomputation (pp-run --recompute
+#   none|selective|full) on the bundled byte-level GPT (packed text) and the
+#   WIDTH-wide MLP, 4 stages x 8 microbatches (1F1B) cut at the same points
+#   for every policy, one thread per rank, runs alternating: step times and
+#   their ratio to none's (selective's goal: within 15%), and each rank's
+#   measured activation bytes (the metrics' ranks line) and their ratio to
+#   none's. PP_BENCH_REPEATS (default 3) runs of each.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -56,11 +63,12 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers|parallel|schedules|precision) section="$arg" ;;
-    --peers|--parallel|--schedules|--precision) section="${arg#--}" ;;
+    mlp|torchscript|all|peers|parallel|schedules|precision|recompute) section="$arg" ;;
+    --peers|--parallel|--schedules|--precision|--recompute) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
-           "torchscript, all, --peers, --parallel, --schedules or --precision" >&2
+           "torchscript, all, --peers, --parallel, --schedules, --precision or" \
+           "--recompute" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -177,4 +185,5 @@ case "$section" in
   parallel) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/parallel.sh"; bench_parallel ;;
   schedules) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/schedules.sh"; bench_schedules ;;
   precision) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/precision.sh"; bench_precision ;;
+  recompute) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/recompute.sh"; bench_recompute ;;
 esac
