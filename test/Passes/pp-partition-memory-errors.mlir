@@ -7,7 +7,7 @@
 // CHECK: rank time_us peak_bytes
 // CHECK-NEXT: 0 {{[0-9.]+}} 4352
 // CHECK-NEXT: 1 {{[0-9.]+}} 4352
-// expected-error @+1 {{no partition into 2 stages on 2 ranks fits memory-limit=3000 bytes (0.0 MiB) per rank (parameters, optimizer state, gradients and 2 in-flight microbatches of activations under 1f1b): the smallest achievable peak is 4352 bytes (0.0 MiB), per rank 4352, 4352; use more stages, a smaller microbatch or fewer microbatches in flight, or allow at least that much memory}}
+// expected-error @+1 {{no partition into 2 stages on 2 ranks fits memory-limit=3000 bytes (0.0 MiB) per rank (parameters, optimizer state, gradients and 2 in-flight microbatches of activations under 1f1b): the smallest achievable peak is 4352 bytes (0.0 MiB), per rank 4352, 4352; use more stages, a smaller microbatch or fewer microbatches in flight, recompute activations (recompute=auto or full), or allow at least that much memory}}
 func.func @main(%x: tensor<2x16xf32> {pp.name = "x", pp.role = "input"},
                 %w1: tensor<16x16xf32> {pp.name = "w1", pp.role = "parameter"},
                 %w2: tensor<16x16xf32> {pp.name = "w2", pp.role = "parameter"},
