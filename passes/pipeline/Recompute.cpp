@@ -26,11 +26,9 @@ namespace pp {
 using namespace mlir;
 using namespace pp;
 
-namespace {
-
 /// A stage op in `stage`'s place that takes its body and yields `values`
 /// (values of that body); `stage` is left for the caller to replace.
-StageOp yielding(StageOp stage, ArrayRef<Value> values) {
+static StageOp yielding(StageOp stage, ArrayRef<Value> values) {
   stage.getBody().front().getTerminator()->setOperands(values);
   OpBuilder builder(stage);
   auto rebuilt = StageOp::create(builder, stage.getLoc(),
@@ -43,7 +41,7 @@ StageOp yielding(StageOp stage, ArrayRef<Value> values) {
 }
 
 /// `stage` with `extra` (values of its body) yielded after its results.
-StageOp yieldingAlso(StageOp stage, ArrayRef<Value> extra) {
+static StageOp yieldingAlso(StageOp stage, ArrayRef<Value> extra) {
   SmallVector<Value> values(
       stage.getBody().front().getTerminator()->getOperands());
   values.append(extra.begin(), extra.end());
@@ -55,7 +53,7 @@ StageOp yieldingAlso(StageOp stage, ArrayRef<Value> extra) {
 }
 
 /// `stage` without the results nothing uses.
-void dropUnusedResults(StageOp stage) {
+static void dropUnusedResults(StageOp stage) {
   Operation *yield = stage.getBody().front().getTerminator();
   SmallVector<Value> kept, keptInner;
   for (auto [result, inner] :
@@ -71,6 +69,8 @@ void dropUnusedResults(StageOp stage) {
     old.replaceAllUsesWith(now);
   stage.erase();
 }
+
+namespace {
 
 /// The recomputation of one stage: its backward recomputes, from the
 /// values its forward keeps, the forward values the policy names.
@@ -104,14 +104,10 @@ private:
     return forward.getBody().front().getTerminator()->getOperand(index);
   }
 
-  bool recomputes(Operation *op) const {
-    return op->hasTrait<OpTrait::ConstantLike>() || policy.recomputes(op);
-  }
-
   /// Adds `op` (an op of the forward's body), and the ops it reads that
   /// the policy recomputes, to `recomputed`.
   void plan(Operation *op) {
-    if (!recomputes(op) || !visited.insert(op).second)
+    if (!policy.recomputes(op) || !visited.insert(op).second)
       return;
     for (Value operand : op->getOperands())
       if (Operation *producer = operand.getDefiningOp())
@@ -179,7 +175,8 @@ private:
           arg.replaceAllUsesWith(copy);
   }
 
-  /// Erases the backward's arguments (and inputs) nothing reads any more.
+  /// Erases the backward's arguments (and inputs) nothing reads any more:
+  /// the forward values now recomputed (partitioning leaves none unused).
   void dropUnusedInputs() {
     Block &body = backward.getBody().front();
     for (int index = body.getNumArguments() - 1; index >= 0; --index)

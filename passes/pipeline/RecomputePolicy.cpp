@@ -1,4 +1,10 @@
 //===- RecomputePolicy.cpp - what a stage's backward recomputes -----------===//
+//
+// The rules of RecomputePolicy.h: which forward ops each granularity
+// recomputes, how a policy is parsed, recorded in a stage's
+// `pp.stage_costs` entry and read back.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/pipeline/RecomputePolicy.h"
 
@@ -8,22 +14,19 @@
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPOps.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringExtras.h"
-
-#include <set>
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace pp;
 
-namespace {
-
-constexpr llvm::StringLiteral kRecomputeKey = "recompute";
-constexpr llvm::StringLiteral kRecomputeOpsKey = "recompute_ops";
+static constexpr llvm::StringLiteral kRecomputeKey = "recompute";
+static constexpr llvm::StringLiteral kRecomputeOpsKey = "recompute_ops";
 
 /// The forward ops of the nn dialect in `program`: the ones a policy may
 /// recompute (constants are copied into every stage, never saved).
-SmallVector<Operation *> forwardModelOps(func::FuncOp program) {
+static SmallVector<Operation *> forwardModelOps(func::FuncOp program) {
   SmallVector<Operation *> ops;
   for (Operation &op : program.getBody().front().without_terminator())
     if (!isBackward(&op) && isa<nn::NNDialect>(op.getDialect()))
@@ -34,7 +37,7 @@ SmallVector<Operation *> forwardModelOps(func::FuncOp program) {
 /// Whether `value` is a model parameter, or made from one by ops of one
 /// operand (a cast to the compute type, a transpose, a reshape), in the
 /// program or inside a stage that takes it.
-bool isWeight(Value value) {
+static bool isWeight(Value value) {
   while (true) {
     if (Operation *producer = value.getDefiningOp()) {
       if (producer->getNumOperands() != 1)
@@ -56,7 +59,7 @@ bool isWeight(Value value) {
 /// Whether `op` multiplies by a weight: it reads one and does more than a
 /// few operations per result element (a matrix product with a weight, not
 /// a normalization's scale or an embedding's gather).
-bool multipliesByWeight(Operation *op) {
+static bool multipliesByWeight(Operation *op) {
   auto costed = dyn_cast<nn::CostOpInterface>(op);
   if (!costed || !llvm::any_of(op->getOperands(), isWeight))
     return false;
@@ -65,8 +68,6 @@ bool multipliesByWeight(Operation *op) {
     elements += nn::staticElementCount(type);
   return costed.estimateFlops() > 2 * elements;
 }
-
-} // namespace
 
 FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
                                                   StringRef ops,
@@ -84,26 +85,30 @@ FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
   policy.kind = *kind;
   if (ops.empty())
     return policy;
-  if (policy.kind == RecomputeGranularity::full)
-    return program.emitError("recompute=full recomputes every op; "
-                             "recompute-ops '")
-           << ops << "' would name some of them: drop one of the two";
+  if (policy.kind != RecomputeGranularity::none)
+    return program.emitError("recompute=")
+           << granularity << " chooses the recomputed ops itself; "
+           << "recompute-ops '" << ops
+           << "' would name them instead: drop one of the two";
   policy.kind = RecomputeGranularity::ops;
   policy.setPattern(ops);
   std::string problem;
   if (!policy.matcher->isValid(problem))
     return program.emitError("recompute-ops '")
            << ops << "' is not a regular expression: " << problem;
-  std::set<std::string> names;
+  llvm::StringSet<> names;
   for (Operation *op : forwardModelOps(program))
-    names.insert(op->getName().getStringRef().str());
-  if (llvm::none_of(names, [&](const std::string &name) {
+    names.insert(op->getName().getStringRef());
+  if (llvm::none_of(names.keys(), [&](StringRef name) {
         return policy.matcher->match(name);
-      }))
+      })) {
+    SmallVector<StringRef> sorted(names.keys());
+    llvm::sort(sorted);
     return program.emitError("recompute-ops '")
            << ops << "' matches no op of the model's forward, whose ops are "
-           << llvm::join(names, ", ")
+           << llvm::join(sorted, ", ")
            << " (a whole name, e.g. 'nn\\.(softmax|erf)')";
+  }
   return policy;
 }
 
@@ -153,7 +158,11 @@ RecomputePolicy::stageAttributes(Builder &builder) const {
 }
 
 bool RecomputePolicy::recomputes(Operation *op) const {
-  if (isBackward(op) || !isa<nn::NNDialect>(op->getDialect()))
+  if (isBackward(op) || recomputesNothing())
+    return false;
+  if (op->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (!isa<nn::NNDialect>(op->getDialect()))
     return false;
   switch (kind) {
   case RecomputeGranularity::none:

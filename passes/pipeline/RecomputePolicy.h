@@ -45,8 +45,8 @@ public:
   /// The policy for `granularity` (none, full or selective) and `ops` (a
   /// regular expression over whole op names, or ""), or an error at
   /// `program` saying what is wrong: an unknown granularity, `ops` with
-  /// `full`, a pattern that does not parse or that names no op of
-  /// `program` (listing the op names it has).
+  /// `full` or `selective`, a pattern that does not parse or that names no
+  /// op of `program` (listing the op names it has).
   static mlir::FailureOr<RecomputePolicy> parse(llvm::StringRef granularity,
                                                 llvm::StringRef ops,
                                                 mlir::func::FuncOp program);
@@ -60,11 +60,12 @@ public:
   llvm::SmallVector<mlir::NamedAttribute>
   stageAttributes(mlir::Builder &builder) const;
 
-  RecomputeGranularity granularity() const { return kind; }
   bool recomputesNothing() const { return kind == RecomputeGranularity::none; }
 
-  /// Whether the backward recomputes `op`'s results (a forward nn op of
-  /// the training program) rather than taking them saved.
+  /// Whether the backward recomputes `op`'s results (a forward op of the
+  /// training program) rather than taking them saved: the ops the policy
+  /// names, and constants under any policy that recomputes (a stage makes
+  /// its own copies of constants; they are never saved).
   bool recomputes(mlir::Operation *op) const;
 
   /// The forward ops of `program` the backward recomputes when no stage

@@ -755,7 +755,10 @@ std::string precisionProblem() {
   if (lossScaleGrowthInterval < 1)
     return "--loss-scale-growth-interval must be at least 1, got " +
            std::to_string(lossScaleGrowthInterval);
-  if (precision.getNumOccurrences() && precision != "fp16")
+  // A model file compiles in --precision (f32 without it); a package's
+  // precision is checked against its manifest when it loads.
+  if ((precision.getNumOccurrences() || !sys::fs::is_directory(input)) &&
+      precision != "fp16")
     for (const cl::Option *option : {static_cast<const cl::Option *>(
                                           &lossScaleInit),
                                       static_cast<const cl::Option *>(
@@ -792,7 +795,7 @@ std::string inferenceOptionProblem() {
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
       &checkpointDir, &memoryPlan, &lossScaleInit, &lossScaleGrowthInterval,
-      &gradReduceDtype};
+      &gradReduceDtype, &recompute,    &recomputeOps};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +
