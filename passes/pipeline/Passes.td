@@ -120,8 +120,8 @@ def Recompute : Pass<"pp-recompute", "mlir::ModuleOp"> {
     value of its stage that the policy recomputes reads a copy the backward
     makes instead, before the stage's first backward op, from the values
     the policy keeps (and, for values of other stages, the ones the stage
-    receives). The forward then saves only the kept values for its
-    backward. `full` recomputes the stage's whole forward from what it
+    receives), marked `pp.recomputed`. The forward then saves only the
+    kept values for its backward. `full` recomputes the stage's whole forward from what it
     receives, its graph inputs and its parameters; `selective` keeps the
     results of ops that multiply by a weight (the GEMMs) and recomputes the
     rest (attention scores and probabilities, activation functions,
@@ -154,7 +154,9 @@ def SplitBackward : Pass<"pp-split-backward", "mlir::ModuleOp"> {
     run any time after B. An op both halves need is computed in B once; W
     takes it as a result of B (after pp-outline-stages, a value
     `@stage<N>_backward_input` saves for `@stage<N>_backward_weight`), and
-    copies the constants it reads. Gradients received from other stages
+    copies the constants it reads; a forward value pp-recompute recomputes
+    (`pp.recomputed`) W recomputes itself from the forward's kept values
+    rather than taking B's copy, which would wait in memory for W. Gradients received from other stages
     enter B, which hands those W needs over the same way; W takes the
     program's arguments and forward values directly. The halves partition
     the same ops, so training computes the same bits. Every stage gets both

@@ -163,7 +163,8 @@ private:
       for (Value operand : op->getOperands())
         if (!mapping.contains(operand))
           mapping.map(operand, backwardArgument(outerOf(operand)));
-      builder.clone(*op, mapping);
+      builder.clone(*op, mapping)
+          ->setAttr(kRecomputedAttrName, builder.getUnitAttr());
     }
     for (auto [input, arg] :
          llvm::zip(backward.getInputs(), body.getArguments()))

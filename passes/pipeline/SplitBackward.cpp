@@ -5,7 +5,10 @@
 // the rest (the parameter gradients the program returns). The halves
 // partition the same ops, so they compute the same bits; values the weight
 // half takes from the input half become results of one and operands of the
-// other.
+// other, except constants and recomputed forward values (pp-recompute's),
+// which the weight half makes again from what the forward keeps: handed
+// over, a recomputed value would wait in memory for the weight half, which
+// a zero-bubble schedule runs late.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,9 +102,9 @@ private:
 
   /// What the weight half reads from outside itself: arguments of the body
   /// it takes straight from @main, values the input half hands over, and
-  /// constants it copies.
+  /// constants and recomputed values it makes again.
   void collectWeightNeeds() {
-    auto need = [&](Value value) {
+    std::function<void(Value)> need = [&](Value value) {
       if (auto arg = dyn_cast<BlockArgument>(value)) {
         if (arg.getOwner() != &body)
           return;
@@ -114,10 +117,11 @@ private:
       Operation *def = value.getDefiningOp();
       if (def->getBlock() != &body || !inInputHalf(def))
         return;
-      if (def->hasTrait<OpTrait::ConstantLike>())
-        weightConstants.insert(def);
-      else
+      if (!def->hasTrait<OpTrait::ConstantLike>() &&
+          !def->hasAttr(kRecomputedAttrName))
         handedOver.insert(value);
+      else if (weightCopies.insert(def).second)
+        forEachUsedValue(def, need);
     };
     for (Operation &op : body.without_terminator())
       if (!inInputHalf(&op))
@@ -213,7 +217,7 @@ private:
     fillBody(
         half,
         [&](Operation &op) {
-          return !inInputHalf(&op) || weightConstants.contains(&op);
+          return !inInputHalf(&op) || weightCopies.contains(&op);
         },
         yielded, mapping);
     return half;
@@ -239,9 +243,9 @@ private:
   llvm::SetVector<BlockArgument> weightArgs;
   /// Values of the body the input half returns for the weight half.
   llvm::SetVector<Value> handedOver;
-  /// Constants of the input half the weight half reads: copied, not handed
-  /// over.
-  llvm::SmallPtrSet<Operation *, 8> weightConstants;
+  /// Constants and recomputed values of the input half the weight half
+  /// reads: made again, not handed over.
+  llvm::SmallPtrSet<Operation *, 8> weightCopies;
   /// Where each result of the backward goes: the half and its position.
   SmallVector<std::pair<StagePhase, size_t>> resultPlace;
   /// The result of the input half that returns each value of the body it

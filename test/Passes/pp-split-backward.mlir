@@ -8,6 +8,7 @@
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-attach-loss="loss=mse:y microbatch-size=2" --pp-autodiff --pp-partition="split-points=act,skip" --pp-insert-send-recv --pp-split-backward --pp-outline-stages --pp-derive-eval --pp-fuse-elementwise 2>/dev/null > %t.passes
 // RUN: diff %t.compiled %t.passes
 // RUN: FileCheck %s --check-prefix=COMPILE < %t.compiled
+// RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute=full" --pp-recompute --pp-insert-send-recv --pp-split-backward 2>/dev/null | FileCheck %s --check-prefix=RECOMPUTED
 
 // Three stages of an MLP. The last stage's input half computes the loss
 // gradient and the gradient it sends (out.grad); the weight half takes the
@@ -128,3 +129,20 @@
 // COMPILE-COUNT-3: func.func @stage{{[0-2]}}_backward_input
 // COMPILE-COUNT-3: func.func @stage{{[0-2]}}_backward_weight
 // COMPILE-COUNT-3: func.func @stage{{[0-2]}}_eval
+
+// Recomputed forward values (pp-recompute's, marked pp.recomputed) are not
+// handed from the input half to the weight half, where a zero-bubble
+// schedule would keep them in flight until it runs: the weight half makes
+// them again from the forward's kept values (stage 1's fc2 and skip; stage
+// 0's whole forward, which its input half, sending nothing back, does not
+// need).
+// RECOMPUTED: pp.stage @pipeline stage 1 phase<backward_input>
+// RECOMPUTED: nn.add {{.*}} {pp.node = "skip", pp.recomputed}
+// RECOMPUTED: pp.stage @pipeline stage 1 phase<backward_weight>
+// RECOMPUTED-NEXT: ^bb0(
+// RECOMPUTED-NEXT: nn.matmul {{.*}} {pp.node = "fc2", pp.recomputed}
+// RECOMPUTED-NEXT: %[[SKIP:.*]] = nn.add {{.*}} {pp.node = "skip", pp.recomputed}
+// RECOMPUTED-NEXT: nn.matmul %{{.*}}, %[[SKIP]] transpose_lhs {pp.node = "out"}
+// RECOMPUTED: pp.stage @pipeline stage 0 phase<backward_weight>
+// RECOMPUTED-NEXT: ^bb0(
+// RECOMPUTED-NEXT: nn.matmul {{.*}} {pp.node = "fc1", pp.recomputed}

@@ -108,6 +108,10 @@ constexpr llvm::StringLiteral kStageCostsAttrName = "pp.stage_costs";
 constexpr llvm::StringLiteral kPipelineMeshName = "pipeline";
 /// `#pp.phase<...>` of an op: forward (absent) or backward.
 constexpr llvm::StringLiteral kPhaseAttrName = "pp.phase";
+/// On a backward op that recomputes a forward op (pp-recompute): a copy
+/// that any half of a split backward may make again from the values the
+/// forward keeps, rather than receive from the other half.
+constexpr llvm::StringLiteral kRecomputedAttrName = "pp.recomputed";
 
 /// `{pp.name = name, pp.role = role}`, the attributes of a named argument or
 /// result.
