@@ -341,6 +341,11 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
                               "selective and full per stage; drop "
                               "recompute-ops '")
                << recomputeOps << "' or name a granularity";
+      if (memoryLimit <= 0)
+        return main.emitError("recompute=auto recomputes, per stage, as "
+                              "little as memory-limit allows; give "
+                              "memory-limit=BYTES (without a limit nothing "
+                              "needs recomputing), or name a granularity");
       kinds = {"none", "selective", "full"};
     }
     RecomputeCandidates candidates;
