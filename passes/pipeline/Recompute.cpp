@@ -107,7 +107,9 @@ private:
   /// Adds `op` (an op of the forward's body), and the ops it reads that
   /// the policy recomputes, to `recomputed`.
   void plan(Operation *op) {
-    if (!policy.recomputes(op) || !visited.insert(op).second)
+    // No op is reached again while its operands are planned (SSA has no
+    // cycles), so `recomputed` alone says which are done.
+    if (!policy.recomputes(op) || recomputed.contains(op))
       return;
     for (Value operand : op->getOperands())
       if (Operation *producer = operand.getDefiningOp())
@@ -189,7 +191,6 @@ private:
 
   StageOp forward, backward;
   const RecomputePolicy &policy;
-  llvm::DenseSet<Operation *> visited;
   llvm::SetVector<Operation *> recomputed;
 };
 

@@ -16,13 +16,35 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace pp;
 
 static constexpr llvm::StringLiteral kRecomputeKey = "recompute";
 static constexpr llvm::StringLiteral kRecomputeOpsKey = "recompute_ops";
+
+/// Each granularity's name, as options and `pp.stage_costs` spell it.
+static constexpr std::pair<llvm::StringLiteral, RecomputeGranularity>
+    kGranularityNames[] = {{"none", RecomputeGranularity::none},
+                           {"full", RecomputeGranularity::full},
+                           {"selective", RecomputeGranularity::selective},
+                           {"ops", RecomputeGranularity::ops}};
+
+/// The granularity named `name`, if any.
+static std::optional<RecomputeGranularity> granularityNamed(StringRef name) {
+  for (auto [spelling, kind] : kGranularityNames)
+    if (spelling == name)
+      return kind;
+  return std::nullopt;
+}
+
+/// The name of `kind`.
+static StringRef nameOf(RecomputeGranularity kind) {
+  for (auto [spelling, named] : kGranularityNames)
+    if (named == kind)
+      return spelling;
+  llvm_unreachable("every granularity has a name");
+}
 
 /// The forward ops of the nn dialect in `program`: the ones a policy may
 /// recompute (constants are copied into every stage, never saved).
@@ -73,13 +95,9 @@ FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
                                                   StringRef ops,
                                                   func::FuncOp program) {
   RecomputePolicy policy;
-  std::optional<RecomputeGranularity> kind =
-      llvm::StringSwitch<std::optional<RecomputeGranularity>>(granularity)
-          .Case("none", RecomputeGranularity::none)
-          .Case("full", RecomputeGranularity::full)
-          .Case("selective", RecomputeGranularity::selective)
-          .Default(std::nullopt);
-  if (!kind)
+  // `ops` is named by a pattern, not by its name.
+  std::optional<RecomputeGranularity> kind = granularityNamed(granularity);
+  if (!kind || *kind == RecomputeGranularity::ops)
     return program.emitError("recompute '")
            << granularity << "' is not one of none, full, selective, auto";
   policy.kind = *kind;
@@ -118,11 +136,8 @@ RecomputePolicy RecomputePolicy::ofStage(DictionaryAttr stageCost) {
       stageCost ? stageCost.getAs<StringAttr>(kRecomputeKey) : StringAttr();
   if (!granularity)
     return policy;
-  policy.kind = llvm::StringSwitch<RecomputeGranularity>(granularity)
-                    .Case("full", RecomputeGranularity::full)
-                    .Case("selective", RecomputeGranularity::selective)
-                    .Case("ops", RecomputeGranularity::ops)
-                    .Default(RecomputeGranularity::none);
+  policy.kind = granularityNamed(granularity.getValue())
+                    .value_or(RecomputeGranularity::none);
   if (auto ops = stageCost.getAs<StringAttr>(kRecomputeOpsKey))
     policy.setPattern(ops);
   return policy;
@@ -135,22 +150,10 @@ void RecomputePolicy::setPattern(StringRef ops) {
 
 SmallVector<NamedAttribute>
 RecomputePolicy::stageAttributes(Builder &builder) const {
-  StringRef name;
-  switch (kind) {
-  case RecomputeGranularity::none:
+  if (recomputesNothing())
     return {};
-  case RecomputeGranularity::full:
-    name = "full";
-    break;
-  case RecomputeGranularity::selective:
-    name = "selective";
-    break;
-  case RecomputeGranularity::ops:
-    name = "ops";
-    break;
-  }
-  SmallVector<NamedAttribute> attributes = {
-      builder.getNamedAttr(kRecomputeKey, builder.getStringAttr(name))};
+  SmallVector<NamedAttribute> attributes = {builder.getNamedAttr(
+      kRecomputeKey, builder.getStringAttr(nameOf(kind)))};
   if (kind == RecomputeGranularity::ops)
     attributes.push_back(builder.getNamedAttr(
         kRecomputeOpsKey, builder.getStringAttr(pattern)));
