@@ -37,19 +37,12 @@ FailureOr<unsigned> hoistCastsOf(func::FuncOp function, unsigned index) {
   for (Operation *user : master.getUsers())
     if (auto castOp = dyn_cast<nn::CastOp>(user))
       castsByType[castOp.getType()].push_back(castOp);
-  MLIRContext *context = function.getContext();
+  DictionaryAttr attrs = getNameAndRoleAttrs(
+      function.getContext(), argumentName(function, index), kRoleComputeCopy);
   unsigned inserted = 0;
   for (auto &[type, casts] : castsByType) {
-    NamedAttribute attrs[] = {
-        NamedAttribute(StringAttr::get(context, kNameAttrName),
-                       StringAttr::get(context,
-                                       argumentName(function, index))),
-        NamedAttribute(StringAttr::get(context, kRoleAttrName),
-                       StringAttr::get(context, kRoleComputeCopy))};
     unsigned at = index + 1 + inserted;
-    if (failed(function.insertArgument(at, type,
-                                       DictionaryAttr::get(context, attrs),
-                                       master.getLoc())))
+    if (failed(function.insertArgument(at, type, attrs, master.getLoc())))
       return failure();
     for (nn::CastOp castOp : casts) {
       castOp.getResult().replaceAllUsesWith(function.getArgument(at));
