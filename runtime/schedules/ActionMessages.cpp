@@ -53,6 +53,36 @@ bool isDataParallel(ActionKind kind) {
          kind == ActionKind::ReleaseParameters;
 }
 
+bool isOffload(ActionKind kind) {
+  return kind == ActionKind::OffloadActivations ||
+         kind == ActionKind::ReloadActivations;
+}
+
+size_t afterSends(const std::vector<Action> &row, size_t i) {
+  while (i + 1 < row.size() && row[i + 1].kind == ActionKind::Send)
+    ++i;
+  return i;
+}
+
+size_t beforeRecvs(const std::vector<Action> &row, size_t i) {
+  while (i > 0 && row[i - 1].kind == ActionKind::Recv)
+    --i;
+  return i;
+}
+
+std::vector<Action> withInsertions(const std::vector<Action> &row,
+                                   const RowInsertions &insertions) {
+  std::vector<Action> result;
+  for (size_t i = 0; i < row.size(); ++i) {
+    const std::vector<Action> &before = insertions.before[i],
+                              &after = insertions.after[i];
+    result.insert(result.end(), before.begin(), before.end());
+    result.push_back(row[i]);
+    result.insert(result.end(), after.begin(), after.end());
+  }
+  return result;
+}
+
 ActionKind computeKindOf(const Action &action) {
   return isCompute(action.kind) ? action.kind : action.of;
 }
@@ -136,6 +166,10 @@ std::string describeAction(const Action &action) {
   if (isDataParallel(action.kind))
     return actionKindName(action.kind) + std::string(" s") +
            std::to_string(action.stage);
+  if (isOffload(action.kind))
+    return actionKindName(action.kind) + std::string(" s") +
+           std::to_string(action.stage) + " m" +
+           std::to_string(action.microbatch);
   std::string text = isCompute(action.kind)
                          ? ""
                          : actionKindName(action.kind) + std::string(" ");

@@ -14,6 +14,9 @@
 
 #include "runtime/schedules/Schedule.h"
 
+#include <cstddef>
+#include <vector>
+
 namespace pp::runtime {
 
 /// Whether `kind` runs stage functions (F, B, I, W, E).
@@ -25,6 +28,29 @@ bool accumulatesGradients(ActionKind kind);
 /// Whether `kind` is a stage-level data-parallel action (ReduceGradients,
 /// GatherParameters, ReleaseParameters).
 bool isDataParallel(ActionKind kind);
+
+/// Whether `kind` moves a microbatch's saved values out of the stage
+/// functions' memory or back (OffloadActivations, ReloadActivations).
+bool isOffload(ActionKind kind);
+
+/// The index of the last of the Sends right after action `i` of `row` (`i`
+/// itself when none follows).
+size_t afterSends(const std::vector<Action> &row, size_t i);
+
+/// The index of the first of the Recvs right before action `i` of `row`
+/// (`i` itself when none precedes).
+size_t beforeRecvs(const std::vector<Action> &row, size_t i);
+
+/// Actions to insert into a row of `size` actions: `before[i]` before
+/// action i, `after[i]` after it.
+struct RowInsertions {
+  explicit RowInsertions(size_t size) : before(size), after(size) {}
+  std::vector<std::vector<Action>> before, after;
+};
+
+/// `row` with `insertions` in their places.
+std::vector<Action> withInsertions(const std::vector<Action> &row,
+                                   const RowInsertions &insertions);
 
 /// The compute action `action` concerns: itself, or the one whose messages
 /// a Send or Recv moves.

@@ -23,26 +23,6 @@ Action stageAction(ActionKind kind, int64_t stage) {
   return action;
 }
 
-/// Where in a row the data-parallel actions of one rank go: `before[i]`
-/// are inserted before action i, `after[i]` after it.
-struct Insertions {
-  std::vector<std::vector<Action>> before, after;
-};
-
-/// The index past the Sends right after action `i` of `row`.
-size_t afterSends(const std::vector<Action> &row, size_t i) {
-  while (i + 1 < row.size() && row[i + 1].kind == ActionKind::Send)
-    ++i;
-  return i;
-}
-
-/// The index of the first of the Recvs right before action `i` of `row`.
-size_t beforeRecvs(const std::vector<Action> &row, size_t i) {
-  while (i > 0 && row[i - 1].kind == ActionKind::Recv)
-    --i;
-  return i;
-}
-
 /// Where a stage's compute actions are in a row.
 struct StageSpan {
   int64_t stage;
@@ -79,11 +59,10 @@ size_t gatherPoint(const std::vector<Action> &row, size_t first) {
 }
 
 /// The data-parallel actions of the `stages` of `row`.
-Insertions insertionsFor(const std::vector<Action> &row,
-                         const std::vector<int64_t> &stages,
-                         const DataParallelism &dataParallel) {
-  Insertions at{std::vector<std::vector<Action>>(row.size()),
-                std::vector<std::vector<Action>>(row.size())};
+RowInsertions insertionsFor(const std::vector<Action> &row,
+                            const std::vector<int64_t> &stages,
+                            const DataParallelism &dataParallel) {
+  RowInsertions at(row.size());
   std::vector<StageSpan> spans;
   for (int64_t stage : stages)
     if (std::optional<StageSpan> span = spanOf(row, stage))
@@ -143,14 +122,8 @@ void addDataParallelActions(ScheduleTable &table, const PipelineLayout &layout,
     throw std::invalid_argument(problem);
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
     std::vector<Action> &row = table[rank];
-    Insertions at = insertionsFor(row, layout.stagesOf(rank), dataParallel);
-    std::vector<Action> lowered;
-    for (size_t i = 0; i < row.size(); ++i) {
-      lowered.insert(lowered.end(), at.before[i].begin(), at.before[i].end());
-      lowered.push_back(row[i]);
-      lowered.insert(lowered.end(), at.after[i].begin(), at.after[i].end());
-    }
-    row = std::move(lowered);
+    row = withInsertions(row,
+                         insertionsFor(row, layout.stagesOf(rank), dataParallel));
   }
 }
 

@@ -24,7 +24,7 @@ constexpr EnumNames<Placement, 2> kPlacementNames = {
     {Placement::V, "v"},
 };
 
-constexpr EnumNames<ActionKind, 11> kActionKindNames = {
+constexpr EnumNames<ActionKind, 13> kActionKindNames = {
     {ActionKind::Forward, "F"},
     {ActionKind::Backward, "B"},
     {ActionKind::BackwardInput, "I"},
@@ -36,6 +36,8 @@ constexpr EnumNames<ActionKind, 11> kActionKindNames = {
     {ActionKind::ReduceGradients, "reduce"},
     {ActionKind::GatherParameters, "gather"},
     {ActionKind::ReleaseParameters, "release"},
+    {ActionKind::OffloadActivations, "offload"},
+    {ActionKind::ReloadActivations, "reload"},
 };
 
 } // namespace
@@ -135,6 +137,9 @@ std::string formatAction(const Action &action) {
     return "O";
   if (isDataParallel(action.kind))
     return actionKindName(action.kind) + std::to_string(action.stage);
+  if (isOffload(action.kind))
+    return actionKindName(action.kind) + std::to_string(action.stage) + "." +
+           std::to_string(action.microbatch);
   std::string text = action.kind == ActionKind::Send   ? "s"
                      : action.kind == ActionKind::Recv ? "r"
                                                        : "";
@@ -142,18 +147,47 @@ std::string formatAction(const Action &action) {
          std::to_string(action.stage) + "." + std::to_string(action.microbatch);
 }
 
-int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
-                             int64_t stage) {
-  int64_t inFlight = 0, most = 0;
+namespace {
+
+/// The most microbatches of `stage` in a state at once over `rankActions`:
+/// an action of a kind `enters` says enters it, one `leaves` says leaves.
+template <typename Enters, typename Leaves>
+int64_t mostAtOnce(const std::vector<Action> &rankActions, int64_t stage,
+                   Enters enters, Leaves leaves) {
+  int64_t now = 0, most = 0;
   for (const Action &action : rankActions) {
     if (action.stage != stage)
       continue;
-    if (action.kind == ActionKind::Forward)
-      most = std::max(most, ++inFlight);
-    else if (accumulatesGradients(action.kind))
-      --inFlight;
+    if (enters(action.kind))
+      most = std::max(most, ++now);
+    else if (leaves(action.kind))
+      --now;
   }
   return most;
+}
+
+} // namespace
+
+int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
+                             int64_t stage) {
+  return mostAtOnce(
+      rankActions, stage,
+      [](ActionKind kind) {
+        return kind == ActionKind::Forward ||
+               kind == ActionKind::ReloadActivations;
+      },
+      [](ActionKind kind) {
+        return accumulatesGradients(kind) ||
+               kind == ActionKind::OffloadActivations;
+      });
+}
+
+int64_t offloadedMicrobatches(const std::vector<Action> &rankActions,
+                              int64_t stage) {
+  return mostAtOnce(
+      rankActions, stage,
+      [](ActionKind kind) { return kind == ActionKind::OffloadActivations; },
+      [](ActionKind kind) { return kind == ActionKind::ReloadActivations; });
 }
 
 std::string formatActions(const std::vector<Action> &actions) {

@@ -63,6 +63,14 @@ enum class ActionKind {
   /// Frees the gathered parameters of a stage but this replica's share
   /// (ZeRO-3), after the stage's last compute of the step. Stage-level.
   ReleaseParameters,
+  /// Starts moving the saved values of a stage's forward of a microbatch
+  /// out of the stage functions' memory (a GPU's to pinned host memory, the
+  /// host's to a separate arena), after that forward: the stage holds them
+  /// there until their ReloadActivations.
+  OffloadActivations,
+  /// Starts bringing the values OffloadActivations moved back, before the
+  /// backward (B, or I) of that stage and microbatch, which waits for them.
+  ReloadActivations,
 };
 
 /// One entry of a rank's action list.
@@ -235,22 +243,44 @@ checkSchedule(const ScheduleTable &table, const PipelineLayout &layout,
               bool training = true,
               const std::optional<DataParallelism> &dataParallel = {});
 
-/// The most microbatches of `stage` whose forward ran and whose backward
-/// (its weight half, the last to take saved values, when split) did not, at
-/// any point of `rankActions` (a rank's row of an action table): how many
-/// microbatches' activations the stage holds at once (1F1B: min(m,
-/// stages - stage); GPipe: m). The runtime's memory figures and the
+/// Whether `table` lists OffloadActivations or ReloadActivations actions.
+bool hasOffloadActions(const ScheduleTable &table);
+
+/// Adds activation offload to `table`, a training table on `layout`
+/// without data-parallel or offload actions. On a stage that holds more
+/// than two microbatches at once (inFlightMicrobatches), each forward whose
+/// backward (B, or I) comes two or more compute actions later on its rank
+/// gets an OffloadActivations right after it (and its Send), and a
+/// ReloadActivations one compute action ahead of that backward (before that
+/// action's Recv), so that the copy back overlaps that action. Under 1F1B
+/// the first stages, which hold the most microbatches, then hold two; the
+/// others, already holding two or fewer, offload nothing.
+/// Throws std::invalid_argument when `table` already has offload or
+/// data-parallel actions or does not fit `layout`.
+void addOffloadActions(ScheduleTable &table, const PipelineLayout &layout);
+
+/// The most microbatches of `stage` whose saved values are in the stage
+/// functions' memory at once, at any point of `rankActions` (a rank's row
+/// of an action table): those whose forward ran and whose backward (its
+/// weight half, the last to take saved values, when split) did not, less
+/// those offloaded and not yet reloaded. Without offload, 1F1B holds
+/// min(m, stages - stage), GPipe m. The runtime's memory figures and the
 /// partitioner's memory model both count them this way.
 int64_t inFlightMicrobatches(const std::vector<Action> &rankActions,
                              int64_t stage);
 
+/// The most microbatches of `stage` offloaded at once in `rankActions`.
+int64_t offloadedMicrobatches(const std::vector<Action> &rankActions,
+                              int64_t stage);
+
 /// "F", "B", "I", "W", "E", "send", "recv", "optimizer", "reduce",
-/// "gather", "release".
+/// "gather", "release", "offload", "reload".
 const char *actionKindName(ActionKind kind);
 /// One action as the schedule file spells it: "F2.0" (forward of stage 2,
 /// microbatch 0), "sF2.0" (send of it), "rB1.3" (recv for the backward of
 /// stage 1, microbatch 3), "O" (optimizer), "reduce2", "gather2",
-/// "release2" (the data-parallel actions of stage 2).
+/// "release2" (the data-parallel actions of stage 2), "offload2.0",
+/// "reload2.0" (the activation offload of stage 2, microbatch 0).
 std::string formatAction(const Action &action);
 /// A rank's actions separated by spaces.
 std::string formatActions(const std::vector<Action> &actions);

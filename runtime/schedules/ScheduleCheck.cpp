@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <tuple>
 
 namespace pp::runtime {
@@ -80,6 +81,9 @@ DataParallelDemand demandOf(const ScheduleTable &table, bool training,
 /// Where a stage's parameters are under ZeRO-3.
 enum class Gathered { NotYet, Held, Released };
 
+/// Where a microbatch's saved values are once an offload action named them.
+enum class Copied { Offloaded, Reloaded };
+
 /// The first pass over one rank's list.
 class RankCheck {
 public:
@@ -116,6 +120,8 @@ public:
         problem = optimizer(i + 1 == actions.size());
       else if (isDataParallel(action.kind))
         problem = dataParallelAction(action);
+      else if (isOffload(action.kind))
+        problem = offloadAction(action);
       else if (problem = placed(action); problem.empty())
         problem = isCompute(action.kind)            ? computeAction(action)
                   : action.kind == ActionKind::Send ? send(action)
@@ -259,6 +265,8 @@ private:
   std::string computeAction(const Action &action) {
     if (std::string problem = orderProblem(action); !problem.empty())
       return problem;
+    if (std::string problem = offloaded(action); !problem.empty())
+      return problem;
     if (std::string problem = ungathered(action); !problem.empty())
       return problem;
     int64_t s = action.stage, mb = action.microbatch;
@@ -358,6 +366,57 @@ private:
           !ran(ActionKind::BackwardWeight, stage, mb))
         return mb;
     return std::nullopt;
+  }
+
+  /// Whether the saved values `action`, a backward, takes are offloaded.
+  std::string offloaded(const Action &action) const {
+    if (action.kind != ActionKind::Backward &&
+        action.kind != ActionKind::BackwardInput)
+      return "";
+    auto copy = copies.find({action.stage, action.microbatch});
+    if (copy == copies.end() || copy->second != Copied::Offloaded)
+      return "";
+    return prefix() + "runs " + describeAction(action) +
+           " while its saved values are offloaded; add " +
+           formatAction({ActionKind::ReloadActivations, action.stage,
+                         action.microbatch, ActionKind::Forward}) +
+           " before it";
+  }
+
+  /// An OffloadActivations or ReloadActivations: offload between a
+  /// microbatch's forward and its backward, once; reload after it.
+  std::string offloadAction(const Action &action) {
+    std::string what = prefix() + "lists " + describeAction(action);
+    if (!training)
+      return what + " in an eval schedule, which keeps nothing for a "
+                    "backward; remove it";
+    // Its stage and microbatch are checked as its forward's (`of`).
+    if (std::string problem = placed(action); !problem.empty())
+      return problem;
+    int64_t s = action.stage, mb = action.microbatch;
+    auto [copy, fresh] = copies.insert({{s, mb}, Copied::Offloaded});
+    bool offloading = action.kind == ActionKind::OffloadActivations;
+    if (offloading && !fresh)
+      return what + " twice; a microbatch's saved values are offloaded once";
+    if (offloading && !ran(ActionKind::Forward, s, mb))
+      return what + " before " + describe(ActionKind::Forward, s, mb) +
+             "; offload follows the forward that saves the values";
+    if (offloading && ranBackward(s, mb))
+      return what + " after the backward of s" + std::to_string(s) + " m" +
+             std::to_string(mb) + ", which took the values; remove it";
+    if (offloading)
+      return "";
+    if (fresh) {
+      copies.erase(copy);
+      return what + " before " +
+             formatAction({ActionKind::OffloadActivations, s, mb,
+                           ActionKind::Forward}) +
+             "; reload follows its offload";
+    }
+    if (copy->second == Copied::Reloaded)
+      return what + " twice; a microbatch's saved values come back once";
+    copy->second = Copied::Reloaded;
+    return "";
   }
 
   /// A ReduceGradients, GatherParameters or ReleaseParameters.
@@ -496,6 +555,9 @@ private:
   /// reduced.
   std::vector<Gathered> gathered;
   std::vector<bool> reduced;
+  /// Per (stage, microbatch) that an offload action named: where its saved
+  /// values are.
+  std::map<std::pair<int64_t, int64_t>, Copied> copies;
 };
 
 /// The second pass: all ranks together, each Recv waiting for the Sends of

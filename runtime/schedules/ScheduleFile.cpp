@@ -163,7 +163,7 @@ private:
   }
 
   /// One action token: "F2.0", "sF2.0", "rB1.3", "O", "reduce2",
-  /// "gather2" or "release2".
+  /// "gather2", "release2", "offload2.0" or "reload2.0".
   Action action(const std::string &word) const {
     Action action;
     if (word == "O") {
@@ -172,29 +172,58 @@ private:
     }
     if (std::optional<Action> stageLevel = dataParallelAction(word))
       return *stageLevel;
+    if (std::optional<Action> copy = offloadAction(word))
+      return *copy;
     size_t at = 0;
     if (word[0] == 's' || word[0] == 'r')
       action.kind = word[at++] == 's' ? ActionKind::Send : ActionKind::Recv;
     std::optional<ActionKind> kind =
         at < word.size() ? computeKind(word[at]) : std::nullopt;
-    size_t dot = word.find('.', at);
     auto badAction = [&] {
       fail("'" + word +
            "' is not an action; write F, B, I, W or E, then "
            "stage.microbatch (F2.0), with s or r before it for a send or "
-           "recv of its messages (sF2.0), O for the optimizer, or reduce, "
-           "gather or release and a stage (reduce2)");
+           "recv of its messages (sF2.0), O for the optimizer, reduce, "
+           "gather or release and a stage (reduce2), or offload or reload "
+           "and stage.microbatch (offload2.0)");
     };
-    if (!kind || dot == std::string::npos)
-      badAction();
-    std::string stage = word.substr(at + 1, dot - at - 1);
-    std::string microbatch = word.substr(dot + 1);
-    if (stage.empty() || microbatch.empty())
+    if (!kind)
       badAction();
     (at == 0 ? action.kind : action.of) = *kind;
-    action.stage = count(stage, "a stage in '" + word + "'");
-    action.microbatch = count(microbatch, "a microbatch in '" + word + "'");
+    if (!stageAndMicrobatch(word, at + 1, action))
+      badAction();
     return action;
+  }
+
+  /// Reads "2.0" at `at` of `word` into `action`'s stage and microbatch;
+  /// false when `word` has no such pair there.
+  bool stageAndMicrobatch(const std::string &word, size_t at,
+                          Action &action) const {
+    size_t dot = word.find('.', at);
+    if (dot == std::string::npos || dot == at || dot + 1 == word.size())
+      return false;
+    action.stage = count(word.substr(at, dot - at), "a stage in '" + word + "'");
+    action.microbatch =
+        count(word.substr(dot + 1), "a microbatch in '" + word + "'");
+    return true;
+  }
+
+  /// An offload action token ("offload2.0", "reload2.0"), or nullopt when
+  /// `word` does not start with one's name.
+  std::optional<Action> offloadAction(const std::string &word) const {
+    for (ActionKind kind :
+         {ActionKind::OffloadActivations, ActionKind::ReloadActivations}) {
+      std::string name = actionKindName(kind);
+      if (word.compare(0, name.size(), name) != 0)
+        continue;
+      Action action;
+      action.kind = kind;
+      if (!stageAndMicrobatch(word, name.size(), action))
+        fail("'" + word + "' is not an action; write " + name +
+             " and stage.microbatch (" + name + "2.0)");
+      return action;
+    }
+    return std::nullopt;
   }
 
   std::string fileName;

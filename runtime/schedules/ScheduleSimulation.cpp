@@ -117,6 +117,7 @@ public:
       : table(table), layout(layout), messages(messages), costs(costs),
         next(layout.ranks, 0), clock(layout.ranks, 0.0),
         held(layout.ranks, 0.0), streamFree(layout.ranks, 0.0),
+        copyFree(layout.ranks, 0.0),
         gatherEnd(layout.stages(), 0.0), perRank(layout.ranks) {
     step.busySeconds.assign(layout.ranks, 0.0);
     step.peakActivationBytes.assign(layout.ranks, 0.0);
@@ -236,6 +237,32 @@ private:
       }
   }
 
+  /// Starts offload action `simulated` of `rank` on its copy stream;
+  /// returns the activation bytes it frees (negative) or takes again.
+  double startCopy(int64_t rank, SimulatedAction &simulated) {
+    const Action &action = simulated.action;
+    double saved = costs.savedBytes[action.stage];
+    simulated.start = std::max(clock[rank], copyFree[rank]);
+    simulated.end = copyFree[rank] =
+        simulated.start + (costs.hostCopyBytesPerSecond > 0
+                               ? saved / costs.hostCopyBytesPerSecond
+                               : 0);
+    if (action.kind == ActionKind::OffloadActivations)
+      return -saved;
+    reloadEnd[{action.stage, action.microbatch}] = simulated.end;
+    return saved;
+  }
+
+  /// When the saved values compute action `action` takes are back: the end
+  /// of its reload, if its microbatch was offloaded (0 otherwise).
+  double reloaded(const Action &action) const {
+    if (action.kind != ActionKind::Backward &&
+        action.kind != ActionKind::BackwardInput)
+      return 0;
+    auto end = reloadEnd.find({action.stage, action.microbatch});
+    return end == reloadEnd.end() ? 0 : end->second;
+  }
+
   /// Starts data-parallel action `action` of `rank`: gathers and reduces
   /// on the rank's communication stream, releases at once.
   void startCollective(int64_t rank, SimulatedAction &simulated) {
@@ -269,17 +296,19 @@ private:
           clock[rank];
     } else if (isDataParallel(action.kind)) {
       startCollective(rank, simulated);
+    } else if (isOffload(action.kind)) {
+      bytes = startCopy(rank, simulated);
     } else {
       double seconds;
       std::tie(seconds, bytes) = effect(action);
-      simulated.start = clock[rank] =
-          std::max(clock[rank], gatherEnd[action.stage]);
+      simulated.start = clock[rank] = std::max(
+          {clock[rank], gatherEnd[action.stage], reloaded(action)});
       simulated.end = clock[rank] += seconds;
       step.busySeconds[rank] += seconds;
-      held[rank] += bytes;
-      step.peakActivationBytes[rank] =
-          std::max(step.peakActivationBytes[rank], held[rank]);
     }
+    held[rank] += bytes;
+    step.peakActivationBytes[rank] =
+        std::max(step.peakActivationBytes[rank], held[rank]);
     finishReductions(rank, simulated.start);
     memory[rank].apply(action, bytes);
     memory[rank].record(step, rank);
@@ -324,8 +353,10 @@ private:
   const StageCosts &costs;
   std::vector<size_t> next;
   /// Per rank: when it is free, the activation bytes it holds, and when
-  /// its communication stream is free.
-  std::vector<double> clock, held, streamFree;
+  /// its communication and copy streams are free.
+  std::vector<double> clock, held, streamFree, copyFree;
+  /// Per offloaded (stage, microbatch): when its reload ends.
+  std::map<std::pair<int64_t, int64_t>, double> reloadEnd;
   /// Per stage: when its last GatherParameters ends.
   std::vector<double> gatherEnd;
   /// Per rank: its reduce-scatters in flight (end, stage), and what its
@@ -381,7 +412,8 @@ SimulatedStep simulateSchedule(const ScheduleTable &table,
     for (const Action &action : actions)
       if (problem.empty() && action.kind != ActionKind::Optimizer &&
           (action.stage < 0 || action.stage >= layout.stages() ||
-           (!isCompute(action.kind) && !messageClass(action.of))))
+           (!isCompute(action.kind) && !isOffload(action.kind) &&
+            !messageClass(action.of))))
         problem = "cannot simulate " + describeAction(action) +
                   "; checkSchedule() says why";
   if (!problem.empty())

@@ -37,6 +37,9 @@ struct StageCosts {
   std::vector<double> inputToWeightBytes;
   /// Seconds a message between two ranks takes (0: free).
   double messageSeconds = 0;
+  /// Bytes per second of an offload or reload copy of saved values between
+  /// the stage functions' memory and the host's (0: free).
+  double hostCopyBytesPerSecond = 0;
   /// Seconds of the Optimizer action on each rank (0: free).
   double optimizerSeconds = 0;
 
@@ -108,7 +111,11 @@ struct SimulatedStep {
 /// GatherParameters has ended; Send and Recv take no rank time.
 /// ReduceGradients and GatherParameters run on the rank's communication
 /// stream, one after another, overlapping its compute; the Optimizer waits
-/// for them. Memory follows docs/schedules.md, "Memory".
+/// for them. OffloadActivations and ReloadActivations copy a microbatch's
+/// saved bytes on the rank's copy stream, one after another, overlapping
+/// its compute; a backward (B, or I) waits for its reload. An offload frees
+/// the bytes where the stage functions run, a reload takes them again.
+/// Memory follows docs/schedules.md, "Memory".
 SimulatedStep simulateSchedule(const ScheduleTable &table,
                                const PipelineLayout &layout,
                                const MessageGraph &messages,

@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kLeft = 80, kTop = 48, kRowHeight = 30, kBoxHeight = 24;
 /// The lane under a rank's compute boxes where its data-parallel
-/// collectives are drawn, when the step has any.
+/// collectives and activation copies are drawn, when the step has any.
 constexpr double kLaneHeight = 14, kLegendStep = 130;
 /// Chart width for the whole step, unless the shortest box would be
 /// narrower than kMinBox; never wider than kMaxWidth.
@@ -35,7 +35,15 @@ constexpr Style kStyles[] = {
     {ActionKind::ReduceGradients, "#b07aa1", "reduce gradients"},
     {ActionKind::GatherParameters, "#edc948", "gather parameters"},
     {ActionKind::ReleaseParameters, "#555555", "release parameters"},
+    {ActionKind::OffloadActivations, "#ff9da7", "offload activations"},
+    {ActionKind::ReloadActivations, "#86bcb6", "reload activations"},
 };
+
+/// Whether `kind` is drawn in the lane under the compute boxes: the
+/// actions of the rank's communication and copy streams.
+bool inLane(ActionKind kind) {
+  return isDataParallel(kind) || isOffload(kind);
+}
 
 const char *colourOf(ActionKind kind) {
   for (const Style &style : kStyles)
@@ -103,7 +111,7 @@ void drawBox(std::ostringstream &svg, const SimulatedAction &action,
       << duration(action.start - first) << " to "
       << duration(action.end - first) << "</title>"
       << "<rect class=\"action "
-      << (isDataParallel(action.action.kind)
+      << (inLane(action.action.kind)
               ? std::string(actionKindName(action.action.kind))
               : label.substr(0, 1))
       << "\" x=\"" << number(x) << "\" y=\"" << number(y) << "\" width=\""
@@ -136,16 +144,21 @@ std::string renderScheduleSvg(const SimulatedStep &step,
   if (step.stepSeconds > 0)
     scale = std::min(scale, kMaxWidth / step.stepSeconds);
   double chartWidth = step.stepSeconds * scale;
-  bool collectives =
-      std::any_of(step.actions.begin(), step.actions.end(),
-                  [](const SimulatedAction &action) {
-                    return isDataParallel(action.action.kind);
-                  });
-  double rowHeight = kRowHeight + (collectives ? kLaneHeight : 0);
-  size_t legends = collectives ? std::size(kStyles) : std::size(kStyles) - 3;
+  // The legend: every compute kind, and the lane's kinds the step has.
+  std::vector<const Style *> legends;
+  for (const Style &style : kStyles)
+    if (!inLane(style.kind) ||
+        std::any_of(step.actions.begin(), step.actions.end(),
+                    [&](const SimulatedAction &action) {
+                      return action.action.kind == style.kind;
+                    }))
+      legends.push_back(&style);
+  bool lane = std::any_of(legends.begin(), legends.end(),
+                          [](const Style *style) { return inLane(style->kind); });
+  double rowHeight = kRowHeight + (lane ? kLaneHeight : 0);
   double width = kLeft + chartWidth + 20;
-  if (collectives)
-    width = std::max(width, 10 + legends * kLegendStep);
+  if (lane)
+    width = std::max(width, 10 + legends.size() * kLegendStep);
   double legendTop = kTop + layout.ranks * rowHeight + 28;
   double height = legendTop + 40;
 
@@ -171,7 +184,7 @@ std::string renderScheduleSvg(const SimulatedStep &step,
         << number(bottom) << "\" stroke=\"#dddddd\"/>\n";
   }
   for (const SimulatedAction &action : step.actions) {
-    bool collective = isDataParallel(action.action.kind);
+    bool collective = inLane(action.action.kind);
     if (!drawn(action) && !collective)
       continue;
     double x = kLeft + (action.start - first) * scale;
@@ -185,8 +198,8 @@ std::string renderScheduleSvg(const SimulatedStep &step,
       drawBox(svg, action, first, x, y, w, kBoxHeight);
   }
   double x = 10;
-  for (size_t i = 0; i < legends; ++i) {
-    const Style &style = kStyles[i];
+  for (const Style *legend : legends) {
+    const Style &style = *legend;
     svg << "<rect class=\"legend\" x=\"" << number(x) << "\" y=\""
         << number(legendTop) << "\" width=\"14\" height=\"14\" fill=\""
         << style.colour << "\"/><text x=\"" << number(x + 18) << "\" y=\""

@@ -13,6 +13,8 @@ StageMemory &StageMemory::operator+=(const StageMemory &other) {
   inFlightMicrobatches = std::max(inFlightMicrobatches,
                                   other.inFlightMicrobatches);
   heldBytes += other.activationBytes();
+  offloadedMicrobatches += other.offloadedMicrobatches;
+  offloadedBytes += other.offloadedBytes;
   arenaBytes += other.arenaBytes;
   if (other.estimatedSavedBytes)
     estimatedSavedBytes =
@@ -75,6 +77,9 @@ StageMemory stageMemory(const Package &package, int64_t stage,
   memory.inFlightMicrobatches = inFlightMicrobatches(rankActions, stage);
   memory.heldBytes = memory.savedBytesPerMicrobatch *
                      static_cast<uint64_t>(memory.inFlightMicrobatches);
+  memory.offloadedMicrobatches = offloadedMicrobatches(rankActions, stage);
+  memory.offloadedBytes = memory.savedBytesPerMicrobatch *
+                          static_cast<uint64_t>(memory.offloadedMicrobatches);
   if (stage < static_cast<int64_t>(package.estimatedSavedBytes.size()))
     memory.estimatedSavedBytes = package.estimatedSavedBytes[stage];
   return memory;

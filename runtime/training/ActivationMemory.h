@@ -24,9 +24,15 @@ struct StageMemory {
   /// Bytes of the saved results of the stage's forward, per microbatch.
   uint64_t savedBytesPerMicrobatch = 0;
   /// The most microbatches whose forward ran and whose backward (its
-  /// weight half, when split) did not, at any point of the stage's schedule
-  /// (1F1B: min(m, stages - stage); GPipe: m).
+  /// weight half, when split) did not, less those offloaded, at any point
+  /// of the stage's schedule (without offload 1F1B: min(m, stages -
+  /// stage); GPipe: m).
   int64_t inFlightMicrobatches = 0;
+  /// The most microbatches offloaded to host memory at once
+  /// (offloadedMicrobatches), and the bytes they hold there: for several
+  /// stages of a rank, the sum of theirs.
+  int64_t offloadedMicrobatches = 0;
+  uint64_t offloadedBytes = 0;
   /// The saved values held at the peak: savedBytesPerMicrobatch x
   /// inFlightMicrobatches for a stage; for several stages of a rank, the
   /// sum of theirs.

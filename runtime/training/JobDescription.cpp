@@ -45,7 +45,9 @@ outputFiles(const TrainerOptions &options) {
 }
 
 Json scheduleJson(const ScheduleChoice &schedule) {
-  return {{"kind", scheduleName(schedule.kind)}, {"file", schedule.file}};
+  return {{"kind", scheduleName(schedule.kind)},
+          {"file", schedule.file},
+          {"offload_activations", schedule.offloadActivations}};
 }
 
 Json optimizerJson(const OptimizerOptions &optimizer) {
@@ -274,6 +276,7 @@ ScheduleChoice readSchedule(Fields fields) {
   schedule.kind =
       fields.choice("kind", parseScheduleKind, scheduleNames());
   schedule.file = fields.string("file");
+  schedule.offloadActivations = fields.boolean("offload_activations");
   fields.finish();
   return schedule;
 }

@@ -194,6 +194,11 @@ PipelinePlan planPipeline(const Package &package, const ScheduleChoice &choice,
     check(plan.training, plan, /*training=*/true,
           std::string("the ") + plan.label + " schedule");
   }
+  if (choice.offloadActivations && !hasOffloadActions(plan.training)) {
+    addOffloadActions(plan.training, plan.layout);
+    check(plan.training, plan, /*training=*/true,
+          "the " + plan.label + " schedule with --offload-activations");
+  }
   addDataParallel(plan.training, plan, /*training=*/true, dataParallel,
                   "the " + plan.label + " schedule");
   if (package.hasEvalFunctions()) {

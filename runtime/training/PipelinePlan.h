@@ -25,6 +25,10 @@ struct ScheduleChoice {
   ScheduleKind kind = ScheduleKind::OneForwardOneBackward;
   /// A schedule file (docs/schedules.md); "" for the built-in `kind`.
   std::string file;
+  /// Whether the training table offloads the saved values of the
+  /// microbatches a stage holds longest (addOffloadActions), unless it
+  /// lists offload actions itself.
+  bool offloadActivations = false;
 };
 
 struct PipelinePlan {

@@ -93,6 +93,8 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       "in_flight_microbatches",
       "activation_bytes",
       "measured_activation_bytes",
+      "offloaded_activation_bytes",
+      "measured_offloaded_activation_bytes",
       "arena_bytes",
       "heap_tensor_allocations_per_step",
       "measured_peak_bytes",
@@ -112,6 +114,8 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       static_cast<double>(memory.inFlightMicrobatches),
       static_cast<double>(memory.activationBytes()),
       facts.measuredActivations,
+      static_cast<double>(memory.offloadedBytes),
+      static_cast<double>(facts.measuredOffloaded),
       static_cast<double>(facts.usesArenas ? memory.arenaBytes : 0),
       static_cast<double>(facts.heapAllocationsPerStep),
       facts.measuredPeak.total(),
@@ -314,7 +318,10 @@ void RunReporter::printActivationMemory(bool usesArenas) {
     log << (at == 0 ? "" : ";") << " stage " << at << " "
         << memory.inFlightMicrobatches << " x "
         << mib(memory.savedBytesPerMicrobatch) << " = "
-        << mib(memory.activationBytes()) << " (estimate "
+        << mib(memory.activationBytes());
+    if (memory.offloadedMicrobatches > 0)
+      log << " + up to " << memory.offloadedMicrobatches << " offloaded";
+    log << " (estimate "
         << (memory.estimatedSavedBytes ? mib(*memory.estimatedSavedBytes)
                                        : "none")
         << "), arenas " << mib(usesArenas ? memory.arenaBytes : 0);

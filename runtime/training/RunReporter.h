@@ -50,6 +50,10 @@ struct RankFacts {
   /// The most saved values it held at once (StepExecutor::
   /// mostActivationsHeld): measured against activation_bytes.
   double measuredActivations = 0;
+  /// The most saved values it held offloaded in host memory at once
+  /// (StepExecutor::mostActivationsOffloaded): measured against
+  /// offloaded_activation_bytes.
+  int64_t measuredOffloaded = 0;
   /// Bytes its last training step copied between the host and the device
   /// (Backend::hostDeviceBytes).
   int64_t hostDeviceBytesPerStep = 0;

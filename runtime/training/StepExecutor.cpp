@@ -15,7 +15,8 @@ namespace pp::runtime {
 StepExecutor::StepExecutor(const ExecutionContext &context)
     : context(context),
       router(context.package.stageRanks, context.stages.rank()),
-      tensorAxesKey(collectiveAxesKey(context.groups.tensorAxes)) {
+      tensorAxesKey(collectiveAxesKey(context.groups.tensorAxes)),
+      offload(context.backend.stateDevice().queue) {
   // Each saved value lives until the last function of its stage that takes
   // it (Package::load checked that an earlier one returns it).
   for (int64_t s : context.stages.stages()) {
@@ -70,6 +71,20 @@ void StepExecutor::run(const std::vector<Action> &actions,
       parameters.release(action.stage);
       tracer.span("release", action, start);
       break;
+    case ActionKind::OffloadActivations: {
+      auto saved = data.saved.find({action.stage, action.microbatch});
+      SavedValues none;
+      offload.offload(action.stage, action.microbatch,
+                      saved == data.saved.end() ? none : saved->second);
+      if (saved != data.saved.end())
+        data.saved.erase(saved);
+      tracer.span("offload", action, start);
+      break;
+    }
+    case ActionKind::ReloadActivations:
+      offload.reload(action.stage, action.microbatch);
+      tracer.span("reload", action, start);
+      break;
     case ActionKind::Optimizer:
       if (!optimizer)
         throw std::runtime_error("rank " +
@@ -109,6 +124,7 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
   for (const auto &[key, values] : data.saved)
     for (const auto &[name, tensor] : values)
       now.activations += static_cast<double>(pp_tensor_nbytes(tensor.get()));
+  now.activations += static_cast<double>(offload.residentBytes());
   if (now.total() > peak.total())
     peak = now;
   mostActivations = std::max(mostActivations, now.activations);
@@ -201,7 +217,8 @@ void StepExecutor::runFunction(const Action &action, size_t f,
   int64_t stage = action.stage, mb = action.microbatch;
   Backend &backend = context.backend;
   const StageFunctionInfo &function = context.stages.functionsOf(stage)[f];
-  std::map<std::string, TensorPtr> &saved = data.saved[{stage, mb}];
+  SavedValues &saved = data.saved[{stage, mb}];
+  offload.take(stage, mb, saved);
   std::vector<TensorPtr> inputs;
   std::vector<Placed> placedInputs;
   placedInputs.reserve(function.args.size());

@@ -19,6 +19,7 @@
 #include "runtime/schedules/Schedule.h"
 #include "runtime/schedules/ScheduleSimulation.h"
 #include "runtime/training/ActionTracer.h"
+#include "runtime/training/ActivationOffload.h"
 #include "runtime/training/Backend.h"
 #include "runtime/training/BatchRef.h"
 #include "runtime/training/HostTensors.h"
@@ -46,8 +47,7 @@ struct MicrobatchData {
   const std::vector<Placed> &labels;
   pp_tensor *lossScale;
   LossSum lossSum;
-  std::map<std::pair<int64_t, int64_t>, std::map<std::string, TensorPtr>>
-      saved;
+  std::map<std::pair<int64_t, int64_t>, SavedValues> saved;
   /// Forward-only: per output of this stage, its microbatches in order.
   std::map<std::string, std::vector<TensorPtr>> outputs;
 };
@@ -82,7 +82,9 @@ public:
   /// its phase, a recv waits for the messages its compute takes from other
   /// ranks, a send hands the messages its compute produced for other ranks,
   /// held until then, to the transport (a row that ends holding some is an
-  /// error naming rank, stage and microbatch), a reduce starts the
+  /// error naming rank, stage and microbatch), an offload moves a
+  /// microbatch's saved values to host memory and a reload starts bringing
+  /// them back for its backward, a reduce starts the
   /// data-parallel reduction of its stage's gradients, a gather starts
   /// gathering its stage's parameters (ZeRO-3; the stage's next compute
   /// waits for it), a release frees them, and the optimizer action runs
@@ -103,6 +105,10 @@ public:
   /// far, measured after each action (at whatever point; peakHeld's
   /// activations are those at the peak of everything).
   double mostActivationsHeld() const { return mostActivations; }
+  /// The most saved values this rank held offloaded at once so far.
+  int64_t mostActivationsOffloaded() const {
+    return offload.mostHeldBytes();
+  }
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
@@ -128,6 +134,8 @@ private:
   std::map<std::pair<int64_t, std::string>, size_t> lastUse;
   /// The arena of each stage function with a memory plan, by symbol.
   std::map<std::string, std::unique_ptr<MemoryArena>> arenas;
+  /// The saved values the offload actions moved out.
+  ActivationOffload offload;
   int64_t heapTensors = 0;
   HeldBytes peak;
   double mostActivations = 0;

@@ -163,6 +163,7 @@ public:
                               executor.usesArenas(), heapAllocationsPerStep,
                               executor.peakHeld(),
                               executor.mostActivationsHeld(),
+                              executor.mostActivationsOffloaded(),
                               hostDeviceBytesPerStep});
     if (parameters.shardsValues())
       parameters.gatherValues();

@@ -109,6 +109,14 @@ cl::opt<std::string> scheduleFile(
     cl::desc("Run the action table in FILE (docs/schedules.md; "
              "--print-schedule prints one) instead of a built-in --schedule"),
     cl::cat(runCategory));
+cl::opt<bool> offloadActivations(
+    "offload-activations",
+    cl::desc("Move each microbatch's saved values to host memory (on the CPU "
+             "a separate pool) after its forward when its backward comes "
+             "two or more compute actions later, and back one action ahead "
+             "of it: the stages that hold the most microbatches hold at most "
+             "two at once (docs/recompute.md, Offload)"),
+    cl::cat(runCategory));
 cl::opt<std::string> svgPath(
     "svg",
     cl::desc("With --print-schedule: draw the planned step as a Gantt chart "
@@ -549,9 +557,11 @@ LearningRateSchedule learningRateSchedule() {
   return schedule;
 }
 
-/// The schedule --schedule and --schedule-file choose.
+/// The schedule --schedule, --schedule-file and --offload-activations
+/// choose.
 ScheduleChoice scheduleChoice() {
-  return {*parseScheduleKind(scheduleOption), scheduleFile};
+  return {*parseScheduleKind(scheduleOption), scheduleFile,
+          offloadActivations};
 }
 
 /// What --weights, --weights-prefix, --weights-strict and --save-weights
@@ -795,7 +805,7 @@ std::string inferenceOptionProblem() {
       &initName,     &noDecay,        &lrScheduleName,
       &warmupSteps,  &minLearningRate, &decaySteps,
       &checkpointDir, &memoryPlan, &lossScaleInit, &lossScaleGrowthInterval,
-      &gradReduceDtype, &recompute,    &recomputeOps};
+      &gradReduceDtype, &recompute,    &recomputeOps, &offloadActivations};
   for (const cl::Option *option : trainingOptions)
     if (option->getNumOccurrences())
       return "--" + option->ArgStr.str() +

@@ -22,7 +22,7 @@ static_assert(fieldCount<InferenceJob>() == 3, "InferenceJob changed");
 static_assert(fieldCount<TrainerOptions>() == 20, "TrainerOptions changed");
 static_assert(fieldCount<LossScalerOptions>() == 2,
               "LossScalerOptions changed");
-static_assert(fieldCount<ScheduleChoice>() == 2, "ScheduleChoice changed");
+static_assert(fieldCount<ScheduleChoice>() == 3, "ScheduleChoice changed");
 static_assert(fieldCount<OptimizerOptions>() == 7, "OptimizerOptions changed");
 static_assert(fieldCount<LearningRateSchedule>() == 5,
               "LearningRateSchedule changed");
@@ -51,6 +51,7 @@ JobDescription nonDefaultJob() {
   TrainerOptions &options = job.trainer;
   options.schedule.kind = ScheduleKind::ZeroBubbleH1;
   options.schedule.file = "/table.txt";
+  options.schedule.offloadActivations = true;
   options.tracePath = "/trace.json";
   options.microbatches = 4;
   options.steps = 9;
@@ -150,6 +151,7 @@ TEST(JobDescriptionTest, EveryFieldSurvivesARoundTrip) {
   const TrainerOptions &a = back.trainer, &b = job.trainer;
   EXPECT_EQ(a.schedule.kind, b.schedule.kind);
   EXPECT_EQ(a.schedule.file, b.schedule.file);
+  EXPECT_EQ(a.schedule.offloadActivations, b.schedule.offloadActivations);
   EXPECT_EQ(a.tracePath, b.tracePath);
   EXPECT_EQ(a.microbatches, b.microbatches);
   EXPECT_EQ(a.steps, b.steps);

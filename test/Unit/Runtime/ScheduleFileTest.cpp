@@ -88,8 +88,9 @@ TEST(ScheduleFile, ErrorsNameTheFileTheLineAndTheFix) {
       {kHeader + "rank 0: F0.0 X0.1\nrank 1:\n",
        "schedule.txt:5: 'X0.1' is not an action; write F, B, I, W or E, then "
        "stage.microbatch (F2.0), with s or r before it for a send or recv of "
-       "its messages (sF2.0), O for the optimizer, or reduce, gather or "
-       "release and a stage (reduce2)"},
+       "its messages (sF2.0), O for the optimizer, reduce, gather or "
+       "release and a stage (reduce2), or offload or reload and "
+       "stage.microbatch (offload2.0)"},
       {kHeader + "rank 0: gather0 reduce\nrank 1:\n",
        "schedule.txt:5: '' is not a stage in 'reduce' (write reduce2 for "
        "stage 2) (a count, 0 to 999999999)"},
