@@ -104,6 +104,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "recompute-ops",
       llvm::cl::desc("recompute the ops whose whole name matches this "
                      "regular expression (pp-partition's recompute-ops)")};
+  Option<bool> offloadActivations{
+      *this, "offload-activations",
+      llvm::cl::desc("count activations as pp-run --offload-activations "
+                     "holds them (pp-partition's offload-activations)"),
+      llvm::cl::init(false)};
   Option<bool> fuse{
       *this, "fuse",
       llvm::cl::desc("group elementwise ops of each stage function into "
@@ -155,6 +160,9 @@ std::string compileOptionsProblem(const CompileOptions &options) {
   if (options.recompute != "none" || !options.recomputeOps.empty())
     return "pp-compile: infer=true has no backward to recompute in; drop "
            "recompute= and recompute-ops=";
+  if (options.offloadActivations)
+    return "pp-compile: infer=true keeps no activations to offload; drop "
+           "offload-activations=";
   return "";
 }
 
@@ -192,6 +200,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
                                options.splitPoints.end());
   partition.recompute = options.recompute;
   partition.recomputeOps = options.recomputeOps;
+  partition.offloadActivations = options.offloadActivations;
   pm.addPass(pp::createPartition(partition));
   if (options.recompute != "none" || !options.recomputeOps.empty())
     pm.addPass(pp::createRecompute());

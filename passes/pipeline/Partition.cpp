@@ -477,6 +477,8 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
     runtime::MessageGraph messages = runtime::chainMessages(table.stages());
     runtime::ScheduleTable actions =
         runtime::buildSchedule(*kind, table, messages, /*splitBackward=*/true);
+    if (offloadActivations)
+      runtime::addOffloadActions(actions, table);
     runtime::addDataParallelActions(actions, table, dp);
     // One byte of everything per stage: what the simulated stages hold
     // is then what they hold per byte.
@@ -781,6 +783,7 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
            << " per rank (parameters, optimizer state, gradients and "
            << layout.inFlight.front() << " in-flight microbatches of "
            << "activations under " << layout.schedule
+           << (offloadActivations ? " offloading the rest" : "")
            << dataParallelClause(layout) << recomputeClause()
            << "): the smallest achievable peak is " << formatBytes(peak)
            << ", per rank "
@@ -797,6 +800,9 @@ struct PartitionPass : public pp::impl::PartitionBase<PartitionPass> {
            << (recompute == "auto" || recompute == "full"
                    ? ""
                    : ", recompute activations (recompute=auto or full)")
+           << (offloadActivations || *llvm::max_element(layout.inFlight) <= 2
+                   ? ""
+                   : ", offload them (offload-activations=true)")
            << ", or allow at least that much memory";
   }
 

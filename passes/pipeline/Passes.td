@@ -106,6 +106,11 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     Option<"recomputeOps", "recompute-ops", "std::string", "\"\"",
            "recompute the ops whose whole name matches this regular "
            "expression (e.g. nn\\.(softmax|erf))">,
+    Option<"offloadActivations", "offload-activations", "bool", "false",
+           "count activations as pp-run --offload-activations holds them "
+           "(the schedule's offload and reload actions: a stage holding "
+           "more than two microbatches keeps two, the rest in host "
+           "memory)">,
   ];
   let dependentDialects = ["::pp::PPDialect"];
 }

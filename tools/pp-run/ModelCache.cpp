@@ -327,7 +327,9 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
                   " data-parallel=" + std::to_string(request.dataParallel) +
                   " zero=" + std::to_string(request.zeroLevel) +
                   llvm::formatv(" optimizer-state={0:e3}", request.optimizerState)
-                      .str();
+                      .str() +
+                  (request.offloadActivations ? " offload-activations=true"
+                                              : "");
   }
   if (request.flopRate > 0)
     pipeline += llvm::formatv(" flop-rate={0:e3} byte-rate={1:e3} "

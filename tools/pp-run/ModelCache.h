@@ -55,6 +55,9 @@ struct ModelCompileRequest {
   /// What each stage's backward recomputes (pp-compile recompute=): none,
   /// full or selective; and a regular expression of op names to recompute.
   std::string recompute = "none", recomputeOps;
+  /// Whether the run offloads activations (pp-compile
+  /// offload-activations=): what a rank holds under memoryLimit.
+  bool offloadActivations = false;
   /// The compute type (pp-compile precision=): f32, bf16 or fp16.
   std::string precision = "f32";
   /// Give every node its own copy of a shared floating-point initializer

@@ -1230,6 +1230,7 @@ int main(int argc, char **argv) {
     request.precision = precision;
     request.recompute = recompute;
     request.recomputeOps = recomputeOps;
+    request.offloadActivations = offloadActivations;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;
     request.tensorParallel = tensorParallel;
