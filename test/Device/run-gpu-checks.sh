@@ -53,6 +53,18 @@ done
 /usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/gpu-*.jsonl
 echo "== stage counts done (${SECONDS}s)"
 
+# Activation offload on GPU ranks: 3 stages x 8 microbatches under 1f1b,
+# stage 0 (three in flight) offloads to host memory over its copy stream;
+# the same bits, and what host memory held is the prediction.
+for offload in "" --offload-activations; do
+  "$build/bin/pp-run" "$model" "${base[@]}" --microbatches 8 --stages 3 \
+    --device cuda $offload --metrics "$out/offload$offload.jsonl" | tail -n 1
+done
+/usr/bin/python3 "$root/test/E2E/compare_runs.py" "$out"/offload*.jsonl
+/usr/bin/python3 "$root/test/E2E/check_offloaded_activations.py" \
+  "$out/offload.jsonl" "$out/offload--offload-activations.jsonl"
+echo "== activation offload done (${SECONDS}s)"
+
 # Every schedule on 2 GPU ranks gives the one-stage run's bits
 # (schedule_matrix.py, as schedules.test on CPU ranks): interleaved-1f1b and
 # zb-v run two stages per rank, so rank 1 sends to rank 0 both forwards and
