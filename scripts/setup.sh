@@ -18,8 +18,10 @@ PACKAGES=(
   # Tokenizers (pp-data pack --tokenizer): Unicode regexes, SentencePiece,
   # Unicode normal forms.
   libpcre2-dev libsentencepiece-dev libicu-dev
-  # Tests and benchmarks.
+  # Tests and benchmarks; iproute2's `ip` makes the network namespaces the
+  # multi-node tests run their hosts in (test/E2E/network_hosts.py).
   libgtest-dev libgmock-dev libbenchmark-dev python3-onnx python3-numpy
+  iproute2
   # The fuzz campaign (scripts/fuzz.sh, which CI runs): clang 22 with
   # libFuzzer and the sanitizer runtimes, and its OpenMP.
   clang-22 libclang-rt-22-dev libomp-22-dev

@@ -51,18 +51,16 @@ Communicator::Communicator(const RendezvousInfo &info)
   exchangeWith(info.rank == 0 ? -1 : 0, "", [&] {
     store = std::make_shared<TcpStore>(info.masterAddr, info.masterPort,
                                        info.rank == 0, info.jobSecret,
-                                       info.timeout);
+                                       info.timeout, info.storeListener);
   });
   // Listen where the others can reach this rank: the master address on
-  // rank 0 or in a single-machine job (loopback for a local one), this
-  // machine's name elsewhere.
+  // rank 0 or in a single-machine job (loopback for a local one), else the
+  // address of the interface this rank reaches the store through, which
+  // routes between the job's machines (a host name may not resolve to it).
   std::string host = info.masterAddr;
   bool local = info.masterAddr == "127.0.0.1" || info.masterAddr == "localhost";
-  if (info.rank != 0 && !local) {
-    char name[256] = {0};
-    ::gethostname(name, sizeof(name) - 1);
-    host = name;
-  }
+  if (info.rank != 0 && !local)
+    host = store->localAddress();
   exchangeWith(-1, "connecting the ranks", [&] {
     links = std::make_shared<MessageLinks>(myRank, size, *store, host,
                                            info.jobSecret, timeout);
@@ -129,7 +127,7 @@ LinkGroup Communicator::linkGroup() const {
 void Communicator::allReduceSum(std::vector<double> &values) {
   if (size == 1 || values.empty())
     return;
-  exchangeWith(-1, "an all-reduce with " + describePeers(), [&] {
+  exchangeWith(onlyPeer(), "an all-reduce with " + describePeers(), [&] {
     allReduceSumOverLinks(linkGroup(), values.data(), values.size());
   });
 }
@@ -138,7 +136,7 @@ template <typename T>
 void Communicator::allReduceSumOf(T *values, size_t count) {
   if (size == 1 || count == 0)
     return;
-  exchangeWith(-1, "an all-reduce with " + describePeers(),
+  exchangeWith(onlyPeer(), "an all-reduce with " + describePeers(),
                [&] { allReduceSumOverLinks(linkGroup(), values, count); });
 }
 
@@ -148,7 +146,7 @@ void Communicator::reduceScatterSumOf(T *values, size_t count,
   checkOwnedRanges(ranges, count, size);
   if (size == 1 || ranges.empty())
     return;
-  exchangeWith(-1, "a reduce-scatter with " + describePeers(), [&] {
+  exchangeWith(onlyPeer(), "a reduce-scatter with " + describePeers(), [&] {
     reduceScatterSumOverLinks(linkGroup(), values, ranges);
   });
 }
@@ -183,7 +181,7 @@ void Communicator::allGatherBytes(const void *mine, size_t bytes, void *all) {
   }
   if (bytes == 0)
     return;
-  exchangeWith(-1, "an all-gather with " + describePeers(),
+  exchangeWith(onlyPeer(), "an all-gather with " + describePeers(),
                [&] { allGatherOverLinks(linkGroup(), mine, bytes, all); });
 }
 
@@ -209,6 +207,10 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
   exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
                [&] { broadcastOverLinks(linkGroup(), bytes, size, root); });
+}
+
+int Communicator::onlyPeer() const {
+  return size == 2 ? static_cast<int>(jobRanks[1 - myRank]) : -1;
 }
 
 std::string Communicator::describePeers() const {

@@ -28,6 +28,9 @@ struct RendezvousInfo {
   /// Required when the job has more than one rank: the same on all.
   std::string jobSecret;
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  /// Rank 0 only: the rendezvous store's listening socket, made by the
+  /// launcher (PP_STORE_FD), or -1 to bind MASTER_ADDR:MASTER_PORT itself.
+  int storeListener = -1;
 };
 
 /// How long a receive waits for its message.
@@ -47,10 +50,12 @@ enum class Patience {
 class Communicator {
 public:
   /// Connects all ranks; a world of one needs no network. Rank 0 serves the
-  /// rendezvous store on `info.masterAddr` only; every rank listens for the
-  /// others on `info.masterAddr` too in a local job (127.0.0.1, localhost),
-  /// on its host name otherwise; every connection to a listener proves
-  /// `info.jobSecret` before it carries a byte of the job's data.
+  /// rendezvous store on `info.masterAddr` only (or on the launcher's
+  /// `info.storeListener`); rank 0, and every rank of a local job
+  /// (127.0.0.1, localhost), listens for the others on `info.masterAddr`
+  /// too, any other rank on the address of its interface that reaches the
+  /// store; every connection to a listener proves `info.jobSecret` before
+  /// it carries a byte of the job's data.
   explicit Communicator(const RendezvousInfo &info);
   ~Communicator();
   Communicator(const Communicator &) = delete;
@@ -65,6 +70,9 @@ public:
   /// The other members by job rank, for messages: "rank 1", "ranks 1, 2
   /// and 3".
   std::string describePeers() const;
+  /// The job rank of the one other member of a group of two, else -1
+  /// (several, or none): whom a collective's failure was with.
+  int onlyPeer() const;
   /// How long an exchange waits for the other ranks (the job's --timeout).
   std::chrono::milliseconds timeLimit() const { return timeout; }
 

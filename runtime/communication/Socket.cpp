@@ -82,6 +82,13 @@ std::string listeningAddress(int fd) {
   return host + " " + port;
 }
 
+std::string localAddress(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
+  return numeric(address, length).first;
+}
+
 int acceptWaiting(int listener) {
   setBlocking(listener, false);
   int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

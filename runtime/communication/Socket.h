@@ -25,6 +25,10 @@ int listenOn(const std::string &host, int port, std::string &problem);
 /// takes it.
 std::string listeningAddress(int fd);
 
+/// The numeric address of this end of the socket `fd`: for a connection,
+/// the address of the interface that reaches its peer.
+std::string localAddress(int fd);
+
 /// Accepts a connection waiting on the non-blocking `listener`, itself
 /// non-blocking (and TCP_NODELAY, as connectTo's); -1 with errno set when
 /// none waits (EAGAIN) or accept fails.

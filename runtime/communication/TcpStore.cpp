@@ -57,13 +57,14 @@ bool readBlob(int fd, std::string &blob) {
 /// Replies go out as the client's socket takes them.
 class TcpStoreServer {
 public:
-  /// Listens on `host` (MASTER_ADDR) only, not on every interface.
+  /// Serves on `given` (a listening socket), or else listens on `host`
+  /// (MASTER_ADDR) only, not on every interface.
   TcpStoreServer(const std::string &host, int port, const std::string &secret,
-                 std::chrono::milliseconds timeout)
+                 std::chrono::milliseconds timeout, int given)
       : gate(secret, "the rendezvous store", std::min(timeout, kProofTimeout),
              kMaxPending) {
     std::string problem;
-    listener = listenOn(host, port, problem);
+    listener = given >= 0 ? given : listenOn(host, port, problem);
     if (listener < 0)
       throw std::runtime_error(
           "cannot serve the rendezvous store on " + host + ":" +
@@ -241,10 +242,11 @@ private:
 
 TcpStore::TcpStore(const std::string &host, int port, bool serve,
                    const std::string &secret,
-                   std::chrono::milliseconds timeout)
+                   std::chrono::milliseconds timeout, int listener)
     : timeout(timeout) {
   if (serve)
-    server = std::make_unique<TcpStoreServer>(host, port, secret, timeout);
+    server = std::make_unique<TcpStoreServer>(host, port, secret, timeout,
+                                              listener);
   std::string address = host + ":" + std::to_string(port);
   try {
     socket = connectTo(host, port, timeout);
@@ -262,6 +264,10 @@ TcpStore::TcpStore(const std::string &host, int port, bool serve,
   if (!problem.empty())
     throw std::runtime_error("the rendezvous store at " + address + ": " +
                              problem);
+}
+
+std::string TcpStore::localAddress() const {
+  return pp::runtime::localAddress(socket);
 }
 
 TcpStore::~TcpStore() {

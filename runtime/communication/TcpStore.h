@@ -24,13 +24,16 @@ class TcpStoreServer;
 
 class TcpStore {
 public:
-  /// Connects to the store at `host:port`, serving it first when `serve`
-  /// (on the address `host` names only). Both ends prove that they know the
-  /// job's `secret` (JobSecret.h); the server refuses, and logs on stderr,
-  /// connections that do not. Throws std::runtime_error with a clear message
-  /// on failure.
+  /// Connects to the store at `host:port`, serving it first when `serve`:
+  /// on `listener` when given (a listening socket its launcher made and
+  /// handed down, so that no other process can take the port in between;
+  /// the store owns it then), else on the address `host` names only. Both
+  /// ends prove that they know the job's `secret` (JobSecret.h); the server
+  /// refuses, and logs on stderr, connections that do not. Throws
+  /// std::runtime_error with a clear message on failure.
   TcpStore(const std::string &host, int port, bool serve,
-           const std::string &secret, std::chrono::milliseconds timeout);
+           const std::string &secret, std::chrono::milliseconds timeout,
+           int listener = -1);
   ~TcpStore();
   TcpStore(const TcpStore &) = delete;
   TcpStore &operator=(const TcpStore &) = delete;
@@ -41,6 +44,9 @@ public:
   std::vector<char> get(const std::string &key);
   /// Waits up to the timeout until every one of `keys` is set.
   void wait(const std::vector<std::string> &keys);
+  /// The numeric address of this rank's interface that reaches the store:
+  /// where the other ranks can reach it too.
+  std::string localAddress() const;
 
 private:
   std::unique_ptr<TcpStoreServer> server;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -31,6 +32,7 @@ pp::runtime::RendezvousInfo rendezvousFromEnvironment(int timeoutSeconds) {
   std::optional<int> rank = environmentInt("RANK", problem);
   std::optional<int> worldSize = environmentInt("WORLD_SIZE", problem);
   std::optional<int> masterPort = environmentInt("MASTER_PORT", problem);
+  std::optional<int> storeListener = environmentInt(kStoreFdVariable, problem);
   if (!problem.empty())
     throw std::runtime_error(problem);
   pp::runtime::RendezvousInfo info;
@@ -49,8 +51,82 @@ pp::runtime::RendezvousInfo rendezvousFromEnvironment(int timeoutSeconds) {
                              std::to_string(info.worldSize) +
                              " ranks needs MASTER_ADDR and MASTER_PORT");
   info.masterPort = masterPort.value_or(29500);
+  if (info.rank == 0)
+    info.storeListener = storeListener.value_or(-1);
   info.timeout = std::chrono::seconds(timeoutSeconds);
   return info;
+}
+
+std::string firstSlurmHost(const std::string &nodeList) {
+  size_t bracket = nodeList.find('['), comma = nodeList.find(',');
+  if (bracket == std::string::npos || comma < bracket)
+    return nodeList.substr(0, comma);
+  // "prefix[01-04,07]suffix": the first number of the first range.
+  size_t end = nodeList.find_first_of("-,]", bracket + 1);
+  size_t close = nodeList.find(']', bracket);
+  std::string suffix;
+  if (close != std::string::npos)
+    suffix = nodeList.substr(close + 1, nodeList.find(',', close) - close - 1);
+  return nodeList.substr(0, bracket) +
+         nodeList.substr(bracket + 1, end - bracket - 1) + suffix;
+}
+
+std::optional<int> slurmTasksOnNode(const std::string &tasksPerNode,
+                                    int node) {
+  // Comma-separated "COUNT" or "COUNT(xREPEATS)".
+  size_t at = 0;
+  while (at < tasksPerNode.size()) {
+    size_t end = tasksPerNode.find(',', at);
+    std::string entry = tasksPerNode.substr(at, end - at);
+    int count = 0, repeats = 1;
+    if (std::sscanf(entry.c_str(), "%d(x%d)", &count, &repeats) < 1 ||
+        count < 1 || repeats < 1)
+      return std::nullopt;
+    if (node < repeats)
+      return count;
+    node -= repeats;
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+bool adoptSlurmEnvironment() {
+  if (std::getenv("RANK") || !std::getenv("SLURM_PROCID") ||
+      !std::getenv("SLURM_NTASKS"))
+    return false;
+  std::string problem;
+  int rank = environmentInt("SLURM_PROCID", problem).value_or(0);
+  int tasks = environmentInt("SLURM_NTASKS", problem).value_or(1);
+  int local = environmentInt("SLURM_LOCALID", problem).value_or(0);
+  int node = environmentInt("SLURM_NODEID", problem).value_or(0);
+  if (!problem.empty())
+    throw std::runtime_error("under srun: " + problem);
+  const char *perNode = std::getenv("SLURM_TASKS_PER_NODE");
+  std::optional<int> localTasks =
+      perNode ? slurmTasksOnNode(perNode, node) : std::nullopt;
+  if (perNode && !localTasks)
+    throw std::runtime_error(std::string("under srun: SLURM_TASKS_PER_NODE='") +
+                             perNode + "' gives no task count for node " +
+                             std::to_string(node));
+  const char *nodeList = std::getenv("SLURM_JOB_NODELIST");
+  if (!nodeList)
+    nodeList = std::getenv("SLURM_NODELIST");
+  std::string master = firstSlurmHost(nodeList ? nodeList : "");
+  if (!std::getenv("MASTER_ADDR") && master.empty() && tasks > 1)
+    throw std::runtime_error(
+        "under srun: neither MASTER_ADDR nor SLURM_JOB_NODELIST says where "
+        "rank 0 runs; export MASTER_ADDR");
+  ::setenv("RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(tasks).c_str(), 1);
+  ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(localTasks.value_or(1)).c_str(),
+           1);
+  if (!master.empty())
+    ::setenv("MASTER_ADDR", master.c_str(), 0);
+  ::setenv("MASTER_PORT", "29500", 0);
+  return true;
 }
 
 int availableCpus() {

@@ -80,6 +80,7 @@ int main(int argc, char **argv) {
   int status;
   try {
     JobDescription job = readJobDescription(*path);
+    adoptSlurmEnvironment();
     RendezvousInfo rendezvous = rendezvousFromEnvironment(job.timeoutSeconds);
     status = runRank(job, rendezvous);
   } catch (const std::exception &failure) {

@@ -12,7 +12,9 @@
 
 #include "tools/pp-run/Launcher.h"
 
+#include "tools/pp-rank/RankEnvironment.h"
 #include "tools/pp-rank/RankReport.h"
+#include "runtime/communication/Socket.h"
 
 #include "runtime/communication/JobSecret.h"
 
@@ -56,23 +58,6 @@ constexpr size_t kMaxLineBytes = 64 * 1024;
 /// The signals that wake the launcher: a rank's change of state, and those
 /// it passes on to the ranks.
 constexpr int kHandledSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
-
-/// A TCP port that is free right now.
-int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  int port = 29500;
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
-          0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  ::close(fd);
-  return port;
-}
 
 /// A signal's name, such as SIGTERM.
 std::string signalName(int signal) {
@@ -288,8 +273,8 @@ struct Rank {
 /// how the job ended.
 class Launcher {
 public:
-  Launcher(int count, bool printPeakMemory)
-      : count(count), printPeakMemory(printPeakMemory) {}
+  Launcher(const NodeLaunch &node, bool printPeakMemory)
+      : node(node), printPeakMemory(printPeakMemory) {}
 
   /// Runs the job; ends the launcher by the signal that interrupted it.
   int run(const std::vector<std::string> &arguments) {
@@ -337,9 +322,22 @@ private:
   /// Forks the ranks; returns what went wrong, if anything.
   std::string start(const std::vector<std::string> &arguments,
                     const SignalWakeups &wakeups) {
-    int port = freePort();
     // One secret for the job: only its ranks can use its rendezvous store.
-    std::string secret = pp::runtime::generateJobSecret();
+    std::string secret = node.secret.empty() ? pp::runtime::generateJobSecret()
+                                             : node.secret;
+    int port = node.masterPort;
+    if (node.firstRank == 0) {
+      std::string problem;
+      storeListener = pp::runtime::listenOn(node.masterAddr, port, problem);
+      if (storeListener < 0)
+        return "cannot serve the rendezvous store on " + node.masterAddr +
+               ":" + std::to_string(port) + ": " + problem +
+               " (is --master-port in use? is --master-addr an address of "
+               "this machine?)";
+      ::fcntl(storeListener, F_SETFD, FD_CLOEXEC);
+      std::string address = pp::runtime::listeningAddress(storeListener);
+      port = std::stoi(address.substr(address.find(' ') + 1));
+    }
     pid_t launcher = ::getpid();
     int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     std::vector<std::string> args = arguments;
@@ -348,7 +346,8 @@ private:
       argv.push_back(arg.data());
     argv.push_back(nullptr);
     std::string problem;
-    for (int number = 0; number < count; ++number) {
+    for (int local = 0; local < node.localRanks; ++local) {
+      int number = node.firstRank + local;
       int out[2], err[2], status[2];
       if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
           ::pipe2(status, O_CLOEXEC) != 0) {
@@ -356,7 +355,7 @@ private:
         break;
       }
       std::vector<std::string> environment =
-          rankEnvironment(number, port, secret, status[1]);
+          rankEnvironment(local, port, secret, status[1]);
       std::vector<char *> envp;
       for (std::string &entry : environment)
         envp.push_back(entry.data());
@@ -368,8 +367,9 @@ private:
       ::pthread_sigmask(SIG_SETMASK, &all, &old);
       pid_t pid = ::fork();
       if (pid == 0)
-        execRank(wakeups, launcher, devNull, out[1], err[1], status[1], old,
-                 argv.data(), envp.data());
+        execRank(wakeups, launcher, devNull, out[1], err[1], status[1],
+                 number == 0 ? storeListener : -1, old, argv.data(),
+                 envp.data());
       int forkErrno = errno;
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
       for (int fd : {out[1], err[1], status[1]})
@@ -385,7 +385,7 @@ private:
       ::setpgid(pid, pid);
       Rank &rank = ranks.emplace_back();
       rank.number = number;
-      rank.alone = count == 1;
+      rank.alone = node.worldSize == 1;
       rank.pid = pid;
       rank.out.fd = out[0];
       rank.err.fd = err[0];
@@ -395,33 +395,42 @@ private:
     }
     if (devNull >= 0)
       ::close(devNull);
+    // Rank 0 has its copy.
+    if (storeListener >= 0)
+      ::close(std::exchange(storeListener, -1));
     return problem;
   }
 
-  /// This process's environment with the variables of rank `number`.
-  std::vector<std::string> rankEnvironment(int number, int port,
+  /// This process's environment with the variables of the node's rank
+  /// `local`: torchrun's, the secret, where it reports its status and, for
+  /// job rank 0, the rendezvous store's socket.
+  std::vector<std::string> rankEnvironment(int local, int port,
                                            const std::string &secret,
                                            int statusFd) const {
-    std::pair<std::string, std::string> variables[] = {
+    int number = node.firstRank + local;
+    std::vector<std::pair<std::string, std::string>> variables = {
         {"RANK", std::to_string(number)},
-        {"LOCAL_RANK", std::to_string(number)},
-        {"LOCAL_WORLD_SIZE", std::to_string(count)},
-        {"WORLD_SIZE", std::to_string(count)},
-        {"MASTER_ADDR", "127.0.0.1"},
+        {"LOCAL_RANK", std::to_string(local)},
+        {"LOCAL_WORLD_SIZE", std::to_string(node.localRanks)},
+        {"WORLD_SIZE", std::to_string(node.worldSize)},
+        {"GROUP_RANK", std::to_string(node.firstRank / node.localRanks)},
+        {"MASTER_ADDR", node.masterAddr},
         {"MASTER_PORT", std::to_string(port)},
         {pp::runtime::kJobSecretVariable, secret},
-        {kStatusFdVariable, std::to_string(statusFd)}};
+        {kStatusFdVariable, std::to_string(statusFd)},
+        {kStoreFdVariable, number == 0 ? std::to_string(storeListener) : ""}};
     std::vector<std::string> environment;
     for (char **entry = environ; *entry; ++entry) {
       std::string_view text(*entry);
       std::string_view name = text.substr(0, text.find('='));
       if (std::none_of(
-              std::begin(variables), std::end(variables),
+              variables.begin(), variables.end(),
               [&](const auto &variable) { return variable.first == name; }))
         environment.emplace_back(text);
     }
     for (auto &[name, value] : variables)
-      environment.push_back(name + "=" + value);
+      if (!value.empty())
+        environment.push_back(name + "=" + value);
     return environment;
   }
 
@@ -429,8 +438,9 @@ private:
   /// async-signal-safe functions (the launcher may have threads).
   [[noreturn]] static void execRank(const SignalWakeups &wakeups,
                                     pid_t launcher, int devNull, int out,
-                                    int err, int status, const sigset_t &mask,
-                                    char **argv, char **envp) {
+                                    int err, int status, int storeListener,
+                                    const sigset_t &mask, char **argv,
+                                    char **envp) {
     ::setpgid(0, 0);
     // Die with the launcher, even if it died before prctl.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -443,6 +453,8 @@ private:
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
     ::fcntl(status, F_SETFD, 0);
+    if (storeListener >= 0)
+      ::fcntl(storeListener, F_SETFD, 0);
     ::execve(argv[0], argv, envp);
     const char message[] = "pp-run: error: cannot start a rank (execve)\n";
     [[maybe_unused]] ssize_t written =
@@ -607,8 +619,9 @@ private:
 
   /// The rank that caused the failure: a stopped rank, one killed by
   /// someone else or failing on its own; else the rank the first rank that
-  /// gave up waiting was (indirectly) waiting for, if it never reported;
-  /// else a rank that never reported; else the first that failed.
+  /// gave up waiting was (indirectly) waiting for, if it never reported, or
+  /// the last of that chain here when it leads to another machine; else a
+  /// rank that never reported; else the first that failed.
   const Rank &culprit() const {
     for (Fault fault : {Fault::Stopped, Fault::Signal, Fault::Error})
       if (const Rank *rank = first(fault))
@@ -616,9 +629,14 @@ private:
     const Rank *waiting = first(Fault::Communication);
     std::set<int> seen;
     while (waiting && waiting->fault() == Fault::Communication &&
-           waiting->report->peer >= 0 && waiting->report->peer < count &&
-           seen.insert(waiting->number).second)
-      waiting = &ranks[waiting->report->peer];
+           waiting->report->peer >= 0 && seen.insert(waiting->number).second) {
+      // A peer on another machine has no Rank here: the chain ends with
+      // the rank that waited for it.
+      const Rank *peer = numbered(waiting->report->peer);
+      if (!peer)
+        return *waiting;
+      waiting = peer;
+    }
     if (waiting && waiting->fault() == Fault::Unreported)
       return *waiting;
     if (const Rank *rank = first(Fault::Unreported))
@@ -626,6 +644,14 @@ private:
     return *std::find_if(ranks.begin(), ranks.end(), [](const Rank &rank) {
       return rank.failureOrder == 0;
     });
+  }
+
+  /// The rank of this node with the job's number `number`, if any.
+  const Rank *numbered(int number) const {
+    auto rank = std::find_if(ranks.begin(), ranks.end(), [&](const Rank &r) {
+      return r.number == number;
+    });
+    return rank == ranks.end() ? nullptr : &*rank;
   }
 
   /// Prints one line with each rank's peak resident set as it reported it
@@ -665,8 +691,18 @@ private:
           rank->report->peer == cause.number && waiter.empty())
         waiter = "; rank " + std::to_string(rank->number) +
                  " gave up waiting for it";
+    if (cause.fault() == Fault::Communication && cause.report->peer >= 0 &&
+        !numbered(cause.report->peer)) {
+      WithColor::error(errs(), "pp-run")
+          << "rank " << cause.report->peer
+          << ", on another machine, failed or stopped answering: rank "
+          << cause.number << " gave up waiting for it (" << cause.reason()
+          << ")\n";
+      return;
+    }
     WithColor::error(errs(), "pp-run")
-        << (count > 1 ? "rank " + std::to_string(cause.number) + ": " : "")
+        << (node.worldSize > 1 ? "rank " + std::to_string(cause.number) + ": "
+                               : "")
         << cause.reason()
         << (cause.fault() == Fault::Stopped ||
                     cause.fault() == Fault::Unreported
@@ -675,8 +711,11 @@ private:
         << "\n";
   }
 
-  const int count;
+  const NodeLaunch node;
   const bool printPeakMemory;
+  /// Job rank 0's rendezvous store socket while the ranks start (on the
+  /// node that runs it).
+  int storeListener = -1;
   std::vector<Rank> ranks;
   /// How many ranks have failed so far.
   int failures = 0;
@@ -694,8 +733,8 @@ private:
 
 } // namespace
 
-int launchRanks(const std::vector<std::string> &arguments, int count,
-                bool printPeakMemory) {
-  return Launcher(count, printPeakMemory).run(arguments);
+int launchRanks(const std::vector<std::string> &arguments,
+                const NodeLaunch &node, bool printPeakMemory) {
+  return Launcher(node, printPeakMemory).run(arguments);
 }
 

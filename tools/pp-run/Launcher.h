@@ -13,15 +13,32 @@
 #include <string>
 #include <vector>
 
-/// Starts `count` ranks, each running the program `arguments[0]` with
-/// `arguments` (the command line, program name first) and RANK,
+/// Where this node's ranks stand in a job, and how they meet.
+struct NodeLaunch {
+  /// The ranks this launcher starts (LOCAL_WORLD_SIZE), the job's number of
+  /// the first (the node's number times that count) and the job's ranks.
+  int localRanks = 1;
+  int firstRank = 0;
+  int worldSize = 1;
+  /// Where job rank 0 serves the rendezvous store. The launcher of the node
+  /// that runs rank 0 listens there itself and hands the socket down, so
+  /// that no other process can take the port in between; port 0: a free
+  /// port it picks (a job on one machine).
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 0;
+  /// The job's secret; empty: the launcher makes one (a job on one machine).
+  std::string secret;
+};
+
+/// Starts `node.localRanks` ranks, each running the program `arguments[0]`
+/// with `arguments` (the command line, program name first) and RANK,
 /// LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT
-/// set, and waits for them.
+/// set as torchrun sets them, and waits for them.
 ///
 /// Each rank runs in a process group of its own and gets SIGTERM when the
-/// launcher dies. Rank 0's standard output is passed on as it is; every
-/// other line a rank writes is passed on whole after `[rank N] ` (none for
-/// the only rank of a job of one). When a
+/// launcher dies. Job rank 0's standard output is passed on as it is; every
+/// other line a rank writes is passed on whole after `[rank N] ` (N the
+/// job's number; none for the only rank of a job of one). When a
 /// rank fails the others get SIGTERM (SIGKILL if they have not exited a few
 /// seconds later), and the last line printed names the rank that caused the
 /// failure. SIGTERM, SIGINT and SIGHUP to the launcher are passed on to the
@@ -29,7 +46,7 @@
 /// With `printPeakMemory`, prints one line with each rank's peak resident
 /// set as the rank reported it (RankReport.h) after the job.
 /// Returns 0 when every rank succeeded, else 1.
-int launchRanks(const std::vector<std::string> &arguments, int count,
-                bool printPeakMemory);
+int launchRanks(const std::vector<std::string> &arguments,
+                const NodeLaunch &node, bool printPeakMemory);
 
 #endif // PP_TOOLS_PP_RUN_LAUNCHER_H

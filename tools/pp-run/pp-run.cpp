@@ -38,6 +38,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -90,6 +91,39 @@ cl::opt<unsigned> numProcesses(
     "nproc", cl::init(0),
     cl::desc("Rank processes to launch on this machine (default and "
              "required: the device count of the package's mesh)"),
+    cl::cat(runCategory));
+cl::opt<unsigned> numNodes(
+    "nnodes", cl::init(1),
+    cl::desc("Machines the job runs on, as torchrun's --nnodes: run pp-run "
+             "with the same options on each, with its --node-rank "
+             "(docs/multi-node.md)"),
+    cl::cat(runCategory));
+cl::opt<unsigned> nodeRank(
+    "node-rank", cl::init(0),
+    cl::desc("This machine's number among --nnodes, 0 to N-1; node 0 runs "
+             "job rank 0, which serves the rendezvous store"),
+    cl::cat(runCategory));
+cl::opt<unsigned> procsPerNode(
+    "nproc-per-node", cl::init(0),
+    cl::desc("Ranks to start on each machine (default: the mesh's device "
+             "count divided by --nnodes); machine R runs job ranks R x K to "
+             "R x K + K - 1"),
+    cl::cat(runCategory));
+cl::opt<std::string> masterAddr(
+    "master-addr",
+    cl::desc("With --nnodes above 1: an address of node 0 that every node "
+             "reaches (rank 0 serves the rendezvous store there)"),
+    cl::cat(runCategory));
+cl::opt<unsigned> masterPort(
+    "master-port", cl::init(29500),
+    cl::desc("With --nnodes above 1: the rendezvous store's port on "
+             "--master-addr (default 29500)"),
+    cl::cat(runCategory));
+cl::opt<std::string> jobSecretFile(
+    "job-secret-file",
+    cl::desc("A file holding the job's secret, the same on every node (e.g. "
+             "from `openssl rand -hex 32`); a job over several nodes needs "
+             "it or PP_JOB_SECRET"),
     cl::cat(runCategory));
 cl::opt<std::string> scheduleOption(
     "schedule", cl::init("1f1b"),
@@ -780,6 +814,90 @@ std::string precisionProblem() {
   return "";
 }
 
+/// The job's secret from --job-secret-file, else PP_JOB_SECRET, else ""
+/// (the launcher of a one-machine job makes one); sets `problem` when the
+/// file cannot be read or holds none.
+std::string jobSecret(std::string &problem) {
+  if (jobSecretFile.empty()) {
+    const char *secret = std::getenv(pp::runtime::kJobSecretVariable);
+    return secret ? secret : "";
+  }
+  auto text = MemoryBuffer::getFile(jobSecretFile);
+  if (!text) {
+    problem = "cannot read --job-secret-file '" + jobSecretFile +
+              "': " + text.getError().message();
+    return "";
+  }
+  std::string secret = (*text)->getBuffer().trim().str();
+  if (secret.empty())
+    problem = "--job-secret-file '" + jobSecretFile +
+              "' is empty; write a secret into it, e.g. `openssl rand -hex "
+              "32 > " + jobSecretFile + "`";
+  return secret;
+}
+
+/// Where this machine's ranks stand in a job of `devices` ranks
+/// (--nnodes, --node-rank, --nproc-per-node, --nproc, --master-addr,
+/// --master-port, the secret); nullopt with `problem` set when the options
+/// do not fit the job.
+std::optional<NodeLaunch> nodeLaunch(int devices, std::string &problem) {
+  NodeLaunch node;
+  node.worldSize = devices;
+  node.secret = jobSecret(problem);
+  if (!problem.empty())
+    return std::nullopt;
+  int nodes = static_cast<int>(numNodes);
+  if (nodes < 1 || static_cast<int>(nodeRank) >= nodes) {
+    problem = "--node-rank " + std::to_string(nodeRank) +
+              " is not one of the " + std::to_string(nodes) +
+              " machines of --nnodes; give 0 to " + std::to_string(nodes - 1);
+    return std::nullopt;
+  }
+  int perNode = procsPerNode ? static_cast<int>(procsPerNode)
+                             : devices / nodes;
+  if (perNode * nodes != devices) {
+    problem = "--nnodes " + std::to_string(nodes) + " x --nproc-per-node " +
+              std::to_string(perNode) + " ranks is not the job's " +
+              std::to_string(devices) +
+              " (stages x --dp x tp); give --nnodes and --nproc-per-node "
+              "whose product is " + std::to_string(devices);
+    return std::nullopt;
+  }
+  node.localRanks = perNode;
+  node.firstRank = static_cast<int>(nodeRank) * perNode;
+  if (nodes == 1) {
+    // One machine: loopback, any free port unless one is asked for.
+    if (!masterAddr.empty())
+      node.masterAddr = masterAddr;
+    node.masterPort =
+        masterPort.getNumOccurrences() ? static_cast<int>(masterPort) : 0;
+    return node;
+  }
+  if (numProcesses.getNumOccurrences()) {
+    problem = "--nproc counts the ranks of a one-machine job; with --nnodes "
+              "give --nproc-per-node";
+    return std::nullopt;
+  }
+  if (masterAddr.empty()) {
+    problem = "--nnodes " + std::to_string(nodes) +
+              " needs --master-addr: an address of node 0 that every node "
+              "reaches";
+    return std::nullopt;
+  }
+  if (node.secret.empty()) {
+    problem = "a job over " + std::to_string(nodes) +
+              " machines needs the same secret on each, so that no other "
+              "host can join it: write one with `openssl rand -hex 32 > "
+              "job.secret` (readable only by you) and give --job-secret-file "
+              "job.secret on every node, or export " +
+              std::string(pp::runtime::kJobSecretVariable);
+    return std::nullopt;
+  }
+  node.masterAddr = masterAddr;
+  node.masterPort = static_cast<int>(masterPort);
+  return node;
+}
+
 /// Why --infer and the options given do not go together ("" when they
 /// do): a forward-only run needs --outputs-dir and takes no training
 /// options; --inputs and --outputs-dir need --infer.
@@ -1251,9 +1369,23 @@ int main(int argc, char **argv) {
     return printReportOf(packageDir);
 
   std::string problem;
+  // srun with one task per rank: Slurm's variables say where this one is.
+  if (numNodes == 1) {
+    try {
+      adoptSlurmEnvironment();
+    } catch (const std::exception &failure) {
+      return error(failure.what());
+    }
+  }
   std::optional<int> rank = environmentInt("RANK", problem);
   if (!problem.empty())
     return error(problem);
+  if (rank && !jobSecretFile.empty()) {
+    std::string secret = jobSecret(problem);
+    if (!problem.empty())
+      return error(problem);
+    ::setenv(pp::runtime::kJobSecretVariable, secret.c_str(), 1);
+  }
   bool writingJob = !writeJobPath.empty();
   if (writingJob && !exportOnnxPath.empty())
     return error("--export-onnx runs in pp-run after its own ranks, but "
@@ -1347,7 +1479,7 @@ int main(int argc, char **argv) {
   }
   int devices = static_cast<int>(mesh.deviceCount());
   int count = numProcesses == 0 ? devices : static_cast<int>(numProcesses);
-  if (count != devices) {
+  if (numNodes == 1 && count != devices) {
     int64_t pipelineRanks = devices / dataParallel;
     std::string replicas =
         count % pipelineRanks == 0
@@ -1368,9 +1500,13 @@ int main(int argc, char **argv) {
              << "\n";
       return 0;
     }
+    std::string problem;
+    std::optional<NodeLaunch> node = nodeLaunch(devices, problem);
+    if (!node)
+      return error(problem);
     int jobFd = jobDescriptionFd(job);
     return finish(launchRanks({rankWorkerPath(), "--job", fdPath(jobFd)},
-                              count, printPeakRss));
+                              *node, printPeakRss));
   } catch (const std::exception &failure) {
     return error(failure.what());
   }
