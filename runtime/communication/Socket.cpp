@@ -6,12 +6,14 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -104,6 +106,34 @@ void setBlocking(int fd, bool blocking) {
     ::fcntl(fd, F_SETFL, wanted);
 }
 
+namespace {
+
+/// Connects `fd` to `address`, giving up at `deadline` (a host that drops
+/// packets would hold a blocking connect for minutes); whether it did.
+bool connectBefore(int fd, const addrinfo &address,
+                   std::chrono::steady_clock::time_point deadline) {
+  setBlocking(fd, false);
+  if (::connect(fd, address.ai_addr, address.ai_addrlen) != 0) {
+    if (errno != EINPROGRESS)
+      return false;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd wait{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (::poll(&wait, 1, static_cast<int>(std::max<int64_t>(
+                             0, std::min<int64_t>(left.count(), INT32_MAX)))) <=
+            0 ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 ||
+        error != 0)
+      return false;
+  }
+  setBlocking(fd, true);
+  return true;
+}
+
+} // namespace
+
 int connectTo(const std::string &host, int port,
               std::chrono::milliseconds timeout) {
   std::string problem;
@@ -116,7 +146,7 @@ int connectTo(const std::string &host, int port,
       int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
       if (fd < 0)
         continue;
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      if (connectBefore(fd, *a, deadline)) {
         setNoDelay(fd);
         return fd;
       }

@@ -38,8 +38,9 @@ int acceptWaiting(int listener);
 void setBlocking(int fd, bool blocking);
 
 /// Connects to `host:port` (TCP_NODELAY: small messages leave at once),
-/// retrying until `timeout` has passed; -1 when no address of `host`
-/// accepted. Throws when `host` does not resolve.
+/// retrying until `timeout` has passed, each attempt too (a host that drops
+/// packets holds no attempt longer); -1 when no address of `host` accepted
+/// by then. Throws when `host` does not resolve.
 int connectTo(const std::string &host, int port,
               std::chrono::milliseconds timeout);
 
