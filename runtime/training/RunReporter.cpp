@@ -3,6 +3,7 @@
 #include "runtime/training/RunReporter.h"
 
 #include "runtime/training/ActivationMemory.h"
+#include "runtime/training/ClockOffsets.h"
 #include "runtime/training/Trace.h"
 
 #include <sys/resource.h>
@@ -146,14 +147,22 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
 
 void RunReporter::writeTrace() {
   Communicator &world = context.world;
-  std::vector<std::string> all =
-      world.allGatherText(actions.spans()->serialize());
+  const TraceRecorder &recorder = *actions.spans();
+  // Ranks on other machines read other clocks: each rank's spans move onto
+  // rank 0's.
+  std::vector<double> offsets =
+      clockOffsetsFromRank0(world, [&] { return recorder.now(); });
+  std::vector<std::string> all = world.allGatherText(recorder.serialize());
   if (!reports())
     return;
   std::vector<std::vector<TraceSpan>> perRank;
   std::vector<std::string> labels;
   for (int64_t r = 0; r < world.worldSize(); ++r) {
     perRank.push_back(deserializeTraceSpans(all[r]));
+    for (TraceSpan &span : perRank.back()) {
+      span.startMicros -= offsets.at(r);
+      span.endMicros -= offsets.at(r);
+    }
     labels.push_back("rank " + std::to_string(r) + " " + coordinatesOf(r));
   }
   writeOutputFile(context.options.tracePath, chromeTraceJson(perRank, labels),

@@ -116,9 +116,7 @@ bool pp::runtime::isComputeSpan(const std::string &name) {
          name == "E";
 }
 
-double TraceRecorder::now() const { return steadyMicros() - originMicros; }
-
-void TraceRecorder::setOrigin() { originMicros = steadyMicros(); }
+double TraceRecorder::now() const { return steadyMicros(); }
 
 void TraceRecorder::add(TraceSpan span) {
   std::lock_guard<std::mutex> lock(mutex);

@@ -11,9 +11,8 @@
 // Times are microseconds of std::chrono::steady_clock, which on Linux is
 // CLOCK_MONOTONIC: every process of one host reads the same clock, so the
 // spans of the ranks of one host line up exactly. Hosts' clocks differ by
-// an arbitrary offset; ranks on several hosts call TraceRecorder::setOrigin
-// right after a barrier they leave together, which aligns them to within
-// the barrier's exit skew.
+// an arbitrary offset, which rank 0 measures before it merges the spans
+// (ClockOffsets.h) and takes off each rank's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,13 +46,8 @@ bool isComputeSpan(const std::string &name);
 /// The spans of one rank. add() may be called from several threads.
 class TraceRecorder {
 public:
-  /// Microseconds since the origin: the steady clock's epoch (boot, on
-  /// Linux) until setOrigin.
+  /// Microseconds of the steady clock (since boot, on Linux).
   double now() const;
-  /// Makes now() count from this moment. Call it right after a barrier
-  /// every rank leaves at once when ranks run on several hosts; before any
-  /// span is recorded.
-  void setOrigin();
 
   void add(TraceSpan span);
   /// The spans so far, in the order they were added.
@@ -66,7 +60,6 @@ public:
 private:
   mutable std::mutex mutex;
   std::vector<TraceSpan> recorded;
-  double originMicros = 0;
 };
 
 /// The spans serialize() wrote. Throws std::invalid_argument naming what is
