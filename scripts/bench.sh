@@ -52,7 +52,9 @@
 #   for every policy, one thread per rank, runs alternating: step times and
 #   their ratio to none's (selective's goal: within 15%), and each rank's
 #   measured activation bytes (the metrics' ranks line) and their ratio to
-#   none's. PP_BENCH_REPEATS (default 3) runs of each.
+#   none's; on the GPT also auto and full under one --memory-limit that no
+#   cut meets without recomputation, each cut by the partitioner: their
+#   step times, ratio and peaks. PP_BENCH_REPEATS (default 3) runs of each.
 # Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail

@@ -77,16 +77,22 @@ namespace {
 class StageRecomputation {
 public:
   StageRecomputation(StageOp forward, StageOp backward,
-                     const RecomputePolicy &policy)
-      : forward(forward), backward(backward), policy(policy) {}
+                     RecomputePolicy policy)
+      : forward(forward), backward(backward), policy(std::move(policy)) {}
 
-  void run() {
-    // The forward's values the backward reads, and the ops it recomputes.
+  /// Decides what the backward recomputes: the forward's values it reads,
+  /// and the ops they need, that the policy recomputes. Every stage plans
+  /// before any is rewritten: the policy reads the program across stages.
+  void plan() {
     for (Value input : backward.getInputs())
       if (auto result = dyn_cast<OpResult>(input);
           result && result.getOwner() == forward)
         if (Operation *op = yielded(result.getResultNumber()).getDefiningOp())
-          plan(op);
+          planRecomputing(op);
+  }
+
+  /// Rewrites the stage by the plan.
+  void run() {
     if (recomputed.empty())
       return;
     SmallVector<Operation *> order = recomputed.takeVector();
@@ -106,14 +112,14 @@ private:
 
   /// Adds `op` (an op of the forward's body), and the ops it reads that
   /// the policy recomputes, to `recomputed`.
-  void plan(Operation *op) {
+  void planRecomputing(Operation *op) {
     // No op is reached again while its operands are planned (SSA has no
     // cycles), so `recomputed` alone says which are done.
     if (!policy.recomputes(op) || recomputed.contains(op))
       return;
     for (Value operand : op->getOperands())
       if (Operation *producer = operand.getDefiningOp())
-        plan(producer);
+        planRecomputing(producer);
     recomputed.insert(op);
   }
 
@@ -190,7 +196,7 @@ private:
   }
 
   StageOp forward, backward;
-  const RecomputePolicy &policy;
+  RecomputePolicy policy;
   llvm::SetVector<Operation *> recomputed;
 };
 
@@ -217,6 +223,7 @@ struct RecomputePass : public pp::impl::RecomputeBase<RecomputePass> {
       else if (stage.getPhase() == StagePhase::backward)
         backwards.push_back(stage);
     }
+    std::vector<StageRecomputation> stages;
     for (StageOp backward : backwards) {
       int64_t index = backward.getStage();
       StageOp forward = forwards.lookup(index);
@@ -225,8 +232,12 @@ struct RecomputePass : public pp::impl::RecomputeBase<RecomputePass> {
       RecomputePolicy policy =
           RecomputePolicy::ofStage(dyn_cast<DictionaryAttr>(costs[index]));
       if (!policy.recomputesNothing())
-        StageRecomputation(forward, backward, policy).run();
+        stages.emplace_back(forward, backward, std::move(policy));
     }
+    for (StageRecomputation &stage : stages)
+      stage.plan();
+    for (StageRecomputation &stage : stages)
+      stage.run();
   }
 };
 

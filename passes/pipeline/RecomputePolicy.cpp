@@ -9,6 +9,7 @@
 #include "passes/pipeline/RecomputePolicy.h"
 
 #include "passes/ProgramUtils.h"
+#include "passes/pipeline/CostModel.h"
 
 #include "dialects/nn/IR/NNDialect.h"
 #include "dialects/nn/IR/NNOps.h"
@@ -56,16 +57,70 @@ static SmallVector<Operation *> forwardModelOps(func::FuncOp program) {
   return ops;
 }
 
-/// Whether `value` is a model parameter, or made from one by ops of one
-/// operand (a cast to the compute type, a transpose, a reshape), in the
-/// program or inside a stage that takes it.
+/// `value` as the unpartitioned program has it: looking through stage
+/// boundaries, a stage's argument is the value the stage takes and a
+/// stage's result the value its body yields.
+static Value programValue(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto stage = dyn_cast<StageOp>(arg.getOwner()->getParentOp());
+      if (!stage)
+        return value;
+      value = stage.getInputs()[arg.getArgNumber()];
+      continue;
+    }
+    auto stage = dyn_cast<StageOp>(value.getDefiningOp());
+    if (!stage)
+      return value;
+    value = stage.getBody().front().getTerminator()->getOperand(
+        cast<OpResult>(value).getResultNumber());
+  }
+}
+
+/// Appends the ops that read `value` (a value of the unpartitioned program,
+/// programValue's) through stage boundaries: a value a stage yields or
+/// takes is read by the readers of what it becomes in the stages.
+static void collectReaders(Value value, SmallVectorImpl<Operation *> &readers) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<YieldOp>(user))
+      collectReaders(user->getParentOp()->getResult(use.getOperandNumber()),
+                     readers);
+    else if (auto stage = dyn_cast<StageOp>(user))
+      collectReaders(
+          stage.getBody().front().getArgument(use.getOperandNumber()),
+          readers);
+    else
+      readers.push_back(user);
+  }
+}
+
+/// The ops of the unpartitioned program that read `value`, in whichever
+/// stages they are.
+static SmallVector<Operation *> programReaders(Value value) {
+  SmallVector<Operation *> readers;
+  collectReaders(programValue(value), readers);
+  return readers;
+}
+
+/// Whether `value` is a model parameter, or made from parameters and
+/// constants alone (a cast to the compute type, a transpose, a bias scaled
+/// by a constant), in the program or inside a stage that takes it.
 static bool isWeight(Value value) {
   while (true) {
     if (Operation *producer = value.getDefiningOp()) {
-      if (producer->getNumOperands() != 1)
+      if (isa<StageOp>(producer))
         return false;
-      value = producer->getOperand(0);
-      continue;
+      bool weighted = false;
+      for (Value operand : producer->getOperands()) {
+        if (Operation *made = operand.getDefiningOp();
+            made && made->hasTrait<OpTrait::ConstantLike>())
+          continue;
+        if (!isWeight(operand))
+          return false;
+        weighted = true;
+      }
+      return weighted;
     }
     auto arg = cast<BlockArgument>(value);
     Operation *owner = arg.getOwner()->getParentOp();
@@ -89,6 +144,60 @@ static bool multipliesByWeight(Operation *op) {
   for (Type type : op->getResultTypes())
     elements += nn::staticElementCount(type);
   return costed.estimateFlops() > 2 * elements;
+}
+
+/// The one operand of `op` that is neither a weight nor a constant, if it
+/// has exactly one.
+static Value soleActivation(Operation *op) {
+  Value activation;
+  for (Value operand : op->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    if (isWeight(operand) ||
+        (producer && producer->hasTrait<OpTrait::ConstantLike>()))
+      continue;
+    if (activation)
+      return Value();
+    activation = operand;
+  }
+  return activation;
+}
+
+/// The bytes of `types`.
+static double bytesOf(TypeRange types) {
+  double bytes = 0;
+  for (Type type : types)
+    bytes += pp::bytesOf(type);
+  return bytes;
+}
+
+/// Whether `op`, a forward op of the model, only carries on the one value
+/// it reads (a bias add, a split, a transpose, an activation function): its
+/// results are as large as that value, which nothing else reads. Keeping
+/// its results rather than that value holds as many bytes.
+static bool carriesOn(Operation *op) {
+  if (isBackward(op) || !isa<nn::NNDialect>(op->getDialect()) ||
+      op->hasTrait<OpTrait::ConstantLike>() || multipliesByWeight(op))
+    return false;
+  Value read = soleActivation(op);
+  if (!read || pp::bytesOf(read.getType()) != bytesOf(op->getResultTypes()))
+    return false;
+  SmallVector<Operation *> readers = programReaders(read);
+  return readers.size() == 1 && readers.front() == op;
+}
+
+/// Whether recomputing `op` would free nothing: it carries on the result
+/// of a product with a weight, which selective keeps, or of an op that
+/// carries on one (the bias add after a product, the split, reshapes and
+/// transposes after that), so the kept value would be held in its place,
+/// as large. A bias add is kept in the product's place; the tanh after it
+/// too when its gradient reads its result, not when the gradient reads
+/// the bias add's (then the bias add's result has two readers).
+static bool keptForFree(Operation *op) {
+  if (!carriesOn(op))
+    return false;
+  Operation *producer = programValue(soleActivation(op)).getDefiningOp();
+  return producer && !isBackward(producer) &&
+         (multipliesByWeight(producer) || keptForFree(producer));
 }
 
 FailureOr<RecomputePolicy> RecomputePolicy::parse(StringRef granularity,
@@ -173,7 +282,7 @@ bool RecomputePolicy::recomputes(Operation *op) const {
   case RecomputeGranularity::full:
     return true;
   case RecomputeGranularity::selective:
-    return !multipliesByWeight(op);
+    return !multipliesByWeight(op) && !keptForFree(op);
   case RecomputeGranularity::ops:
     return matcher && matcher->match(op->getName().getStringRef());
   }

@@ -30,8 +30,11 @@ enum class RecomputeGranularity {
   /// inputs and its parameters.
   full,
   /// Everything but the results of ops that multiply by a weight (the
-  /// GEMMs, kept): attention scores and probabilities, activation
-  /// functions, normalizations, residual sums.
+  /// GEMMs, kept) and of the ops that only carry such a result on, which
+  /// nothing else reads (a bias add, a split, a transpose, an activation
+  /// function whose gradient reads its result: recomputing them would keep
+  /// the product in their place, as large): attention scores and
+  /// probabilities, activation functions, normalizations, residual sums.
   selective,
   /// The ops whose names match a regular expression (`nn\.(softmax|erf)`).
   ops,
@@ -65,7 +68,9 @@ public:
   /// Whether the backward recomputes `op`'s results (a forward op of the
   /// training program) rather than taking them saved: the ops the policy
   /// names, and constants under any policy that recomputes (a stage makes
-  /// its own copies of constants; they are never saved).
+  /// its own copies of constants; they are never saved). The same before
+  /// and after pp-partition: selective's rule reads the program through
+  /// the stages' boundaries.
   bool recomputes(mlir::Operation *op) const;
 
   /// The forward ops of `program` the backward recomputes when no stage

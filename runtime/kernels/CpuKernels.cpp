@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace pp::runtime;
 using namespace pp::runtime::cpu;
@@ -110,9 +111,13 @@ pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   return mapAlongAxis(
       frame, "softmax", input, axis,
       [](auto out, auto in, int64_t start, int64_t stride, int64_t size) {
-        auto [max, total] = softmaxNormalizer(in + start, size, stride);
-        for (int64_t at = start; at < start + size * stride; at += stride)
-          out[at] = static_cast<float>(std::exp(in[at] - max) / total);
+        // Each exponential once: the normalizer's sum keeps them.
+        thread_local std::vector<double> exps;
+        exps.resize(size);
+        double total =
+            softmaxNormalizer(in + start, size, stride, exps.data()).second;
+        for (int64_t c = 0; c < size; ++c)
+          out[start + c * stride] = static_cast<float>(exps[c] / total);
       });
 }
 

@@ -30,13 +30,17 @@
 /// them picked when the library loads: AVX-512, AVX2 with FMA, baseline.
 /// Each gives the same bits: the formulas fuse a multiply and an add only
 /// through an explicit fmaf, and the kernels and
-/// generated code compile with -ffp-contract=off. Not under
+/// generated code compile with -ffp-contract=off. Each clone inlines all
+/// it calls (flatten): a formula left out of line by the inliner (GCC
+/// kept the GELU's and its gradient's) is built for baseline x86-64, where
+/// every fmaf is a libm call, and made those kernels 10x slower. Not under
 /// ThreadSanitizer: the clones' resolvers run while the library is
 /// relocated, before TSan's runtime starts, and would crash in its hooks.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&        \
     !defined(__SANITIZE_THREAD__)
 #define PP_CPU_CLONES                                                          \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), \
+                 flatten))
 #else
 #define PP_CPU_CLONES
 #endif

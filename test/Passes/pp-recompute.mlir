@@ -1,5 +1,6 @@
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute=full" --pp-recompute 2>/dev/null | FileCheck %s --check-prefix=FULL
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute=selective" --pp-recompute 2>/dev/null | FileCheck %s --check-prefix=SELECTIVE
+// RUN: pp-opt %S/Inputs/mlp-chain-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute=selective" --pp-recompute 2>/dev/null | FileCheck %s --check-prefix=CHAIN
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2 recompute-ops=nn\.tanh" --pp-recompute 2>/dev/null | FileCheck %s --check-prefix=OPS
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2" --pp-recompute 2>/dev/null > %t.none
 // RUN: pp-opt %S/Inputs/mlp-loss.mlir --pp-autodiff --pp-partition="stages=2" 2>/dev/null | diff - %t.none
@@ -26,22 +27,35 @@
 // FULL-NEXT: nn.tanh_grad
 
 // selective: the results of matrix products with a weight are kept (fc2's
-// and out's on stage 1, fc1's on stage 0, which stage 0 now hands its
-// backward); the rest (the residual sum, the bias add, tanh) is recomputed
-// from them. The copies are marked pp.recomputed.
+// and out's on stage 1), and so is fc1's bias add in the place of fc1's
+// product, which nothing else reads (recomputing the add would keep the
+// product instead, as large); the rest (the residual sum, tanh) is
+// recomputed from them. The copies are marked pp.recomputed.
 // SELECTIVE: pp.stage_costs = [{{{.*}}recompute = "selective"
-// SELECTIVE: %[[F0:.*]]:3 = pp.stage @pipeline stage 0 ins(
-// SELECTIVE: %[[MM:.*]] = nn.matmul {{.*}} {pp.node = "fc1"}
-// SELECTIVE: pp.yield {{.*}}, %[[MM]] :
+// SELECTIVE: %[[F0:.*]]:2 = pp.stage @pipeline stage 0 ins(
+// SELECTIVE: %[[H:.*]] = nn.add {{.*}} {pp.node = "fc1"}
+// SELECTIVE: pp.yield %[[H]], {{.*}} :
 // SELECTIVE: pp.stage @pipeline stage 1 phase<backward>
 // SELECTIVE-NEXT: ^bb0(
 // SELECTIVE-NEXT: nn.add {{.*}} {pp.node = "skip", pp.recomputed}
 // SELECTIVE-NEXT: nn.mse_loss_grad
-// SELECTIVE: pp.stage @pipeline stage 0 phase<backward> ins({{.*}}%[[F0]]#2, %arg2)
+// SELECTIVE: pp.stage @pipeline stage 0 phase<backward> ins({{.*}}%[[F0]]#0)
 // SELECTIVE-NEXT: ^bb0(
-// SELECTIVE-NEXT: nn.add {{.*}} {pp.node = "fc1", pp.recomputed}
 // SELECTIVE-NEXT: nn.tanh {{.*}} {pp.node = "act", pp.recomputed}
 // SELECTIVE-NEXT: nn.tanh_grad
+
+// selective recomputes nothing that would free nothing: where fc1's bias
+// add and the tanh after it only carry fc1's product on (nothing else
+// reads the product or the sum, and tanh's gradient reads tanh's result),
+// stage 1 keeps the tanh's result it computes from what stage 0 sends
+// rather than recomputing it from that, as large.
+// CHAIN: pp.stage_costs = [{{{.*}}recompute = "selective"{{.*}}}, {{{.*}}recompute = "selective"
+// CHAIN-NOT: pp.recomputed
+// CHAIN: %[[A:.*]] = nn.tanh {{.*}} {pp.node = "act"}
+// CHAIN: pp.yield %[[A]],
+// CHAIN-NOT: pp.recomputed
+// CHAIN: nn.tanh_grad
+// CHAIN-NOT: pp.recomputed
 
 // recompute-ops names op kinds: only tanh is recomputed, from the bias add's
 // result, which stage 0 already hands its backward.
