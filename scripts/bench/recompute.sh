@@ -1,6 +1,7 @@
 # The recompute section of scripts/bench.sh (sourced after ranks.sh; it sets
 # root, build, out and width): activation recomputation (pp-run --recompute
-# none|selective|full) on the bundled byte-level GPT and the WIDTH-wide MLP,
+# none|selective|full) and offload (--recompute none --offload-activations)
+# on the bundled byte-level GPT and the WIDTH-wide MLP,
 # 4 stages x 8 microbatches (1F1B) cut at the same points for every policy,
 # one thread per rank, runs alternating; step times and their ratio to
 # none's, and each rank's measured activation bytes and their ratio to
@@ -38,7 +39,8 @@ bench_recompute() {
   local line name model microbatch_size steps loss input split_points data limit dir policy r
   for line in "${models[@]}"; do
     IFS='|' read -r name model microbatch_size steps loss input split_points data limit <<< "$line"
-    local shapes=() data_args=() policies=(none selective full) cuts
+    local shapes=() data_args=() policies=(none offload selective full) cuts
+    local recompute offload
     [ -z "$input" ] || shapes=(--input-shape "$input")
     [ -z "$limit" ] || policies+=(auto-limit full-limit)
     read -r -a data_args <<< "$data"
@@ -62,15 +64,21 @@ bench_recompute() {
     for policy in "${policies[@]}"; do
       cuts=(--split-points "$split_points")
       [ "${policy%-limit}" = "$policy" ] || cuts=(--memory-limit "$limit")
+      # offload is none's package run with --offload-activations.
+      recompute="${policy%-limit}"
+      [ "$recompute" != offload ] || recompute=none
       "$build/bin/pp-run" "$model" "${shapes[@]}" --loss "$loss" --stages "$stages" \
-        "${cuts[@]}" --recompute "${policy%-limit}" \
+        "${cuts[@]}" --recompute "$recompute" \
         --microbatch-size "$microbatch_size" --microbatches "$microbatches" \
         --cache-dir "$dir/$policy" --print-schedule > /dev/null
     done
     # Each policy alternating, so that the machine's noise falls on all.
     for r in $(seq "$repeats"); do
       for policy in "${policies[@]}"; do
-        run_pp "$dir" "$policy" "$stages" 1f1b "$policy-r$r" "$steps" "${data_args[@]}"
+        offload=()
+        [ "$policy" != offload ] || offload=(--offload-activations)
+        run_pp "$dir" "$policy" "$stages" 1f1b "$policy-r$r" "$steps" \
+          "${data_args[@]}" "${offload[@]}"
       done
     done
   done

@@ -12,7 +12,7 @@ from bench_results import (commit, load_averages, machine, ms, per_rank,
                            pp_step_seconds, ranks_line, read_json, summary)
 
 LABELS = {"byte-gpt": "byte-gpt.traced.pt", "mlp": "the MLP"}
-POLICIES = ("none", "selective", "full")
+POLICIES = ("none", "offload", "selective", "full")
 # The issue's goal: selective's step within 15% of none's.
 SELECTIVE_GOAL = 1.15
 # auto and full under the model's --memory-limit, each cut by the
@@ -117,12 +117,14 @@ def main():
     load = load_averages(out)
     print("\n" + textwrap.fill(
         f"pp {commit()}, {machine()}, load average before {load[0]}, after {load[1]}. "
-        f"--recompute none, selective and full, 4 stages x 8 microbatches (1F1B) on 4 "
+        f"--recompute none, selective and full, and none with --offload-activations "
+        f"(offload), 4 stages x 8 microbatches (1F1B) on 4 "
         f"CPU ranks, the same cuts for every policy (on the GPT also auto and full "
         f"under a --memory-limit, cut by the partitioner), --threads 1 and "
         f"OPENBLAS_NUM_THREADS=1 per rank, AdamW, one GEMM engine cache for every run. "
         f"Step: median over steps 2..N of a run, then median [min-max] over {repeats} "
-        f"alternating runs (none, selective, full[, auto and full at the limit], "
+        f"alternating runs (none, offload, selective, full[, auto and full at the "
+        f"limit], "
         f"none, ...). Activations: the "
         f"metrics' measured_activation_bytes per rank (rank 0 / 1 / 2 / 3; the "
         f"prediction, activation_bytes, is checked equal), and their share of none's; "
