@@ -1,6 +1,8 @@
 //===- Communicator.cpp - messages and collectives between ranks ----------===//
 
 #include "runtime/communication/Communicator.h"
+
+#include "runtime/communication/FlightRecord.h"
 #include "runtime/communication/JobSecret.h"
 #include "runtime/communication/LinkCollectives.h"
 #include "runtime/communication/MessageLinks.h"
@@ -102,6 +104,7 @@ Communicator::split(const std::string &label,
 void Communicator::send(int peer, uint64_t slot, const void *bytes,
                         size_t size) {
   int jobRank = static_cast<int>(jobRanks.at(peer));
+  recordFlight("send to", jobRank, size);
   exchangeWith(jobRank, "",
                [&] { links->send(jobRank, channel, slot, bytes, size); });
 }
@@ -109,6 +112,7 @@ void Communicator::send(int peer, uint64_t slot, const void *bytes,
 void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size,
                         Patience patience) {
   int jobRank = static_cast<int>(jobRanks.at(peer));
+  recordFlight("recv from", jobRank, size);
   exchangeWith(jobRank, "", [&] {
     links->recv(jobRank, channel, slot, patience, bytes, size);
   });
@@ -116,6 +120,7 @@ void Communicator::recv(int peer, uint64_t slot, void *bytes, size_t size,
 
 void Communicator::await(int peer, uint64_t slot, Patience patience) {
   int jobRank = static_cast<int>(jobRanks.at(peer));
+  recordFlight("await from", jobRank, 0);
   exchangeWith(jobRank, "",
                [&] { links->await(jobRank, channel, slot, patience); });
 }
@@ -127,7 +132,7 @@ LinkGroup Communicator::linkGroup() const {
 void Communicator::allReduceSum(std::vector<double> &values) {
   if (size == 1 || values.empty())
     return;
-  exchangeWith(onlyPeer(), "an all-reduce with " + describePeers(), [&] {
+  collective("an all-reduce", values.size() * sizeof(double), [&] {
     allReduceSumOverLinks(linkGroup(), values.data(), values.size());
   });
 }
@@ -136,8 +141,8 @@ template <typename T>
 void Communicator::allReduceSumOf(T *values, size_t count) {
   if (size == 1 || count == 0)
     return;
-  exchangeWith(onlyPeer(), "an all-reduce with " + describePeers(),
-               [&] { allReduceSumOverLinks(linkGroup(), values, count); });
+  collective("an all-reduce", count * sizeof(T),
+             [&] { allReduceSumOverLinks(linkGroup(), values, count); });
 }
 
 template <typename T>
@@ -146,7 +151,7 @@ void Communicator::reduceScatterSumOf(T *values, size_t count,
   checkOwnedRanges(ranges, count, size);
   if (size == 1 || ranges.empty())
     return;
-  exchangeWith(onlyPeer(), "a reduce-scatter with " + describePeers(), [&] {
+  collective("a reduce-scatter", count * sizeof(T), [&] {
     reduceScatterSumOverLinks(linkGroup(), values, ranges);
   });
 }
@@ -181,8 +186,8 @@ void Communicator::allGatherBytes(const void *mine, size_t bytes, void *all) {
   }
   if (bytes == 0)
     return;
-  exchangeWith(onlyPeer(), "an all-gather with " + describePeers(),
-               [&] { allGatherOverLinks(linkGroup(), mine, bytes, all); });
+  collective("an all-gather", bytes,
+             [&] { allGatherOverLinks(linkGroup(), mine, bytes, all); });
 }
 
 std::vector<std::string> Communicator::allGatherText(const std::string &mine) {
@@ -205,8 +210,18 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
     return;
   // Waiting for the root's bytes: a failure is one with the root.
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
-  exchangeWith(peer, "a broadcast from rank " + std::to_string(root),
+  std::string what = "a broadcast from rank " + std::to_string(jobRanks.at(root));
+  recordFlight(what, -1, size);
+  exchangeWith(peer, what,
                [&] { broadcastOverLinks(linkGroup(), bytes, size, root); });
+}
+
+template <typename Exchange>
+void Communicator::collective(const char *kind, size_t bytes,
+                              Exchange exchange) {
+  std::string what = kind + std::string(" with ") + describePeers();
+  recordFlight(what, -1, bytes);
+  exchangeWith(onlyPeer(), what, exchange);
 }
 
 int Communicator::onlyPeer() const {

@@ -73,6 +73,11 @@ public:
   /// The job rank of the one other member of a group of two, else -1
   /// (several, or none): whom a collective's failure was with.
   int onlyPeer() const;
+  /// Runs `exchange`, the collective `kind` ("an all-reduce") of `bytes`
+  /// bytes over the group, recorded in the flight record; its failure is
+  /// one with the group.
+  template <typename Exchange>
+  void collective(const char *kind, size_t bytes, Exchange exchange);
   /// How long an exchange waits for the other ranks (the job's --timeout).
   std::chrono::milliseconds timeLimit() const { return timeout; }
 

@@ -2,6 +2,7 @@
 
 #include "runtime/training/StepExecutor.h"
 
+#include "runtime/communication/FlightRecord.h"
 #include "runtime/kernels/CollectiveAxes.h"
 #include "runtime/schedules/ActionMessages.h"
 #include "runtime/training/PipelinePlan.h"
@@ -50,6 +51,7 @@ void StepExecutor::run(const std::vector<Action> &actions,
       tracer.span("gather", action, start);
     }
     double start = tracer.now();
+    recordFlight(formatAction(action), -1, 0);
     switch (action.kind) {
     case ActionKind::Recv:
       awaitMessages(action, data.batch);

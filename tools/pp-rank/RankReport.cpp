@@ -10,6 +10,7 @@
 #include "tools/pp-rank/RankReport.h"
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/FlightRecord.h"
 #include "runtime/core/MappedFile.h"
 
 #include <unistd.h>
@@ -131,6 +132,12 @@ void reportTruncationsAsRankFailures(int rank, int worldSize) {
 }
 
 int reportRankFailure(int rank, int worldSize, const std::exception &failure) {
+  // A failure to exchange messages: what this rank did last, to read
+  // beside the other ranks' (a hang across machines).
+  if (pp::runtime::firstCommunicationFailure())
+    std::cerr << "flight record of rank " << rank
+              << " (its last exchanges and actions, oldest first):\n"
+              << pp::runtime::formatFlightRecord() << std::flush;
   if (int fd = statusFd(); fd >= 0 && writeAll(fd, formatFailure(failure)))
     return 1;
   std::cerr << kErrorPrefix << rankPrefix(rank, worldSize) << failure.what()
