@@ -6,6 +6,9 @@
 #include "runtime/communication/SharedMemoryCollectives.h"
 #include "runtime/data/Sampler.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <stdexcept>
 
 namespace pp::runtime {
@@ -54,6 +57,31 @@ const char *tensorCollectivesName(TensorCollectives collectives) {
   return "unknown";
 }
 
+std::string machineIdentity() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  char network[64] = {0};
+  ssize_t length =
+      ::readlink("/proc/self/ns/net", network, sizeof(network) - 1);
+  return std::string(host) + " " +
+         (length > 0 ? std::string(network, static_cast<size_t>(length)) : "");
+}
+
+std::vector<std::string> RankGroups::axesAcrossMachines() const {
+  std::vector<std::string> across;
+  for (const MeshAxis &axis : mesh.axes())
+    for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank) {
+      std::vector<int64_t> members = mesh.group(rank, {axis.name});
+      if (std::any_of(members.begin(), members.end(), [&](int64_t member) {
+            return machines.at(member) != machines.at(rank);
+          })) {
+        across.push_back(axis.name);
+        break;
+      }
+    }
+  return across;
+}
+
 RankGroups connectRankGroups(const Package &package, Communicator &world,
                              int64_t dataParallel,
                              const std::vector<std::string> &meshOrder,
@@ -86,6 +114,7 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
   std::vector<std::string> pipelineAxes;
   if (const MeshAxis *axis = mesh.pipelineAxis())
     pipelineAxes.push_back(axis->name);
+  groups.machines = world.allGatherText(machineIdentity());
   groups.pipeline =
       world.split("pipeline", mesh.group(world.rank(), pipelineAxes));
   groups.dataParallel = world.split("dp", mesh.group(world.rank(), {"dp"}));

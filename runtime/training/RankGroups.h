@@ -42,7 +42,18 @@ struct RankGroups {
   /// the generated collectives name them in) are `tensorAxes`.
   std::unique_ptr<CollectiveGroup> collectives;
   std::vector<std::string> tensorAxes;
+  /// Per job rank, the machine it runs on (machineIdentity()).
+  std::vector<std::string> machines;
+
+  /// The mesh axes whose groups hold ranks of several machines, in the
+  /// mesh's order.
+  std::vector<std::string> axesAcrossMachines() const;
 };
+
+/// This process's machine, as the ranks tell machines apart: its host name
+/// and its network namespace (two namespaces of one host are two hosts to
+/// the network).
+std::string machineIdentity();
 
 /// What the stage functions' collectives (RankGroups::collectives) run
 /// over, for a tensor-parallel group of more than one rank.

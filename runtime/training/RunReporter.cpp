@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 namespace pp::runtime {
@@ -246,6 +247,15 @@ void RunReporter::printMesh() {
   log << "):";
   for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank)
     log << " " << rank << "=" << coordinatesOf(rank);
+  const std::vector<std::string> &machines = context.groups.machines;
+  size_t count = std::set<std::string>(machines.begin(), machines.end()).size();
+  if (count > 1) {
+    std::vector<std::string> across = context.groups.axesAcrossMachines();
+    log << "; " << count << " machines, axes across them: "
+        << (across.empty() ? "none" : "");
+    for (size_t i = 0; i < across.size(); ++i)
+      log << (i ? "," : "") << across[i];
+  }
   log << std::endl;
 }
 

@@ -836,11 +836,39 @@ std::string jobSecret(std::string &problem) {
   return secret;
 }
 
-/// Where this machine's ranks stand in a job of `devices` ranks
+/// Why the tensor-parallel groups of `mesh` span machines of
+/// `perMachine` consecutive ranks each, or "": their collectives run in
+/// every layer, so the default mesh order keeps them inside one machine.
+std::string tensorGroupsAcrossMachines(const DeviceMesh &mesh,
+                                       int64_t perMachine) {
+  std::vector<std::string> tensorAxes;
+  for (const MeshAxis &axis : mesh.axes())
+    if (axis.kind == AxisKind::Tensor)
+      tensorAxes.push_back(axis.name);
+  for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank) {
+    std::vector<int64_t> members = mesh.group(rank, tensorAxes);
+    if (members.front() / perMachine != members.back() / perMachine)
+      return "with --nproc-per-node " + std::to_string(perMachine) +
+             " the tensor-parallel groups of " +
+             std::to_string(members.size()) +
+             " ranks would span machines (ranks " +
+             std::to_string(members.front()) + " to " +
+             std::to_string(members.back()) +
+             "), and their collectives run in every layer: give a "
+             "--nproc-per-node that " +
+             std::to_string(members.size()) +
+             " divides, or --mesh-order to place the axes yourself";
+  }
+  return "";
+}
+
+/// Where this machine's ranks stand in a job on `mesh`
 /// (--nnodes, --node-rank, --nproc-per-node, --nproc, --master-addr,
 /// --master-port, the secret); nullopt with `problem` set when the options
 /// do not fit the job.
-std::optional<NodeLaunch> nodeLaunch(int devices, std::string &problem) {
+std::optional<NodeLaunch> nodeLaunch(const DeviceMesh &mesh,
+                                     std::string &problem) {
+  int devices = static_cast<int>(mesh.deviceCount());
   NodeLaunch node;
   node.worldSize = devices;
   node.secret = jobSecret(problem);
@@ -878,6 +906,10 @@ std::optional<NodeLaunch> nodeLaunch(int devices, std::string &problem) {
               "give --nproc-per-node";
     return std::nullopt;
   }
+  if (meshOrder.empty())
+    problem = tensorGroupsAcrossMachines(mesh, perNode);
+  if (!problem.empty())
+    return std::nullopt;
   if (masterAddr.empty()) {
     problem = "--nnodes " + std::to_string(nodes) +
               " needs --master-addr: an address of node 0 that every node "
@@ -1501,7 +1533,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     std::string problem;
-    std::optional<NodeLaunch> node = nodeLaunch(devices, problem);
+    std::optional<NodeLaunch> node = nodeLaunch(mesh, problem);
     if (!node)
       return error(problem);
     int jobFd = jobDescriptionFd(job);
