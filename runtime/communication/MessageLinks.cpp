@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -31,6 +33,13 @@ struct Header {
 constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
+
+/// The host rank `peer` listens on, as it published it in `store`.
+std::string hostOf(TcpStore &store, int peer) {
+  std::vector<char> value = store.get(storeKey(peer));
+  std::string address(value.begin(), value.end());
+  return address.substr(0, address.find(' '));
+}
 
 /// Closes `fd` on every path that does not keep it.
 struct Closer {
@@ -57,6 +66,8 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
                              host + ": " + problem);
   std::string address = listeningAddress(listener);
   store.set(storeKey(rank), std::vector<char>(address.begin(), address.end()));
+  // Numeric, as the peers publish theirs.
+  std::string myHost = address.substr(0, address.find(' '));
 
   // Lower ranks accept: each has finished connecting to the ones below it.
   for (int peer = 0; peer < rank; ++peer) {
@@ -74,11 +85,19 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     setReceiveTimeout(fd, timeout);
     problem = proveToPeer(fd, secret);
     int32_t me = rank;
-    if (problem.empty() && !writeAll(fd, &me, sizeof(me)))
+    MessageSeal::Nonce mine = MessageSeal::randomNonce(), theirs;
+    if (problem.empty() &&
+        (!writeAll(fd, &me, sizeof(me)) ||
+         !writeAll(fd, mine.data(), mine.size()) ||
+         !readAll(fd, theirs.data(), theirs.size())))
       problem = "it closed the connection";
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
+    if (peerHost != myHost)
+      links[peer]->seal =
+          std::make_unique<MessageSeal>(secret, /*connecting=*/true, mine,
+                                        theirs);
     links[peer]->fd = std::exchange(fd, -1);
   }
 
@@ -106,6 +125,18 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
                      ", which is not a higher rank still to connect");
       continue;
     }
+    MessageSeal::Nonce mine = MessageSeal::randomNonce(), theirs;
+    if (!readAll(fd, theirs.data(), theirs.size()) ||
+        !writeAll(fd, mine.data(), mine.size())) {
+      logRefusal(name, peerAddress(fd),
+                 "rank " + std::to_string(peer) +
+                     " closed the connection while connecting");
+      continue;
+    }
+    // A link between machines seals its messages.
+    if (hostOf(store, peer) != myHost)
+      links[peer]->seal = std::make_unique<MessageSeal>(
+          secret, /*connecting=*/false, mine, theirs);
     links[peer]->fd = std::exchange(fd, -1);
     --missing;
   }
@@ -144,6 +175,8 @@ MessageLinks::Link &MessageLinks::link(int peer) {
 
 void MessageLinks::read(int peer) {
   Link &from = *links[peer];
+  std::string failure = "the connection to rank " + std::to_string(peer) +
+                        " closed (the rank failed or finished)";
   while (true) {
     Header header;
     if (!readAll(from.fd, &header, sizeof(header)))
@@ -151,13 +184,26 @@ void MessageLinks::read(int peer) {
     MessageBytes bytes(header.size);
     if (!readAll(from.fd, bytes.data(), bytes.size()))
       break;
+    if (from.seal) {
+      MessageSeal::Tag tag;
+      if (!readAll(from.fd, tag.data(), tag.size()))
+        break;
+      if (!from.seal->verify(&header, sizeof(header), bytes.data(),
+                             bytes.size(), tag)) {
+        failure = "a message from rank " + std::to_string(peer) +
+                  " failed its integrity check: it was altered, dropped or "
+                  "replayed between the machines, or not sent by a rank of "
+                  "this job; the link is closed";
+        ::shutdown(from.fd, SHUT_RDWR);
+        break;
+      }
+    }
     std::lock_guard<std::mutex> lock(mutex);
     from.arrived[{header.channel, header.slot}].push_back(std::move(bytes));
     arrivedOne.notify_all();
   }
   std::lock_guard<std::mutex> lock(mutex);
-  from.failure = "the connection to rank " + std::to_string(peer) +
-                 " closed (the rank failed or finished)";
+  from.failure = failure;
   arrivedOne.notify_all();
 }
 
@@ -166,7 +212,11 @@ void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
   Link &to = link(peer);
   Header header{channel, slot, size};
   std::lock_guard<std::mutex> lock(to.writing);
-  if (!writeAll(to.fd, &header, sizeof(header), bytes, size))
+  std::optional<MessageSeal::Tag> tag;
+  if (to.seal)
+    tag = to.seal->seal(&header, sizeof(header), bytes, size);
+  if (!writeAll(to.fd, &header, sizeof(header), bytes, size) ||
+      (tag && !writeAll(to.fd, tag->data(), tag->size())))
     throw std::runtime_error("sending a message to rank " +
                              std::to_string(peer) +
                              " failed: " + std::strerror(errno) +
