@@ -6,6 +6,7 @@
 #include "runtime/communication/JobSecret.h"
 #include "runtime/communication/LinkCollectives.h"
 #include "runtime/communication/MessageLinks.h"
+#include "runtime/communication/Socket.h"
 #include "runtime/communication/TcpStore.h"
 
 #include <algorithm>
@@ -61,8 +62,15 @@ Communicator::Communicator(const RendezvousInfo &info)
   // routes between the job's machines (a host name may not resolve to it).
   std::string host = info.masterAddr;
   bool local = info.masterAddr == "127.0.0.1" || info.masterAddr == "localhost";
-  if (info.rank != 0 && !local)
+  if (info.rank != 0 && !local) {
     host = store->localAddress();
+    if (isLoopbackAddress(host))
+      throw std::runtime_error(
+          "MASTER_ADDR '" + info.masterAddr + "' is reached over loopback (" +
+          host + ") from this machine, so other machines could not reach "
+          "this rank; give an address of rank 0's machine on the network "
+          "the machines share (not a name /etc/hosts maps to 127.0.1.1)");
+  }
   exchangeWith(-1, "connecting the ranks", [&] {
     links = std::make_shared<MessageLinks>(myRank, size, *store, host,
                                            info.jobSecret, timeout);

@@ -70,14 +70,7 @@ public:
   /// The other members by job rank, for messages: "rank 1", "ranks 1, 2
   /// and 3".
   std::string describePeers() const;
-  /// The job rank of the one other member of a group of two, else -1
-  /// (several, or none): whom a collective's failure was with.
-  int onlyPeer() const;
-  /// Runs `exchange`, the collective `kind` ("an all-reduce") of `bytes`
-  /// bytes over the group, recorded in the flight record; its failure is
-  /// one with the group.
-  template <typename Exchange>
-  void collective(const char *kind, size_t bytes, Exchange exchange);
+
   /// How long an exchange waits for the other ranks (the job's --timeout).
   std::chrono::milliseconds timeLimit() const { return timeout; }
 
@@ -132,6 +125,15 @@ public:
   void broadcast(void *bytes, size_t size, int root);
 
 private:
+  /// The job rank of the one other member of a group of two, else -1
+  /// (several, or none): whom a collective's failure was with.
+  int onlyPeer() const;
+  /// Runs `exchange`, the collective `kind` ("an all-reduce") of `bytes`
+  /// bytes over the group, recorded in the flight record; its failure is
+  /// one with the group.
+  template <typename Exchange>
+  void collective(const char *kind, size_t bytes, Exchange exchange);
+
   /// This communicator's ranks on the job's links, for the collectives.
   struct LinkGroup linkGroup() const;
   /// The sums of T (float or BFloat16) above.

@@ -34,11 +34,11 @@ constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
 
-/// The host rank `peer` listens on, as it published it in `store`.
-std::string hostOf(TcpStore &store, int peer) {
-  std::vector<char> value = store.get(storeKey(peer));
-  std::string address(value.begin(), value.end());
-  return address.substr(0, address.find(' '));
+/// Whether the connection `fd` joins two machines: its ends' addresses
+/// differ (both ends see the same two).
+bool betweenMachines(int fd) {
+  std::string peer = peerAddress(fd);
+  return localAddress(fd) != peer.substr(0, peer.rfind(':'));
 }
 
 /// Closes `fd` on every path that does not keep it.
@@ -66,8 +66,6 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
                              host + ": " + problem);
   std::string address = listeningAddress(listener);
   store.set(storeKey(rank), std::vector<char>(address.begin(), address.end()));
-  // Numeric, as the peers publish theirs.
-  std::string myHost = address.substr(0, address.find(' '));
 
   // Lower ranks accept: each has finished connecting to the ones below it.
   for (int peer = 0; peer < rank; ++peer) {
@@ -94,7 +92,7 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
-    if (peerHost != myHost)
+    if (betweenMachines(fd))
       links[peer]->seal =
           std::make_unique<MessageSeal>(secret, /*connecting=*/true, mine,
                                         theirs);
@@ -134,7 +132,7 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
       continue;
     }
     // A link between machines seals its messages.
-    if (hostOf(store, peer) != myHost)
+    if (betweenMachines(fd))
       links[peer]->seal = std::make_unique<MessageSeal>(
           secret, /*connecting=*/false, mine, theirs);
     links[peer]->fd = std::exchange(fd, -1);

@@ -91,6 +91,11 @@ std::string localAddress(int fd) {
   return numeric(address, length).first;
 }
 
+bool isLoopbackAddress(const std::string &address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" ||
+         address.rfind("::ffff:127.", 0) == 0;
+}
+
 int acceptWaiting(int listener) {
   setBlocking(listener, false);
   int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -107,6 +112,9 @@ void setBlocking(int fd, bool blocking) {
 }
 
 namespace {
+
+/// The longest one connection attempt waits for an answer.
+constexpr std::chrono::seconds kConnectAttempt(5);
 
 /// Connects `fd` to `address`, giving up at `deadline` (a host that drops
 /// packets would hold a blocking connect for minutes); whether it did.
@@ -146,7 +154,11 @@ int connectTo(const std::string &host, int port,
       int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
       if (fd < 0)
         continue;
-      if (connectBefore(fd, *a, deadline)) {
+      // Each address its share: a blackholed first one leaves time for
+      // the next.
+      if (connectBefore(fd, *a,
+                        std::min(deadline, std::chrono::steady_clock::now() +
+                                               kConnectAttempt))) {
         setNoDelay(fd);
         return fd;
       }

@@ -29,6 +29,10 @@ std::string listeningAddress(int fd);
 /// the address of the interface that reaches its peer.
 std::string localAddress(int fd);
 
+/// Whether the numeric address `address` is a loopback one (127.0.0.0/8,
+/// ::1), which other machines cannot reach.
+bool isLoopbackAddress(const std::string &address);
+
 /// Accepts a connection waiting on the non-blocking `listener`, itself
 /// non-blocking (and TCP_NODELAY, as connectTo's); -1 with errno set when
 /// none waits (EAGAIN) or accept fails.
@@ -38,9 +42,9 @@ int acceptWaiting(int listener);
 void setBlocking(int fd, bool blocking);
 
 /// Connects to `host:port` (TCP_NODELAY: small messages leave at once),
-/// retrying until `timeout` has passed, each attempt too (a host that drops
-/// packets holds no attempt longer); -1 when no address of `host` accepted
-/// by then. Throws when `host` does not resolve.
+/// retrying until `timeout` has passed; an attempt waits at most 5 s for an
+/// answer (a host that drops packets holds none longer); -1 when no address
+/// of `host` accepted by then. Throws when `host` does not resolve.
 int connectTo(const std::string &host, int port,
               std::chrono::milliseconds timeout);
 

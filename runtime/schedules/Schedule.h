@@ -64,9 +64,8 @@ enum class ActionKind {
   /// (ZeRO-3), after the stage's last compute of the step. Stage-level.
   ReleaseParameters,
   /// Starts moving the saved values of a stage's forward of a microbatch
-  /// out of the stage functions' memory (a GPU's to pinned host memory, the
-  /// host's to a separate arena), after that forward: the stage holds them
-  /// there until their ReloadActivations.
+  /// out of the stage functions' memory into host memory, after that
+  /// forward: the stage holds them there until their ReloadActivations.
   OffloadActivations,
   /// Starts bringing the values OffloadActivations moved back, before the
   /// backward (B, or I) of that stage and microbatch, which waits for them.

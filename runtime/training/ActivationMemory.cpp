@@ -3,6 +3,7 @@
 #include "runtime/training/ActivationMemory.h"
 
 #include "runtime/core/PlacedTensor.h"
+#include "runtime/schedules/ActionMessages.h"
 
 #include <algorithm>
 
@@ -13,8 +14,8 @@ StageMemory &StageMemory::operator+=(const StageMemory &other) {
   inFlightMicrobatches = std::max(inFlightMicrobatches,
                                   other.inFlightMicrobatches);
   heldBytes += other.activationBytes();
-  offloadedMicrobatches += other.offloadedMicrobatches;
-  offloadedBytes += other.offloadedBytes;
+  offloadedMicrobatches =
+      std::max(offloadedMicrobatches, other.offloadedMicrobatches);
   arenaBytes += other.arenaBytes;
   if (other.estimatedSavedBytes)
     estimatedSavedBytes =
@@ -66,6 +67,21 @@ SavedBytes savedBytesOf(const Package &package, int64_t stage) {
   return saved;
 }
 
+uint64_t mostOffloadedBytes(const Package &package,
+                            const std::vector<Action> &rankActions) {
+  uint64_t now = 0, most = 0;
+  for (const Action &action : rankActions) {
+    if (!isOffload(action.kind))
+      continue;
+    uint64_t bytes = savedBytesOf(package, action.stage).forward;
+    if (action.kind == ActionKind::OffloadActivations)
+      most = std::max(most, now += bytes);
+    else
+      now -= bytes;
+  }
+  return most;
+}
+
 StageMemory stageMemory(const Package &package, int64_t stage,
                         const std::vector<Action> &rankActions) {
   StageMemory memory;
@@ -78,8 +94,6 @@ StageMemory stageMemory(const Package &package, int64_t stage,
   memory.heldBytes = memory.savedBytesPerMicrobatch *
                      static_cast<uint64_t>(memory.inFlightMicrobatches);
   memory.offloadedMicrobatches = offloadedMicrobatches(rankActions, stage);
-  memory.offloadedBytes = memory.savedBytesPerMicrobatch *
-                          static_cast<uint64_t>(memory.offloadedMicrobatches);
   if (stage < static_cast<int64_t>(package.estimatedSavedBytes.size()))
     memory.estimatedSavedBytes = package.estimatedSavedBytes[stage];
   return memory;

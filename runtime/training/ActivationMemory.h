@@ -29,10 +29,9 @@ struct StageMemory {
   /// stage); GPipe: m).
   int64_t inFlightMicrobatches = 0;
   /// The most microbatches offloaded to host memory at once
-  /// (offloadedMicrobatches), and the bytes they hold there: for several
-  /// stages of a rank, the sum of theirs.
+  /// (offloadedMicrobatches): for several stages of a rank, the most of
+  /// theirs (mostOffloadedBytes gives the rank's bytes).
   int64_t offloadedMicrobatches = 0;
-  uint64_t offloadedBytes = 0;
   /// The saved values held at the peak: savedBytesPerMicrobatch x
   /// inFlightMicrobatches for a stage; for several stages of a rank, the
   /// sum of theirs.
@@ -64,6 +63,12 @@ struct SavedBytes {
 
 /// The SavedBytes of `stage` of `package`.
 SavedBytes savedBytesOf(const Package &package, int64_t stage);
+
+/// The most bytes of saved values the stages of a rank of `package` hold
+/// offloaded at once when it runs `rankActions` (its row of an action
+/// table): over its stages together, at each point of the row.
+uint64_t mostOffloadedBytes(const Package &package,
+                            const std::vector<Action> &rankActions);
 
 /// The activation memory of `stage` of `package` when its rank runs
 /// `rankActions` (its row of the action table).

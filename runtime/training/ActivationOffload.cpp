@@ -16,33 +16,43 @@ std::string microbatchName(int64_t stage, int64_t microbatch) {
          std::to_string(microbatch);
 }
 
-/// A tensor shaped like `like` from `allocator`, uninitialized.
+/// A tensor shaped like `like` from `allocator`, uninitialized; `what`
+/// says what it is for, in the error when memory runs out.
 TensorPtr tensorLike(pp_tensor *like, const pp_allocator &allocator,
-                     const char *where) {
+                     const std::string &what) {
   pp_tensor *tensor = nullptr;
   if (pp_tensor_create_in(&allocator, pp_tensor_dtype(like),
                           pp_tensor_rank(like), pp_tensor_shape(like),
                           &tensor) != PP_OK)
-    throw std::runtime_error(std::string("cannot offload activations: no ") +
+    throw std::runtime_error("cannot " + what + ": no " +
                              std::to_string(pp_tensor_nbytes(like)) +
-                             " bytes of " + where +
-                             " memory left; run with fewer microbatches in "
-                             "flight or without --offload-activations");
+                             " bytes left there; run with fewer microbatches "
+                             "in flight or without --offload-activations");
   return TensorPtr(tensor);
 }
 
 } // namespace
 
-ActivationOffload::ActivationOffload(Queue &compute)
-    : compute(compute), copies(compute.device().createQueue()),
-      computeMark(compute.device().createEvent()) {}
+ActivationOffload::ActivationOffload(Queue &compute) : compute(compute) {}
 
 ActivationOffload::~ActivationOffload() {
-  // The copies may still read or write the memory this frees.
-  copies->synchronize();
+  // The copies may still read or write the memory this frees; a device
+  // that failed (its error already reported) has nothing left to wait for.
+  if (copies) {
+    try {
+      copies->synchronize();
+    } catch (const std::exception &) {
+    }
+  }
 }
 
 void ActivationOffload::copiesAfterCompute() {
+  // The copy queue and its event, made at the first offload: a run without
+  // offload makes neither.
+  if (!copies) {
+    copies = compute.device().createQueue();
+    computeMark = compute.device().createEvent();
+  }
   compute.record(*computeMark);
   copies->wait(*computeMark);
 }
@@ -54,23 +64,26 @@ void ActivationOffload::freeCopiedOut() {
 
 void ActivationOffload::offload(int64_t stage, int64_t microbatch,
                                 SavedValues &values) {
-  auto [entry, fresh] = offloaded.try_emplace({stage, microbatch});
-  if (!fresh)
+  if (offloaded.count({stage, microbatch}))
     throw std::runtime_error("the saved values of " +
                              microbatchName(stage, microbatch) +
                              " are offloaded twice");
   freeCopiedOut();
+  // Every host copy first: running out of memory leaves nothing half done.
   const pp_allocator &host = hostDevice().defaultQueue().tensorAllocator();
+  Offloaded out;
+  for (auto &[name, value] : values)
+    out.host.emplace(name, tensorLike(value.get(), host,
+                                      "offload the saved values of " +
+                                          microbatchName(stage, microbatch) +
+                                          " to host memory"));
   // The copies read the values once the forward that made them is done.
   copiesAfterCompute();
-  Offloaded &out = entry->second;
   for (auto &[name, value] : values) {
-    TensorPtr copy = tensorLike(value.get(), host, "host");
     size_t bytes = pp_tensor_nbytes(value.get());
-    copies->copy(pp_tensor_data(copy.get()), pp_tensor_data(value.get()),
-                 bytes);
+    copies->copy(pp_tensor_data(out.host.at(name).get()),
+                 pp_tensor_data(value.get()), bytes);
     out.bytes += static_cast<int64_t>(bytes);
-    out.host.emplace(name, std::move(copy));
   }
   // The values' memory is freed once the copies have read it.
   std::unique_ptr<Event> copiedOut = compute.device().createEvent();
@@ -81,6 +94,7 @@ void ActivationOffload::offload(int64_t stage, int64_t microbatch,
   held += out.bytes;
   copied += out.bytes;
   mostHeld = std::max(mostHeld, held);
+  offloaded.emplace(std::make_pair(stage, microbatch), std::move(out));
 }
 
 void ActivationOffload::reload(int64_t stage, int64_t microbatch) {
@@ -91,9 +105,10 @@ void ActivationOffload::reload(int64_t stage, int64_t microbatch) {
   Offloaded &out = entry->second;
   // Allocated in the stage functions' order, filled on the copy queue.
   for (auto &[name, copy] : out.host)
-    out.back.emplace(name,
-                     tensorLike(copy.get(), compute.tensorAllocator(),
-                                compute.device().name().c_str()));
+    out.back.emplace(name, tensorLike(copy.get(), compute.tensorAllocator(),
+                                      "reload the saved values of " +
+                                          microbatchName(stage, microbatch) +
+                                          " to " + compute.device().name()));
   copiesAfterCompute();
   // The host copies are read once the copy is queued: they can go then
   // (Queue::copy).

@@ -1,12 +1,16 @@
-//===- ActivationOffload.h - saved values held outside until needed -*- C++ -*-===//
+//===- ActivationOffload.h - saved values held outside -----------*- C++ -*-===//
 //
 // What a rank's OffloadActivations and ReloadActivations actions do: an
 // offload moves a microbatch's saved values out of the stage functions'
-// memory into host memory (on the host itself, a separate pool counted
-// apart from the stage functions'), a reload starts moving them back, and
-// the backward takes them once they are there. The copies run on a queue of
-// their own, ordered against the stage functions' queue by events, so that
-// on a GPU they overlap the compute between the offload and the backward.
+// memory into host memory, a reload starts moving them back, and the
+// backward takes them once they are there. The copies run on a queue of
+// their own (made at the first offload), ordered against the stage
+// functions' queue by events. On a GPU the host memory is pageable so far,
+// which makes a copy out wait on the host for the compute queued before it
+// (a pinned pool would let it overlap). On the CPU the stage functions'
+// memory is host memory: the values move to other host memory, counted
+// apart, and the process holds as much as before; the CPU path exercises
+// the schedule, the ordering and the accounting.
 //
 //===----------------------------------------------------------------------===//
 

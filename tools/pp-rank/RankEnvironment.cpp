@@ -4,7 +4,9 @@
 
 #include "runtime/communication/JobSecret.h"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <chrono>
@@ -51,8 +53,21 @@ pp::runtime::RendezvousInfo rendezvousFromEnvironment(int timeoutSeconds) {
                              std::to_string(info.worldSize) +
                              " ranks needs MASTER_ADDR and MASTER_PORT");
   info.masterPort = masterPort.value_or(29500);
-  if (info.rank == 0)
-    info.storeListener = storeListener.value_or(-1);
+  if (info.rank == 0 && storeListener) {
+    // The launcher's socket: this process's alone from now on.
+    int listening = 0;
+    socklen_t length = sizeof(listening);
+    if (::getsockopt(*storeListener, SOL_SOCKET, SO_ACCEPTCONN, &listening,
+                     &length) != 0 ||
+        !listening)
+      throw std::runtime_error(std::string(kStoreFdVariable) + "=" +
+                               std::to_string(*storeListener) +
+                               " is not a listening socket; unset it (only "
+                               "pp-run's launcher sets it)");
+    ::fcntl(*storeListener, F_SETFD, FD_CLOEXEC);
+    ::unsetenv(kStoreFdVariable);
+    info.storeListener = *storeListener;
+  }
   info.timeout = std::chrono::seconds(timeoutSeconds);
   return info;
 }
@@ -93,12 +108,16 @@ std::optional<int> slurmTasksOnNode(const std::string &tasksPerNode,
 }
 
 bool adoptSlurmEnvironment() {
+  // srun sets SLURM_STEP_NUM_TASKS for the tasks of its step; a batch
+  // script, or srun of one task, runs pp-run as the launcher.
   if (std::getenv("RANK") || !std::getenv("SLURM_PROCID") ||
-      !std::getenv("SLURM_NTASKS"))
+      !std::getenv("SLURM_STEP_NUM_TASKS"))
     return false;
   std::string problem;
   int rank = environmentInt("SLURM_PROCID", problem).value_or(0);
-  int tasks = environmentInt("SLURM_NTASKS", problem).value_or(1);
+  int tasks = environmentInt("SLURM_STEP_NUM_TASKS", problem).value_or(1);
+  if (problem.empty() && tasks < 2)
+    return false;
   int local = environmentInt("SLURM_LOCALID", problem).value_or(0);
   int node = environmentInt("SLURM_NODEID", problem).value_or(0);
   if (!problem.empty())

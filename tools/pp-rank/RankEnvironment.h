@@ -41,9 +41,10 @@ std::string firstSlurmHost(const std::string &nodeList);
 /// not say.
 std::optional<int> slurmTasksOnNode(const std::string &tasksPerNode, int node);
 
-/// Under `srun` with one task per rank (SLURM_PROCID and SLURM_NTASKS set,
-/// torchrun's RANK not), sets torchrun's variables from Slurm's: RANK from
-/// SLURM_PROCID, WORLD_SIZE from SLURM_NTASKS, LOCAL_RANK from
+/// Under `srun` with one task per rank (a step of several tasks:
+/// SLURM_PROCID and SLURM_STEP_NUM_TASKS above 1 set, torchrun's RANK not),
+/// sets torchrun's variables from Slurm's: RANK from SLURM_PROCID,
+/// WORLD_SIZE from SLURM_STEP_NUM_TASKS, LOCAL_RANK from
 /// SLURM_LOCALID, LOCAL_WORLD_SIZE from SLURM_TASKS_PER_NODE and
 /// SLURM_NODEID, MASTER_ADDR (unless set) from the first host of
 /// SLURM_JOB_NODELIST (or SLURM_NODELIST) and MASTER_PORT (unless set) to

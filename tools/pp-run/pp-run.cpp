@@ -145,11 +145,12 @@ cl::opt<std::string> scheduleFile(
     cl::cat(runCategory));
 cl::opt<bool> offloadActivations(
     "offload-activations",
-    cl::desc("Move each microbatch's saved values to host memory (on the CPU "
-             "a separate pool) after its forward when its backward comes "
-             "two or more compute actions later, and back one action ahead "
-             "of it: the stages that hold the most microbatches hold at most "
-             "two at once (docs/recompute.md, Offload)"),
+    cl::desc("Move each microbatch's saved values from the device to host "
+             "memory after its forward when its backward comes two or more "
+             "compute actions later, and back one action ahead of it: the "
+             "stages that hold the most microbatches hold at most two at "
+             "once (on the CPU the values move to other host memory, counted "
+             "apart; docs/recompute.md, Offload)"),
     cl::cat(runCategory));
 cl::opt<std::string> svgPath(
     "svg",
@@ -822,6 +823,18 @@ std::string jobSecret(std::string &problem) {
     const char *secret = std::getenv(pp::runtime::kJobSecretVariable);
     return secret ? secret : "";
   }
+  sys::fs::file_status status;
+  if (!sys::fs::status(jobSecretFile, status) &&
+      (status.permissions() & (sys::fs::all_all & ~sys::fs::owner_all))) {
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(status.permissions()) & 07777u);
+    problem = "--job-secret-file '" + jobSecretFile +
+              "' can be read by other users (mode " + mode +
+              "), who could join or alter the job: `chmod 600 " +
+              jobSecretFile + "`";
+    return "";
+  }
   auto text = MemoryBuffer::getFile(jobSecretFile);
   if (!text) {
     problem = "cannot read --job-secret-file '" + jobSecretFile +
@@ -884,11 +897,15 @@ std::optional<NodeLaunch> nodeLaunch(const DeviceMesh &mesh,
   int perNode = procsPerNode ? static_cast<int>(procsPerNode)
                              : devices / nodes;
   if (perNode * nodes != devices) {
-    problem = "--nnodes " + std::to_string(nodes) + " x --nproc-per-node " +
-              std::to_string(perNode) + " ranks is not the job's " +
-              std::to_string(devices) +
-              " (stages x --dp x tp); give --nnodes and --nproc-per-node "
-              "whose product is " + std::to_string(devices);
+    problem = (procsPerNode ? "--nnodes " + std::to_string(nodes) +
+                                  " x --nproc-per-node " +
+                                  std::to_string(perNode) + " ranks is not"
+                            : "--nnodes " + std::to_string(nodes) +
+                                  " machines do not evenly share") +
+              " the job's " + std::to_string(devices) +
+              " ranks (stages x --dp x tp); give --nnodes and "
+              "--nproc-per-node whose product is " +
+              std::to_string(devices);
     return std::nullopt;
   }
   node.localRanks = perNode;

@@ -33,7 +33,7 @@ class SrunTask : public ::testing::Test {
 protected:
   void TearDown() override {
     for (const char *name :
-         {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID",
+         {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_NODEID",
           "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "RANK", "WORLD_SIZE",
           "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
       ::unsetenv(name);
@@ -46,7 +46,7 @@ protected:
 
 TEST_F(SrunTask, BecomesTorchrunsVariables) {
   ::setenv("SLURM_PROCID", "5", 1);
-  ::setenv("SLURM_NTASKS", "8", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "8", 1);
   ::setenv("SLURM_LOCALID", "1", 1);
   ::setenv("SLURM_NODEID", "1", 1);
   ::setenv("SLURM_TASKS_PER_NODE", "4(x2)", 1);
@@ -62,7 +62,7 @@ TEST_F(SrunTask, BecomesTorchrunsVariables) {
 
 TEST_F(SrunTask, KeepsWhatTheUserSet) {
   ::setenv("SLURM_PROCID", "0", 1);
-  ::setenv("SLURM_NTASKS", "2", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "2", 1);
   ::setenv("MASTER_ADDR", "10.1.2.3", 1);
   ::setenv("MASTER_PORT", "4000", 1);
   EXPECT_TRUE(adoptSlurmEnvironment());
@@ -74,9 +74,19 @@ TEST_F(SrunTask, KeepsWhatTheUserSet) {
   EXPECT_EQ(variable("RANK"), "0");
 }
 
+TEST_F(SrunTask, OneTaskOrABatchScriptLaunchesTheRanks) {
+  // sbatch's script: no step of several tasks.
+  ::setenv("SLURM_PROCID", "0", 1);
+  EXPECT_FALSE(adoptSlurmEnvironment());
+  // srun of one task (pp-run then starts the ranks itself).
+  ::setenv("SLURM_STEP_NUM_TASKS", "1", 1);
+  EXPECT_FALSE(adoptSlurmEnvironment());
+  EXPECT_EQ(variable("RANK"), "<unset>");
+}
+
 TEST_F(SrunTask, RefusesWhatItCannotRead) {
   ::setenv("SLURM_PROCID", "x", 1);
-  ::setenv("SLURM_NTASKS", "2", 1);
+  ::setenv("SLURM_STEP_NUM_TASKS", "2", 1);
   EXPECT_THROW(adoptSlurmEnvironment(), std::runtime_error);
   ::setenv("SLURM_PROCID", "1", 1);
   ::setenv("SLURM_TASKS_PER_NODE", "1", 1);
