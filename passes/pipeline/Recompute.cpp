@@ -76,8 +76,7 @@ namespace {
 /// values its forward keeps, the forward values the policy names.
 class StageRecomputation {
 public:
-  StageRecomputation(StageOp forward, StageOp backward,
-                     RecomputePolicy policy)
+  StageRecomputation(StageOp forward, StageOp backward, RecomputePolicy policy)
       : forward(forward), backward(backward), policy(std::move(policy)) {}
 
   /// Decides what the backward recomputes: the forward's values it reads,

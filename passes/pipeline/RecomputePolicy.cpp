@@ -88,8 +88,7 @@ static void collectReaders(Value value, SmallVectorImpl<Operation *> &readers) {
                      readers);
     else if (auto stage = dyn_cast<StageOp>(user))
       collectReaders(
-          stage.getBody().front().getArgument(use.getOperandNumber()),
-          readers);
+          stage.getBody().front().getArgument(use.getOperandNumber()), readers);
     else
       readers.push_back(user);
   }

@@ -67,7 +67,8 @@ Communicator::Communicator(const RendezvousInfo &info)
     if (isLoopbackAddress(host))
       throw std::runtime_error(
           "MASTER_ADDR '" + info.masterAddr + "' is reached over loopback (" +
-          host + ") from this machine, so other machines could not reach "
+          host +
+          ") from this machine, so other machines could not reach "
           "this rank; give an address of rank 0's machine on the network "
           "the machines share (not a name /etc/hosts maps to 127.0.1.1)");
   }
@@ -159,9 +160,8 @@ void Communicator::reduceScatterSumOf(T *values, size_t count,
   checkOwnedRanges(ranges, count, size);
   if (size == 1 || ranges.empty())
     return;
-  collective("a reduce-scatter", count * sizeof(T), [&] {
-    reduceScatterSumOverLinks(linkGroup(), values, ranges);
-  });
+  collective("a reduce-scatter", count * sizeof(T),
+             [&] { reduceScatterSumOverLinks(linkGroup(), values, ranges); });
 }
 
 void Communicator::allReduceSum(float *values, size_t count) {
@@ -218,7 +218,8 @@ void Communicator::broadcast(void *bytes, size_t size, int root) {
     return;
   // Waiting for the root's bytes: a failure is one with the root.
   int peer = root == myRank ? -1 : static_cast<int>(jobRanks.at(root));
-  std::string what = "a broadcast from rank " + std::to_string(jobRanks.at(root));
+  std::string what =
+      "a broadcast from rank " + std::to_string(jobRanks.at(root));
   recordFlight(what, -1, size);
   exchangeWith(peer, what,
                [&] { broadcastOverLinks(linkGroup(), bytes, size, root); });

@@ -1,4 +1,4 @@
-//===- FlightRecord.h - a rank's last exchanges, for hangs -------*- C++ -*-===//
+//===- FlightRecord.h - a rank's last exchanges -----------------*- C++ -*-===//
 //
 // Each process keeps its last few exchanges with other ranks (sends,
 // receives, collectives) and schedule actions, with the wall-clock time

@@ -84,18 +84,16 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     problem = proveToPeer(fd, secret);
     int32_t me = rank;
     MessageSeal::Nonce mine = MessageSeal::randomNonce(), theirs;
-    if (problem.empty() &&
-        (!writeAll(fd, &me, sizeof(me)) ||
-         !writeAll(fd, mine.data(), mine.size()) ||
-         !readAll(fd, theirs.data(), theirs.size())))
+    if (problem.empty() && (!writeAll(fd, &me, sizeof(me)) ||
+                            !writeAll(fd, mine.data(), mine.size()) ||
+                            !readAll(fd, theirs.data(), theirs.size())))
       problem = "it closed the connection";
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
     if (betweenMachines(fd))
-      links[peer]->seal =
-          std::make_unique<MessageSeal>(secret, /*connecting=*/true, mine,
-                                        theirs);
+      links[peer]->seal = std::make_unique<MessageSeal>(
+          secret, /*connecting=*/true, mine, theirs);
     links[peer]->fd = std::exchange(fd, -1);
   }
 

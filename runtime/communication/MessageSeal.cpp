@@ -55,11 +55,11 @@ MessageSeal::Tag tagOf(const std::string &key, uint64_t number,
       !EVP_MAC_update(context.get(),
                       reinterpret_cast<const unsigned char *>(&number),
                       sizeof(number)) ||
-      !EVP_MAC_update(context.get(),
-                      static_cast<const unsigned char *>(header), headerSize) ||
-      (size > 0 && !EVP_MAC_update(context.get(),
-                                   static_cast<const unsigned char *>(data),
-                                   size)) ||
+      !EVP_MAC_update(context.get(), static_cast<const unsigned char *>(header),
+                      headerSize) ||
+      (size > 0 &&
+       !EVP_MAC_update(context.get(), static_cast<const unsigned char *>(data),
+                       size)) ||
       !EVP_MAC_final(context.get(), full, &length, sizeof(full)))
     throw std::runtime_error("cannot seal a message (OpenSSL HMAC failed)");
   MessageSeal::Tag tag;

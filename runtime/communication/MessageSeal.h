@@ -1,4 +1,4 @@
-//===- MessageSeal.h - integrity of a link's messages ------------*- C++ -*-===//
+//===- MessageSeal.h - integrity of link messages ---------------*- C++ -*-===//
 //
 // A link between ranks on different machines crosses a network other hosts
 // share. Its two ends proved the job's secret when it connected

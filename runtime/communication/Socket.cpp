@@ -6,7 +6,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -116,28 +115,25 @@ namespace {
 /// The longest one connection attempt waits for an answer.
 constexpr std::chrono::seconds kConnectAttempt(5);
 
+/// Sets how long a send on `fd`, and a blocking connect, may wait (0:
+/// forever).
+void setSendTimeout(int fd, std::chrono::milliseconds timeout) {
+  timeval limit{static_cast<time_t>(timeout.count() / 1000),
+                static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+}
+
 /// Connects `fd` to `address`, giving up at `deadline` (a host that drops
-/// packets would hold a blocking connect for minutes); whether it did.
+/// packets would hold a blocking connect for minutes): a blocking connect
+/// under a send timeout, which Linux applies to connect.
 bool connectBefore(int fd, const addrinfo &address,
                    std::chrono::steady_clock::time_point deadline) {
-  setBlocking(fd, false);
-  if (::connect(fd, address.ai_addr, address.ai_addrlen) != 0) {
-    if (errno != EINPROGRESS)
-      return false;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd wait{fd, POLLOUT, 0};
-    int error = 0;
-    socklen_t length = sizeof(error);
-    if (::poll(&wait, 1, static_cast<int>(std::max<int64_t>(
-                             0, std::min<int64_t>(left.count(), INT32_MAX)))) <=
-            0 ||
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 ||
-        error != 0)
-      return false;
-  }
-  setBlocking(fd, true);
-  return true;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  setSendTimeout(fd, std::max(left, std::chrono::milliseconds(1)));
+  bool connected = ::connect(fd, address.ai_addr, address.ai_addrlen) == 0;
+  setSendTimeout(fd, std::chrono::milliseconds(0));
+  return connected;
 }
 
 } // namespace

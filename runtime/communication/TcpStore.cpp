@@ -241,12 +241,12 @@ private:
 };
 
 TcpStore::TcpStore(const std::string &host, int port, bool serve,
-                   const std::string &secret,
-                   std::chrono::milliseconds timeout, int listener)
+                   const std::string &secret, std::chrono::milliseconds timeout,
+                   int listener)
     : timeout(timeout) {
   if (serve)
-    server = std::make_unique<TcpStoreServer>(host, port, secret, timeout,
-                                              listener);
+    server =
+        std::make_unique<TcpStoreServer>(host, port, secret, timeout, listener);
   std::string address = host + ":" + std::to_string(port);
   try {
     socket = connectTo(host, port, timeout);

@@ -122,8 +122,8 @@ void addDataParallelActions(ScheduleTable &table, const PipelineLayout &layout,
     throw std::invalid_argument(problem);
   for (int64_t rank = 0; rank < layout.ranks; ++rank) {
     std::vector<Action> &row = table[rank];
-    row = withInsertions(row,
-                         insertionsFor(row, layout.stagesOf(rank), dataParallel));
+    row = withInsertions(
+        row, insertionsFor(row, layout.stagesOf(rank), dataParallel));
   }
 }
 

@@ -409,8 +409,8 @@ private:
     if (fresh) {
       copies.erase(copy);
       return what + " before " +
-             formatAction({ActionKind::OffloadActivations, s, mb,
-                           ActionKind::Forward}) +
+             formatAction(
+                 {ActionKind::OffloadActivations, s, mb, ActionKind::Forward}) +
              "; reload follows its offload";
     }
     if (copy->second == Copied::Reloaded)

@@ -202,7 +202,8 @@ private:
     size_t dot = word.find('.', at);
     if (dot == std::string::npos || dot == at || dot + 1 == word.size())
       return false;
-    action.stage = count(word.substr(at, dot - at), "a stage in '" + word + "'");
+    action.stage =
+        count(word.substr(at, dot - at), "a stage in '" + word + "'");
     action.microbatch =
         count(word.substr(dot + 1), "a microbatch in '" + word + "'");
     return true;

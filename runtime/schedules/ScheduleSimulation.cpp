@@ -117,8 +117,8 @@ public:
       : table(table), layout(layout), messages(messages), costs(costs),
         next(layout.ranks, 0), clock(layout.ranks, 0.0),
         held(layout.ranks, 0.0), streamFree(layout.ranks, 0.0),
-        copyFree(layout.ranks, 0.0),
-        gatherEnd(layout.stages(), 0.0), perRank(layout.ranks) {
+        copyFree(layout.ranks, 0.0), gatherEnd(layout.stages(), 0.0),
+        perRank(layout.ranks) {
     step.busySeconds.assign(layout.ranks, 0.0);
     step.peakActivationBytes.assign(layout.ranks, 0.0);
     step.peakMemory.assign(layout.ranks, HeldBytes());
@@ -301,8 +301,8 @@ private:
     } else {
       double seconds;
       std::tie(seconds, bytes) = effect(action);
-      simulated.start = clock[rank] = std::max(
-          {clock[rank], gatherEnd[action.stage], reloaded(action)});
+      simulated.start = clock[rank] =
+          std::max({clock[rank], gatherEnd[action.stage], reloaded(action)});
       simulated.end = clock[rank] += seconds;
       step.busySeconds[rank] += seconds;
     }

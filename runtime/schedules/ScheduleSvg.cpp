@@ -41,9 +41,7 @@ constexpr Style kStyles[] = {
 
 /// Whether `kind` is drawn in the lane under the compute boxes: the
 /// actions of the rank's communication and copy streams.
-bool inLane(ActionKind kind) {
-  return isDataParallel(kind) || isOffload(kind);
-}
+bool inLane(ActionKind kind) { return isDataParallel(kind) || isOffload(kind); }
 
 const char *colourOf(ActionKind kind) {
   for (const Style &style : kStyles)
@@ -107,9 +105,8 @@ void drawBox(std::ostringstream &svg, const SimulatedAction &action,
              double first, double x, double y, double w, double height) {
   std::string label = formatAction(action.action);
   svg << "<g><title>rank " << action.rank << ": "
-      << describeAction(action.action) << ", "
-      << duration(action.start - first) << " to "
-      << duration(action.end - first) << "</title>"
+      << describeAction(action.action) << ", " << duration(action.start - first)
+      << " to " << duration(action.end - first) << "</title>"
       << "<rect class=\"action "
       << (inLane(action.action.kind)
               ? std::string(actionKindName(action.action.kind))
@@ -153,8 +150,9 @@ std::string renderScheduleSvg(const SimulatedStep &step,
                       return action.action.kind == style.kind;
                     }))
       legends.push_back(&style);
-  bool lane = std::any_of(legends.begin(), legends.end(),
-                          [](const Style *style) { return inLane(style->kind); });
+  bool lane =
+      std::any_of(legends.begin(), legends.end(),
+                  [](const Style *style) { return inLane(style->kind); });
   double rowHeight = kRowHeight + (lane ? kLaneHeight : 0);
   double width = kLeft + chartWidth + 20;
   if (lane)

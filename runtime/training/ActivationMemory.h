@@ -1,5 +1,4 @@
-//===- ActivationMemory.h - what a stage holds for its backward --*- C++
-//-*-===//
+//===- ActivationMemory.h - what a stage holds ------------------*- C++ -*-===//
 //
 // A stage keeps each microbatch's saved values (the forward's `saved`
 // results) from its forward until its backward; the schedule decides how

@@ -1,4 +1,4 @@
-//===- ActivationOffload.h - saved values held outside -----------*- C++ -*-===//
+//===- ActivationOffload.h - saved values held outside ----------*- C++ -*-===//
 //
 // What a rank's OffloadActivations and ReloadActivations actions do: an
 // offload moves a microbatch's saved values out of the stage functions'

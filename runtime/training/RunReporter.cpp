@@ -116,8 +116,8 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       static_cast<double>(memory.inFlightMicrobatches),
       static_cast<double>(memory.activationBytes()),
       facts.measuredActivations,
-      static_cast<double>(mostOffloadedBytes(context.package,
-                                             plan.training[rank])),
+      static_cast<double>(
+          mostOffloadedBytes(context.package, plan.training[rank])),
       static_cast<double>(facts.measuredOffloaded),
       static_cast<double>(facts.usesArenas ? memory.arenaBytes : 0),
       static_cast<double>(facts.heapAllocationsPerStep),
@@ -252,8 +252,8 @@ void RunReporter::printMesh() {
   size_t count = std::set<std::string>(machines.begin(), machines.end()).size();
   if (count > 1) {
     std::vector<std::string> across = context.groups.axesAcrossMachines();
-    log << "; " << count << " machines, axes across them: "
-        << (across.empty() ? "none" : "");
+    log << "; " << count
+        << " machines, axes across them: " << (across.empty() ? "none" : "");
     for (size_t i = 0; i < across.size(); ++i)
       log << (i ? "," : "") << across[i];
   }

@@ -106,9 +106,7 @@ public:
   /// activations are those at the peak of everything).
   double mostActivationsHeld() const { return mostActivations; }
   /// The most saved values this rank held offloaded at once so far.
-  int64_t mostActivationsOffloaded() const {
-    return offload.mostHeldBytes();
-  }
+  int64_t mostActivationsOffloaded() const { return offload.mostHeldBytes(); }
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;

@@ -159,12 +159,11 @@ public:
         parameters.releaseValues();
       }
     }
-    reporter.reportRankFacts({data.elementsRead(), parameters.residentBytes(),
-                              executor.usesArenas(), heapAllocationsPerStep,
-                              executor.peakHeld(),
-                              executor.mostActivationsHeld(),
-                              executor.mostActivationsOffloaded(),
-                              hostDeviceBytesPerStep});
+    reporter.reportRankFacts(
+        {data.elementsRead(), parameters.residentBytes(), executor.usesArenas(),
+         heapAllocationsPerStep, executor.peakHeld(),
+         executor.mostActivationsHeld(), executor.mostActivationsOffloaded(),
+         hostDeviceBytesPerStep});
     if (parameters.shardsValues())
       parameters.gatherValues();
     if (reporter.tracer().spans())

@@ -86,8 +86,7 @@ std::string firstSlurmHost(const std::string &nodeList) {
          nodeList.substr(bracket + 1, end - bracket - 1) + suffix;
 }
 
-std::optional<int> slurmTasksOnNode(const std::string &tasksPerNode,
-                                    int node) {
+std::optional<int> slurmTasksOnNode(const std::string &tasksPerNode, int node) {
   // Comma-separated "COUNT" or "COUNT(xREPEATS)".
   size_t at = 0;
   while (at < tasksPerNode.size()) {

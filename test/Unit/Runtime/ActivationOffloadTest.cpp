@@ -1,7 +1,7 @@
 //===- ActivationOffloadTest.cpp - saved values out and back --------------===//
 
-#include "runtime/device/Device.h"
 #include "runtime/training/ActivationOffload.h"
+#include "runtime/device/Device.h"
 
 #include <gtest/gtest.h>
 

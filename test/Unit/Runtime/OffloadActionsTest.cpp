@@ -13,9 +13,8 @@ namespace {
 
 /// The table `kind` builds on `layout` over a chain, with offload added.
 ScheduleTable offloaded(ScheduleKind kind, const PipelineLayout &layout) {
-  ScheduleTable table = buildSchedule(kind, layout,
-                                      chainMessages(layout.stages()),
-                                      needsSplitBackward(kind));
+  ScheduleTable table = buildSchedule(
+      kind, layout, chainMessages(layout.stages()), needsSplitBackward(kind));
   addOffloadActions(table, layout);
   return table;
 }
@@ -37,11 +36,11 @@ TEST(OffloadActions, FirstStagesOfOneForwardOneBackwardHoldTwoMicrobatches) {
   for (int64_t s = 0; s < 4; ++s) {
     EXPECT_EQ(inFlightMicrobatches(table[s], s), after[s]) << s;
     EXPECT_EQ(offloadedMicrobatches(table[s], s), offloadedAtOnce[s]) << s;
-    EXPECT_EQ(inFlightMicrobatches(
-                  buildSchedule(ScheduleKind::OneForwardOneBackward, layout,
-                                chainMessages(4), false)[s],
-                  s),
-              before[s]);
+    EXPECT_EQ(
+        inFlightMicrobatches(buildSchedule(ScheduleKind::OneForwardOneBackward,
+                                           layout, chainMessages(4), false)[s],
+                             s),
+        before[s]);
   }
   // Stages already holding two or fewer gain nothing: no copies.
   EXPECT_FALSE(hasOffloadActions({table[2], table[3]}));
@@ -84,8 +83,8 @@ TEST(OffloadActions, RefusesWhatItCannotLower) {
   PipelineLayout layout = layoutFor(ScheduleKind::GPipe, 2, 1, 4);
   ScheduleTable table = offloaded(ScheduleKind::GPipe, layout);
   EXPECT_THROW(addOffloadActions(table, layout), std::invalid_argument);
-  ScheduleTable replicated = buildSchedule(ScheduleKind::GPipe, layout,
-                                           chainMessages(2), false);
+  ScheduleTable replicated =
+      buildSchedule(ScheduleKind::GPipe, layout, chainMessages(2), false);
   addDataParallelActions(replicated, layout, {2, 0});
   EXPECT_THROW(addOffloadActions(replicated, layout), std::invalid_argument);
 }

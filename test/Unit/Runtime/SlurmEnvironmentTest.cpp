@@ -33,9 +33,10 @@ class SrunTask : public ::testing::Test {
 protected:
   void TearDown() override {
     for (const char *name :
-         {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", "SLURM_NODEID",
-          "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "RANK", "WORLD_SIZE",
-          "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+         {"SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID",
+          "SLURM_NODEID", "SLURM_TASKS_PER_NODE", "SLURM_JOB_NODELIST", "RANK",
+          "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+          "MASTER_PORT"})
       ::unsetenv(name);
   }
   static std::string variable(const char *name) {
