@@ -9,8 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <optional>
-
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -33,13 +31,6 @@ struct Header {
 constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
-
-/// Whether the connection `fd` joins two machines: its ends' addresses
-/// differ (both ends see the same two).
-bool betweenMachines(int fd) {
-  std::string peer = peerAddress(fd);
-  return localAddress(fd) != peer.substr(0, peer.rfind(':'));
-}
 
 /// Closes `fd` on every path that does not keep it.
 struct Closer {
@@ -83,17 +74,11 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     setReceiveTimeout(fd, timeout);
     problem = proveToPeer(fd, secret);
     int32_t me = rank;
-    MessageSeal::Nonce mine = MessageSeal::randomNonce(), theirs;
-    if (problem.empty() && (!writeAll(fd, &me, sizeof(me)) ||
-                            !writeAll(fd, mine.data(), mine.size()) ||
-                            !readAll(fd, theirs.data(), theirs.size())))
+    if (problem.empty() && !writeAll(fd, &me, sizeof(me)))
       problem = "it closed the connection";
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
-    if (betweenMachines(fd))
-      links[peer]->seal = std::make_unique<MessageSeal>(
-          secret, /*connecting=*/true, mine, theirs);
     links[peer]->fd = std::exchange(fd, -1);
   }
 
@@ -121,18 +106,6 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
                      ", which is not a higher rank still to connect");
       continue;
     }
-    MessageSeal::Nonce mine = MessageSeal::randomNonce(), theirs;
-    if (!readAll(fd, theirs.data(), theirs.size()) ||
-        !writeAll(fd, mine.data(), mine.size())) {
-      logRefusal(name, peerAddress(fd),
-                 "rank " + std::to_string(peer) +
-                     " closed the connection while connecting");
-      continue;
-    }
-    // A link between machines seals its messages.
-    if (betweenMachines(fd))
-      links[peer]->seal = std::make_unique<MessageSeal>(
-          secret, /*connecting=*/false, mine, theirs);
     links[peer]->fd = std::exchange(fd, -1);
     --missing;
   }
@@ -171,8 +144,6 @@ MessageLinks::Link &MessageLinks::link(int peer) {
 
 void MessageLinks::read(int peer) {
   Link &from = *links[peer];
-  std::string failure = "the connection to rank " + std::to_string(peer) +
-                        " closed (the rank failed or finished)";
   while (true) {
     Header header;
     if (!readAll(from.fd, &header, sizeof(header)))
@@ -180,26 +151,13 @@ void MessageLinks::read(int peer) {
     MessageBytes bytes(header.size);
     if (!readAll(from.fd, bytes.data(), bytes.size()))
       break;
-    if (from.seal) {
-      MessageSeal::Tag tag;
-      if (!readAll(from.fd, tag.data(), tag.size()))
-        break;
-      if (!from.seal->verify(&header, sizeof(header), bytes.data(),
-                             bytes.size(), tag)) {
-        failure = "a message from rank " + std::to_string(peer) +
-                  " failed its integrity check: it was altered, dropped or "
-                  "replayed between the machines, or not sent by a rank of "
-                  "this job; the link is closed";
-        ::shutdown(from.fd, SHUT_RDWR);
-        break;
-      }
-    }
     std::lock_guard<std::mutex> lock(mutex);
     from.arrived[{header.channel, header.slot}].push_back(std::move(bytes));
     arrivedOne.notify_all();
   }
   std::lock_guard<std::mutex> lock(mutex);
-  from.failure = failure;
+  from.failure = "the connection to rank " + std::to_string(peer) +
+                 " closed (the rank failed or finished)";
   arrivedOne.notify_all();
 }
 
@@ -208,11 +166,7 @@ void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
   Link &to = link(peer);
   Header header{channel, slot, size};
   std::lock_guard<std::mutex> lock(to.writing);
-  std::optional<MessageSeal::Tag> tag;
-  if (to.seal)
-    tag = to.seal->seal(&header, sizeof(header), bytes, size);
-  if (!writeAll(to.fd, &header, sizeof(header), bytes, size) ||
-      (tag && !writeAll(to.fd, tag->data(), tag->size())))
+  if (!writeAll(to.fd, &header, sizeof(header), bytes, size))
     throw std::runtime_error("sending a message to rank " +
                              std::to_string(peer) +
                              " failed: " + std::strerror(errno) +

@@ -15,7 +15,6 @@
 #define PP_RUNTIME_MESSAGELINKS_H
 
 #include "runtime/communication/Communicator.h"
-#include "runtime/communication/MessageSeal.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -59,9 +58,7 @@ public:
   /// on `host` (this rank's address as the others reach it), publishes the
   /// address in `store`, connects to the lower ranks and accepts the higher
   /// ones. Both ends of each link prove that they know the job's `secret`
-  /// (JobSecret.h), and a link between ranks that listen on different
-  /// hosts seals every message (MessageSeal.h); the listener proves every
-  /// connection alongside the
+  /// (JobSecret.h); the listener proves every connection alongside the
   /// others, each within a deadline (ProofGate.h), and refuses, logging on
   /// stderr, one that does not prove it, so that a stranger neither gets a
   /// link nor holds the ranks up. The listener closes once every higher
@@ -103,9 +100,6 @@ private:
     /// (channel, slot), and why the connection ended, if it did.
     std::map<std::pair<uint64_t, uint64_t>, std::deque<MessageBytes>> arrived;
     std::string failure;
-    /// Seals the messages of a link between machines (null on one
-    /// machine): `writing` guards its sending half, the reader its other.
-    std::unique_ptr<MessageSeal> seal;
   };
 
   /// Waits (with `lock` on `mutex`) until a message from `peer` on
