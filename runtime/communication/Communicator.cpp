@@ -20,6 +20,7 @@ namespace {
 /// See firstCommunicationFailure().
 std::mutex firstFailureMutex;
 std::optional<int> firstFailurePeer;
+bool firstFailureTimedOut = false;
 
 /// Runs `exchange`; a failure is one with job rank `peer` (-1: several),
 /// described as `what` failed.
@@ -28,9 +29,9 @@ void exchangeWith(int peer, const std::string &what, Exchange exchange) {
   try {
     exchange();
   } catch (const std::exception &error) {
-    throw communicationFailure(what.empty() ? error.what()
-                                            : what + " failed: " + error.what(),
-                               peer);
+    throw communicationFailure(
+        what.empty() ? error.what() : what + " failed: " + error.what(), peer,
+        dynamic_cast<const CommunicationTimeout *>(&error) != nullptr);
   }
 }
 
@@ -249,16 +250,25 @@ std::string Communicator::describePeers() const {
   return text;
 }
 
-std::runtime_error communicationFailure(const std::string &message, int peer) {
+std::runtime_error communicationFailure(const std::string &message, int peer,
+                                        bool timedOut) {
   std::lock_guard<std::mutex> lock(firstFailureMutex);
-  if (!firstFailurePeer)
+  if (!firstFailurePeer) {
     firstFailurePeer = peer;
+    firstFailureTimedOut = timedOut;
+  }
   return std::runtime_error(message);
+}
+
+bool firstCommunicationFailureTimedOut() {
+  std::lock_guard<std::mutex> lock(firstFailureMutex);
+  return firstFailurePeer && firstFailureTimedOut;
 }
 
 void forgetCommunicationFailures() {
   std::lock_guard<std::mutex> lock(firstFailureMutex);
   firstFailurePeer.reset();
+  firstFailureTimedOut = false;
 }
 
 std::optional<int> firstCommunicationFailure() {

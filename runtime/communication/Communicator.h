@@ -155,10 +155,19 @@ private:
   uint64_t channel = 0;
 };
 
+/// What a wait for a message throws when its peer sent nothing within the
+/// timeout (rather than failing or closing the connection).
+class CommunicationTimeout : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 /// The error to throw for a failure to exchange messages with job rank
-/// `peer` (-1: several), with `message` as its text; remembers the
-/// process's first (firstCommunicationFailure).
-std::runtime_error communicationFailure(const std::string &message, int peer);
+/// `peer` (-1: several), with `message` as its text, which `timedOut`
+/// (nothing came within the timeout); remembers the process's first
+/// (firstCommunicationFailure).
+std::runtime_error communicationFailure(const std::string &message, int peer,
+                                        bool timedOut = false);
 
 /// The job rank that this process's first failure to exchange messages (a
 /// timeout, a lost connection) was with, -1 for several ranks (a collective,
@@ -166,6 +175,11 @@ std::runtime_error communicationFailure(const std::string &message, int peer);
 /// its consequence, even where the error passed through code that keeps
 /// only text (a stage function's receive).
 std::optional<int> firstCommunicationFailure();
+
+/// Whether this process's first failure to exchange messages was a timeout
+/// (false when none failed): a hang somewhere, which its flight record
+/// helps find (FlightRecord.h).
+bool firstCommunicationFailureTimedOut();
 
 /// Forgets the failures recorded so far: a process that runs several jobs
 /// one after another (the unit tests' thread ranks) starts each with none.

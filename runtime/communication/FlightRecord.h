@@ -2,9 +2,9 @@
 //
 // Each process keeps its last few exchanges with other ranks (sends,
 // receives, collectives) and schedule actions, with the wall-clock time
-// each began, in a ring. A rank that fails to exchange messages (a timeout,
-// a lost connection) writes the ring to its log: read beside the other
-// ranks', on every machine, it shows who waited for whom, and since when.
+// each began, in a ring. A rank that times out waiting for a peer writes
+// the ring to its log: read beside the other ranks', on every machine, it
+// shows who waited for whom, and since when.
 //
 //===----------------------------------------------------------------------===//
 

@@ -191,7 +191,7 @@ MessageLinks::waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
     arrived = arrivedOne.wait_for(lock, timeout, ready);
   if (!queue) {
     if (!arrived)
-      throw std::runtime_error(
+      throw CommunicationTimeout(
           "timed out after " + std::to_string(timeout.count() / 1000) +
           " s waiting for a message from rank " + std::to_string(peer));
     throw std::runtime_error("waiting for a message from rank " +

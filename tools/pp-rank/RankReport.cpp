@@ -132,9 +132,9 @@ void reportTruncationsAsRankFailures(int rank, int worldSize) {
 }
 
 int reportRankFailure(int rank, int worldSize, const std::exception &failure) {
-  // A failure to exchange messages: what this rank did last, to read
+  // A peer that sent nothing in time: what this rank did last, to read
   // beside the other ranks' (a hang across machines).
-  if (pp::runtime::firstCommunicationFailure())
+  if (pp::runtime::firstCommunicationFailureTimedOut())
     std::cerr << "flight record of rank " << rank
               << " (its last exchanges and actions, oldest first):\n"
               << pp::runtime::formatFlightRecord() << std::flush;
