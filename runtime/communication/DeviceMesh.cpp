@@ -68,6 +68,14 @@ const MeshAxis *DeviceMesh::pipelineAxis() const {
   return nullptr;
 }
 
+std::vector<std::string> DeviceMesh::tensorAxes() const {
+  std::vector<std::string> names;
+  for (const MeshAxis &axis : meshAxes)
+    if (axis.kind == AxisKind::Tensor)
+      names.push_back(axis.name);
+  return names;
+}
+
 std::string DeviceMesh::describe() const {
   std::string text;
   for (const MeshAxis &axis : meshAxes)

@@ -49,6 +49,8 @@ public:
   std::optional<size_t> axisIndex(const std::string &name) const;
   /// The pipeline axis, or null when the mesh has none (one stage).
   const MeshAxis *pipelineAxis() const;
+  /// The names of the tensor axes, in axis order.
+  std::vector<std::string> tensorAxes() const;
   /// "pp=3" or "pp=2 x dp=4": the axes and their sizes.
   std::string describe() const;
 

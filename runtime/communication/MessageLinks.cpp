@@ -117,8 +117,7 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     // Messages wait in the queues, not in the connection: reads block
     // without a timeout; writes fail after one, when a peer stops reading.
     setReceiveTimeout(fd, std::chrono::milliseconds(0));
-    timeval limit{static_cast<time_t>(timeout.count() / 1000), 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
+    setSendTimeout(fd, timeout);
     links[peer]->reader = std::thread([this, peer] { read(peer); });
   }
 }

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -75,20 +74,20 @@ int listenOn(const std::string &host, int port, std::string &problem) {
   return -1;
 }
 
-std::string listeningAddress(int fd) {
+/// This end of the socket `fd`: its numeric address and port.
+static std::pair<std::string, std::string> socketName(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-  auto [host, port] = numeric(address, length);
+  return numeric(address, length);
+}
+
+std::string listeningAddress(int fd) {
+  auto [host, port] = socketName(fd);
   return host + " " + port;
 }
 
-std::string localAddress(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length);
-  return numeric(address, length).first;
-}
+std::string localAddress(int fd) { return socketName(fd).first; }
 
 bool isLoopbackAddress(const std::string &address) {
   return address.rfind("127.", 0) == 0 || address == "::1" ||
@@ -114,14 +113,6 @@ namespace {
 
 /// The longest one connection attempt waits for an answer.
 constexpr std::chrono::seconds kConnectAttempt(5);
-
-/// Sets how long a send on `fd`, and a blocking connect, may wait (0:
-/// forever).
-void setSendTimeout(int fd, std::chrono::milliseconds timeout) {
-  timeval limit{static_cast<time_t>(timeout.count() / 1000),
-                static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit));
-}
 
 /// Connects `fd` to `address`, giving up at `deadline` (a host that drops
 /// packets would hold a blocking connect for minutes): a blocking connect
@@ -166,10 +157,19 @@ int connectTo(const std::string &host, int port,
   }
 }
 
-void setReceiveTimeout(int fd, std::chrono::milliseconds timeout) {
+/// Sets the socket timeout `option` (SO_RCVTIMEO, SO_SNDTIMEO) of `fd`.
+static void setTimeout(int fd, int option, std::chrono::milliseconds timeout) {
   timeval limit{static_cast<time_t>(timeout.count() / 1000),
                 static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  ::setsockopt(fd, SOL_SOCKET, option, &limit, sizeof(limit));
+}
+
+void setReceiveTimeout(int fd, std::chrono::milliseconds timeout) {
+  setTimeout(fd, SO_RCVTIMEO, timeout);
+}
+
+void setSendTimeout(int fd, std::chrono::milliseconds timeout) {
+  setTimeout(fd, SO_SNDTIMEO, timeout);
 }
 
 bool writeAll(int fd, const void *data, size_t size) {

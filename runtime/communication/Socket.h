@@ -50,6 +50,9 @@ int connectTo(const std::string &host, int port,
 
 /// Makes reads on `fd` fail after `timeout` without data (0: never).
 void setReceiveTimeout(int fd, std::chrono::milliseconds timeout);
+/// Makes writes on `fd`, and a blocking connect, fail after `timeout`
+/// without progress (0: never).
+void setSendTimeout(int fd, std::chrono::milliseconds timeout);
 
 /// Sends/receives exactly `size` bytes; false when the connection failed.
 bool writeAll(int fd, const void *data, size_t size);

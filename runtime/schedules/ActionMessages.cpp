@@ -47,6 +47,10 @@ bool accumulatesGradients(ActionKind kind) {
   return kind == ActionKind::Backward || kind == ActionKind::BackwardWeight;
 }
 
+bool takesSavedValues(ActionKind kind) {
+  return kind == ActionKind::Backward || kind == ActionKind::BackwardInput;
+}
+
 bool isDataParallel(ActionKind kind) {
   return kind == ActionKind::ReduceGradients ||
          kind == ActionKind::GatherParameters ||

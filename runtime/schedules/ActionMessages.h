@@ -25,6 +25,11 @@ bool isCompute(ActionKind kind);
 /// Whether `kind` accumulates a stage's weight gradients (B, W).
 bool accumulatesGradients(ActionKind kind);
 
+/// Whether `kind` is the backward that first takes a microbatch's saved
+/// values (B, or I when split): the one an offloaded microbatch's reload
+/// must precede.
+bool takesSavedValues(ActionKind kind);
+
 /// Whether `kind` is a stage-level data-parallel action (ReduceGradients,
 /// GatherParameters, ReleaseParameters).
 bool isDataParallel(ActionKind kind);

@@ -18,11 +18,9 @@ namespace pp::runtime {
 namespace {
 
 /// Whether `action` is the backward that first takes the saved values of
-/// `forward` (B, or I when split).
+/// `forward`.
 bool takesSavedValuesOf(const Action &action, const Action &forward) {
-  return (action.kind == ActionKind::Backward ||
-          action.kind == ActionKind::BackwardInput) &&
-         action.stage == forward.stage &&
+  return takesSavedValues(action.kind) && action.stage == forward.stage &&
          action.microbatch == forward.microbatch;
 }
 

@@ -370,8 +370,7 @@ private:
 
   /// Whether the saved values `action`, a backward, takes are offloaded.
   std::string offloaded(const Action &action) const {
-    if (action.kind != ActionKind::Backward &&
-        action.kind != ActionKind::BackwardInput)
+    if (!takesSavedValues(action.kind))
       return "";
     auto copy = copies.find({action.stage, action.microbatch});
     if (copy == copies.end() || copy->second != Copied::Offloaded)
@@ -394,25 +393,24 @@ private:
     if (std::string problem = placed(action); !problem.empty())
       return problem;
     int64_t s = action.stage, mb = action.microbatch;
-    auto [copy, fresh] = copies.insert({{s, mb}, Copied::Offloaded});
-    bool offloading = action.kind == ActionKind::OffloadActivations;
-    if (offloading && !fresh)
-      return what + " twice; a microbatch's saved values are offloaded once";
-    if (offloading && !ran(ActionKind::Forward, s, mb))
-      return what + " before " + describe(ActionKind::Forward, s, mb) +
-             "; offload follows the forward that saves the values";
-    if (offloading && ranBackward(s, mb))
-      return what + " after the backward of s" + std::to_string(s) + " m" +
-             std::to_string(mb) + ", which took the values; remove it";
-    if (offloading)
+    auto copy = copies.find({s, mb});
+    if (action.kind == ActionKind::OffloadActivations) {
+      if (copy != copies.end())
+        return what + " twice; a microbatch's saved values are offloaded once";
+      if (!ran(ActionKind::Forward, s, mb))
+        return what + " before " + describe(ActionKind::Forward, s, mb) +
+               "; offload follows the forward that saves the values";
+      if (ranBackward(s, mb))
+        return what + " after the backward of s" + std::to_string(s) + " m" +
+               std::to_string(mb) + ", which took the values; remove it";
+      copies[{s, mb}] = Copied::Offloaded;
       return "";
-    if (fresh) {
-      copies.erase(copy);
+    }
+    if (copy == copies.end())
       return what + " before " +
              formatAction(
                  {ActionKind::OffloadActivations, s, mb, ActionKind::Forward}) +
              "; reload follows its offload";
-    }
     if (copy->second == Copied::Reloaded)
       return what + " twice; a microbatch's saved values come back once";
     copy->second = Copied::Reloaded;

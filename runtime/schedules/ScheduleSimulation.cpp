@@ -256,8 +256,7 @@ private:
   /// When the saved values compute action `action` takes are back: the end
   /// of its reload, if its microbatch was offloaded (0 otherwise).
   double reloaded(const Action &action) const {
-    if (action.kind != ActionKind::Backward &&
-        action.kind != ActionKind::BackwardInput)
+    if (!takesSavedValues(action.kind))
       return 0;
     auto end = reloadEnd.find({action.stage, action.microbatch});
     return end == reloadEnd.end() ? 0 : end->second;

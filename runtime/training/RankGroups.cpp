@@ -96,10 +96,8 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
         std::to_string(world.worldSize()) +
         "; start one rank per device (--nproc " +
         std::to_string(mesh.deviceCount()) + ")");
-  std::vector<std::string> tensorAxes;
+  std::vector<std::string> tensorAxes = mesh.tensorAxes();
   for (const MeshAxis &axis : mesh.axes()) {
-    if (axis.kind == AxisKind::Tensor)
-      tensorAxes.push_back(axis.name);
     if (axis.kind == AxisKind::Context && axis.size > 1)
       throw std::runtime_error(
           "the package's mesh has a context axis '" + axis.name +
@@ -126,9 +124,7 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
       connectTensorCollectives(*groups.tensorParallel, collectives);
   // The generated collectives name their axes as the package's mesh
   // orders them, whatever --mesh-order does to the job's.
-  for (const MeshAxis &axis : package.mesh.axes())
-    if (axis.kind == AxisKind::Tensor)
-      groups.tensorAxes.push_back(axis.name);
+  groups.tensorAxes = package.mesh.tensorAxes();
   return groups;
 }
 

@@ -132,7 +132,7 @@ bool adoptSlurmEnvironment() {
   if (!nodeList)
     nodeList = std::getenv("SLURM_NODELIST");
   std::string master = firstSlurmHost(nodeList ? nodeList : "");
-  if (!std::getenv("MASTER_ADDR") && master.empty() && tasks > 1)
+  if (!std::getenv("MASTER_ADDR") && master.empty())
     throw std::runtime_error(
         "under srun: neither MASTER_ADDR nor SLURM_JOB_NODELIST says where "
         "rank 0 runs; export MASTER_ADDR");

@@ -339,12 +339,14 @@ private:
       port = std::stoi(address.substr(address.find(' ') + 1));
       std::string host = address.substr(0, address.find(' '));
       if (node.localRanks < node.worldSize &&
-          pp::runtime::isLoopbackAddress(host))
+          pp::runtime::isLoopbackAddress(host)) {
+        ::close(std::exchange(storeListener, -1));
         return "--master-addr " + node.masterAddr +
                " is a loopback address here (" + host +
                "), which the other machines cannot reach; give an address "
                "of this machine on the network they share (not a name "
                "/etc/hosts maps to 127.0.1.1)";
+      }
     }
     pid_t launcher = ::getpid();
     int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -854,12 +854,8 @@ std::string jobSecret(std::string &problem) {
 /// every layer, so the default mesh order keeps them inside one machine.
 std::string tensorGroupsAcrossMachines(const DeviceMesh &mesh,
                                        int64_t perMachine) {
-  std::vector<std::string> tensorAxes;
-  for (const MeshAxis &axis : mesh.axes())
-    if (axis.kind == AxisKind::Tensor)
-      tensorAxes.push_back(axis.name);
   for (int64_t rank = 0; rank < mesh.deviceCount(); ++rank) {
-    std::vector<int64_t> members = mesh.group(rank, tensorAxes);
+    std::vector<int64_t> members = mesh.group(rank, mesh.tensorAxes());
     if (members.front() / perMachine != members.back() / perMachine)
       return "with --nproc-per-node " + std::to_string(perMachine) +
              " the tensor-parallel groups of " +
