@@ -35,6 +35,29 @@ void exchangeWith(int peer, const std::string &what, Exchange exchange) {
   }
 }
 
+/// The ranks `info.rank` links with: `info.peers` checked, or every other
+/// rank.
+std::vector<int> linkedPeers(const RendezvousInfo &info) {
+  std::vector<int> peers;
+  if (!info.peers) {
+    for (int rank = 0; rank < info.worldSize; ++rank)
+      if (rank != info.rank)
+        peers.push_back(rank);
+    return peers;
+  }
+  peers = *info.peers;
+  std::sort(peers.begin(), peers.end());
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (peers[i] < 0 || peers[i] >= info.worldSize || peers[i] == info.rank ||
+        (i > 0 && peers[i] == peers[i - 1]))
+      throw std::invalid_argument(
+          "rank " + std::to_string(info.rank) + " of " +
+          std::to_string(info.worldSize) + " cannot link with rank " +
+          std::to_string(peers[i]) +
+          ": peers are other ranks of the job, each listed once");
+  return peers;
+}
+
 } // namespace
 
 Communicator::Communicator(const RendezvousInfo &info)
@@ -73,10 +96,14 @@ Communicator::Communicator(const RendezvousInfo &info)
           "this rank; give an address of rank 0's machine on the network "
           "the machines share (not a name /etc/hosts maps to 127.0.1.1)");
   }
+  std::vector<int> peers = linkedPeers(info);
   exchangeWith(-1, "connecting the ranks", [&] {
-    links = std::make_shared<MessageLinks>(myRank, size, *store, host,
+    links = std::make_shared<MessageLinks>(myRank, size, peers, *store, host,
                                            info.jobSecret, timeout);
   });
+  // Every address this rank needs is read: it holds no connection it does
+  // not exchange messages on.
+  store->disconnect();
 }
 
 Communicator::Communicator(const Communicator &parent, int rank,

@@ -31,6 +31,9 @@ struct RendezvousInfo {
   /// Rank 0 only: the rendezvous store's listening socket, made by the
   /// launcher (PP_STORE_FD), or -1 to bind MASTER_ADDR:MASTER_PORT itself.
   int storeListener = -1;
+  /// The ranks this rank exchanges messages with, the only ones it links
+  /// with (each lists this rank too); every other rank when unset.
+  std::optional<std::vector<int>> peers;
 };
 
 /// How long a receive waits for its message.
@@ -49,13 +52,15 @@ enum class Patience {
 /// the job's secret. Throws std::runtime_error on failures and timeouts.
 class Communicator {
 public:
-  /// Connects all ranks; a world of one needs no network. Rank 0 serves the
-  /// rendezvous store on `info.masterAddr` only (or on the launcher's
-  /// `info.storeListener`); rank 0, and every rank of a local job
+  /// Links each rank with its `info.peers`; a world of one needs no
+  /// network. Rank 0 serves the rendezvous store on `info.masterAddr` only
+  /// (or on the launcher's `info.storeListener`), and a rank leaves it once
+  /// its links stand; rank 0, and every rank of a local job
   /// (127.0.0.1, localhost), listens for the others on `info.masterAddr`
   /// too, any other rank on the address of its interface that reaches the
   /// store; every connection to a listener proves `info.jobSecret` before
-  /// it carries a byte of the job's data.
+  /// it carries a byte of the job's data. Messages and collectives reach
+  /// linked ranks only.
   explicit Communicator(const RendezvousInfo &info);
   ~Communicator();
   Communicator(const Communicator &) = delete;

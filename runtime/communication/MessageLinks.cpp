@@ -32,6 +32,15 @@ constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
 
+/// "ranks 3, 5" for the ranks from `begin` to `end`.
+std::string describeRanks(std::vector<int>::const_iterator begin,
+                          std::vector<int>::const_iterator end) {
+  std::string text = end - begin == 1 ? "rank " : "ranks ";
+  for (auto at = begin; at != end; ++at)
+    text += (at == begin ? "" : ", ") + std::to_string(*at);
+  return text;
+}
+
 /// Closes `fd` on every path that does not keep it.
 struct Closer {
   int &fd;
@@ -43,8 +52,9 @@ struct Closer {
 
 } // namespace
 
-MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
-                           const std::string &host, const std::string &secret,
+MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
+                           TcpStore &store, const std::string &host,
+                           const std::string &secret,
                            std::chrono::milliseconds timeout)
     : rank(rank), timeout(timeout) {
   for (int peer = 0; peer < size; ++peer)
@@ -59,7 +69,9 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
   store.set(storeKey(rank), std::vector<char>(address.begin(), address.end()));
 
   // Lower ranks accept: each has finished connecting to the ones below it.
-  for (int peer = 0; peer < rank; ++peer) {
+  auto higher = std::upper_bound(peers.begin(), peers.end(), rank);
+  for (auto lower = peers.begin(); lower != higher; ++lower) {
+    int peer = *lower;
     std::vector<char> value = store.get(storeKey(peer));
     std::istringstream parts(std::string(value.begin(), value.end()));
     std::string peerHost;
@@ -82,37 +94,38 @@ MessageLinks::MessageLinks(int rank, int size, TcpStore &store,
     links[peer]->fd = std::exchange(fd, -1);
   }
 
-  // Higher ranks connect; strangers are refused, each within the proof's
+  // Higher peers connect; strangers are refused, each within the proof's
   // deadline, while the ranks' proofs go on.
   std::string name = "rank " + std::to_string(rank);
   ProofGate gate(secret, name, std::min(timeout, kProofTimeout),
                  kMaxPendingProofs);
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (int missing = size - 1 - rank; missing > 0;) {
+  for (auto missing = static_cast<size_t>(peers.end() - higher); missing > 0;) {
     int fd = gate.admitOne(listener, deadline);
     if (fd < 0)
       throw std::runtime_error(
           std::to_string(missing) + " rank(s) above rank " +
-          std::to_string(rank) + " did not connect within " +
-          std::to_string(timeout.count() / 1000) + " s (a rank failed?)");
+          std::to_string(rank) + " (of " + describeRanks(higher, peers.end()) +
+          ") did not connect within " + std::to_string(timeout.count() / 1000) +
+          " s (a rank failed?)");
     Closer closeFd{fd};
     // A proven peer knows the secret: it is a rank, which says which at once.
     setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
     int32_t peer = -1;
-    if (!readAll(fd, &peer, sizeof(peer)) || peer <= rank || peer >= size ||
+    if (!readAll(fd, &peer, sizeof(peer)) ||
+        !std::binary_search(higher, peers.end(), peer) ||
         links[peer]->fd >= 0) {
       logRefusal(name, peerAddress(fd),
                  "it claims to be rank " + std::to_string(peer) +
-                     ", which is not a higher rank still to connect");
+                     ", which is not a higher rank this rank links with "
+                     "still to connect");
       continue;
     }
     links[peer]->fd = std::exchange(fd, -1);
     --missing;
   }
 
-  for (int peer = 0; peer < size; ++peer) {
-    if (peer == rank)
-      continue;
+  for (int peer : peers) {
     int fd = links[peer]->fd;
     // Messages wait in the queues, not in the connection: reads block
     // without a timeout; writes fail after one, when a peer stops reading.
@@ -135,9 +148,13 @@ MessageLinks::~MessageLinks() {
 }
 
 MessageLinks::Link &MessageLinks::link(int peer) {
-  if (peer < 0 || peer >= static_cast<int>(links.size()) || peer == rank)
-    throw std::runtime_error("rank " + std::to_string(rank) +
-                             " has no link to rank " + std::to_string(peer));
+  if (peer < 0 || peer >= static_cast<int>(links.size()) || peer == rank ||
+      links[peer]->fd < 0)
+    throw std::runtime_error(
+        "rank " + std::to_string(rank) + " has no link to rank " +
+        std::to_string(peer) +
+        " (a rank links only with the ranks it exchanges messages with: "
+        "the members of its groups)");
   return *links[peer];
 }
 

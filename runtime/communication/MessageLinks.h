@@ -1,8 +1,9 @@
 //===- MessageLinks.h - direct connections for point-to-point messages ---===//
 //
-// One TCP connection between each two ranks of a job, for the stages'
-// messages and the collectives made of them (LinkCollectives.h); each
-// proved the job's secret before it carried a byte. A send writes the message (channel, slot, size, bytes) at once;
+// One TCP connection between each two ranks of a job that exchange
+// messages, for the stages' messages and the collectives made of them
+// (LinkCollectives.h); each proved the job's secret before it carried a
+// byte. A send writes the message (channel, slot, size, bytes) at once;
 // a thread per connection reads what arrives into a queue per (channel,
 // slot) that receives take from. So a send never waits for its receive and
 // a message crosses the network once, whatever the order of the two;
@@ -54,19 +55,20 @@ using MessageBytes = std::vector<char, UnfilledAllocator<char>>;
 
 class MessageLinks {
 public:
-  /// Connects rank `rank` of a job of `size` ranks to all others: listens
-  /// on `host` (this rank's address as the others reach it), publishes the
-  /// address in `store`, connects to the lower ranks and accepts the higher
-  /// ones. Both ends of each link prove that they know the job's `secret`
-  /// (JobSecret.h); the listener proves every connection alongside the
-  /// others, each within a deadline (ProofGate.h), and refuses, logging on
-  /// stderr, one that does not prove it, so that a stranger neither gets a
-  /// link nor holds the ranks up. The listener closes once every higher
-  /// rank has connected. Throws std::runtime_error when a rank does not
-  /// connect within `timeout`.
-  MessageLinks(int rank, int size, TcpStore &store,
-               const std::string &host, const std::string &secret,
-               std::chrono::milliseconds timeout);
+  /// Connects rank `rank` of a job of `size` ranks to the ranks `peers`
+  /// (increasing, without `rank`; each of them lists `rank` among its own):
+  /// listens on `host` (this rank's address as the others reach it),
+  /// publishes the address in `store`, connects to the lower peers and
+  /// accepts the higher ones. Both ends of each link prove that they know the
+  /// job's `secret` (JobSecret.h); the listener proves every connection
+  /// alongside the others, each within a deadline (ProofGate.h), and refuses,
+  /// logging on stderr, one that does not prove it, so that a stranger neither
+  /// gets a link nor holds the ranks up, and one from a rank not among `peers`.
+  /// The listener closes once every higher peer has connected. Throws
+  /// std::runtime_error when a peer does not connect within `timeout`.
+  MessageLinks(int rank, int size, const std::vector<int> &peers,
+               TcpStore &store, const std::string &host,
+               const std::string &secret, std::chrono::milliseconds timeout);
   ~MessageLinks();
   MessageLinks(const MessageLinks &) = delete;
   MessageLinks &operator=(const MessageLinks &) = delete;
@@ -114,7 +116,8 @@ private:
 
   int rank;
   std::chrono::milliseconds timeout;
-  /// One per job rank; this rank's own entry stays unconnected.
+  /// One per job rank; this rank's own entry and those of ranks it has no
+  /// link with stay unconnected.
   std::vector<std::unique_ptr<Link>> links;
   std::mutex mutex;
   std::condition_variable arrivedOne;

@@ -270,9 +270,13 @@ std::string TcpStore::localAddress() const {
   return pp::runtime::localAddress(socket);
 }
 
-TcpStore::~TcpStore() {
+TcpStore::~TcpStore() { disconnect(); }
+
+void TcpStore::disconnect() {
+  std::lock_guard<std::mutex> lock(mutex);
   if (socket >= 0)
     ::close(socket);
+  socket = -1;
 }
 
 void TcpStore::set(const std::string &key, const std::vector<char> &data) {

@@ -44,6 +44,10 @@ public:
   std::vector<char> get(const std::string &key);
   /// Waits up to the timeout until every one of `keys` is set.
   void wait(const std::vector<std::string> &keys);
+  /// Closes this rank's connection to the store, once it has read what it
+  /// needs; a serving rank goes on serving the others until destroyed.
+  /// set() and get() throw after it.
+  void disconnect();
   /// The numeric address of this rank's interface that reaches the store:
   /// where the other ranks can reach it too.
   std::string localAddress() const;

@@ -5,6 +5,7 @@
 #include "runtime/checkpoints/CheckpointState.h"
 #include "runtime/checkpoints/CheckpointVerification.h"
 #include "runtime/core/Sha256.h"
+#include "runtime/training/JobExchanges.h"
 #include "runtime/training/Optimizer.h"
 
 #include <chrono>
@@ -84,13 +85,12 @@ bool holdsOptimizerState(const SafeTensorsFile &file,
 
 std::optional<CheckpointRef> CheckpointManager::findResumePoint() {
   const CheckpointOptions &checkpoint = context.options.checkpoint;
-  Communicator &world = context.world;
   if (!checkpoint.resume)
     return std::nullopt;
   constexpr int64_t kNone = -1, kRefused = -2;
   int64_t step = kNone;
   std::string refusal;
-  if (world.rank() == 0) {
+  if (reports()) {
     try {
       if (std::optional<CheckpointRef> usable =
               newestUsableCheckpoint(checkpoint.directory, std::cerr))
@@ -100,13 +100,13 @@ std::optional<CheckpointRef> CheckpointManager::findResumePoint() {
       step = kRefused;
     }
   }
-  world.broadcast(&step, sizeof(step), 0);
+  broadcastFromRank0(context.groups, &step, sizeof(step));
   if (step == kRefused) {
     // Every rank refuses saying why, whichever the launcher reports.
     uint64_t length = refusal.size();
-    world.broadcast(&length, sizeof(length), 0);
+    broadcastFromRank0(context.groups, &length, sizeof(length));
     refusal.resize(length);
-    world.broadcast(refusal.data(), length, 0);
+    broadcastFromRank0(context.groups, refusal.data(), length);
     throw std::runtime_error(refusal);
   }
   if (step < 0) {
@@ -267,7 +267,7 @@ void CheckpointManager::save(int64_t step, int64_t cursor,
   }
   // Every rank continues once the checkpoint is in place.
   char saved = 1;
-  context.world.broadcast(&saved, sizeof(saved), 0);
+  broadcastFromRank0(context.groups, &saved, sizeof(saved));
 }
 
 /// The model's parameter, frozen and constant tensors by name, with their

@@ -1,6 +1,7 @@
 //===- ClockOffsets.cpp - the ranks' clocks against rank 0's --------------===//
 
 #include "runtime/training/ClockOffsets.h"
+#include "runtime/training/JobExchanges.h"
 
 #include <cmath>
 #include <limits>
@@ -13,37 +14,50 @@ constexpr int kRounds = 8;
 
 } // namespace
 
-std::vector<double> clockOffsetsFromRank0(Communicator &world,
-                                          const std::function<double()> &now) {
+double clockAheadOfFirst(Communicator &group,
+                         const std::function<double()> &now) {
   uint64_t slot = messageSlot("clock offsets");
-  if (world.rank() != 0) {
-    for (int round = 0; round < kRounds; ++round) {
-      double asked = 0;
-      world.recv(0, slot, &asked, sizeof(asked));
-      double mine = now();
-      world.send(0, slot, &mine, sizeof(mine));
-    }
-    return {};
-  }
-  std::vector<double> offsets(world.worldSize(), 0.0);
-  for (int rank = 1; rank < world.worldSize(); ++rank) {
-    double shortest = std::numeric_limits<double>::infinity();
-    for (int round = 0; round < kRounds; ++round) {
-      double sent = now();
-      world.send(rank, slot, &sent, sizeof(sent));
-      double theirs = 0;
-      world.recv(rank, slot, &theirs, sizeof(theirs));
-      double received = now();
-      if (received - sent < shortest) {
-        shortest = received - sent;
-        offsets[rank] = theirs - (sent + received) / 2;
+  if (group.rank() == 0) {
+    // Answers each rank's rounds in turn.
+    for (int member = 1; member < group.worldSize(); ++member)
+      for (int round = 0; round < kRounds; ++round) {
+        char asked = 0;
+        group.recv(member, slot, &asked, sizeof(asked));
+        double mine = now();
+        group.send(member, slot, &mine, sizeof(mine));
       }
-    }
-    // Within the round trip: the same clock, read a little later.
-    if (std::abs(offsets[rank]) <= shortest)
-      offsets[rank] = 0;
+    return 0;
   }
-  return offsets;
+  double shortest = std::numeric_limits<double>::infinity(), ahead = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    char ask = 0;
+    double sent = now();
+    group.send(0, slot, &ask, sizeof(ask));
+    double theirs = 0;
+    group.recv(0, slot, &theirs, sizeof(theirs));
+    double received = now();
+    if (received - sent < shortest) {
+      shortest = received - sent;
+      ahead = (sent + received) / 2 - theirs;
+    }
+  }
+  // Within the round trip: the same clock, read a little earlier.
+  return std::abs(ahead) <= shortest ? 0 : ahead;
+}
+
+double clockAheadOfRank0(RankGroups &groups,
+                         const std::function<double()> &now) {
+  // From the root down: a group's first rank knows its own offset before
+  // its group measures against it.
+  std::vector<Communicator *> levels = levelsToRank0(groups);
+  double ahead = 0;
+  for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+    double againstFirst = clockAheadOfFirst(**level, now);
+    double firstAhead = ahead;
+    (*level)->broadcast(&firstAhead, sizeof(firstAhead), 0);
+    ahead = (*level)->rank() == 0 ? ahead : againstFirst + firstAhead;
+  }
+  return ahead;
 }
 
 } // namespace pp::runtime

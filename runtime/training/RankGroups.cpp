@@ -5,6 +5,7 @@
 #include "runtime/communication/CommunicatorCollectives.h"
 #include "runtime/communication/SharedMemoryCollectives.h"
 #include "runtime/data/Sampler.h"
+#include "runtime/training/JobExchanges.h"
 
 #include <unistd.h>
 
@@ -82,21 +83,15 @@ std::vector<std::string> RankGroups::axesAcrossMachines() const {
   return across;
 }
 
-RankGroups connectRankGroups(const Package &package, Communicator &world,
-                             int64_t dataParallel,
-                             const std::vector<std::string> &meshOrder,
-                             TensorCollectives collectives) {
-  RankGroups groups;
-  groups.mesh = dataParallelMesh(package.mesh, dataParallel, meshOrder);
-  const DeviceMesh &mesh = groups.mesh;
-  if (world.worldSize() != mesh.deviceCount())
+DeviceMesh jobMesh(const Package &package, int64_t dataParallel,
+                   const std::vector<std::string> &meshOrder, int worldSize) {
+  DeviceMesh mesh = dataParallelMesh(package.mesh, dataParallel, meshOrder);
+  if (worldSize != mesh.deviceCount())
     throw std::runtime_error(
         "the job's mesh " + mesh.describe() + " has device count " +
         std::to_string(mesh.deviceCount()) + ", but the job's WORLD_SIZE is " +
-        std::to_string(world.worldSize()) +
-        "; start one rank per device (--nproc " +
+        std::to_string(worldSize) + "; start one rank per device (--nproc " +
         std::to_string(mesh.deviceCount()) + ")");
-  std::vector<std::string> tensorAxes = mesh.tensorAxes();
   for (const MeshAxis &axis : mesh.axes()) {
     if (axis.kind == AxisKind::Context && axis.size > 1)
       throw std::runtime_error(
@@ -105,21 +100,52 @@ RankGroups connectRankGroups(const Package &package, Communicator &world,
           "; pp-run trains pipeline, data- and tensor-parallel meshes only "
           "so far (context parallelism is not supported yet)");
   }
-  DataCoordinates at = dataCoordinates(mesh, world.rank());
-  groups.stage = at.stage;
-  groups.dataParallelRank = at.dataRank;
-  groups.dataParallelSize = at.dataParallel;
+  return mesh;
+}
+
+std::vector<std::vector<int64_t>> groupsOf(const DeviceMesh &mesh, int rank) {
   std::vector<std::string> pipelineAxes;
   if (const MeshAxis *axis = mesh.pipelineAxis())
     pipelineAxes.push_back(axis->name);
-  groups.machines = world.allGatherText(machineIdentity());
-  groups.pipeline =
-      world.split("pipeline", mesh.group(world.rank(), pipelineAxes));
-  groups.dataParallel = world.split("dp", mesh.group(world.rank(), {"dp"}));
-  groups.tensorParallel =
-      world.split("tp", mesh.group(world.rank(), tensorAxes));
+  return {mesh.group(rank, pipelineAxes), mesh.group(rank, {"dp"}),
+          mesh.group(rank, mesh.tensorAxes())};
+}
+
+std::vector<int> groupPeers(const DeviceMesh &mesh, int rank) {
+  std::vector<int> peers;
+  for (const std::vector<int64_t> &group : groupsOf(mesh, rank))
+    for (int64_t member : group)
+      if (member != rank)
+        peers.push_back(static_cast<int>(member));
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+RankGroups splitIntoGroups(Communicator &world, DeviceMesh mesh) {
+  RankGroups groups;
+  groups.mesh = std::move(mesh);
+  DataCoordinates at = dataCoordinates(groups.mesh, world.rank());
+  groups.stage = at.stage;
+  groups.dataParallelRank = at.dataRank;
+  groups.dataParallelSize = at.dataParallel;
+  std::vector<std::vector<int64_t>> members =
+      groupsOf(groups.mesh, world.rank());
+  groups.pipeline = world.split("pipeline", members[0]);
+  groups.dataParallel = world.split("dp", members[1]);
+  groups.tensorParallel = world.split("tp", members[2]);
   groups.tensorParallelRank = groups.tensorParallel->rank();
   groups.tensorParallelSize = groups.tensorParallel->worldSize();
+  groups.machines = gatherTextToRank0(groups, machineIdentity());
+  return groups;
+}
+
+RankGroups connectRankGroups(const Package &package, Communicator &world,
+                             int64_t dataParallel,
+                             const std::vector<std::string> &meshOrder,
+                             TensorCollectives collectives) {
+  RankGroups groups = splitIntoGroups(
+      world, jobMesh(package, dataParallel, meshOrder, world.worldSize()));
   groups.collectives =
       connectTensorCollectives(*groups.tensorParallel, collectives);
   // The generated collectives name their axes as the package's mesh

@@ -42,11 +42,12 @@ struct RankGroups {
   /// the generated collectives name them in) are `tensorAxes`.
   std::unique_ptr<CollectiveGroup> collectives;
   std::vector<std::string> tensorAxes;
-  /// Per job rank, the machine it runs on (machineIdentity()).
+  /// On job rank 0 (empty elsewhere), per job rank, the machine it runs
+  /// on (machineIdentity()).
   std::vector<std::string> machines;
 
-  /// The mesh axes whose groups hold ranks of several machines, in the
-  /// mesh's order.
+  /// On job rank 0, the mesh axes whose groups hold ranks of several
+  /// machines, in the mesh's order.
   std::vector<std::string> axesAcrossMachines() const;
 };
 
@@ -76,12 +77,29 @@ parseTensorCollectives(const std::string &name);
 /// The --tp-collectives spelling of `collectives` (auto, shm or tcp).
 const char *tensorCollectivesName(TensorCollectives collectives);
 
-/// Lays the job out as `package`'s mesh (pipeline and tensor axes) times
-/// `dataParallel` replicas in `meshOrder` (dataParallelMesh) and connects
-/// this rank's groups, the stage functions' collectives as `collectives`
-/// says (the same on every rank). Throws when the job's size is not the
-/// mesh's, the mesh has a context axis, or shared memory is demanded where
-/// the ranks of a tensor-parallel group cannot share it.
+/// The mesh of a job of `worldSize` ranks: `package`'s mesh (pipeline and
+/// tensor axes) times `dataParallel` replicas in `meshOrder`
+/// (dataParallelMesh). Throws when the job's size is not the mesh's or the
+/// mesh has a context axis.
+DeviceMesh jobMesh(const Package &package, int64_t dataParallel,
+                   const std::vector<std::string> &meshOrder, int worldSize);
+
+/// The members of `rank`'s pipeline, data-parallel and tensor-parallel
+/// groups in `mesh`, in that order (RankGroups).
+std::vector<std::vector<int64_t>> groupsOf(const DeviceMesh &mesh, int rank);
+
+/// The ranks `rank` exchanges messages with: the other members of its
+/// groups, increasing (RendezvousInfo::peers). The relation is symmetric.
+std::vector<int> groupPeers(const DeviceMesh &mesh, int rank);
+
+/// This rank's place in `mesh` (of `world`'s size) and its groups, split
+/// from `world`, without the stage functions' collectives.
+RankGroups splitIntoGroups(Communicator &world, DeviceMesh mesh);
+
+/// Lays the job out (jobMesh) and connects this rank's groups, the stage
+/// functions' collectives as `collectives` says (the same on every rank).
+/// Throws where jobMesh does, or where shared memory is demanded but the
+/// ranks of a tensor-parallel group cannot share it.
 RankGroups
 connectRankGroups(const Package &package, Communicator &world,
                   int64_t dataParallel,

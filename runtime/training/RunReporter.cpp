@@ -4,10 +4,13 @@
 
 #include "runtime/training/ActivationMemory.h"
 #include "runtime/training/ClockOffsets.h"
+#include "runtime/training/JobExchanges.h"
 #include "runtime/training/Trace.h"
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cstring>
 #include <iomanip>
 #include <set>
 #include <sstream>
@@ -77,7 +80,6 @@ void RunReporter::reportEval(int64_t step, double loss, int64_t tokens,
 }
 
 void RunReporter::reportRankFacts(const RankFacts &facts) {
-  Communicator &world = context.world;
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   StageMemory memory;
@@ -126,19 +128,20 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
       predicted ? predicted->total() : -1,
       predicted ? predicted->activations : -1,
       static_cast<double>(facts.hostDeviceBytesPerStep)};
-  int64_t ranks = world.worldSize();
-  size_t count = fields.size();
-  std::vector<double> all(count * ranks, 0.0);
-  std::copy(mine.begin(), mine.end(), all.begin() + count * world.rank());
-  world.allReduceSum(all);
+  std::vector<std::string> all = gatherTextToRank0(
+      context.groups, std::string(reinterpret_cast<const char *>(mine.data()),
+                                  mine.size() * sizeof(double)));
   if (!reports())
     return;
   const DeviceMesh &mesh = context.groups.mesh;
   nlohmann::json perRank = nlohmann::json::array();
-  for (int64_t r = 0; r < ranks; ++r) {
+  for (int64_t r = 0; r < static_cast<int64_t>(all.size()); ++r) {
     nlohmann::json entry = {{"rank", r}};
-    for (size_t i = 0; i < count; ++i)
-      entry[fields[i]] = static_cast<int64_t>(all[count * r + i]);
+    std::vector<double> values(fields.size());
+    std::memcpy(values.data(), all[r].data(),
+                std::min(all[r].size(), values.size() * sizeof(double)));
+    for (size_t i = 0; i < fields.size(); ++i)
+      entry[fields[i]] = static_cast<int64_t>(values[i]);
     std::vector<int64_t> at = mesh.coordinates(r);
     for (size_t i = 0; i < at.size(); ++i)
       entry[mesh.axes()[i].name] = at[i];
@@ -148,24 +151,21 @@ void RunReporter::reportRankFacts(const RankFacts &facts) {
 }
 
 void RunReporter::writeTrace() {
-  Communicator &world = context.world;
   const TraceRecorder &recorder = *actions.spans();
   // Ranks on other machines read other clocks: each rank's spans move onto
   // rank 0's.
-  std::vector<double> offsets =
-      clockOffsetsFromRank0(world, [&] { return recorder.now(); });
-  std::vector<std::string> all = world.allGatherText(recorder.serialize());
+  double clockAhead =
+      clockAheadOfRank0(context.groups, [&] { return recorder.now(); });
+  std::vector<std::string> all =
+      gatherTextToRank0(context.groups, recorder.serialize(clockAhead));
   if (!reports())
     return;
   std::vector<std::vector<TraceSpan>> perRank;
   std::vector<std::string> labels;
-  for (int64_t r = 0; r < world.worldSize(); ++r) {
+  for (size_t r = 0; r < all.size(); ++r) {
     perRank.push_back(deserializeTraceSpans(all[r]));
-    for (TraceSpan &span : perRank.back()) {
-      span.startMicros -= offsets.at(r);
-      span.endMicros -= offsets.at(r);
-    }
-    labels.push_back("rank " + std::to_string(r) + " " + coordinatesOf(r));
+    labels.push_back("rank " + std::to_string(r) + " " +
+                     coordinatesOf(static_cast<int64_t>(r)));
   }
   writeOutputFile(context.options.tracePath, chromeTraceJson(perRank, labels),
                   "--trace");

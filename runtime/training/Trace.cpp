@@ -128,7 +128,7 @@ std::vector<TraceSpan> TraceRecorder::spans() const {
   return recorded;
 }
 
-std::string TraceRecorder::serialize() const {
+std::string TraceRecorder::serialize(double clockAhead) const {
   std::lock_guard<std::mutex> lock(mutex);
   std::string bytes(kMagic, kMagicSize);
   append<uint64_t>(bytes, recorded.size());
@@ -138,8 +138,8 @@ std::string TraceRecorder::serialize() const {
     append(bytes, span.step);
     append(bytes, span.stage);
     append(bytes, span.microbatch);
-    append(bytes, span.startMicros);
-    append(bytes, span.endMicros);
+    append(bytes, span.startMicros - clockAhead);
+    append(bytes, span.endMicros - clockAhead);
   }
   return bytes;
 }

@@ -54,8 +54,9 @@ public:
   std::vector<TraceSpan> spans() const;
 
   /// The spans as bytes (host byte order) for an exchange between ranks of
-  /// one kind of machine; deserializeTraceSpans reads them back.
-  std::string serialize() const;
+  /// one kind of machine, their times on a clock `clockAhead` microseconds
+  /// behind this one's; deserializeTraceSpans reads them back.
+  std::string serialize(double clockAhead = 0) const;
 
 private:
   mutable std::mutex mutex;

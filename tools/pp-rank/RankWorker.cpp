@@ -100,7 +100,12 @@ int runRank(const JobDescription &job, const RendezvousInfo &info) {
       throw std::runtime_error(std::string("--gemm-engine: ") +
                                pp_last_error());
     Package package = Package::load(job.packageDir);
-    Communicator world(info);
+    // A rank links only with the members of its groups.
+    RendezvousInfo linked = info;
+    linked.peers = groupPeers(
+        jobMesh(package, job.dataParallel, job.meshOrder, info.worldSize),
+        info.rank);
+    Communicator world(linked);
     RankGroups groups = connectRankGroups(package, world, job.dataParallel,
                                           job.meshOrder,
                                           job.tensorCollectives);

@@ -2,13 +2,14 @@
 
 #include "runtime/training/ClockOffsets.h"
 
-#include "ThreadRanks.h"
+#include "MeshRanks.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
 using namespace pp::runtime;
+using pp::runtime::test::runMeshRanks;
 using pp::runtime::test::runRanks;
 
 namespace {
@@ -19,24 +20,36 @@ double steadyMicros() {
       .count();
 }
 
-TEST(ClockOffsets, MachinesAheadAreMeasuredAndOneClockIsExact) {
+TEST(ClockOffsets, AGroupsClocksAreMeasuredAgainstItsFirstAndOneClockIsExact) {
   // Ranks 0 and 1 read one clock; rank 2's runs 1000 s ahead, rank 3's
   // 3 s behind, as on other machines.
   const double ahead[] = {0, 0, 1e9, -3e6};
   runRanks(4, [&](Communicator &world) {
     double shift = ahead[world.rank()];
-    std::vector<double> offsets =
-        clockOffsetsFromRank0(world, [&] { return steadyMicros() + shift; });
-    if (world.rank() != 0) {
-      EXPECT_TRUE(offsets.empty());
-      return;
-    }
-    ASSERT_EQ(offsets.size(), 4u);
-    EXPECT_EQ(offsets[0], 0);
-    EXPECT_EQ(offsets[1], 0);
-    // Within half a round trip between threads: well under 50 ms.
-    EXPECT_NEAR(offsets[2], 1e9, 5e4);
-    EXPECT_NEAR(offsets[3], -3e6, 5e4);
+    double measured =
+        clockAheadOfFirst(world, [&] { return steadyMicros() + shift; });
+    if (world.rank() < 2)
+      EXPECT_EQ(measured, 0);
+    else // Within half a round trip between threads: well under 50 ms.
+      EXPECT_NEAR(measured, shift, 5e4);
+  });
+}
+
+TEST(ClockOffsets, RanksNotLinkedWithRank0AddTheirGroupFirstsOffsets) {
+  // pp=2 x dp=2: rank 3 links with ranks 1 and 2 only and reaches rank 0
+  // through rank 2 (its data-parallel group's first), which reads its
+  // clock, 1000 s ahead of rank 0's; rank 1's runs 3 s behind.
+  DeviceMesh mesh(
+      {{"pp", 2, AxisKind::Pipeline}, {"dp", 2, AxisKind::DataReplicate}});
+  const double ahead[] = {0, -3e6, 1e9, 1e9};
+  runMeshRanks(mesh, [&](Communicator &world, RankGroups &groups) {
+    double shift = ahead[world.rank()];
+    double measured =
+        clockAheadOfRank0(groups, [&] { return steadyMicros() + shift; });
+    if (world.rank() == 0)
+      EXPECT_EQ(measured, 0);
+    else
+      EXPECT_NEAR(measured, shift, 5e4);
   });
 }
 

@@ -16,14 +16,19 @@
 
 namespace pp::runtime::test {
 
+/// The ranks each rank links with (RendezvousInfo::peers), by rank; every
+/// other rank when empty.
+using PeersOf = std::function<std::vector<int>(int)>;
+
 /// Connects rank `rank` of a job of `size` ranks whose store listens on
-/// `port`, exchanges waiting up to `timeout`, and runs `body` on its world
-/// communicator; returns what it threw ("" when nothing; a placeholder for
-/// an exception without a message, so that it still counts).
-inline std::string
-runRank(int rank, int size, int port,
-        const std::function<void(Communicator &)> &body,
-        std::chrono::milliseconds timeout) {
+/// `port` to its `peersOf`, exchanges waiting up to `timeout`, and runs
+/// `body` on its world communicator; returns what it threw ("" when
+/// nothing; a placeholder for an exception without a message, so that it
+/// still counts).
+inline std::string runRank(int rank, int size, int port,
+                           const std::function<void(Communicator &)> &body,
+                           std::chrono::milliseconds timeout,
+                           const PeersOf &peersOf = {}) {
   try {
     RendezvousInfo info;
     info.rank = rank;
@@ -31,6 +36,8 @@ runRank(int rank, int size, int port,
     info.masterPort = port;
     info.jobSecret = "the job's secret";
     info.timeout = timeout;
+    if (peersOf)
+      info.peers = peersOf(rank);
     Communicator world(info);
     body(world);
   } catch (const std::exception &error) {
@@ -41,11 +48,13 @@ runRank(int rank, int size, int port,
 }
 
 /// Runs `body` on `size` threads, each one rank of a job whose rank 0
-/// serves the rendezvous store on a free local port and exchanges wait up
-/// to `timeout`; expects that no rank throws.
-inline void runRanks(int size,
-                     const std::function<void(Communicator &)> &body,
-                     std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+/// serves the rendezvous store on a free local port, whose ranks link with
+/// their `peersOf`, and whose exchanges wait up to `timeout`; expects that
+/// no rank throws.
+inline void
+runRanks(int size, const std::function<void(Communicator &)> &body,
+         std::chrono::milliseconds timeout = std::chrono::seconds(30),
+         const PeersOf &peersOf = {}) {
   // Each job starts with no failure recorded, whatever ran before it.
   forgetCommunicationFailures();
   int port = freePort();
@@ -53,7 +62,7 @@ inline void runRanks(int size,
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank)
     threads.emplace_back([&, rank] {
-      errors[rank] = runRank(rank, size, port, body, timeout);
+      errors[rank] = runRank(rank, size, port, body, timeout, peersOf);
     });
   for (std::thread &thread : threads)
     thread.join();
