@@ -60,6 +60,26 @@ std::vector<int> linkedPeers(const RendezvousInfo &info) {
 
 } // namespace
 
+std::optional<LinkIntegrity> parseLinkIntegrity(const std::string &name) {
+  for (LinkIntegrity integrity :
+       {LinkIntegrity::Off, LinkIntegrity::AcrossHosts, LinkIntegrity::Always})
+    if (name == linkIntegrityName(integrity))
+      return integrity;
+  return std::nullopt;
+}
+
+const char *linkIntegrityName(LinkIntegrity integrity) {
+  switch (integrity) {
+  case LinkIntegrity::Off:
+    return "off";
+  case LinkIntegrity::AcrossHosts:
+    return "across-hosts";
+  case LinkIntegrity::Always:
+    return "always";
+  }
+  return "unknown";
+}
+
 Communicator::Communicator(const RendezvousInfo &info)
     : myRank(info.rank), size(info.worldSize), timeout(info.timeout) {
   for (int rank = 0; rank < size; ++rank)
@@ -99,7 +119,8 @@ Communicator::Communicator(const RendezvousInfo &info)
   std::vector<int> peers = linkedPeers(info);
   exchangeWith(-1, "connecting the ranks", [&] {
     links = std::make_shared<MessageLinks>(myRank, size, peers, *store, host,
-                                           info.jobSecret, timeout);
+                                           info.jobSecret, info.linkIntegrity,
+                                           timeout);
   });
   // Every address this rank needs is read: it holds no connection it does
   // not exchange messages on.

@@ -18,6 +18,22 @@ namespace pp::runtime {
 /// A range a reduce-scatter leaves on one rank (LinkCollectives.h).
 struct OwnedRange;
 
+/// Which of a job's links seal their messages (MessageSeal.h).
+enum class LinkIntegrity {
+  /// None: for a network only the job's machines share.
+  Off,
+  /// Links that may cross a network (leavesHost, Socket.h); links between
+  /// ranks of one host stay in its kernel.
+  AcrossHosts,
+  /// Every link.
+  Always,
+};
+
+/// The LinkIntegrity `name` (off, across-hosts, always) names, or nullopt.
+std::optional<LinkIntegrity> parseLinkIntegrity(const std::string &name);
+/// The spelling of `integrity` that parseLinkIntegrity reads.
+const char *linkIntegrityName(LinkIntegrity integrity);
+
 /// Where a rank finds the others (torchrun's environment variables) and
 /// the secret they share (PP_JOB_SECRET, see JobSecret.h).
 struct RendezvousInfo {
@@ -34,6 +50,8 @@ struct RendezvousInfo {
   /// The ranks this rank exchanges messages with, the only ones it links
   /// with (each lists this rank too); every other rank when unset.
   std::optional<std::vector<int>> peers;
+  /// Which links seal their messages: the same on every rank.
+  LinkIntegrity linkIntegrity = LinkIntegrity::AcrossHosts;
 };
 
 /// How long a receive waits for its message.
@@ -189,6 +207,12 @@ bool firstCommunicationFailureTimedOut();
 /// Forgets the failures recorded so far: a process that runs several jobs
 /// one after another (the unit tests' thread ranks) starts each with none.
 void forgetCommunicationFailures();
+
+/// The job rank whose message this process has waited for longest, among
+/// the waits in progress, and for how many seconds (`waitedSeconds`); -1
+/// when none is. Async-signal-safe: what a rank stopped in a wait reports
+/// (pp-rank's SIGTERM handler).
+int longestAwaitedPeer(int64_t &waitedSeconds);
 
 /// A message slot both ends derive from the same description.
 uint64_t messageSlot(const std::string &description);

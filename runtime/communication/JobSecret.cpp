@@ -95,7 +95,17 @@ std::string ProofChallenge::answer(const std::string &secret,
   return kAccepted + std::string(mine.begin(), mine.end());
 }
 
-std::string proveToPeer(int fd, const std::string &secret) {
+std::string ProofChallenge::linkKey(const std::string &secret,
+                                    const unsigned char *response) const {
+  Nonce server, client;
+  std::copy(nonce, nonce + kChallengeBytes, server.begin());
+  std::copy(response, response + kNonceBytes, client.begin());
+  Proof key = prove(secret, "link", server, client);
+  return std::string(key.begin(), key.end());
+}
+
+std::string proveToPeer(int fd, const std::string &secret,
+                        std::string *linkKey) {
   Nonce server, client = randomNonce();
   if (!readAll(fd, server.data(), server.size()))
     return "it sent no challenge (is it a pp rank?)";
@@ -112,6 +122,10 @@ std::string proveToPeer(int fd, const std::string &secret) {
       !same(answer, prove(secret, "server", server, client)))
     return "it does not know the job's secret (another program listens "
            "there?)";
+  if (linkKey) {
+    Proof key = prove(secret, "link", server, client);
+    linkKey->assign(key.begin(), key.end());
+  }
   return "";
 }
 

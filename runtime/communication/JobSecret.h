@@ -54,6 +54,12 @@ public:
   std::string answer(const std::string &secret, const unsigned char *response,
                      std::string &refusal) const;
 
+  /// The key of the link the proven `response` opens, which the peer's
+  /// proveToPeer derives too: HMAC-SHA256 of both nonces under `secret`
+  /// (MessageSeal.h).
+  std::string linkKey(const std::string &secret,
+                      const unsigned char *response) const;
+
 private:
   unsigned char nonce[kChallengeBytes];
 };
@@ -64,8 +70,11 @@ void logRefusal(const std::string &listener, const std::string &address,
                 const std::string &reason);
 
 /// The connecting side: proves `secret` to the peer on `fd` and checks the
-/// peer's proof. "" on success, else what went wrong.
-std::string proveToPeer(int fd, const std::string &secret);
+/// peer's proof; on success sets `linkKey` (when given) to the key of the
+/// link the proof opens (ProofChallenge::linkKey). "" on success, else what
+/// went wrong.
+std::string proveToPeer(int fd, const std::string &secret,
+                        std::string *linkKey = nullptr);
 
 } // namespace pp::runtime
 

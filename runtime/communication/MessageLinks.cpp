@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -19,27 +20,11 @@
 namespace pp::runtime {
 namespace {
 
-/// What precedes a message's bytes on a link.
-struct Header {
-  uint64_t channel = 0;
-  uint64_t slot = 0;
-  uint64_t size = 0;
-};
-
 /// At most this many connections prove the secret at once on a rank's
 /// listener; past it the oldest is dropped.
 constexpr size_t kMaxPendingProofs = 64;
 
 std::string storeKey(int rank) { return "links/" + std::to_string(rank); }
-
-/// "ranks 3, 5" for the ranks from `begin` to `end`.
-std::string describeRanks(std::vector<int>::const_iterator begin,
-                          std::vector<int>::const_iterator end) {
-  std::string text = end - begin == 1 ? "rank " : "ranks ";
-  for (auto at = begin; at != end; ++at)
-    text += (at == begin ? "" : ", ") + std::to_string(*at);
-  return text;
-}
 
 /// Closes `fd` on every path that does not keep it.
 struct Closer {
@@ -50,13 +35,72 @@ struct Closer {
   }
 };
 
+/// The waits for a message in progress, for longestAwaitedPeer(): a slot's
+/// peer plus one (0: free) and when its wait began, in steady-clock
+/// seconds.
+constexpr size_t kWaitSlots = 16;
+std::atomic<int> awaitedPeers[kWaitSlots];
+std::atomic<int64_t> waitStarts[kWaitSlots];
+
+int64_t steadySeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Records one wait for `peer` while it lasts (none when every slot is
+/// taken).
+class RecordedWait {
+public:
+  explicit RecordedWait(int peer) {
+    for (size_t i = 0; i < kWaitSlots && slot < 0; ++i) {
+      int free = 0;
+      if (awaitedPeers[i].compare_exchange_strong(free, peer + 1)) {
+        waitStarts[i].store(steadySeconds());
+        slot = static_cast<int>(i);
+      }
+    }
+  }
+  ~RecordedWait() {
+    if (slot >= 0)
+      awaitedPeers[slot].store(0);
+  }
+  RecordedWait(const RecordedWait &) = delete;
+  RecordedWait &operator=(const RecordedWait &) = delete;
+
+private:
+  int slot = -1;
+};
+
 } // namespace
+
+int longestAwaitedPeer(int64_t &waitedSeconds) {
+  int peer = -1;
+  int64_t now = steadySeconds(), earliest = now;
+  for (size_t i = 0; i < kWaitSlots; ++i) {
+    int awaited = awaitedPeers[i].load() - 1;
+    int64_t start = waitStarts[i].load();
+    if (awaited >= 0 && (peer < 0 || start < earliest)) {
+      peer = awaited;
+      earliest = start;
+    }
+  }
+  waitedSeconds = now - earliest;
+  return peer;
+}
 
 MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
                            TcpStore &store, const std::string &host,
-                           const std::string &secret,
+                           const std::string &secret, LinkIntegrity integrity,
                            std::chrono::milliseconds timeout)
     : rank(rank), timeout(timeout) {
+  // The seal of a link whose proof gave `key`, when `integrity` asks for
+  // one.
+  auto sealFor = [&](int fd, const std::string &key, bool connecting) {
+    bool seals = integrity == LinkIntegrity::Always ||
+                 (integrity == LinkIntegrity::AcrossHosts && leavesHost(fd));
+    return seals ? std::make_unique<MessageSeal>(key, connecting) : nullptr;
+  };
   for (int peer = 0; peer < size; ++peer)
     links.push_back(std::make_unique<Link>());
   std::string problem;
@@ -84,13 +128,15 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
                                std::to_string(peer) + " at " + peerHost + ":" +
                                std::to_string(port));
     setReceiveTimeout(fd, timeout);
-    problem = proveToPeer(fd, secret);
+    std::string key;
+    problem = proveToPeer(fd, secret, &key);
     int32_t me = rank;
     if (problem.empty() && !writeAll(fd, &me, sizeof(me)))
       problem = "it closed the connection";
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
+    links[peer]->seal = sealFor(fd, key, true);
     links[peer]->fd = std::exchange(fd, -1);
   }
 
@@ -100,14 +146,24 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
   ProofGate gate(secret, name, std::min(timeout, kProofTimeout),
                  kMaxPendingProofs);
   auto deadline = std::chrono::steady_clock::now() + timeout;
+  // "ranks 3, 5": the higher peers not connected yet.
+  auto describeMissing = [&] {
+    std::string ranks;
+    int count = 0;
+    for (auto peer = higher; peer != peers.end(); ++peer)
+      if (links[*peer]->fd < 0)
+        ranks += (count++ ? ", " : "") + std::to_string(*peer);
+    return (count == 1 ? "rank " : "ranks ") + ranks;
+  };
   for (auto missing = static_cast<size_t>(peers.end() - higher); missing > 0;) {
-    int fd = gate.admitOne(listener, deadline);
+    ProvenConnection proven = gate.admitOne(listener, deadline);
+    int fd = proven.fd;
     if (fd < 0)
-      throw std::runtime_error(
-          std::to_string(missing) + " rank(s) above rank " +
-          std::to_string(rank) + " (of " + describeRanks(higher, peers.end()) +
-          ") did not connect within " + std::to_string(timeout.count() / 1000) +
-          " s (a rank failed?)");
+      throw std::runtime_error(std::to_string(missing) +
+                               " rank(s) above rank " + std::to_string(rank) +
+                               " did not connect within " +
+                               std::to_string(timeout.count() / 1000) +
+                               " s (a rank failed?): " + describeMissing());
     Closer closeFd{fd};
     // A proven peer knows the secret: it is a rank, which says which at once.
     setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
@@ -121,6 +177,7 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
                      "still to connect");
       continue;
     }
+    links[peer]->seal = sealFor(fd, proven.linkKey, false);
     links[peer]->fd = std::exchange(fd, -1);
     --missing;
   }
@@ -160,29 +217,43 @@ MessageLinks::Link &MessageLinks::link(int peer) {
 
 void MessageLinks::read(int peer) {
   Link &from = *links[peer];
+  std::string failure = "the connection to rank " + std::to_string(peer) +
+                        " closed (the rank failed or finished)";
   while (true) {
-    Header header;
-    if (!readAll(from.fd, &header, sizeof(header)))
-      break;
-    MessageBytes bytes(header.size);
-    if (!readAll(from.fd, bytes.data(), bytes.size()))
+    FrameHeader header;
+    MessageBytes bytes;
+    FrameRead outcome = readFrame(from.fd, from.seal.get(), header, bytes);
+    if (outcome == FrameRead::Altered) {
+      failure = "a message from rank " + std::to_string(peer) +
+                " failed its integrity check (HMAC-SHA256 under the job "
+                "secret): it was altered on the way or did not come from "
+                "that rank, so its link is closed; if no one tampers with "
+                "the network, check that every rank runs with the same "
+                "--link-integrity";
+      std::cerr << "pp: rank " + std::to_string(rank) + ": " + failure + "\n";
+    }
+    if (outcome == FrameRead::TooLarge)
+      failure = "rank " + std::to_string(peer) + " sent a message of " +
+                std::to_string(header.size) +
+                " bytes, more than this rank can allocate";
+    if (outcome != FrameRead::Received)
       break;
     std::lock_guard<std::mutex> lock(mutex);
     from.arrived[{header.channel, header.slot}].push_back(std::move(bytes));
     arrivedOne.notify_all();
   }
+  // The peer learns at once that this end stopped reading.
+  ::shutdown(from.fd, SHUT_RDWR);
   std::lock_guard<std::mutex> lock(mutex);
-  from.failure = "the connection to rank " + std::to_string(peer) +
-                 " closed (the rank failed or finished)";
+  from.failure = failure;
   arrivedOne.notify_all();
 }
 
 void MessageLinks::send(int peer, uint64_t channel, uint64_t slot,
                         const void *bytes, size_t size) {
   Link &to = link(peer);
-  Header header{channel, slot, size};
   std::lock_guard<std::mutex> lock(to.writing);
-  if (!writeAll(to.fd, &header, sizeof(header), bytes, size))
+  if (!writeFrame(to.fd, to.seal.get(), channel, slot, bytes, size))
     throw std::runtime_error("sending a message to rank " +
                              std::to_string(peer) +
                              " failed: " + std::strerror(errno) +
@@ -201,6 +272,7 @@ MessageLinks::waitForMessage(std::unique_lock<std::mutex> &lock, int peer,
     return queue || !from.failure.empty();
   };
   bool arrived = true;
+  RecordedWait recorded(peer);
   if (patience == Patience::UntilSenderEnds)
     arrivedOne.wait(lock, ready);
   else

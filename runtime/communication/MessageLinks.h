@@ -16,6 +16,8 @@
 #define PP_RUNTIME_MESSAGELINKS_H
 
 #include "runtime/communication/Communicator.h"
+#include "runtime/communication/LinkFrames.h"
+#include "runtime/communication/MessageSeal.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -33,26 +35,6 @@ namespace pp::runtime {
 
 class TcpStore;
 
-/// Allocates like std::allocator but leaves a vector's new chars
-/// uninitialized: a message's bytes are read into them at once.
-template <typename T> struct UnfilledAllocator : std::allocator<T> {
-  template <typename U> struct rebind {
-    using other = UnfilledAllocator<U>;
-  };
-  UnfilledAllocator() = default;
-  template <typename U> UnfilledAllocator(const UnfilledAllocator<U> &) {}
-  template <typename U> void construct(U *at) noexcept {
-    ::new (static_cast<void *>(at)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U *at, Args &&...args) {
-    ::new (static_cast<void *>(at)) U(std::forward<Args>(args)...);
-  }
-};
-
-/// The bytes of one message.
-using MessageBytes = std::vector<char, UnfilledAllocator<char>>;
-
 class MessageLinks {
 public:
   /// Connects rank `rank` of a job of `size` ranks to the ranks `peers`
@@ -64,11 +46,14 @@ public:
   /// alongside the others, each within a deadline (ProofGate.h), and refuses,
   /// logging on stderr, one that does not prove it, so that a stranger neither
   /// gets a link nor holds the ranks up, and one from a rank not among `peers`.
-  /// The listener closes once every higher peer has connected. Throws
-  /// std::runtime_error when a peer does not connect within `timeout`.
+  /// The listener closes once every higher peer has connected. The links
+  /// `integrity` names seal their messages with the key their proof gave
+  /// (MessageSeal.h). Throws std::runtime_error when a peer does not
+  /// connect within `timeout`.
   MessageLinks(int rank, int size, const std::vector<int> &peers,
                TcpStore &store, const std::string &host,
-               const std::string &secret, std::chrono::milliseconds timeout);
+               const std::string &secret, LinkIntegrity integrity,
+               std::chrono::milliseconds timeout);
   ~MessageLinks();
   MessageLinks(const MessageLinks &) = delete;
   MessageLinks &operator=(const MessageLinks &) = delete;
@@ -95,6 +80,9 @@ private:
   /// The connection to one peer and what arrived on it.
   struct Link {
     int fd = -1;
+    /// Seals the messages both ways, unless null (LinkIntegrity); used
+    /// under `writing` to send and by the reader to receive.
+    std::unique_ptr<MessageSeal> seal;
     /// Serializes writes of whole messages.
     std::mutex writing;
     std::thread reader;

@@ -43,8 +43,8 @@ ProofGate::~ProofGate() {
   for (Pending &connection : pending)
     refuse(connection, "it had not proved the job secret when " + listener +
                            " stopped listening");
-  for (int fd : proven)
-    ::close(fd);
+  for (const ProvenConnection &connection : proven)
+    ::close(connection.fd);
 }
 
 void ProofGate::refuse(Pending &connection, const std::string &reason) {
@@ -100,8 +100,9 @@ void ProofGate::addPollEntries(std::vector<pollfd> &fds) const {
     fds.push_back({connection.fd, POLLIN, 0});
 }
 
-std::vector<int> ProofGate::advance(const pollfd *entries, size_t count) {
-  std::vector<int> admitted;
+std::vector<ProvenConnection> ProofGate::advance(const pollfd *entries,
+                                                 size_t count) {
+  std::vector<ProvenConnection> admitted;
   for (size_t i = 0; i < count && i < pending.size(); ++i) {
     Pending &connection = pending[i];
     if (!entries[i].revents)
@@ -136,7 +137,9 @@ std::vector<int> ProofGate::advance(const pollfd *entries, size_t count) {
       refuse(connection, "it left during the proof of the job secret");
       continue;
     }
-    admitted.push_back(std::exchange(connection.fd, -1));
+    admitted.push_back(
+        {std::exchange(connection.fd, -1),
+         connection.challenge.linkKey(secret, connection.response)});
   }
   Clock::time_point now = Clock::now();
   for (Pending &connection : pending)
@@ -164,11 +167,11 @@ int ProofGate::msUntilDeadline() const {
   return static_cast<int>(std::max<int64_t>(left.count(), 0));
 }
 
-int ProofGate::admitOne(int listeningFd, Clock::time_point until) {
+ProvenConnection ProofGate::admitOne(int listeningFd, Clock::time_point until) {
   while (proven.empty()) {
     Clock::time_point now = Clock::now();
     if (now >= until)
-      return -1;
+      return {};
     int wait = static_cast<int>(
         std::chrono::ceil<std::chrono::milliseconds>(until - now).count());
     if (int untilDeadline = msUntilDeadline(); untilDeadline >= 0)
@@ -176,16 +179,16 @@ int ProofGate::admitOne(int listeningFd, Clock::time_point until) {
     std::vector<pollfd> fds = {{listeningFd, POLLIN, 0}};
     addPollEntries(fds);
     if (::poll(fds.data(), fds.size(), wait) < 0 && errno != EINTR)
-      return -1;
-    for (int fd : advance(fds.data() + 1, fds.size() - 1))
-      proven.push_back(fd);
+      return {};
+    for (ProvenConnection &connection : advance(fds.data() + 1, fds.size() - 1))
+      proven.push_back(std::move(connection));
     if (fds[0].revents)
       acceptFrom(listeningFd);
   }
-  int fd = proven.front();
+  ProvenConnection connection = std::move(proven.front());
   proven.pop_front();
-  setBlocking(fd, true);
-  return fd;
+  setBlocking(connection.fd, true);
+  return connection;
 }
 
 } // namespace pp::runtime

@@ -27,6 +27,13 @@
 
 namespace pp::runtime {
 
+/// A connection that proved the job's secret, and the key of the link it
+/// opens (ProofChallenge::linkKey).
+struct ProvenConnection {
+  int fd = -1;
+  std::string linkKey;
+};
+
 class ProofGate {
 public:
   using Clock = std::chrono::steady_clock;
@@ -57,7 +64,7 @@ public:
   /// connections refused, closed or past their deadline. Returns the
   /// connections that proved the secret (and were told so), non-blocking,
   /// for the caller to serve.
-  std::vector<int> advance(const pollfd *entries, size_t count);
+  std::vector<ProvenConnection> advance(const pollfd *entries, size_t count);
 
   /// Milliseconds until the earliest deadline of a connection still
   /// proving, -1 when none is: the timeout of the caller's poll.
@@ -65,9 +72,9 @@ public:
 
   /// Accepts on `listener` and proves what connects until a connection has
   /// proved the secret or `until` has passed: that connection (blocking
-  /// again), else -1. A connection proven alongside it waits for the next
-  /// call.
-  int admitOne(int listener, Clock::time_point until);
+  /// again), else one whose fd is -1. A connection proven alongside it
+  /// waits for the next call.
+  ProvenConnection admitOne(int listener, Clock::time_point until);
 
 private:
   /// A connection that has been sent its challenge.
@@ -89,7 +96,7 @@ private:
   /// Oldest first.
   std::deque<Pending> pending;
   /// Proven by admitOne()'s polls, not yet returned.
-  std::deque<int> proven;
+  std::deque<ProvenConnection> proven;
 };
 
 } // namespace pp::runtime

@@ -14,8 +14,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace pp::runtime {
 namespace {
@@ -173,38 +175,58 @@ void setSendTimeout(int fd, std::chrono::milliseconds timeout) {
 }
 
 bool writeAll(int fd, const void *data, size_t size) {
-  const char *bytes = static_cast<const char *>(data);
-  while (size > 0) {
-    ssize_t written = ::send(fd, bytes, size, MSG_NOSIGNAL);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written <= 0)
-      return false;
-    bytes += written;
-    size -= written;
-  }
-  return true;
+  return writeAll(fd, {{data, size}});
 }
 
-bool writeAll(int fd, const void *header, size_t headerSize, const void *data,
-              size_t size) {
-  iovec parts[2] = {{const_cast<void *>(header), headerSize},
-                    {const_cast<void *>(data), size}};
-  msghdr message{};
-  message.msg_iov = parts;
-  message.msg_iovlen = 2;
-  ssize_t written;
-  do
-    written = ::sendmsg(fd, &message, MSG_NOSIGNAL);
-  while (written < 0 && errno == EINTR);
-  if (written < 0)
+/// Whether a send on `fd` that took `took` and sent less than asked ran
+/// into the socket's send timeout: the peer took nothing for that long at
+/// its end (the bytes it did send went before).
+static bool ranIntoSendTimeout(int fd,
+                               std::chrono::steady_clock::duration took) {
+  timeval limit{};
+  socklen_t length = sizeof(limit);
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, &length) != 0)
     return false;
-  size_t fromHeader = std::min(headerSize, static_cast<size_t>(written));
-  size_t fromData = static_cast<size_t>(written) - fromHeader;
-  return writeAll(fd, static_cast<const char *>(header) + fromHeader,
-                  headerSize - fromHeader) &&
-         writeAll(fd, static_cast<const char *>(data) + fromData,
-                  size - fromData);
+  auto timeout = std::chrono::seconds(limit.tv_sec) +
+                 std::chrono::microseconds(limit.tv_usec);
+  return timeout.count() > 0 && took >= timeout;
+}
+
+bool writeAll(int fd, std::initializer_list<ByteRange> parts) {
+  std::vector<iovec> left;
+  for (const ByteRange &part : parts)
+    if (part.size > 0)
+      left.push_back({const_cast<void *>(part.data), part.size});
+  size_t first = 0;
+  while (first < left.size()) {
+    msghdr message{};
+    message.msg_iov = left.data() + first;
+    message.msg_iovlen = left.size() - first;
+    auto start = std::chrono::steady_clock::now();
+    ssize_t written = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written < 0)
+      return false;
+    // A send cut short by the timeout: another would wait as long again.
+    size_t asked = 0;
+    for (size_t i = first; i < left.size(); ++i)
+      asked += left[i].iov_len;
+    if (static_cast<size_t>(written) < asked &&
+        ranIntoSendTimeout(fd, std::chrono::steady_clock::now() - start)) {
+      errno = EAGAIN;
+      return false;
+    }
+    // Skips what went out: whole parts, then the start of the next one.
+    auto sent = static_cast<size_t>(written);
+    while (first < left.size() && sent >= left[first].iov_len)
+      sent -= left[first++].iov_len;
+    if (first < left.size()) {
+      left[first].iov_base = static_cast<char *>(left[first].iov_base) + sent;
+      left[first].iov_len -= sent;
+    }
+  }
+  return true;
 }
 
 bool readAll(int fd, void *data, size_t size) {
@@ -221,13 +243,24 @@ bool readAll(int fd, void *data, size_t size) {
   return true;
 }
 
-std::string peerAddress(int fd) {
+/// The numeric host and port of the other end of `fd`, or nullopt.
+static std::optional<std::pair<std::string, std::string>> peerName(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getpeername(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0)
-    return "an unknown address";
-  auto [host, port] = numeric(address, length);
-  return host + ":" + port;
+    return std::nullopt;
+  return numeric(address, length);
+}
+
+std::string peerAddress(int fd) {
+  auto name = peerName(fd);
+  return name ? name->first + ":" + name->second : "an unknown address";
+}
+
+bool leavesHost(int fd) {
+  auto name = peerName(fd);
+  std::string local = localAddress(fd);
+  return !name || (name->first != local && !isLoopbackAddress(local));
 }
 
 } // namespace pp::runtime

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace pp::runtime {
@@ -57,13 +58,22 @@ void setSendTimeout(int fd, std::chrono::milliseconds timeout);
 /// Sends/receives exactly `size` bytes; false when the connection failed.
 bool writeAll(int fd, const void *data, size_t size);
 bool readAll(int fd, void *data, size_t size);
-/// Sends `header` then `data`, in one system call when the socket takes
-/// them at once.
-bool writeAll(int fd, const void *header, size_t headerSize, const void *data,
-              size_t size);
+/// Bytes to send: where they are and how many.
+struct ByteRange {
+  const void *data;
+  size_t size;
+};
+/// Sends `parts` one after another, in one system call when the socket
+/// takes them at once; false when the connection failed.
+bool writeAll(int fd, std::initializer_list<ByteRange> parts);
 
 /// "address:port" of the other end of the connected socket `fd`.
 std::string peerAddress(int fd);
+
+/// Whether the connection `fd` may cross a network: its two ends' addresses
+/// differ and are not loopback (a connection between one address and
+/// itself stays in this host's kernel).
+bool leavesHost(int fd);
 
 } // namespace pp::runtime
 

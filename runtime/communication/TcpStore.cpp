@@ -122,8 +122,9 @@ private:
       for (size_t i = 0; i < clients.size(); ++i)
         if (fds[firstClient + i].revents && !receive(clients[i], setAny))
           drop(clients[i]);
-      for (int fd : gate.advance(fds.data() + 2, firstClient - 2))
-        clients.push_back(Client{fd, {}, {}});
+      for (const ProvenConnection &proven :
+           gate.advance(fds.data() + 2, firstClient - 2))
+        clients.push_back(Client{proven.fd, {}, {}});
       if (fds[1].revents)
         gate.acceptFrom(listener);
       // A set may answer what other clients wait for, and the requests

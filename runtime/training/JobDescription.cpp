@@ -388,19 +388,19 @@ InferenceJob readInference(Fields fields) {
 } // namespace
 
 std::string formatJobDescription(const JobDescription &job) {
-  Json json = {
-      {"format_version", kJobFormatVersion},
-      {"package", job.packageDir},
-      {"device", job.device},
-      {"threads", job.threads},
-      {"gemm_engine", job.gemmEngine},
-      {"dp", job.dataParallel},
-      {"mesh_order", job.meshOrder},
-      {"tp_collectives", tensorCollectivesName(job.tensorCollectives)},
-      {"timeout_seconds", job.timeoutSeconds},
-      {"cache_dir", job.cacheDir},
-      {"inference", inferenceJson(job.inference)},
-      {"trainer", trainerJson(job.trainer)}};
+  Json json = {{"format_version", kJobFormatVersion},
+               {"package", job.packageDir},
+               {"device", job.device},
+               {"threads", job.threads},
+               {"gemm_engine", job.gemmEngine},
+               {"dp", job.dataParallel},
+               {"mesh_order", job.meshOrder},
+               {"tp_collectives", tensorCollectivesName(job.tensorCollectives)},
+               {"link_integrity", linkIntegrityName(job.linkIntegrity)},
+               {"timeout_seconds", job.timeoutSeconds},
+               {"cache_dir", job.cacheDir},
+               {"inference", inferenceJson(job.inference)},
+               {"trainer", trainerJson(job.trainer)}};
   return json.dump(2) + "\n";
 }
 
@@ -433,6 +433,8 @@ JobDescription parseJobDescription(const std::string &text,
   job.meshOrder = fields.strings("mesh_order");
   job.tensorCollectives = fields.choice(
       "tp_collectives", parseTensorCollectives, "auto, shm, tcp");
+  job.linkIntegrity = fields.choice("link_integrity", parseLinkIntegrity,
+                                    "off, across-hosts, always");
   job.timeoutSeconds =
       static_cast<int>(fields.integer("timeout_seconds", 1, INT_MAX));
   job.cacheDir = fields.string("cache_dir");

@@ -49,6 +49,8 @@ struct JobDescription {
   /// The mesh's axes, outermost first; empty for pp,dp,tp.
   std::vector<std::string> meshOrder;
   TensorCollectives tensorCollectives = TensorCollectives::Auto;
+  /// Which of the job's links seal their messages.
+  LinkIntegrity linkIntegrity = LinkIntegrity::AcrossHosts;
   /// Seconds a rank waits for another before failing.
   int timeoutSeconds = 300;
   /// The cache directory (CacheDirectory.h), where a stage library the

@@ -2,7 +2,8 @@
 # root, build and out): tensor parallelism (tp 2, and tp 2 with sequence
 # parallelism), pipeline parallelism (pp 2, 1F1B) and data parallelism
 # (dp 2) on 2 CPU ranks against 1 rank, at the same global batch, one
-# thread per rank. See bench.sh's header and docs/development.md,
+# thread per rank; pp 2 and dp 2 also with sealed links (--link-integrity
+# always) against the same without. See bench.sh's header and docs/development.md,
 # Benchmarks.
 
 bench_parallel() {
@@ -34,6 +35,13 @@ bench_parallel() {
                  "tp2-sp|tp2-sp|2|8|--stages 1 --tp 2 --sp|$tp_run"
                  "pp2|s2|2|8|--stages 2|"
                  "dp2|s1|2|4|--stages 1|--dp 2")
+  # With --link-integrity, pp 2 and dp 2 once more with every link's
+  # messages sealed (HMAC-SHA256): what sealing the links between machines
+  # costs.
+  if [[ "$("$build/bin/pp-run" --help)" == *"--link-integrity"* ]]; then
+    configs+=("pp2-sealed|s2|2|8|--stages 2|--link-integrity always"
+              "dp2-sealed|s1|2|4|--stages 1|--dp 2 --link-integrity always")
+  fi
   local line config cache ranks microbatches compile run
   for name in "${names[@]}"; do
     case "$name" in

@@ -16,7 +16,11 @@ LABELS = {"gpt": "gpt.traced.pt", "byte-gpt": "byte-gpt-v258.traced.pt"}
 # The configurations parallel.sh may run (tp2-gloo with a choice of tp
 # collectives only).
 CONFIGS = [("1-rank", "1 rank"), ("tp2", "tp 2"), ("tp2-gloo", "tp 2, Gloo"),
-           ("tp2-sp", "tp 2, sp"), ("pp2", "pp 2, 1F1B"), ("dp2", "dp 2")]
+           ("tp2-sp", "tp 2, sp"), ("pp2", "pp 2, 1F1B"), ("dp2", "dp 2"),
+           ("pp2-sealed", "pp 2, sealed"), ("dp2-sealed", "dp 2, sealed")]
+# Runs with every link's messages sealed (--link-integrity always), and the
+# same runs without.
+SEALED = [("pp2-sealed", "pp2"), ("dp2-sealed", "dp2")]
 # The profile's op kinds that talk to other ranks: tensor parallelism's
 # collectives (the sharded ones reduce over the group inside) and the
 # pipeline's messages.
@@ -83,6 +87,12 @@ def print_model(model):
             continue
         print(f"{label:<12}{ms(config['step']):>22}{config['step'][0] / one:>10.2f}  "
               + ("\n" + " " * 46).join(textwrap.wrap(config["communication"], 50)))
+    costs = [f"{configs[sealed]['step'][0] / configs[plain]['step'][0]:.3f}x "
+             f"{plain.replace('2', ' 2')}'s step time"
+             for sealed, plain in SEALED
+             if "step" in configs.get(sealed, {}) and "step" in configs.get(plain, {})]
+    if costs:
+        print("sealed links (HMAC-SHA256 per message): " + ", ".join(costs))
     print(f"\n{'per rank':<12}"
           + "".join(f"{column:>{width}}" for _, column, width in MEMORY)
           + f"{'peak RSS MB':>14}")

@@ -13,6 +13,7 @@
 #include "runtime/communication/FlightRecord.h"
 #include "runtime/core/MappedFile.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,6 +92,51 @@ std::string rankPrefix(int rank, int worldSize) {
   return worldSize > 1 ? "rank " + std::to_string(rank) + ": " : "";
 }
 
+/// Where the SIGTERM handler reports, set before it is installed.
+int stopStatusFd = -1;
+
+/// Copies `text` to `at`; returns the end of the copy.
+char *appendText(char *at, const char *text) {
+  while (*text)
+    *at++ = *text++;
+  return at;
+}
+
+/// Writes the decimal digits of `value` (at least 0) at `at`; returns their
+/// end.
+char *appendDecimal(char *at, int64_t value) {
+  char digits[24];
+  int count = 0;
+  do
+    digits[count++] = static_cast<char>('0' + value % 10);
+  while ((value /= 10) > 0);
+  while (count > 0)
+    *at++ = digits[--count];
+  return at;
+}
+
+/// The SIGTERM handler: a rank the launcher stops while it waits for a
+/// message reports whom it waited for, as a rank that gave up waiting does,
+/// so that the launcher follows the chain of waits to its end; then the
+/// signal ends it as before.
+void reportWaitWhenStopped(int signal) {
+  int64_t waited = 0;
+  int peer = pp::runtime::longestAwaitedPeer(waited);
+  if (peer >= 0) {
+    char line[160];
+    char *at = appendText(line, "communication ");
+    at = appendDecimal(at, peer);
+    at = appendText(at, " stopped after waiting ");
+    at = appendDecimal(at, waited);
+    at = appendText(at, " s for a message from rank ");
+    at = appendDecimal(at, peer);
+    at = appendText(at, "\n");
+    (void)!::write(stopStatusFd, line, static_cast<size_t>(at - line));
+  }
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
 } // namespace
 
 bool writeAll(int fd, std::string_view text) {
@@ -129,6 +175,16 @@ void reportTruncationsAsRankFailures(int rank, int worldSize) {
   truncationStatusFd = statusFd();
   truncationPrefix = std::string(kErrorPrefix) + rankPrefix(rank, worldSize);
   pp::runtime::setTruncationReporter(reportTruncation);
+}
+
+void reportWaitsWhenStopped() {
+  stopStatusFd = statusFd();
+  if (stopStatusFd < 0)
+    return;
+  struct sigaction action {};
+  action.sa_handler = reportWaitWhenStopped;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
 }
 
 int reportRankFailure(int rank, int worldSize, const std::exception &failure) {

@@ -53,6 +53,13 @@ int reportRankFailure(int rank, int worldSize, const std::exception &failure);
 /// summary.
 void reportTruncationsAsRankFailures(int rank, int worldSize);
 
+/// Has a SIGTERM from the launcher that started this rank, while the rank
+/// waits for a message, report whom it waited for (and how long) as a
+/// communication failure, before the signal ends the rank: so a launcher
+/// that stops a rank others wait for learns what that rank waited for in
+/// turn. Does nothing for a rank no pp-run launcher started.
+void reportWaitsWhenStopped();
+
 /// Reports this process's peak resident set so far to the launcher that
 /// started it, if one did; call it last, just before the rank exits.
 void reportPeakResidentMemory();

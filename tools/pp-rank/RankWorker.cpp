@@ -91,6 +91,7 @@ void checkOutputs(const JobDescription &job) {
 
 int runRank(const JobDescription &job, const RendezvousInfo &info) {
   reportTruncationsAsRankFailures(info.rank, info.worldSize);
+  reportWaitsWhenStopped();
   try {
     if (info.rank == 0)
       checkOutputs(job);

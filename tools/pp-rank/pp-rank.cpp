@@ -82,6 +82,7 @@ int main(int argc, char **argv) {
     JobDescription job = readJobDescription(*path);
     adoptSlurmEnvironment();
     RendezvousInfo rendezvous = rendezvousFromEnvironment(job.timeoutSeconds);
+    rendezvous.linkIntegrity = job.linkIntegrity;
     status = runRank(job, rendezvous);
   } catch (const std::exception &failure) {
     // The job file or the environment: before the rank knows its place.

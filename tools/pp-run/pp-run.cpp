@@ -246,6 +246,14 @@ cl::opt<std::string> tensorCollectives(
              "are on one host, else TCP), shm, or tcp (the job's "
              "authenticated TCP links; gloo is another name for it)"),
     cl::value_desc("auto|shm|tcp"), cl::cat(runCategory));
+cl::opt<std::string> linkIntegrity(
+    "link-integrity", cl::init("across-hosts"),
+    cl::desc("Which links between ranks seal every message with an "
+             "HMAC-SHA256 under the job secret, so that no host on the "
+             "network can alter one unseen: across-hosts (default; links "
+             "between machines), always, or off (a network only the job's "
+             "machines share)"),
+    cl::value_desc("across-hosts|always|off"), cl::cat(runCategory));
 cl::opt<bool> shardOptimizer(
     "shard-optimizer",
     cl::desc("Keep 1/D of each stage's optimizer state on each data-parallel "
@@ -709,6 +717,9 @@ std::string optionProblem() {
     return atLeastOne("steps", steps);
   if (timeoutSeconds < 1)
     return atLeastOne("timeout", timeoutSeconds);
+  if (!parseLinkIntegrity(linkIntegrity))
+    return "unknown --link-integrity '" + linkIntegrity +
+           "'; use across-hosts, always or off";
   if (!parseTensorCollectives(tensorCollectives))
     return "unknown --tp-collectives '" + tensorCollectives +
            "'; use auto, shm or tcp (or gloo, another name for tcp)";
@@ -1173,6 +1184,7 @@ JobDescription jobDescription(const std::string &packageDir) {
   job.dataParallel = dataParallel;
   job.meshOrder.assign(meshOrder.begin(), meshOrder.end());
   job.tensorCollectives = *parseTensorCollectives(tensorCollectives);
+  job.linkIntegrity = *parseLinkIntegrity(linkIntegrity);
   job.timeoutSeconds = timeoutSeconds;
   job.cacheDir = absolutePath(cacheRoot(cacheDir));
   job.trainer = trainerOptions();

@@ -17,7 +17,7 @@ namespace {
 // A new field must be written and read by JobDescription.cpp, and set to a
 // value other than its default in nonDefaultJob() below; then update its
 // struct's count here.
-static_assert(fieldCount<JobDescription>() == 11, "JobDescription changed");
+static_assert(fieldCount<JobDescription>() == 12, "JobDescription changed");
 static_assert(fieldCount<InferenceJob>() == 3, "InferenceJob changed");
 static_assert(fieldCount<TrainerOptions>() == 20, "TrainerOptions changed");
 static_assert(fieldCount<LossScalerOptions>() == 2,
@@ -42,6 +42,7 @@ JobDescription nonDefaultJob() {
   job.dataParallel = 2;
   job.meshOrder = {"dp", "pp"};
   job.tensorCollectives = TensorCollectives::Tcp;
+  job.linkIntegrity = LinkIntegrity::Always;
   job.timeoutSeconds = 17;
   job.cacheDir = "/cache";
   job.inference.emplace();
@@ -142,6 +143,7 @@ TEST(JobDescriptionTest, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(back.dataParallel, job.dataParallel);
   EXPECT_EQ(back.meshOrder, job.meshOrder);
   EXPECT_EQ(back.tensorCollectives, job.tensorCollectives);
+  EXPECT_EQ(back.linkIntegrity, job.linkIntegrity);
   EXPECT_EQ(back.timeoutSeconds, job.timeoutSeconds);
   EXPECT_EQ(back.cacheDir, job.cacheDir);
   ASSERT_TRUE(back.inference);

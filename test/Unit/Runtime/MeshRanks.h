@@ -15,14 +15,13 @@ namespace pp::runtime::test {
 inline void
 runMeshRanks(const DeviceMesh &mesh,
              const std::function<void(Communicator &, RankGroups &)> &body) {
-  runRanks(
-      static_cast<int>(mesh.deviceCount()),
-      [&](Communicator &world) {
-        RankGroups groups = splitIntoGroups(world, mesh);
-        body(world, groups);
-      },
-      std::chrono::seconds(30),
-      [&](int rank) { return groupPeers(mesh, rank); });
+  runRanks(static_cast<int>(mesh.deviceCount()),
+           [&](Communicator &world) {
+             RankGroups groups = splitIntoGroups(world, mesh);
+             body(world, groups);
+           },
+           {std::chrono::seconds(30),
+            [&](int rank) { return groupPeers(mesh, rank); }});
 }
 
 } // namespace pp::runtime::test

@@ -113,7 +113,7 @@ runProcessRanks(int size, std::chrono::milliseconds timeout,
     pid_t pid = ::fork();
     if (pid == 0) {
       ::close(ends[0]);
-      std::string outcome = test::runRank(rank, size, port, body, timeout);
+      std::string outcome = test::runRank(rank, size, port, body, {timeout});
       ssize_t written = ::write(ends[1], outcome.data(), outcome.size());
       ::_exit(written == static_cast<ssize_t>(outcome.size()) ? 0 : 1);
     }
@@ -266,7 +266,7 @@ TEST(SharedMemoryCollectives, AMemberThatNeverArrivesFailsTheOthersInTime) {
         }
         rank0Failed.set_value();
       },
-      std::chrono::seconds(1));
+      test::RankOptions(std::chrono::seconds(1)));
 }
 
 TEST(SharedMemoryCollectives, AMemberThatIsGoneFailsTheOthersAtOnce) {

@@ -171,7 +171,7 @@ TEST(Strangers, AtAStartingJobsListenersTheyNeitherFailItNorGetItsData) {
     size_t connected = stranger.connections();
     ranks.emplace_back([&, rank] {
       errors[rank] =
-          runRank(rank, kRanks, port, body, std::chrono::seconds(20));
+          runRank(rank, kRanks, port, body, {std::chrono::seconds(20)});
     });
     // The stranger is at the rank's new listeners (rank 0's: the store's
     // and its links') before the next rank starts.
