@@ -23,6 +23,7 @@
 #define PP_RUNTIME_CHECKPOINTVERIFICATION_H
 
 #include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/checkpoints/CheckpointShards.h"
 #include "runtime/checkpoints/SafeTensors.h"
 
 #include <nlohmann/json.hpp>
@@ -37,14 +38,12 @@
 namespace pp::runtime {
 
 /// The version of the checkpoint layout this pp writes (docs/checkpoints.md);
-/// version 2 added the digests of state.json's "files". Version 1
-/// checkpoints still resume, their values checked but their bytes not.
-inline constexpr int kCheckpointFormatVersion = 2;
+/// version 2 added the digests of state.json's "files", version 3 a file
+/// per stage (CheckpointShards.h). Version 1 checkpoints still resume,
+/// their values checked but their bytes not.
+inline constexpr int kCheckpointFormatVersion = 3;
 /// The oldest version this pp resumes from.
 inline constexpr int kOldestReadableFormatVersion = 1;
-/// A checkpoint's parameters and optimizer state, beside its state.json.
-inline constexpr char kParametersFile[] = "parameters.safetensors";
-inline constexpr char kOptimizerFile[] = "optimizer.safetensors";
 
 /// The SHA-256 (hex) of a safetensors file's metadata: each key and its
 /// value in key order, each followed by a NUL byte.
@@ -80,8 +79,10 @@ void checkTensorValues(const SafeTensorsFile &file,
                        const std::set<std::string> &unchecked = {});
 
 /// Runs every check on `checkpoint`, whose state.json is `state`
-/// (readCheckpointState): both files open, their digests (format version 2
-/// on) and their values (constants, which may hold -inf masks, unchecked).
+/// (readCheckpointState): every file state.json lists is there and opens
+/// (checkpointFiles, CheckpointTensors::open), their digests (format
+/// version 2 on) and their values (constants, which may hold -inf masks,
+/// unchecked).
 /// Throws std::runtime_error saying what is wrong.
 void verifyCheckpoint(const CheckpointRef &checkpoint,
                       const nlohmann::json &state);
