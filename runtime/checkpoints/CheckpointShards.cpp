@@ -22,8 +22,11 @@ constexpr int64_t kShardedFormatVersion = 3;
 int64_t recordCount(const nlohmann::json &record, const char *key,
                     const std::string &name, const std::string &statePath) {
   auto it = record.find(key);
-  if (it == record.end() || !it->is_number_unsigned() ||
-      it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+  bool count = it != record.end() && it->is_number_integer() &&
+               (it->is_number_unsigned()
+                    ? it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)
+                    : it->get<int64_t>() >= 0);
+  if (!count)
     throw std::runtime_error("'" + statePath + "' lists the file '" + name +
                              "' without a \"" + key +
                              "\" that is a non-negative integer");
@@ -38,8 +41,8 @@ const char *contentName(CheckpointContent content) {
 
 std::string shardFileName(CheckpointContent content, int64_t stage) {
   std::ostringstream name;
-  name << contentName(content) << "-stage-" << std::setw(5)
-       << std::setfill('0') << stage << ".safetensors";
+  name << contentName(content) << "-stage-" << std::setw(5) << std::setfill('0')
+       << stage << ".safetensors";
   return name.str();
 }
 
@@ -147,7 +150,9 @@ std::string CheckpointTensors::description() const {
     return "checkpoint file '" + opened.front().path() + "'";
   std::string text = "the checkpoint files";
   for (size_t i = 0; i < opened.size(); ++i)
-    text += (i == 0 ? " '" : i + 1 == opened.size() ? "' and '" : "', '") +
+    text += (i == 0                   ? " '"
+             : i + 1 == opened.size() ? "' and '"
+                                      : "', '") +
             opened[i].path();
   return text + (opened.empty() ? " (none)" : "'");
 }

@@ -36,7 +36,8 @@ enum class CheckpointContent { Parameters, Optimizer };
 /// "parameters" or "optimizer": state.json's "holds" of a file.
 const char *contentName(CheckpointContent content);
 
-/// The file of stage `stage`'s `content`, as "parameters-stage-00003.safetensors".
+/// The file of stage `stage`'s `content`, as
+/// "parameters-stage-00003.safetensors".
 std::string shardFileName(CheckpointContent content, int64_t stage);
 
 /// A tensor file of a checkpoint, as its state.json lists it.

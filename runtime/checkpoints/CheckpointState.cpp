@@ -30,9 +30,9 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
                               kCheckpointStateFile + " " + what);
   };
   std::string statePath = checkpoint + "/" + kCheckpointStateFile;
-  nlohmann::json state = nlohmann::json::parse(
-      readInputFile(statePath, "the checkpoint state"),
-      nullptr, /*allow_exceptions=*/false);
+  nlohmann::json state =
+      nlohmann::json::parse(readInputFile(statePath, "the checkpoint state"),
+                            nullptr, /*allow_exceptions=*/false);
   const nlohmann::json *version =
       state.is_object() && state.contains("format_version")
           ? &state["format_version"]

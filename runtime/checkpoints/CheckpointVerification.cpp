@@ -261,7 +261,8 @@ void verifyCheckpoint(const CheckpointRef &checkpoint,
        {CheckpointContent::Parameters, CheckpointContent::Optimizer}) {
     std::vector<CheckpointFile> listed =
         checkpointFiles(state, statePath, content);
-    CheckpointTensors tensors = CheckpointTensors::open(checkpoint.path, listed);
+    CheckpointTensors tensors =
+        CheckpointTensors::open(checkpoint.path, listed);
     for (size_t i = 0; i < listed.size(); ++i) {
       const SafeTensorsFile &file = tensors.files()[i];
       if (digests)

@@ -190,9 +190,8 @@ ResumePoint CheckpointManager::open(const CheckpointRef &resumed) {
   checkSameTensors(parameters.description(), modelTensors(),
                    parameters.shapes(), "a checkpoint of another model",
                    &parameters);
-  return {resumed.path,      std::move(parameters),
-          state.optimizerFiles, state.step,
-          state.consumedSamples, state.lossScale};
+  return {resumed.path, std::move(parameters), state.optimizerFiles,
+          state.step,   state.consumedSamples, state.lossScale};
 }
 
 void CheckpointManager::restoreOptimizer(const ResumePoint &resumed) {
@@ -246,8 +245,8 @@ void CheckpointManager::save(int64_t step, int64_t cursor,
     for (int64_t stage : context.stages.stages())
       files.update(saveStage(stage, step, temporary, states));
   if (writes)
-    collectFileRecords(*groups.pipeline,
-                       "checkpoint/" + std::to_string(step), files);
+    collectFileRecords(*groups.pipeline, "checkpoint/" + std::to_string(step),
+                       files);
   std::string committed;
   if (reports()) {
     writeFileSynced(temporary + "/" + kCheckpointStateFile,
@@ -256,8 +255,8 @@ void CheckpointManager::save(int64_t step, int64_t cursor,
     committed = commitCheckpoint(checkpoint.directory, temporary, step);
     if (checkpoint.keepLast > 0)
       keepNewestCheckpoints(checkpoint.directory, checkpoint.keepLast);
-    context.log << "checkpoint after step " << step << " saved to "
-                << committed << " (" << std::setprecision(3)
+    context.log << "checkpoint after step " << step << " saved to " << committed
+                << " (" << std::setprecision(3)
                 << std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count()
@@ -273,10 +272,9 @@ void CheckpointManager::save(int64_t step, int64_t cursor,
 /// returns state.json's records of them on the first device of the
 /// tensor-parallel group, which writes them, and an empty object on the
 /// others. Every device of the stage's first replica calls it.
-nlohmann::json
-CheckpointManager::saveStage(int64_t stage, int64_t step,
-                             const std::string &temporary,
-                             const std::map<std::string, ParameterState> &states) {
+nlohmann::json CheckpointManager::saveStage(
+    int64_t stage, int64_t step, const std::string &temporary,
+    const std::map<std::string, ParameterState> &states) {
   const Package &package = context.package;
   const OptimizerOptions &optimizer = context.options.optimizer;
   std::string channel =
@@ -285,11 +283,11 @@ CheckpointManager::saveStage(int64_t stage, int64_t step,
   for (const ParameterInfo &parameter : package.parameters)
     if (parameter.stage == stage)
       owned.push_back(parameter);
-  nlohmann::json files = writeShard(
-      temporary, CheckpointContent::Parameters, stage, owned,
-      heldIn(parameters.hostValues()),
-      {{"format", "pp-parameters"}, {"step", std::to_string(step)}},
-      channel + "/params");
+  nlohmann::json files =
+      writeShard(temporary, CheckpointContent::Parameters, stage, owned,
+                 heldIn(parameters.hostValues()),
+                 {{"format", "pp-parameters"}, {"step", std::to_string(step)}},
+                 channel + "/params");
 
   // Each trained parameter's state with its step count; none before its
   // first step.

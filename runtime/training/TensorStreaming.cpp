@@ -101,9 +101,9 @@ const float *TensorStreamer::wholeValues(const ParameterInfo &parameter,
   const float *values = valuesOf(name);
   if (!parameter.sharding)
     return values;
-  gathered = gatherShardsToFirst(*parameter.sharding, *groups.tensorParallel,
-                                 messageSlot(channel + "/shards/" + name),
-                                 values);
+  gathered =
+      gatherShardsToFirst(*parameter.sharding, *groups.tensorParallel,
+                          messageSlot(channel + "/shards/" + name), values);
   return gathered.data();
 }
 
