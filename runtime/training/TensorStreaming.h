@@ -1,9 +1,10 @@
 //===- TensorStreaming.h - whole tensors from every stage to stage 0 -*- C++ -*-===//
 //
-// params_sha256, --save-params, --save-weights, --save-grads and
-// checkpoints all need the model's tensors whole in one place: stage 0
-// asks each stage for its tensors one at a time, so that it never holds
-// the whole model.
+// params_sha256, --save-params, --save-weights and --save-grads need the
+// model's tensors whole in one place: stage 0 asks each stage for its
+// tensors one at a time, so that it never holds the whole model. A
+// checkpoint's writers need their own stage's tensors whole: the devices
+// of a tensor-parallel group assemble the sharded ones on the first.
 //
 //===----------------------------------------------------------------------===//
 
