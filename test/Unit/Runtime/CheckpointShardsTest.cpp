@@ -4,6 +4,7 @@
 
 #include "runtime/checkpoints/CheckpointState.h"
 #include "runtime/checkpoints/CheckpointVerification.h"
+#include "runtime/checkpoints/PretrainedWeights.h"
 
 #include "ErrorOf.h"
 #include "TemporaryFiles.h"
@@ -207,6 +208,19 @@ TEST(CheckpointShards, VerifiesEveryStagesFile) {
   expectHolds(
       errorOf([&] { verifyCheckpoint(checkpoint.ref, checkpoint.state()); }),
       {"the tensor 'b' in '" + path + "' is damaged"});
+}
+
+TEST(CheckpointShards, WeightsReadACheckpointsParameterFiles) {
+  ShardedCheckpoint checkpoint =
+      writeShardedCheckpoint(freshDirectory("pp-checkpoint-shards-test"));
+  PretrainedWeights weights = PretrainedWeights::open(checkpoint.ref.path);
+  EXPECT_EQ(weights.names(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(weights.description(),
+            checkpoint.ref.path +
+                "/state.json (2 parameter files of a pp checkpoint)");
+  std::vector<float> a(2);
+  weights.read("a", a.data());
+  EXPECT_EQ(a, std::vector<float>(2, 1.0f));
 }
 
 } // namespace
