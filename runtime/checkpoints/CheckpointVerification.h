@@ -3,7 +3,11 @@
 // What a checkpoint's state.json promises about its files, and the checks
 // that hold the files to it before a run resumes (docs/checkpoints.md):
 //
-//  - integrity: state.json (format version 2) records, per file, the
+//  - completeness: every file state.json lists (format version 3: a
+//    parameter and an optimizer file per stage, CheckpointShards.h) is
+//    there, and no tensor is in two of them; a missing one is refused
+//    naming it, its stage and the rank that wrote it;
+//  - integrity: state.json (format version 2 on) records, per file, the
 //    SHA-256 of each tensor's stored bytes and of the file's metadata; the
 //    digest of the bytes read under a name must be the one recorded for
 //    that name, so a flipped byte, a truncated or swapped range (two
