@@ -8,6 +8,7 @@
 #include "runtime/training/Optimizer.h"
 
 #include <chrono>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <stdexcept>
@@ -235,6 +236,15 @@ void CheckpointManager::save(int64_t step, int64_t cursor,
     temporary = beginCheckpoint(checkpoint.directory, step);
   if (writes)
     broadcastText(*groups.pipeline, temporary);
+  std::error_code error;
+  if (writes && !std::filesystem::is_directory(temporary, error))
+    throw std::runtime_error(
+        "cannot save the checkpoint after step " + std::to_string(step) +
+        ": this rank, on " + groups.machines.at(context.world.rank()) +
+        ", does not see '" + temporary +
+        "', the directory rank 0 created for it: --checkpoint-dir must be "
+        "one directory that every machine of the job shares, at the same "
+        "path (docs/checkpoints.md)");
   // Whole on every replica: ZeRO gathers it over the data-parallel group.
   std::map<std::string, ParameterState> states =
       parameters.gatherOptimizerState();
