@@ -29,10 +29,10 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
     return std::runtime_error("checkpoint '" + checkpoint + "': " +
                               kCheckpointStateFile + " " + what);
   };
-  nlohmann::json state = nlohmann::json::parse(
-      readInputFile(checkpoint + "/" + kCheckpointStateFile,
-                    "the checkpoint state"),
-      nullptr, /*allow_exceptions=*/false);
+  std::string statePath = checkpoint + "/" + kCheckpointStateFile;
+  nlohmann::json state =
+      nlohmann::json::parse(readInputFile(statePath, "the checkpoint state"),
+                            nullptr, /*allow_exceptions=*/false);
   const nlohmann::json *version =
       state.is_object() && state.contains("format_version")
           ? &state["format_version"]
@@ -89,6 +89,10 @@ CheckpointState readCheckpointState(const std::string &checkpoint) {
               ? count(saved["skipped_steps"], "the loss scale's skipped_steps")
               : 0};
     }
+    result.parameterFiles =
+        checkpointFiles(state, statePath, CheckpointContent::Parameters);
+    result.optimizerFiles =
+        checkpointFiles(state, statePath, CheckpointContent::Optimizer);
   } catch (const nlohmann::json::exception &e) {
     throw refuse(std::string("lacks a field or has one of the wrong type: ") +
                  e.what());
@@ -104,6 +108,14 @@ std::optional<int64_t> optimizerStepCount(const SafeTensorsFile &file,
     return std::nullopt;
   return parseStepCount(entry->second, "checkpoint file '" + file.path() +
                                            "': the step count '" + key + "'");
+}
+
+std::optional<int64_t> optimizerStepCount(const CheckpointTensors &state,
+                                          const std::string &name) {
+  for (const SafeTensorsFile &file : state.files())
+    if (file.metadata().count(name + "/step"))
+      return optimizerStepCount(file, name);
+  return std::nullopt;
 }
 
 } // namespace pp::runtime

@@ -2,8 +2,9 @@
 //
 // The parts of a checkpoint (docs/checkpoints.md) a resumed run reads before
 // it compares them with its own model and options: state.json's step,
-// sampler cursor, seed, data identity and model fingerprint, and the
-// per-parameter step counts of optimizer.safetensors' metadata. Both are
+// sampler cursor, seed, data identity, model fingerprint and tensor files
+// (CheckpointShards.h), and the per-parameter step counts of the optimizer
+// files' metadata. Both are
 // checked for their format only; a checkpoint of another model or run is
 // the trainer's to refuse.
 //
@@ -12,6 +13,7 @@
 #ifndef PP_RUNTIME_CHECKPOINTSTATE_H
 #define PP_RUNTIME_CHECKPOINTSTATE_H
 
+#include "runtime/checkpoints/CheckpointShards.h"
 #include "runtime/checkpoints/CheckpointVerification.h"
 #include "runtime/checkpoints/SafeTensors.h"
 #include "runtime/core/LossScaleState.h"
@@ -23,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pp::runtime {
 
@@ -39,6 +42,8 @@ struct CheckpointState {
   std::map<std::string, Shape> tensors;
   /// The loss scale of an fp16 run ("loss_scale"); none for f32 and bf16.
   std::optional<LossScaleState> lossScale;
+  /// The files holding the parameters and the optimizer state.
+  std::vector<CheckpointFile> parameterFiles, optimizerFiles;
 };
 
 /// Reads the state.json of the checkpoint directory `checkpoint` (through
@@ -46,7 +51,8 @@ struct CheckpointState {
 /// file or the checkpoint and what is wrong when the file cannot be read,
 /// is not JSON or of another format version, or lacks a field or has one
 /// of the wrong type or out of range (not a non-negative integer where a
-/// step, a cursor, a seed or a dimension is), or lists a tensor twice.
+/// step, a cursor, a seed or a dimension is), lists a tensor twice, or
+/// lists its files wrongly (checkpointFiles).
 CheckpointState readCheckpointState(const std::string &checkpoint);
 
 /// The number of updates of the trained parameter `name` as the metadata
@@ -55,6 +61,10 @@ CheckpointState readCheckpointState(const std::string &checkpoint);
 /// no state of it). Throws std::runtime_error naming the file when the
 /// entry is not a count (parseStepCount).
 std::optional<int64_t> optimizerStepCount(const SafeTensorsFile &file,
+                                          const std::string &name);
+/// optimizerStepCount of the file of `state` whose metadata has the entry
+/// "`name`/step"; nullopt when none has.
+std::optional<int64_t> optimizerStepCount(const CheckpointTensors &state,
                                           const std::string &name);
 
 } // namespace pp::runtime

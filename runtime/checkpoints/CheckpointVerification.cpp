@@ -256,17 +256,21 @@ void verifyCheckpoint(const CheckpointRef &checkpoint,
           tensor.contains("name") && tensor["name"].is_string())
         constants.insert(tensor["name"].get<std::string>());
   bool digests = state["format_version"].get<int64_t>() >= 2;
-  for (const char *name : {kParametersFile, kOptimizerFile}) {
-    SafeTensorsFile file = SafeTensorsFile::open(checkpoint.path + "/" + name);
-    if (digests) {
-      const nlohmann::json *record = nullptr;
-      if (state.contains("files") && state["files"].is_object() &&
-          state["files"].contains(name))
-        record = &state["files"][name];
-      verifyDigests(file, record ? *record : nlohmann::json());
+  std::string statePath = checkpoint.path + "/" + kCheckpointStateFile;
+  for (CheckpointContent content :
+       {CheckpointContent::Parameters, CheckpointContent::Optimizer}) {
+    std::vector<CheckpointFile> listed =
+        checkpointFiles(state, statePath, content);
+    CheckpointTensors tensors =
+        CheckpointTensors::open(checkpoint.path, listed);
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const SafeTensorsFile &file = tensors.files()[i];
+      if (digests)
+        verifyDigests(file, listed[i].record);
+      checkTensorValues(file, content == CheckpointContent::Parameters
+                                  ? constants
+                                  : std::set<std::string>());
     }
-    checkTensorValues(file, name == kParametersFile ? constants
-                                                    : std::set<std::string>());
   }
 }
 

@@ -3,7 +3,11 @@
 // What a checkpoint's state.json promises about its files, and the checks
 // that hold the files to it before a run resumes (docs/checkpoints.md):
 //
-//  - integrity: state.json (format version 2) records, per file, the
+//  - completeness: every file state.json lists (format version 3: a
+//    parameter and an optimizer file per stage, CheckpointShards.h) is
+//    there, and no tensor is in two of them; a missing one is refused
+//    naming it, its stage and the rank that wrote it;
+//  - integrity: state.json (format version 2 on) records, per file, the
 //    SHA-256 of each tensor's stored bytes and of the file's metadata; the
 //    digest of the bytes read under a name must be the one recorded for
 //    that name, so a flipped byte, a truncated or swapped range (two
@@ -23,6 +27,7 @@
 #define PP_RUNTIME_CHECKPOINTVERIFICATION_H
 
 #include "runtime/checkpoints/CheckpointDirectory.h"
+#include "runtime/checkpoints/CheckpointShards.h"
 #include "runtime/checkpoints/SafeTensors.h"
 
 #include <nlohmann/json.hpp>
@@ -37,14 +42,12 @@
 namespace pp::runtime {
 
 /// The version of the checkpoint layout this pp writes (docs/checkpoints.md);
-/// version 2 added the digests of state.json's "files". Version 1
-/// checkpoints still resume, their values checked but their bytes not.
-inline constexpr int kCheckpointFormatVersion = 2;
+/// version 2 added the digests of state.json's "files", version 3 a file
+/// per stage (CheckpointShards.h). Version 1 checkpoints still resume,
+/// their values checked but their bytes not.
+inline constexpr int kCheckpointFormatVersion = 3;
 /// The oldest version this pp resumes from.
 inline constexpr int kOldestReadableFormatVersion = 1;
-/// A checkpoint's parameters and optimizer state, beside its state.json.
-inline constexpr char kParametersFile[] = "parameters.safetensors";
-inline constexpr char kOptimizerFile[] = "optimizer.safetensors";
 
 /// The SHA-256 (hex) of a safetensors file's metadata: each key and its
 /// value in key order, each followed by a NUL byte.
@@ -80,8 +83,10 @@ void checkTensorValues(const SafeTensorsFile &file,
                        const std::set<std::string> &unchecked = {});
 
 /// Runs every check on `checkpoint`, whose state.json is `state`
-/// (readCheckpointState): both files open, their digests (format version 2
-/// on) and their values (constants, which may hold -inf masks, unchecked).
+/// (readCheckpointState): every file state.json lists is there and opens
+/// (checkpointFiles, CheckpointTensors::open), their digests (format
+/// version 2 on) and their values (constants, which may hold -inf masks,
+/// unchecked).
 /// Throws std::runtime_error saying what is wrong.
 void verifyCheckpoint(const CheckpointRef &checkpoint,
                       const nlohmann::json &state);

@@ -2,6 +2,7 @@
 
 #include "runtime/checkpoints/PretrainedWeights.h"
 
+#include "runtime/checkpoints/CheckpointState.h"
 #include "runtime/core/InputFile.h"
 
 #include <nlohmann/json.hpp>
@@ -100,10 +101,13 @@ PretrainedWeights PretrainedWeights::open(const std::string &path) {
       file = (folder / kIndexFile).string();
     else if (fs::exists(folder / kSingleFile, error))
       file = (folder / kSingleFile).string();
+    else if (fs::exists(folder / kCheckpointStateFile, error))
+      return openCheckpoint(path);
     else
       throw std::runtime_error(
           "--weights: the folder '" + path + "' holds neither " + kSingleFile +
-          " nor " + kIndexFile +
+          " nor " + kIndexFile + " nor a pp checkpoint's " +
+          kCheckpointStateFile +
           "; name the .safetensors file or the index to read");
   } else if (!fs::exists(path, error)) {
     throw std::runtime_error("--weights: '" + path +
@@ -153,6 +157,23 @@ PretrainedWeights PretrainedWeights::open(const std::string &path) {
   weights.described +=
       " (" + std::to_string(byShard.size()) +
       (byShard.size() == 1 ? " shard)" : " shards)");
+  return weights;
+}
+
+/// The parameters of the pp checkpoint in `dir`: the files its state.json
+/// lists as holding them.
+PretrainedWeights PretrainedWeights::openCheckpoint(const std::string &dir) {
+  CheckpointState state = readCheckpointState(dir);
+  PretrainedWeights weights;
+  weights.described = dir + "/" + kCheckpointStateFile + " (" +
+                      std::to_string(state.parameterFiles.size()) +
+                      " parameter files of a pp checkpoint)";
+  for (const CheckpointFile &listed : state.parameterFiles) {
+    weights.files.push_back(std::make_unique<SafeTensorsFile>(
+        SafeTensorsFile::open((fs::path(dir) / listed.name).string())));
+    for (const TensorEntry &entry : weights.files.back()->entries())
+      weights.holder[entry.name] = weights.files.back().get();
+  }
   return weights;
 }
 

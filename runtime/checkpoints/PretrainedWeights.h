@@ -4,8 +4,9 @@
 // Face's save_pretrained writes them: one `model.safetensors`, a sharded
 // checkpoint's `model.safetensors.index.json` (its "weight_map" names the
 // shard file of every tensor, files beside the index), or a folder holding
-// either (the index first). F32, F16, BF16 and F64 tensors convert to the
-// model's f32.
+// either (the index first), or a pp checkpoint's DIR/step-N folder (the
+// parameter files its state.json lists, docs/checkpoints.md). F32, F16,
+// BF16 and F64 tensors convert to the model's f32.
 //
 // bindWeights matches the file's names to the model's, as PyTorch's
 // load_state_dict does: model name = prefix + file name (a model name
@@ -30,11 +31,13 @@
 
 namespace pp::runtime {
 
-/// The tensors of one safetensors file or of a sharded checkpoint's files.
+/// The tensors of one safetensors file, of a sharded checkpoint's files, or
+/// of a pp checkpoint's parameter files.
 class PretrainedWeights {
 public:
-  /// Opens `path` (a .safetensors file, an index .json or a folder) and
-  /// every shard; throws std::runtime_error naming the file and the fix.
+  /// Opens `path` (a .safetensors file, an index .json, a folder holding
+  /// either, or a pp checkpoint's step-N folder) and every shard; throws
+  /// std::runtime_error naming the file and the fix.
   static PretrainedWeights open(const std::string &path);
 
   /// What was opened, for messages: "DIR/model.safetensors" or
@@ -48,6 +51,8 @@ public:
   void read(const std::string &name, float *out) const;
 
 private:
+  static PretrainedWeights openCheckpoint(const std::string &dir);
+
   std::string described;
   std::vector<std::unique_ptr<SafeTensorsFile>> files;
   /// Per name: the file that holds it.

@@ -92,4 +92,18 @@ void broadcastFromRank0(RankGroups &groups, void *bytes, size_t size) {
     (*level)->broadcast(bytes, size, 0);
 }
 
+void broadcastText(Communicator &group, std::string &text) {
+  uint64_t length = text.size();
+  group.broadcast(&length, sizeof(length), 0);
+  text.resize(length);
+  group.broadcast(text.data(), length, 0);
+}
+
+void broadcastTextFromRank0(RankGroups &groups, std::string &text) {
+  uint64_t length = text.size();
+  broadcastFromRank0(groups, &length, sizeof(length));
+  text.resize(length);
+  broadcastFromRank0(groups, text.data(), length);
+}
+
 } // namespace pp::runtime

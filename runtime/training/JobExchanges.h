@@ -35,6 +35,14 @@ std::vector<std::string> gatherTextToRank0(RankGroups &groups,
 /// of the job calls it.
 void broadcastFromRank0(RankGroups &groups, void *bytes, size_t size);
 
+/// Copies the `text` of `group`'s rank 0 to its other ranks' `text`. Every
+/// rank of `group` calls it.
+void broadcastText(Communicator &group, std::string &text);
+
+/// Copies job rank 0's `text` to every rank's `text`. Every rank of the job
+/// calls it.
+void broadcastTextFromRank0(RankGroups &groups, std::string &text);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_TRAINING_JOBEXCHANGES_H

@@ -73,7 +73,7 @@ ParameterStore::ParameterStore(const Package &package,
       where(backend.stateDevice()), options(options),
       forwardOnly(forwardOnly), copies(backend) {}
 
-void ParameterStore::initialize(const SafeTensorsFile *saved,
+void ParameterStore::initialize(const CheckpointTensors *saved,
                                 const ModelWeights &weights) {
   // Copies of earlier values would be stale.
   copies.clear();
@@ -171,7 +171,7 @@ void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
 /// gives comes from its file, and frozen and constant tensors always from
 /// the model.
 void ParameterStore::fillInitialValue(const ParameterInfo &parameter,
-                                      const SafeTensorsFile *saved,
+                                      const CheckpointTensors *saved,
                                       const ModelWeights &weights,
                                       pp_tensor *local) {
   const std::string &name = parameter.tensor.name;
@@ -203,17 +203,17 @@ void ParameterStore::fillInitialValue(const ParameterInfo &parameter,
 }
 
 /// Reads the global tensor `name` (of `parameter`'s global shape: the
-/// parameter or a buffer of its optimizer state) from `file` and writes
-/// this rank's shard of it to `local`.
-void ParameterStore::readShard(const SafeTensorsFile &file,
+/// parameter or a buffer of its optimizer state) from the checkpoint files
+/// `saved` and writes this rank's shard of it to `local`.
+void ParameterStore::readShard(const CheckpointTensors &saved,
                                const ParameterInfo &parameter,
                                const std::string &name, float *local) const {
   if (!parameter.sharding) {
-    file.read(name, local);
+    saved.read(name, local);
     return;
   }
   std::vector<float> global(numElements(parameter.globalShape()));
-  file.read(name, global.data());
+  saved.read(name, global.data());
   sliceShard(*parameter.sharding, groups.tensorParallelRank, global.data(),
              local);
 }
@@ -538,7 +538,7 @@ std::map<std::string, ParameterState> ParameterStore::gatherOptimizerState() {
   return states;
 }
 
-void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
+void ParameterStore::loadOptimizerState(const CheckpointTensors &files) {
   std::map<std::string, ParameterInfo> trained;
   for (const ParameterInfo &parameter : trainedParameters(package))
     trained[parameter.tensor.name] = parameter;
@@ -547,7 +547,7 @@ void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
     for (const FlatParameter &held : stage.flat->parameters()) {
       // One that had taken no step keeps none: its state is created at its
       // first step, as in a run that was never interrupted.
-      std::optional<int64_t> steps = optimizerStepCount(file, held.name);
+      std::optional<int64_t> steps = optimizerStepCount(files, held.name);
       if (!steps)
         continue;
       ParameterState &state = states[held.name];
@@ -556,7 +556,7 @@ void ParameterStore::loadOptimizerState(const SafeTensorsFile &file) {
            optimizerBufferNames(options.optimizer)) {
         std::vector<float> &values = state.buffers[buffer];
         values.resize(held.count);
-        readShard(file, trained.at(held.name), held.name + "/" + buffer,
+        readShard(files, trained.at(held.name), held.name + "/" + buffer,
                   values.data());
       }
     }

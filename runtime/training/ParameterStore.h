@@ -15,7 +15,7 @@
 #ifndef PP_RUNTIME_TRAINING_PARAMETERSTORE_H
 #define PP_RUNTIME_TRAINING_PARAMETERSTORE_H
 
-#include "runtime/checkpoints/SafeTensors.h"
+#include "runtime/checkpoints/CheckpointShards.h"
 #include "runtime/package/Package.h"
 #include "runtime/training/Backend.h"
 #include "runtime/training/ComputeCopies.h"
@@ -80,7 +80,7 @@ public:
   /// model's (or random draws, with --init random): the global tensor,
   /// then this rank's slice, so that every layout starts from the same
   /// weights.
-  void initialize(const SafeTensorsFile *saved, const ModelWeights &weights);
+  void initialize(const CheckpointTensors *saved, const ModelWeights &weights);
   /// Connects the tied parameters' holders and lists the gradient sums for
   /// the data-parallel reduction; after initialize, before the first step.
   void prepareTraining();
@@ -168,13 +168,13 @@ public:
   /// The optimizer state of each trained parameter that has taken a step,
   /// whole on every replica.
   std::map<std::string, ParameterState> gatherOptimizerState();
-  /// Sets the optimizer state from a checkpoint's optimizer file `file`,
+  /// Sets the optimizer state from a checkpoint's optimizer files `files`,
   /// checked to hold, of every trained parameter that had taken a step,
   /// the buffers whole ("NAME/BUFFER", global shapes) and the step count:
   /// this rank keeps its shards, and its share with ZeRO. A parameter
   /// without a step count had taken none and keeps no state until its
   /// first step.
-  void loadOptimizerState(const SafeTensorsFile &file);
+  void loadOptimizerState(const CheckpointTensors &files);
 
   ResidentBytes residentBytes() const;
   /// Seconds the reduction spent reducing, and the steps spent waiting for
@@ -193,9 +193,9 @@ private:
                            pp_tensor *gradient, pp_tensor *placedGradient);
   void sumTiedGradients();
   void fillInitialValue(const ParameterInfo &parameter,
-                        const SafeTensorsFile *saved,
+                        const CheckpointTensors *saved,
                         const ModelWeights &weights, pp_tensor *local);
-  void readShard(const SafeTensorsFile &file, const ParameterInfo &parameter,
+  void readShard(const CheckpointTensors &saved, const ParameterInfo &parameter,
                  const std::string &name, float *local) const;
   void prepareGradientReduction();
 

@@ -47,15 +47,8 @@ std::string TensorStreamer::stream(const std::vector<ParameterInfo> &listed,
     size_t bytes = count * sizeof(float);
     int owner = static_cast<int>(stages.rankOf(parameter.stage));
     const float *values = nullptr;
-    if (owner == rank) {
-      values = valuesOf(name);
-      if (parameter.sharding) {
-        gathered = gatherShardsToFirst(
-            *parameter.sharding, *groups.tensorParallel,
-            messageSlot(channel + "/shards/" + name), values);
-        values = gathered.data();
-      }
-    }
+    if (owner == rank)
+      values = wholeValues(parameter, valuesOf, channel, gathered);
     if (!first)
       continue;
     uint64_t request = messageSlot(channel + "/request/" + name);
@@ -82,6 +75,36 @@ std::string TensorStreamer::stream(const std::vector<ParameterInfo> &listed,
     sink(name, entry.shape, values);
   }
   return rank == 0 && first ? digest.finish() : "";
+}
+
+void TensorStreamer::assemble(const std::vector<ParameterInfo> &listed,
+                              const TensorValues &valuesOf,
+                              const std::string &channel,
+                              const TensorSink &sink) {
+  std::map<std::string, const ParameterInfo *> byName;
+  for (const ParameterInfo &parameter : listed)
+    byName[parameter.tensor.name] = &parameter;
+  std::vector<float> gathered;
+  for (const TensorEntry &entry : entriesByName(listed)) {
+    const float *values =
+        wholeValues(*byName.at(entry.name), valuesOf, channel, gathered);
+    if (groups.tensorParallelRank == 0)
+      sink(entry.name, entry.shape, values);
+  }
+}
+
+const float *TensorStreamer::wholeValues(const ParameterInfo &parameter,
+                                         const TensorValues &valuesOf,
+                                         const std::string &channel,
+                                         std::vector<float> &gathered) {
+  const std::string &name = parameter.tensor.name;
+  const float *values = valuesOf(name);
+  if (!parameter.sharding)
+    return values;
+  gathered =
+      gatherShardsToFirst(*parameter.sharding, *groups.tensorParallel,
+                          messageSlot(channel + "/shards/" + name), values);
+  return gathered.data();
 }
 
 } // namespace pp::runtime

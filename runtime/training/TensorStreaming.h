@@ -1,9 +1,10 @@
 //===- TensorStreaming.h - whole tensors from every stage to stage 0 -*- C++ -*-===//
 //
-// params_sha256, --save-params, --save-weights, --save-grads and
-// checkpoints all need the model's tensors whole in one place: stage 0
-// asks each stage for its tensors one at a time, so that it never holds
-// the whole model.
+// params_sha256, --save-params, --save-weights and --save-grads need the
+// model's tensors whole in one place: stage 0 asks each stage for its
+// tensors one at a time, so that it never holds the whole model. A
+// checkpoint's writers need their own stage's tensors whole: the devices
+// of a tensor-parallel group assemble the sharded ones on the first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +59,26 @@ public:
                      const TensorValues &valuesOf, const std::string &channel,
                      const TensorSink &sink);
 
+  /// Hands the tensors `listed`, each held by this rank (the stage its
+  /// entry names runs here), whole to `sink` in name order on the first
+  /// device of this rank's tensor-parallel group: a sharded tensor's
+  /// devices first send their shards to the first one, which assembles
+  /// the global tensor, over message slots named `channel`/shards/NAME.
+  /// Every rank of the tensor-parallel group calls it; a checkpoint's
+  /// writers use it for their stage's files.
+  void assemble(const std::vector<ParameterInfo> &listed,
+                const TensorValues &valuesOf, const std::string &channel,
+                const TensorSink &sink);
+
 private:
+  /// The values of `parameter` (held here) whole on the first device of
+  /// the tensor-parallel group: as `valuesOf` finds them, or for a sharded
+  /// one assembled into `gathered` (garbage on the other devices).
+  const float *wholeValues(const ParameterInfo &parameter,
+                           const TensorValues &valuesOf,
+                           const std::string &channel,
+                           std::vector<float> &gathered);
+
   const RankStages &stages;
   RankGroups &groups;
 };

@@ -118,7 +118,7 @@ public:
     if (scaler)
       checkHalfRange(parameters.hostValues());
     if (resumed)
-      checkpoints.restoreOptimizer(*resumed);
+      checkpoints.restoreOptimizer(*resumePoint);
     // ZeRO-3 holds its share between uses from the start.
     parameters.releaseValues();
     reporter.begin(executor.usesArenas());

@@ -1,10 +1,22 @@
 #!/usr/bin/python3
 """Reads and edits pp checkpoints (docs/checkpoints.md) for the tests.
 
+A checkpoint of format version 3 keeps each stage's tensors in files of its
+own (parameters-stage-SSSSS.safetensors, optimizer-stage-SSSSS.safetensors),
+which state.json's "files" lists; versions 1 and 2 keep them in
+parameters.safetensors and optimizer.safetensors. FILE below is a
+safetensors file, or a checkpoint's directory STEP_DIR: then the file of it
+holding the tensor (or the metadata key) NAME.
+
 Usage:
   checkpoint_files.py summary STEP_DIR
-      prints each safetensors file's metadata format and first names, and
-      state.json's version, step, cursor, global batch and saved mesh;
+      prints the metadata format and first names of the parameter files and
+      of the optimizer files, and state.json's version, step, cursor,
+      global batch and saved mesh;
+  checkpoint_files.py writers STEP_DIR
+      prints each file state.json lists: its name, what it holds, its stage,
+      the job rank that wrote it and its machine, numbered in the order the
+      machines first appear;
   checkpoint_files.py set-shape FILE NAME DIM,DIM...
       rewrites tensor NAME's shape in FILE's header (the data unchanged);
   checkpoint_files.py flip-byte FILE NAME BYTE
@@ -18,8 +30,9 @@ Usage:
   checkpoint_files.py drop-metadata FILE KEY
       removes KEY from FILE's __metadata__;
   checkpoint_files.py downgrade STEP_DIR
-      makes STEP_DIR's state.json format version 1 (no "files" digests), as
-      pp wrote it before the digests;
+      rewrites STEP_DIR as pp wrote checkpoints before the digests and the
+      files per stage: format version 1, every stage's tensors merged into
+      parameters.safetensors and optimizer.safetensors, no "files";
   checkpoint_files.py rehash STEP_DIR
       records the digests of STEP_DIR's files as they are now in its
       state.json (docs/checkpoints.md), so that only the value checks see
@@ -27,10 +40,12 @@ Usage:
 """
 import hashlib
 import json
+import os
 import struct
 import sys
 
-FILES = ("parameters.safetensors", "optimizer.safetensors")
+SINGLE_FILES = {"parameters": "parameters.safetensors",
+                "optimizer": "optimizer.safetensors"}
 
 
 def read(path):
@@ -69,29 +84,91 @@ def record(path):
     return {"metadata_sha256": metadata.hexdigest(), "tensors": tensors}
 
 
+def read_state(directory):
+    with open(f"{directory}/state.json") as f:
+        return json.load(f)
+
+
+def write_state(directory, state):
+    with open(f"{directory}/state.json", "w") as f:
+        json.dump(state, f, indent=2)
+
+
+def files_of(directory, holds):
+    """The names of the files of the checkpoint DIRECTORY holding HOLDS
+    ("parameters" or "optimizer"), in name order."""
+    state = read_state(directory)
+    if state["format_version"] < 3:
+        return [SINGLE_FILES[holds]]
+    return sorted(name for name, record in state["files"].items()
+                  if record["holds"] == holds)
+
+
+def resolve(path, name):
+    """PATH, or the file of the checkpoint directory PATH holding the
+    tensor or the metadata key NAME."""
+    if not os.path.isdir(path):
+        return path
+    for holds in SINGLE_FILES:
+        for file in files_of(path, holds):
+            header, _ = read(f"{path}/{file}")
+            if name in header or name in header.get("__metadata__", {}):
+                return f"{path}/{file}"
+    sys.exit(f"no file of '{path}' holds '{name}'")
+
+
+def merge(directory, names, into):
+    """Writes the tensors and metadata of DIRECTORY's files NAMES into one
+    file INTO there, and removes them."""
+    header, data = {"__metadata__": {}}, b""
+    for name in names:
+        part, part_data = read(f"{directory}/{name}")
+        header["__metadata__"].update(part.pop("__metadata__", {}))
+        for tensor, entry in sorted(part.items(),
+                                    key=lambda e: e[1]["data_offsets"][0]):
+            begin, end = entry["data_offsets"]
+            entry["data_offsets"] = [len(data), len(data) + end - begin]
+            header[tensor] = entry
+            data += part_data[begin:end]
+        os.remove(f"{directory}/{name}")
+    write(f"{directory}/{into}", header, data)
+
+
 def main():
     if sys.argv[1] == "summary":
         directory = sys.argv[2]
-        for name in ("parameters", "optimizer"):
-            header, _ = read(f"{directory}/{name}.safetensors")
-            print(name, header["__metadata__"]["format"], sorted(header)[:3])
-        with open(f"{directory}/state.json") as f:
-            state = json.load(f)
+        for holds in ("parameters", "optimizer"):
+            names = set()
+            for file in files_of(directory, holds):
+                header, _ = read(f"{directory}/{file}")
+                names |= set(header)
+            print(holds, header["__metadata__"]["format"], sorted(names)[:3])
+        state = read_state(directory)
         print(state["format_version"], state["step"],
               state["consumed_samples"], state["global_batch"],
               state["saved_from"]["mesh"])
+    elif sys.argv[1] == "writers":
+        machines = {}
+        for name, listed in sorted(read_state(sys.argv[2])["files"].items()):
+            machine = machines.setdefault(listed["writer_machine"],
+                                          len(machines))
+            print(name, listed["holds"], "stage", listed["stage"],
+                  "rank", listed["writer_rank"], "machine", machine)
     elif sys.argv[1] == "set-shape":
         path, name, dims = sys.argv[2:5]
+        path = resolve(path, name)
         header, data = read(path)
         header[name]["shape"] = [int(d) for d in dims.split(",")]
         write(path, header, data)
     elif sys.argv[1] == "flip-byte":
         path, name, byte = sys.argv[2:5]
+        path = resolve(path, name)
         header, data = read(path)
         at = header[name]["data_offsets"][0] + int(byte)
         edit_data(path, name, int(byte), bytes([data[at] ^ 0xFF]))
     elif sys.argv[1] == "swap-offsets":
         path, first, second = sys.argv[2:5]
+        path = resolve(path, first)
         header, data = read(path)
         a, b = header[first], header[second]
         assert a["data_offsets"][1] - a["data_offsets"][0] == \
@@ -101,34 +178,36 @@ def main():
         write(path, header, data)
     elif sys.argv[1] == "set-value":
         path, name, element, value = sys.argv[2:6]
-        edit_data(path, name, 4 * int(element),
+        edit_data(resolve(path, name), name, 4 * int(element),
                   struct.pack("<f", float(value)))
     elif sys.argv[1] == "set-metadata":
         path, key, value = sys.argv[2:5]
+        path = resolve(path, key)
         header, data = read(path)
         header["__metadata__"][key] = value
         write(path, header, data)
     elif sys.argv[1] == "drop-metadata":
         path, key = sys.argv[2:4]
+        path = resolve(path, key)
         header, data = read(path)
         del header["__metadata__"][key]
         write(path, header, data)
     elif sys.argv[1] == "downgrade":
         directory = sys.argv[2]
-        with open(f"{directory}/state.json") as f:
-            state = json.load(f)
+        for holds, single in SINGLE_FILES.items():
+            merge(directory, files_of(directory, holds), single)
+        state = read_state(directory)
         state["format_version"] = 1
         del state["files"]
-        with open(f"{directory}/state.json", "w") as f:
-            json.dump(state, f, indent=2)
+        write_state(directory, state)
     elif sys.argv[1] == "rehash":
         directory = sys.argv[2]
-        with open(f"{directory}/state.json") as f:
-            state = json.load(f)
-        state["files"] = {name: record(f"{directory}/{name}")
-                          for name in FILES}
-        with open(f"{directory}/state.json", "w") as f:
-            json.dump(state, f, indent=2)
+        state = read_state(directory)
+        for holds in SINGLE_FILES:
+            for name in files_of(directory, holds):
+                state["files"].setdefault(name, {}).update(
+                    record(f"{directory}/{name}"))
+        write_state(directory, state)
     else:
         sys.exit(f"unknown command '{sys.argv[1]}'")
 

@@ -296,7 +296,8 @@ cl::opt<std::string> weightsPath(
     cl::desc("Start the parameters from these Hugging Face safetensors "
              "weights, by name: a .safetensors file, a sharded checkpoint's "
              "model.safetensors.index.json, or their folder (F32, F16, BF16 "
-             "and F64 convert to f32; docs/huggingface.md)"),
+             "and F64 convert to f32; docs/huggingface.md); or from a pp "
+             "checkpoint's DIR/step-N folder"),
     cl::value_desc("file|index|dir"), cl::cat(runCategory));
 cl::opt<std::string> weightsPrefix(
     "weights-prefix",

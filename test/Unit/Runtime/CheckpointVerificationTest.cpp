@@ -41,8 +41,10 @@ void expectThrows(Run run, const std::vector<std::string> &expected) {
   }
 }
 
-/// A checkpoint as the trainer saves one: parameters "w" (2x2), "b" (2)
-/// and the constant "mask" (2, holding -inf), AdamW state for w and b.
+/// A checkpoint as the trainer saved one in format version 2, all stages'
+/// tensors in one file each (CheckpointShardsTest has version 3's files
+/// per stage): parameters "w" (2x2), "b" (2) and the constant "mask" (2,
+/// holding -inf), AdamW state for w and b.
 struct Checkpoint {
   std::string dir;
   CheckpointRef ref;
@@ -82,7 +84,7 @@ Checkpoint writeCheckpoint(const std::string &dir, int64_t step) {
          {"step", steps},
          {"b/step", steps},
          {"w/step", steps}});
-  nlohmann::json state = {{"format_version", kCheckpointFormatVersion},
+  nlohmann::json state = {{"format_version", 2},
                           {"step", step},
                           {"consumed_samples", 4 * step},
                           {"model",
@@ -293,9 +295,9 @@ TEST(CheckpointVerification, ReadsStateFilesCarefully) {
                  {path, expected});
   };
   nlohmann::json edited = state;
-  edited["format_version"] = 3;
-  expectState(edited, "is of checkpoint format version 3; this pp reads "
-                      "versions 1 to 2");
+  edited["format_version"] = 4;
+  expectState(edited, "is of checkpoint format version 4; this pp reads "
+                      "versions 1 to 3");
   edited.erase("format_version");
   expectState(edited, "format version (none given)");
   edited = state;
