@@ -11,6 +11,7 @@
 #include "runtime/package/StageLibraryCache.h"
 #include "runtime/pp_runtime.h"
 #include "runtime/training/Backend.h"
+#include "runtime/training/PackageAgreement.h"
 #include "runtime/training/Trainer.h"
 
 #include <filesystem>
@@ -110,6 +111,7 @@ int runRank(const JobDescription &job, const RendezvousInfo &info) {
     RankGroups groups = connectRankGroups(package, world, job.dataParallel,
                                           job.meshOrder,
                                           job.tensorCollectives);
+    checkSamePackage(groups, packageIdentity(package));
     std::unique_ptr<Backend> backend = createBackend(job, groups);
     package.loadStageLibrary(stageLibraryFor(package, backend->stageTarget(),
                                              job.cacheDir, std::cerr));
