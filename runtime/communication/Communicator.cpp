@@ -100,13 +100,13 @@ Communicator::Communicator(const RendezvousInfo &info)
                                        info.rank == 0, info.jobSecret,
                                        info.timeout, info.storeListener);
   });
-  // Listen where the others can reach this rank: the master address on
-  // rank 0 or in a single-machine job (loopback for a local one), else the
-  // address of the interface this rank reaches the store through, which
-  // routes between the job's machines (a host name may not resolve to it).
+  // Listen where the others can reach this rank: loopback in a local job,
+  // else the address of the interface this rank reaches the store through,
+  // which routes between the job's machines (a host name may not resolve
+  // to it, and MASTER_ADDR may only forward to rank 0's machine).
   std::string host = info.masterAddr;
   bool local = info.masterAddr == "127.0.0.1" || info.masterAddr == "localhost";
-  if (info.rank != 0 && !local) {
+  if (!local) {
     host = store->localAddress();
     if (isLoopbackAddress(host))
       throw std::runtime_error(

@@ -73,10 +73,11 @@ public:
   /// Links each rank with its `info.peers`; a world of one needs no
   /// network. Rank 0 serves the rendezvous store on `info.masterAddr` only
   /// (or on the launcher's `info.storeListener`), and a rank leaves it once
-  /// its links stand; rank 0, and every rank of a local job
-  /// (127.0.0.1, localhost), listens for the others on `info.masterAddr`
-  /// too, any other rank on the address of its interface that reaches the
-  /// store; every connection to a listener proves `info.jobSecret` before
+  /// its links stand; every rank of a local job (127.0.0.1, localhost)
+  /// listens for the others on `info.masterAddr` too, a rank of any other
+  /// job on the address of its interface that reaches the store (rank 0's
+  /// too: MASTER_ADDR may only forward to it); every connection to a
+  /// listener proves `info.jobSecret` before
   /// it carries a byte of the job's data. Messages and collectives reach
   /// linked ranks only.
   explicit Communicator(const RendezvousInfo &info);

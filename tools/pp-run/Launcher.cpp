@@ -328,12 +328,18 @@ private:
     int port = node.masterPort;
     if (node.firstRank == 0) {
       std::string problem;
-      storeListener = pp::runtime::listenOn(node.masterAddr, port, problem);
+      const std::string &bind =
+          node.storeBind.empty() ? node.masterAddr : node.storeBind;
+      storeListener = pp::runtime::listenOn(bind, port, problem);
       if (storeListener < 0)
-        return "cannot serve the rendezvous store on " + node.masterAddr +
-               ":" + std::to_string(port) + ": " + problem +
-               " (is --master-port in use? is --master-addr an address of "
-               "this machine?)";
+        return "cannot serve the rendezvous store on " + bind + ":" +
+               std::to_string(port) + ": " + problem +
+               (node.storeBind.empty()
+                    ? " (is --master-port in use? is --master-addr an "
+                      "address of this machine? if it forwards here, give "
+                      "--rdzv-bind an address of this machine)"
+                    : " (is --master-port in use? is --rdzv-bind an "
+                      "address of this machine?)");
       ::fcntl(storeListener, F_SETFD, FD_CLOEXEC);
       std::string address = pp::runtime::listeningAddress(storeListener);
       port = std::stoi(address.substr(address.find(' ') + 1));
@@ -341,7 +347,8 @@ private:
       if (node.localRanks < node.worldSize &&
           pp::runtime::isLoopbackAddress(host)) {
         ::close(std::exchange(storeListener, -1));
-        return "--master-addr " + node.masterAddr +
+        return (node.storeBind.empty() ? "--master-addr " + node.masterAddr
+                                       : "--rdzv-bind " + node.storeBind) +
                " is a loopback address here (" + host +
                "), which the other machines cannot reach; give an address "
                "of this machine on the network they share (not a name "

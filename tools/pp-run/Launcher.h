@@ -26,6 +26,11 @@ struct NodeLaunch {
   /// port it picks (a job on one machine).
   std::string masterAddr = "127.0.0.1";
   int masterPort = 0;
+  /// Where the store listens when that is not `masterAddr` (pp-run
+  /// --rdzv-bind): an address of node 0, or 0.0.0.0 for all of them, where
+  /// `masterAddr` forwards to node 0 without being its own (a Kubernetes
+  /// ClusterIP, a load balancer); empty: `masterAddr`.
+  std::string storeBind;
   /// The job's secret; empty: the launcher makes one (a job on one machine).
   std::string secret;
 };

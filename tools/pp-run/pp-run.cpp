@@ -114,6 +114,14 @@ cl::opt<std::string> masterAddr(
     cl::desc("With --nnodes above 1: an address of node 0 that every node "
              "reaches (rank 0 serves the rendezvous store there)"),
     cl::cat(runCategory));
+cl::opt<std::string> rendezvousBind(
+    "rdzv-bind",
+    cl::desc("With --nnodes above 1, on node 0: where the rendezvous store "
+             "listens, when --master-addr forwards to this machine without "
+             "being its own address (a Kubernetes ClusterIP, a load "
+             "balancer): an address of this machine, or 0.0.0.0 for all; "
+             "the other nodes still connect to --master-addr"),
+    cl::value_desc("address"), cl::cat(runCategory));
 cl::opt<unsigned> masterPort(
     "master-port", cl::init(29500),
     cl::desc("With --nnodes above 1: the rendezvous store's port on "
@@ -918,6 +926,12 @@ std::optional<NodeLaunch> nodeLaunch(const DeviceMesh &mesh,
   }
   node.localRanks = perNode;
   node.firstRank = static_cast<int>(nodeRank) * perNode;
+  if (nodes == 1 && !rendezvousBind.empty()) {
+    problem = "--rdzv-bind places the rendezvous store of a job over "
+              "several machines (--nnodes above 1); a job on one machine "
+              "serves it on loopback";
+    return std::nullopt;
+  }
   if (nodes == 1) {
     // One machine: loopback, any free port unless one is asked for.
     if (!masterAddr.empty())
@@ -952,6 +966,7 @@ std::optional<NodeLaunch> nodeLaunch(const DeviceMesh &mesh,
   }
   node.masterAddr = masterAddr;
   node.masterPort = static_cast<int>(masterPort);
+  node.storeBind = rendezvousBind;
   return node;
 }
 
