@@ -58,6 +58,37 @@ std::vector<int> linkedPeers(const RendezvousInfo &info) {
   return peers;
 }
 
+/// Throws on every rank, naming the ranks (and the addresses they listen
+/// on, `host` here) whose `info.agreement` is not rank 0's, unless all
+/// agree; rank 0 compares what every rank published in `store`.
+void checkAgreement(TcpStore &store, const RendezvousInfo &info,
+                    const std::string &host) {
+  auto bytes = [](const std::string &text) {
+    return std::vector<char>(text.begin(), text.end());
+  };
+  auto text = [](const std::vector<char> &bytes) {
+    return std::string(bytes.begin(), bytes.end());
+  };
+  store.set("agreement/" + std::to_string(info.rank), bytes(info.agreement));
+  store.set("address/" + std::to_string(info.rank), bytes(host));
+  if (info.rank == 0) {
+    std::string differing;
+    int count = 0;
+    for (int rank = 1; rank < info.worldSize; ++rank)
+      if (text(store.get("agreement/" + std::to_string(rank))) !=
+          info.agreement)
+        differing += (count++ ? ", " : "") + std::to_string(rank) + " (at " +
+                     text(store.get("address/" + std::to_string(rank))) + ")";
+    store.set("agreement",
+              bytes(count == 0 ? ""
+                               : (count == 1 ? "rank " : "ranks ") + differing +
+                                     " " + info.disagreement));
+  }
+  std::string refusal = text(store.get("agreement"));
+  if (!refusal.empty())
+    throw std::runtime_error(refusal);
+}
+
 } // namespace
 
 std::optional<LinkIntegrity> parseLinkIntegrity(const std::string &name) {
@@ -116,6 +147,8 @@ Communicator::Communicator(const RendezvousInfo &info)
           "this rank; give an address of rank 0's machine on the network "
           "the machines share (not a name /etc/hosts maps to 127.0.1.1)");
   }
+  if (!info.agreement.empty())
+    checkAgreement(*store, info, host);
   std::vector<int> peers = linkedPeers(info);
   exchangeWith(-1, "connecting the ranks", [&] {
     links = std::make_shared<MessageLinks>(myRank, size, peers, *store, host,

@@ -52,6 +52,11 @@ struct RendezvousInfo {
   std::optional<std::vector<int>> peers;
   /// Which links seal their messages: the same on every rank.
   LinkIntegrity linkIntegrity = LinkIntegrity::AcrossHosts;
+  /// What every rank must hold the same of before the ranks link (pp-rank:
+  /// its package's identity), and what a refusal says after the ranks
+  /// that differ from rank 0 ("loaded another package than rank 0: ...").
+  /// Empty: nothing to agree on.
+  std::string agreement, disagreement;
 };
 
 /// How long a receive waits for its message.

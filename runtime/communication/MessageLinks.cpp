@@ -36,8 +36,8 @@ struct Closer {
 };
 
 /// The waits for a message in progress, for longestAwaitedPeer(): a slot's
-/// peer plus one (0: free) and when its wait began, in steady-clock
-/// seconds.
+/// peer plus one (0: free, -1: being claimed) and when its wait began, in
+/// steady-clock seconds.
 constexpr size_t kWaitSlots = 16;
 std::atomic<int> awaitedPeers[kWaitSlots];
 std::atomic<int64_t> waitStarts[kWaitSlots];
@@ -55,8 +55,11 @@ public:
   explicit RecordedWait(int peer) {
     for (size_t i = 0; i < kWaitSlots && slot < 0; ++i) {
       int free = 0;
-      if (awaitedPeers[i].compare_exchange_strong(free, peer + 1)) {
+      // Claimed, timed, then published: a reader never sees a peer with
+      // another wait's start.
+      if (awaitedPeers[i].compare_exchange_strong(free, -1)) {
         waitStarts[i].store(steadySeconds());
+        awaitedPeers[i].store(peer + 1);
         slot = static_cast<int>(i);
       }
     }
@@ -94,12 +97,12 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
                            const std::string &secret, LinkIntegrity integrity,
                            std::chrono::milliseconds timeout)
     : rank(rank), timeout(timeout) {
-  // The seal of a link whose proof gave `key`, when `integrity` asks for
-  // one.
-  auto sealFor = [&](int fd, const std::string &key, bool connecting) {
-    bool seals = integrity == LinkIntegrity::Always ||
-                 (integrity == LinkIntegrity::AcrossHosts && leavesHost(fd));
-    return seals ? std::make_unique<MessageSeal>(key, connecting) : nullptr;
+  // Whether this end wants the link on `fd` sealed; a link is sealed when
+  // either end wants it, so that neither end's view of the addresses (a
+  // NAT, a proxy) leaves the other end's messages unchecked.
+  auto wantsSeal = [&](int fd) -> uint8_t {
+    return integrity == LinkIntegrity::Always ||
+           (integrity == LinkIntegrity::AcrossHosts && leavesHost(fd));
   };
   for (int peer = 0; peer < size; ++peer)
     links.push_back(std::make_unique<Link>());
@@ -130,13 +133,21 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
     setReceiveTimeout(fd, timeout);
     std::string key;
     problem = proveToPeer(fd, secret, &key);
+    // This rank's claim and whether it seals; the peer answers whether it
+    // does.
     int32_t me = rank;
-    if (problem.empty() && !writeAll(fd, &me, sizeof(me)))
+    uint8_t mine = wantsSeal(fd), theirs = 0;
+    if (problem.empty() &&
+        !writeAll(fd, {{&me, sizeof(me)}, {&mine, sizeof(mine)}}))
       problem = "it closed the connection";
+    if (problem.empty() && !readAll(fd, &theirs, sizeof(theirs)))
+      problem = "it refused this rank's claim to be rank " +
+                std::to_string(rank) + " (or closed the connection)";
     if (!problem.empty())
       throw std::runtime_error("connecting to rank " + std::to_string(peer) +
                                ": " + problem);
-    links[peer]->seal = sealFor(fd, key, true);
+    if (mine || theirs)
+      links[peer]->seal = std::make_unique<MessageSeal>(key, true, rank, peer);
     links[peer]->fd = std::exchange(fd, -1);
   }
 
@@ -168,16 +179,22 @@ MessageLinks::MessageLinks(int rank, int size, const std::vector<int> &peers,
     // A proven peer knows the secret: it is a rank, which says which at once.
     setReceiveTimeout(fd, std::min(timeout, kProofTimeout));
     int32_t peer = -1;
+    uint8_t theirs = 0, mine = wantsSeal(fd);
     if (!readAll(fd, &peer, sizeof(peer)) ||
+        !readAll(fd, &theirs, sizeof(theirs)) ||
         !std::binary_search(higher, peers.end(), peer) ||
-        links[peer]->fd >= 0) {
+        links[peer]->fd >= 0 || !writeAll(fd, &mine, sizeof(mine))) {
       logRefusal(name, peerAddress(fd),
                  "it claims to be rank " + std::to_string(peer) +
                      ", which is not a higher rank this rank links with "
                      "still to connect");
       continue;
     }
-    links[peer]->seal = sealFor(fd, proven.linkKey, false);
+    // The seal's keys name both ranks: a claim altered on the way makes
+    // the first message fail its check.
+    if (mine || theirs)
+      links[peer]->seal =
+          std::make_unique<MessageSeal>(proven.linkKey, false, peer, rank);
     links[peer]->fd = std::exchange(fd, -1);
     --missing;
   }

@@ -60,8 +60,10 @@ struct MessageSeal::Keyed {
   }
 };
 
-MessageSeal::MessageSeal(const std::string &linkKey, bool connecting) {
-  // A key per direction: HMAC(link key, "up" or "down").
+MessageSeal::MessageSeal(const std::string &linkKey, bool connecting,
+                         int connector, int acceptor) {
+  // A key per direction: HMAC(link key, "up" or "down", the ranks).
+  int32_t ranks[2] = {connector, acceptor};
   auto direction = [&](const char *label) {
     MacContext derive = keyedHmac(linkKey.data(), linkKey.size());
     unsigned char key[EVP_MAX_MD_SIZE];
@@ -69,6 +71,9 @@ MessageSeal::MessageSeal(const std::string &linkKey, bool connecting) {
     if (!EVP_MAC_update(derive.get(),
                         reinterpret_cast<const unsigned char *>(label),
                         std::char_traits<char>::length(label)) ||
+        !EVP_MAC_update(derive.get(),
+                        reinterpret_cast<const unsigned char *>(ranks),
+                        sizeof(ranks)) ||
         !EVP_MAC_final(derive.get(), key, &length, sizeof(key)))
       throw std::runtime_error("cannot derive a link's keys (OpenSSL HMAC)");
     return std::unique_ptr<Keyed>(new Keyed{keyedHmac(key, length)});

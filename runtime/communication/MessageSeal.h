@@ -6,9 +6,9 @@
 // (JobSecret.h); from then on each piece of a message (its header, its
 // bytes: LinkFrames.h) carries a seal: HMAC-SHA256, truncated to 16 bytes,
 // of the piece's number in its direction and its bytes, under a key for
-// that direction derived from the link's key. A piece altered, dropped,
-// replayed or reordered on the way, or made by a host that does not know
-// the secret, fails the receiver's check.
+// that direction derived from the link's key and the two ranks. A piece
+// altered, dropped, replayed or reordered on the way, or made by a host that
+// does not know the secret, fails the receiver's check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,10 +28,13 @@ public:
   static constexpr size_t kTagBytes = 16;
   using Tag = std::array<unsigned char, kTagBytes>;
 
-  /// The seal of one end of a link whose key is `linkKey`: `connecting` for
-  /// the end that connected. Throws std::runtime_error when OpenSSL has no
-  /// HMAC.
-  MessageSeal(const std::string &linkKey, bool connecting);
+  /// The seal of one end of a link whose key is `linkKey`, between job
+  /// ranks `connector` and `acceptor`: `connecting` for the end that
+  /// connected. Both ranks enter the keys, so the ends agree on them only
+  /// when each is the rank the other takes it for. Throws
+  /// std::runtime_error when OpenSSL has no HMAC.
+  MessageSeal(const std::string &linkKey, bool connecting, int connector,
+              int acceptor);
   ~MessageSeal();
   MessageSeal(const MessageSeal &) = delete;
   MessageSeal &operator=(const MessageSeal &) = delete;

@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -178,18 +179,15 @@ bool writeAll(int fd, const void *data, size_t size) {
   return writeAll(fd, {{data, size}});
 }
 
-/// Whether a send on `fd` that took `took` and sent less than asked ran
-/// into the socket's send timeout: the peer took nothing for that long at
-/// its end (the bytes it did send went before).
-static bool ranIntoSendTimeout(int fd,
-                               std::chrono::steady_clock::duration took) {
+/// The send timeout of `fd` (SO_SNDTIMEO; 0: none).
+static std::chrono::milliseconds sendTimeout(int fd) {
   timeval limit{};
   socklen_t length = sizeof(limit);
   if (::getsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, &length) != 0)
-    return false;
-  auto timeout = std::chrono::seconds(limit.tv_sec) +
-                 std::chrono::microseconds(limit.tv_usec);
-  return timeout.count() > 0 && took >= timeout;
+    return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::seconds(limit.tv_sec) +
+      std::chrono::microseconds(limit.tv_usec));
 }
 
 bool writeAll(int fd, std::initializer_list<ByteRange> parts) {
@@ -197,26 +195,36 @@ bool writeAll(int fd, std::initializer_list<ByteRange> parts) {
   for (const ByteRange &part : parts)
     if (part.size > 0)
       left.push_back({const_cast<void *>(part.data), part.size});
+  // The send timeout bounds a stall, not the whole write: a large message
+  // that keeps going out takes as long as it takes.
+  std::chrono::milliseconds timeout = sendTimeout(fd);
+  auto lastProgress = std::chrono::steady_clock::now();
   size_t first = 0;
   while (first < left.size()) {
     msghdr message{};
     message.msg_iov = left.data() + first;
     message.msg_iovlen = left.size() - first;
-    auto start = std::chrono::steady_clock::now();
-    ssize_t written = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    ssize_t written = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (written < 0 && errno == EINTR)
       continue;
-    if (written < 0)
+    if (written < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       return false;
-    // A send cut short by the timeout: another would wait as long again.
-    size_t asked = 0;
-    for (size_t i = first; i < left.size(); ++i)
-      asked += left[i].iov_len;
-    if (static_cast<size_t>(written) < asked &&
-        ranIntoSendTimeout(fd, std::chrono::steady_clock::now() - start)) {
-      errno = EAGAIN;
-      return false;
+    if (written < 0) {
+      int wait = -1;
+      if (timeout.count() > 0) {
+        auto remaining = std::chrono::ceil<std::chrono::milliseconds>(
+            lastProgress + timeout - std::chrono::steady_clock::now());
+        if (remaining.count() <= 0) {
+          errno = EAGAIN;
+          return false;
+        }
+        wait = static_cast<int>(remaining.count());
+      }
+      pollfd room{fd, POLLOUT, 0};
+      ::poll(&room, 1, wait);
+      continue;
     }
+    lastProgress = std::chrono::steady_clock::now();
     // Skips what went out: whole parts, then the start of the next one.
     auto sent = static_cast<size_t>(written);
     while (first < left.size() && sent >= left[first].iov_len)

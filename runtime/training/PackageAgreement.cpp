@@ -3,11 +3,8 @@
 #include "runtime/training/PackageAgreement.h"
 
 #include "runtime/core/Sha256.h"
-#include "runtime/training/JobExchanges.h"
 
 #include <nlohmann/json.hpp>
-
-#include <stdexcept>
 
 namespace pp::runtime {
 
@@ -26,27 +23,11 @@ std::string packageIdentity(const Package &package) {
   return sha.hex();
 }
 
-void checkSamePackage(RankGroups &groups, const std::string &identity) {
-  std::vector<std::string> identities = gatherTextToRank0(groups, identity);
-  std::string refusal, differing;
-  int count = 0;
-  for (size_t rank = 1; rank < identities.size(); ++rank)
-    if (identities[rank] != identities[0]) {
-      differing += (count++ ? ", " : "") + std::to_string(rank) + " (on " +
-                   groups.machines.at(rank) + ")";
-    }
-  if (count > 0)
-    refusal = (count == 1 ? "rank " : "ranks ") + differing +
-              " loaded another package than rank 0 (on " +
-              groups.machines.at(0) +
-              "): its stage sources, parameters or mesh differ, so the "
-              "ranks would not exchange the same tensors. Every machine "
-              "must run the same package: compile it once and give every "
-              "machine its directory, share --cache-dir, or pin the cuts "
-              "with --split-points";
-  broadcastTextFromRank0(groups, refusal);
-  if (!refusal.empty())
-    throw std::runtime_error(refusal);
-}
+const char *const kPackageDisagreement =
+    "loaded another package than rank 0: its stage sources, parameters or "
+    "mesh differ, so the ranks would not exchange the same tensors. Every "
+    "machine must run the same package: compile it once and give every "
+    "machine its directory, share --cache-dir, or pin the cuts with "
+    "--split-points";
 
 } // namespace pp::runtime

@@ -4,7 +4,8 @@
 // their own disk (or compile it there): a node whose partitioner measured
 // other rates cuts the model elsewhere, and its ranks would exchange
 // tensors of other shapes with the others, or none at all. Before anything
-// else, the ranks compare what makes two packages interchangeable: the
+// else (before they link: packages with other meshes would link other
+// ranks), the ranks compare what makes two packages interchangeable: the
 // package's sources and parameters (not its compiled libraries, which
 // compilers build differently) and its mesh.
 //
@@ -14,7 +15,6 @@
 #define PP_RUNTIME_TRAINING_PACKAGEAGREEMENT_H
 
 #include "runtime/package/Package.h"
-#include "runtime/training/RankGroups.h"
 
 #include <string>
 
@@ -25,10 +25,10 @@ namespace pp::runtime {
 /// packages that run together.
 std::string packageIdentity(const Package &package);
 
-/// Throws std::runtime_error on every rank, naming the ranks and machines
-/// that differ from job rank 0, unless every rank's `identity`
-/// (packageIdentity) is rank 0's. Every rank of the job calls it.
-void checkSamePackage(RankGroups &groups, const std::string &identity);
+/// What a job whose ranks loaded different packages says after the ranks
+/// that differ (RendezvousInfo::disagreement): why it stops and how to fix
+/// it.
+extern const char *const kPackageDisagreement;
 
 } // namespace pp::runtime
 

@@ -93,6 +93,14 @@ DeviceMesh jobMesh(const Package &package, int64_t dataParallel,
         std::to_string(worldSize) + "; start one rank per device (--nproc " +
         std::to_string(mesh.deviceCount()) + ")");
   for (const MeshAxis &axis : mesh.axes()) {
+    bool data = axis.kind == AxisKind::DataReplicate ||
+                axis.kind == AxisKind::DataShard;
+    if (data && axis.name != "dp" && axis.size > 1)
+      throw std::runtime_error(
+          "the package's mesh has a data axis '" + axis.name + "' of size " +
+          std::to_string(axis.size) +
+          "; pp-run adds data parallelism itself (--dp): compile the "
+          "package without that axis");
     if (axis.kind == AxisKind::Context && axis.size > 1)
       throw std::runtime_error(
           "the package's mesh has a context axis '" + axis.name +

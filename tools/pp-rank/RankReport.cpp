@@ -115,14 +115,15 @@ char *appendDecimal(char *at, int64_t value) {
   return at;
 }
 
-/// The SIGTERM handler: a rank the launcher stops while it waits for a
-/// message reports whom it waited for, as a rank that gave up waiting does,
-/// so that the launcher follows the chain of waits to its end; then the
-/// signal ends it as before.
-void reportWaitWhenStopped(int signal) {
+/// The SIGTERM handler: a rank its launcher (its parent) stops while it
+/// waits for a message reports whom it waited for, as a rank that gave up
+/// waiting does, so that the launcher follows the chain of waits to its end;
+/// then the signal ends it as before.
+void reportWaitWhenStopped(int signal, siginfo_t *sender, void *) {
   int64_t waited = 0;
   int peer = pp::runtime::longestAwaitedPeer(waited);
-  if (peer >= 0) {
+  // Only the launcher's SIGTERM: a rank someone else stops failed by that.
+  if (peer >= 0 && sender && sender->si_pid == ::getppid()) {
     char line[160];
     char *at = appendText(line, "communication ");
     at = appendDecimal(at, peer);
@@ -182,7 +183,8 @@ void reportWaitsWhenStopped() {
   if (stopStatusFd < 0)
     return;
   struct sigaction action {};
-  action.sa_handler = reportWaitWhenStopped;
+  action.sa_sigaction = reportWaitWhenStopped;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGTERM, &action, nullptr);
 }

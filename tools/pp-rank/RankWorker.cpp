@@ -104,14 +104,14 @@ int runRank(const JobDescription &job, const RendezvousInfo &info) {
     Package package = Package::load(job.packageDir);
     // A rank links only with the members of its groups.
     RendezvousInfo linked = info;
+    linked.agreement = packageIdentity(package);
+    linked.disagreement = kPackageDisagreement;
     linked.peers = groupPeers(
         jobMesh(package, job.dataParallel, job.meshOrder, info.worldSize),
         info.rank);
     Communicator world(linked);
     RankGroups groups = connectRankGroups(package, world, job.dataParallel,
-                                          job.meshOrder,
-                                          job.tensorCollectives);
-    checkSamePackage(groups, packageIdentity(package));
+                                          job.meshOrder, job.tensorCollectives);
     std::unique_ptr<Backend> backend = createBackend(job, groups);
     package.loadStageLibrary(stageLibraryFor(package, backend->stageTarget(),
                                              job.cacheDir, std::cerr));

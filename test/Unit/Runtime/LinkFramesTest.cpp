@@ -62,7 +62,7 @@ FrameRead readInjected(const std::string &wire, MessageSeal *seal) {
 }
 
 TEST(LinkFrames, ASealedMessageArrivesWhole) {
-  MessageSeal sender(kLinkKey, true), receiver(kLinkKey, false);
+  MessageSeal sender(kLinkKey, true, 1, 0), receiver(kLinkKey, false, 1, 0);
   SocketPair link;
   std::vector<float> values(1000);
   std::iota(values.begin(), values.end(), 0.5f);
@@ -81,20 +81,20 @@ TEST(LinkFrames, ASealedMessageArrivesWhole) {
 }
 
 TEST(LinkFrames, AnAlteredByteIsCaught) {
-  MessageSeal sender(kLinkKey, true);
+  MessageSeal sender(kLinkKey, true, 1, 0);
   std::string wire = sealedFrame(sender);
   // A byte of the message's bytes, of its slot and of its size.
   for (size_t at : {wire.size() - 20, size_t(8), size_t(16)}) {
     std::string altered = wire;
     altered[at] ^= 1;
-    MessageSeal receiver(kLinkKey, false);
+    MessageSeal receiver(kLinkKey, false, 1, 0);
     EXPECT_EQ(readInjected(altered, &receiver), FrameRead::Altered)
         << "byte " << at;
   }
 }
 
 TEST(LinkFrames, AnAlteredSizeIsCaughtBeforeAnythingIsAllocated) {
-  MessageSeal sender(kLinkKey, true), receiver(kLinkKey, false);
+  MessageSeal sender(kLinkKey, true, 1, 0), receiver(kLinkKey, false, 1, 0);
   std::string wire = sealedFrame(sender);
   uint64_t huge = uint64_t(1) << 62;
   std::memcpy(wire.data() + 16, &huge, sizeof(huge));
@@ -102,9 +102,9 @@ TEST(LinkFrames, AnAlteredSizeIsCaughtBeforeAnythingIsAllocated) {
 }
 
 TEST(LinkFrames, AReplayedOrForgedMessageIsCaught) {
-  MessageSeal sender(kLinkKey, true);
+  MessageSeal sender(kLinkKey, true, 1, 0);
   std::string wire = sealedFrame(sender);
-  MessageSeal receiver(kLinkKey, false);
+  MessageSeal receiver(kLinkKey, false, 1, 0);
   SocketPair link;
   link.inject(wire + wire);
   FrameHeader header;
@@ -115,14 +115,20 @@ TEST(LinkFrames, AReplayedOrForgedMessageIsCaught) {
             FrameRead::Altered);
   // Under another key (a host without the secret), and in the sender's own
   // direction (a message reflected back to it).
-  MessageSeal stranger(std::string(32, '\x11'), false),
-      reflected(kLinkKey, true);
+  MessageSeal stranger(std::string(32, '\x11'), false, 1, 0),
+      reflected(kLinkKey, true, 1, 0);
   EXPECT_EQ(readInjected(wire, &stranger), FrameRead::Altered);
   EXPECT_EQ(readInjected(wire, &reflected), FrameRead::Altered);
 }
 
+TEST(LinkFrames, AFrameFromAnotherRankThanClaimedIsCaught) {
+  // Rank 2's link to rank 0, its claim altered on the way to rank 1's.
+  MessageSeal sender(kLinkKey, true, 2, 0), receiver(kLinkKey, false, 1, 0);
+  EXPECT_EQ(readInjected(sealedFrame(sender), &receiver), FrameRead::Altered);
+}
+
 TEST(LinkFrames, AnUnsealedLinkChecksNothing) {
-  MessageSeal sender(kLinkKey, true);
+  MessageSeal sender(kLinkKey, true, 1, 0);
   std::string wire = sealedFrame(sender);
   wire[wire.size() - 20] ^= 1;
   EXPECT_EQ(readInjected(wire, nullptr), FrameRead::Received);

@@ -2,12 +2,13 @@
 
 #include "runtime/training/PackageAgreement.h"
 
-#include "MeshRanks.h"
+#include "ThreadRanks.h"
+
+#include <thread>
 
 #include <gtest/gtest.h>
 
 using namespace pp::runtime;
-using pp::runtime::test::runMeshRanks;
 
 namespace {
 
@@ -33,19 +34,27 @@ TEST(PackageAgreement, SourcesAndParametersMatterCompiledLibrariesDoNot) {
   EXPECT_NE(packageIdentity(larger), packageIdentity(packageWith(a, a)));
 }
 
-TEST(PackageAgreement, EveryRankRefusesWhenOneRankLoadedAnotherPackage) {
-  DeviceMesh mesh(
-      {{"pp", 2, AxisKind::Pipeline}, {"dp", 2, AxisKind::DataReplicate}});
-  runMeshRanks(mesh, [](Communicator &world, RankGroups &groups) {
-    checkSamePackage(groups, "the same");
-    try {
-      checkSamePackage(groups, world.rank() == 3 ? "another" : "the same");
-      ADD_FAILURE() << "rank " << world.rank() << " did not refuse";
-    } catch (const std::runtime_error &error) {
-      EXPECT_EQ(std::string(error.what()).rfind("rank 3 (on ", 0), 0u)
-          << error.what();
-    }
-  });
+TEST(PackageAgreement, EveryRankRefusesBeforeLinkingWhenOneLoadedAnother) {
+  forgetCommunicationFailures();
+  test::RankOptions options;
+  options.agreementOf = [](int rank) {
+    return rank == 3 ? "another package" : "this package";
+  };
+  options.disagreement = kPackageDisagreement;
+  int port = test::freePort();
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 4; ++rank)
+    threads.emplace_back([&, rank] {
+      errors[rank] = test::runRank(
+          rank, 4, port,
+          [](Communicator &) { ADD_FAILURE() << "the ranks linked"; }, options);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::string &error : errors)
+    EXPECT_EQ(error,
+              "rank 3 (at 127.0.0.1) " + std::string(kPackageDisagreement));
 }
 
 } // namespace

@@ -30,6 +30,10 @@ struct RankOptions {
   /// Whom each rank links with; every other rank when empty.
   PeersOf peersOf;
   LinkIntegrity integrity = LinkIntegrity::AcrossHosts;
+  /// What each rank must agree on (RendezvousInfo::agreement), by rank, and
+  /// what a refusal says; nothing when empty.
+  std::function<std::string(int)> agreementOf;
+  std::string disagreement;
 };
 
 /// Connects rank `rank` of a job of `size` ranks whose store listens on
@@ -49,6 +53,9 @@ inline std::string runRank(int rank, int size, int port,
     if (options.peersOf)
       info.peers = options.peersOf(rank);
     info.linkIntegrity = options.integrity;
+    if (options.agreementOf)
+      info.agreement = options.agreementOf(rank);
+    info.disagreement = options.disagreement;
     Communicator world(info);
     body(world);
   } catch (const std::exception &error) {
