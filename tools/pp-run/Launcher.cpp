@@ -425,13 +425,17 @@ private:
                                            const std::string &secret,
                                            int statusFd) const {
     int number = node.firstRank + local;
+    // Node 0's ranks reach the store where it listens, not through a
+    // service address that would have to route back to its own machine.
+    bool bound = node.firstRank == 0 && !node.storeBind.empty() &&
+                 node.storeBind != "0.0.0.0" && node.storeBind != "::";
     std::vector<std::pair<std::string, std::string>> variables = {
         {"RANK", std::to_string(number)},
         {"LOCAL_RANK", std::to_string(local)},
         {"LOCAL_WORLD_SIZE", std::to_string(node.localRanks)},
         {"WORLD_SIZE", std::to_string(node.worldSize)},
         {"GROUP_RANK", std::to_string(node.firstRank / node.localRanks)},
-        {"MASTER_ADDR", node.masterAddr},
+        {"MASTER_ADDR", bound ? node.storeBind : node.masterAddr},
         {"MASTER_PORT", std::to_string(port)},
         {pp::runtime::kJobSecretVariable, secret},
         {kStatusFdVariable, std::to_string(statusFd)},

@@ -29,7 +29,9 @@ struct NodeLaunch {
   /// Where the store listens when that is not `masterAddr` (pp-run
   /// --rdzv-bind): an address of node 0, or 0.0.0.0 for all of them, where
   /// `masterAddr` forwards to node 0 without being its own (a Kubernetes
-  /// ClusterIP, a load balancer); empty: `masterAddr`.
+  /// ClusterIP, a load balancer); empty: `masterAddr`. Node 0's ranks
+  /// then get it as MASTER_ADDR (unless it is 0.0.0.0 or ::), so that they
+  /// need no route back through the service.
   std::string storeBind;
   /// The job's secret; empty: the launcher makes one (a job on one machine).
   std::string secret;

@@ -59,6 +59,27 @@ TEST(JobExchanges, Rank0sBytesReachEveryRankThroughTheGroups) {
   });
 }
 
+TEST(JobExchanges, EveryRankIsReachedOnceInAnyAxisOrder) {
+  // Tensor axes outermost and innermost, the pipeline inside: every
+  // group's first rank is still its coordinate 0.
+  DeviceMesh mesh({{"tpa", 2, AxisKind::Tensor},
+                   {"dp", 2, AxisKind::DataReplicate},
+                   {"pp", 2, AxisKind::Pipeline},
+                   {"tpb", 2, AxisKind::Tensor}});
+  runMeshRanks(mesh, [](Communicator &world, RankGroups &groups) {
+    std::vector<std::string> all =
+        gatherTextToRank0(groups, std::to_string(world.rank()));
+    int64_t value = world.rank() == 0 ? 7 : -1;
+    broadcastFromRank0(groups, &value, sizeof(value));
+    EXPECT_EQ(value, 7);
+    if (world.rank() != 0)
+      return;
+    ASSERT_EQ(all.size(), 16u);
+    for (int rank = 0; rank < 16; ++rank)
+      EXPECT_EQ(all[rank], std::to_string(rank));
+  });
+}
+
 TEST(JobExchanges, Rank0KnowsEachRanksMachine) {
   runMeshRanks(threeAxisMesh(), [](Communicator &world, RankGroups &groups) {
     if (world.rank() != 0) {
