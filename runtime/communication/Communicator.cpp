@@ -66,8 +66,19 @@ void checkAgreement(TcpStore &store, const RendezvousInfo &info,
   auto bytes = [](const std::string &text) {
     return std::vector<char>(text.begin(), text.end());
   };
-  auto text = [](const std::vector<char> &bytes) {
-    return std::string(bytes.begin(), bytes.end());
+  // What `rank` published under `key`, waiting for it up to the timeout.
+  auto published = [&](const std::string &key, int rank) {
+    try {
+      std::vector<char> value = store.get(key);
+      return std::string(value.begin(), value.end());
+    } catch (const std::runtime_error &) {
+      throw communicationFailure(
+          "rank " + std::to_string(rank) +
+              " did not reach the rendezvous store within " +
+              std::to_string(info.timeout.count() / 1000) +
+              " s (a rank failed or never started)",
+          rank, true);
+    }
   };
   store.set("agreement/" + std::to_string(info.rank), bytes(info.agreement));
   store.set("address/" + std::to_string(info.rank), bytes(host));
@@ -75,16 +86,16 @@ void checkAgreement(TcpStore &store, const RendezvousInfo &info,
     std::string differing;
     int count = 0;
     for (int rank = 1; rank < info.worldSize; ++rank)
-      if (text(store.get("agreement/" + std::to_string(rank))) !=
+      if (published("agreement/" + std::to_string(rank), rank) !=
           info.agreement)
         differing += (count++ ? ", " : "") + std::to_string(rank) + " (at " +
-                     text(store.get("address/" + std::to_string(rank))) + ")";
+                     published("address/" + std::to_string(rank), rank) + ")";
     store.set("agreement",
               bytes(count == 0 ? ""
                                : (count == 1 ? "rank " : "ranks ") + differing +
                                      " " + info.disagreement));
   }
-  std::string refusal = text(store.get("agreement"));
+  std::string refusal = published("agreement", 0);
   if (!refusal.empty())
     throw std::runtime_error(refusal);
 }
