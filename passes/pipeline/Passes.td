@@ -9,6 +9,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LocalizeParameterDerived
+    : Pass<"pp-localize-parameter-derived", "mlir::ModuleOp"> {
+  let summary = "every node computes the values it derives from parameters "
+                "itself";
+  let description = [{
+    A value computed from the model's parameters and constants only (pure
+    ops without regions: an exporter's transpose of a tied embedding for
+    the LM head, a reshape, cast, broadcast or slice of a weight) is the
+    same for every microbatch. Each node using such a value gets its own
+    copy of the ops computing it (`pp.node` of that node), placed before
+    its first op using it; the original stays only for the users it has
+    left in its own node, outside every node or among the program's
+    results. So a node never reads a weight-derived value another node
+    computes: `pp-partition` places the copy on its user's stage, the
+    parameter is held by every stage using it (`pp.holder_stages`), the
+    cost model counts no such value crossing a boundary, and no
+    weight-sized tensor travels per microbatch. Runs before
+    `pp-autodiff` (a backward op in the program is an error), so the
+    gradient through each node's copy is that node's part of its
+    parameter's gradient (`pp.gradient_part`), the same on any number of
+    stages. A value used by several nodes is computed once per node.
+  }];
+}
+
 def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
   let summary = "assigns every op of the training program to a stage";
   let description = [{
