@@ -67,7 +67,11 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     `pp.holder_stages = array<i64: ...>`, every such stage in increasing
     order; each holder's functions take it and return the parts of its
     gradient (`pp.gradient_part`, pp-autodiff's) its nodes compute, so
-    that no partial gradient travels and the runtime adds the parts. A
+    that no partial gradient travels and the runtime adds the parts.
+    After `pp-localize-parameter-derived`, a value computed from
+    parameters only (a tied embedding's transpose for the LM head) is an
+    op of each node using it, so it is made on its users' stages and its
+    parameter held there; it never crosses a boundary. A
     gradient computed on a stage that does not hold its parameter is an
     error naming the stages.
     Declares the pipeline mesh `@pipeline`, orders
