@@ -60,7 +60,7 @@ SmallVector<Operation *> parameterDerivedOps(func::FuncOp main) {
 /// Gives every other node using `op`'s results a copy of `op` of its own,
 /// placed before its first op using them; `op` itself stays for the users
 /// it has left (its own node's, ops outside every node and the program's
-/// results) or goes.
+/// results), or goes when the copies took all its uses.
 void localize(Operation *op) {
   StringAttr home = getNode(op);
   // The first user in program order of each other node.
@@ -81,7 +81,7 @@ void localize(Operation *op) {
       return getNode(use.getOwner()) == node;
     });
   }
-  if (op->use_empty())
+  if (!firstUsers.empty() && op->use_empty())
     op->erase();
 }
 
