@@ -36,22 +36,29 @@ namespace {
 
 /// The ops of `main` that compute a value from the model's parameters and
 /// constants only, in program order: pure ops without regions whose every
-/// operand is a parameter, a constant or such an op's result. Constants
-/// themselves are not listed: pp-partition copies them into every stage.
+/// operand is a parameter, a constant or such an op's result, and at least
+/// one of them not of constants alone. Values of constants alone (a mask an
+/// importer did not fold) stay where they are, as constants do:
+/// pp-partition copies constants into every stage.
 SmallVector<Operation *> parameterDerivedOps(func::FuncOp main) {
-  llvm::DenseSet<Value> derived;
+  llvm::DenseSet<Value> fromParameters, fromConstants;
   for (BlockArgument arg : main.getArguments())
     if (isModelParameter(main, arg.getArgNumber()))
-      derived.insert(arg);
+      fromParameters.insert(arg);
   SmallVector<Operation *> ops;
   for (Operation &op : main.getBody().front().without_terminator()) {
-    bool fromParameters =
-        llvm::all_of(op.getOperands(),
-                     [&](Value operand) { return derived.contains(operand); });
-    if (!fromParameters || op.getNumRegions() != 0 || !isPure(&op))
+    bool known = llvm::all_of(op.getOperands(), [&](Value operand) {
+      return fromParameters.contains(operand) ||
+             fromConstants.contains(operand);
+    });
+    if (!known || op.getNumRegions() != 0 || !isPure(&op))
       continue;
-    derived.insert(op.result_begin(), op.result_end());
-    if (!op.hasTrait<OpTrait::ConstantLike>())
+    bool parameterDerived = llvm::any_of(op.getOperands(), [&](Value operand) {
+      return fromParameters.contains(operand);
+    });
+    (parameterDerived ? fromParameters : fromConstants)
+        .insert(op.result_begin(), op.result_end());
+    if (parameterDerived)
       ops.push_back(&op);
   }
   return ops;

@@ -17,7 +17,8 @@ def LocalizeParameterDerived
     A value computed from the model's parameters and constants only (pure
     ops without regions: an exporter's transpose of a tied embedding for
     the LM head, a reshape, cast, broadcast or slice of a weight) is the
-    same for every microbatch. Each node using such a value gets its own
+    same for every microbatch. (Values of constants alone, such as a mask
+    an importer did not fold, stay where they are.) Each node using such a value gets its own
     copy of the ops computing it (`pp.node` of that node), placed before
     its first op using it; the original stays only for the users it has
     left in its own node, outside every node or among the program's

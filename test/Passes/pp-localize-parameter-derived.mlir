@@ -38,11 +38,13 @@
 // A weight's transpose that its own node uses, two other nodes use and the
 // program returns: each other node computes its own copy before its first
 // use; the original stays for its node and the result. Ops reading an
-// input are not parameter-derived and stay as they are.
+// input are not parameter-derived and stay as they are, and so do values
+// of constants alone (`k`: a constant's transpose), as constants do.
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[X:arg0]]: tensor<2x4xf32>
 // CHECK-SAME: %[[W:arg1]]: tensor<4x4xf32>
-// CHECK: %[[T:.*]] = nn.transpose %[[W]] permutation = [1, 0] {pp.node = "a"}
+// CHECK: %[[K:.*]] = nn.transpose %{{.*}} permutation = [1, 0] {pp.node = "k"}
+// CHECK-NEXT: %[[T:.*]] = nn.transpose %[[W]] permutation = [1, 0] {pp.node = "a"}
 // CHECK-NEXT: %[[A:.*]] = nn.matmul %[[X]], %[[T]] {pp.node = "a"}
 // CHECK-NEXT: %[[TB:.*]] = nn.transpose %[[W]] permutation = [1, 0] {pp.node = "b"}
 // CHECK-NEXT: %[[B:.*]] = nn.matmul %[[A]], %[[TB]] {pp.node = "b"}
@@ -50,15 +52,19 @@
 // CHECK-NEXT: %[[TC:.*]] = nn.transpose %[[W]] permutation = [1, 0] {pp.node = "c"}
 // CHECK-NEXT: %[[C:.*]] = nn.matmul %[[S]], %[[TC]] {pp.node = "c"}
 // CHECK-NEXT: %[[C2:.*]] = nn.matmul %[[C]], %[[TC]] {pp.node = "c"}
-// CHECK-NEXT: return %[[C2]], %[[T]]
+// CHECK-NEXT: %[[C3:.*]] = nn.matmul %[[C2]], %[[K]] {pp.node = "c"}
+// CHECK-NEXT: return %[[C3]], %[[T]]
 func.func @main(%x: tensor<2x4xf32> {pp.name = "x", pp.role = "input"},
                 %w: tensor<4x4xf32> {pp.name = "w", pp.role = "parameter"})
     -> (tensor<2x4xf32> {pp.name = "y"}, tensor<4x4xf32> {pp.name = "w_t"}) {
+  %k = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 0.5, 0.5]]> : tensor<4x4xf32>
+  %kt = nn.transpose %k permutation = [1, 0] {pp.node = "k"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %t = nn.transpose %w permutation = [1, 0] {pp.node = "a"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %a = nn.matmul %x, %t {pp.node = "a"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   %b = nn.matmul %a, %t {pp.node = "b"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   %s = nn.tanh %b {pp.node = "c"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %c = nn.matmul %s, %t {pp.node = "c"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   %c2 = nn.matmul %c, %t {pp.node = "c"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
-  return %c2, %t : tensor<2x4xf32>, tensor<4x4xf32>
+  %c3 = nn.matmul %c2, %kt {pp.node = "c"} : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %c3, %t : tensor<2x4xf32>, tensor<4x4xf32>
 }
