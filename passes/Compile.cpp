@@ -140,11 +140,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(pp-autodiff's freeze)")};
 };
 
-/// The precision policy, before differentiating.
-void addPrecisionPass(OpPassManager &pm, const CompileOptions &options) {
+/// The precision policy, then every node computing its own copies of the
+/// values it derives from parameters (its weights' casts included), before
+/// differentiating.
+void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
   pp::ApplyPrecisionOptions precision;
   precision.precision = options.precision;
   pm.addPass(pp::createApplyPrecision(precision));
+  pm.addPass(pp::createLocalizeParameterDerived());
 }
 
 /// Why `options` do not make a pipeline, or "".
@@ -171,13 +174,13 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
     pp::MarkOutputsOptions outputs;
     outputs.microbatchSize = options.microbatchSize;
     pm.addPass(pp::createMarkOutputs(outputs));
-    addPrecisionPass(pm, options);
+    addForwardPreparation(pm, options);
   } else {
     pp::AttachLossOptions loss;
     loss.loss = options.loss;
     loss.microbatchSize = options.microbatchSize;
     pm.addPass(pp::createAttachLoss(loss));
-    addPrecisionPass(pm, options);
+    addForwardPreparation(pm, options);
     pp::AutodiffOptions autodiff;
     autodiff.freeze = options.freeze;
     pm.addPass(pp::createAutodiff(autodiff));
@@ -232,7 +235,8 @@ void pp::registerPasses() {
   registerPassPipeline(
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
-      "pp-autodiff (or, with infer=true, pp-mark-outputs), pp-partition, "
+      "pp-apply-precision, pp-localize-parameter-derived, pp-autodiff (or, "
+      "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, pp-derive-eval (not with "
       "infer=true), pp-hoist-parameter-casts, pp-fuse-elementwise (not with "

@@ -9,6 +9,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def LocalizeParameterDerived
+    : Pass<"pp-localize-parameter-derived", "mlir::ModuleOp"> {
+  let summary = "every node computes the values it derives from parameters "
+                "itself";
+  let description = [{
+    A value computed from the model's parameters and constants only (pure
+    ops without regions: an exporter's transpose of a tied embedding for
+    the LM head, a reshape, cast, broadcast or slice of a weight) is the
+    same for every microbatch. (Values of constants alone, such as a mask
+    an importer did not fold, stay where they are.) Each node using such a value gets its own
+    copy of the ops computing it (`pp.node` of that node), placed before
+    its first op using it; the original stays only for the users it has
+    left in its own node, outside every node or among the program's
+    results. So a node never reads a weight-derived value another node
+    computes: `pp-partition` places the copy on its user's stage, the
+    parameter is held by every stage using it (`pp.holder_stages`), the
+    cost model counts no such value crossing a boundary, and no
+    weight-sized tensor travels per microbatch. Runs before
+    `pp-autodiff` (a backward op in the program is an error), so the
+    gradient through each node's copy is that node's part of its
+    parameter's gradient (`pp.gradient_part`), the same on any number of
+    stages. A value used by several nodes is computed once per node.
+  }];
+}
+
 def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
   let summary = "assigns every op of the training program to a stage";
   let description = [{
@@ -43,7 +68,11 @@ def Partition : Pass<"pp-partition", "mlir::ModuleOp"> {
     `pp.holder_stages = array<i64: ...>`, every such stage in increasing
     order; each holder's functions take it and return the parts of its
     gradient (`pp.gradient_part`, pp-autodiff's) its nodes compute, so
-    that no partial gradient travels and the runtime adds the parts. A
+    that no partial gradient travels and the runtime adds the parts.
+    After `pp-localize-parameter-derived`, a value computed from
+    parameters only (a tied embedding's transpose for the LM head) is an
+    op of each node using it, so it is made on its users' stages and its
+    parameter held there; it never crosses a boundary. A
     gradient computed on a stage that does not hold its parameter is an
     error naming the stages.
     Declares the pipeline mesh `@pipeline`, orders
