@@ -166,8 +166,17 @@ Communicator::Communicator(const RendezvousInfo &info)
                                            info.jobSecret, info.linkIntegrity,
                                            timeout);
   });
-  // Every address this rank needs is read: it holds no connection it does
-  // not exchange messages on.
+  // Rank 0 serves the store until every rank has read the addresses it
+  // needs (a rank whose work needs no messages could end before others
+  // link); then no rank holds a connection it does not exchange messages
+  // on.
+  store->set("linked/" + std::to_string(myRank), {});
+  if (myRank == 0) {
+    std::vector<std::string> linked;
+    for (int rank = 1; rank < size; ++rank)
+      linked.push_back("linked/" + std::to_string(rank));
+    exchangeWith(-1, "connecting the ranks", [&] { store->wait(linked); });
+  }
   store->disconnect();
 }
 
