@@ -243,8 +243,7 @@ private:
 
 TcpStore::TcpStore(const std::string &host, int port, bool serve,
                    const std::string &secret, std::chrono::milliseconds timeout,
-                   int listener)
-    : timeout(timeout) {
+                   int listener) {
   if (serve)
     server =
         std::make_unique<TcpStoreServer>(host, port, secret, timeout, listener);

@@ -55,7 +55,6 @@ public:
 private:
   std::unique_ptr<TcpStoreServer> server;
   int socket = -1;
-  std::chrono::milliseconds timeout;
   std::mutex mutex;
 };
 
