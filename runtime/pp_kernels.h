@@ -248,6 +248,17 @@ void pp_frame_profile_end(pp_frame *frame);
 /* Host kernels (OpenBLAS for matmul). */
 PP_DECLARE_KERNELS(pp_cpu_)
 
+/* Runs body(context, begin, end) over [0, count) items of `item_elements`
+ * elements each, in chunks of about 16384 elements on the runtime's thread
+ * pool (pp-run --threads), and returns when all have run: the host loops
+ * generated for an nn.fusion call it with their rows. The chunks depend on
+ * count and item_elements only, never on the thread count; `body` must not
+ * throw. */
+void pp_cpu_parallel_for(int64_t count, int64_t item_elements,
+                         void (*body)(void *context, int64_t begin,
+                                      int64_t end),
+                         void *context);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

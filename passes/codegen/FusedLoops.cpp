@@ -118,6 +118,20 @@ std::string pointers(nn::FusionOp fusion, bool declare) {
   return llvm::join(parts, ", ");
 }
 
+/// Writes the indices i0, i1, ... of the row-major position `flat` in
+/// `dims` as constants (nothing for no dimensions).
+void writeIndices(raw_ostream &os, StringRef indent, StringRef flat,
+                  ArrayRef<int64_t> dims) {
+  if (dims.empty())
+    return;
+  os << indent << "int64_t rest = " << flat << ";\n";
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d > 0; --d)
+    os << indent << "[[maybe_unused]] const int64_t i" << d << " = rest % "
+       << dims[d] << ";\n"
+       << indent << "rest /= " << dims[d] << ";\n";
+  os << indent << "[[maybe_unused]] const int64_t i0 = rest;\n";
+}
+
 /// Releases the results made so far (`count` of them) and nulls them.
 void writeReleaseResults(raw_ostream &os, StringRef indent, StringRef count) {
   os << indent << "for (int k = 0; k < " << count << "; ++k) {\n"
@@ -158,21 +172,41 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
        << "  const int64_t at = blockIdx.x * static_cast<int64_t>(blockDim.x) "
           "+ threadIdx.x;\n"
        << "  if (at >= " << elements << ")\n    return;\n";
-    if (rank > 0) {
-      os << "  int64_t rest = at;\n";
-      // Inputs of the fusion's shape read at `at`, others by index.
-      for (int64_t d = rank - 1; d > 0; --d)
-        os << "  [[maybe_unused]] const int64_t i" << d << " = rest % "
-           << shape[d] << ";\n  rest /= " << shape[d] << ";\n";
-      os << "  [[maybe_unused]] const int64_t i0 = rest;\n";
-    }
+    // Inputs of the fusion's shape read at `at`, others by index.
+    writeIndices(os, "  ", "at", shape);
     if (failed(writeElement(fusion, attributes, os, "  ")))
       return failure();
     os << "}\n\n";
   }
 
-  // The host loop is compiled for each x86-64 level, as the kernels' loops.
-  os << (cuda ? "" : "PP_CPU_CLONES ") << "static void " << name
+  // The host loop over rows [begin, end) of the last dimension, compiled
+  // for each x86-64 level as the kernels' loops: the outer indices from the
+  // row, the last one in the loop that vectorizes.
+  int64_t rowLength = rank ? shape.back() : 1;
+  if (!cuda) {
+    os << "PP_CPU_CLONES static void " << name << "_rows("
+       << pointers(fusion, true) << ", int64_t begin, int64_t end) {\n"
+       << "  for (int64_t row = begin; row < end; ++row) {\n";
+    if (rank > 0)
+      writeIndices(os, "    ", "row", shape.drop_back());
+    std::string indent = "    ";
+    if (rank > 0) {
+      os << indent << "for (int64_t i" << rank - 1 << " = 0; i" << rank - 1
+         << " < " << rowLength << "; ++i" << rank - 1 << ")\n";
+      indent += "  ";
+    }
+    os << indent << "{\n"
+       << indent << "  const int64_t at = "
+       << (rank ? "row * " + std::to_string(rowLength) + " + i" +
+                      std::to_string(rank - 1)
+                : std::string("row"))
+       << ";\n";
+    if (failed(writeElement(fusion, attributes, os, indent + "  ")))
+      return failure();
+    os << indent << "}\n  }\n}\n\n";
+  }
+
+  os << "static void " << name
      << "(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {\n";
   if (rank > 0)
     os << "  static const int64_t shape[] = {"
@@ -217,19 +251,14 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
     return code;
   }
 
-  std::string indent = "  ";
-  for (int64_t d = 0; d < rank; ++d) {
-    os << indent << "for (int64_t i" << d << " = 0; i" << d << " < " << shape[d]
-       << "; ++i" << d << ")\n";
-    indent += "  ";
-  }
-  std::string at = rank ? "i0" : "0";
-  for (int64_t d = 1; d < rank; ++d)
-    at = (d > 1 ? "(" + at + ")" : at) + " * " + std::to_string(shape[d]) +
-         " + i" + std::to_string(d);
-  os << indent << "{\n" << indent << "  const int64_t at = " << at << ";\n";
-  if (failed(writeElement(fusion, attributes, os, indent + "  ")))
-    return failure();
-  os << indent << "}\n}\n";
+  // Rows in chunks on the runtime's thread pool (the chunks a function of
+  // the shape only: the same bits at any thread count).
+  os << "  auto rows = [&](int64_t begin, int64_t end) {\n    " << name
+     << "_rows(" << pointers(fusion, false) << ", begin, end);\n  };\n"
+     << "  pp_cpu_parallel_for(" << (elements ? elements / rowLength : 0)
+     << ", " << rowLength
+     << ", [](void *context, int64_t begin, int64_t end) {\n"
+        "    (*static_cast<decltype(rows) *>(context))(begin, end);\n"
+        "  }, &rows);\n}\n";
   return code;
 }

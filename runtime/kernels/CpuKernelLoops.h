@@ -18,6 +18,7 @@
 #define PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
 
 #include "runtime/core/Shapes.h"
+#include "runtime/core/ThreadPool.h"
 #include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/FloatOperands.h"
 #include "runtime/kernels/Frame.h"
@@ -31,13 +32,40 @@
 
 namespace pp::runtime::cpu {
 
-/// Sets `out[i] = element(i)` (a float, rounded to T) for i in [0, count),
-/// in a loop that the compiler vectorizes (per PP_CPU_CLONES) when
+/// The elements of a chunk of an elementwise loop on the thread pool
+/// (ThreadPool.h): enough that a chunk's work outweighs handing it to a
+/// thread.
+constexpr int64_t kElementGrain = 16384;
+
+/// Sets `out[i] = element(i)` (a float, rounded to T) for i in [begin,
+/// end), in a loop that the compiler vectorizes (per PP_CPU_CLONES) when
 /// `element` inlines.
 template <typename T, typename Element>
-PP_CPU_CLONES void fillElements(T *out, int64_t count, Element element) {
-  for (int64_t i = 0; i < count; ++i)
+PP_CPU_CLONES void fillRange(T *out, int64_t begin, int64_t end,
+                             Element element) {
+  for (int64_t i = begin; i < end; ++i)
     out[i] = storeFloat<T>(element(i));
+}
+
+/// Runs `body(begin, end)` over [0, count) items of `itemSize` elements
+/// each, in chunks of about kElementGrain elements on the thread pool. Each
+/// item must be computed alone (its own outputs, in an order of its own),
+/// so that the bits do not depend on the thread count.
+template <typename Body>
+void forEachChunk(int64_t count, int64_t itemSize, Body body) {
+  int64_t grain =
+      std::max<int64_t>(1, kElementGrain / std::max<int64_t>(itemSize, 1));
+  if (count <= grain)
+    return body(0, count);
+  parallelFor(count, grain, body);
+}
+
+/// fillRange over [0, count), in chunks on the thread pool.
+template <typename T, typename Element>
+void fillElements(T *out, int64_t count, Element element) {
+  forEachChunk(count, 1, [&](int64_t begin, int64_t end) {
+    fillRange(out, begin, end, element);
+  });
 }
 
 /// The elements of a tensor of T, typed.
@@ -318,9 +346,10 @@ inline void runStridedCopy(const StridedCopy &copy, pp_tensor *source,
 }
 
 /// A new tensor of T shaped like `input`, computed line by line along
-/// `axis`: `line(out, start, stride, size)` writes the `size` elements at
-/// `start + k * stride` of `out` (FloatsOut<T>). Null, with the error
-/// recorded in `frame`, when `input` has no such axis.
+/// `axis` (lines in chunks on the thread pool): `line(out, start, stride,
+/// size)` writes the `size` elements at `start + k * stride` of `out`
+/// (FloatsOut<T>). Null, with the error recorded in `frame`, when `input`
+/// has no such axis.
 template <typename T, typename Line>
 inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
                             pp_tensor *input, int64_t axis, Line line) {
@@ -335,10 +364,11 @@ inline pp_tensor *alongAxis(pp_frame *frame, const char *kernel,
   if (!result)
     return nullptr;
   FloatsOut<T> out = writeFloats<T>(result);
-  for (int64_t o = 0; o < layout->outer; ++o)
-    for (int64_t i = 0; i < layout->inner; ++i)
-      line(out, o * layout->size * layout->inner + i, layout->inner,
-           layout->size);
+  int64_t inner = layout->inner, size = layout->size;
+  forEachChunk(layout->outer * inner, size, [&](int64_t begin, int64_t end) {
+    for (int64_t l = begin; l < end; ++l)
+      line(out, (l / inner) * size * inner + l % inner, inner, size);
+  });
   return result;
 }
 
@@ -428,26 +458,6 @@ inline void sumGatheredSlices(const GatherPlan &plan, In grad, int64_t first,
       for (int64_t i = 0; i < layout.inner; ++i)
         row[i] = static_cast<float>(sums[i]);
     }
-}
-
-/// The maximum of a row of logits (`classes` values `stride` apart, read as
-/// floats: FloatsIn) and the sum of exp(logit - maximum): softmax(row)[c] =
-/// exp(row[c] - maximum) / sum. `exps`, when given, receives the `classes`
-/// exponentials.
-template <typename Floats>
-inline std::pair<double, double> softmaxNormalizer(Floats row, int64_t classes,
-                                                   int64_t stride = 1,
-                                                   double *exps = nullptr) {
-  double max = -std::numeric_limits<double>::infinity(), total = 0;
-  for (int64_t c = 0; c < classes; ++c)
-    max = std::max<double>(max, row[c * stride]);
-  for (int64_t c = 0; c < classes; ++c) {
-    double exp = std::exp(row[c * stride] - max);
-    if (exps)
-      exps[c] = exp;
-    total += exp;
-  }
-  return {max, total};
 }
 
 } // namespace pp::runtime::cpu

@@ -13,6 +13,7 @@
 #include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/Matmul.h"
+#include "runtime/kernels/SoftmaxRows.h"
 
 #include <algorithm>
 #include <array>
@@ -63,6 +64,14 @@ pp_tensor *pp_cpu_constant(pp_frame *frame, pp_dtype dtype, int64_t rank,
   return result;
 }
 
+void pp_cpu_parallel_for(int64_t count, int64_t item_elements,
+                         void (*body)(void *context, int64_t begin,
+                                      int64_t end),
+                         void *context) {
+  forEachChunk(count, item_elements,
+               [&](int64_t begin, int64_t end) { body(context, begin, end); });
+}
+
 pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          int transpose_lhs, int transpose_rhs) {
   if (!floatOperandsType(frame, "matmul", {lhs, rhs}))
@@ -108,16 +117,25 @@ pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
 }
 
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
+  int64_t rank = input ? pp_tensor_rank(input) : 0;
+  if (input && pp_tensor_dtype(input) == PP_DTYPE_F32 && rank > 0 &&
+      (axis == -1 || axis == rank - 1)) {
+    // Rows of f32 along the last axis: all in one vectorized call.
+    Shape shape = shapeOf(input);
+    pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shape);
+    if (result)
+      softmaxRows(elementsOf<float>(input),
+                  pp_tensor_numel(input) / shape.back(), shape.back(),
+                  elementsOf<float>(result));
+    return result;
+  }
   return mapAlongAxis(
       frame, "softmax", input, axis,
       [](auto out, auto in, int64_t start, int64_t stride, int64_t size) {
-        // Each exponential once: the normalizer's sum keeps them.
-        thread_local std::vector<double> exps;
-        exps.resize(size);
-        double total =
-            softmaxNormalizer(in + start, size, stride, exps.data()).second;
+        SoftmaxRow row = softmaxRow(in + start, size, stride);
+        double inverse = 1.0 / row.total;
         for (int64_t c = 0; c < size; ++c)
-          out[start + c * stride] = static_cast<float>(exps[c] / total);
+          out[start + c * stride] = static_cast<float>(row.exps[c] * inverse);
       });
 }
 
@@ -179,21 +197,8 @@ pp_tensor *pp_cpu_sum_to(pp_frame *frame, pp_tensor *input, int64_t rank,
     using T = decltype(element);
     // Accumulate in double, visiting the input in row-major order.
     std::vector<double> sums(numElements(target), 0.0);
-    Shape strides = broadcastStrides(target, inputShape);
-    Shape index(inputShape.size(), 0);
-    int64_t offset = 0;
-    FloatsIn<T> in = readFloats<T>(input);
-    for (int64_t i = 0, n = numElements(inputShape); i < n; ++i) {
-      sums[offset] += in[i];
-      for (size_t d = inputShape.size(); d-- > 0;) {
-        ++index[d];
-        offset += strides[d];
-        if (index[d] < inputShape[d])
-          break;
-        offset -= strides[d] * index[d];
-        index[d] = 0;
-      }
-    }
+    accumulateGroups(inputShape, broadcastStrides(target, inputShape),
+                     readFloats<T>(input), sums.data());
     FloatsOut<T> out = writeFloats<T>(result);
     for (size_t i = 0; i < sums.size(); ++i)
       out[i] = static_cast<float>(sums[i]);
@@ -399,23 +404,29 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
   Shape shape = shapeOf(logits);
   int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
-  std::vector<float> perRow(rows, 0.0f);
-  double sum = 0;
-  int64_t counted = 0;
+  // Each row's loss on the thread pool, then their sum in row order.
+  std::vector<double> losses(rows, 0.0);
   forFloatType(*dtype, [&](auto element) {
     using T = decltype(element);
     FloatsIn<T> z = readFloats<T>(logits);
-    for (int64_t r = 0; r < rows; ++r) {
-      if ((*y)[r] == ignore_index)
-        continue;
-      FloatsIn<T> row = z + r * classes;
-      auto [max, total] = softmaxNormalizer(row, classes);
-      double loss = std::log(total) + max - row[(*y)[r]];
-      perRow[r] = static_cast<float>(loss);
-      sum += loss;
+    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if ((*y)[r] == ignore_index)
+          continue;
+        FloatsIn<T> row = z + r * classes;
+        SoftmaxRow normalizer = softmaxRow(row, classes);
+        losses[r] = std::log(normalizer.total) + normalizer.max -
+                    static_cast<double>(row[(*y)[r]]);
+      }
+    });
+  });
+  double sum = 0;
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    if ((*y)[r] != ignore_index) {
+      sum += losses[r];
       ++counted;
     }
-  });
   if (reduction == 2) {
     Shape rowShape(shape.begin(), shape.end() - 1);
     pp_tensor *result = newTensor(frame, *dtype, rowShape);
@@ -423,7 +434,7 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
       forFloatType(*dtype, [&](auto element) {
         using T = decltype(element);
         fillElements(elementsOf<T>(result), rows,
-                     [&](int64_t r) { return perRow[r]; });
+                     [&](int64_t r) { return static_cast<float>(losses[r]); });
       });
     return result;
   }
@@ -458,23 +469,30 @@ pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
     using T = decltype(element);
     FloatsIn<T> z = readFloats<T>(logits), g = readFloats<T>(grad);
     FloatsOut<T> out = writeFloats<T>(result);
-    for (int64_t r = 0; r < rows; ++r) {
-      if (y[r] == ignore_index) {
-        for (int64_t c = 0; c < classes; ++c)
-          out[r * classes + c] = 0.0f;
-        continue;
+    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
+      // A row's gradient in f32 before its conversion to T.
+      std::vector<float> rowGrad(std::is_same_v<T, float> ? 0 : classes);
+      for (int64_t r = begin; r < end; ++r) {
+        if (y[r] == ignore_index) {
+          for (int64_t c = 0; c < classes; ++c)
+            out[r * classes + c] = 0.0f;
+          continue;
+        }
+        double scale = reduction == 2 ? g[r] : g[0];
+        if (reduction == 0)
+          scale /= counted;
+        FloatsIn<T> row = z + r * classes;
+        SoftmaxRow normalizer = softmaxRow(row, classes);
+        if constexpr (std::is_same_v<T, float>) {
+          crossEntropyGradRow(normalizer, classes, y[r], scale,
+                              out + r * classes);
+        } else {
+          crossEntropyGradRow(normalizer, classes, y[r], scale, rowGrad.data());
+          for (int64_t c = 0; c < classes; ++c)
+            out[r * classes + c] = rowGrad[c];
+        }
       }
-      double scale = reduction == 2 ? g[r] : g[0];
-      if (reduction == 0)
-        scale /= counted;
-      FloatsIn<T> row = z + r * classes;
-      auto [max, total] = softmaxNormalizer(row, classes);
-      for (int64_t c = 0; c < classes; ++c) {
-        double softmax = std::exp(row[c] - max) / total;
-        out[r * classes + c] =
-            static_cast<float>((softmax - (c == y[r] ? 1.0 : 0.0)) * scale);
-      }
-    }
+    });
   });
   return result;
 }

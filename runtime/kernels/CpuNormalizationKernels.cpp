@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/CpuKernelLoops.h"
+#include "runtime/kernels/LaneSums.h"
 #include "runtime/kernels/ReductionPlans.h"
+#include "runtime/kernels/SoftmaxRows.h"
 
 #include <array>
 #include <type_traits>
@@ -60,44 +62,82 @@ std::vector<double> groupSums(const ReducePlan &plan, Floats in) {
   return sums;
 }
 
-/// Rows are normalized in blocks of this many, their sums interleaved:
-/// each row's sums keep their element order, and the blocks' independent
-/// chains of additions overlap in the CPU.
-constexpr int64_t kRowBlock = 4;
-
-/// Calls `block(first, count)` for the rows [first, first + count) of
-/// [0, rows), in blocks of kRowBlock rows then one by one; `count` is a
-/// std::integral_constant, so loops over a block's rows unroll.
-template <typename Block> void forEachRowBlock(int64_t rows, Block block) {
-  int64_t r = 0;
-  for (; r + kRowBlock <= rows; r += kRowBlock)
-    block(r, std::integral_constant<int64_t, kRowBlock>());
-  for (; r < rows; ++r)
-    block(r, std::integral_constant<int64_t, 1>());
-}
-
-/// The means and 1 / sqrt(variance + epsilon) of `Count` consecutive rows
-/// of `size` values from `rows` (biased variance, two passes in double,
-/// each row's sums in element order).
-template <int64_t Count> struct RowStatistics {
-  std::array<double, Count> mean, rstd;
+/// The mean and 1 / sqrt(variance + epsilon) of a row of `size` values
+/// (biased variance, two passes in double, each sum a laneSum).
+struct RowMoments {
+  double mean, rstd;
 
   template <typename Floats>
-  RowStatistics(Floats rows, int64_t size, double epsilon) {
-    std::array<double, Count> sum{}, squares{};
-    for (int64_t j = 0; j < size; ++j)
-      for (int64_t k = 0; k < Count; ++k)
-        sum[k] += rows[k * size + j];
-    for (int64_t k = 0; k < Count; ++k)
-      mean[k] = sum[k] / size;
-    for (int64_t j = 0; j < size; ++j)
-      for (int64_t k = 0; k < Count; ++k)
-        squares[k] +=
-            (rows[k * size + j] - mean[k]) * (rows[k * size + j] - mean[k]);
-    for (int64_t k = 0; k < Count; ++k)
-      rstd[k] = 1.0 / std::sqrt(squares[k] / size + epsilon);
+  RowMoments(Floats row, int64_t size, double epsilon) {
+    mean = laneSum(size, [&](int64_t j) { return row[j]; }) / size;
+    double squares = laneSum(size, [&](int64_t j) {
+      double centered = row[j] - mean;
+      return centered * centered;
+    });
+    rstd = 1.0 / std::sqrt(squares / size + epsilon);
   }
+
+  /// The normalized value of `x`.
+  double normalize(float x) const { return (x - mean) * rstd; }
 };
+
+/// layer_norm of the rows [begin, end) of `size` values from `x` into `out`
+/// (FloatsIn and FloatsOut of one type), times the weight `w` and plus the
+/// bias `b` where Weighted and Biased say (so that each row's loop has no
+/// branch and vectorizes).
+template <bool Weighted, bool Biased, typename In, typename Out>
+PP_CPU_CLONES void normalizeRows(In x, In w, In b, Out out, int64_t begin,
+                                 int64_t end, int64_t size, double epsilon) {
+  for (int64_t r = begin; r < end; ++r) {
+    In row = x + r * size;
+    RowMoments moments(row, size, epsilon);
+    Out to = out + r * size;
+    for (int64_t j = 0; j < size; ++j) {
+      double value = moments.normalize(row[j]);
+      if constexpr (Weighted)
+        value *= w[j];
+      if constexpr (Biased)
+        value += b[j];
+      to[j] = static_cast<float>(value);
+    }
+  }
+}
+
+/// The input gradient of layer_norm of the rows [begin, end): dx = rstd * (g w
+/// - mean(g w) - xhat * mean(g w xhat)), its means laneSums.
+template <typename In, typename Out>
+PP_CPU_CLONES void layerNormInputGrad(In x, In dy, In w, Out out, int64_t begin,
+                                      int64_t end, int64_t size,
+                                      double epsilon) {
+  for (int64_t r = begin; r < end; ++r) {
+    In row = x + r * size, g = dy + r * size;
+    RowMoments moments(row, size, epsilon);
+    auto gw = [&](int64_t j) { return static_cast<double>(g[j]) * w[j]; };
+    double meanGw = laneSum(size, gw) / size;
+    double meanGwXhat =
+        laneSum(size,
+                [&](int64_t j) { return gw(j) * moments.normalize(row[j]); }) /
+        size;
+    Out to = out + r * size;
+    for (int64_t j = 0; j < size; ++j)
+      to[j] = static_cast<float>(
+          moments.rstd *
+          (gw(j) - meanGw - moments.normalize(row[j]) * meanGwXhat));
+  }
+}
+
+/// The weight gradient of layer_norm into `sums`: sum over the rows, in row
+/// order, of g xhat.
+template <typename In>
+PP_CPU_CLONES void layerNormWeightGrad(In x, In dy, double *sums, int64_t rows,
+                                       int64_t size, double epsilon) {
+  for (int64_t r = 0; r < rows; ++r) {
+    In row = x + r * size, g = dy + r * size;
+    RowMoments moments(row, size, epsilon);
+    for (int64_t j = 0; j < size; ++j)
+      sums[j] += g[j] * moments.normalize(row[j]);
+  }
+}
 
 } // namespace
 
@@ -198,8 +238,8 @@ pp_tensor *pp_cpu_log_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   return mapAlongAxis(
       frame, "log_softmax", input, axis,
       [](auto out, auto in, int64_t start, int64_t stride, int64_t size) {
-        auto [max, total] = softmaxNormalizer(in + start, size, stride);
-        double shift = max + std::log(total);
+        SoftmaxRow row = softmaxRow(in + start, size, stride);
+        double shift = row.max + std::log(row.total);
         for (int64_t at = start; at < start + size * stride; at += stride)
           out[at] = static_cast<float>(in[at] - shift);
       });
@@ -216,7 +256,7 @@ pp_tensor *pp_cpu_log_softmax_grad(pp_frame *frame, pp_tensor *grad,
                            sum += g[at];
                          for (int64_t at = start; at < end; at += stride)
                            out[at] = static_cast<float>(g[at] -
-                                                        std::exp(y[at]) * sum);
+                                                        math::exp(y[at]) * sum);
                        });
 }
 
@@ -234,29 +274,24 @@ pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
     return nullptr;
   forFloatType(*dtype, [&](auto element) {
     using T = decltype(element);
-    std::optional<FloatsIn<T>> w, b;
-    if (weight)
-      w = readFloats<T>(weight);
-    if (bias)
-      b = readFloats<T>(bias);
-    int64_t size = plan->size;
-    forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
-      FloatsIn<T> rows = readFloats<T>(input) + first * size;
-      RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
-      for (int64_t k = 0; k < count; ++k) {
-        FloatsIn<T> row = rows + k * size;
-        FloatsOut<T> out = writeFloats<T>(result) + (first + k) * size;
-        double mean = statistics.mean[k], rstd = statistics.rstd[k];
-        for (int64_t j = 0; j < size; ++j) {
-          double value = (row[j] - mean) * rstd;
-          if (w)
-            value *= (*w)[j];
-          if (b)
-            value += (*b)[j];
-          out[j] = static_cast<float>(value);
-        }
-      }
-    });
+    FloatsIn<T> x = readFloats<T>(input);
+    FloatsIn<T> w = weight ? readFloats<T>(weight) : x;
+    FloatsIn<T> b = bias ? readFloats<T>(bias) : x;
+    FloatsOut<T> out = writeFloats<T>(result);
+    auto normalize = [&](auto weighted, auto biased) {
+      forEachChunk(plan->rows, plan->size, [&](int64_t begin, int64_t end) {
+        normalizeRows<decltype(weighted)::value, decltype(biased)::value>(
+            x, w, b, out, begin, end, plan->size, epsilon);
+      });
+    };
+    if (weight && bias)
+      normalize(std::true_type(), std::true_type());
+    else if (weight)
+      normalize(std::true_type(), std::false_type());
+    else if (bias)
+      normalize(std::false_type(), std::true_type());
+    else
+      normalize(std::false_type(), std::false_type());
   });
   return result;
 }
@@ -283,46 +318,17 @@ pp_tensor *pp_cpu_layer_norm_grad(pp_frame *frame, pp_tensor *grad,
     FloatsIn<T> x = readFloats<T>(input), dy = readFloats<T>(grad),
                 w = readFloats<T>(weight);
     FloatsOut<T> out = writeFloats<T>(result);
-    int64_t size = plan->size;
-    // The weight and bias gradients sum over the rows, in row order.
-    std::vector<double> sums(result_index == 0 ? 0 : size, 0.0);
-    if (result_index == 2)
-      accumulateGroups({plan->rows, size}, {0, 1}, dy, sums.data());
-    else
-      forEachRowBlock(plan->rows, [&](int64_t first, auto count) {
-        FloatsIn<T> rows = x + first * size, grads = dy + first * size;
-        RowStatistics<decltype(count)::value> statistics(rows, size, epsilon);
-        if (result_index == 1) {
-          for (int64_t k = 0; k < count; ++k) {
-            FloatsIn<T> row = rows + k * size, g = grads + k * size;
-            double mean = statistics.mean[k], rstd = statistics.rstd[k];
-            for (int64_t j = 0; j < size; ++j)
-              sums[j] += g[j] * ((row[j] - mean) * rstd);
-          }
-          return;
-        }
-        // dx = rstd * (g w - mean(g w) - xhat * mean(g w xhat)).
-        std::array<double, decltype(count)::value> meanGw{}, meanGwXhat{};
-        for (int64_t j = 0; j < size; ++j)
-          for (int64_t k = 0; k < count; ++k) {
-            double gw = static_cast<double>(grads[k * size + j]) * w[j];
-            meanGw[k] += gw;
-            meanGwXhat[k] += gw * ((rows[k * size + j] - statistics.mean[k]) *
-                                   statistics.rstd[k]);
-          }
-        for (int64_t k = 0; k < count; ++k) {
-          meanGw[k] /= size;
-          meanGwXhat[k] /= size;
-          FloatsIn<T> row = rows + k * size, g = grads + k * size;
-          double mean = statistics.mean[k], rstd = statistics.rstd[k];
-          for (int64_t j = 0; j < size; ++j) {
-            double xhat = (row[j] - mean) * rstd;
-            out[(first + k) * size + j] =
-                static_cast<float>(rstd * (static_cast<double>(g[j]) * w[j] -
-                                           meanGw[k] - xhat * meanGwXhat[k]));
-          }
-        }
+    int64_t rows = plan->rows, size = plan->size;
+    if (result_index == 0)
+      return forEachChunk(rows, size, [&](int64_t begin, int64_t end) {
+        layerNormInputGrad(x, dy, w, out, begin, end, size, epsilon);
       });
+    // The weight and bias gradients sum over the rows, in row order.
+    std::vector<double> sums(size, 0.0);
+    if (result_index == 2)
+      accumulateGroups({rows, size}, {0, 1}, dy, sums.data());
+    else
+      layerNormWeightGrad(x, dy, sums.data(), rows, size, epsilon);
     for (int64_t j = 0; j < static_cast<int64_t>(sums.size()); ++j)
       out[j] = static_cast<float>(sums[j]);
   });

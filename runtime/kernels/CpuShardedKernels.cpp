@@ -103,7 +103,7 @@ globalSoftmax(pp_frame *frame, const char *kernel, CollectiveGroup &group,
       rows[p].max = std::max(rows[p].max, (*allMaxima)[q * positions + p]);
     FloatsIn<T> row = z + p * classes;
     for (int64_t c = 0; c < classes; ++c)
-      sums[2 * p] += std::exp(row[c] - rows[p].max);
+      sums[2 * p] += math::exp(row[c] - static_cast<float>(rows[p].max));
     int64_t label = labels[p] - first;
     if (label >= 0 && label < classes)
       sums[2 * p + 1] = row[label];
@@ -376,7 +376,8 @@ pp_tensor *pp_cpu_sharded_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
           continue;
         }
         double softmax =
-            std::exp(z[p * classes + c] - rows[p].max) / rows[p].total;
+            math::exp(z[p * classes + c] - static_cast<float>(rows[p].max)) /
+            rows[p].total;
         row[c] = static_cast<float>(
             (softmax - (first + c == y[p] ? 1.0 : 0.0)) * scale);
       }

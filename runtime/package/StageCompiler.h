@@ -47,8 +47,8 @@ std::string compileStageLibrary(StageTarget target, const std::string &source,
                                 const std::string &log);
 
 /// What a library compiled for `target` depends on besides its source: the
-/// compiler and the runtime library it links (their paths, sizes and
-/// modification times). A rebuilt pp or another compiler changes it.
+/// compiler, its options and the runtime library it links (their paths, sizes
+/// and modification times). A rebuilt pp or another compiler changes it.
 std::string stageCompilerIdentity(StageTarget target);
 
 } // namespace pp::runtime

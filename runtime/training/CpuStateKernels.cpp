@@ -2,14 +2,18 @@
 //
 // Each kernel is one loop over contiguous floats with its constants
 // hoisted; the file is compiled with -fno-math-errno so that std::sqrt is
-// the sqrtps instruction and the AdamW loop vectorizes. The host's queues
-// run work at once, on the caller's thread: so do these.
+// the sqrtps instruction and the AdamW loop vectorizes (built for AVX-512,
+// AVX2 and baseline x86-64: PP_CPU_CLONES). The host's queues run work at
+// once: these split the elementwise loops into chunks on the runtime's
+// thread pool (--threads), each element computed alone, so the bits do not
+// depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/training/StateKernels.h"
 
 #include "runtime/device/Device.h"
+#include "runtime/kernels/CpuKernelLoops.h"
 
 #include <cmath>
 
@@ -19,9 +23,11 @@ namespace {
 /// torch.optim.SGD over n elements: weight decay joins the gradient; the
 /// momentum buffer (null without momentum) starts as the first (decayed)
 /// gradient.
-void stepSgd(float *__restrict values, const float *__restrict gradients,
-             float *__restrict momentumBuffer, int64_t n, float lr,
-             float weightDecay, float momentum, bool firstStep) {
+PP_CPU_CLONES void stepSgd(float *__restrict values,
+                           const float *__restrict gradients,
+                           float *__restrict momentumBuffer, int64_t n,
+                           float lr, float weightDecay, float momentum,
+                           bool firstStep) {
   if (!momentumBuffer) {
     for (int64_t i = 0; i < n; ++i)
       values[i] -= lr * (gradients[i] + weightDecay * values[i]);
@@ -42,10 +48,12 @@ void stepSgd(float *__restrict values, const float *__restrict gradients,
 }
 
 /// torch.optim.AdamW over n elements at step `steps` (from 1).
-void stepAdamW(const OptimizerOptions &options, float *__restrict values,
-               const float *__restrict gradients, float *__restrict first,
-               float *__restrict second, int64_t n, float lr,
-               float weightDecay, int64_t steps) {
+PP_CPU_CLONES void stepAdamW(const OptimizerOptions &options,
+                             float *__restrict values,
+                             const float *__restrict gradients,
+                             float *__restrict first, float *__restrict second,
+                             int64_t n, float lr, float weightDecay,
+                             int64_t steps) {
   float correction1 = 1.0f - std::pow(options.beta1, steps);
   float correction2 = 1.0f - std::pow(options.beta2, steps);
   float shrink = 1.0f - lr * weightDecay;
@@ -62,12 +70,28 @@ void stepAdamW(const OptimizerOptions &options, float *__restrict values,
   }
 }
 
+/// sum[i] += addend[i] for i in [begin, end).
+PP_CPU_CLONES void addRange(float *__restrict sum,
+                            const float *__restrict addend, int64_t begin,
+                            int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    sum[i] += addend[i];
+}
+
+/// values[i] *= factor for i in [begin, end).
+PP_CPU_CLONES void scaleRange(float *values, float factor, int64_t begin,
+                              int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    values[i] *= factor;
+}
+
 class CpuStateKernels : public StateKernels {
 public:
   void accumulate(Queue &, float *sum, const float *addend,
                   int64_t n) override {
-    for (int64_t i = 0; i < n; ++i)
-      sum[i] += addend[i];
+    cpu::forEachChunk(n, 1, [&](int64_t begin, int64_t end) {
+      addRange(sum, addend, begin, end);
+    });
   }
 
   void accumulateScalar(Queue &, double *sum, const float *value) override {
@@ -75,8 +99,9 @@ public:
   }
 
   void scale(Queue &, float *values, int64_t n, float factor) override {
-    for (int64_t i = 0; i < n; ++i)
-      values[i] *= factor;
+    cpu::forEachChunk(n, 1, [&](int64_t begin, int64_t end) {
+      scaleRange(values, factor, begin, end);
+    });
   }
 
   void roundToBFloat16(Queue &, BFloat16 *rounded, const float *values,
@@ -109,17 +134,22 @@ public:
                      const std::vector<SegmentStep> &segments, float *values,
                      const float *gradients, const std::vector<float *> &state,
                      float learningRate) override {
-    for (const SegmentStep &segment : segments) {
-      int64_t begin = segment.begin, n = segment.end - begin;
-      if (options.kind == "sgd")
-        stepSgd(values + begin, gradients + begin,
-                state.empty() ? nullptr : state[0] + begin, n, learningRate,
-                segment.weightDecay, options.momentum, segment.step == 1);
-      else
-        stepAdamW(options, values + begin, gradients + begin,
-                  state[0] + begin, state[1] + begin, n, learningRate,
-                  segment.weightDecay, segment.step);
-    }
+    // Each element's update is its own: chunks of a segment on the thread
+    // pool give the same bits at any thread count.
+    for (const SegmentStep &segment : segments)
+      cpu::forEachChunk(
+          segment.end - segment.begin, 1, [&](int64_t first, int64_t last) {
+            int64_t begin = segment.begin + first, n = last - first;
+            if (options.kind == "sgd")
+              stepSgd(values + begin, gradients + begin,
+                      state.empty() ? nullptr : state[0] + begin, n,
+                      learningRate, segment.weightDecay, options.momentum,
+                      segment.step == 1);
+            else
+              stepAdamW(options, values + begin, gradients + begin,
+                        state[0] + begin, state[1] + begin, n, learningRate,
+                        segment.weightDecay, segment.step);
+          });
   }
 };
 

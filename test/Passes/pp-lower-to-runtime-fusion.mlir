@@ -8,10 +8,11 @@
 // (verbatim code), with a local array of its input tensors and one for its
 // results, which it owns as a kernel's results; profiled as "fusion".
 // CHECK: emitc.verbatim "// nn.fusion of add gelu mul over tensor<4x8xf32>.
-// CHECK-SAME: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results)
-// CHECK-SAME: pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape)
 // CHECK-SAME: const float x1 = in1[i1 * 1];
 // CHECK-SAME: const float v1 = pp::runtime::elementwise::gelu(v0, 1);
+// CHECK-SAME: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results)
+// CHECK-SAME: pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape)
+// CHECK-SAME: pp_cpu_parallel_for(4, 8,
 // CHECK-LABEL: func.func @stage0_forward
 // CHECK: %[[IN:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
 // CHECK: %[[OUT:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
@@ -43,18 +44,20 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 }
 
 // The C++ of the MLP's forward fusion (fc1's bias add and tanh; the
-// intermediate is also saved for the backward): one loop nest over the
-// elements, the bias read by stride, each op's formula once per element.
+// intermediate is also saved for the backward): a loop over rows of the
+// last dimension, built for each x86-64 level, the outer indices from the
+// row, the bias read by stride, each op's formula once per element; the
+// function the stage calls makes the results and runs the rows in chunks
+// on the runtime's thread pool.
 // CPP: #include "runtime/kernels/ElementwiseFormulas.h"
 // CPP-LABEL: // nn.fusion of add tanh over tensor<2x4xf32>.
-// CPP-NEXT: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {
-// CPP-NEXT: static const int64_t shape[] = {2, 4};
-// CPP: results[r] = pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape);
-// CPP: float *out1 = static_cast<float *>(pp_tensor_data(results[1]));
-// CPP-NEXT: for (int64_t i0 = 0; i0 < 2; ++i0)
+// CPP-NEXT: PP_CPU_CLONES static void fusion_stage0_forward_0_rows(const float *in0, const float *in1, float *out0, float *out1, int64_t begin, int64_t end) {
+// CPP-NEXT: for (int64_t row = begin; row < end; ++row) {
+// CPP-NEXT: int64_t rest = row;
+// CPP-NEXT: {{\[\[}}maybe_unused]] const int64_t i0 = rest;
 // CPP-NEXT: for (int64_t i1 = 0; i1 < 4; ++i1)
 // CPP-NEXT: {
-// CPP-NEXT: const int64_t at = i0 * 4 + i1;
+// CPP-NEXT: const int64_t at = row * 4 + i1;
 // CPP-NEXT: const float x0 = in0[at];
 // CPP-NEXT: const float x1 = in1[i1 * 1];
 // CPP-NEXT: const float v0 = pp::runtime::elementwise::add(x0, x1);
@@ -62,6 +65,18 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // CPP-NEXT: out0[at] = v0;
 // CPP-NEXT: out1[at] = v1;
 // CPP-NEXT: }
+// CPP-NEXT: }
+// CPP-NEXT: }
+// CPP: static void fusion_stage0_forward_0(pp_frame *frame, pp_tensor **inputs, pp_tensor **results) {
+// CPP-NEXT: static const int64_t shape[] = {2, 4};
+// CPP: results[r] = pp_cpu_empty(frame, PP_DTYPE_F32, 2, shape);
+// CPP: float *out1 = static_cast<float *>(pp_tensor_data(results[1]));
+// CPP-NEXT: auto rows = [&](int64_t begin, int64_t end) {
+// CPP-NEXT: fusion_stage0_forward_0_rows(in0, in1, out0, out1, begin, end);
+// CPP-NEXT: };
+// CPP-NEXT: pp_cpu_parallel_for(2, 4, [](void *context, int64_t begin, int64_t end) {
+// CPP-NEXT: (*static_cast<decltype(rows) *>(context))(begin, end);
+// CPP-NEXT: }, &rows);
 // CPP-NEXT: }
 // A stage function, a straight sequence of runtime calls, compiles
 // unoptimized (PP_STAGE_FUNCTION, runtime/pp_kernels.h); its fused loops

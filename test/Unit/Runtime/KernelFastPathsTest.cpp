@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/kernels/Frame.h"
+#include "runtime/kernels/MathFormulas.h"
 
 #include <gtest/gtest.h>
 
@@ -119,8 +120,19 @@ TEST(CpuKernelFastPaths, SumToAndReduceSumAddInRowMajorOrder) {
   }
 }
 
+/// The sum of term(j) for j in [0, size) as LaneSums.h orders it: element j
+/// into partial sum j mod 8, in element order, then the partial sums.
+template <typename Term> double laneOrderSum(int64_t size, Term term) {
+  double partial[8] = {}, total = 0;
+  for (int64_t j = 0; j < size; ++j)
+    partial[j % 8] += term(j);
+  for (double sum : partial)
+    total += sum;
+  return total;
+}
+
 /// layer_norm over the last dimension of [rows, size] with weight `w` and
-/// its three gradients for `g`, one row at a time, each sum in element
+/// its three gradients for `g`, one row at a time, each row's sums in lane
 /// order and the weight and bias gradients summed in row order.
 struct LayerNormReference {
   std::vector<double> y, dx, dw, db;
@@ -130,19 +142,18 @@ struct LayerNormReference {
       : dw(size), db(size) {
     for (int64_t r = 0; r < rows; ++r) {
       const float *row = x + r * size, *gr = g + r * size;
-      double sum = 0, squares = 0, gwSum = 0, gwXhatSum = 0;
-      for (int64_t j = 0; j < size; ++j)
-        sum += row[j];
-      double mean = sum / size;
-      for (int64_t j = 0; j < size; ++j)
-        squares += (row[j] - mean) * (row[j] - mean);
+      double mean =
+          laneOrderSum(size, [&](int64_t j) { return row[j]; }) / size;
+      double squares = laneOrderSum(
+          size, [&](int64_t j) { return (row[j] - mean) * (row[j] - mean); });
       double rstd = 1.0 / std::sqrt(squares / size + epsilon);
       auto xhat = [&](int64_t j) { return (row[j] - mean) * rstd; };
+      auto gw = [&](int64_t j) { return static_cast<double>(gr[j]) * w[j]; };
+      double gwSum = laneOrderSum(size, gw);
+      double gwXhatSum =
+          laneOrderSum(size, [&](int64_t j) { return gw(j) * xhat(j); });
       for (int64_t j = 0; j < size; ++j) {
         y.push_back(xhat(j) * w[j]);
-        double gw = static_cast<double>(gr[j]) * w[j];
-        gwSum += gw;
-        gwXhatSum += gw * xhat(j);
         dw[j] += gr[j] * xhat(j);
         db[j] += gr[j];
       }
@@ -185,9 +196,11 @@ TEST(CpuKernelFastPaths, LayerNormAndItsGradientsGoRowByRow) {
 
 /// softmax of each row of `rows` x `classes` logits and, for `labels`,
 /// the gradient of the mean cross entropy (ignoring label -100) scaled by
-/// `scale`, in double from exp(logit - maximum) / sum(exp).
+/// `scale`, as SoftmaxRows.h defines them: exps[c] = e^(logit - maximum) in
+/// f32 (math::exp), their sum in double in lane order, and each probability
+/// exps[c] * (1 / sum) in double.
 struct SoftmaxReference {
-  std::vector<double> softmax, crossEntropyGrad;
+  std::vector<double> softmax, crossEntropyGrad, exactSoftmax;
 
   SoftmaxReference(const float *logits, const int64_t *labels, int64_t rows,
                    int64_t classes, double scale) {
@@ -196,12 +209,19 @@ struct SoftmaxReference {
       counted += labels[r] != -100;
     for (int64_t r = 0; r < rows; ++r) {
       const float *row = logits + r * classes;
-      double max = *std::max_element(row, row + classes), total = 0;
-      for (int64_t c = 0; c < classes; ++c)
-        total += std::exp(row[c] - max);
+      float max = *std::max_element(row, row + classes);
+      std::vector<float> exps;
+      double exactTotal = 0;
       for (int64_t c = 0; c < classes; ++c) {
-        double p = std::exp(row[c] - max) / total;
+        exps.push_back(pp::runtime::math::exp(row[c] - max));
+        exactTotal += std::exp(static_cast<double>(row[c]) - max);
+      }
+      double total = laneOrderSum(classes, [&](int64_t c) { return exps[c]; });
+      for (int64_t c = 0; c < classes; ++c) {
+        double p = exps[c] * (1.0 / total);
         softmax.push_back(p);
+        exactSoftmax.push_back(std::exp(static_cast<double>(row[c]) - max) /
+                               exactTotal);
         crossEntropyGrad.push_back(labels[r] == -100 ? 0.0
                                                      : (p - (c == labels[r])) *
                                                            (scale / counted));
@@ -210,8 +230,10 @@ struct SoftmaxReference {
   }
 };
 
-TEST(CpuKernelFastPaths, SoftmaxAndCrossEntropyGradExponentiateOnce) {
-  const int64_t rows = 7, classes = 13;
+TEST(CpuKernelFastPaths, SoftmaxAndCrossEntropyGradShareOneRowOfF32Exps) {
+  // 37 classes: two whole blocks of the 16 maximum lanes and 8 sum lanes,
+  // and a tail of each.
+  const int64_t rows = 7, classes = 37;
   Tensor logits = unevenValues({rows, classes});
   // Moderate logits: unevenValues' extremes would saturate the softmax.
   float *z = static_cast<float *>(pp_tensor_data(logits.get()));
@@ -235,6 +257,15 @@ TEST(CpuKernelFastPaths, SoftmaxAndCrossEntropyGradExponentiateOnce) {
   ASSERT_TRUE(frame.error.empty()) << frame.error;
   EXPECT_EQ(bits(softmax.get()), roundedBits(reference.softmax));
   EXPECT_EQ(bits(dz.get()), roundedBits(reference.crossEntropyGrad));
+  // Accurate as PyTorch's f32 softmax: logit - maximum rounds to f32 (an
+  // error of at most |logit - maximum| 2^-24 <= 8 2^-24 in the exponent,
+  // as much in relative terms in the result) and e^ within 1 ulp.
+  const float *p = static_cast<const float *>(pp_tensor_data(softmax.get()));
+  const double bound = 8 * std::exp2(-24.0) + 4 * std::exp2(-24.0);
+  for (int64_t i = 0; i < rows * classes; ++i)
+    EXPECT_NEAR(p[i], reference.exactSoftmax[i],
+                bound * reference.exactSoftmax[i])
+        << "element " << i;
 }
 
 } // namespace
