@@ -241,11 +241,14 @@ private:
                                static_cast<int>(stages.lastStageRank()));
   }
 
-  /// The parts of the step measured so far (with --profile).
+  /// The parts of the step measured so far (with --profile); the wait
+  /// for the data-parallel reduction is one for replicas, when there are.
   PartSeconds measuredSoFar() const {
     return measuredParts(reporter.profile()->byCategory(),
                          executor.actionSeconds(),
-                         parameters.reduceWaitSeconds());
+                         groups.dataParallelSize > 1
+                             ? parameters.reduceWaitSeconds()
+                             : 0.0);
   }
 
   StepMetrics trainStep(int64_t step) {
