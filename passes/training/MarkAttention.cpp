@@ -26,7 +26,8 @@ using namespace pp;
 namespace {
 
 /// The most ops between the scores' matmul and the softmax (scale, mask,
-/// casts, reshapes) that the search follows.
+/// casts, reshapes), and between the softmax and the weighted sum
+/// (dropout, casts), that the search follows.
 constexpr int kMostScoreSteps = 8;
 
 /// Finds and marks the attention ops of one program.
@@ -41,7 +42,7 @@ public:
     if (!scores)
       return;
     SmallVector<Operation *> weighting;
-    if (!findWeightedSums(softmax, weighting))
+    if (!findWeightedSums(softmax, weighting, 0))
       return;
     mark(scores);
     for (Operation *op : scorePath)
@@ -49,7 +50,14 @@ public:
     mark(softmax);
     for (Operation *op : weighting)
       mark(op);
-    for (Operation *op : scorePath)
+    llvm::append_range(masked, scorePath);
+  }
+
+  /// Marks the ops that compute the masks of the attention marked so far
+  /// alone: after every attention is, so that a mask all layers share is
+  /// one too.
+  void markMasks() {
+    for (Operation *op : masked)
       for (Value operand : op->getOperands())
         markMask(operand);
   }
@@ -110,17 +118,18 @@ private:
   }
 
   /// Appends to `found` the matmuls of activations that take `from`'s
-  /// result through ops that carry probabilities, and those ops; whether
-  /// there is one.
-  bool findWeightedSums(Operation *from,
-                        SmallVectorImpl<Operation *> &found) const {
+  /// result through at most kMostScoreSteps - `steps` ops that carry
+  /// probabilities, and those ops; whether there is one.
+  bool findWeightedSums(Operation *from, SmallVectorImpl<Operation *> &found,
+                        int steps) const {
     bool any = false;
     for (Operation *user : from->getUsers()) {
       if (isActivationProduct(user)) {
         found.push_back(user);
         any = true;
-      } else if (carriesScores(user) && user->getNumResults() == 1 &&
-                 findWeightedSums(user, found)) {
+      } else if (steps < kMostScoreSteps && carriesScores(user) &&
+                 user->getNumResults() == 1 &&
+                 findWeightedSums(user, found, steps + 1)) {
         found.push_back(user);
         any = true;
       }
@@ -148,6 +157,9 @@ private:
   }
 
   llvm::DenseSet<Value> activations;
+  /// The ops between the scores and the softmaxes marked so far, whose
+  /// other operands are masks.
+  SmallVector<Operation *> masked;
 };
 
 struct MarkAttentionPass
@@ -161,6 +173,7 @@ struct MarkAttentionPass
     AttentionMarker marker(*program);
     program->walk(
         [&](nn::SoftmaxOp softmax) { marker.markIfAttention(softmax); });
+    marker.markMasks();
   }
 };
 

@@ -1,5 +1,6 @@
 // RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-mark-attention | FileCheck %s
 // RUN: pp-opt %s --split-input-file --pp-mark-attention | FileCheck %s --check-prefix=NOT
+// RUN: pp-opt %S/Inputs/shared-mask-attention.mlir --pp-mark-attention | FileCheck %s --check-prefix=SHARED
 // RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-attach-loss="loss=cross_entropy:logits" --pp-mark-attention --pp-autodiff | FileCheck %s --check-prefix=GRAD
 
 // The causal self-attention block: the scores' matmul of Q and K^T, the
@@ -25,6 +26,11 @@
 // GRAD: nn.softmax_grad {{.*}} {pp.attention, pp.node = "softmax", pp.phase = #pp.phase<backward>}
 // GRAD: nn.matmul {{.*}} {pp.attention, pp.node = "scores", pp.phase = #pp.phase<backward>}
 // GRAD: nn.transpose {{.*}} {pp.node = "k_t", pp.phase = #pp.phase<backward>}
+
+// A mask that two attentions share (made from an input) is attention's.
+// SHARED: nn.neg {{.*}} {pp.attention, pp.node = "mask"}
+// SHARED: nn.matmul {{.*}} {pp.attention, pp.node = "scores1"}
+// SHARED: nn.matmul {{.*}} {pp.attention, pp.node = "context2"}
 
 // A softmax over a layer's output (a matmul with a weight) is a
 // classifier's, not attention.
