@@ -47,13 +47,13 @@ void StepExecutor::run(const std::vector<Action> &actions,
     const Action &action = actions[i];
     if (isCompute(action.kind) && gathering.erase(action.stage)) {
       double start = tracer.now();
-      auto waitStart = std::chrono::steady_clock::now();
+      auto waitStart = profileNow();
       parameters.awaitGather(action.stage);
       addActionTime(&ActionSeconds::waiting, waitStart);
       tracer.span("gather", action, start);
     }
     double start = tracer.now();
-    auto actionStart = std::chrono::steady_clock::now();
+    auto actionStart = profileNow();
     recordFlight(formatAction(action), -1, 0);
     switch (action.kind) {
     case ActionKind::Recv:
@@ -119,6 +119,13 @@ void StepExecutor::run(const std::vector<Action> &actions,
   if (std::string problem = router.unsent(); !problem.empty())
     throw std::runtime_error(problem);
   context.backend.finishStep();
+}
+
+/// The time now with a profile (an action's start); else none, so that a
+/// run without one reads no clock for it.
+std::chrono::steady_clock::time_point StepExecutor::profileNow() const {
+  return context.profile ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point{};
 }
 
 /// Adds the seconds since `start` to `part` of the action times, with a

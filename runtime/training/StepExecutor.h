@@ -126,6 +126,7 @@ private:
   void awaitMessages(const Action &recv, const BatchRef &batch);
   void sendMessages(const Action &send, const BatchRef &batch);
   void measureHeld(const MicrobatchData &data);
+  std::chrono::steady_clock::time_point profileNow() const;
   void addActionTime(double ActionSeconds::*part,
                      std::chrono::steady_clock::time_point start);
 
