@@ -141,13 +141,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
 };
 
 /// The precision policy, then every node computing its own copies of the
-/// values it derives from parameters (its weights' casts included), before
-/// differentiating.
+/// values it derives from parameters (its weights' casts included), and the
+/// ops of attention marked for the profile, before differentiating.
 void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
   pp::ApplyPrecisionOptions precision;
   precision.precision = options.precision;
   pm.addPass(pp::createApplyPrecision(precision));
   pm.addPass(pp::createLocalizeParameterDerived());
+  pm.addPass(pp::createMarkAttention());
 }
 
 /// Why `options` do not make a pipeline, or "".
@@ -235,7 +236,8 @@ void pp::registerPasses() {
   registerPassPipeline(
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
-      "pp-apply-precision, pp-localize-parameter-derived, pp-autodiff (or, "
+      "pp-apply-precision, pp-localize-parameter-derived, pp-mark-attention, "
+      "pp-autodiff (or, "
       "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, pp-derive-eval (not with "

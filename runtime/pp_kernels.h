@@ -10,11 +10,13 @@
  *   pp_frame_queue_handle its queue (runtime/device/Queue.h): the
  *   cudaStream_t that CUDA kernels, the fused loops' included, launch on
  *   and allocate in the order of; NULL on the host.
- * - pp_frame_profile_begin(frame, kind)/pp_frame_profile_end(frame) bracket
- *   every kernel call and message: `kind` is the callee's name without its
- *   prefix ("matmul", "softmax_grad", "send", "recv"), a literal. When the
- *   runtime profiles (pp-run --profile) the frame adds the bracket's wall
- *   time to `kind`; otherwise they only test a pointer.
+ * - pp_frame_profile_begin(frame, kind, category)/pp_frame_profile_end(frame)
+ *   bracket every kernel call and message: `kind` is the callee's name
+ *   without its prefix ("matmul", "softmax_grad", "send", "recv"), a
+ *   literal, and `category` what the compiler knows the call to be (a
+ *   pp_profile_category). When the runtime profiles (pp-run --profile) the
+ *   frame adds the bracket's wall time to `kind` and `category`; otherwise
+ *   they only test a pointer.
  * - pp_cpu_<op> computes one nn op on host tensors and returns a new tensor
  *   the caller owns (runtime/cuda/pp_kernels_cuda.h has the pp_cuda_<op>
  *   twins for device tensors).
@@ -82,6 +84,22 @@ extern "C" {
 /* The arguments, results and messages of one call of a stage function. */
 typedef struct pp_frame pp_frame;
 
+/* What a profile bracket's call is, as pp-lower-to-runtime classifies it
+ * from the IR (runtime/kernels/ProfileCategory.h spells the names it
+ * writes): the parts of pp-run --profile's breakdown. */
+typedef enum pp_profile_category {
+  /* A kernel or fused loop of none of the categories below. */
+  PP_PROFILE_OTHER = 0,
+  /* A matrix product (nn.matmul, nn.linear) outside attention. */
+  PP_PROFILE_GEMM = 1,
+  /* A kernel of attention, forward or backward (pp-mark-attention). */
+  PP_PROFILE_ATTENTION = 2,
+  /* A message (pp_frame_send, pp_frame_recv) or a collective kernel. */
+  PP_PROFILE_COMMUNICATION = 3,
+  /* How many categories there are. */
+  PP_PROFILE_CATEGORIES = 4
+} pp_profile_category;
+
 pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index);
 void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index);
 void pp_frame_release(pp_frame *frame, pp_tensor *tensor);
@@ -91,7 +109,8 @@ pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
                          pp_dtype dtype, int64_t rank, const int64_t *shape);
 const pp_device *pp_frame_device(pp_frame *frame);
 void *pp_frame_queue_handle(pp_frame *frame);
-void pp_frame_profile_begin(pp_frame *frame, const char *kind);
+void pp_frame_profile_begin(pp_frame *frame, const char *kind,
+                            pp_profile_category category);
 void pp_frame_profile_end(pp_frame *frame);
 
 /* The kernels, declared once for every target prefix (pp_cpu_ here,

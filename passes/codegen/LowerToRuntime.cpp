@@ -18,6 +18,7 @@
 #include "passes/codegen/RuntimeDtype.h"
 #include "passes/pipeline/CostModel.h"
 #include "runtime/kernels/CollectiveAxes.h"
+#include "runtime/kernels/ProfileCategory.h"
 
 #include "dialects/nn/IR/NNOps.h"
 #include "dialects/pp/IR/PPDialect.h"
@@ -99,9 +100,12 @@ public:
     Block &body = source.getBody().front();
     for (BlockArgument arg : body.getArguments())
       values[arg] = call("pp_frame_arg", {}, {integer(arg.getArgNumber())});
-    for (Operation &op : body.without_terminator())
+    for (Operation &op : body.without_terminator()) {
+      Operation *before = entry->empty() ? nullptr : &entry->back();
       if (failed(lowerOp(&op)))
         return failure();
+      categorizeCalls(before, entry, profileCategory(&op));
+    }
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     llvm::DenseSet<Value> given;
     for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
@@ -695,10 +699,41 @@ private:
     return "";
   }
 
+  /// What the profile counts the calls of `op` as: a message or
+  /// collective's communication, attention's (pp-mark-attention; a fusion
+  /// whose every op is), a matrix product's, or other.
+  static pp_profile_category profileCategory(Operation *op) {
+    if (isa<SendOp, RecvOp>(op) || op->hasTrait<CollectiveKernel>())
+      return PP_PROFILE_COMMUNICATION;
+    auto isAttention = [](Operation &inner) {
+      return isa<nn::YieldOp>(inner) || inner.hasAttr(kAttentionAttrName);
+    };
+    if (auto fusion = dyn_cast<nn::FusionOp>(op))
+      return llvm::all_of(fusion.getBody().front(), isAttention)
+                 ? PP_PROFILE_ATTENTION
+                 : PP_PROFILE_OTHER;
+    if (op->hasAttr(kAttentionAttrName))
+      return PP_PROFILE_ATTENTION;
+    if (isa<nn::MatmulOp, nn::LinearOp>(op))
+      return PP_PROFILE_GEMM;
+    return PP_PROFILE_OTHER;
+  }
+
+  /// Records `category` for the calls of `block` after `before` (null: all
+  /// of them): those one op lowered to, its constants' included.
+  void categorizeCalls(Operation *before, Block *block,
+                       pp_profile_category category) {
+    auto it = before ? std::next(before->getIterator()) : block->begin();
+    for (Operation &op : llvm::make_range(it, block->end()))
+      if (isa<emitc::CallOpaqueOp>(op))
+        callCategories[&op] = category;
+  }
+
   /// Brackets every kernel call and message of `function` with
-  /// pp_frame_profile_begin(frame, "kind") and pp_frame_profile_end(frame)
-  /// (runtime/pp_kernels.h), after the releases are placed, so that a
-  /// bracket times its call alone.
+  /// pp_frame_profile_begin(frame, "kind", category) and
+  /// pp_frame_profile_end(frame) (runtime/pp_kernels.h), after the releases
+  /// are placed, so that a bracket times its call alone; a call no op
+  /// lowered to (a result's copy) is other.
   void bracketForProfile(func::FuncOp function) {
     SmallVector<emitc::CallOpaqueOp> calls;
     function.walk([&](emitc::CallOpaqueOp call) {
@@ -708,7 +743,9 @@ private:
     for (emitc::CallOpaqueOp call : calls) {
       builder.setInsertionPoint(call);
       callVoid("pp_frame_profile_begin", {},
-               {stringLiteral(profileKind(call.getCallee()))});
+               {stringLiteral(profileKind(call.getCallee())),
+                literal(pp::runtime::profileCategorySpelling(
+                    callCategories.lookup(call)))});
       builder.setInsertionPointAfter(call);
       callVoid("pp_frame_profile_end", {}, {});
     }
@@ -727,6 +764,8 @@ private:
   int64_t fusionsDefined = 0;
   /// The fusion functions this function calls.
   llvm::StringSet<> fusionCallees;
+  /// The profile category of each call an op lowered to.
+  llvm::DenseMap<Operation *, pp_profile_category> callCategories;
   Type framePtr, tensorPtr;
   Value frame;
   /// Values of the stage function to the tensors of the generated code.

@@ -255,7 +255,7 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
           sum->setAttr(kNodeAttrName, defNode);
       it->second = sum;
     }
-    tagBackward(before, end, getNode(op));
+    tagBackward(before, end, getNode(op), op->hasAttr(kAttentionAttrName));
     return success();
   }
 
@@ -269,12 +269,16 @@ struct AutodiffPass : public pp::impl::AutodiffBase<AutodiffPass> {
   }
 
   /// Marks the ops between `after` (exclusive; null: block start) and `end`
-  /// as backward ops of `node`, keeping a node already set.
-  static void tagBackward(Operation *after, Operation *end, StringAttr node) {
+  /// as backward ops of `node`, keeping a node already set, and as
+  /// attention's when `attention` (the gradient of an op of attention).
+  static void tagBackward(Operation *after, Operation *end, StringAttr node,
+                          bool attention) {
     Block *block = end->getBlock();
     auto it = after ? std::next(after->getIterator()) : block->begin();
     for (; &*it != end; ++it) {
       setBackward(&*it);
+      if (attention)
+        it->setAttr(kAttentionAttrName, UnitAttr::get(it->getContext()));
       if (node && !getNode(&*it))
         it->setAttr(kNodeAttrName, node);
     }

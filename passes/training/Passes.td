@@ -118,6 +118,27 @@ def MarkOutputs : Pass<"pp-mark-outputs", "mlir::ModuleOp"> {
   ];
 }
 
+def MarkAttention : Pass<"pp-mark-attention", "mlir::ModuleOp"> {
+  let summary = "marks the ops of attention for the profile";
+  let description = [{
+    Marks with `pp.attention` the ops of `@main` that compute attention, as
+    the program's pattern shows them (not their names): an `nn.softmax`
+    whose input comes, through at most 8 elementwise ops, casts, reshapes
+    and dropouts (the scale and the mask), from an `nn.matmul` of two
+    activations (values computed from the program's inputs, not from
+    parameters and constants alone: the scores, Q K^T); that matmul and
+    those ops; the matmuls of activations that take the softmax's result
+    (through dropout, casts, reshapes: the weighted sum with V); and the
+    ops that compute only the mask (every user marked). A softmax over a
+    layer's output (a matmul with a weight) is not attention.
+    `pp-autodiff` marks the backward ops of a marked op (softmax_grad, the
+    gradients' matmuls), and `pp-lower-to-runtime` passes the mark to the
+    profile brackets of their kernels as `PP_PROFILE_ATTENTION`
+    (runtime/pp_kernels.h), which `pp-run --profile`'s breakdown counts as
+    attention. The mark changes no computation.
+  }];
+}
+
 def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
   let summary = "reverse-mode differentiation of the loss";
   let description = [{
@@ -127,7 +148,8 @@ def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
     the step's token count. Every backward op carries `pp.phase =
     #pp.phase<backward>` and the `pp.node` of the forward op it
     differentiates, so that partitioning keeps a node's forward and backward
-    on one stage. Gradients become results with `pp.role = "gradient"` and
+    on one stage, and `pp.attention` when that op has it
+    (`pp-mark-attention`). Gradients become results with `pp.role = "gradient"` and
     the parameter's name, in parameter order; a parameter the loss does not
     depend on gets none (PyTorch's `None`). Contributions to one value are
     summed in a fixed order, independent of any later partitioning. A

@@ -303,9 +303,10 @@ void *pp_frame_queue_handle(pp_frame *frame) {
   return frame->queue ? frame->queue->nativeHandle() : nullptr;
 }
 
-void pp_frame_profile_begin(pp_frame *frame, const char *kind) {
+void pp_frame_profile_begin(pp_frame *frame, const char *kind,
+                            pp_profile_category category) {
   if (frame->profile)
-    frame->profile->begin(kind);
+    frame->profile->begin(kind, category);
 }
 
 void pp_frame_profile_end(pp_frame *frame) {

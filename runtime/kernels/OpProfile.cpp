@@ -4,10 +4,14 @@
 
 namespace pp::runtime {
 
-void OpProfile::begin(const char *kind) {
+void OpProfile::begin(const char *kind, pp_profile_category category) {
   if (synchronize)
     synchronize();
   current = kind;
+  // A category the runtime does not know (a newer compiler's) is other.
+  currentCategory = category >= 0 && category < PP_PROFILE_CATEGORIES
+                        ? category
+                        : PP_PROFILE_OTHER;
   started = std::chrono::steady_clock::now();
 }
 
@@ -16,11 +20,13 @@ void OpProfile::end() {
     return;
   if (synchronize)
     synchronize();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
   Totals &totals = byLiteral[current];
   ++totals.calls;
-  totals.seconds += std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
+  totals.seconds += seconds;
+  categorySeconds[currentCategory] += seconds;
   current = nullptr;
 }
 

@@ -3,13 +3,17 @@
 // Generated stage functions bracket every kernel call and message with
 // pp_frame_profile_begin/pp_frame_profile_end (runtime/pp_kernels.h). A
 // frame whose `profile` is set adds each bracket's wall time to the op kind
-// it names; without one the brackets only test a pointer.
+// it names and to its category (pp_profile_category); without one the
+// brackets only test a pointer.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PP_RUNTIME_OPPROFILE_H
 #define PP_RUNTIME_OPPROFILE_H
 
+#include "runtime/pp_kernels.h"
+
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -33,19 +37,26 @@ public:
   explicit OpProfile(std::function<void()> synchronize = nullptr)
       : synchronize(std::move(synchronize)) {}
 
+  /// Seconds so far per pp_profile_category.
+  using CategorySeconds = std::array<double, PP_PROFILE_CATEGORIES>;
+
   /// Starts timing a call of op kind `kind` (a string the generated code
-  /// keeps alive: a literal).
-  void begin(const char *kind);
+  /// keeps alive: a literal) in `category`.
+  void begin(const char *kind, pp_profile_category category);
   /// Ends the call begin() started; does nothing without one.
   void end();
   /// The totals so far by op kind.
   std::map<std::string, Totals> byKind() const;
+  /// The seconds so far by category.
+  const CategorySeconds &byCategory() const { return categorySeconds; }
 
 private:
   std::function<void()> synchronize;
   /// Keyed by the literal's address: one hash of a pointer per call.
   std::unordered_map<const char *, Totals> byLiteral;
+  CategorySeconds categorySeconds{};
   const char *current = nullptr;
+  pp_profile_category currentCategory = PP_PROFILE_OTHER;
   std::chrono::steady_clock::time_point started;
 };
 

@@ -33,7 +33,7 @@
 namespace pp::runtime {
 
 /// The format version of the manifests this runtime writes and reads.
-constexpr int kPackageFormatVersion = 6;
+constexpr int kPackageFormatVersion = 7;
 
 /// The manifest's file name in a package directory.
 constexpr const char *kManifestFileName = "manifest.json";

@@ -189,7 +189,8 @@ void RunReporter::writeTrace() {
 void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
                                double reduceWaitSeconds,
                                size_t reduceBytesPerStep,
-                               const ConversionCount &computeCopies) {
+                               const ConversionCount &computeCopies,
+                               const StepBreakdown &breakdown) {
   nlohmann::json ops = nlohmann::json::object();
   double opSeconds = 0;
   for (const auto &[kind, totals] : opProfile->byKind()) {
@@ -206,7 +207,9 @@ void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
           {"dp_reduce_wait_seconds", reduceWaitSeconds},
           {"dp_reduce_bytes_per_step", reduceBytesPerStep},
           {"compute_copy_conversions", computeCopies.conversions},
-          {"compute_copy_bytes", computeCopies.bytes}}.dump());
+          {"compute_copy_bytes", computeCopies.bytes},
+          {"rank", context.world.rank()},
+          {"breakdown", breakdown.toJson()}}.dump());
   if (!reports())
     return;
   nlohmann::json stages = nlohmann::json::array();
@@ -219,6 +222,35 @@ void RunReporter::writeProfile(double stepSeconds, double reducingSeconds,
                           .dump(2) +
                       "\n",
                   "--profile");
+  printBreakdowns(stages);
+}
+
+/// One line per pipeline rank of the profile's `stages`: where its
+/// training steps went, in percent of its step time.
+void RunReporter::printBreakdowns(const nlohmann::json &stages) {
+  std::ostream &log = context.log;
+  log << "profile: share of each rank's step time, % (the first replica's "
+         "ranks; --profile "
+      << context.options.profilePath << ")" << std::endl
+      << std::setw(6) << "rank" << std::setw(7) << "stage" << std::setw(10)
+      << "step s";
+  for (size_t p = 0; p < kStepParts; ++p)
+    log << "  " << stepPartName(static_cast<StepPart>(p));
+  log << std::endl << std::fixed;
+  for (const nlohmann::json &stage : stages) {
+    const nlohmann::json &breakdown = stage["breakdown"];
+    log << std::setw(6) << stage["rank"].get<int64_t>() << std::setw(7)
+        << stage["stage"].get<int64_t>() << std::setw(10)
+        << std::setprecision(4) << breakdown["step_seconds"].get<double>();
+    for (size_t p = 0; p < kStepParts; ++p) {
+      std::string name = stepPartName(static_cast<StepPart>(p));
+      log << std::setw(static_cast<int>(name.size()) + 2)
+          << std::setprecision(1)
+          << 100.0 * breakdown["share"][name].get<double>();
+    }
+    log << std::endl;
+  }
+  log << std::defaultfloat;
 }
 
 void RunReporter::finish(const std::string &digest) {

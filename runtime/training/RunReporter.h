@@ -22,6 +22,7 @@
 #include "runtime/training/RankContext.h"
 #include "runtime/training/RankGroups.h"
 #include "runtime/training/RankStages.h"
+#include "runtime/training/StepBreakdown.h"
 #include "runtime/training/TrainerOptions.h"
 
 #include <nlohmann/json.hpp>
@@ -101,13 +102,15 @@ public:
   void writeTrace();
   /// Gathers every pipeline rank's profile on rank 0, which writes them
   /// with the run's step seconds and the data-parallel reduction's
-  /// seconds (reducing, and waited for) and bytes per step and the
+  /// seconds (reducing, and waited for) and bytes per step, the
   /// conversions of its parameters into compute copies over the run
-  /// (ComputeCopies, evaluations included) to --profile. Every rank of the
-  /// first replica calls it, with --profile.
+  /// (ComputeCopies, evaluations included) and where its training steps
+  /// went (`breakdown`) to --profile, and prints each rank's breakdown.
+  /// Every rank of the first replica calls it, with --profile.
   void writeProfile(double stepSeconds, double reducingSeconds,
                     double reduceWaitSeconds, size_t reduceBytesPerStep,
-                    const ConversionCount &computeCopies);
+                    const ConversionCount &computeCopies,
+                    const StepBreakdown &breakdown);
   /// The run's last line, params_sha256 `digest`, and the metrics file
   /// committed.
   void finish(const std::string &digest);
@@ -118,6 +121,7 @@ private:
   void printParameterKinds();
   void printPipeline();
   void printActivationMemory(bool usesArenas);
+  void printBreakdowns(const nlohmann::json &stages);
   std::string coordinatesOf(int64_t rank) const;
   std::optional<HeldBytes> predictedPeak() const;
 

@@ -47,22 +47,28 @@ void StepExecutor::run(const std::vector<Action> &actions,
     const Action &action = actions[i];
     if (isCompute(action.kind) && gathering.erase(action.stage)) {
       double start = tracer.now();
+      auto waitStart = profileNow();
       parameters.awaitGather(action.stage);
+      addActionTime(&ActionSeconds::waiting, waitStart);
       tracer.span("gather", action, start);
     }
     double start = tracer.now();
+    auto actionStart = profileNow();
     recordFlight(formatAction(action), -1, 0);
     switch (action.kind) {
     case ActionKind::Recv:
       awaitMessages(action, data.batch);
+      addActionTime(&ActionSeconds::waiting, actionStart);
       tracer.span("recv", action, start);
       break;
     case ActionKind::Send:
       sendMessages(action, data.batch);
+      addActionTime(&ActionSeconds::communication, actionStart);
       tracer.span("send", action, start);
       break;
     case ActionKind::ReduceGradients:
       parameters.reduce(action.stage);
+      addActionTime(&ActionSeconds::communication, actionStart);
       tracer.span("reduce", action, start);
       break;
     case ActionKind::GatherParameters:
@@ -94,6 +100,7 @@ void StepExecutor::run(const std::vector<Action> &actions,
                                  ": the table has an optimizer action "
                                  "where the run has no training step");
       optimizer();
+      addActionTime(&ActionSeconds::optimizer, actionStart);
       break;
     default: {
       const std::vector<StageFunctionInfo> &functions =
@@ -112,6 +119,23 @@ void StepExecutor::run(const std::vector<Action> &actions,
   if (std::string problem = router.unsent(); !problem.empty())
     throw std::runtime_error(problem);
   context.backend.finishStep();
+}
+
+/// The time now with a profile (an action's start); else none, so that a
+/// run without one reads no clock for it.
+std::chrono::steady_clock::time_point StepExecutor::profileNow() const {
+  return context.profile ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point{};
+}
+
+/// Adds the seconds since `start` to `part` of the action times, with a
+/// profile.
+void StepExecutor::addActionTime(double ActionSeconds::*part,
+                                 std::chrono::steady_clock::time_point start) {
+  if (context.profile)
+    actionTimes.*part += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
 }
 
 /// Updates the peak with what the rank holds now.

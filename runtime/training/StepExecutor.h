@@ -28,7 +28,9 @@
 #include "runtime/training/RankGroups.h"
 #include "runtime/training/RankStages.h"
 #include "runtime/training/StageRouter.h"
+#include "runtime/training/StepBreakdown.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -107,6 +109,9 @@ public:
   double mostActivationsHeld() const { return mostActivations; }
   /// The most saved values this rank held offloaded at once so far.
   int64_t mostActivationsOffloaded() const { return offload.mostHeldBytes(); }
+  /// The seconds spent in actions outside stage functions so far; zero
+  /// without a profile.
+  const ActionSeconds &actionSeconds() const { return actionTimes; }
 
 private:
   using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
@@ -121,6 +126,9 @@ private:
   void awaitMessages(const Action &recv, const BatchRef &batch);
   void sendMessages(const Action &send, const BatchRef &batch);
   void measureHeld(const MicrobatchData &data);
+  std::chrono::steady_clock::time_point profileNow() const;
+  void addActionTime(double ActionSeconds::*part,
+                     std::chrono::steady_clock::time_point start);
 
   ExecutionContext context;
   /// Moves the stage functions' messages between stages.
@@ -137,6 +145,7 @@ private:
   int64_t heapTensors = 0;
   HeldBytes peak;
   double mostActivations = 0;
+  ActionSeconds actionTimes;
 };
 
 } // namespace pp::runtime

@@ -19,6 +19,7 @@
 #include "runtime/training/ParameterStore.h"
 #include "runtime/training/RankStages.h"
 #include "runtime/training/RunReporter.h"
+#include "runtime/training/StepBreakdown.h"
 #include "runtime/training/StepExecutor.h"
 #include "runtime/training/TensorStreaming.h"
 
@@ -176,7 +177,8 @@ public:
                             parameters.reduceWaitSeconds(),
                             parameters.reduceBytesPerStep(),
                             {parameters.computeCopyConversions(),
-                             parameters.computeCopyBytes()});
+                             parameters.computeCopyBytes()},
+                            breakdown);
     reporter.finish(digest);
     finishTrainedFiles(files);
   }
@@ -239,8 +241,21 @@ private:
                                static_cast<int>(stages.lastStageRank()));
   }
 
+  /// The parts of the step measured so far (with --profile); the wait
+  /// for the data-parallel reduction is one for replicas, when there are.
+  PartSeconds measuredSoFar() const {
+    return measuredParts(reporter.profile()->byCategory(),
+                         executor.actionSeconds(),
+                         groups.dataParallelSize > 1
+                             ? parameters.reduceWaitSeconds()
+                             : 0.0);
+  }
+
   StepMetrics trainStep(int64_t step) {
     auto start = std::chrono::steady_clock::now();
+    PartSeconds measuredBefore{};
+    if (reporter.profile())
+      measuredBefore = measuredSoFar();
     int64_t heapAllocationsBefore = executor.heapAllocations();
     int64_t hostDeviceBytesBefore = backend.hostDeviceBytes();
     parameters.beginStep();
@@ -282,10 +297,13 @@ private:
     hostDeviceBytesPerStep = backend.hostDeviceBytes() - hostDeviceBytesBefore;
     // The loss lives on the last stages, and their clock closes the step:
     // every rank reports the same values.
-    std::vector<double> report = {
-        microbatches.lossSum.read(), localCount,
+    double lossSum = microbatches.lossSum.read();
+    double localSeconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count()};
+            .count();
+    if (reporter.profile())
+      breakdown.addStep(localSeconds, measuredBefore, measuredSoFar());
+    std::vector<double> report = {lossSum, localCount, localSeconds};
     sumOverDataParallel(report);
     count = report[1];
     double seconds = report[2] / layout.dataParallel;
@@ -464,6 +482,8 @@ private:
   /// training step, and the bytes it copied between host and device.
   int64_t heapAllocationsPerStep = 0;
   int64_t hostDeviceBytesPerStep = 0;
+  /// Where this rank's training steps went (with --profile).
+  StepBreakdown breakdown;
   /// Evaluations so far.
   int64_t evalRound = 0;
   /// The step the training loop starts at, and the consumed-samples cursor

@@ -19,6 +19,9 @@ LABELS = {"mlp": "MLP {width} wide", "gpt": "gpt.traced.pt",
 STEP_GOALS = {("mlp", "s1"): 1.0, ("gpt", "s1"): 0.8, ("gpt", "s2-1f1b"): 0.8}
 GEMM_SHARE_GOAL, RSS_GOAL = 0.8, 0.5
 RUNS = [("s1", "1 stage"), ("s2-1f1b", "2 ranks 1F1B"), ("s2-gpipe", "2 ranks GPipe")]
+# The parts of a step in pp-run --profile's breakdown (docs/tools/pp-run.md).
+BREAKDOWN_PARTS = ["gemm", "attention", "other_kernels", "communication", "waiting",
+                   "optimizer", "rest"]
 
 
 def peer_step_seconds(ranks):
@@ -55,6 +58,22 @@ def matmul_seconds(profile):
     return sum(ops[k]["seconds"] for k in kinds), kinds
 
 
+def breakdown_shares(profile, first=None):
+    """Per rank of a --profile file's JSON, each part's share of its step
+    time (the ranks' breakdowns); given the profile of a run of the first
+    step alone, the shares of steps 2..N, so that the warm-up drops out."""
+    shares = []
+    for at, entry in enumerate(profile["stages"]):
+        seconds = dict(entry["breakdown"]["seconds"])
+        step = entry["breakdown"]["step_seconds"]
+        if first is not None:
+            warmup = first["stages"][at]["breakdown"]
+            seconds = {part: s - warmup["seconds"][part] for part, s in seconds.items()}
+            step -= warmup["step_seconds"]
+        shares.append({part: seconds[part] / step for part in BREAKDOWN_PARTS})
+    return shares
+
+
 def measure(out, name, repeats):
     """The measurements of one model: step-time stats, peak RSS and the
     GEMM rate."""
@@ -84,6 +103,8 @@ def measure(out, name, repeats):
     total, _ = matmul_seconds(f"{base}/profile-all.json")
     result["matmul_seconds"] = (total - first) / (int(config["steps"]) - 1)
     result["gemm_rate"] = result["flops"] / result["matmul_seconds"]
+    result["breakdown"] = breakdown_shares(read_json(f"{base}/profile-all.json"),
+                                           read_json(f"{base}/profile-first.json"))[0]
     return result
 
 
@@ -125,6 +146,15 @@ def print_gemm(models, best):
               f"{share:>7.0%}  {goal_text(share, GEMM_SHARE_GOAL, at_most=False)}")
 
 
+def print_breakdown(models):
+    print(f"\n{'pp step, 1 stage, %':<24}"
+          + "".join(f"{part:>{len(part) + 2}}" for part in BREAKDOWN_PARTS))
+    for model in models:
+        print(f"{model['label']:<24}" + "".join(
+            f"{100 * model['breakdown'][part]:>{len(part) + 2}.1f}"
+            for part in BREAKDOWN_PARTS))
+
+
 def print_rss(models):
     print(f"\n{'peak RSS, MB':<24}{'run':<15}{'pp':>12}{'PyTorch':>14}{'import':>8}"
           f"{'ratio':>7}  goal")
@@ -160,6 +190,9 @@ def main():
           f"steps 2..N; kinds {', '.join(sorted(set(k for m in models for k in m['kinds'])))})"
           f"; share: of the best\nsingle-thread 1024^3 SGEMM, {best:.1f} GFLOP/s ({engine}).")
     print_gemm(models, best)
+    print("\nWhere pp's step goes: --profile's breakdown of steps 2..N at 1 stage, as a "
+          "share of the step\n(docs/tools/pp-run.md, \"Breakdown\").")
+    print_breakdown(models)
     print("\nPeak RSS per rank (rank 0 / rank 1), the largest over the runs; import: "
           "a PyTorch process's after its imports.")
     print_rss(models)

@@ -30,7 +30,7 @@ func.func @stage0_forward(%table: tensor<16x8xf32>, %tokens: tensor<4xi64>, %lab
 // CHECK: %[[TABLE:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"0">]}
 // CHECK: %[[TOKENS:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"1">]}
 // CHECK: %[[LABELS:.*]] = emitc.call_opaque "pp_frame_arg"(%[[F]]) {args = [0 : index, #emitc.opaque<"2">]}
-// CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F]]) {args = [0 : index, #emitc.opaque<"\22sharded_gather\22">]}
+// CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F]]) {args = [0 : index, #emitc.opaque<"\22sharded_gather\22">, #emitc.opaque<"PP_PROFILE_COMMUNICATION">]}
 // CHECK: %[[E:.*]] = emitc.call_opaque "pp_cpu_sharded_gather"(%[[F]], %[[TABLE]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">]}
 // CHECK: %[[S:.*]] = emitc.call_opaque "pp_cpu_all_reduce"(%[[F]], %[[E]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">]}
 // CHECK: emitc.call_opaque "pp_frame_release"(%[[F]], %[[E]])

@@ -16,7 +16,7 @@
 // CHECK-LABEL: func.func @stage0_forward
 // CHECK: %[[IN:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
 // CHECK: %[[OUT:.*]] = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.ptr<!emitc.opaque<"pp_tensor">>>
-// CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F:.*]]) {args = [0 : index, #emitc.opaque<"\22fusion\22">]}
+// CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F:.*]]) {args = [0 : index, #emitc.opaque<"\22fusion\22">, #emitc.opaque<"PP_PROFILE_OTHER">]}
 // CHECK-NEXT: emitc.call_opaque "fusion_stage0_forward_0"(%[[F]], %[[IN]], %[[OUT]])
 // CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
 // CHECK: %[[R0:.*]] = emitc.load %{{.*}} : <!emitc.ptr<!emitc.opaque<"pp_tensor">>>
@@ -83,7 +83,7 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
 // are optimized.
 // CPP: PP_STAGE_FUNCTION
 // CPP-NEXT: void stage0_forward(pp_frame* [[F:v[0-9]+]]) {
-// CPP: pp_frame_profile_begin([[F]], "fusion");
+// CPP: pp_frame_profile_begin([[F]], "fusion", PP_PROFILE_OTHER);
 // CPP-NEXT: fusion_stage0_forward_0([[F]], [[IN:v[0-9]+]], [[OUT:v[0-9]+]]);
 // An equal fusion later in the module (the eval function's is the
 // forward's) calls the function the first one defined: the generated code

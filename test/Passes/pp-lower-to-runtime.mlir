@@ -21,25 +21,40 @@
 // CHECK: emitc.call_opaque "pp_cpu_sum_to"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{4}.data()">]}
 
 // Every kernel call and message is bracketed for the profile, named by the
-// kernel without its prefix; the frame's other calls are not.
+// kernel without its prefix, with its category (runtime/pp_kernels.h): a
+// matrix product is GEMM, a message communication, any other kernel other;
+// the frame's other calls are not bracketed.
 // RUN: pp-opt %S/Inputs/mlp.mlir --pp-compile="stages=2 loss=mse:y fuse=false" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=PROFILE
 // PROFILE-LABEL: func.func @stage0_forward(
 // PROFILE: emitc.call_opaque "pp_frame_arg"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">]}
-// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22matmul\22">]}
+// PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_GEMM">]}
 // PROFILE-NEXT: emitc.call_opaque "pp_cpu_matmul"
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"(%{{.*}}) {args = [0 : index]}
 // PROFILE-NOT: pp_frame_release
-// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22add\22">]}
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22add\22">, #emitc.opaque<"PP_PROFILE_OTHER">]}
 // PROFILE-NEXT: emitc.call_opaque "pp_cpu_add"
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_release"
-// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22send\22">]}
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22send\22">, #emitc.opaque<"PP_PROFILE_COMMUNICATION">]}
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_send"
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
 // PROFILE-LABEL: func.func @stage1_forward(
-// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22recv\22">]}
+// PROFILE: emitc.call_opaque "pp_frame_profile_begin"(%{{.*}}) {args = [0 : index, #emitc.opaque<"\22recv\22">, #emitc.opaque<"PP_PROFILE_COMMUNICATION">]}
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_recv"
 // PROFILE-NEXT: emitc.call_opaque "pp_frame_profile_end"
+
+// Attention's kernels (pp-mark-attention), a fused loop of them and their
+// gradients' included, are attention; the projections are GEMM.
+// RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=ATTENTION
+// ATTENTION-LABEL: func.func @stage0_forward(
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_GEMM">]}
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22fusion\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22softmax\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22tanh\22">, #emitc.opaque<"PP_PROFILE_OTHER">]}
+// ATTENTION-LABEL: func.func @stage0_backward(
+// ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22softmax_grad\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
 
 // CUDA: emitc.call_opaque "pp_cuda_matmul"
 // CUDA-NOT: pp_cpu_

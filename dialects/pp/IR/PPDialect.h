@@ -90,6 +90,9 @@ constexpr llvm::StringLiteral kInitAttrName = "pp.init";
 /// The model node an op implements; forward and backward ops of one node
 /// share it and are placed on the same stage.
 constexpr llvm::StringLiteral kNodeAttrName = "pp.node";
+/// Marks an op of attention (pp-mark-attention) and, after pp-autodiff,
+/// its gradient's ops: the profile counts their kernels as attention.
+constexpr llvm::StringLiteral kAttentionAttrName = "pp.attention";
 /// The pipeline stage an op runs on.
 constexpr llvm::StringLiteral kStageAttrName = "pp.stage";
 /// The stages holding a parameter used on several (tied weights), in

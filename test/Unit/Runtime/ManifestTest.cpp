@@ -357,7 +357,7 @@ TEST(Manifest, MalformedManifestsAreRefusedNamingTheKey) {
             "manifest.json is not valid JSON: [j");
   EXPECT_EQ(errorAfter([](nlohmann::json &m) { m["version"] = 4; }),
             "manifest.json: package format version 4 is from an older pp "
-            "(this pp-run reads version 6); recompile the model");
+            "(this pp-run reads version 7); recompile the model");
   EXPECT_EQ(errorAfter([](nlohmann::json &m) { m["num_stages"] = "3"; }),
             "manifest.json: num_stages: expected an integer of at least 1, "
             "found \"3\"");

@@ -77,7 +77,7 @@ json manifest() {
         function("stage1_backward_weight", "backward_weight",
                  {tensor("z", "saved", "f32", {2, 4})}, json::array())}}};
   return {{"format", "pp-pipeline-package"},
-          {"version", 6},
+          {"version", 7},
           {"num_stages", 2},
           {"microbatch_size", 2},
           {"mesh",
@@ -215,18 +215,18 @@ TEST(Package, EveryManifestDtypeParses) {
 
 TEST(Package, OtherFormatVersionsAreRefused) {
   json value = manifest();
-  for (int version : {1, 2, 3, 4, 5}) {
+  for (int version : {1, 2, 3, 4, 5, 6}) {
     value["version"] = version;
     EXPECT_EQ(loadError(value),
               "manifest.json: package format version " +
                   std::to_string(version) +
-                  " is from an older pp (this pp-run reads version 6); "
+                  " is from an older pp (this pp-run reads version 7); "
                   "recompile the model");
   }
-  value["version"] = 7;
+  value["version"] = 8;
   EXPECT_EQ(loadError(value),
-            "manifest.json: package format version 7 is from a newer pp "
-            "(this pp-run reads version 6); recompile the model");
+            "manifest.json: package format version 8 is from a newer pp "
+            "(this pp-run reads version 7); recompile the model");
 }
 
 TEST(Package, ASavedArgumentNeedsAnEarlierProducerOfTheSameName) {
