@@ -9,8 +9,9 @@ Face causal LMs built from configs (random init, seeded; no download).
 Dropout is 0. Every bias is drawn like the weights (normal, the config's
 initializer_range) instead of Hugging Face's zeros: the exporter's
 optimizer removes an Add of an all-zero initializer, which would leave
-GPT-2's 16 linear biases out of the ONNX model pp trains. Both take input_ids int64 [2, 256] (microbatch 2, sequence
-256) and return logits float32 [2, 256, vocabulary].
+GPT-2's 16 linear biases out of the ONNX model pp trains. Both take
+input_ids int64 [2, 256] (microbatch 2, sequence 256) and return logits
+float32 [2, 256, vocabulary].
 
   hf_models.py DIR NAME...
       writes DIR/NAME.onnx (torch.onnx.export(dynamo=True), eager

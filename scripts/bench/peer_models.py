@@ -25,8 +25,9 @@ without either rank holding the other's parameters:
         stage's matmul FLOPs are fewest (split "flops"; it may hold only
         the final norm and head).
 
-`load(kind, path, split)` returns a Model: its stage modules, a batch maker and the
-loss, with pp's shapes (microbatch rows first).
+`load(kind, path, split)` returns a Model: its stage modules, a batch maker,
+the loss, with pp's shapes (microbatch rows first), and the tied parameters
+of a stage.
 """
 import json
 import os
@@ -236,7 +237,8 @@ class HfStage(nn.Module):
                 strict=False, assign=True)
         if self.embeds and self.heads and config.tie_word_embeddings:
             model.lm_head.weight = model.get_input_embeddings().weight
-        self.embed = nn.ModuleList(model.get_submodule(name) for name in embeds) if self.embeds else None
+        if self.embeds:
+            self.embed = nn.ModuleList(model.get_submodule(name) for name in embeds)
         self.layers = model.get_submodule(layers)[first:last]
         if self.heads:
             self.norm, self.head = model.get_submodule(norm), model.get_submodule(head)
@@ -258,10 +260,9 @@ class HfStage(nn.Module):
 
 def flop_balanced_split(model, seq):
     """The layer at which stage 1 starts (the layer count: at the final
-    norm) that makes the larger stage's
-    forward matmul FLOPs per token fewest: 2 per weight element of a
-    layer's or the head's linear maps, plus the attention's 4 x seq x
-    (query width) per layer."""
+    norm) that makes the larger stage's forward matmul FLOPs per token
+    fewest: 2 per weight element of a layer's or the head's linear maps,
+    plus the attention's 4 x seq x width per layer."""
     def linear_elements(module):
         return sum(m.weight.numel() for m in module.modules()
                    if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D")
@@ -276,12 +277,12 @@ def flop_balanced_split(model, seq):
 
 
 def _load_hf(path, split):
-    import transformers
+    from transformers import AutoConfig
     import hf_models
     base = os.path.splitext(path)[0]
     with open(base + ".config.json") as f:
         settings = json.load(f)
-    config = transformers.AutoConfig.for_model(**settings)
+    config = AutoConfig.for_model(**settings)
     config._attn_implementation = "sdpa"
     layers = config.num_hidden_layers
     model_class = hf_models.model_class(config.model_type)
