@@ -20,11 +20,16 @@
 #   against eager PyTorch, 2 ranks against torch.distributed.pipelining
 #   (GPipe and 1F1B), runs alternating; step times, pp/peer ratios with the
 #   goals, pipeline bubbles, pp's GEMM rate against the machine's best
-#   SGEMM and each rank's peak RSS. PyTorch 2.x comes from a virtual
+#   SGEMM, each rank's peak RSS and pp's compile time and memory. Opt-in
+#   (a step takes seconds): "gpt2" and "llama", Hugging Face GPT-2- and
+#   LLaMA-shaped models (scripts/bench/hf_models.py exports them into
+#   build/bench/hf-models), also with 2 threads at 1 stage and against a
+#   FLOP-balanced torch pipelining split. PyTorch 2.x comes from a virtual
 #   environment, $PP_BENCH_VENV (default build/bench-venv; made with pip
-#   install torch numpy onnx when missing, about 5 GB); PP_BENCH_PEER_MODELS
-#   (default "mlp gpt byte-gpt") and PP_BENCH_REPEATS (default 3) choose
-#   what runs.
+#   install torch numpy onnx when missing, about 5 GB; transformers,
+#   onnxscript and safetensors added for gpt2 and llama);
+#   PP_BENCH_PEER_MODELS (default "mlp gpt byte-gpt"; any of these and
+#   gpt2 llama) and PP_BENCH_REPEATS (default 3) choose what runs.
 # parallel (--parallel): tensor, pipeline and data parallelism on 2 CPU
 #   ranks, one thread each, against 1 rank at the same global batch, on the
 #   bundled GPT and the byte-level GPT (its vocabulary padded to 258 so that

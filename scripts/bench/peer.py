@@ -8,12 +8,15 @@
       matmul FLOPs of a step's forwards and backwards.
   peer.py pipeline KIND MODEL --out FILE --schedule 1f1b|gpipe [options]
       one rank of a 2-stage torch.distributed.pipelining job (gloo; RANK,
-      WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment).
+      WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the environment), cut
+      at the middle layer or, with --split flops, FLOP-balanced (hf models
+      only). The ranks sum the gradients of a tied weight both hold.
   peer.py sgemm [--size N]
       the best rate of torch.mm on N x N x N (float32) as a JSON line in
       pp-gemm-rate's format.
 
-KIND is mlp6 or gpt (scripts/bench/peer_models.py). A run writes one JSON
+KIND is mlp6, gpt or hf (scripts/bench/peer_models.py); --threads N
+(default 1) is torch.set_num_threads. A run writes one JSON
 object to --out: each step's seconds and the process's peak resident set
 size (getrusage) and that after the imports, plus the matmul FLOPs per step for eager runs.
 """
@@ -87,6 +90,8 @@ def pipeline(args):
             schedule.step(target=target)
         else:
             schedule.step()
+        for parameter in args.model.tied(module):
+            dist.all_reduce(parameter.grad)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
@@ -115,6 +120,8 @@ def main():
     parser.add_argument("model_path", nargs="?")
     parser.add_argument("--out")
     parser.add_argument("--schedule", choices=["1f1b", "gpipe"], default="1f1b")
+    parser.add_argument("--split", choices=["half", "flops"], default="half")
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--microbatch-size", type=int, default=16)
     parser.add_argument("--microbatches", type=int, default=8)
     parser.add_argument("--steps", type=int, default=6)
@@ -124,13 +131,13 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     imported_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     if args.mode == "sgemm":
         return sgemm(args)
     if not (args.kind and args.model_path and args.out):
         parser.error(f"{args.mode} needs KIND, MODEL and --out")
-    args.model = peer_models.load(args.kind, args.model_path)
+    args.model = peer_models.load(args.kind, args.model_path, args.split)
     result = eager(args) if args.mode == "eager" else pipeline(args)
     result["max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result["import_rss_kb"] = imported_kb

@@ -13,10 +13,23 @@ without either rank holding the other's parameters:
         sizes and weights of the traced module's state_dict (the head count
         is make_transformers.HEADS, which the weights do not show). Stage 1
         starts at the middle block.
+  hf    a Hugging Face causal LM of scripts/bench/hf_models.py (GPT-2 or
+        LLaMA family), its MODEL the export NAME.onnx: built from
+        NAME.config.json on the meta device with the weights of its stage
+        only, from NAME.safetensors (pp's initial weights), attention
+        `sdpa` (PyTorch's default, causal without a mask). A stage holds
+        layers [first, last), with the embeddings on the first and the
+        final norm and head on the last; a head tied to the embedding is
+        held by both ranks, which sum its gradient (as pp does). Stage 1
+        starts at the middle layer (split "half") or where the larger
+        stage's matmul FLOPs are fewest (split "flops"; it may hold only
+        the final norm and head).
 
-`load(kind, path)` returns a Model: its stage modules, a batch maker and the
-loss, with pp's shapes (microbatch rows first).
+`load(kind, path, split)` returns a Model: its stage modules, a batch maker,
+the loss, with pp's shapes (microbatch rows first), and the tied parameters
+of a stage.
 """
+import json
 import os
 import sys
 
@@ -134,10 +147,13 @@ class GptStage(nn.Module):
 class Model:
     """A peer model: stage modules, batches and loss in pp's shapes."""
 
-    def __init__(self, build_stage, make_batch, loss):
+    def __init__(self, build_stage, make_batch, loss, tied=lambda module: []):
         self.build_stage = build_stage  # (index, count) -> nn.Module
         self.make_batch = make_batch    # (rows, generator) -> (inputs, target)
         self.loss = loss                # (output, target) -> scalar
+        # (stage module) -> the parameters every rank of a pipeline holds
+        # a copy of, whose gradients the ranks sum
+        self.tied = tied
 
 
 def _load_mlp6(path):
@@ -172,21 +188,137 @@ def _load_gpt(path):
         middle = layers // 2
         return GptStage(state, *[(0, middle), (middle, layers)][index], layers)
 
+    return Model(build_stage, token_batch(vocab, seq), lm_loss)
+
+
+def token_batch(vocab, seq):
+    """A batch maker of random token ids and labels, [rows, seq]."""
     def make_batch(rows, generator):
         tokens = torch.randint(0, vocab, (rows, seq), generator=generator)
         return (tokens,), torch.randint(0, vocab, (rows, seq), generator=generator)
 
-    def loss(logits, labels):
-        return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
-
-    return Model(build_stage, make_batch, loss)
+    return make_batch
 
 
-LOADERS = {"mlp6": _load_mlp6, "gpt": _load_gpt}
+def lm_loss(logits, labels):
+    """Mean cross-entropy over every position, as pp's cross_entropy loss."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
 
 
-def load(kind, path):
+# The module names of a Hugging Face causal LM's parts, by model_type:
+# embeddings, the layer list, the final norm, the head.
+HF_PARTS = {
+    "gpt2": (["transformer.wte", "transformer.wpe"], "transformer.h",
+             "transformer.ln_f", "lm_head"),
+    "llama": (["model.embed_tokens"], "model.layers", "model.norm", "lm_head"),
+}
+
+
+class HfStage(nn.Module):
+    """Layers [first, last) of a Hugging Face causal LM of HF_PARTS, with
+    the embeddings on the first stage and the final norm and head on the
+    last (`heads`); holds only those parts' weights, read from `weights`
+    (a safetensors file)."""
+
+    def __init__(self, model_class, config, weights, first, last, heads):
+        super().__init__()
+        from safetensors import safe_open
+        embeds, layers, norm, head = HF_PARTS[config.model_type]
+        self.gpt2 = config.model_type == "gpt2"
+        with torch.device("meta"):
+            model = model_class(config)
+        self.embeds, self.heads = first == 0, heads
+        owned = [f"{layers}.{i}." for i in range(first, last)]
+        owned += [f"{name}." for name in embeds] if self.embeds else []
+        owned += [f"{norm}.", f"{head}."] if self.heads else []
+        with safe_open(weights, "pt") as f:
+            model.load_state_dict(
+                {key: f.get_tensor(key) for key in f.keys() if key.startswith(tuple(owned))},
+                strict=False, assign=True)
+        if self.embeds and self.heads and config.tie_word_embeddings:
+            model.lm_head.weight = model.get_input_embeddings().weight
+        if self.embeds:
+            self.embed = nn.ModuleList(model.get_submodule(name) for name in embeds)
+        self.layers = model.get_submodule(layers)[first:last]
+        if self.heads:
+            self.norm, self.head = model.get_submodule(norm), model.get_submodule(head)
+        if not self.gpt2:
+            # The rotary tables are buffers the meta device left empty.
+            self.rotary = type(model.model.rotary_emb)(config)
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1)).unsqueeze(0)
+        if self.embeds:
+            # The token embedding, plus GPT-2's position embedding.
+            x = sum(embed(ids) for embed, ids in zip(self.embed, (x, positions)))
+        extra = {} if self.gpt2 else {"position_ids": positions,
+                                      "position_embeddings": self.rotary(x, positions)}
+        for layer in self.layers:
+            x = layer(x, attention_mask=None, use_cache=False, **extra)
+        return self.head(self.norm(x)) if self.heads else x
+
+
+def flop_balanced_split(model, seq):
+    """The layer at which stage 1 starts (the layer count: at the final
+    norm) that makes the larger stage's forward matmul FLOPs per token
+    fewest: 2 per weight element of a layer's or the head's linear maps,
+    plus the attention's 4 x seq x width per layer."""
+    def linear_elements(module):
+        return sum(m.weight.numel() for m in module.modules()
+                   if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D")
+
+    _, layers, _, head = HF_PARTS[model.config.model_type]
+    width = model.config.hidden_size
+    layer_costs = [2 * linear_elements(layer) + 4 * seq * width
+                   for layer in model.get_submodule(layers)]
+    head_cost = 2 * model.get_submodule(head).weight.numel()
+    return min(range(1, len(layer_costs) + 1),
+               key=lambda k: max(sum(layer_costs[:k]), sum(layer_costs[k:]) + head_cost))
+
+
+def _load_hf(path, split):
+    from transformers import AutoConfig
+    import hf_models
+    base = os.path.splitext(path)[0]
+    with open(base + ".config.json") as f:
+        settings = json.load(f)
+    config = AutoConfig.for_model(**settings)
+    config._attn_implementation = "sdpa"
+    layers = config.num_hidden_layers
+    model_class = hf_models.model_class(config.model_type)
+    if split == "half":
+        middle = layers // 2
+    else:
+        with torch.device("meta"):
+            middle = flop_balanced_split(model_class(config), hf_models.SEQ)
+
+    def build_stage(index, count):
+        bounds = [(0, layers)] if count == 1 else [(0, middle), (middle, layers)]
+        return HfStage(model_class, config, base + ".safetensors", *bounds[index],
+                       heads=index == count - 1)
+
+    def tied(module):
+        # Both ranks hold a tied head: the embedding on the first, the head
+        # on the last.
+        if not config.tie_word_embeddings or (module.embeds and module.heads):
+            return []
+        return [module.embed[0].weight if module.embeds else module.head.weight]
+
+    return Model(build_stage, token_batch(config.vocab_size, hf_models.SEQ),
+                 lm_loss, tied)
+
+
+LOADERS = {"mlp6": _load_mlp6, "gpt": _load_gpt, "hf": _load_hf}
+
+
+def load(kind, path, split="half"):
+    """The Model of KIND in PATH; split "flops" (a FLOP-balanced 2-stage
+    cut) only for hf models."""
     if kind not in LOADERS:
         raise SystemExit(f"peer_models: unknown model kind '{kind}'; use "
                          f"{' or '.join(LOADERS)}")
+    if kind == "hf":
+        return _load_hf(path, split)
+    if split != "half":
+        raise SystemExit(f"peer_models: a {kind} model has only the half split")
     return LOADERS[kind](path)
