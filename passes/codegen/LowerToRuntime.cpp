@@ -60,6 +60,11 @@ using FusionFunctions = llvm::StringMap<std::string>;
 /// name the fusion's first occurrence gives it.
 constexpr llvm::StringLiteral kFusionNamePlaceholder = "pp_fusion_name_";
 
+/// The profile category of a call, from lowering to bracketing: an
+/// attribute rather than a map of the calls, whose addresses a call made
+/// and erased in between could reuse.
+constexpr llvm::StringLiteral kProfileCategoryAttrName = "pp.profile_category";
+
 class StageLowering {
 public:
   StageLowering(func::FuncOp source, StringRef target,
@@ -719,14 +724,16 @@ private:
     return PP_PROFILE_OTHER;
   }
 
-  /// Records `category` for the calls of `block` after `before` (null: all
-  /// of them): those one op lowered to, its constants' included.
+  /// Marks the calls of `block` after `before` (null: all of them), those
+  /// one op lowered to, its constants' included, with `category` (an
+  /// attribute that bracketForProfile reads and removes).
   void categorizeCalls(Operation *before, Block *block,
                        pp_profile_category category) {
     auto it = before ? std::next(before->getIterator()) : block->begin();
     for (Operation &op : llvm::make_range(it, block->end()))
       if (isa<emitc::CallOpaqueOp>(op))
-        callCategories[&op] = category;
+        op.setAttr(kProfileCategoryAttrName,
+                   builder.getI32IntegerAttr(category));
   }
 
   /// Brackets every kernel call and message of `function` with
@@ -741,11 +748,15 @@ private:
         calls.push_back(call);
     });
     for (emitc::CallOpaqueOp call : calls) {
+      auto category = pp_profile_category(PP_PROFILE_OTHER);
+      if (auto mark =
+              call->getAttrOfType<IntegerAttr>(kProfileCategoryAttrName))
+        category = static_cast<pp_profile_category>(mark.getInt());
+      call->removeAttr(kProfileCategoryAttrName);
       builder.setInsertionPoint(call);
       callVoid("pp_frame_profile_begin", {},
                {stringLiteral(profileKind(call.getCallee())),
-                literal(pp::runtime::profileCategorySpelling(
-                    callCategories.lookup(call)))});
+                literal(pp::runtime::profileCategorySpelling(category))});
       builder.setInsertionPointAfter(call);
       callVoid("pp_frame_profile_end", {}, {});
     }
@@ -764,8 +775,6 @@ private:
   int64_t fusionsDefined = 0;
   /// The fusion functions this function calls.
   llvm::StringSet<> fusionCallees;
-  /// The profile category of each call an op lowered to.
-  llvm::DenseMap<Operation *, pp_profile_category> callCategories;
   Type framePtr, tensorPtr;
   Value frame;
   /// Values of the stage function to the tensors of the generated code.

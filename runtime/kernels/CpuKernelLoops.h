@@ -18,11 +18,11 @@
 #define PP_RUNTIME_KERNELS_CPUKERNELLOOPS_H
 
 #include "runtime/core/Shapes.h"
-#include "runtime/core/ThreadPool.h"
 #include "runtime/kernels/FloatElements.h"
 #include "runtime/kernels/FloatOperands.h"
 #include "runtime/kernels/Frame.h"
 #include "runtime/kernels/MathFormulas.h"
+#include "runtime/kernels/ParallelChunks.h"
 
 #include <algorithm>
 #include <array>
@@ -32,11 +32,6 @@
 
 namespace pp::runtime::cpu {
 
-/// The elements of a chunk of an elementwise loop on the thread pool
-/// (ThreadPool.h): enough that a chunk's work outweighs handing it to a
-/// thread.
-constexpr int64_t kElementGrain = 16384;
-
 /// Sets `out[i] = element(i)` (a float, rounded to T) for i in [begin,
 /// end), in a loop that the compiler vectorizes (per PP_CPU_CLONES) when
 /// `element` inlines.
@@ -45,19 +40,6 @@ PP_CPU_CLONES void fillRange(T *out, int64_t begin, int64_t end,
                              Element element) {
   for (int64_t i = begin; i < end; ++i)
     out[i] = storeFloat<T>(element(i));
-}
-
-/// Runs `body(begin, end)` over [0, count) items of `itemSize` elements
-/// each, in chunks of about kElementGrain elements on the thread pool. Each
-/// item must be computed alone (its own outputs, in an order of its own),
-/// so that the bits do not depend on the thread count.
-template <typename Body>
-void forEachChunk(int64_t count, int64_t itemSize, Body body) {
-  int64_t grain =
-      std::max<int64_t>(1, kElementGrain / std::max<int64_t>(itemSize, 1));
-  if (count <= grain)
-    return body(0, count);
-  parallelFor(count, grain, body);
 }
 
 /// fillRange over [0, count), in chunks on the thread pool.

@@ -119,7 +119,7 @@ pp_tensor *pp_cpu_exp(pp_frame *frame, pp_tensor *input) {
 pp_tensor *pp_cpu_softmax(pp_frame *frame, pp_tensor *input, int64_t axis) {
   int64_t rank = input ? pp_tensor_rank(input) : 0;
   if (input && pp_tensor_dtype(input) == PP_DTYPE_F32 && rank > 0 &&
-      (axis == -1 || axis == rank - 1)) {
+      pp_tensor_numel(input) > 0 && (axis == -1 || axis == rank - 1)) {
     // Rows of f32 along the last axis: all in one vectorized call.
     Shape shape = shapeOf(input);
     pp_tensor *result = newTensor(frame, PP_DTYPE_F32, shape);

@@ -10,7 +10,6 @@
 #include "runtime/kernels/ReductionPlans.h"
 #include "runtime/kernels/SoftmaxRows.h"
 
-#include <array>
 #include <type_traits>
 #include <vector>
 

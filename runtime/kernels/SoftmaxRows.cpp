@@ -2,9 +2,9 @@
 
 #include "runtime/kernels/SoftmaxRows.h"
 
-#include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/LaneSums.h"
 #include "runtime/kernels/MathFormulas.h"
+#include "runtime/kernels/ParallelChunks.h"
 
 #include <array>
 #include <limits>

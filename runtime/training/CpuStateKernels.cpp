@@ -13,7 +13,8 @@
 #include "runtime/training/StateKernels.h"
 
 #include "runtime/device/Device.h"
-#include "runtime/kernels/CpuKernelLoops.h"
+#include "runtime/kernels/MathFormulas.h"
+#include "runtime/kernels/ParallelChunks.h"
 
 #include <cmath>
 

@@ -268,4 +268,36 @@ TEST(CpuKernelFastPaths, SoftmaxAndCrossEntropyGradShareOneRowOfF32Exps) {
         << "element " << i;
 }
 
+TEST(CpuKernelFastPaths, SoftmaxRowsMatchTheStridedLinesAndTakeEmptyShapes) {
+  // f32 rows along the last axis take one vectorized call; the same logits
+  // transposed, softmax along the first axis, take the strided lines: the
+  // same bits.
+  const int64_t rows = 5, classes = 300;
+  Tensor logits = unevenValues({rows, classes});
+  Tensor transposed = unevenValues({classes, rows});
+  const float *z = static_cast<const float *>(pp_tensor_data(logits.get()));
+  float *t = static_cast<float *>(pp_tensor_data(transposed.get()));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < classes; ++c)
+      t[c * rows + r] = z[r * classes + c];
+  pp_frame frame;
+  Tensor byRows(pp_cpu_softmax(&frame, logits.get(), -1));
+  Tensor byLines(pp_cpu_softmax(&frame, transposed.get(), 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  const float *p = static_cast<const float *>(pp_tensor_data(byRows.get()));
+  const float *q = static_cast<const float *>(pp_tensor_data(byLines.get()));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < classes; ++c)
+      ASSERT_EQ(0, std::memcmp(&p[r * classes + c], &q[c * rows + r], 4))
+          << "row " << r << ", class " << c;
+  // Rows of no classes and no rows: empty results, no error.
+  for (const Shape &shape : {Shape{4, 0}, Shape{0, 5}}) {
+    Tensor empty = unevenValues(shape);
+    Tensor result(pp_cpu_softmax(&frame, empty.get(), -1));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    ASSERT_TRUE(result);
+    EXPECT_EQ(pp_tensor_numel(result.get()), 0);
+  }
+}
+
 } // namespace

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -71,21 +72,28 @@ void expectSameAtAnyThreadCount(
 TEST(KernelThreads, ParallelForChunksByShapeOnSeveralThreads) {
   struct Record {
     std::mutex mutex;
+    std::condition_variable entered;
     std::vector<std::pair<int64_t, int64_t>> chunks;
     std::set<std::thread::id> threads;
+    bool awaitSecondThread = false;
   };
   auto chunksAt = [](int threads) {
     pp::runtime::setThreadCount(threads);
     Record record;
+    record.awaitSecondThread = threads > 1;
     pp_cpu_parallel_for(
         100, 1000,
         [](void *context, int64_t begin, int64_t end) {
           auto &record = *static_cast<Record *>(context);
-          // Long enough that the other threads claim chunks meanwhile.
-          std::this_thread::sleep_for(std::chrono::milliseconds(2));
-          std::lock_guard<std::mutex> lock(record.mutex);
+          std::unique_lock<std::mutex> lock(record.mutex);
           record.chunks.emplace_back(begin, end);
           record.threads.insert(std::this_thread::get_id());
+          record.entered.notify_all();
+          // A chunk waits (a while at most) until another thread runs one:
+          // the pool's workers take chunks however loaded the machine is.
+          if (record.awaitSecondThread)
+            record.entered.wait_for(lock, std::chrono::seconds(10),
+                                    [&] { return record.threads.size() > 1; });
         },
         &record);
     pp::runtime::setThreadCount(1);
@@ -95,8 +103,8 @@ TEST(KernelThreads, ParallelForChunksByShapeOnSeveralThreads) {
   auto [oneThread, oneThreadCount] = chunksAt(1);
   auto [threeThreads, threeThreadCount] = chunksAt(3);
   // 100 items of 1000 elements in chunks of 16 (16384 elements at most).
-  ASSERT_EQ(oneThread.size(), 7u);
   using Chunk = std::pair<int64_t, int64_t>;
+  ASSERT_EQ(oneThread.size(), 7u);
   EXPECT_EQ(oneThread.front(), Chunk(0, 16));
   EXPECT_EQ(oneThread.back(), Chunk(96, 100));
   EXPECT_EQ(oneThread, threeThreads);
@@ -144,6 +152,29 @@ TEST(KernelThreads, RowKernelsGiveTheSameBits) {
     for (int64_t index = 0; index < 3; ++index)
       results.emplace_back(pp_cpu_layer_norm_grad(
           &frame, rowGrad.get(), rows.get(), weight.get(), -1, 1e-5, index));
+    return results;
+  });
+}
+
+TEST(KernelThreads, Bf16RowKernelsGiveTheSameBits) {
+  // bf16 rows go through the readers and writers that convert each element.
+  Tensor logits = values({300, 257}, 0.4f), grad = values({}, 0.5f);
+  int64_t labelShape[] = {300};
+  pp_tensor *labelTensor = nullptr;
+  ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, labelShape, &labelTensor), PP_OK);
+  Tensor labels(labelTensor);
+  int64_t *y = static_cast<int64_t *>(pp_tensor_data(labels.get()));
+  for (int64_t r = 0; r < 300; ++r)
+    y[r] = (r * 13) % 257;
+  pp_frame castFrame;
+  Tensor narrowLogits(pp_cpu_cast(&castFrame, logits.get(), PP_DTYPE_BF16));
+  Tensor narrowGrad(pp_cpu_cast(&castFrame, grad.get(), PP_DTYPE_BF16));
+  ASSERT_TRUE(castFrame.error.empty()) << castFrame.error;
+  expectSameAtAnyThreadCount([&](pp_frame &frame) {
+    std::vector<Tensor> results;
+    results.emplace_back(pp_cpu_softmax(&frame, narrowLogits.get(), -1));
+    results.emplace_back(pp_cpu_cross_entropy_grad(
+        &frame, narrowGrad.get(), narrowLogits.get(), labels.get(), -100, 0));
     return results;
   });
 }
