@@ -43,6 +43,16 @@ Tensor values(const std::vector<int64_t> &shape, float seed) {
   return Tensor(tensor);
 }
 
+/// An i64 tensor of `rows` labels, label(r) each.
+Tensor labelsOf(int64_t rows, const std::function<int64_t(int64_t)> &label) {
+  pp_tensor *tensor = nullptr;
+  EXPECT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, &rows, &tensor), PP_OK);
+  int64_t *y = static_cast<int64_t *>(pp_tensor_data(tensor));
+  for (int64_t r = 0; r < rows; ++r)
+    y[r] = label(r);
+  return Tensor(tensor);
+}
+
 std::vector<uint8_t> bytesOf(pp_tensor *tensor) {
   const uint8_t *data = static_cast<const uint8_t *>(pp_tensor_data(tensor));
   return std::vector<uint8_t>(data, data + pp_tensor_nbytes(tensor));
@@ -128,13 +138,8 @@ TEST(KernelThreads, RowKernelsGiveTheSameBits) {
   Tensor logits = values({300, 257}, 0.9f), grad = values({}, 0.5f);
   Tensor rows = values({700, 96}, 1.1f), rowGrad = values({700, 96}, 2.3f);
   Tensor weight = values({96}, 0.7f), bias = values({96}, 0.2f);
-  int64_t labelShape[] = {300};
-  pp_tensor *labelTensor = nullptr;
-  ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, labelShape, &labelTensor), PP_OK);
-  Tensor labels(labelTensor);
-  int64_t *y = static_cast<int64_t *>(pp_tensor_data(labels.get()));
-  for (int64_t r = 0; r < 300; ++r)
-    y[r] = r % 11 == 0 ? -100 : (r * 37) % 257;
+  Tensor labels = labelsOf(
+      300, [](int64_t r) { return r % 11 == 0 ? -100 : (r * 37) % 257; });
   expectSameAtAnyThreadCount([&](pp_frame &frame) {
     std::vector<Tensor> results;
     results.emplace_back(pp_cpu_softmax(&frame, logits.get(), -1));
@@ -159,13 +164,7 @@ TEST(KernelThreads, RowKernelsGiveTheSameBits) {
 TEST(KernelThreads, Bf16RowKernelsGiveTheSameBits) {
   // bf16 rows go through the readers and writers that convert each element.
   Tensor logits = values({300, 257}, 0.4f), grad = values({}, 0.5f);
-  int64_t labelShape[] = {300};
-  pp_tensor *labelTensor = nullptr;
-  ASSERT_EQ(pp_tensor_create(PP_DTYPE_I64, 1, labelShape, &labelTensor), PP_OK);
-  Tensor labels(labelTensor);
-  int64_t *y = static_cast<int64_t *>(pp_tensor_data(labels.get()));
-  for (int64_t r = 0; r < 300; ++r)
-    y[r] = (r * 13) % 257;
+  Tensor labels = labelsOf(300, [](int64_t r) { return (r * 13) % 257; });
   pp_frame castFrame;
   Tensor narrowLogits(pp_cpu_cast(&castFrame, logits.get(), PP_DTYPE_BF16));
   Tensor narrowGrad(pp_cpu_cast(&castFrame, grad.get(), PP_DTYPE_BF16));
