@@ -1,8 +1,10 @@
 //===- FusedLoops.cpp - the generated loop of an nn.fusion ----------------===//
 
 #include "passes/codegen/FusedLoops.h"
+#include "passes/codegen/CppLiterals.h"
 #include "passes/codegen/RuntimeDtype.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,6 +53,22 @@ std::string inputIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
 
 /// Writes the fusion's element `at` (multi-index i0, i1, ...): reads the
 /// inputs, applies every op's formula, stores the results.
+/// The literal of an f32 input that is a splat of a finite constant, which
+/// the loop then folds in (pow by a constant 3 becomes a product and
+/// vectorizes); nullopt for any other input, which the loop reads. An
+/// infinity or NaN has no literal that CUDA device code takes.
+std::optional<std::string> splatLiteral(Value input) {
+  auto constant = input.getDefiningOp<arith::ConstantOp>();
+  auto dense =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  APFloat value = dense.getSplatValue<APFloat>();
+  if (!value.isFinite())
+    return std::nullopt;
+  return floatingLiteral(value.convertToDouble(), /*single=*/true);
+}
+
 LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
                            raw_ostream &os, StringRef indent) {
   Block &body = fusion.getBody().front();
@@ -58,6 +76,12 @@ LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
   llvm::DenseMap<Value, std::string> names;
   for (BlockArgument arg : body.getArguments()) {
     std::string name = "x" + std::to_string(arg.getArgNumber());
+    if (std::optional<std::string> literal =
+            splatLiteral(fusion.getInputs()[arg.getArgNumber()])) {
+      os << indent << "const float " << name << " = " << *literal << ";\n";
+      names[arg] = name;
+      continue;
+    }
     std::string element =
         "in" + std::to_string(arg.getArgNumber()) + '[' +
         inputIndex(cast<RankedTensorType>(arg.getType()).getShape(), shape) +

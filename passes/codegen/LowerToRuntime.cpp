@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/codegen/CppLiterals.h"
 #include "passes/codegen/FusedLoops.h"
 #include "passes/codegen/MemoryPlan.h"
 #include "passes/codegen/Passes.h"
@@ -182,20 +183,6 @@ private:
       return failure();
     }
     return literal(dtype->enumerator);
-  }
-  /// A C++ expression of `value` as a `double`, or as a `float` when
-  /// `single`: exact hexadecimal for finite values, std::numeric_limits for
-  /// infinities and NaN (which have no literal).
-  static std::string floatingLiteral(double value, bool single) {
-    std::string limits = std::string("std::numeric_limits<") +
-                         (single ? "float" : "double") + ">::";
-    if (std::isnan(value))
-      return limits + "quiet_NaN()";
-    if (std::isinf(value))
-      return (value < 0 ? "-" : "") + limits + "infinity()";
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%a", value);
-    return buffer + std::string(single ? "f" : "");
   }
   /// A C++ expression of the integer `value`: 0 or 1 for an i1, else
   /// signed (the most negative value has no literal).

@@ -38,7 +38,7 @@ PP_HOST_DEVICE inline float add(float a, float b) { return a + b; }
 PP_HOST_DEVICE inline float sub(float a, float b) { return a - b; }
 PP_HOST_DEVICE inline float mul(float a, float b) { return a * b; }
 PP_HOST_DEVICE inline float div(float a, float b) { return a / b; }
-PP_HOST_DEVICE inline float pow(float a, float b) { return powf(a, b); }
+PP_HOST_DEVICE inline float pow(float a, float b) { return math::pow(a, b); }
 using math::maximum;
 using math::minimum;
 /// `condition` is an i1 element (one byte, 0 or 1).

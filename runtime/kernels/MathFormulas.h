@@ -203,13 +203,25 @@ PP_HOST_DEVICE inline float minimum(float a, float b) {
   return a < b || a != a ? a : b;
 }
 
+/// a^b: a * a for b = 2 and a * a * a for b = 3, as PyTorch's pow by those
+/// scalar exponents computes them, else powf. A fused loop whose exponent
+/// is a constant (GPT-2's GELU cubes) then has no powf call and vectorizes.
+PP_HOST_DEVICE inline float pow(float a, float b) {
+  if (b == 2.0f)
+    return a * a;
+  if (b == 3.0f)
+    return a * a * a;
+  return powf(a, b);
+}
+
 /// The gradient of pow(a, b) for operand 0 (a) or 1 (b): 0 for a where
-/// b = 0, and for b where a = 0 and b >= 0 (PyTorch's pow_backward).
+/// b = 0, and for b where a = 0 and b >= 0 (PyTorch's pow_backward, whose
+/// a^(b - 1) and a^b are pow's).
 PP_HOST_DEVICE inline float powGrad(float grad, float a, float b,
                                     int64_t operand) {
   if (operand == 0)
-    return b == 0.0f ? 0.0f : grad * (b * powf(a, b - 1.0f));
-  return a == 0.0f && b >= 0.0f ? 0.0f : grad * (powf(a, b) * logf(a));
+    return b == 0.0f ? 0.0f : grad * (b * pow(a, b - 1.0f));
+  return a == 0.0f && b >= 0.0f ? 0.0f : grad * (pow(a, b) * logf(a));
 }
 
 /// The gradient of the operand `self` of max(self, other) (`larger`) or

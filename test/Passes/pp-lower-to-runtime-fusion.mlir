@@ -43,6 +43,29 @@ func.func @stage0_forward(%x: tensor<4x8xf32>, %b: tensor<8xf32>)
   return %0#0, %0#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
+// A splat f32 constant input is folded into the loop as its literal (the
+// loop has no read of it, and pow by 3 compiles to a product); an infinity,
+// which CUDA device code takes no literal of, is read like any input.
+// CHECK-LABEL: emitc.verbatim "// nn.fusion of pow add over tensor<4x8xf32>.
+// CHECK-SAME: const float x0 = in0[at];
+// CHECK-SAME: const float x1 = 0x1.8p+1f;
+// CHECK-SAME: const float x2 = in2[0];
+// CHECK-SAME: const float v0 = pp::runtime::elementwise::pow(x0, x1);
+// CHECK-LABEL: func.func @stage0_cube
+func.func @stage0_cube(%x: tensor<4x8xf32>) -> tensor<4x8xf32>
+    attributes {pp.stage = 0 : i64} {
+  %three = arith.constant dense<3.0> : tensor<f32>
+  %inf = arith.constant dense<0x7F800000> : tensor<f32>
+  %0 = nn.fusion (%x, %three, %inf)
+      : (tensor<4x8xf32>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %e: tensor<f32>, %i: tensor<f32>):
+    %p = nn.pow %a, %e : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %s = nn.add %p, %i : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    nn.yield %s : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
 // The C++ of the MLP's forward fusion (fc1's bias add and tanh; the
 // intermediate is also saved for the backward): a loop over rows of the
 // last dimension, built for each x86-64 level, the outer indices from the

@@ -168,3 +168,21 @@ TEST(MathFormulas, VectorizedKernelsGiveTheScalarFormulasBits) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(MathFormulas, PowBySquareAndCubeMultipliesAsPyTorch) {
+  // PyTorch's pow by the scalar 2 or 3 multiplies (a * a, a * a * a);
+  // other exponents are powf's. The gradient's a^(b - 1) is pow's too.
+  for (float a : {-2.5f, -0.0f, 0.3f, 1.7f, 1e20f, 3.0e-20f}) {
+    EXPECT_EQ(pp::runtime::math::pow(a, 2.0f), a * a) << a;
+    EXPECT_EQ(pp::runtime::math::pow(a, 3.0f), a * a * a) << a;
+    if (a > 0) {
+      EXPECT_EQ(pp::runtime::math::pow(a, 1.5f), powf(a, 1.5f)) << a;
+    }
+    EXPECT_EQ(pp::runtime::math::powGrad(1.0f, a, 3.0f, 0), 3.0f * (a * a))
+        << a;
+  }
+}
+
+} // namespace
