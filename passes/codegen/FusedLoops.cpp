@@ -51,8 +51,6 @@ std::string inputIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> target) {
   return terms.empty() ? "0" : llvm::join(llvm::reverse(terms), " + ");
 }
 
-/// Writes the fusion's element `at` (multi-index i0, i1, ...): reads the
-/// inputs, applies every op's formula, stores the results.
 /// The literal of an f32 input that is a splat of a finite constant, which
 /// the loop then folds in (pow by a constant 3 becomes a product and
 /// vectorizes); nullopt for any other input, which the loop reads. An
@@ -69,6 +67,8 @@ std::optional<std::string> splatLiteral(Value input) {
   return floatingLiteral(value.convertToDouble(), /*single=*/true);
 }
 
+/// Writes the fusion's element `at` (multi-index i0, i1, ...): reads the
+/// inputs, applies every op's formula, stores the results.
 LogicalResult writeElement(nn::FusionOp fusion, AttributeArguments attributes,
                            raw_ostream &os, StringRef indent) {
   Block &body = fusion.getBody().front();
@@ -211,10 +211,9 @@ FailureOr<std::string> pp::writeFusedLoop(nn::FusionOp fusion, StringRef name,
     os << "PP_CPU_CLONES static void " << name << "_rows("
        << pointers(fusion, true) << ", int64_t begin, int64_t end) {\n"
        << "  for (int64_t row = begin; row < end; ++row) {\n";
-    if (rank > 0)
-      writeIndices(os, "    ", "row", shape.drop_back());
     std::string indent = "    ";
     if (rank > 0) {
+      writeIndices(os, indent, "row", shape.drop_back());
       os << indent << "for (int64_t i" << rank - 1 << " = 0; i" << rank - 1
          << " < " << rowLength << "; ++i" << rank - 1 << ")\n";
       indent += "  ";

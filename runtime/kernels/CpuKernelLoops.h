@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace pp::runtime::cpu {
 
@@ -48,6 +49,14 @@ void fillElements(T *out, int64_t count, Element element) {
   forEachChunk(count, 1, [&](int64_t begin, int64_t end) {
     fillRange(out, begin, end, element);
   });
+}
+
+/// Calls `kernel(flag)` with `flag` as a compile-time constant
+/// (std::true_type or std::false_type), so that a loop inside the kernel
+/// has no run-time branch on it: with one, the vectorizer if-converts the
+/// branch and computes both sides for every element.
+template <typename Kernel> auto withConstantFlag(bool flag, Kernel kernel) {
+  return flag ? kernel(std::true_type()) : kernel(std::false_type());
 }
 
 /// The elements of a tensor of T, typed.

@@ -14,17 +14,6 @@ using namespace pp::runtime::cpu;
 
 namespace {
 
-/// Calls `kernel(formula)` with GELU's `approximate` as a compile-time
-/// constant (std::integral_constant): with a run-time value inside its loop,
-/// the vectorizer if-converted the choice and computed both formulas for
-/// every element.
-template <typename Kernel>
-pp_tensor *withGeluFormula(int approximate, Kernel kernel) {
-  if (approximate)
-    return kernel(std::integral_constant<int, 1>());
-  return kernel(std::integral_constant<int, 0>());
-}
-
 /// Elementwise `function(grad, lhs, rhs)` with NumPy broadcasting of the
 /// three: the gradient of operand `operand` of a binary op.
 template <typename Function>
@@ -93,18 +82,18 @@ pp_tensor *pp_cpu_erf_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input) {
 }
 
 pp_tensor *pp_cpu_gelu(pp_frame *frame, pp_tensor *input, int approximate) {
-  return withGeluFormula(approximate, [&](auto formula) {
+  return withConstantFlag(approximate, [&](auto tanh) {
     return unary(frame, "gelu", input, [](float x) {
-      return elementwise::gelu(x, decltype(formula)::value);
+      return elementwise::gelu(x, decltype(tanh)::value);
     });
   });
 }
 
 pp_tensor *pp_cpu_gelu_grad(pp_frame *frame, pp_tensor *grad, pp_tensor *input,
                             int approximate) {
-  return withGeluFormula(approximate, [&](auto formula) {
+  return withConstantFlag(approximate, [&](auto tanh) {
     return binary(frame, "gelu_grad", grad, input, [](float g, float x) {
-      return elementwise::gelu_grad(g, x, decltype(formula)::value);
+      return elementwise::gelu_grad(g, x, decltype(tanh)::value);
     });
   });
 }

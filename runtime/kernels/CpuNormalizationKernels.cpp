@@ -277,20 +277,14 @@ pp_tensor *pp_cpu_layer_norm(pp_frame *frame, pp_tensor *input,
     FloatsIn<T> w = weight ? readFloats<T>(weight) : x;
     FloatsIn<T> b = bias ? readFloats<T>(bias) : x;
     FloatsOut<T> out = writeFloats<T>(result);
-    auto normalize = [&](auto weighted, auto biased) {
-      forEachChunk(plan->rows, plan->size, [&](int64_t begin, int64_t end) {
-        normalizeRows<decltype(weighted)::value, decltype(biased)::value>(
-            x, w, b, out, begin, end, plan->size, epsilon);
+    withConstantFlag(weight, [&](auto weighted) {
+      withConstantFlag(bias, [&](auto biased) {
+        forEachChunk(plan->rows, plan->size, [&](int64_t begin, int64_t end) {
+          normalizeRows<decltype(weighted)::value, decltype(biased)::value>(
+              x, w, b, out, begin, end, plan->size, epsilon);
+        });
       });
-    };
-    if (weight && bias)
-      normalize(std::true_type(), std::true_type());
-    else if (weight)
-      normalize(std::true_type(), std::false_type());
-    else if (bias)
-      normalize(std::false_type(), std::true_type());
-    else
-      normalize(std::false_type(), std::false_type());
+    });
   });
   return result;
 }

@@ -9,22 +9,23 @@
 #ifndef PP_RUNTIME_KERNELS_PROFILECATEGORY_H
 #define PP_RUNTIME_KERNELS_PROFILECATEGORY_H
 
+#include "runtime/core/EnumNames.h"
 #include "runtime/pp_kernels.h"
 
 namespace pp::runtime {
 
+/// Each category's enumerator name, as generated code writes it.
+inline constexpr EnumNames<pp_profile_category, PP_PROFILE_CATEGORIES>
+    kProfileCategorySpellings = {
+        {PP_PROFILE_OTHER, "PP_PROFILE_OTHER"},
+        {PP_PROFILE_GEMM, "PP_PROFILE_GEMM"},
+        {PP_PROFILE_ATTENTION, "PP_PROFILE_ATTENTION"},
+        {PP_PROFILE_COMMUNICATION, "PP_PROFILE_COMMUNICATION"},
+};
+
 /// The enumerator's name, as generated code writes it ("PP_PROFILE_GEMM").
-constexpr const char *profileCategorySpelling(pp_profile_category category) {
-  switch (category) {
-  case PP_PROFILE_GEMM:
-    return "PP_PROFILE_GEMM";
-  case PP_PROFILE_ATTENTION:
-    return "PP_PROFILE_ATTENTION";
-  case PP_PROFILE_COMMUNICATION:
-    return "PP_PROFILE_COMMUNICATION";
-  default:
-    return "PP_PROFILE_OTHER";
-  }
+inline const char *profileCategorySpelling(pp_profile_category category) {
+  return enumName(kProfileCategorySpellings, category, "PP_PROFILE_OTHER");
 }
 
 } // namespace pp::runtime

@@ -37,15 +37,6 @@ inline SoftmaxRow normalizeRow(const float *logits, int64_t classes,
   return {max, total, exps};
 }
 
-} // namespace
-
-PP_CPU_CLONES SoftmaxRow softmaxExps(const float *logits, int64_t classes,
-                                     float *exps) {
-  return normalizeRow(logits, classes, exps);
-}
-
-namespace {
-
 /// softmaxRows over the rows [begin, end).
 PP_CPU_CLONES void softmaxRowRange(const float *logits, int64_t begin,
                                    int64_t end, int64_t classes, float *out) {
@@ -59,6 +50,11 @@ PP_CPU_CLONES void softmaxRowRange(const float *logits, int64_t begin,
 }
 
 } // namespace
+
+PP_CPU_CLONES SoftmaxRow softmaxExps(const float *logits, int64_t classes,
+                                     float *exps) {
+  return normalizeRow(logits, classes, exps);
+}
 
 void softmaxRows(const float *logits, int64_t rows, int64_t classes,
                  float *out) {

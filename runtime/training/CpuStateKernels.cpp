@@ -13,8 +13,7 @@
 #include "runtime/training/StateKernels.h"
 
 #include "runtime/device/Device.h"
-#include "runtime/kernels/MathFormulas.h"
-#include "runtime/kernels/ParallelChunks.h"
+#include "runtime/kernels/CpuKernelLoops.h"
 
 #include <cmath>
 
@@ -71,28 +70,11 @@ PP_CPU_CLONES void stepAdamW(const OptimizerOptions &options,
   }
 }
 
-/// sum[i] += addend[i] for i in [begin, end).
-PP_CPU_CLONES void addRange(float *__restrict sum,
-                            const float *__restrict addend, int64_t begin,
-                            int64_t end) {
-  for (int64_t i = begin; i < end; ++i)
-    sum[i] += addend[i];
-}
-
-/// values[i] *= factor for i in [begin, end).
-PP_CPU_CLONES void scaleRange(float *values, float factor, int64_t begin,
-                              int64_t end) {
-  for (int64_t i = begin; i < end; ++i)
-    values[i] *= factor;
-}
-
 class CpuStateKernels : public StateKernels {
 public:
   void accumulate(Queue &, float *sum, const float *addend,
                   int64_t n) override {
-    cpu::forEachChunk(n, 1, [&](int64_t begin, int64_t end) {
-      addRange(sum, addend, begin, end);
-    });
+    cpu::fillElements(sum, n, [&](int64_t i) { return sum[i] + addend[i]; });
   }
 
   void accumulateScalar(Queue &, double *sum, const float *value) override {
@@ -100,9 +82,7 @@ public:
   }
 
   void scale(Queue &, float *values, int64_t n, float factor) override {
-    cpu::forEachChunk(n, 1, [&](int64_t begin, int64_t end) {
-      scaleRange(values, factor, begin, end);
-    });
+    cpu::fillElements(values, n, [&](int64_t i) { return values[i] * factor; });
   }
 
   void roundToBFloat16(Queue &, BFloat16 *rounded, const float *values,

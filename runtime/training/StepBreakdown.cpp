@@ -2,26 +2,25 @@
 
 #include "runtime/training/StepBreakdown.h"
 
+#include "runtime/core/EnumNames.h"
+
 namespace pp::runtime {
+namespace {
+
+constexpr EnumNames<StepPart, kStepParts> kPartNames = {
+    {StepPart::Gemm, "gemm"},
+    {StepPart::Attention, "attention"},
+    {StepPart::OtherKernels, "other_kernels"},
+    {StepPart::Communication, "communication"},
+    {StepPart::Waiting, "waiting"},
+    {StepPart::Optimizer, "optimizer"},
+    {StepPart::Rest, "rest"},
+};
+
+} // namespace
 
 const char *stepPartName(StepPart part) {
-  switch (part) {
-  case StepPart::Gemm:
-    return "gemm";
-  case StepPart::Attention:
-    return "attention";
-  case StepPart::OtherKernels:
-    return "other_kernels";
-  case StepPart::Communication:
-    return "communication";
-  case StepPart::Waiting:
-    return "waiting";
-  case StepPart::Optimizer:
-    return "optimizer";
-  case StepPart::Rest:
-    return "rest";
-  }
-  return "rest";
+  return enumName(kPartNames, part, "rest");
 }
 
 PartSeconds measuredParts(const OpProfile::CategorySeconds &categories,
