@@ -143,10 +143,11 @@ pp_status pp_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
 
 /* The GEMM engine of this process: "auto" (the default: per element type
  * and shape, the fastest engine measured on this machine, cached in
- * $PP_GEMM_CACHE or ~/.cache/pp), or "onednn", "openblas" or "blis" for
- * every shape (a bf16 GEMM under "onednn" runs oneDNN's bf16 kernel where
- * the CPU allows; other bf16 and f16 GEMMs widen their operands to f32 for
- * the library's SGEMM). PP_ERROR_INVALID_ARGUMENT for another name. */
+ * $PP_GEMM_CACHE or ~/.cache/pp), or "pp" (pp's own packed SGEMM),
+ * "onednn", "openblas" or "blis" for every shape (a bf16 GEMM under "onednn"
+ * runs oneDNN's bf16 kernel where the CPU allows; other bf16 and f16 GEMMs
+ * widen their operands to f32 for the library's SGEMM).
+ * PP_ERROR_INVALID_ARGUMENT for another name. */
 pp_status pp_set_gemm_engine(const char *name);
 
 /* The most threads pp_set_threads starts. */

@@ -137,7 +137,7 @@ extern "C" pp_status pp_set_gemm_engine(const char *name) {
   return failWith(PP_ERROR_INVALID_ARGUMENT,
                   "pp_set_gemm_engine: unknown "
                   "engine '",
-                  engine, "'; use auto, onednn, openblas or blis");
+                  engine, "'; use auto, onednn, openblas, blis or pp");
 }
 
 extern "C" pp_status pp_set_threads(int threads) {

@@ -42,7 +42,7 @@ struct JobDescription {
   std::string device = "cpu";
   /// Threads per rank; 0 for the CPUs divided among LOCAL_WORLD_SIZE ranks.
   int threads = 0;
-  /// pp_set_gemm_engine's name: auto, onednn, openblas or blis.
+  /// pp_set_gemm_engine's name: auto, onednn, openblas, blis or pp.
   std::string gemmEngine = "auto";
   /// Data-parallel replicas of the package's pipeline.
   int64_t dataParallel = 1;

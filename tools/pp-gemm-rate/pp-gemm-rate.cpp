@@ -42,8 +42,8 @@ const char *const kUsage =
     "  --dtype TYPE     element type of A, B and C, f32 or bf16 (f32 "
     "accumulation; default f32)\n"
     "  --threads N      threads the GEMM runs on (default 1)\n"
-    "  --engine NAME    onednn, openblas or blis (repeatable; default all "
-    "three)\n"
+    "  --engine NAME    onednn, openblas, blis or pp (repeatable; default all "
+    "four)\n"
     "  --min-seconds S  time each engine and shape at least this long "
     "(default 0.2)\n"
     "Prints one JSON line per engine and shape.\n";
@@ -187,7 +187,7 @@ int main(int argc, char **argv) {
     return fail("--threads " + std::to_string(options.threads) +
                 " must be at least 1");
   if (options.engines.empty())
-    options.engines = {"onednn", "openblas", "blis"};
+    options.engines = {"onednn", "openblas", "blis", "pp"};
   if (pp_set_threads(options.threads) != PP_OK)
     return fail(pp_last_error());
   for (const std::string &engine : options.engines) {

@@ -455,8 +455,9 @@ cl::opt<std::string> gemmEngine(
     "gemm-engine", cl::init("auto"),
     cl::desc("GEMM engine: auto (default; per element type and shape, "
              "the fastest one measured on this machine, cached in "
-             "$PP_GEMM_CACHE or ~/.cache/pp), onednn (bf16: its bf16 "
-             "kernel), openblas or blis (bf16 and f16 widened to f32)"),
+             "$PP_GEMM_CACHE or ~/.cache/pp), pp (pp's own packed SGEMM), "
+             "onednn (bf16: its bf16 kernel), openblas or blis (bf16 and "
+             "f16 widened to f32)"),
     cl::cat(runCategory));
 cl::opt<int> stages("stages", cl::init(1),
                     cl::desc("Pipeline stages when compiling a model "

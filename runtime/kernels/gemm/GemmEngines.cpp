@@ -7,6 +7,8 @@
 
 #include "runtime/kernels/gemm/GemmEngines.h"
 
+#include "runtime/kernels/gemm/PackedGemm.h"
+
 #include "runtime/core/ElementTypes.h"
 #include "runtime/core/Error.h"
 
@@ -15,6 +17,7 @@
 #include <cblas.h>
 
 #include <blis.h>
+#include <exception>
 #include <iterator>
 #include <mutex>
 #include <omp.h>
@@ -100,6 +103,19 @@ pp_status runOpenBlas(const GemmArguments &args, float alpha, float beta) {
   return PP_OK;
 }
 
+pp_status runPacked(const GemmArguments &args, float alpha, float beta,
+                    bool parallel) {
+  const PackedGemmKernel &kernel = *packedGemmKernels().front();
+  try {
+    runPackedGemm(kernel, args, alpha, beta, parallel);
+  } catch (const std::exception &failure) {
+    return failWith(PP_ERROR_OUT_OF_MEMORY, "pp GEMM: the ", kernel.name,
+                    " kernel could not pack ", args.m, " x ", args.n, " x ",
+                    args.k, ": ", failure.what());
+  }
+  return PP_OK;
+}
+
 pp_status runBlis(const GemmArguments &args, float alpha, float beta) {
   // Row-major operands: row stride ld, column stride 1; BLIS takes the
   // sizes after transposition and the strides of the stored matrices.
@@ -146,6 +162,8 @@ const char *pp::runtime::gemmEngineName(GemmEngine engine) {
     return "openblas";
   case GemmEngine::Blis:
     return "blis";
+  case GemmEngine::Packed:
+    return "pp";
   case GemmEngine::Widened:
     return "widen";
   }
@@ -163,7 +181,7 @@ std::optional<GemmEngine> pp::runtime::parseGemmEngine(std::string_view name) {
 
 pp_status pp::runtime::runGemmEngine(GemmEngine engine, pp_dtype dtype,
                                      const GemmArguments &args, float alpha,
-                                     float beta) {
+                                     float beta, bool parallel) {
   runEnginesSingleThreaded();
   if (dtype != PP_DTYPE_F32 &&
       !(dtype == PP_DTYPE_BF16 && engine == GemmEngine::OneDnn))
@@ -177,6 +195,8 @@ pp_status pp::runtime::runGemmEngine(GemmEngine engine, pp_dtype dtype,
     return runOpenBlas(args, alpha, beta);
   case GemmEngine::Blis:
     return runBlis(args, alpha, beta);
+  case GemmEngine::Packed:
+    return runPacked(args, alpha, beta, parallel);
   case GemmEngine::Widened:
     break;
   }
@@ -187,7 +207,8 @@ pp_status pp::runtime::runGemmEngine(GemmEngine engine, pp_dtype dtype,
 std::string pp::runtime::gemmEngineVersions() {
   const dnnl_version_t *dnnl = dnnl_version();
   return "oneDNN " + std::to_string(dnnl->major) + "." +
-         std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch) +
-         " " + dnnl->hash + "; " + openblas_get_config() + "; BLIS " +
-         bli_info_get_version_str();
+         std::to_string(dnnl->minor) + "." + std::to_string(dnnl->patch) + " " +
+         dnnl->hash + "; " + openblas_get_config() + "; BLIS " +
+         bli_info_get_version_str() + "; pp " +
+         packedGemmKernels().front()->name;
 }

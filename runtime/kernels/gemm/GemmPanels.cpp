@@ -55,6 +55,9 @@ pp_status pp::runtime::runGemmPanels(GemmEngine engine, pp_dtype dtype,
                                      const GemmArguments &args, float alpha,
                                      float beta, bool parallel) {
   GemmPanels panels = planGemmPanels(args.m, args.n, args.k);
+  // pp's own engine splits the work itself.
+  if (engine == GemmEngine::Packed)
+    return runGemmEngine(engine, dtype, args, alpha, beta, parallel);
   if (panels.count() == 1)
     return runGemmEngine(engine, dtype, args, alpha, beta);
   // Errors are recorded per thread: the first failing panel passes its

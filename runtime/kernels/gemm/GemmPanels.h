@@ -32,8 +32,8 @@ GemmArguments gemmPanel(pp_dtype dtype, const GemmArguments &args,
                         const GemmPanels &panels, int64_t index);
 
 /// Runs `args` (checked, m, n, k > 0; A and B of `dtype`, C f32) with the
-/// library `engine` panel by panel: on the thread pool when `parallel`,
-/// else on the calling thread.
+/// library `engine` panel by panel (pp's own engine: whole, split its own
+/// way): on the thread pool when `parallel`, else on the calling thread.
 pp_status runGemmPanels(GemmEngine engine, pp_dtype dtype,
                         const GemmArguments &args, float alpha, float beta,
                         bool parallel);

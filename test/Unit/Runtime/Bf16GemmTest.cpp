@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -128,7 +129,7 @@ TEST_P(ForcedBf16GemmEngine, OneDnnRunsItsBf16KernelOthersWiden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ForcedBf16GemmEngine,
-                         ::testing::Values("onednn", "openblas", "blis"));
+                         ::testing::Values("onednn", "openblas", "blis", "pp"));
 
 TEST(Bf16Gemm, EnginesOfEachTypeAreListed) {
   const std::vector<GemmEngine> &bf16 = gemmEnginesFor(PP_DTYPE_BF16);
@@ -142,7 +143,7 @@ TEST(Bf16Gemm, EnginesOfEachTypeAreListed) {
   }
   EXPECT_EQ(gemmEnginesFor(PP_DTYPE_F16),
             std::vector<GemmEngine>{GemmEngine::Widened});
-  EXPECT_EQ(gemmEnginesFor(PP_DTYPE_F32).size(), 3u);
+  EXPECT_EQ(gemmEnginesFor(PP_DTYPE_F32).size(), std::size(kGemmEngines));
   EXPECT_TRUE(gemmEnginesFor(PP_DTYPE_I64).empty());
   EXPECT_EQ(parseGemmEngine("widen"), GemmEngine::Widened);
 }
@@ -180,7 +181,7 @@ TEST(Bf16Gemm, MeasuresEveryBf16EngineAndCachesTheChoicePerTypeAndShape) {
   for (GemmEngine engine : gemmEnginesFor(PP_DTYPE_BF16))
     EXPECT_GT(entry["gflops"][gemmEngineName(engine)].get<double>(), 0.0)
         << gemmEngineName(engine);
-  EXPECT_EQ(shapes["NT 64x48x32"]["gflops"].size(), 3u);
+  EXPECT_EQ(shapes["NT 64x48x32"]["gflops"].size(), std::size(kGemmEngines));
 }
 
 TEST(Bf16Gemm, AProcessKeepsOneEnginePerTypeAndShape) {

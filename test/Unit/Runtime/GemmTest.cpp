@@ -200,11 +200,11 @@ TEST_P(ForcedGemmEngine, ThreadsGiveIdenticalBits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ForcedGemmEngine,
-                         ::testing::Values("onednn", "openblas", "blis"));
+                         ::testing::Values("onednn", "openblas", "blis", "pp"));
 
 TEST(Gemm, RejectsUnknownEngine) {
   expectInvalid(pp_set_gemm_engine("mkl"),
-                "unknown engine 'mkl'; use auto, onednn, openblas or blis");
+                "unknown engine 'mkl'; use auto, onednn, openblas, blis or pp");
 }
 
 } // namespace
