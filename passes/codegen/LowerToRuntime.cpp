@@ -114,7 +114,8 @@ public:
     }
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     llvm::DenseSet<Value> given;
-    for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
+    SmallVector<Value> results;
+    for (Value value : returnOp.getOperands()) {
       Value tensor = tensorOf(value);
       if (!tensor)
         return failure();
@@ -125,10 +126,10 @@ public:
         allocationBytes[tensor] = bytesOf(value.getType());
       } else
         owned.remove(tensor);
-      callVoid("pp_frame_result", {tensor},
-               {integer(static_cast<int64_t>(index))});
+      results.push_back(tensor);
     }
     func::ReturnOp::create(builder, source.getLoc());
+    handOverAfterLastUse(results);
     releaseAfterLastUse();
     attachMemoryPlan(function);
     bracketForProfile(function);
@@ -598,21 +599,48 @@ private:
   /// Destroys each owned tensor after the call that uses it last (right
   /// after its definition when nothing uses it).
   void releaseAfterLastUse() {
-    // A tensor in an array is used by the calls that take the array.
+    llvm::DenseMap<Value, SmallVector<Operation *>> arrayUses = arrayUsers();
+    for (Value tensor : owned) {
+      builder.setInsertionPointAfter(lastUse(tensor, arrayUses));
+      callVoid("pp_frame_release", tensor, {});
+    }
+  }
+
+  /// Hands result i, `results[i]`, to pp_frame_result right after its last
+  /// use, not at the function's end: the runtime adds a gradient to its sum
+  /// and frees it there, so a backward does not hold all its parameters'
+  /// gradients at once.
+  void handOverAfterLastUse(ArrayRef<Value> results) {
+    llvm::DenseMap<Value, SmallVector<Operation *>> arrayUses = arrayUsers();
+    for (auto [index, tensor] : llvm::enumerate(results)) {
+      builder.setInsertionPointAfter(lastUse(tensor, arrayUses));
+      callVoid("pp_frame_result", {tensor},
+               {integer(static_cast<int64_t>(index))});
+    }
+  }
+
+  /// The calls that use each tensor through an array: those that take the
+  /// array.
+  llvm::DenseMap<Value, SmallVector<Operation *>> arrayUsers() const {
     llvm::DenseMap<Value, SmallVector<Operation *>> arrayUses;
     for (auto &[array, tensors] : arrayElements)
       for (Value tensor : tensors)
         llvm::append_range(arrayUses[tensor], array.getUsers());
-    for (Value tensor : owned) {
-      Operation *last = tensor.getDefiningOp();
-      SmallVector<Operation *> users(tensor.getUsers());
-      llvm::append_range(users, arrayUses.lookup(tensor));
-      for (Operation *user : users)
-        if (last->isBeforeInBlock(user))
-          last = user;
-      builder.setInsertionPointAfter(last);
-      callVoid("pp_frame_release", tensor, {});
-    }
+    return arrayUses;
+  }
+
+  /// The last operation that uses `tensor`, directly or through an array
+  /// (`arrayUses`), else the one defining it.
+  static Operation *
+  lastUse(Value tensor,
+          const llvm::DenseMap<Value, SmallVector<Operation *>> &arrayUses) {
+    Operation *last = tensor.getDefiningOp();
+    SmallVector<Operation *> users(tensor.getUsers());
+    llvm::append_range(users, arrayUses.lookup(tensor));
+    for (Operation *user : users)
+      if (last->isBeforeInBlock(user))
+        last = user;
+    return last;
   }
 
   /// Plans the arena of `function` (planArena over its allocations in call
@@ -652,7 +680,8 @@ private:
       }
     }
     SmallVector<BufferLifetime> lifetimes;
-    for (Value tensor : allocations) {
+    llvm::DenseMap<Value, int64_t> index;
+    for (auto [at, tensor] : llvm::enumerate(allocations)) {
       // Every owned tensor has a release; one without stays alive.
       auto release = released.find(tensor);
       lifetimes.push_back(
@@ -661,6 +690,26 @@ private:
            release == released.end() ? std::numeric_limits<int64_t>::max()
                                      : release->second,
            results.contains(tensor)});
+      index[tensor] = static_cast<int64_t>(at);
+    }
+    // A reshape's result takes its operand's bytes when the operand is an
+    // allocation released before the next one (the CPU reshape then copies
+    // nothing).
+    for (auto [at, tensor] : llvm::enumerate(allocations)) {
+      auto reshape = tensor.getDefiningOp<emitc::CallOpaqueOp>();
+      if (target != "cpu" || !reshape ||
+          reshape.getCallee() != prefix + "reshape")
+        continue;
+      auto operand = index.find(reshape.getOperand(1));
+      if (operand == index.end())
+        continue;
+      const BufferLifetime &source = lifetimes[operand->second];
+      int64_t nextAllocation = at + 1 < allocations.size()
+                                   ? lifetimes[at + 1].allocated
+                                   : std::numeric_limits<int64_t>::max();
+      if (!source.outlivesCall && source.bytes == lifetimes[at].bytes &&
+          source.released < nextAllocation)
+        lifetimes[at].reuses = operand->second;
     }
     ArenaPlan plan = planArena(lifetimes);
     SmallVector<int64_t> entries;

@@ -39,6 +39,18 @@ ArenaPlan pp::planArena(llvm::ArrayRef<BufferLifetime> buffers) {
       return placed.released < buffer.allocated;
     });
     uint64_t size = alignedSize(buffer.bytes);
+    if (buffer.reuses >= 0 && plan.offsets[buffer.reuses] >= 0 &&
+        alignedSize(buffers[buffer.reuses].bytes) == size) {
+      // The same bytes, alive until the later of the two releases.
+      uint64_t offset = static_cast<uint64_t>(plan.offsets[buffer.reuses]);
+      Placed *taken = llvm::find_if(
+          alive, [&](const Placed &placed) { return placed.offset == offset; });
+      if (taken != alive.end()) {
+        taken->released = std::max(taken->released, buffer.released);
+        plan.offsets.push_back(static_cast<int64_t>(offset));
+        continue;
+      }
+    }
     uint64_t offset = 0;
     auto *at = alive.begin();
     for (; at != alive.end(); ++at) {

@@ -38,6 +38,11 @@ struct BufferLifetime {
   int64_t released = 0;
   /// Handed out as a result: it outlives the call and is not planned.
   bool outlivesCall = false;
+  /// An earlier buffer of the same size whose bytes this one takes, or -1:
+  /// a reshape's operand, released after the reshape and before the next
+  /// allocation, whose values the reshape's result holds unchanged (the
+  /// reshape's copy then finds them in place).
+  int64_t reuses = -1;
 };
 
 /// Where each allocation of a function lives.
@@ -51,8 +56,9 @@ struct ArenaPlan {
 
 /// First fit in allocation order: each tensor takes the lowest offset
 /// (a multiple of kArenaAlignment) where it overlaps no tensor whose
-/// lifetime overlaps its own. Lifetimes overlap when neither is released
-/// before the other is allocated.
+/// lifetime overlaps its own, or the offset of the planned buffer it
+/// reuses. Lifetimes overlap when neither is released before the other is
+/// allocated.
 ArenaPlan planArena(llvm::ArrayRef<BufferLifetime> buffers);
 
 } // namespace pp

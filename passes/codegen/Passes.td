@@ -56,11 +56,13 @@ def LowerToRuntime : Pass<"pp-lower-to-runtime", "mlir::ModuleOp"> {
     `pp_frame_result`, `pp.send`/`pp.recv` become `pp_frame_send` and
     `pp_frame_recv`, and every nn op becomes a call of the target's kernel
     (`pp_cpu_*` or `pp_cuda_*`, runtime/pp_kernels.h). Each tensor is
-    released after its last use. Each function gets its memory plan,
-    `pp.memory_plan = {arena_bytes, allocations = array<i64: bytes, offset,
-    ...>}`: per tensor it allocates, in call order, an offset in one arena
-    by first fit over the tensors' lifetimes (-1 for a result, which
-    outlives the call). The result is EmitC that
+    released, and each result handed over, after its last use. Each
+    function gets its memory plan, `pp.memory_plan = {arena_bytes,
+    allocations = array<i64: bytes, offset, ...>}`: per tensor it allocates,
+    in call order, an offset in one arena by first fit over the tensors'
+    lifetimes (-1 for a result, which outlives the call); on the CPU a
+    reshape whose operand is released before the next allocation takes the
+    operand's offset (its kernel then copies nothing). The result is EmitC that
     `mlir::emitc::translateToCpp` prints as C++ (or CUDA C++).
   }];
   let options = [

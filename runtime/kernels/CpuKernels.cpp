@@ -174,7 +174,9 @@ pp_tensor *pp_cpu_reshape(pp_frame *frame, pp_tensor *input, int64_t rank,
   if (!target)
     return nullptr;
   pp_tensor *result = newTensor(frame, pp_tensor_dtype(input), *target);
-  if (result)
+  // The memory plan may place the result on its input's bytes (the input
+  // dies here): the values are in place already.
+  if (result && pp_tensor_data(result) != pp_tensor_data(input))
     std::memcpy(pp_tensor_data(result), pp_tensor_data(input),
                 pp_tensor_nbytes(input));
   return result;

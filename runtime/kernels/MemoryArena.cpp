@@ -13,24 +13,31 @@ namespace {
 constexpr size_t kAlignment = 64;
 } // namespace
 
-MemoryArena::MemoryArena(std::string function, MemoryPlan plan)
+ArenaBuffer::~ArenaBuffer() { std::free(buffer); }
+
+void *ArenaBuffer::data() {
+  if (!buffer && bytes > 0)
+    buffer = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) /
+                                                kAlignment * kAlignment);
+  return buffer;
+}
+
+MemoryArena::MemoryArena(std::string function, MemoryPlan plan,
+                         std::shared_ptr<ArenaBuffer> buffer)
     : function(std::move(function)), memoryPlan(std::move(plan)),
+      shared(std::move(buffer)),
       headers(memoryPlan.allocations.size(), nullptr) {}
 
 MemoryArena::~MemoryArena() {
   for (pp_tensor *header : headers)
     if (header)
       destroyPlacedTensor(header);
-  std::free(buffer);
 }
 
 void MemoryArena::begin() {
   next = 0;
-  if (!buffer && memoryPlan.arenaBytes > 0) {
-    size_t bytes =
-        (memoryPlan.arenaBytes + kAlignment - 1) / kAlignment * kAlignment;
-    buffer = std::aligned_alloc(kAlignment, bytes);
-  }
+  if (memoryPlan.arenaBytes > 0 && shared->size() >= memoryPlan.arenaBytes)
+    buffer = shared->data();
 }
 
 std::optional<pp_tensor *>

@@ -14,6 +14,7 @@
 #include "runtime/pp_kernels.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,14 +36,35 @@ struct MemoryPlan {
   std::vector<PlannedAllocation> allocations;
 };
 
+/// The buffer that the arenas of one rank's stage functions share: they
+/// run one at a time, each call's tensors dead at its end, so the rank
+/// needs the largest arena, not their sum. Allocated at its first use.
+class ArenaBuffer {
+public:
+  explicit ArenaBuffer(uint64_t bytes) : bytes(bytes) {}
+  ~ArenaBuffer();
+  ArenaBuffer(const ArenaBuffer &) = delete;
+  ArenaBuffer &operator=(const ArenaBuffer &) = delete;
+
+  /// Its memory, or null when it cannot be allocated (or is empty).
+  void *data();
+  uint64_t size() const { return bytes; }
+
+private:
+  uint64_t bytes;
+  void *buffer = nullptr;
+};
+
 /// Serves the allocations of one stage function's calls, one call at a
-/// time, from one buffer of plan.arenaBytes: allocation i of a call at its
-/// planned offset, in a header the arena reuses. A request that is not the
-/// plan's next (another size, or past its end) is an error naming the
-/// function, the allocation's index and both sizes.
+/// time, from `buffer` (at least plan.arenaBytes, shared with the rank's
+/// other functions): allocation i of a call at its planned offset, in a
+/// header the arena reuses. A request that is not the plan's next (another
+/// size, or past its end) is an error naming the function, the
+/// allocation's index and both sizes.
 class MemoryArena {
 public:
-  MemoryArena(std::string function, MemoryPlan plan);
+  MemoryArena(std::string function, MemoryPlan plan,
+              std::shared_ptr<ArenaBuffer> buffer);
   ~MemoryArena();
   MemoryArena(const MemoryArena &) = delete;
   MemoryArena &operator=(const MemoryArena &) = delete;
@@ -64,7 +86,8 @@ public:
 private:
   std::string function;
   MemoryPlan memoryPlan;
-  /// Allocated by the first begin().
+  std::shared_ptr<ArenaBuffer> shared;
+  /// The shared buffer's memory, from begin().
   void *buffer = nullptr;
   /// The header of each planned allocation, made at its first use.
   std::vector<pp_tensor *> headers;

@@ -16,7 +16,7 @@ StageMemory &StageMemory::operator+=(const StageMemory &other) {
   heldBytes += other.activationBytes();
   offloadedMicrobatches =
       std::max(offloadedMicrobatches, other.offloadedMicrobatches);
-  arenaBytes += other.arenaBytes;
+  arenaBytes = std::max(arenaBytes, other.arenaBytes);
   if (other.estimatedSavedBytes)
     estimatedSavedBytes =
         estimatedSavedBytes.value_or(0) + *other.estimatedSavedBytes;
@@ -89,7 +89,8 @@ StageMemory stageMemory(const Package &package, int64_t stage,
   memory.savedBytesPerMicrobatch = savedBytesOf(package, stage).forward;
   for (const StageFunctionInfo &function : info.functions)
     if (function.memoryPlan)
-      memory.arenaBytes += function.memoryPlan->arenaBytes;
+      memory.arenaBytes =
+          std::max(memory.arenaBytes, function.memoryPlan->arenaBytes);
   memory.inFlightMicrobatches = inFlightMicrobatches(rankActions, stage);
   memory.heldBytes = memory.savedBytesPerMicrobatch *
                      static_cast<uint64_t>(memory.inFlightMicrobatches);

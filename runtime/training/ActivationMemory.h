@@ -35,7 +35,9 @@ struct StageMemory {
   /// inFlightMicrobatches for a stage; for several stages of a rank, the
   /// sum of theirs.
   uint64_t heldBytes = 0;
-  /// The arenas of the stage's functions that have memory plans, together.
+  /// The buffer the arenas of the stage's functions share (they run one at
+  /// a time): the largest of them; for several stages of a rank, the
+  /// largest of theirs.
   uint64_t arenaBytes = 0;
   /// pp-partition's estimate of savedBytesPerMicrobatch, where the
   /// manifest has one.

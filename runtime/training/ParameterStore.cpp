@@ -140,26 +140,30 @@ void ParameterStore::viewFlat(const TensorInfo &info, float *data,
 
 /// Creates the sums of the parts of `parameter`'s gradient (host tensor
 /// `gradient`, seen by the stages as `placedGradient`) that this rank's
-/// stages compute: the gradient itself when it comes in one part, else a
-/// buffer per part, which TiedParameters adds up after the data-parallel
-/// reduction.
+/// stages compute: the first in the gradient itself, each further part (a
+/// tied parameter's) in a buffer of its own. TiedParameters adds the parts
+/// up after the data-parallel reduction, element by element into the
+/// gradient, so one of them may be the gradient: the same bits, one
+/// parameter-sized buffer fewer.
 void ParameterStore::prepareGradientSums(const ParameterInfo &parameter,
                                          pp_tensor *gradient,
                                          pp_tensor *placedGradient) {
   const std::vector<int64_t> &partStages = parameter.gradientPartStages;
+  bool gradientTaken = false;
   for (int64_t part = 0; part < static_cast<int64_t>(partStages.size());
        ++part) {
     if (!stages.holds(partStages[part]))
       continue;
     GradientSum &sum = sums[{parameter.tensor.name, part}];
     sum.stage = partStages[part];
-    if (partStages.size() > 1) {
+    if (gradientTaken) {
       sum.owned = makeTensor(parameter.tensor);
       sum.host = sum.owned.get();
       sum.placed.tensor = backend.place(sum.host, sum.placed.copy);
     } else {
       sum.host = gradient;
       sum.placed.tensor = placedGradient;
+      gradientTaken = true;
     }
     localParts[{parameter.tensor.name, part}] = sum.host;
   }

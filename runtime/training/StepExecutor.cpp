@@ -27,12 +27,22 @@ StepExecutor::StepExecutor(const ExecutionContext &context)
       for (const TensorInfo &arg : functions[f].args)
         if (arg.role == Role::Saved)
           lastUse[{s, arg.name}] = f;
-    if (context.memoryPlan && context.backend.servesMemoryPlans())
-      for (const StageFunctionInfo &function : functions)
-        if (function.memoryPlan)
-          arenas[function.symbol] = std::make_unique<MemoryArena>(
-              function.symbol, *function.memoryPlan);
   }
+  if (!context.memoryPlan || !context.backend.servesMemoryPlans())
+    return;
+  // The rank runs its stage functions one at a time: their arenas share
+  // one buffer of the largest's size.
+  uint64_t largest = 0;
+  for (int64_t s : context.stages.stages())
+    for (const StageFunctionInfo &function : context.stages.functionsOf(s))
+      if (function.memoryPlan)
+        largest = std::max(largest, function.memoryPlan->arenaBytes);
+  auto buffer = std::make_shared<ArenaBuffer>(largest);
+  for (int64_t s : context.stages.stages())
+    for (const StageFunctionInfo &function : context.stages.functionsOf(s))
+      if (function.memoryPlan)
+        arenas[function.symbol] = std::make_unique<MemoryArena>(
+            function.symbol, *function.memoryPlan, buffer);
 }
 
 void StepExecutor::run(const std::vector<Action> &actions,
@@ -158,7 +168,8 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
 
 /// Runs one stage function of compute action `action` over `args` for
 /// `batch`, passing each result to `onResult` as soon as the function
-/// hands it over; returns its results.
+/// hands it over; returns its results (null where `onResult` consumed
+/// one).
 std::vector<TensorPtr> StepExecutor::call(const Action &action,
                                           const StageFunctionInfo &function,
                                           std::vector<pp_tensor *> args,
@@ -178,7 +189,10 @@ std::vector<TensorPtr> StepExecutor::call(const Action &action,
     if (static_cast<size_t>(index) >= function.results.size())
       return;
     try {
-      onResult(static_cast<size_t>(index), result);
+      if (onResult(static_cast<size_t>(index), result)) {
+        frame.results[index] = nullptr;
+        pp_tensor_destroy(result);
+      }
     } catch (const std::exception &error) {
       failFrame(&frame, error.what());
     }
@@ -281,15 +295,18 @@ void StepExecutor::runFunction(const Action &action, size_t f,
                                "', which no argument can have");
     }
   }
-  // Gradients add up as the function returns them, so that the last
-  // microbatch's are reduced over the replicas while it computes the rest;
+  // Gradients add up as the function hands them over (the generated code
+  // does so right after their last use) and are freed then, so that the
+  // last microbatch's are reduced over the replicas while it computes the
+  // rest and a backward never holds all its parameters' gradients at once;
   // microbatches arrive in order, so each sum's order is fixed.
   std::vector<TensorPtr> results =
       call(action, function, std::move(args), data.batch,
            [&](size_t index, pp_tensor *result) {
-             if (function.results[index].role == Role::Gradient)
-               context.parameters.addGradient(function.results[index],
-                                              result);
+             if (function.results[index].role != Role::Gradient)
+               return false;
+             context.parameters.addGradient(function.results[index], result);
+             return true;
            });
   for (const TensorInfo &arg : function.args)
     if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)

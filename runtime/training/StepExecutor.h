@@ -114,7 +114,9 @@ public:
   const ActionSeconds &actionSeconds() const { return actionTimes; }
 
 private:
-  using ResultHandler = std::function<void(size_t index, pp_tensor *result)>;
+  /// Takes a result as the stage function hands it over; true when it has
+  /// consumed it (a gradient added to its sum), which frees it at once.
+  using ResultHandler = std::function<bool(size_t index, pp_tensor *result)>;
   std::vector<TensorPtr> call(const Action &action,
                               const StageFunctionInfo &function,
                               std::vector<pp_tensor *> args,

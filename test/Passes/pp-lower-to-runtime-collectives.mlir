@@ -39,15 +39,18 @@ func.func @stage0_forward(%table: tensor<16x8xf32>, %tokens: tensor<4xi64>, %lab
 // CHECK: %[[G:.*]] = emitc.call_opaque "pp_cpu_all_gather"(%[[F]], %[[H]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"2">, #emitc.opaque<"1">]}
 // axes, blocks, dim, then the reduction (1: max).
 // CHECK: %[[R:.*]] = emitc.call_opaque "pp_cpu_reduce_scatter"(%[[F]], %[[G]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"1">, #emitc.opaque<"0">, #emitc.opaque<"1">]}
+// A result is handed over after its last use, here its definition.
+// CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// CHECK-NEXT: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R]])
 // The elementwise ops around them are fused; the collectives are not.
 // CHECK: emitc.call_opaque "fusion_stage0_forward_0"
 // CHECK: %[[Z:.*]] = emitc.load
 // CHECK: %[[L:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy"(%[[F]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"-1">]}
+// CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// CHECK-NEXT: emitc.call_opaque "pp_frame_result"(%[[F]], %[[L]])
 // CHECK: %[[ONE:.*]] = emitc.call_opaque "pp_cpu_constant"
 // CHECK: %[[D:.*]] = emitc.call_opaque "pp_cpu_sharded_cross_entropy_grad"(%[[F]], %[[ONE]], %[[Z]], %[[LABELS]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"-100">]}
 // CHECK: %[[DT:.*]] = emitc.call_opaque "pp_cpu_sharded_gather_grad"(%[[F]], %[[D]], %[[TOKENS]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22tp\22">, #emitc.opaque<"0">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{16, 8}.data()">]}
-// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[L]])
-// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R]])
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[DT]])
 
 // CUDA: emitc.call_opaque "pp_cuda_sharded_gather"

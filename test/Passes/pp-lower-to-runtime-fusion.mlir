@@ -19,10 +19,11 @@
 // CHECK: emitc.call_opaque "pp_frame_profile_begin"(%[[F:.*]]) {args = [0 : index, #emitc.opaque<"\22fusion\22">, #emitc.opaque<"PP_PROFILE_OTHER">]}
 // CHECK-NEXT: emitc.call_opaque "fusion_stage0_forward_0"(%[[F]], %[[IN]], %[[OUT]])
 // CHECK-NEXT: emitc.call_opaque "pp_frame_profile_end"
+// Each result is handed over as soon as it is loaded (its last use).
 // CHECK: %[[R0:.*]] = emitc.load %{{.*}} : <!emitc.ptr<!emitc.opaque<"pp_tensor">>>
+// CHECK-NEXT: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R0]])
 // CHECK: %[[R1:.*]] = emitc.load
-// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R0]])
-// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R1]])
+// CHECK-NEXT: emitc.call_opaque "pp_frame_result"(%[[F]], %[[R1]])
 
 // CUDA-IR: emitc.verbatim "// nn.fusion of add gelu mul over tensor<4x8xf32>.
 // CUDA-IR-SAME: static __global__ void fusion_stage0_forward_0_kernel(const float *in0, const float *in1, float *out0, float *out1)

@@ -18,7 +18,13 @@
 // CHECK: emitc.call_opaque "pp_frame_recv"(%{{.*}}) {args = [0 : index, #emitc.opaque<"0">, #emitc.opaque<"\22fc1\22">, #emitc.opaque<"PP_DTYPE_F32">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{2, 4}.data()">]}
 // CHECK: emitc.call_opaque "pp_cpu_mse_loss"({{.*}}) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"1">]}
 // CHECK-LABEL: func.func @stage0_backward(
-// CHECK: emitc.call_opaque "pp_cpu_sum_to"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{4}.data()">]}
+// CHECK: %[[DB:.*]] = emitc.call_opaque "pp_cpu_sum_to"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{4}.data()">]}
+// A result is handed over right after its last use (here its definition),
+// before the kernels that follow: the runtime adds a gradient to its sum
+// and frees it there.
+// CHECK: emitc.call_opaque "pp_frame_result"(%[[F:.*]], %[[DB]])
+// CHECK: %[[DW:.*]] = emitc.call_opaque "pp_cpu_matmul"
+// CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[DW]])
 
 // Every kernel call and message is bracketed for the profile, named by the
 // kernel without its prefix, with its category (runtime/pp_kernels.h): a

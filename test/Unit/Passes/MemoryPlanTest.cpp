@@ -76,6 +76,27 @@ TEST(MemoryPlanTest, FirstFitFillsTheLowestGap) {
   EXPECT_EQ(plan.arenaBytes, 192u);
 }
 
+TEST(MemoryPlanTest, AReshapeTakesItsDyingOperandsBytes) {
+  // x [0, 256) alive; y = reshape(x) allocated at 3, x released at 4;
+  // z made at 5 while y lives: y shares x's bytes, z goes after them.
+  std::vector<BufferLifetime> buffers = {{64, 1, 9, false},
+                                         {256, 2, 4, false},
+                                         {256, 3, 8, false, 1},
+                                         {256, 5, 8, false}};
+  ArenaPlan plan = planArena(buffers);
+  EXPECT_EQ(plan.offsets, (llvm::SmallVector<int64_t>{0, 64, 64, 320}));
+  EXPECT_EQ(plan.arenaBytes, 576u);
+}
+
+TEST(MemoryPlanTest, AReuseOfAnotherSizeOrOfAResultIsIgnored) {
+  std::vector<BufferLifetime> buffers = {{256, 1, 4, false},
+                                         {128, 3, 8, false, 0},
+                                         {256, 5, 9, true},
+                                         {256, 6, 8, false, 2}};
+  ArenaPlan plan = planArena(buffers);
+  EXPECT_EQ(plan.offsets, (llvm::SmallVector<int64_t>{0, 256, -1, 0}));
+}
+
 /// Random programs: tensors alive at the same time never share a byte,
 /// the arena holds every tensor, and it is at least the peak of live bytes;
 /// for tensors of one size first fit reaches that peak exactly.

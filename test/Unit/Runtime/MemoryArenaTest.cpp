@@ -12,12 +12,17 @@ namespace {
 /// f32 [4] at 0, a result of 8 bytes (f32 [2]), f32 [4] at 64.
 MemoryPlan plan() { return {128, {{16, 0}, {8, -1}, {16, 64}}}; }
 
+/// A buffer of its own for one arena.
+std::shared_ptr<ArenaBuffer> bufferOf(uint64_t bytes) {
+  return std::make_shared<ArenaBuffer>(bytes);
+}
+
 float *floats(pp_tensor *tensor) {
   return static_cast<float *>(pp_tensor_data(tensor));
 }
 
 TEST(MemoryArenaTest, ServesThePlanCallAfterCall) {
-  MemoryArena arena("stage0_forward", plan());
+  MemoryArena arena("stage0_forward", plan(), bufferOf(128));
   char *first = nullptr;
   for (int call = 0; call < 3; ++call) {
     pp_frame frame;
@@ -46,8 +51,44 @@ TEST(MemoryArenaTest, ServesThePlanCallAfterCall) {
   }
 }
 
+TEST(MemoryArenaTest, ARanksFunctionsShareOneBuffer) {
+  // The forward's arena and the larger backward's, one call after the
+  // other, both from the backward-sized buffer.
+  auto shared = bufferOf(256);
+  MemoryArena forward("stage0_forward", plan(), shared);
+  MemoryArena backward("stage0_backward", {256, {{64, 192}}}, shared);
+  for (MemoryArena *arena : {&forward, &backward, &forward}) {
+    pp_frame frame;
+    frame.arena = arena;
+    arena->begin();
+    pp_tensor *a =
+        newTensor(&frame, PP_DTYPE_F32, {arena == &forward ? 4 : 16});
+    ASSERT_NE(a, nullptr) << frame.error;
+    EXPECT_EQ(static_cast<char *>(pp_tensor_data(a)),
+              static_cast<char *>(shared->data()) +
+                  (arena == &forward ? 0 : 192));
+    pp_frame_release(&frame, a);
+    if (arena == &forward) {
+      pp_frame_result(&frame, newTensor(&frame, PP_DTYPE_F32, {2}), 0);
+      pp_frame_release(&frame, newTensor(&frame, PP_DTYPE_F32, {4}));
+    }
+    EXPECT_EQ(frame.error, "");
+    EXPECT_EQ(arena->finish(), "");
+  }
+}
+
+TEST(MemoryArenaTest, ABufferSmallerThanThePlanIsAnError) {
+  MemoryArena arena("stage0_backward", {256, {{64, 192}}}, bufferOf(128));
+  pp_frame frame;
+  frame.arena = &arena;
+  arena.begin();
+  EXPECT_EQ(newTensor(&frame, PP_DTYPE_F32, {16}), nullptr);
+  EXPECT_EQ(frame.error,
+            "stage0_backward: cannot allocate its arena of 256 bytes");
+}
+
 TEST(MemoryArenaTest, AnotherSizeNamesTheFunctionIndexAndSizes) {
-  MemoryArena arena("stage1_backward", plan());
+  MemoryArena arena("stage1_backward", plan(), bufferOf(128));
   pp_frame frame;
   frame.arena = &arena;
   arena.begin();
@@ -62,7 +103,7 @@ TEST(MemoryArenaTest, AnotherSizeNamesTheFunctionIndexAndSizes) {
 }
 
 TEST(MemoryArenaTest, MoreOrFewerAllocationsThanPlanned) {
-  MemoryArena arena("stage0_forward", {64, {{4, 0}}});
+  MemoryArena arena("stage0_forward", {64, {{4, 0}}}, bufferOf(64));
   pp_frame frame;
   frame.arena = &arena;
   arena.begin();
@@ -81,7 +122,7 @@ TEST(MemoryArenaTest, MoreOrFewerAllocationsThanPlanned) {
 }
 
 TEST(MemoryArenaTest, AnArenaTensorCannotBeAResult) {
-  MemoryArena arena("stage0_forward", {64, {{4, 0}}});
+  MemoryArena arena("stage0_forward", {64, {{4, 0}}}, bufferOf(64));
   pp_frame frame;
   frame.arena = &arena;
   arena.begin();
@@ -94,7 +135,7 @@ TEST(MemoryArenaTest, AnArenaTensorCannotBeAResult) {
 }
 
 TEST(MemoryArenaTest, AfterAFailureTheHeapServes) {
-  MemoryArena arena("stage0_forward", {64, {{4, 0}}});
+  MemoryArena arena("stage0_forward", {64, {{4, 0}}}, bufferOf(64));
   pp_frame frame;
   frame.arena = &arena;
   arena.begin();
