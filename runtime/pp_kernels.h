@@ -5,6 +5,10 @@
  *
  * - pp_frame_arg borrows argument i; pp_frame_result takes ownership of
  *   result i; pp_frame_release destroys a tensor the code owns.
+ * - pp_frame_gradient_sum lends the sum that gradient result i adds up in
+ *   over a step, for a kernel to add the result into in place of making
+ *   it (pp_<target>_gather_grad_add); pp_frame_gradient_added then says
+ *   that it did.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
  * - pp_frame_device is the device the function runs on, and
  *   pp_frame_queue_handle its queue (runtime/device/Queue.h): the
@@ -103,6 +107,15 @@ typedef enum pp_profile_category {
 pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index);
 void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index);
 void pp_frame_release(pp_frame *frame, pp_tensor *tensor);
+/* The f32 tensor of `shape` that gradient result `index` adds into: the
+ * step's sum of it (zeroed before its first contribution) where the caller
+ * keeps sums, else a zeroed tensor of the call's own, which
+ * pp_frame_gradient_added hands over as the result. Borrowed. */
+pp_tensor *pp_frame_gradient_sum(pp_frame *frame, int64_t index, int64_t rank,
+                                 const int64_t *shape);
+/* Says that gradient result `index` has been added into its
+ * pp_frame_gradient_sum. */
+void pp_frame_gradient_added(pp_frame *frame, int64_t index);
 void pp_frame_send(pp_frame *frame, pp_tensor *tensor, int64_t to_stage,
                    const char *name);
 pp_tensor *pp_frame_recv(pp_frame *frame, int64_t from_stage, const char *name,
@@ -213,6 +226,11 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##gather_grad(                                              \
       pp_frame *frame, pp_tensor *grad, pp_tensor *indices, int64_t axis,      \
       int64_t data_shape_count, const int64_t *data_shape);                    \
+  /* Adds gather_grad's result into `sum` (f32 of data's shape): the same      \
+   * bits as adding the result made on its own, without making it. */          \
+  void prefix##gather_grad_add(pp_frame *frame, pp_tensor *sum,                \
+                               pp_tensor *grad, pp_tensor *indices,            \
+                               int64_t axis);                                  \
   pp_tensor *prefix##transpose(pp_frame *frame, pp_tensor *input,              \
                                int64_t permutation_count,                      \
                                const int64_t *permutation);                    \
@@ -256,10 +274,9 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##sharded_gather_grad(                                      \
       pp_frame *frame, pp_tensor *grad, pp_tensor *indices, const char *axes,  \
       int64_t axis, int64_t data_shape_count, const int64_t *data_shape);      \
-  pp_tensor *prefix##sharded_cross_entropy(pp_frame *frame, pp_tensor *logits, \
-                                           pp_tensor *labels,                  \
-                                           const char *axes,                   \
-                                           int64_t ignore_index);              \
+  pp_tensor *prefix##sharded_cross_entropy(                                    \
+      pp_frame *frame, pp_tensor *logits, pp_tensor *labels, const char *axes, \
+      int64_t ignore_index);                                                   \
   pp_tensor *prefix##sharded_cross_entropy_grad(                               \
       pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
       const char *axes, int64_t ignore_index);

@@ -114,8 +114,11 @@ public:
     }
     auto returnOp = cast<func::ReturnOp>(body.getTerminator());
     llvm::DenseSet<Value> given;
-    SmallVector<Value> results;
-    for (Value value : returnOp.getOperands()) {
+    SmallVector<std::pair<Value, int64_t>> results;
+    for (auto [index, value] : llvm::enumerate(returnOp.getOperands())) {
+      // Added into its sum by the kernel that computed it.
+      if (addedIntoSums.contains(index))
+        continue;
       Value tensor = tensorOf(value);
       if (!tensor)
         return failure();
@@ -126,7 +129,7 @@ public:
         allocationBytes[tensor] = bytesOf(value.getType());
       } else
         owned.remove(tensor);
-      results.push_back(tensor);
+      results.emplace_back(tensor, static_cast<int64_t>(index));
     }
     func::ReturnOp::create(builder, source.getLoc());
     handOverAfterLastUse(results);
@@ -256,7 +259,47 @@ private:
     return tensor;
   }
 
+  /// The index of the gradient result that `op`'s only result is, when
+  /// op is an f32 nn.gather_grad whose result nothing else reads: its
+  /// kernel can add the result into the step's sum instead of making it.
+  std::optional<unsigned> gradientResultToAdd(Operation *op) {
+    auto gatherGrad = dyn_cast<nn::GatherGradOp>(op);
+    if (!gatherGrad || !gatherGrad->hasOneUse() ||
+        !gatherGrad.getType().getElementType().isF32() ||
+        !cast<RankedTensorType>(gatherGrad.getGrad().getType())
+             .getElementType()
+             .isF32())
+      return std::nullopt;
+    OpOperand &use = *gatherGrad->use_begin();
+    if (!isa<func::ReturnOp>(use.getOwner()))
+      return std::nullopt;
+    unsigned index = use.getOperandNumber();
+    auto role = source.getResultAttrOfType<StringAttr>(index, kRoleAttrName);
+    if (!role || role.getValue() != "gradient")
+      return std::nullopt;
+    return index;
+  }
+
+  /// `op`'s result added into gradient result `index`'s sum:
+  /// pp_frame_gradient_sum lends the sum, the kernel adds into it, and
+  /// pp_frame_gradient_added says so.
+  LogicalResult lowerAddedIntoSum(nn::GatherGradOp op, unsigned index) {
+    Value grad = tensorOf(op.getGrad()), indices = tensorOf(op.getIndices());
+    if (!grad || !indices)
+      return failure();
+    SmallVector<Attribute> literals = {integer(index)};
+    llvm::append_range(literals, shapeLiterals(op.getDataShape()));
+    Value sum = call("pp_frame_gradient_sum", {}, literals);
+    callVoid(prefix + "gather_grad_add", {sum, grad, indices},
+             {integer(op.getAxis())});
+    callVoid("pp_frame_gradient_added", {}, {integer(index)});
+    addedIntoSums.insert(index);
+    return success();
+  }
+
   LogicalResult lowerOp(Operation *op) {
+    if (std::optional<unsigned> index = gradientResultToAdd(op))
+      return lowerAddedIntoSum(cast<nn::GatherGradOp>(op), *index);
     if (op->hasTrait<nn::HasRuntimeKernel>() ||
         op->hasTrait<CollectiveKernel>())
       return lowerKernelCall(op);
@@ -606,16 +649,15 @@ private:
     }
   }
 
-  /// Hands result i, `results[i]`, to pp_frame_result right after its last
-  /// use, not at the function's end: the runtime adds a gradient to its sum
-  /// and frees it there, so a backward does not hold all its parameters'
-  /// gradients at once.
-  void handOverAfterLastUse(ArrayRef<Value> results) {
+  /// Hands each result (its tensor and index) to pp_frame_result right
+  /// after its last use, not at the function's end: the runtime adds a
+  /// gradient to its sum and frees it there, so a backward does not hold
+  /// all its parameters' gradients at once.
+  void handOverAfterLastUse(ArrayRef<std::pair<Value, int64_t>> results) {
     llvm::DenseMap<Value, SmallVector<Operation *>> arrayUses = arrayUsers();
-    for (auto [index, tensor] : llvm::enumerate(results)) {
+    for (auto [tensor, index] : results) {
       builder.setInsertionPointAfter(lastUse(tensor, arrayUses));
-      callVoid("pp_frame_result", {tensor},
-               {integer(static_cast<int64_t>(index))});
+      callVoid("pp_frame_result", {tensor}, {integer(index)});
     }
   }
 
@@ -760,14 +802,15 @@ private:
     return PP_PROFILE_OTHER;
   }
 
-  /// Marks the calls of `block` after `before` (null: all of them), those
-  /// one op lowered to, its constants' included, with `category` (an
-  /// attribute that bracketForProfile reads and removes).
+  /// Marks the kernel calls and messages of `block` after `before` (null:
+  /// all of them), those one op lowered to, its constants' included, with
+  /// `category` (an attribute that bracketForProfile reads and removes).
   void categorizeCalls(Operation *before, Block *block,
                        pp_profile_category category) {
     auto it = before ? std::next(before->getIterator()) : block->begin();
     for (Operation &op : llvm::make_range(it, block->end()))
-      if (isa<emitc::CallOpaqueOp>(op))
+      if (auto call = dyn_cast<emitc::CallOpaqueOp>(op);
+          call && !profileKind(call.getCallee()).empty())
         op.setAttr(kProfileCategoryAttrName,
                    builder.getI32IntegerAttr(category));
   }
@@ -819,6 +862,8 @@ private:
   llvm::DenseMap<Attribute, Value> constantTensors;
   /// The tensors each array of tensors holds.
   llvm::DenseMap<Value, SmallVector<Value>> arrayElements;
+  /// The results that kernels added into their gradient sums.
+  llvm::DenseSet<unsigned> addedIntoSums;
   /// The tensors the code creates and must release.
   llvm::SetVector<Value> owned;
   /// The bytes of every tensor the code allocates (owned ones and copies

@@ -242,16 +242,21 @@ __global__ void triluKernel(const T *in, T *out, int64_t n, MatrixStack stack,
 template <typename T>
 __global__ void gatherGradKernel(const T *grad, const int64_t *offsets,
                                  const int64_t *positions, T *out, int64_t n,
-                                 AxisLayout layout, int64_t count) {
+                                 AxisLayout layout, int64_t count,
+                                 bool addToOut) {
   int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (e >= n)
     return;
   int64_t i = e % layout.inner, r = (e / layout.inner) % layout.size;
   int64_t o = e / (layout.inner * layout.size);
+  // Adding a row that no index names would add zeros.
+  if (addToOut && offsets[r] == offsets[r + 1])
+    return;
   double sum = 0;
   for (int64_t k = offsets[r]; k < offsets[r + 1]; ++k)
     sum += loadFloat(grad[(o * count + positions[k]) * layout.inner + i]);
-  out[e] = storeFloat<T>(static_cast<float>(sum));
+  float value = static_cast<float>(sum);
+  out[e] = storeFloat<T>(addToOut ? loadFloat(out[e]) + value : value);
 }
 
 /// `T` of the values' size (visitBits).
@@ -1565,6 +1570,38 @@ pp_tensor *pp_cuda_gather(pp_frame *frame, pp_tensor *data, pp_tensor *indices,
   return launched(frame, "gather", result);
 }
 
+/// Writes gather_grad's table for `grad` and `indices` into `out` (of
+/// data's shape and grad's type), or adds it there; false, with the error
+/// recorded, when it cannot.
+static bool gatherGradInto(pp_frame *frame, pp_tensor *grad, pp_tensor *indices,
+                           int64_t axis, pp_tensor *out, bool addToOut) {
+  Shape dataShape = shapeOf(out);
+  std::optional<std::vector<char>> host =
+      toHost(frame, "gather_grad", indices);
+  std::optional<GatherPlan> plan =
+      host ? gatherGradPlan(frame, grad, dataShape, indices, axis,
+                            host->data())
+           : std::nullopt;
+  if (!plan)
+    return false;
+  int64_t n = numElements(dataShape);
+  IndexGroups groups = groupIndices(plan->rows, plan->layout.size);
+  pp_tensor *offsets = toDevice(frame, "gather_grad", groups.offsets);
+  pp_tensor *positions =
+      offsets ? toDevice(frame, "gather_grad", groups.positions) : nullptr;
+  if (positions)
+    visitFloatType(pp_tensor_dtype(out), [&](auto element) {
+      using T = decltype(element);
+      gatherGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+          elementsOf<T>(grad), elementsOf<int64_t>(offsets),
+          elementsOf<int64_t>(positions), elementsOf<T>(out), n, plan->layout,
+          static_cast<int64_t>(plan->rows.size()), addToOut);
+    });
+  pp_tensor_destroy(offsets); // Freed in stream order, after the kernel.
+  pp_tensor_destroy(positions);
+  return positions != nullptr;
+}
+
 pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
                                pp_tensor *indices, int64_t axis,
                                int64_t data_shape_count,
@@ -1573,38 +1610,27 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
       floatOperandsType(frame, "gather_grad", {grad});
   if (!dtype || !indices)
     return nullptr;
-  Shape dataShape(data_shape, data_shape + data_shape_count);
-  std::optional<std::vector<char>> host =
-      toHost(frame, "gather_grad", indices);
-  std::optional<GatherPlan> plan =
-      host ? gatherGradPlan(frame, grad, dataShape, indices, axis,
-                            host->data())
-           : std::nullopt;
-  if (!plan)
-    return nullptr;
-  pp_tensor *result = newDeviceTensor(frame, *dtype, dataShape);
-  int64_t n = numElements(dataShape);
-  if (!result || n == 0)
+  pp_tensor *result = newDeviceTensor(
+      frame, *dtype, Shape(data_shape, data_shape + data_shape_count));
+  if (!result || pp_tensor_numel(result) == 0)
     return result;
-  IndexGroups groups = groupIndices(plan->rows, plan->layout.size);
-  pp_tensor *offsets = toDevice(frame, "gather_grad", groups.offsets);
-  pp_tensor *positions =
-      offsets ? toDevice(frame, "gather_grad", groups.positions) : nullptr;
-  if (positions)
-    visitFloatType(*dtype, [&](auto element) {
-      using T = decltype(element);
-      gatherGradKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
-          elementsOf<T>(grad), elementsOf<int64_t>(offsets),
-          elementsOf<int64_t>(positions), elementsOf<T>(result), n,
-          plan->layout, static_cast<int64_t>(plan->rows.size()));
-    });
-  pp_tensor_destroy(offsets); // Freed in stream order, after the kernel.
-  pp_tensor_destroy(positions);
-  if (!positions) {
+  if (!gatherGradInto(frame, grad, indices, axis, result,
+                      /*addToOut=*/false)) {
     pp_tensor_destroy(result);
     return nullptr;
   }
   return launched(frame, "gather_grad", result);
+}
+
+void pp_cuda_gather_grad_add(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
+                             pp_tensor *indices, int64_t axis) {
+  if (!sum || !grad || !indices)
+    return;
+  if (!gatherGradAddTypesHold(frame, sum, grad))
+    return;
+  if (pp_tensor_numel(sum) > 0 &&
+      gatherGradInto(frame, grad, indices, axis, sum, /*addToOut=*/true))
+    checkLaunch(frame, "gather_grad_add");
 }
 
 pp_tensor *pp_cuda_transpose(pp_frame *frame, pp_tensor *input,

@@ -431,13 +431,17 @@ inline pp_tensor *scalar(pp_frame *frame, double value, pp_dtype dtype) {
 /// order and precision).
 template <typename In, typename Out>
 inline void sumGatheredSlices(const GatherPlan &plan, In grad, int64_t first,
-                              int64_t rows, Out out) {
+                              int64_t rows, Out out, bool addToOut = false) {
   const AxisLayout &layout = plan.layout;
   IndexGroups groups = groupIndices(plan.rows, layout.size);
   int64_t count = static_cast<int64_t>(plan.rows.size());
   std::vector<double> sums(layout.inner);
   for (int64_t o = 0; o < layout.outer; ++o)
     for (int64_t r = 0; r < rows; ++r) {
+      // Adding a row that no index names would add zeros.
+      if (addToOut &&
+          groups.offsets[first + r] == groups.offsets[first + r + 1])
+        continue;
       std::fill(sums.begin(), sums.end(), 0.0);
       for (int64_t k = groups.offsets[first + r];
            k < groups.offsets[first + r + 1]; ++k) {
@@ -447,7 +451,8 @@ inline void sumGatheredSlices(const GatherPlan &plan, In grad, int64_t first,
       }
       Out row = out + (o * rows + r) * layout.inner;
       for (int64_t i = 0; i < layout.inner; ++i)
-        row[i] = static_cast<float>(sums[i]);
+        row[i] = addToOut ? row[i] + static_cast<float>(sums[i])
+                          : static_cast<float>(sums[i]);
     }
 }
 

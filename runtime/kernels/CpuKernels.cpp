@@ -332,6 +332,20 @@ pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
   return result;
 }
 
+void pp_cpu_gather_grad_add(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
+                            pp_tensor *indices, int64_t axis) {
+  if (!sum || !grad || !indices)
+    return;
+  if (!gatherGradAddTypesHold(frame, sum, grad))
+    return;
+  std::optional<GatherPlan> plan = gatherGradPlan(
+      frame, grad, shapeOf(sum), indices, axis, pp_tensor_data(indices));
+  if (!plan)
+    return;
+  sumGatheredSlices(*plan, readFloats<float>(grad), 0, plan->layout.size,
+                    writeFloats<float>(sum), /*addToOut=*/true);
+}
+
 pp_tensor *pp_cpu_mse_loss(pp_frame *frame, pp_tensor *input, pp_tensor *target,
                            int reduction) {
   std::optional<pp_dtype> dtype =

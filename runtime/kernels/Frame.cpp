@@ -10,6 +10,7 @@
 #include "runtime/kernels/MemoryArena.h"
 
 #include <cstring>
+#include <exception>
 #include <sstream>
 
 using namespace pp::runtime;
@@ -17,6 +18,8 @@ using namespace pp::runtime;
 pp_frame::~pp_frame() {
   for (pp_tensor *result : results)
     pp_tensor_destroy(result);
+  for (auto &[index, sum] : madeSums)
+    pp_tensor_destroy(sum);
 }
 
 namespace pp::runtime {
@@ -194,6 +197,17 @@ std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
   return plan;
 }
 
+bool gatherGradAddTypesHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad) {
+  if (pp_tensor_dtype(sum) == PP_DTYPE_F32 &&
+      pp_tensor_dtype(grad) == PP_DTYPE_F32)
+    return true;
+  failFrame(frame, std::string("gather_grad_add: adds f32 into an f32 sum, "
+                               "not ") +
+                       pp_dtype_name(pp_tensor_dtype(grad)) + " into " +
+                       pp_dtype_name(pp_tensor_dtype(sum)));
+  return false;
+}
+
 std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          const Shape &dataShape,
                                          pp_tensor *indices, int64_t axis,
@@ -261,6 +275,80 @@ void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index) {
   frame->results[index] = tensor;
   if (frame->onResult && tensor)
     frame->onResult(index, tensor);
+}
+
+pp_tensor *pp_frame_gradient_sum(pp_frame *frame, int64_t index, int64_t rank,
+                                 const int64_t *shape) {
+  // After a failure the call runs through without touching the sums.
+  if (!frame->error.empty())
+    return nullptr;
+  if (frame->gradientSum) {
+    pp_tensor *sum = nullptr;
+    try {
+      sum = frame->gradientSum(index);
+    } catch (const std::exception &error) {
+      failFrame(frame, error.what());
+      return nullptr;
+    }
+    if (!sum) {
+      failFrame(frame, "gradient result " + std::to_string(index) +
+                           " has no sum to add into");
+      return nullptr;
+    }
+    std::vector<int64_t> expected(shape, shape + rank);
+    if (shapeOf(sum) != expected) {
+      failFrame(frame, "gradient result " + std::to_string(index) +
+                           " has shape " + formatShape(expected) +
+                           ", its sum shape " + formatShape(shapeOf(sum)) +
+                           "; the manifest and the stage library disagree: "
+                           "recompile the model");
+      return nullptr;
+    }
+    return sum;
+  }
+  // A caller that takes results: a zeroed tensor of the call's own.
+  pp_tensor *&made = frame->madeSums[index];
+  if (made)
+    return made;
+  pp_status status = frame->queue
+                         ? pp_tensor_create_in(&frame->queue->tensorAllocator(),
+                                               PP_DTYPE_F32, rank, shape, &made)
+                         : pp_tensor_create(PP_DTYPE_F32, rank, shape, &made);
+  if (status != PP_OK) {
+    failFrame(frame, pp_last_error());
+    return nullptr;
+  }
+  if (frame->queue)
+    frame->queue->zero(pp_tensor_data(made), pp_tensor_nbytes(made));
+  else
+    std::memset(pp_tensor_data(made), 0, pp_tensor_nbytes(made));
+  return made;
+}
+
+void pp_frame_gradient_added(pp_frame *frame, int64_t index) {
+  if (index < 0)
+    return failFrame(frame, "negative result index");
+  // A failed addition is not counted: the step fails instead.
+  if (!frame->error.empty())
+    return;
+  if (frame->gradientAdded) {
+    // Handed over into its sum: the result's slot stays empty.
+    if (static_cast<int64_t>(frame->results.size()) <= index)
+      frame->results.resize(index + 1, nullptr);
+    try {
+      frame->gradientAdded(index);
+    } catch (const std::exception &error) {
+      failFrame(frame, error.what());
+    }
+    return;
+  }
+  auto made = frame->madeSums.find(index);
+  if (made == frame->madeSums.end())
+    return failFrame(frame, "gradient result " + std::to_string(index) +
+                                " was added into no pp_frame_gradient_sum");
+  pp_tensor *sum = made->second;
+  frame->madeSums.erase(made);
+  pp_frame_result(frame, sum, index);
 }
 
 void pp_frame_release(pp_frame *, pp_tensor *tensor) {

@@ -112,6 +112,10 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          pp_tensor *indices, int64_t axis,
                                          const void *hostIndices);
 
+/// Whether gather_grad_add's `sum` and `grad` are f32 (a gradient sum and
+/// what adds into it); else the error, recorded in `frame`.
+bool gatherGradAddTypesHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad);
+
 /// Calls `visit(T())` with the C++ type of the elements of `dtype` that the
 /// cast kernels convert (uint8_t holds a bool; BFloat16 and Half,
 /// ElementTypes.h, the 16-bit floats) and returns true; false for a dtype
@@ -238,11 +242,21 @@ struct pp_frame {
   /// was asked for.
   pp::runtime::OpProfile *profile = nullptr;
   /// Called by pp_frame_result with each result as the code hands it over
-  /// (the frame still owns it), so that the caller can use a result while
-  /// the function computes the next; unset when the caller waits for the
-  /// function to return. An error it records with failFrame fails the call
-  /// (reported when the function returns).
+  /// (the frame still owns it, unless the callback empties its slot: the
+  /// trainer frees a gradient it has added to its sum), so that the caller
+  /// can use a result while the function computes the next; unset when the
+  /// caller waits for the function to return. An error it records with
+  /// failFrame fails the call (reported when the function returns).
   std::function<void(int64_t index, pp_tensor *result)> onResult;
+  /// The sum gradient result `index` adds into over the step, zeroed before
+  /// its first contribution (pp_frame_gradient_sum), and the call saying a
+  /// result was added into it (pp_frame_gradient_added); unset when the
+  /// caller takes results rather than sums.
+  std::function<pp_tensor *(int64_t index)> gradientSum;
+  std::function<void(int64_t index)> gradientAdded;
+  /// Without gradientSum: the zeroed tensors pp_frame_gradient_sum made,
+  /// which pp_frame_gradient_added hands over as results.
+  std::map<int64_t, pp_tensor *> madeSums;
 
   pp_frame() = default;
   pp_frame(const pp_frame &) = delete;

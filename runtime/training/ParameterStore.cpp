@@ -353,6 +353,13 @@ void ParameterStore::beginStep() {
 
 void ParameterStore::addGradient(const TensorInfo &result,
                                  pp_tensor *contribution) {
+  pp_tensor *placed = gradientSum(result);
+  where.kernels.accumulate(where.queue, floatsOf(placed),
+                           floatsOf(contribution), pp_tensor_numel(placed));
+  gradientAdded(result);
+}
+
+pp_tensor *ParameterStore::gradientSum(const TensorInfo &result) {
   GradientSum &sum = sums.at({result.name, result.part});
   // Zeroed at the step's first contribution, not before its forwards: a
   // gradient released between steps (ZeRO-2 and up) comes back only when
@@ -360,8 +367,11 @@ void ParameterStore::addGradient(const TensorInfo &result,
   pp_tensor *placed = sum.placed.tensor;
   if (sum.left == sum.perStep)
     where.queue.zero(pp_tensor_data(placed), pp_tensor_nbytes(placed));
-  where.kernels.accumulate(where.queue, floatsOf(placed),
-                           floatsOf(contribution), pp_tensor_numel(placed));
+  return placed;
+}
+
+void ParameterStore::gradientAdded(const TensorInfo &result) {
+  GradientSum &sum = sums.at({result.name, result.part});
   if (--sum.left != 0)
     return;
   // The reduction of its bucket may start while the backward goes on.

@@ -110,10 +110,18 @@ public:
   /// reduction begins.
   void beginStep();
   /// Adds a microbatch's `contribution`, the stage function result
-  /// `result`, to its gradient sum in place; once its step's last
-  /// contribution is in, hands the sum to the data-parallel reduction,
-  /// whose bucket may start while the backward goes on.
+  /// `result`, to its gradient sum in place (gradientSum, then
+  /// gradientAdded).
   void addGradient(const TensorInfo &result, pp_tensor *contribution);
+  /// The sum (where the stages see it) that the stage function result
+  /// `result` adds into, zeroed before the step's first contribution: a
+  /// kernel may add the result into it directly.
+  pp_tensor *gradientSum(const TensorInfo &result);
+  /// Says that a microbatch's `result` has been added into its
+  /// gradientSum; once its step's last contribution is in, hands the sum
+  /// to the data-parallel reduction, whose bucket may start while the
+  /// backward goes on.
+  void gradientAdded(const TensorInfo &result);
   /// A ReduceGradients action: the data-parallel reduction of the gradient
   /// sums that stage `stage` computes has started (on the reduction's
   /// thread, bucket by bucket); throws std::logic_error when a sum still

@@ -197,6 +197,22 @@ std::vector<TensorPtr> StepExecutor::call(const Action &action,
       failFrame(&frame, error.what());
     }
   };
+  // A kernel may add a gradient result straight into its sum.
+  auto gradientResult = [&](int64_t index) -> const TensorInfo & {
+    if (index < 0 || static_cast<size_t>(index) >= function.results.size() ||
+        function.results[index].role != Role::Gradient)
+      throw std::runtime_error(
+          "result " + std::to_string(index) + " of " + function.symbol +
+          " is not a gradient, so it has no sum to add into; the manifest "
+          "and the stage library disagree: recompile the model");
+    return function.results[index];
+  };
+  frame.gradientSum = [&](int64_t index) {
+    return context.parameters.gradientSum(gradientResult(index));
+  };
+  frame.gradientAdded = [&](int64_t index) {
+    context.parameters.gradientAdded(gradientResult(index));
+  };
   backend.configure(frame, batch.messageStep, microbatch);
   router.prepare(frame, batch.messageStep, action);
   frame.channel = &router;

@@ -1,5 +1,4 @@
-//===- GemmEngines.h - the CPU GEMM libraries the host GEMMs use -*- C++
-//-*-===//
+//===- GemmEngines.h - the engines of the host's GEMMs ----------*- C++ -*-===//
 //
 // pp's own SGEMM (PackedGemm.h), oneDNN, OpenBLAS and BLIS behind one
 // call. pp_gemm_f32 parallelizes the libraries over panels of C itself

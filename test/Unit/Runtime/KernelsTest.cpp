@@ -818,6 +818,93 @@ TEST(CpuKernels, GatherGradSumsRepeatedIndicesInDouble) {
         << "element " << e;
 }
 
+TEST(CpuKernels, GatherGradAddGivesTheBitsOfAddingTheMadeTable) {
+  // Into a sum that holds values already: the made table added element by
+  // element in f32, as the trainer adds a handed-over gradient.
+  pp_frame frame;
+  const std::vector<int64_t> ids = {1, 2, -3, 1, 0};
+  Tensor indices = typed<int64_t>(PP_DTYPE_I64, {5}, ids);
+  Tensor grad = tensorOf({5, 4}, wiggly(20));
+  const int64_t dataShape[] = {4, 4};
+  Tensor made(
+      pp_cpu_gather_grad(&frame, grad.get(), indices.get(), 0, 2, dataShape));
+  Tensor sum = tensorOf({4, 4}, wiggly(16, 0.3f));
+  std::vector<float> expected = values(sum);
+  for (size_t e = 0; e < expected.size(); ++e)
+    expected[e] += values(made)[e];
+  pp_cpu_gather_grad_add(&frame, sum.get(), grad.get(), indices.get(), 0);
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_EQ(std::memcmp(values(sum).data(), expected.data(),
+                        expected.size() * sizeof(float)),
+            0);
+  // Row 3, which no index names, is untouched.
+  EXPECT_EQ(values(sum)[12], wiggly(16, 0.3f)[12]);
+}
+
+TEST(CpuKernels, GatherGradAddTakesF32Only) {
+  pp_frame frame;
+  Tensor indices = typed<int64_t>(PP_DTYPE_I64, {1}, {0});
+  Tensor grad = tensorOf({1, 2}, {1.0f, 2.0f});
+  Tensor sum = typed<int64_t>(PP_DTYPE_I64, {2, 2}, {0, 0, 0, 0});
+  pp_cpu_gather_grad_add(&frame, sum.get(), grad.get(), indices.get(), 0);
+  EXPECT_EQ(frame.error,
+            "gather_grad_add: adds f32 into an f32 sum, not f32 into i64");
+}
+
+TEST(Frame, WithoutSumsAGradientSumIsHandedOverAsTheResult) {
+  pp_frame frame;
+  const int64_t dataShape[] = {2, 2};
+  pp_tensor *sum = pp_frame_gradient_sum(&frame, 1, 2, dataShape);
+  ASSERT_NE(sum, nullptr) << frame.error;
+  EXPECT_EQ(pp_frame_gradient_sum(&frame, 1, 2, dataShape), sum);
+  Tensor indices = typed<int64_t>(PP_DTYPE_I64, {1}, {1});
+  Tensor grad = tensorOf({1, 2}, {1.5f, -2.0f});
+  pp_cpu_gather_grad_add(&frame, sum, grad.get(), indices.get(), 0);
+  pp_frame_gradient_added(&frame, 1);
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  ASSERT_EQ(frame.results.size(), 2u);
+  EXPECT_EQ(frame.results[1], sum);
+  const float *result = static_cast<const float *>(pp_tensor_data(sum));
+  EXPECT_EQ(std::vector<float>(result, result + 4),
+            (std::vector<float>{0.0f, 0.0f, 1.5f, -2.0f}));
+  pp_frame_gradient_added(&frame, 0);
+  EXPECT_EQ(frame.error,
+            "gradient result 0 was added into no pp_frame_gradient_sum");
+}
+
+TEST(Frame, WithSumsTheCallerLendsThemAndHearsOfEachAddition) {
+  pp_frame frame;
+  Tensor kept = tensorOf({2}, {1.0f, 2.0f});
+  std::vector<int64_t> added;
+  frame.gradientSum = [&](int64_t index) {
+    return index == 3 ? kept.get() : nullptr;
+  };
+  frame.gradientAdded = [&](int64_t index) { added.push_back(index); };
+  const int64_t dataShape[] = {2};
+  EXPECT_EQ(pp_frame_gradient_sum(&frame, 3, 1, dataShape), kept.get());
+  pp_frame_gradient_added(&frame, 3);
+  EXPECT_EQ(added, (std::vector<int64_t>{3}));
+  // The result's slot is there, empty: it went into the sum.
+  EXPECT_EQ(frame.results, (std::vector<pp_tensor *>(4, nullptr)));
+  EXPECT_EQ(pp_frame_gradient_sum(&frame, 0, 1, dataShape), nullptr);
+  EXPECT_EQ(frame.error, "gradient result 0 has no sum to add into");
+}
+
+TEST(Frame, ASumOfAnotherShapeFailsAndAFailedCallCountsNoAddition) {
+  pp_frame frame;
+  Tensor kept = tensorOf({2}, {1.0f, 2.0f});
+  int added = 0;
+  frame.gradientSum = [&](int64_t) { return kept.get(); };
+  frame.gradientAdded = [&](int64_t) { ++added; };
+  const int64_t dataShape[] = {3};
+  EXPECT_EQ(pp_frame_gradient_sum(&frame, 0, 1, dataShape), nullptr);
+  EXPECT_EQ(frame.error, "gradient result 0 has shape 3, its sum shape 2; "
+                         "the manifest and the stage library disagree: "
+                         "recompile the model");
+  pp_frame_gradient_added(&frame, 0);
+  EXPECT_EQ(added, 0);
+}
+
 TEST(CpuKernels, BadIndicesAndConditionsAreReported) {
   Tensor data = iota({3, 2});
   {
