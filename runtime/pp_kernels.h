@@ -7,8 +7,8 @@
  *   result i; pp_frame_release destroys a tensor the code owns.
  * - pp_frame_gradient_sum lends the sum that gradient result i adds up in
  *   over a step, for a kernel to add the result into in place of making
- *   it (pp_<target>_gather_grad_add); pp_frame_gradient_added then says
- *   that it did.
+ *   it (pp_<target>_gather_grad_add, pp_<target>_matmul_add);
+ *   pp_frame_gradient_added then says that it did.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
  * - pp_frame_device is the device the function runs on, and
  *   pp_frame_queue_handle its queue (runtime/device/Queue.h): the
@@ -137,6 +137,11 @@ void pp_frame_profile_end(pp_frame *frame);
                            const int64_t *shape);                              \
   pp_tensor *prefix##matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,   \
                             int transpose_lhs, int transpose_rhs);             \
+  /* Adds matmul's product of 2-D f32 operands into `sum` (f32 of its          \
+   * shape): one GEMM with beta 1, without making the product. */              \
+  void prefix##matmul_add(pp_frame *frame, pp_tensor *sum, pp_tensor *lhs,     \
+                          pp_tensor *rhs, int transpose_lhs,                   \
+                          int transpose_rhs);                                  \
   pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \

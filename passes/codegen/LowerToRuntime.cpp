@@ -260,20 +260,30 @@ private:
   }
 
   /// The index of the gradient result that `op`'s only result is, when
-  /// op is an f32 nn.gather_grad whose result nothing else reads: its
-  /// kernel can add the result into the step's sum instead of making it.
+  /// its kernel can add it into the step's sum instead of making it: an
+  /// f32 nn.gather_grad (a token embedding's), or an nn.matmul of 2-D f32
+  /// matrices (a weight's), whose result nothing else reads.
   std::optional<unsigned> gradientResultToAdd(Operation *op) {
-    auto gatherGrad = dyn_cast<nn::GatherGradOp>(op);
-    if (!gatherGrad || !gatherGrad->hasOneUse() ||
-        !gatherGrad.getType().getElementType().isF32() ||
-        !cast<RankedTensorType>(gatherGrad.getGrad().getType())
-             .getElementType()
-             .isF32())
+    auto isF32 = [](Value value, int64_t rank) {
+      auto type = cast<RankedTensorType>(value.getType());
+      return type.getElementType().isF32() &&
+             (rank < 0 || type.getRank() == rank);
+    };
+    bool addable = llvm::TypeSwitch<Operation *, bool>(op)
+                       .Case([&](nn::GatherGradOp gatherGrad) {
+                         return isF32(gatherGrad.getGrad(), -1) &&
+                                isF32(gatherGrad.getResult(), -1);
+                       })
+                       .Case([&](nn::MatmulOp matmul) {
+                         return isF32(matmul.getLhs(), 2) &&
+                                isF32(matmul.getRhs(), 2) &&
+                                isF32(matmul.getResult(), 2);
+                       })
+                       .Default([](Operation *) { return false; });
+    if (!addable || !op->hasOneUse() ||
+        !isa<func::ReturnOp>(op->use_begin()->getOwner()))
       return std::nullopt;
-    OpOperand &use = *gatherGrad->use_begin();
-    if (!isa<func::ReturnOp>(use.getOwner()))
-      return std::nullopt;
-    unsigned index = use.getOperandNumber();
+    unsigned index = op->use_begin()->getOperandNumber();
     auto role = source.getResultAttrOfType<StringAttr>(index, kRoleAttrName);
     if (!role || role.getValue() != "gradient")
       return std::nullopt;
@@ -281,17 +291,32 @@ private:
   }
 
   /// `op`'s result added into gradient result `index`'s sum:
-  /// pp_frame_gradient_sum lends the sum, the kernel adds into it, and
-  /// pp_frame_gradient_added says so.
-  LogicalResult lowerAddedIntoSum(nn::GatherGradOp op, unsigned index) {
-    Value grad = tensorOf(op.getGrad()), indices = tensorOf(op.getIndices());
-    if (!grad || !indices)
-      return failure();
+  /// pp_frame_gradient_sum lends the sum, the op's `_add` kernel adds into
+  /// it, and pp_frame_gradient_added says so.
+  LogicalResult lowerAddedIntoSum(Operation *op, unsigned index) {
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      operands.push_back(tensorOf(operand));
+      if (!operands.back())
+        return failure();
+    }
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
     SmallVector<Attribute> literals = {integer(index)};
-    llvm::append_range(literals, shapeLiterals(op.getDataShape()));
-    Value sum = call("pp_frame_gradient_sum", {}, literals);
-    callVoid(prefix + "gather_grad_add", {sum, grad, indices},
-             {integer(op.getAxis())});
+    llvm::append_range(literals, shapeLiterals(type.getShape()));
+    operands.insert(operands.begin(),
+                    call("pp_frame_gradient_sum", {}, literals));
+    SmallVector<Attribute> flags =
+        llvm::TypeSwitch<Operation *, SmallVector<Attribute>>(op)
+            .Case([&](nn::GatherGradOp gatherGrad) {
+              return SmallVector<Attribute>{integer(gatherGrad.getAxis())};
+            })
+            .Case([&](nn::MatmulOp matmul) {
+              return SmallVector<Attribute>{boolean(matmul.getTransposeLhs()),
+                                            boolean(matmul.getTransposeRhs())};
+            })
+            .Default([](Operation *) { return SmallVector<Attribute>(); });
+    callVoid((prefix + op->getName().stripDialect() + "_add").str(), operands,
+             flags);
     callVoid("pp_frame_gradient_added", {}, {integer(index)});
     addedIntoSums.insert(index);
     return success();
@@ -299,7 +324,7 @@ private:
 
   LogicalResult lowerOp(Operation *op) {
     if (std::optional<unsigned> index = gradientResultToAdd(op))
-      return lowerAddedIntoSum(cast<nn::GatherGradOp>(op), *index);
+      return lowerAddedIntoSum(op, *index);
     if (op->hasTrait<nn::HasRuntimeKernel>() ||
         op->hasTrait<CollectiveKernel>())
       return lowerKernelCall(op);

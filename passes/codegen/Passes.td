@@ -56,10 +56,11 @@ def LowerToRuntime : Pass<"pp-lower-to-runtime", "mlir::ModuleOp"> {
     `pp_frame_result`, `pp.send`/`pp.recv` become `pp_frame_send` and
     `pp_frame_recv`, and every nn op becomes a call of the target's kernel
     (`pp_cpu_*` or `pp_cuda_*`, runtime/pp_kernels.h). Each tensor is
-    released, and each result handed over, after its last use; an f32
-    `nn.gather_grad` that is a gradient result and nothing else reads adds
-    its rows into the step's sum instead (`pp_frame_gradient_sum`,
-    `pp_<target>_gather_grad_add`, `pp_frame_gradient_added`). Each
+    released, and each result handed over, after its last use; a gradient
+    result that nothing else reads, of an f32 `nn.gather_grad` or an
+    `nn.matmul` of 2-D f32 matrices, is added into the step's sum instead
+    (`pp_frame_gradient_sum`, `pp_<target>_gather_grad_add` or
+    `_matmul_add`, `pp_frame_gradient_added`). Each
     function gets its memory plan, `pp.memory_plan = {arena_bytes,
     allocations = array<i64: bytes, offset, ...>}`: per tensor it allocates,
     in call order, an offset in one arena by first fit over the tensors'

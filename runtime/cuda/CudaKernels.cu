@@ -1126,6 +1126,13 @@ pp_tensor *pp_cuda_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                        newDeviceTensor, deviceGemm);
 }
 
+void pp_cuda_matmul_add(pp_frame *frame, pp_tensor *sum, pp_tensor *lhs,
+                        pp_tensor *rhs, int transpose_lhs, int transpose_rhs) {
+  ScopedGemmStream onFrameQueue(kernelStream(frame));
+  matmulAdd(frame, sum, lhs, rhs, transpose_lhs, transpose_rhs,
+            pp_cuda_gemm_f32);
+}
+
 pp_tensor *pp_cuda_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
   return binary(frame, "add", lhs, rhs, Add());
 }

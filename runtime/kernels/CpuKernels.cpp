@@ -80,6 +80,11 @@ pp_tensor *pp_cpu_matmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                        hostGemm);
 }
 
+void pp_cpu_matmul_add(pp_frame *frame, pp_tensor *sum, pp_tensor *lhs,
+                       pp_tensor *rhs, int transpose_lhs, int transpose_rhs) {
+  matmulAdd(frame, sum, lhs, rhs, transpose_lhs, transpose_rhs, pp_gemm_f32);
+}
+
 pp_tensor *pp_cpu_add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs) {
   return binary(frame, "add", lhs, rhs, PP_FORMULA(add));
 }

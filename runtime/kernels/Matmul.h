@@ -34,6 +34,21 @@ pp_tensor *batchedMatmul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs,
                          bool transposeLhs, bool transposeRhs,
                          TensorFactory create, GemmFunction gemm);
 
+/// A row-major f32 GEMM C = alpha * op(A) x op(B) + beta * C, as
+/// pp_gemm_f32 (host) and pp_cuda_gemm_f32 (device) compute it.
+using F32GemmFunction = pp_status (*)(bool transA, bool transB, int64_t m,
+                                      int64_t n, int64_t k, float alpha,
+                                      const float *a, int64_t lda,
+                                      const float *b, int64_t ldb, float beta,
+                                      float *c, int64_t ldc);
+
+/// Adds `op(lhs) x op(rhs)`, 2-D f32 operands, into `sum`, f32 of the
+/// product's shape, with one `gemm` of beta 1 (a weight's gradient into
+/// the step's sum). The error in `frame` when the types or shapes do not
+/// fit.
+void matmulAdd(pp_frame *frame, pp_tensor *sum, pp_tensor *lhs, pp_tensor *rhs,
+               bool transposeLhs, bool transposeRhs, F32GemmFunction gemm);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_MATMUL_H

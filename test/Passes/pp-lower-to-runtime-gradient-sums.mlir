@@ -21,21 +21,29 @@
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[U]]) {args = [0 : index, 1 : index, #emitc.opaque<"1">]}
 // CHECK: %[[S:.*]] = emitc.call_opaque "pp_cpu_gather_grad"
 // CHECK: emitc.call_opaque "pp_frame_result"(%[[F]], %[[S]]) {args = [0 : index, 1 : index, #emitc.opaque<"2">]}
+// A weight's gradient, a product of 2-D f32 matrices, is added into its
+// sum by one GEMM of beta 1.
+// CHECK: %[[WSUM:.*]] = emitc.call_opaque "pp_frame_gradient_sum"(%[[F]]) {args = [0 : index, #emitc.opaque<"3">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{3, 3}.data()">]}
+// CHECK: emitc.call_opaque "pp_cpu_matmul_add"(%[[F]], %[[WSUM]], %[[G]], %[[G]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"1">, #emitc.opaque<"0">]}
+// CHECK: emitc.call_opaque "pp_frame_gradient_added"(%[[F]]) {args = [0 : index, #emitc.opaque<"3">]}
 // CHECK-NOT: pp_frame_result
 // CHECK: return
 
 // CUDA: emitc.call_opaque "pp_frame_gradient_sum"
 // CUDA: emitc.call_opaque "pp_cuda_gather_grad_add"
 // CUDA: emitc.call_opaque "pp_frame_gradient_added"
+// CUDA: emitc.call_opaque "pp_cuda_matmul_add"
 
 func.func @stage0_backward(%g: tensor<4x3xf32>, %i: tensor<4xi64>)
     -> (tensor<6x3xf32> {pp.name = "table", pp.role = "gradient"},
         tensor<6x3xf32> {pp.name = "other", pp.role = "gradient"},
-        tensor<6x3xf32> {pp.name = "saved:rows", pp.role = "saved"})
+        tensor<6x3xf32> {pp.name = "saved:rows", pp.role = "saved"},
+        tensor<3x3xf32> {pp.name = "weight", pp.role = "gradient"})
     attributes {pp.stage = 0 : i64} {
   %table = nn.gather_grad %g, %i axis = 0 data_shape = [6, 3] : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<6x3xf32>
   %t = nn.gather_grad %g, %i axis = 0 data_shape = [6, 3] : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<6x3xf32>
   %u = nn.add %t, %t : (tensor<6x3xf32>, tensor<6x3xf32>) -> tensor<6x3xf32>
   %s = nn.gather_grad %g, %i axis = 0 data_shape = [6, 3] : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<6x3xf32>
-  return %table, %u, %s : tensor<6x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>
+  %w = nn.matmul %g, %g transpose_lhs : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<3x3xf32>
+  return %table, %u, %s, %w : tensor<6x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>, tensor<3x3xf32>
 }

@@ -851,6 +851,38 @@ TEST(CpuKernels, GatherGradAddTakesF32Only) {
             "gather_grad_add: adds f32 into an f32 sum, not f32 into i64");
 }
 
+TEST(CpuKernels, MatmulAddAddsTheProductIntoTheSum) {
+  // sum [3, 2] += x^T [3, 4] x y [4, 2], as a weight's gradient adds in.
+  pp_frame frame;
+  Tensor x = tensorOf({4, 3}, wiggly(12)),
+         y = tensorOf({4, 2}, wiggly(8, 1.0f));
+  Tensor sum = tensorOf({3, 2}, wiggly(6, 2.0f));
+  std::vector<float> before = values(sum);
+  pp_cpu_matmul_add(&frame, sum.get(), x.get(), y.get(), 1, 0);
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  std::vector<float> a = values(x), b = values(y);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j) {
+      double product = 0;
+      for (int p = 0; p < 4; ++p)
+        product += static_cast<double>(a[p * 3 + i]) * b[p * 2 + j];
+      EXPECT_NEAR(values(sum)[i * 2 + j], before[i * 2 + j] + product, 1e-5)
+          << "element (" << i << ", " << j << ")";
+    }
+}
+
+TEST(CpuKernels, MatmulAddNamesAShapeOrTypeThatDoesNotFit) {
+  pp_frame frame;
+  Tensor x = iota({4, 3}), y = iota({4, 2}), sum = iota({2, 3});
+  pp_cpu_matmul_add(&frame, sum.get(), x.get(), y.get(), 1, 0);
+  EXPECT_EQ(frame.error, "matmul_add: the product is 3x2, the sum 2x3");
+  pp_frame batched;
+  Tensor cube = iota({2, 4, 3});
+  pp_cpu_matmul_add(&batched, sum.get(), cube.get(), y.get(), 1, 0);
+  EXPECT_EQ(batched.error, "matmul_add: adds a product of 2-D f32 matrices "
+                           "into a 2-D f32 sum, not f32 of shape 2x4x3");
+}
+
 TEST(Frame, WithoutSumsAGradientSumIsHandedOverAsTheResult) {
   pp_frame frame;
   const int64_t dataShape[] = {2, 2};
