@@ -1631,9 +1631,7 @@ pp_tensor *pp_cuda_gather_grad(pp_frame *frame, pp_tensor *grad,
 
 void pp_cuda_gather_grad_add(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
                              pp_tensor *indices, int64_t axis) {
-  if (!sum || !grad || !indices)
-    return;
-  if (!gatherGradAddTypesHold(frame, sum, grad))
+  if (!gatherGradAddOperandsHold(frame, sum, grad, indices))
     return;
   if (pp_tensor_numel(sum) > 0 &&
       gatherGradInto(frame, grad, indices, axis, sum, /*addToOut=*/true))

@@ -339,9 +339,7 @@ pp_tensor *pp_cpu_gather_grad(pp_frame *frame, pp_tensor *grad,
 
 void pp_cpu_gather_grad_add(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
                             pp_tensor *indices, int64_t axis) {
-  if (!sum || !grad || !indices)
-    return;
-  if (!gatherGradAddTypesHold(frame, sum, grad))
+  if (!gatherGradAddOperandsHold(frame, sum, grad, indices))
     return;
   std::optional<GatherPlan> plan = gatherGradPlan(
       frame, grad, shapeOf(sum), indices, axis, pp_tensor_data(indices));

@@ -35,6 +35,11 @@ pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
     if (std::optional<pp_tensor *> placed =
             frame->arena->place(frame, dtype, shape))
       return *placed;
+  return newHeapTensor(frame, dtype, shape);
+}
+
+pp_tensor *newHeapTensor(pp_frame *frame, pp_dtype dtype,
+                         const std::vector<int64_t> &shape) {
   ++frame->heapAllocations;
   pp_tensor *tensor = nullptr;
   int64_t rank = static_cast<int64_t>(shape.size());
@@ -197,7 +202,10 @@ std::optional<GatherPlan> gatherPlan(pp_frame *frame, const char *kernel,
   return plan;
 }
 
-bool gatherGradAddTypesHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad) {
+bool gatherGradAddOperandsHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
+                               pp_tensor *indices) {
+  if (!sum || !grad || !indices)
+    return false;
   if (pp_tensor_dtype(sum) == PP_DTYPE_F32 &&
       pp_tensor_dtype(grad) == PP_DTYPE_F32)
     return true;
@@ -306,22 +314,15 @@ pp_tensor *pp_frame_gradient_sum(pp_frame *frame, int64_t index, int64_t rank,
     }
     return sum;
   }
-  // A caller that takes results: a zeroed tensor of the call's own.
+  // A caller that takes results: a zeroed tensor of the call's own, not
+  // one the memory plan lists.
   pp_tensor *&made = frame->madeSums[index];
-  if (made)
-    return made;
-  pp_status status = frame->queue
-                         ? pp_tensor_create_in(&frame->queue->tensorAllocator(),
-                                               PP_DTYPE_F32, rank, shape, &made)
-                         : pp_tensor_create(PP_DTYPE_F32, rank, shape, &made);
-  if (status != PP_OK) {
-    failFrame(frame, pp_last_error());
-    return nullptr;
+  if (!made) {
+    made = newHeapTensor(frame, PP_DTYPE_F32,
+                         std::vector<int64_t>(shape, shape + rank));
+    if (made && frame->queue)
+      frame->queue->zero(pp_tensor_data(made), pp_tensor_nbytes(made));
   }
-  if (frame->queue)
-    frame->queue->zero(pp_tensor_data(made), pp_tensor_nbytes(made));
-  else
-    std::memset(pp_tensor_data(made), 0, pp_tensor_nbytes(made));
   return made;
 }
 

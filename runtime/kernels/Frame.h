@@ -53,6 +53,11 @@ public:
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape);
 
+/// newTensor past the memory plan: always from the allocator of the
+/// frame's queue (zero-filled host memory for a frame without a queue).
+pp_tensor *newHeapTensor(pp_frame *frame, pp_dtype dtype,
+                         const std::vector<int64_t> &shape);
+
 /// Records the first error of a call.
 void failFrame(pp_frame *frame, const std::string &message);
 
@@ -112,9 +117,11 @@ std::optional<GatherPlan> gatherGradPlan(pp_frame *frame, pp_tensor *grad,
                                          pp_tensor *indices, int64_t axis,
                                          const void *hostIndices);
 
-/// Whether gather_grad_add's `sum` and `grad` are f32 (a gradient sum and
-/// what adds into it); else the error, recorded in `frame`.
-bool gatherGradAddTypesHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad);
+/// Whether gather_grad_add's operands are there (false, quietly, after an
+/// earlier failure made one null) and `sum` and `grad` are f32 (a gradient
+/// sum and what adds into it; else the error, recorded in `frame`).
+bool gatherGradAddOperandsHold(pp_frame *frame, pp_tensor *sum, pp_tensor *grad,
+                               pp_tensor *indices);
 
 /// Calls `visit(T())` with the C++ type of the elements of `dtype` that the
 /// cast kernels convert (uint8_t holds a bool; BFloat16 and Half,

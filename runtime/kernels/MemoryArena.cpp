@@ -34,11 +34,7 @@ MemoryArena::~MemoryArena() {
       destroyPlacedTensor(header);
 }
 
-void MemoryArena::begin() {
-  next = 0;
-  if (memoryPlan.arenaBytes > 0 && shared->size() >= memoryPlan.arenaBytes)
-    buffer = shared->data();
-}
+void MemoryArena::begin() { next = 0; }
 
 std::optional<pp_tensor *>
 MemoryArena::place(pp_frame *frame, pp_dtype dtype,
@@ -73,6 +69,8 @@ MemoryArena::place(pp_frame *frame, pp_dtype dtype,
   }
   if (planned.offset == PlannedAllocation::kOutlivesCall)
     return std::nullopt;
+  void *buffer =
+      shared->size() >= memoryPlan.arenaBytes ? shared->data() : nullptr;
   if (!buffer) {
     failFrame(frame, function + ": cannot allocate its arena of " +
                          std::to_string(memoryPlan.arenaBytes) + " bytes");

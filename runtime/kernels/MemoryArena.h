@@ -87,8 +87,6 @@ private:
   std::string function;
   MemoryPlan memoryPlan;
   std::shared_ptr<ArenaBuffer> shared;
-  /// The shared buffer's memory, from begin().
-  void *buffer = nullptr;
   /// The header of each planned allocation, made at its first use.
   std::vector<pp_tensor *> headers;
   size_t next = 0;
