@@ -46,7 +46,18 @@ std::string onnxTypeName(int32_t dataType);
 /// little-endian bytes of that type (one byte per bool).
 struct TensorValues {
   mlir::RankedTensorType type;
-  std::vector<char> bytes;
+  /// The tensor's raw bytes when it holds them (read in place: no copy of a
+  /// weight is made), else null.
+  const std::string *raw = nullptr;
+  /// The elements of a tensor without raw bytes, read from its typed field.
+  std::vector<char> converted;
+
+  /// The elements' bytes; a view of the tensor's raw bytes while it holds
+  /// them.
+  llvm::ArrayRef<char> bytes() const {
+    return raw ? llvm::ArrayRef<char>(raw->data(), raw->size())
+               : llvm::ArrayRef<char>(converted);
+  }
 };
 /// `values` as an attribute.
 mlir::DenseElementsAttr toElementsAttr(const TensorValues &values);

@@ -92,8 +92,9 @@ std::string onnxTypeName(int32_t dataType) {
 
 DenseElementsAttr toElementsAttr(const TensorValues &values) {
   if (!values.type.getElementType().isInteger(1))
-    return DenseElementsAttr::getFromRawBuffer(values.type, values.bytes);
-  SmallVector<bool> bools(values.bytes.begin(), values.bytes.end());
+    return DenseElementsAttr::getFromRawBuffer(values.type, values.bytes());
+  ArrayRef<char> bytes = values.bytes();
+  SmallVector<bool> bools(bytes.begin(), bytes.end());
   return DenseElementsAttr::get(values.type, ArrayRef<bool>(bools));
 }
 
@@ -307,45 +308,44 @@ LogicalResult GraphImporter::checkDimNames(const onnx::GraphProto &graph) {
   return success();
 }
 
-/// The `count` values of `tensor` as the bytes of T, from its raw bytes or
-/// its typed `field`; nullopt when it holds another number of values.
+/// Reads the `count` values of `tensor` as the bytes of T into `values`:
+/// its raw bytes in place, or else its typed `field` converted; false when
+/// it holds another number of values.
 template <typename T, typename Field>
-static std::optional<std::vector<char>>
-readBytes(const onnx::TensorProto &tensor, const Field &field, int64_t count) {
+static bool readBytes(const onnx::TensorProto &tensor, const Field &field,
+                      int64_t count, TensorValues &values) {
   size_t size = static_cast<size_t>(count) * sizeof(T);
   if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    if (raw.size() != size)
-      return std::nullopt;
-    return std::vector<char>(raw.begin(), raw.end());
+    values.raw = &tensor.raw_data();
+    return values.raw->size() == size;
   }
   if (field.size() != count)
-    return std::nullopt;
-  std::vector<char> bytes(size);
+    return false;
+  values.converted.resize(size);
   for (int64_t i = 0; i < count; ++i) {
     T value = static_cast<T>(field.Get(i));
-    std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
+    std::memcpy(values.converted.data() + i * sizeof(T), &value, sizeof(T));
   }
-  return bytes;
+  return true;
 }
 
-/// The values of initializer `tensor` as a blob of `alignment`: its raw
-/// bytes themselves, taken from the model without a copy, or else (typed
-/// fields, or raw bytes not so aligned) `bytes`, as readTensor made them.
+/// The values of initializer `tensor`, as readTensor read them, as a blob of
+/// `alignment`: its raw bytes themselves, taken from the model without a
+/// copy, or else (typed fields, or raw bytes not so aligned) a copy.
 static AsmResourceBlob takeBytes(onnx::TensorProto &tensor,
-                                 std::vector<char> bytes, size_t alignment) {
-  if (tensor.has_raw_data() &&
-      reinterpret_cast<uintptr_t>(tensor.raw_data().data()) % alignment == 0) {
-    bytes = {};
+                                 const TensorValues &values, size_t alignment) {
+  if (values.raw &&
+      reinterpret_cast<uintptr_t>(values.raw->data()) % alignment == 0) {
     std::string *raw = tensor.release_raw_data();
     return AsmResourceBlob(
         ArrayRef<char>(raw->data(), raw->size()), alignment,
         [raw](void *, size_t, size_t) { delete raw; }, /*dataIsMutable=*/true);
   }
   // An empty tensor's bytes have no data pointer for memcpy to read.
-  if (bytes.empty())
+  if (values.bytes().empty())
     return HeapAsmResourceBlob::allocate(0, alignment);
-  return HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignment);
+  return HeapAsmResourceBlob::allocateAndCopyWithAlign(values.bytes(),
+                                                       alignment);
 }
 
 FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
@@ -360,33 +360,35 @@ FailureOr<TensorValues> readTensor(const onnx::TensorProto &tensor,
   auto type = RankedTensorType::get(shape, elementType);
   int64_t count = type.getNumElements();
   // ONNX keeps 16-bit floats and bools in int32_data, one value each.
-  std::optional<std::vector<char>> bytes;
+  TensorValues values;
+  values.type = type;
+  bool whole = false;
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
-    bytes = readBytes<float>(tensor, tensor.float_data(), count);
+    whole = readBytes<float>(tensor, tensor.float_data(), count, values);
     break;
   case onnx::TensorProto::DOUBLE:
-    bytes = readBytes<double>(tensor, tensor.double_data(), count);
+    whole = readBytes<double>(tensor, tensor.double_data(), count, values);
     break;
   case onnx::TensorProto::INT64:
-    bytes = readBytes<int64_t>(tensor, tensor.int64_data(), count);
+    whole = readBytes<int64_t>(tensor, tensor.int64_data(), count, values);
     break;
   case onnx::TensorProto::INT32:
-    bytes = readBytes<int32_t>(tensor, tensor.int32_data(), count);
+    whole = readBytes<int32_t>(tensor, tensor.int32_data(), count, values);
     break;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
-    bytes = readBytes<uint16_t>(tensor, tensor.int32_data(), count);
+    whole = readBytes<uint16_t>(tensor, tensor.int32_data(), count, values);
     break;
   case onnx::TensorProto::BOOL:
-    bytes = readBytes<uint8_t>(tensor, tensor.int32_data(), count);
+    whole = readBytes<uint8_t>(tensor, tensor.int32_data(), count, values);
     break;
   }
-  if (!bytes)
+  if (!whole)
     return emitError(loc) << what << " does not hold the " << count
                           << " values its shape needs; the model file is "
                              "damaged";
-  return TensorValues{type, std::move(*bytes)};
+  return values;
 }
 
 Value GraphImporter::scalarConstant(Location loc, double value,
@@ -675,8 +677,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(onnx::ModelProto &model) {
       continue;
     }
     trainedRecord.push_back(record);
-    AsmResourceBlob blob = takeBytes(init, std::move(value->bytes),
-                                     type.getElementTypeBitWidth() / 8);
+    AsmResourceBlob blob =
+        takeBytes(init, *value, type.getElementTypeBitWidth() / 8);
     auto initialValue =
         DenseResourceElementsAttr::get(type, init.name(), std::move(blob));
     argTypes.push_back(type);

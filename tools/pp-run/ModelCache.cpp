@@ -126,6 +126,22 @@ static std::string tensorParallelProblem(const ModelCompileRequest &request) {
   return "";
 }
 
+/// The ONNX model in `model` imported from its first byte: the parse reads
+/// the descriptor, so no mapping of the file stays resident beside the
+/// parsed model.
+static OwningOpRef<ModuleOp>
+importOnnxFromStart(const pp::runtime::InputFile &model, llvm::StringRef path,
+                    MLIRContext *context,
+                    const pp::onnx_frontend::ImportOptions &options) {
+  if (::lseek(model.fd(), 0, SEEK_SET) != 0) {
+    emitError(UnknownLoc::get(context))
+        << "cannot read '" << path
+        << "' from its start: " << std::strerror(errno);
+    return nullptr;
+  }
+  return pp::onnx_frontend::importOnnxFile(model.fd(), path, context, options);
+}
+
 namespace {
 
 using pp::runtime::cacheLockPath;
@@ -457,6 +473,10 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     return std::nullopt;
   }
 
+  // Hashed: the mapping goes before the import, whose parse holds the
+  // model's bytes again (the pages read through the mapping would stay in
+  // this process's resident memory beside them).
+  file->reset();
   DialectRegistry registry;
   MLIRContext context(registry);
   std::string diagnostics;
@@ -482,9 +502,7 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
       : torchExport
           ? pp::torchexport_frontend::importTorchExportFile(
                 request.modelPath, &context, exportOptions)
-          : pp::onnx_frontend::importOnnxModel((*file)->getBuffer(),
-                                               request.modelPath, &context,
-                                               options);
+          : importOnnxFromStart(*model, request.modelPath, &context, options);
   PassManager pm(&context);
   pp::EmitPackageOptions emit;
   emit.dir = staging;
