@@ -105,6 +105,15 @@ typedef enum pp_profile_category {
 } pp_profile_category;
 
 pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index);
+/* Argument `index`, owned by the call from here on (it releases it or hands
+ * it over, and may overwrite it): the caller's own tensor where the caller
+ * gives it up (a saved value that no later call reads), else a copy. The
+ * borrowed pointer pp_frame_arg gave is not used after. */
+pp_tensor *pp_frame_take_arg(pp_frame *frame, int64_t index);
+/* `tensor`, which the call owns and reads no more as it was, given `shape`
+ * (as many elements): the same tensor and bytes, no copy. */
+pp_tensor *pp_frame_reshape_owned(pp_frame *frame, pp_tensor *tensor,
+                                  int64_t rank, const int64_t *shape);
 void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index);
 void pp_frame_release(pp_frame *frame, pp_tensor *tensor);
 /* The f32 tensor of `shape` that gradient result `index` adds into: the
@@ -260,6 +269,11 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##cross_entropy_grad(pp_frame *frame, pp_tensor *grad,      \
                                         pp_tensor *logits, pp_tensor *labels,  \
                                         int64_t ignore_index, int reduction);  \
+  /* cross_entropy_grad's gradient written over `logits`, which the call       \
+   * owns (pp_frame_take_arg), and returned: no logits-sized tensor made. */   \
+  pp_tensor *prefix##cross_entropy_grad_in_place(                              \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
+      int64_t ignore_index, int reduction);                                    \
   pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
                              double ratio);                                    \
   pp_tensor *prefix##all_reduce(pp_frame *frame, pp_tensor *input,             \

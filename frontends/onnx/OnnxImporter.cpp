@@ -887,19 +887,35 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef contents, StringRef path,
 
 OwningOpRef<ModuleOp> importOnnxFile(int fd, StringRef path,
                                      MLIRContext *context,
-                                     const ImportOptions &options) {
+                                     const ImportOptions &options,
+                                     int64_t size) {
+  google::protobuf::io::FileInputStream file(fd);
+  // Made only with a limit: a negative one would back the file up when
+  // destroyed.
+  std::optional<google::protobuf::io::LimitingInputStream> limited;
+  if (size >= 0)
+    limited.emplace(&file, size);
+  google::protobuf::io::ZeroCopyInputStream &stream =
+      limited
+          ? static_cast<google::protobuf::io::ZeroCopyInputStream &>(*limited)
+          : file;
   if (path.ends_with(".onnxtxt")) {
     std::string text;
-    char chunk[1 << 16];
-    for (ssize_t got; (got = ::read(fd, chunk, sizeof(chunk))) > 0;)
-      text.append(chunk, got);
+    const void *chunk = nullptr;
+    for (int got = 0; stream.Next(&chunk, &got);)
+      text.append(static_cast<const char *>(chunk), got);
+    if (int error = file.GetErrno())
+      return modelError(path, context,
+                        std::string("cannot read it: ") + std::strerror(error));
     return importOnnxModel(text, path, context, options);
   }
   loadDialects(context);
   onnx::ModelProto model;
-  google::protobuf::io::FileInputStream stream(fd);
   if (!model.ParseFromZeroCopyStream(&stream) || stream.ByteCount() == 0)
-    return modelError(path, context, kUnreadable);
+    return modelError(path, context,
+                      file.GetErrno() ? std::string("cannot read it: ") +
+                                            std::strerror(file.GetErrno())
+                                      : kUnreadable.str());
   return importParsed(model, path, context, options);
 }
 

@@ -75,12 +75,14 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(llvm::StringRef contents, llvm::StringRef path,
                 mlir::MLIRContext *context, const ImportOptions &options = {});
 
-/// Imports the model file open as `fd` (`path` names it and says its
-/// syntax, as for importOnnxModel). A binary model is parsed as it is read,
-/// so the file's bytes are never all in memory beside the model's.
+/// Imports the model file open as `fd` from its current offset (`path`
+/// names it and says its syntax, as for importOnnxModel): the first `size`
+/// bytes, or all to the end when `size` is negative. A binary model is
+/// parsed as it is read, so the file's bytes are never all in memory beside
+/// the model's.
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(int fd, llvm::StringRef path, mlir::MLIRContext *context,
-               const ImportOptions &options = {});
+               const ImportOptions &options = {}, int64_t size = -1);
 
 /// The ONNX op types the importer supports, sorted, comma-separated.
 std::string supportedOnnxOps();

@@ -325,6 +325,14 @@ private:
   LogicalResult lowerOp(Operation *op) {
     if (std::optional<unsigned> index = gradientResultToAdd(op))
       return lowerAddedIntoSum(op, *index);
+    if (auto crossEntropyGrad = dyn_cast<nn::CrossEntropyGradOp>(op))
+      if (std::optional<unsigned> arg = logitsToOverwrite(crossEntropyGrad))
+        return lowerCrossEntropyGradInPlace(crossEntropyGrad, *arg);
+    if (auto reshape = dyn_cast<nn::ReshapeOp>(op);
+        reshape && reshapesInPlace(reshape)) {
+      lowerReshapeInPlace(reshape);
+      return success();
+    }
     if (op->hasTrait<nn::HasRuntimeKernel>() ||
         op->hasTrait<CollectiveKernel>())
       return lowerKernelCall(op);
@@ -380,6 +388,24 @@ private:
   /// its `axes` as a key (collectiveAxesKey): its kernel runs over the
   /// frame's group of those axes.
   LogicalResult lowerKernelCall(Operation *op) {
+    FailureOr<SmallVector<KernelArgument>> arguments = kernelArguments(op);
+    if (failed(arguments))
+      return failure();
+    std::string callee = prefix + op->getName().stripDialect().str();
+    for (OpResult result : op->getResults()) {
+      SmallVector<KernelArgument> resultArguments = *arguments;
+      if (op->getNumResults() > 1)
+        resultArguments.push_back(integer(result.getResultNumber()));
+      values[result] =
+          emitCall(callee, resultArguments, tensorPtr)->getResult(0);
+      own(values[result], result.getType());
+    }
+    return success();
+  }
+
+  /// The arguments of `op`'s kernel call, as lowerKernelCall describes
+  /// them (but the result index).
+  FailureOr<SmallVector<KernelArgument>> kernelArguments(Operation *op) {
     if (std::string problem = kernelElementTypeProblem(op); !problem.empty()) {
       // Where: the stage function, and the model node when known.
       StringAttr node = op->getAttrOfType<StringAttr>(kNodeAttrName);
@@ -425,15 +451,71 @@ private:
       if (failed(appendAttributeArguments(op, name, attr, arguments)))
         return failure();
     }
-    std::string callee = prefix + op->getName().stripDialect().str();
-    for (OpResult result : op->getResults()) {
-      SmallVector<KernelArgument> resultArguments = arguments;
-      if (op->getNumResults() > 1)
-        resultArguments.push_back(integer(result.getResultNumber()));
-      values[result] =
-          emitCall(callee, resultArguments, tensorPtr)->getResult(0);
-      own(values[result], result.getType());
-    }
+    return arguments;
+  }
+
+  /// True when nothing after `op` in the function reads `value`.
+  bool lastReadBy(Value value, Operation *op) {
+    Block &body = source.getBody().front();
+    return llvm::all_of(value.getUsers(), [&](Operation *user) {
+      Operation *inBody = body.findAncestorOpInBlock(*user);
+      return inBody && (inBody == op || inBody->isBeforeInBlock(op));
+    });
+  }
+
+  /// The argument of the function that `op`'s kernel may overwrite with
+  /// the gradient: its logits, when they are a value saved for this
+  /// function that nothing after `op` reads.
+  std::optional<unsigned> logitsToOverwrite(nn::CrossEntropyGradOp op) {
+    auto logits = dyn_cast<BlockArgument>(op.getLogits());
+    if (!logits || logits.getOwner() != &source.getBody().front())
+      return std::nullopt;
+    auto role = source.getArgAttrOfType<StringAttr>(logits.getArgNumber(),
+                                                    kRoleAttrName);
+    if (!role || role.getValue() != kRoleSaved || !lastReadBy(logits, op))
+      return std::nullopt;
+    return logits.getArgNumber();
+  }
+
+  /// True when `reshape` may give its input's tensor the new shape in
+  /// place: a tensor the code owns that no kernel allocated (one taken from
+  /// the caller, which the memory plan does not place) and that nothing
+  /// after `reshape` reads.
+  bool reshapesInPlace(nn::ReshapeOp reshape) {
+    Value tensor = values.lookup(reshape.getInput());
+    return tensor && owned.contains(tensor) &&
+           !allocationBytes.contains(tensor) &&
+           lastReadBy(reshape.getInput(), reshape);
+  }
+
+  /// `reshape` as pp_frame_reshape_owned of its input's tensor, which
+  /// passes to the result: no copy.
+  void lowerReshapeInPlace(nn::ReshapeOp reshape) {
+    Value input = values.lookup(reshape.getInput());
+    Value result = call("pp_frame_reshape_owned", {input},
+                        shapeLiterals(reshape.getShape()));
+    owned.remove(input);
+    owned.insert(result);
+    values[reshape.getResult()] = result;
+  }
+
+  /// `op`'s gradient written over its logits, argument `arg` of the
+  /// function, which pp_frame_take_arg gives the call: no logits-sized
+  /// tensor allocated.
+  LogicalResult lowerCrossEntropyGradInPlace(nn::CrossEntropyGradOp op,
+                                             unsigned arg) {
+    FailureOr<SmallVector<KernelArgument>> arguments = kernelArguments(op);
+    if (failed(arguments))
+      return failure();
+    // Operands come first, in order.
+    (*arguments)[op.getLogitsMutable().getOperandNumber()] =
+        call("pp_frame_take_arg", {}, {integer(arg)});
+    Value gradient =
+        emitCall(prefix + "cross_entropy_grad_in_place", *arguments, tensorPtr)
+            ->getResult(0);
+    values[op.getResult()] = gradient;
+    // Owned and released like a kernel's result, but allocated by none.
+    owned.insert(gradient);
     return success();
   }
 

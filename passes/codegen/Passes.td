@@ -60,7 +60,12 @@ def LowerToRuntime : Pass<"pp-lower-to-runtime", "mlir::ModuleOp"> {
     result that nothing else reads, of an f32 `nn.gather_grad` or an
     `nn.matmul` of 2-D f32 matrices, is added into the step's sum instead
     (`pp_frame_gradient_sum`, `pp_<target>_gather_grad_add` or
-    `_matmul_add`, `pp_frame_gradient_added`). Each
+    `_matmul_add`, `pp_frame_gradient_added`). An `nn.cross_entropy_grad`
+    whose logits are a value saved for the function that nothing after it
+    reads takes them from the caller (`pp_frame_take_arg`) and writes the
+    gradient over them (`pp_<target>_cross_entropy_grad_in_place`), and a
+    reshape of a tensor so taken, read no more as it was, renames it in
+    place (`pp_frame_reshape_owned`): neither allocates. Each
     function gets its memory plan, `pp.memory_plan = {arena_bytes,
     allocations = array<i64: bytes, offset, ...>}`: per tensor it allocates,
     in call order, an offset in one arena by first fit over the tensors'

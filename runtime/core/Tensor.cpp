@@ -3,6 +3,7 @@
 #include "runtime/core/Error.h"
 #include "runtime/core/HostCache.h"
 #include "runtime/core/PlacedTensor.h"
+#include "runtime/core/ReshapedTensor.h"
 #include "runtime/device/Device.h"
 
 #include <cstdlib>
@@ -241,6 +242,10 @@ void placeTensor(pp_tensor *tensor, pp_dtype dtype,
 }
 
 bool isPlacedTensor(const pp_tensor *tensor) { return tensor->placed; }
+
+void reshapeTensor(pp_tensor *tensor, const std::vector<int64_t> &shape) {
+  tensor->shape.assign(shape.begin(), shape.end());
+}
 
 void destroyPlacedTensor(pp_tensor *tensor) { delete tensor; }
 

@@ -1028,6 +1028,41 @@ pp_tensor *deviceLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
   return values ? toDevice(frame, kernel, *values) : nullptr;
 }
 
+/// cross_entropy_grad's gradient in a new tensor, or with `inPlace` over
+/// `logits`, which the call then owns (each element is read by the thread
+/// that then writes it).
+pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
+                                pp_tensor *logits, pp_tensor *labels,
+                                int64_t ignore_index, int reduction,
+                                bool inPlace) {
+  // In place the call owns `logits`: a failed one releases it.
+  auto fail = [&]() -> pp_tensor * {
+    if (inPlace)
+      pp_tensor_destroy(logits);
+    return nullptr;
+  };
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
+  if (!dtype || !labels)
+    return fail();
+  pp_tensor *y =
+      deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
+  if (!y)
+    return fail();
+  Shape shape = shapeOf(logits);
+  pp_tensor *result = inPlace ? logits : newDeviceTensor(frame, *dtype, shape);
+  if (result)
+    visitFloatType(*dtype, [&](auto element) {
+      using T = decltype(element);
+      crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
+          elementsOf<T>(grad), elementsOf<T>(logits),
+          elementsOf<const int64_t>(y), elementsOf<T>(result),
+          pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
+    });
+  pp_tensor_destroy(y); // Freed in stream order, after the kernel.
+  return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
+}
+
 } // namespace
 
 namespace pp::runtime::cuda {
@@ -1775,26 +1810,17 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
 pp_tensor *pp_cuda_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                       pp_tensor *logits, pp_tensor *labels,
                                       int64_t ignore_index, int reduction) {
-  std::optional<pp_dtype> dtype =
-      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
-  if (!dtype || !labels)
-    return nullptr;
-  pp_tensor *y =
-      deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
-  if (!y)
-    return nullptr;
-  Shape shape = shapeOf(logits);
-  pp_tensor *result = newDeviceTensor(frame, *dtype, shape);
-  if (result)
-    visitFloatType(*dtype, [&](auto element) {
-      using T = decltype(element);
-      crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
-          elementsOf<T>(grad), elementsOf<T>(logits),
-          elementsOf<const int64_t>(y), elementsOf<T>(result),
-          pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
-    });
-  pp_tensor_destroy(y); // Freed in stream order, after the kernel.
-  return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
+  return crossEntropyGradInto(frame, grad, logits, labels, ignore_index,
+                              reduction, /*inPlace=*/false);
+}
+
+pp_tensor *pp_cuda_cross_entropy_grad_in_place(pp_frame *frame, pp_tensor *grad,
+                                               pp_tensor *logits,
+                                               pp_tensor *labels,
+                                               int64_t ignore_index,
+                                               int reduction) {
+  return crossEntropyGradInto(frame, grad, logits, labels, ignore_index,
+                              reduction, /*inPlace=*/true);
 }
 
 pp_tensor *pp_cuda_dropout(pp_frame *frame, pp_tensor *input, int64_t key,

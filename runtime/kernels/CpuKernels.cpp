@@ -25,6 +25,70 @@
 using namespace pp::runtime;
 using namespace pp::runtime::cpu;
 
+/// cross_entropy_grad's gradient in a new tensor, or with `inPlace` over
+/// `logits`, which the call then owns (each row is read whole into its
+/// normalizer before it is written).
+static pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
+                                       pp_tensor *logits, pp_tensor *labels,
+                                       int64_t ignore_index, int reduction,
+                                       bool inPlace) {
+  // In place the call owns `logits`: a failed one releases it.
+  auto fail = [&]() -> pp_tensor * {
+    if (inPlace)
+      pp_tensor_destroy(logits);
+    return nullptr;
+  };
+  std::optional<pp_dtype> dtype =
+      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
+  if (!dtype || !labels)
+    return fail();
+  std::optional<std::vector<int64_t>> labelValues =
+      crossEntropyLabels(frame, "cross_entropy_grad", logits, labels,
+                         ignore_index, pp_tensor_data(labels));
+  if (!labelValues)
+    return fail();
+  Shape shape = shapeOf(logits);
+  int64_t classes = shape.back();
+  int64_t rows = pp_tensor_numel(labels);
+  const int64_t *y = labelValues->data();
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    counted += y[r] != ignore_index;
+  pp_tensor *result = inPlace ? logits : newTensor(frame, *dtype, shape);
+  if (!result)
+    return nullptr;
+  forFloatType(*dtype, [&](auto element) {
+    using T = decltype(element);
+    FloatsIn<T> z = readFloats<T>(logits), g = readFloats<T>(grad);
+    FloatsOut<T> out = writeFloats<T>(result);
+    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
+      // A row's gradient in f32 before its conversion to T.
+      std::vector<float> rowGrad(std::is_same_v<T, float> ? 0 : classes);
+      for (int64_t r = begin; r < end; ++r) {
+        if (y[r] == ignore_index) {
+          for (int64_t c = 0; c < classes; ++c)
+            out[r * classes + c] = 0.0f;
+          continue;
+        }
+        double scale = reduction == 2 ? g[r] : g[0];
+        if (reduction == 0)
+          scale /= counted;
+        FloatsIn<T> row = z + r * classes;
+        SoftmaxRow normalizer = softmaxRow(row, classes);
+        if constexpr (std::is_same_v<T, float>) {
+          crossEntropyGradRow(normalizer, classes, y[r], scale,
+                              out + r * classes);
+        } else {
+          crossEntropyGradRow(normalizer, classes, y[r], scale, rowGrad.data());
+          for (int64_t c = 0; c < classes; ++c)
+            out[r * classes + c] = rowGrad[c];
+        }
+      }
+    });
+  });
+  return result;
+}
+
 extern "C" {
 
 pp_tensor *pp_cpu_copy(pp_frame *frame, pp_tensor *input) {
@@ -465,55 +529,17 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
 pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                      pp_tensor *logits, pp_tensor *labels,
                                      int64_t ignore_index, int reduction) {
-  std::optional<pp_dtype> dtype =
-      floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
-  if (!dtype || !labels)
-    return nullptr;
-  std::optional<std::vector<int64_t>> labelValues =
-      crossEntropyLabels(frame, "cross_entropy_grad", logits, labels,
-                         ignore_index, pp_tensor_data(labels));
-  if (!labelValues)
-    return nullptr;
-  Shape shape = shapeOf(logits);
-  int64_t classes = shape.back();
-  int64_t rows = pp_tensor_numel(labels);
-  const int64_t *y = labelValues->data();
-  int64_t counted = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    counted += y[r] != ignore_index;
-  pp_tensor *result = newTensor(frame, *dtype, shape);
-  if (!result)
-    return nullptr;
-  forFloatType(*dtype, [&](auto element) {
-    using T = decltype(element);
-    FloatsIn<T> z = readFloats<T>(logits), g = readFloats<T>(grad);
-    FloatsOut<T> out = writeFloats<T>(result);
-    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
-      // A row's gradient in f32 before its conversion to T.
-      std::vector<float> rowGrad(std::is_same_v<T, float> ? 0 : classes);
-      for (int64_t r = begin; r < end; ++r) {
-        if (y[r] == ignore_index) {
-          for (int64_t c = 0; c < classes; ++c)
-            out[r * classes + c] = 0.0f;
-          continue;
-        }
-        double scale = reduction == 2 ? g[r] : g[0];
-        if (reduction == 0)
-          scale /= counted;
-        FloatsIn<T> row = z + r * classes;
-        SoftmaxRow normalizer = softmaxRow(row, classes);
-        if constexpr (std::is_same_v<T, float>) {
-          crossEntropyGradRow(normalizer, classes, y[r], scale,
-                              out + r * classes);
-        } else {
-          crossEntropyGradRow(normalizer, classes, y[r], scale, rowGrad.data());
-          for (int64_t c = 0; c < classes; ++c)
-            out[r * classes + c] = rowGrad[c];
-        }
-      }
-    });
-  });
-  return result;
+  return crossEntropyGradInto(frame, grad, logits, labels, ignore_index,
+                              reduction, /*inPlace=*/false);
+}
+
+pp_tensor *pp_cpu_cross_entropy_grad_in_place(pp_frame *frame, pp_tensor *grad,
+                                              pp_tensor *logits,
+                                              pp_tensor *labels,
+                                              int64_t ignore_index,
+                                              int reduction) {
+  return crossEntropyGradInto(frame, grad, logits, labels, ignore_index,
+                              reduction, /*inPlace=*/true);
 }
 
 } // extern "C"

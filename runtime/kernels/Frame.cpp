@@ -3,6 +3,7 @@
 #include "runtime/kernels/Frame.h"
 
 #include "runtime/core/PlacedTensor.h"
+#include "runtime/core/ReshapedTensor.h"
 #include "runtime/core/Shapes.h"
 #include "runtime/device/Device.h"
 #include "runtime/device/Queue.h"
@@ -266,6 +267,49 @@ pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index) {
     return nullptr;
   }
   return frame->args[index];
+}
+
+pp_tensor *pp_frame_take_arg(pp_frame *frame, int64_t index) {
+  pp_tensor *arg = pp_frame_arg(frame, index);
+  if (!arg || !frame->error.empty())
+    return nullptr;
+  if (frame->takeArg) {
+    pp_tensor *taken = nullptr;
+    try {
+      taken = frame->takeArg(index);
+    } catch (const std::exception &error) {
+      failFrame(frame, error.what());
+      return nullptr;
+    }
+    if (taken) {
+      frame->args[index] = nullptr;
+      return taken;
+    }
+  }
+  pp_tensor *copy = newHeapTensor(frame, pp_tensor_dtype(arg), shapeOf(arg));
+  if (!copy)
+    return nullptr;
+  size_t bytes = pp_tensor_nbytes(arg);
+  if (bytes == 0)
+    return copy;
+  if (frame->queue)
+    frame->queue->copy(pp_tensor_data(copy), pp_tensor_data(arg), bytes);
+  else
+    std::memcpy(pp_tensor_data(copy), pp_tensor_data(arg), bytes);
+  return copy;
+}
+
+pp_tensor *pp_frame_reshape_owned(pp_frame *frame, pp_tensor *tensor,
+                                  int64_t rank, const int64_t *shape) {
+  std::optional<std::vector<int64_t>> target =
+      reshapeTarget(frame, tensor, rank, shape);
+  if (!target) {
+    // The call owns `tensor`: a failed reshape releases it.
+    pp_tensor_destroy(tensor);
+    return nullptr;
+  }
+  reshapeTensor(tensor, *target);
+  return tensor;
 }
 
 void pp_frame_result(pp_frame *frame, pp_tensor *tensor, int64_t index) {

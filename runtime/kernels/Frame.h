@@ -261,6 +261,10 @@ struct pp_frame {
   /// caller takes results rather than sums.
   std::function<pp_tensor *(int64_t index)> gradientSum;
   std::function<void(int64_t index)> gradientAdded;
+  /// Gives argument `index` up to the call (pp_frame_take_arg): the
+  /// caller forgets it and returns it, or returns null where it keeps it (the
+  /// call then takes a copy); unset, every take copies.
+  std::function<pp_tensor *(int64_t index)> takeArg;
   /// Without gradientSum: the zeroed tensors pp_frame_gradient_sum made,
   /// which pp_frame_gradient_added hands over as results.
   std::map<int64_t, pp_tensor *> madeSums;

@@ -168,13 +168,12 @@ void StepExecutor::measureHeld(const MicrobatchData &data) {
 
 /// Runs one stage function of compute action `action` over `args` for
 /// `batch`, passing each result to `onResult` as soon as the function
-/// hands it over; returns its results (null where `onResult` consumed
-/// one).
-std::vector<TensorPtr> StepExecutor::call(const Action &action,
-                                          const StageFunctionInfo &function,
-                                          std::vector<pp_tensor *> args,
-                                          const BatchRef &batch,
-                                          const ResultHandler &onResult) {
+/// hands it over and giving it the arguments `takeArg` gives up; returns
+/// its results (null where `onResult` consumed one).
+std::vector<TensorPtr>
+StepExecutor::call(const Action &action, const StageFunctionInfo &function,
+                   std::vector<pp_tensor *> args, const BatchRef &batch,
+                   const ResultHandler &onResult, const ArgTaker &takeArg) {
   int64_t microbatch = action.microbatch;
   Backend &backend = context.backend;
   pp_frame frame;
@@ -184,6 +183,7 @@ std::vector<TensorPtr> StepExecutor::call(const Action &action,
       backend.tensorCollectives() ? backend.tensorCollectives()
                                   : context.groups.collectives.get();
   frame.args = std::move(args);
+  frame.takeArg = takeArg;
   // The generated code is C: a failure becomes the frame's error.
   frame.onResult = [&](int64_t index, pp_tensor *result) {
     if (static_cast<size_t>(index) >= function.results.size())
@@ -316,14 +316,27 @@ void StepExecutor::runFunction(const Action &action, size_t f,
   // last microbatch's are reduced over the replicas while it computes the
   // rest and a backward never holds all its parameters' gradients at once;
   // microbatches arrive in order, so each sum's order is fixed.
-  std::vector<TensorPtr> results =
-      call(action, function, std::move(args), data.batch,
-           [&](size_t index, pp_tensor *result) {
-             if (function.results[index].role != Role::Gradient)
-               return false;
-             context.parameters.addGradient(function.results[index], result);
-             return true;
-           });
+  // A saved value that no later function reads is given up to this one
+  // when it asks (pp_frame_take_arg): its kernel may overwrite it.
+  auto takeSaved = [&](int64_t index) -> pp_tensor * {
+    const TensorInfo &arg = function.args.at(static_cast<size_t>(index));
+    auto value = saved.find(arg.name);
+    if (arg.role != Role::Saved || lastUse.at({stage, arg.name}) != f ||
+        value == saved.end())
+      return nullptr;
+    pp_tensor *taken = value->second.release();
+    saved.erase(value);
+    return taken;
+  };
+  std::vector<TensorPtr> results = call(
+      action, function, std::move(args), data.batch,
+      [&](size_t index, pp_tensor *result) {
+        if (function.results[index].role != Role::Gradient)
+          return false;
+        context.parameters.addGradient(function.results[index], result);
+        return true;
+      },
+      takeSaved);
   for (const TensorInfo &arg : function.args)
     if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
       saved.erase(arg.name);

@@ -117,11 +117,13 @@ private:
   /// Takes a result as the stage function hands it over; true when it has
   /// consumed it (a gradient added to its sum), which frees it at once.
   using ResultHandler = std::function<bool(size_t index, pp_tensor *result)>;
-  std::vector<TensorPtr> call(const Action &action,
-                              const StageFunctionInfo &function,
-                              std::vector<pp_tensor *> args,
-                              const BatchRef &batch,
-                              const ResultHandler &onResult);
+  /// Gives argument `index` up to the stage function (pp_frame_take_arg),
+  /// or returns null where the caller keeps it.
+  using ArgTaker = std::function<pp_tensor *(int64_t index)>;
+  std::vector<TensorPtr>
+  call(const Action &action, const StageFunctionInfo &function,
+       std::vector<pp_tensor *> args, const BatchRef &batch,
+       const ResultHandler &onResult, const ArgTaker &takeArg);
   TensorPtr input(const TensorInfo &info, const BatchRef &batch,
                   int64_t microbatch);
   void runFunction(const Action &action, size_t f, MicrobatchData &data);

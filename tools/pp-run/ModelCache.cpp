@@ -139,7 +139,9 @@ importOnnxFromStart(const pp::runtime::InputFile &model, llvm::StringRef path,
         << "' from its start: " << std::strerror(errno);
     return nullptr;
   }
-  return pp::onnx_frontend::importOnnxFile(model.fd(), path, context, options);
+  // The bytes the cache key hashed, even where the file has grown since.
+  return pp::onnx_frontend::importOnnxFile(model.fd(), path, context, options,
+                                           static_cast<int64_t>(model.size()));
 }
 
 namespace {

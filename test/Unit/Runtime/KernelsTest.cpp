@@ -937,6 +937,60 @@ TEST(Frame, ASumOfAnotherShapeFailsAndAFailedCallCountsNoAddition) {
   EXPECT_EQ(added, 0);
 }
 
+TEST(CpuKernels, CrossEntropyGradInPlaceGivesTheSameBits) {
+  Tensor labels = typed<int64_t>(PP_DTYPE_I64, {2, 3}, {4, -100, 0, 6, 2, 6});
+  Tensor scale = tensorOf({}, {0.125f});
+  for (int reduction : {0, 1}) {
+    pp_frame frame;
+    Tensor logits = tensorOf({2, 3, 7}, wiggly(42));
+    Tensor made(pp_cpu_cross_entropy_grad(&frame, scale.get(), logits.get(),
+                                          labels.get(), -100, reduction));
+    pp_tensor *overwritten = logits.release();
+    Tensor inPlace(pp_cpu_cross_entropy_grad_in_place(
+        &frame, scale.get(), overwritten, labels.get(), -100, reduction));
+    ASSERT_TRUE(frame.error.empty()) << frame.error;
+    EXPECT_EQ(inPlace.get(), overwritten);
+    EXPECT_EQ(shape(inPlace), shape(made));
+    std::vector<float> expected = values(made), got = values(inPlace);
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(),
+                          expected.size() * sizeof(float)),
+              0);
+  }
+}
+
+TEST(Frame, TakeArgGivesTheCallersTensorWhereItGivesItUpElseACopy) {
+  Tensor kept = tensorOf({2}, {1.0f, -2.0f});
+  Tensor given = tensorOf({2}, {3.0f, 4.0f});
+  pp_frame frame;
+  frame.args = {kept.get(), given.get()};
+  frame.takeArg = [&](int64_t index) {
+    return index == 1 ? given.release() : nullptr;
+  };
+  pp_tensor *original = frame.args[1];
+  Tensor taken(pp_frame_take_arg(&frame, 1));
+  EXPECT_EQ(taken.get(), original);
+  EXPECT_EQ(frame.args[1], nullptr);
+  Tensor copy(pp_frame_take_arg(&frame, 0));
+  ASSERT_TRUE(frame.error.empty()) << frame.error;
+  EXPECT_NE(copy.get(), kept.get());
+  EXPECT_EQ(values(copy), values(kept));
+  EXPECT_EQ(frame.args[0], kept.get());
+}
+
+TEST(Frame, ReshapeOwnedRenamesTheElementsInPlace) {
+  pp_frame frame;
+  Tensor owned = iota({2, 3});
+  const int64_t flat[] = {6};
+  pp_tensor *reshaped = pp_frame_reshape_owned(&frame, owned.get(), 1, flat);
+  ASSERT_EQ(reshaped, owned.get()) << frame.error;
+  EXPECT_EQ(shape(owned), (std::vector<int64_t>{6}));
+  EXPECT_EQ(values(owned), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  const int64_t tooMany[] = {7};
+  EXPECT_EQ(pp_frame_reshape_owned(&frame, owned.release(), 1, tooMany),
+            nullptr);
+  EXPECT_FALSE(frame.error.empty());
+}
+
 TEST(CpuKernels, BadIndicesAndConditionsAreReported) {
   Tensor data = iota({3, 2});
   {
