@@ -42,7 +42,10 @@
 #   interleaved-1f1b, zb-h1, zb-v) on 2 CPU ranks, one thread each, on the
 #   bundled byte-level GPT, runs alternating with --trace: step times, the bubble
 #   measured from the trace and the predicted one, and the trace's tracks.
-#   PP_BENCH_REPEATS (default 3) runs of each.
+#   PP_BENCH_REPEATS (default 3) runs of each; PP_BENCH_SCHEDULES_MODEL
+#   (byte-gpt, or gpt2 or llama as --peers exports them),
+#   PP_BENCH_SCHEDULES (default all five) and PP_BENCH_SCHEDULES_MICROBATCHES
+#   (default 4; e.g. "4 8") choose what runs.
 # precision (--precision): bf16 against f32 (pp-run --precision) on the
 #   bundled byte-level GPT and the WIDTH-wide MLP, at 1 stage and 2 stages
 #   (1F1B), one thread per rank, runs alternating: step times and their
