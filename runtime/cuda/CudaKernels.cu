@@ -1035,20 +1035,14 @@ pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
                                 pp_tensor *logits, pp_tensor *labels,
                                 int64_t ignore_index, int reduction,
                                 bool inPlace) {
-  // In place the call owns `logits`: a failed one releases it.
-  auto fail = [&]() -> pp_tensor * {
-    if (inPlace)
-      pp_tensor_destroy(logits);
-    return nullptr;
-  };
   std::optional<pp_dtype> dtype =
       floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
   if (!dtype || !labels)
-    return fail();
+    return failedOverwrite(logits, inPlace);
   pp_tensor *y =
       deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
   if (!y)
-    return fail();
+    return failedOverwrite(logits, inPlace);
   Shape shape = shapeOf(logits);
   pp_tensor *result = inPlace ? logits : newDeviceTensor(frame, *dtype, shape);
   if (result)

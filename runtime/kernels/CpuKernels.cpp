@@ -32,21 +32,15 @@ static pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
                                        pp_tensor *logits, pp_tensor *labels,
                                        int64_t ignore_index, int reduction,
                                        bool inPlace) {
-  // In place the call owns `logits`: a failed one releases it.
-  auto fail = [&]() -> pp_tensor * {
-    if (inPlace)
-      pp_tensor_destroy(logits);
-    return nullptr;
-  };
   std::optional<pp_dtype> dtype =
       floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
   if (!dtype || !labels)
-    return fail();
+    return failedOverwrite(logits, inPlace);
   std::optional<std::vector<int64_t>> labelValues =
       crossEntropyLabels(frame, "cross_entropy_grad", logits, labels,
                          ignore_index, pp_tensor_data(labels));
   if (!labelValues)
-    return fail();
+    return failedOverwrite(logits, inPlace);
   Shape shape = shapeOf(logits);
   int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);

@@ -30,6 +30,12 @@ void failFrame(pp_frame *frame, const std::string &message) {
     frame->error = message;
 }
 
+pp_tensor *failedOverwrite(pp_tensor *operand, bool owned) {
+  if (owned)
+    pp_tensor_destroy(operand);
+  return nullptr;
+}
+
 pp_tensor *newTensor(pp_frame *frame, pp_dtype dtype,
                      const std::vector<int64_t> &shape) {
   if (frame->arena && frame->error.empty())
@@ -257,6 +263,18 @@ std::optional<pp_dtype> checkCast(pp_frame *frame, pp_dtype from, int to) {
 
 } // namespace pp::runtime
 
+/// Runs `hook`, a call into the frame's caller; an exception it throws fails
+/// the frame (the generated code is C). False when it threw.
+template <typename Hook> static bool runCallerHook(pp_frame *frame, Hook hook) {
+  try {
+    hook();
+    return true;
+  } catch (const std::exception &error) {
+    failFrame(frame, error.what());
+    return false;
+  }
+}
+
 extern "C" {
 
 pp_tensor *pp_frame_arg(pp_frame *frame, int64_t index) {
@@ -275,12 +293,8 @@ pp_tensor *pp_frame_take_arg(pp_frame *frame, int64_t index) {
     return nullptr;
   if (frame->takeArg) {
     pp_tensor *taken = nullptr;
-    try {
-      taken = frame->takeArg(index);
-    } catch (const std::exception &error) {
-      failFrame(frame, error.what());
+    if (!runCallerHook(frame, [&] { taken = frame->takeArg(index); }))
       return nullptr;
-    }
     if (taken) {
       frame->args[index] = nullptr;
       return taken;
@@ -303,11 +317,9 @@ pp_tensor *pp_frame_reshape_owned(pp_frame *frame, pp_tensor *tensor,
                                   int64_t rank, const int64_t *shape) {
   std::optional<std::vector<int64_t>> target =
       reshapeTarget(frame, tensor, rank, shape);
-  if (!target) {
-    // The call owns `tensor`: a failed reshape releases it.
-    pp_tensor_destroy(tensor);
-    return nullptr;
-  }
+  // The call owns `tensor`: a failed reshape releases it.
+  if (!target)
+    return failedOverwrite(tensor, /*owned=*/true);
   reshapeTensor(tensor, *target);
   return tensor;
 }
@@ -336,12 +348,8 @@ pp_tensor *pp_frame_gradient_sum(pp_frame *frame, int64_t index, int64_t rank,
     return nullptr;
   if (frame->gradientSum) {
     pp_tensor *sum = nullptr;
-    try {
-      sum = frame->gradientSum(index);
-    } catch (const std::exception &error) {
-      failFrame(frame, error.what());
+    if (!runCallerHook(frame, [&] { sum = frame->gradientSum(index); }))
       return nullptr;
-    }
     if (!sum) {
       failFrame(frame, "gradient result " + std::to_string(index) +
                            " has no sum to add into");
@@ -380,11 +388,7 @@ void pp_frame_gradient_added(pp_frame *frame, int64_t index) {
     // Handed over into its sum: the result's slot stays empty.
     if (static_cast<int64_t>(frame->results.size()) <= index)
       frame->results.resize(index + 1, nullptr);
-    try {
-      frame->gradientAdded(index);
-    } catch (const std::exception &error) {
-      failFrame(frame, error.what());
-    }
+    runCallerHook(frame, [&] { frame->gradientAdded(index); });
     return;
   }
   auto made = frame->madeSums.find(index);

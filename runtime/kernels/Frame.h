@@ -61,6 +61,11 @@ pp_tensor *newHeapTensor(pp_frame *frame, pp_dtype dtype,
 /// Records the first error of a call.
 void failFrame(pp_frame *frame, const std::string &message);
 
+/// Null, with `operand` released where the call owns it (`owned`): how a
+/// kernel that writes its result over its operand (an `_in_place` one)
+/// fails before writing.
+pp_tensor *failedOverwrite(pp_tensor *operand, bool owned);
+
 /// The shape of a tensor.
 std::vector<int64_t> shapeOf(const pp_tensor *tensor);
 

@@ -316,13 +316,16 @@ void StepExecutor::runFunction(const Action &action, size_t f,
   // last microbatch's are reduced over the replicas while it computes the
   // rest and a backward never holds all its parameters' gradients at once;
   // microbatches arrive in order, so each sum's order is fixed.
-  // A saved value that no later function reads is given up to this one
-  // when it asks (pp_frame_take_arg): its kernel may overwrite it.
+  // A saved value that no later function reads: freed after this one, or
+  // given up to it when it asks (pp_frame_take_arg; its kernel may
+  // overwrite it).
+  auto lastReadHere = [&](const TensorInfo &arg) {
+    return arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f;
+  };
   auto takeSaved = [&](int64_t index) -> pp_tensor * {
     const TensorInfo &arg = function.args.at(static_cast<size_t>(index));
     auto value = saved.find(arg.name);
-    if (arg.role != Role::Saved || lastUse.at({stage, arg.name}) != f ||
-        value == saved.end())
+    if (!lastReadHere(arg) || value == saved.end())
       return nullptr;
     pp_tensor *taken = value->second.release();
     saved.erase(value);
@@ -338,7 +341,7 @@ void StepExecutor::runFunction(const Action &action, size_t f,
       },
       takeSaved);
   for (const TensorInfo &arg : function.args)
-    if (arg.role == Role::Saved && lastUse.at({stage, arg.name}) == f)
+    if (lastReadHere(arg))
       saved.erase(arg.name);
   for (size_t i = 0; i < results.size(); ++i) {
     const TensorInfo &info = function.results[i];
