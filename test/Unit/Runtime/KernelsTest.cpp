@@ -958,6 +958,28 @@ TEST(CpuKernels, CrossEntropyGradInPlaceGivesTheSameBits) {
   }
 }
 
+TEST(CpuKernels, CrossEntropyGradInPlaceNamesABadLabelAndReleasesItsOperand) {
+  pp_frame frame;
+  Tensor labels = typed<int64_t>(PP_DTYPE_I64, {2}, {1, 9});
+  Tensor scale = tensorOf({}, {1.0f});
+  // The call owns the logits: failing, it releases them (the sanitizer
+  // builds see a leak or a double free otherwise).
+  pp_tensor *logits = iota({2, 4}).release();
+  EXPECT_EQ(pp_cpu_cross_entropy_grad_in_place(&frame, scale.get(), logits,
+                                               labels.get(), -100, 0),
+            nullptr);
+  EXPECT_EQ(frame.error, "cross_entropy_grad: label 9 (position 1) is outside "
+                         "[0, 4) and is not the ignore_index -100");
+}
+
+TEST(Frame, TakeArgOfAMissingArgumentFailsTheCall) {
+  Tensor only = tensorOf({1}, {1.0f});
+  pp_frame frame;
+  frame.args = {only.get()};
+  EXPECT_EQ(pp_frame_take_arg(&frame, 3), nullptr);
+  EXPECT_EQ(frame.error, "stage function asked for argument 3 of 1");
+}
+
 TEST(Frame, TakeArgGivesTheCallersTensorWhereItGivesItUpElseACopy) {
   Tensor kept = tensorOf({2}, {1.0f, -2.0f});
   Tensor given = tensorOf({2}, {3.0f, 4.0f});
