@@ -5,7 +5,8 @@
 // and `freeze=REGEX`). `infer=true` instead of a loss compiles a
 // forward-only program: the model's outputs, no backward. `precision=bf16`
 // (or fp16) computes in that type with f32 master weights. `fuse=false`
-// leaves the elementwise ops unfused; `split-backward=true` splits each
+// leaves the elementwise ops unfused, `fuse-attention=false` the ops of
+// attention; `split-backward=true` splits each
 // stage's backward into input and weight gradients (zero-bubble schedules).
 //
 //===----------------------------------------------------------------------===//
@@ -114,6 +115,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("group elementwise ops of each stage function into "
                      "fused loops (pp-fuse-elementwise)"),
       llvm::cl::init(true)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("replace the ops of each f32 attention with one "
+                     "nn.attention (pp-fuse-attention; the same bits, no "
+                     "probabilities saved for the backward)"),
+      llvm::cl::init(true)};
   Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("split each stage's backward into backward_input and "
@@ -149,6 +156,12 @@ void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(pp::createApplyPrecision(precision));
   pm.addPass(pp::createLocalizeParameterDerived());
   pm.addPass(pp::createMarkAttention());
+  if (options.fuseAttention) {
+    pp::FuseAttentionOptions attention;
+    attention.keepNodes.assign(options.splitPoints.begin(),
+                               options.splitPoints.end());
+    pm.addPass(pp::createFuseAttention(attention));
+  }
 }
 
 /// Why `options` do not make a pipeline, or "".
@@ -237,10 +250,11 @@ void pp::registerPasses() {
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-apply-precision, pp-localize-parameter-derived, pp-mark-attention, "
-      "pp-autodiff (or, "
+      "pp-fuse-attention (not with fuse-attention=false), pp-autodiff (or, "
       "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
-      "pp-split-backward (with split-backward=true), pp-outline-stages, pp-derive-eval (not with "
+      "pp-split-backward (with split-backward=true), pp-outline-stages, "
+      "pp-derive-eval (not with "
       "infer=true), pp-hoist-parameter-casts, pp-fuse-elementwise (not with "
       "fuse=false)",
       [](OpPassManager &pm, StringRef text,

@@ -67,6 +67,19 @@ bool isModelParameter(func::FuncOp function, unsigned index) {
          role == kRoleConstant;
 }
 
+llvm::DenseSet<Value> valuesDerivedFrom(func::FuncOp function,
+                                        function_ref<bool(unsigned)> seed) {
+  llvm::DenseSet<Value> derived;
+  for (BlockArgument arg : function.getArguments())
+    if (seed(arg.getArgNumber()))
+      derived.insert(arg);
+  for (Operation &op : function.getBody().front().without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value value) { return derived.contains(value); }))
+      derived.insert(op.result_begin(), op.result_end());
+  return derived;
+}
+
 int64_t getParameterStage(func::FuncOp function, unsigned index) {
   auto stage = function.getArgAttrOfType<IntegerAttr>(index, kStageAttrName);
   return stage ? stage.getInt() : 0;

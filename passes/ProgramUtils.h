@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <optional>
 
@@ -31,6 +32,12 @@ llvm::StringRef argumentName(mlir::func::FuncOp function, unsigned index);
 /// True when argument `index` of `function` is one of the model's weights:
 /// a trainable, frozen or constant parameter.
 bool isModelParameter(mlir::func::FuncOp function, unsigned index);
+/// The values of `function`'s flat body computed from the arguments for
+/// which `seed(argument number)` holds, those arguments included.
+llvm::DenseSet<mlir::Value>
+valuesDerivedFrom(mlir::func::FuncOp function,
+                  llvm::function_ref<bool(unsigned)> seed);
+
 /// The stage pp-partition placed parameter argument `index` on (0 before).
 int64_t getParameterStage(mlir::func::FuncOp function, unsigned index);
 

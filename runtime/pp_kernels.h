@@ -35,7 +35,9 @@
  * NULL), then the inherent attributes sorted by name, as MLIR lists them
  * (I64Attr: int64_t, F64Attr: double, UnitAttr and enums: int,
  * DenseI64ArrayAttr: a count and a pointer); an op with several results
- * takes a trailing result_index and returns that result. An `axis` may be
+ * takes a trailing result_index and returns that result, or, when its
+ * kernel makes them all at once (attention_grad), a trailing array it fills
+ * in result order. An `axis` may be
  * negative (counted from the end). cast's `to` is a pp_dtype (nn.Dtype has
  * its values); gather's indices are i64 or i32, negative ones counting
  * from the end of the axis. An op whose only operand is variadic (concat)
@@ -152,6 +154,19 @@ void pp_frame_profile_end(pp_frame *frame);
                           pp_tensor *rhs, int transpose_lhs,                   \
                           int transpose_rhs);                                  \
   pp_tensor *prefix##add(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
+  /* nn.attention: softmax(mask(scale(query x key) + bias)) x value, one       \
+   * head at a time (bias and mask may be NULL). */                            \
+  pp_tensor *prefix##attention(                                                \
+      pp_frame *frame, pp_tensor *query, pp_tensor *key, pp_tensor *value,     \
+      pp_tensor *bias, pp_tensor *mask, int divide, double fill,               \
+      int fill_where_true, double scale, int transpose_key);                   \
+  /* nn.attention_grad: the query's, key's and value's gradients into          \
+   * results[0..2] (all NULL when the call fails). */                          \
+  void prefix##attention_grad(                                                 \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *query, pp_tensor *key,      \
+      pp_tensor *value, pp_tensor *bias, pp_tensor *mask, int divide,          \
+      double fill, int fill_where_true, double scale, int transpose_key,       \
+      pp_tensor **results);                                                    \
   pp_tensor *prefix##sub(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##mul(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \
   pp_tensor *prefix##div(pp_frame *frame, pp_tensor *lhs, pp_tensor *rhs);     \

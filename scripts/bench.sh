@@ -63,7 +63,13 @@
 #   none's; on the GPT also auto and full under one --memory-limit that no
 #   cut meets without recomputation, each cut by the partitioner: their
 #   step times, ratio and peaks. PP_BENCH_REPEATS (default 3) runs of each.
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute]
+# attention (--attention): fused attention (nn.attention, pp-fuse-attention)
+#   against its unfused ops (pp-compile fuse-attention=false) at 1 stage, one
+#   thread, runs alternating, on the bundled byte-level GPT and the models
+#   PP_BENCH_ATTENTION_MODELS names (default "byte-gpt"; gpt2 and llama as
+#   --peers exports them): step times and their ratio, attention's share of
+#   the step, activation bytes and peak RSS. PP_BENCH_REPEATS (default 3).
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute|attention|--attention]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -73,12 +79,12 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers|parallel|schedules|precision|recompute) section="$arg" ;;
-    --peers|--parallel|--schedules|--precision|--recompute) section="${arg#--}" ;;
+    mlp|torchscript|all|peers|parallel|schedules|precision|recompute|attention) section="$arg" ;;
+    --peers|--parallel|--schedules|--precision|--recompute|--attention) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
-           "torchscript, all, --peers, --parallel, --schedules, --precision or" \
-           "--recompute" >&2
+           "torchscript, all, --peers, --parallel, --schedules, --precision," \
+           "--recompute or --attention" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -196,4 +202,5 @@ case "$section" in
   schedules) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/schedules.sh"; bench_schedules ;;
   precision) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/precision.sh"; bench_precision ;;
   recompute) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/recompute.sh"; bench_recompute ;;
+  attention) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/attention.sh"; bench_attention ;;
 esac

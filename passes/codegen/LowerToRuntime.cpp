@@ -382,8 +382,9 @@ private:
   /// an op's definition implies: operands in order (an absent optional one
   /// is NULL), then its inherent attributes sorted by name (an absent one is
   /// a unit flag: 0), then, for an op with several results, the index of the
-  /// result the call computes. An op whose only operand is variadic (it has
-  /// no operand segment sizes) passes its tensors as a count and an array.
+  /// result the call computes (or an array the kernel fills with all of
+  /// them: nn::KernelMakesAllResults). An op whose only operand is variadic (it
+  /// has no operand segment sizes) passes its tensors as a count and an array.
   /// A collective (pp::CollectiveKernel) passes no `mesh` (the frame's) and
   /// its `axes` as a key (collectiveAxesKey): its kernel runs over the
   /// frame's group of those axes.
@@ -392,6 +393,10 @@ private:
     if (failed(arguments))
       return failure();
     std::string callee = prefix + op->getName().stripDialect().str();
+    if (op->hasTrait<nn::KernelMakesAllResults>()) {
+      emitArrayResultCall(op, callee, *arguments);
+      return success();
+    }
     for (OpResult result : op->getResults()) {
       SmallVector<KernelArgument> resultArguments = *arguments;
       if (op->getNumResults() > 1)
@@ -580,24 +585,33 @@ private:
     if (failed(appendTensorArray(fusion, arguments)))
       return failure();
     arguments.erase(arguments.begin()); // The count: the code knows it.
+    fusionCallees.insert(name);
+    emitArrayResultCall(fusion, name, arguments);
+    return success();
+  }
+
+  /// Calls `callee` with `arguments` and a trailing array of `op`'s results,
+  /// which the callee allocates in result order (a fused loop, a kernel
+  /// that makes all of its results: nn::KernelMakesAllResults), and takes
+  /// them from the array.
+  void emitArrayResultCall(Operation *op, StringRef callee,
+                           SmallVector<KernelArgument> arguments) {
+    Location loc = op->getLoc();
     Value results = emitc::VariableOp::create(
-        builder, loc,
-        emitc::ArrayType::get({fusion.getNumResults()}, tensorPtr),
+        builder, loc, emitc::ArrayType::get({op->getNumResults()}, tensorPtr),
         emitc::OpaqueAttr::get(builder.getContext(), ""));
     arguments.push_back(results);
-    emitCall(name, arguments, {});
-    fusionCallees.insert(name);
-    for (OpResult result : fusion.getResults()) {
+    emitCall(callee, arguments, {});
+    arrayResultCallees.insert(callee);
+    for (OpResult result : op->getResults()) {
       Value at = emitc::LiteralOp::create(
           builder, loc, builder.getIndexType(),
           std::to_string(result.getResultNumber()));
       Value element = emitc::SubscriptOp::create(
           builder, loc, emitc::LValueType::get(tensorPtr), results, at);
       values[result] = emitc::LoadOp::create(builder, loc, tensorPtr, element);
-      // The generated function allocates its results in result order.
       own(values[result], result.getType());
     }
-    return success();
   }
 
   /// The text of the arguments `op`'s inherent attributes pass to its
@@ -801,23 +815,24 @@ private:
     SmallVector<Value> allocations;
     llvm::DenseMap<Value, int64_t> allocated, released;
     llvm::DenseSet<Value> results;
-    int64_t position = 0, fusionCall = 0;
+    int64_t position = 0, arrayResultCall = 0;
     for (Operation &op : function.getBody().front()) {
       ++position;
-      // A fused loop's results are loaded from its array after its call,
-      // which allocates them in result order (and before the releases of
-      // its inputs that follow it).
+      // The results of a fused loop or a kernel that makes all of its
+      // results are loaded from its array after its call, which allocates
+      // them in result order (and before the releases of its inputs that
+      // follow it).
       if (auto load = dyn_cast<emitc::LoadOp>(op);
           load && allocationBytes.contains(load.getResult())) {
         allocations.push_back(load.getResult());
-        allocated[load.getResult()] = fusionCall;
+        allocated[load.getResult()] = arrayResultCall;
         continue;
       }
       auto call = dyn_cast<emitc::CallOpaqueOp>(op);
       if (!call)
         continue;
-      if (fusionCallees.contains(call.getCallee()))
-        fusionCall = position;
+      if (arrayResultCallees.contains(call.getCallee()))
+        arrayResultCall = position;
       if (call.getNumResults() == 1 &&
           allocationBytes.contains(call.getResult(0))) {
         allocations.push_back(call.getResult(0));
@@ -961,6 +976,9 @@ private:
   int64_t fusionsDefined = 0;
   /// The fusion functions this function calls.
   llvm::StringSet<> fusionCallees;
+  /// The callees that return their results through an array (fusion
+  /// functions and kernels that make all of their results).
+  llvm::StringSet<> arrayResultCallees;
   Type framePtr, tensorPtr;
   Value frame;
   /// Values of the stage function to the tensors of the generated code.

@@ -67,15 +67,8 @@ private:
   /// not model parameters): activations. Values of parameters and
   /// constants alone are not.
   static llvm::DenseSet<Value> inputDerived(func::FuncOp main) {
-    llvm::DenseSet<Value> derived;
-    for (BlockArgument arg : main.getArguments())
-      if (!isModelParameter(main, arg.getArgNumber()))
-        derived.insert(arg);
-    for (Operation &op : main.getBody().front().without_terminator())
-      if (llvm::any_of(op.getOperands(),
-                       [&](Value value) { return derived.contains(value); }))
-        derived.insert(op.result_begin(), op.result_end());
-    return derived;
+    return valuesDerivedFrom(
+        main, [&](unsigned index) { return !isModelParameter(main, index); });
   }
 
   /// Whether `op` is a matmul of two activations (scores, or a weighted

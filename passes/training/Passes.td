@@ -139,6 +139,46 @@ def MarkAttention : Pass<"pp-mark-attention", "mlir::ModuleOp"> {
   }];
 }
 
+def FuseAttention : Pass<"pp-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "replaces the ops of f32 attention with nn.attention";
+  let description = [{
+    Replaces in `@main` each chain of ops that computes attention the way
+    models export it with one `nn.attention`, whose kernel runs it one head
+    at a time with the same arithmetic (the same bits; its gradient,
+    `nn.attention_grad`, recomputes each head's probabilities instead of
+    saving them): an `nn.matmul` of the query and key (the key transposed
+    by the matmul or before it), optionally an `nn.mul` or `nn.div` by a
+    scalar constant (the scale), then an `nn.add` of a bias (a mask of
+    `-inf` or large negative numbers), then an `nn.where` that fills masked
+    scores with a scalar constant (in that order), an `nn.softmax` over the
+    last dimension, and an `nn.matmul` of the probabilities and the value.
+    The fused op takes the scores' matmul's node (`pp.node`) and
+    attributes, so that the node stays a split point and the profile counts
+    it as attention.
+
+    On the CPU the fused program trains to the unfused one's bits: each of
+    the query, key and value gets its gradient from the fused op alone, as
+    it did from one matmul's gradient. So a chain stays as it is when
+    anything else reads its query, key or value (or one value is two of
+    them) or one of its intermediate values (the scores or
+    probabilities), when it is not all f32 with static shapes (reduced
+    precision casts inside it: run it after pp-apply-precision), when the
+    matmuls broadcast the query, key and value, when dropout sits on the
+    probabilities, when the bias depends on a parameter (nn.attention gives
+    the bias no gradient), when the scale, bias and mask come in another
+    order (a mask before the bias), or when one of its ops after the
+    scores' matmul is a node named in `keep-nodes` (pp-compile passes its
+    `split-points`, so that a stage boundary inside attention stays where
+    the user put it).
+  }];
+  let options = [
+    ListOption<"keepNodes", "keep-nodes", "std::string",
+               "nodes that stay ops of their own: an attention with one of "
+               "them after its scores' matmul is not fused">,
+  ];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
 def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
   let summary = "reverse-mode differentiation of the loss";
   let description = [{

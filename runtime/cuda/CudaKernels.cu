@@ -10,13 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cuda/pp_kernels_cuda.h"
-#include "runtime/cuda/pp_runtime_cuda.h"
 #include "runtime/cuda/CudaBlockSum.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaFrame.h"
 #include "runtime/cuda/CudaGemm.h"
+#include "runtime/cuda/CudaLineKernels.h"
+#include "runtime/cuda/pp_kernels_cuda.h"
+#include "runtime/cuda/pp_runtime_cuda.h"
 
 #include "runtime/core/Error.h"
 #include "runtime/core/Shapes.h"
@@ -45,7 +46,6 @@ using namespace pp::runtime::cuda;
 namespace {
 
 constexpr int kMaxRank = 8;
-constexpr int kThreads = 256;
 
 /// Records a failed launch; true when the last launch succeeded.
 bool checkLaunch(pp_frame *frame, const char *kernel) {
@@ -54,10 +54,6 @@ bool checkLaunch(pp_frame *frame, const char *kernel) {
     return true;
   failFrame(frame, std::string(kernel) + ": " + cudaGetErrorString(error));
   return false;
-}
-
-unsigned blocksFor(int64_t n) {
-  return static_cast<unsigned>((n + kThreads - 1) / kThreads);
 }
 
 /// The elements of device tensor `tensor`, of type T.
@@ -342,74 +338,7 @@ __global__ void reduceMaxGradKernel(const T *g, const T *x, const T *y, T *out,
   }
 }
 
-/// The maximum of `n` logits `stride` apart and the sum of exp(logit -
-/// maximum): softmax[c] = exp(line[c * stride] - max) / total.
-template <typename T>
-__device__ void softmaxNormalizer(const T *line, int64_t n, int64_t stride,
-                                  double &max, double &total) {
-  max = -INFINITY;
-  total = 0;
-  for (int64_t c = 0; c < n; ++c)
-    max = fmax(max, static_cast<double>(loadFloat(line[c * stride])));
-  for (int64_t c = 0; c < n; ++c)
-    total += exp(loadFloat(line[c * stride]) - max);
-}
-
-/// The element offset where line `l` along the axis of `layout` starts;
-/// its elements are `layout.inner` apart.
-__device__ int64_t lineStart(AxisLayout layout, int64_t l) {
-  return (l / layout.inner) * layout.size * layout.inner + l % layout.inner;
-}
-
-/// One thread per line along the axis of `layout`: `line(start, layout,
-/// out, inputs...)` on the line that starts at element `start`.
-template <typename Line, typename T, typename... Inputs>
-__global__ void linesKernel(Line line, int64_t lines, AxisLayout layout, T *out,
-                            const Inputs *...inputs) {
-  int64_t l = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (l < lines)
-    line(lineStart(layout, l), layout, out, inputs...);
-}
-
-// The line kernels (linesKernel) of softmax and log_softmax and of their
-// gradients; a line's elements are `layout.inner` apart.
-
-/// softmax, or log_softmax when `logarithm`.
-struct SoftmaxLine {
-  bool logarithm;
-
-  template <typename T>
-  __device__ void operator()(int64_t start, AxisLayout layout, T *out,
-                             const T *in) const {
-    double max, total;
-    softmaxNormalizer(in + start, layout.size, layout.inner, max, total);
-    double shift = max + log(total);
-    for (int64_t k = 0; k < layout.size; ++k) {
-      int64_t at = start + k * layout.inner;
-      double x = loadFloat(in[at]);
-      out[at] = storeFloat<T>(
-          static_cast<float>(logarithm ? x - shift : exp(x - max) / total));
-    }
-  }
-};
-
-struct SoftmaxGradLine {
-  template <typename T>
-  __device__ void operator()(int64_t start, AxisLayout layout, T *out,
-                             const T *g, const T *y) const {
-    double dot = 0;
-    for (int64_t k = 0; k < layout.size; ++k) {
-      int64_t at = start + k * layout.inner;
-      dot += static_cast<double>(loadFloat(g[at])) * loadFloat(y[at]);
-    }
-    for (int64_t k = 0; k < layout.size; ++k) {
-      int64_t at = start + k * layout.inner;
-      out[at] = storeFloat<T>(
-          static_cast<float>(loadFloat(y[at]) * (loadFloat(g[at]) - dot)));
-    }
-  }
-};
-
+/// log_softmax's gradient (a line of linesKernel, CudaLineKernels.h).
 struct LogSoftmaxGradLine {
   template <typename T>
   __device__ void operator()(int64_t start, AxisLayout layout, T *out,

@@ -65,10 +65,12 @@ def best_sgemm(path):
 
 def matmul_seconds(profile):
     """Seconds in matmul kernels of a profile's stage 0 (the op kinds
-    naming matmul, gemm or linear, which a fused kind may too), and those
-    kinds."""
+    naming matmul, gemm or linear, which a fused kind may too, and
+    nn.attention's, whose GEMMs PyTorch's FLOP count includes: its softmax
+    counts too, a few percent of its time), and those kinds."""
     ops = read_json(profile)["stages"][0]["ops"]
-    kinds = sorted(k for k in ops if any(w in k for w in ("matmul", "gemm", "linear")))
+    words = ("matmul", "gemm", "linear", "attention")
+    kinds = sorted(k for k in ops if any(w in k for w in words))
     return sum(ops[k]["seconds"] for k in kinds), kinds
 
 
@@ -247,7 +249,7 @@ def main():
           "(p-1)/(m+p-1).")
     print_bubbles(models)
     print("\nGEMM rate: a step's matmul FLOPs (forwards and backwards, PyTorch's "
-          "FlopCounterMode) over pp's\nmatmul seconds per step (--profile, "
+          "FlopCounterMode) over pp's\nmatmul and attention seconds per step (--profile, "
           f"steps 2..N; kinds {', '.join(sorted(set(k for m in models for k in m['kinds'])))})"
           f"; share: of the best\nsingle-thread 1024^3 SGEMM, {best:.1f} GFLOP/s ({engine}).")
     print_gemm(models, best)

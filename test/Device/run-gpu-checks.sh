@@ -2,10 +2,10 @@
 # The checks that need a GPU, for a machine with one (the `device` tool's
 # H200): the CUDA device of the device layer (pool buffers, streams, events,
 # device-tagged tensors, kernels on a frame's own stream), cuBLAS GEMM
-# against OpenBLAS, the CUDA math, reduction and normalization kernels
-# against the CPU ones, the compute kernels on bf16 and f16 tensors against
-# their f32 results rounded (the same bits; matmul within an ulp), the
-# dropout kernel and the training-state kernels
+# against OpenBLAS, the CUDA math, reduction, normalization and attention
+# kernels against the CPU ones, the compute kernels on bf16 and f16 tensors
+# against their f32 results rounded (the same bits; matmul within an ulp),
+# the dropout kernel and the training-state kernels
 # (gradient sums, clip, norm, SGD and AdamW steps) against the CPU's (the
 # same bits), then the bundled model trained on GPU ranks (CUDA kernels,
 # NCCL between ranks) with 1, 2 and 3 stages under gpipe and 1f1b, on 2
@@ -37,6 +37,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 "$build/test/Device/PPCudaFloatTypesCheck"
 "$build/test/Device/PPCudaDropoutCheck"
 "$build/test/Device/PPCudaStateKernelsCheck"
+"$build/test/Device/PPCudaAttentionCheck"
 echo "== kernel checks done (${SECONDS}s)"
 
 model="$root/test/models/mlp6.onnx"

@@ -280,3 +280,27 @@ func.func @main(%w: tensor<4x8xf32> {pp.name = "w", pp.role = "parameter"})
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Attention keeps a sharding of its heads: the key and value are sliced
+// along them, a mask that spans the heads too, a bias broadcast over them
+// stays whole.
+// CHECK-LABEL: func.func @main(
+// CHECK-DAG: %[[K:.*]] = pp.shard_slice @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<4x2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK-DAG: %[[V:.*]] = pp.shard_slice @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<4x3x2xf32>) -> tensor<2x3x2xf32>
+// CHECK-DAG: %[[M:.*]] = pp.shard_slice @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<4x3x3xi1>) -> tensor<2x3x3xi1>
+// CHECK: nn.attention %{{.*}}, %[[K]], %[[V]] bias %{{.*}} mask %[[M]] scale = 5.000000e-01 fill = 0.000000e+00 {pp.sharding = [#pp.sharding<{{\[\[}}"tp"], [], []]>]} : (tensor<2x3x2xf32>, tensor<2x2x3xf32>, tensor<2x3x2xf32>, tensor<3x3xf32>, tensor<2x3x3xi1>) -> tensor<2x3x2xf32>
+// CHECK: pp.all_gather @pipeline %{{.*}} over ["tp"] dim = 0 : (tensor<2x3x2xf32>) -> tensor<4x3x2xf32>
+pp.mesh @pipeline [#pp.axis<"pp" = 1, pipeline>]
+func.func @main(%w: tensor<4x3x2xf32> {pp.name = "w", pp.role = "parameter"}, %k: tensor<4x2x3xf32> {pp.name = "k", pp.role = "input"},
+                %v: tensor<4x3x2xf32> {pp.name = "v", pp.role = "input"}, %b: tensor<3x3xf32> {pp.name = "b", pp.role = "input"},
+                %m: tensor<4x3x3xi1> {pp.name = "m", pp.role = "input"})
+    -> (tensor<4x3x2xf32> {pp.name = "y", pp.role = "output"}) {
+  %0 = pp.stage @pipeline stage 0 ins(%w, %k, %v, %b, %m) : (tensor<4x3x2xf32>, tensor<4x2x3xf32>, tensor<4x3x2xf32>, tensor<3x3xf32>, tensor<4x3x3xi1>) -> tensor<4x3x2xf32> {
+  ^bb0(%pq: tensor<4x3x2xf32>, %pk: tensor<4x2x3xf32>, %pv: tensor<4x3x2xf32>, %pb: tensor<3x3xf32>, %pm: tensor<4x3x3xi1>):
+    %r = nn.attention %pq, %pk, %pv bias %pb mask %pm scale = 0.5 fill = 0.0 : (tensor<4x3x2xf32>, tensor<4x2x3xf32>, tensor<4x3x2xf32>, tensor<3x3xf32>, tensor<4x3x3xi1>) -> tensor<4x3x2xf32>
+    pp.yield %r : tensor<4x3x2xf32>
+  }
+  return %0 : tensor<4x3x2xf32>
+}

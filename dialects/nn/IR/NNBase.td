@@ -84,6 +84,7 @@ def NN_Dtype : I32EnumAttr<"Dtype", "an element type of the runtime", [
 //===----------------------------------------------------------------------===//
 
 def NN_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def NN_F32Tensor : RankedTensorOf<[F32]>;
 def NN_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
 def NN_BoolTensor : RankedTensorOf<[I1]>;
 def NN_NumericTensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;

@@ -43,3 +43,34 @@ double ReduceMeanOp::estimateFlops() {
 double ReduceMaxOp::estimateFlops() {
   return staticElementCount(getInput().getType());
 }
+
+/// The scores of an attention of `query` and `key` (batch x Sq x Sk) and
+/// the query's depth D.
+static std::pair<double, double> attentionScores(Value query, Value key,
+                                                 bool transposeKey) {
+  auto keyType = cast<RankedTensorType>(key.getType());
+  auto queryType = cast<RankedTensorType>(query.getType());
+  int64_t keys = keyType.getDimSize(keyType.getRank() - (transposeKey ? 2 : 1));
+  int64_t depth = queryType.getDimSize(queryType.getRank() - 1);
+  return {staticElementCount(queryType) / std::max<int64_t>(depth, 1) * keys,
+          static_cast<double>(depth)};
+}
+
+// The scores' and the weighted sum's GEMMs, and about 5 operations per
+// score (scale, bias, mask, the softmax's exponential and normalization).
+double AttentionOp::estimateFlops() {
+  auto [scores, depth] =
+      attentionScores(getQuery(), getKey(), getTransposeKey());
+  double valueDepth = getType().getDimSize(getType().getRank() - 1);
+  return scores * (2.0 * depth + 2.0 * valueDepth + 5.0);
+}
+
+// The scores recomputed, four GEMMs (the probabilities' and value's
+// gradients, then the query's and key's) and about 9 operations per score.
+double AttentionGradOp::estimateFlops() {
+  auto [scores, depth] =
+      attentionScores(getQuery(), getKey(), getTransposeKey());
+  auto value = cast<RankedTensorType>(getValue().getType());
+  double valueDepth = value.getDimSize(value.getRank() - 1);
+  return scores * (6.0 * depth + 4.0 * valueDepth + 9.0);
+}

@@ -324,6 +324,24 @@ MatmulOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   });
 }
 
+bool AttentionOp::isDifferentiableOperand(unsigned index) {
+  return index < 3; // Query, key and value; never the bias or mask.
+}
+
+LogicalResult
+AttentionOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
+                            ArrayRef<bool> wanted,
+                            SmallVectorImpl<Value> &operandGradients) {
+  // One op makes the three gradients from each head's recomputed
+  // probabilities; those not wanted are left unused.
+  auto grad = AttentionGradOp::create(
+      builder, getLoc(), resultGradients[0], getQuery(), getKey(), getValue(),
+      getBias(), getMask(), getDivideAttr(), getFillAttr(),
+      getFillWhereTrueAttr(), getScaleAttr(), getTransposeKeyAttr());
+  return gradientsOf(wanted, operandGradients,
+                     [&](unsigned i) -> Value { return grad->getResult(i); });
+}
+
 LogicalResult
 SoftmaxOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
                           ArrayRef<bool> wanted,

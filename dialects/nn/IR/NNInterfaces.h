@@ -36,6 +36,12 @@ template <typename ConcreteType>
 class KernelTakesIndices
     : public mlir::OpTrait::TraitBase<ConcreteType, KernelTakesIndices> {};
 
+/// The kernel of a HasRuntimeKernel op makes all of its results in one call
+/// (NN_KernelMakesAllResults).
+template <typename ConcreteType>
+class KernelMakesAllResults
+    : public mlir::OpTrait::TraitBase<ConcreteType, KernelMakesAllResults> {};
+
 /// The op computes in f32 under a reduced precision (NN_ComputesInF32).
 template <typename ConcreteType>
 class ComputesInF32

@@ -141,9 +141,10 @@ defvar NN_Differentiable = DeclareOpInterfaceMethods<NN_GradientOpInterface>;
 /// The runtime has `pp_<target>_<mnemonic>` for this op. Its signature comes
 /// from the op's definition (docs/development.md, "Adding an op"):
 /// operands in order, then inherent attributes sorted by name; an op with
-/// several results is called once per result with its index. Optional
-/// operands need AttrSizedOperandSegments, and the only optional attributes
-/// are unit flags.
+/// several results is called once per result with its index (or once for
+/// all, NN_KernelMakesAllResults). Optional operands need
+/// AttrSizedOperandSegments, and the only optional attributes are unit
+/// flags.
 ///
 /// The kernels compute f32: every operand and result of the op must be f32
 /// unless a companion trait below says otherwise (nn.cast's kernels convert
@@ -162,10 +163,19 @@ def NN_KernelTakesAnyElementType : NativeOpTrait<"KernelTakesAnyElementType"> {
 }
 
 /// The kernels compute float values (f32, bf16 or f16) and take integer
-/// operands as indices (labels, gather indices; the op's definition limits
-/// them to i32 and i64): the integer operands may stay integer, everything
-/// else is of one float type.
+/// operands as indices or masks (labels and gather indices, which the op's
+/// definition limits to i32 and i64; nn.attention's i1 mask): the integer
+/// operands may stay integer, everything else is of one float type.
 def NN_KernelTakesIndices : NativeOpTrait<"KernelTakesIndices"> {
+  let cppNamespace = "::pp::nn";
+}
+
+/// The kernel makes all of the op's results in one call, which it returns
+/// through a trailing array (`pp_tensor **results`, allocated in result
+/// order) rather than one call per result index: results that share their
+/// work (nn.attention_grad's three gradients share each head's recomputed
+/// probabilities).
+def NN_KernelMakesAllResults : NativeOpTrait<"KernelMakesAllResults"> {
   let cppNamespace = "::pp::nn";
 }
 

@@ -461,6 +461,115 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+namespace {
+
+/// The result type of an nn.attention of these operands, or failure with an
+/// error naming the operands that disagree.
+FailureOr<RankedTensorType>
+inferAttentionResult(std::optional<Location> loc, StringRef opName,
+                     Value queryValue, Value keyValue, Value valueValue,
+                     Value bias, Value mask, bool transposeKey) {
+  auto query = cast<RankedTensorType>(queryValue.getType());
+  auto key = cast<RankedTensorType>(keyValue.getType());
+  auto value = cast<RankedTensorType>(valueValue.getType());
+  int64_t rank = query.getRank();
+  if (rank < 2 || key.getRank() != rank || value.getRank() != rank) {
+    (void)emitInferError(loc, opName,
+                         "query, key and value must have one rank, 2 or "
+                         "more, got ",
+                         query, ", ", key, " and ", value);
+    return failure();
+  }
+  ArrayRef<int64_t> batch = query.getShape().drop_back(2);
+  if (!shapesAgree(batch, key.getShape().drop_back(2)) ||
+      !shapesAgree(batch, value.getShape().drop_back(2))) {
+    (void)emitInferError(loc, opName,
+                         "query, key and value must share their leading "
+                         "(batch and head) dimensions, got ",
+                         query, ", ", key, " and ", value);
+    return failure();
+  }
+  int64_t queries = query.getShape()[rank - 2];
+  int64_t depth = query.getShape()[rank - 1];
+  int64_t keyDepth = key.getShape()[rank - (transposeKey ? 1 : 2)];
+  int64_t keys = key.getShape()[rank - (transposeKey ? 2 : 1)];
+  if (!dimsAgree(depth, keyDepth)) {
+    (void)emitInferError(loc, opName, "query ", query, " has depth ", depth,
+                         " but key ", key, " has ", keyDepth,
+                         transposeKey ? " (key is [..., Sk, D] with "
+                                        "transpose_key)"
+                                      : " (key is [..., D, Sk])");
+    return failure();
+  }
+  if (!dimsAgree(keys, value.getShape()[rank - 2])) {
+    (void)emitInferError(loc, opName, "key ", key, " has ", keys,
+                         " positions but value ", value, " has ",
+                         value.getShape()[rank - 2]);
+    return failure();
+  }
+  Shape scores(batch);
+  scores.append({queries, keys});
+  for (Value broadcast : {bias, mask}) {
+    if (!broadcast)
+      continue;
+    auto type = cast<RankedTensorType>(broadcast.getType());
+    Shape shape;
+    if (type.getRank() > rank ||
+        !OpTrait::util::getBroadcastedShape(scores, type.getShape(), shape) ||
+        !shapesAgree(shape, scores)) {
+      (void)emitInferError(loc, opName, broadcast == bias ? "bias " : "mask ",
+                           type, " does not broadcast to the scores' shape ",
+                           formatShape(scores));
+      return failure();
+    }
+  }
+  Shape result(batch);
+  result.append({queries, value.getShape()[rank - 1]});
+  return RankedTensorType::get(result, query.getElementType());
+}
+
+/// inferAttentionResult of an nn.attention's or nn.attention_grad's
+/// operands and attributes.
+template <typename Adaptor>
+FailureOr<RankedTensorType> inferAttentionResult(std::optional<Location> loc,
+                                                 StringRef opName,
+                                                 Adaptor &adaptor) {
+  return inferAttentionResult(loc, opName, adaptor.getQuery(), adaptor.getKey(),
+                              adaptor.getValue(), adaptor.getBias(),
+                              adaptor.getMask(), adaptor.getTransposeKey());
+}
+
+} // namespace
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> result =
+      inferAttentionResult(loc, getOperationName(), adaptor);
+  if (failed(result))
+    return failure();
+  types.push_back(*result);
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> result =
+      inferAttentionResult(loc, getOperationName(), adaptor);
+  if (failed(result))
+    return failure();
+  if (adaptor.getGrad().getType() != *result)
+    return emitInferError(loc, getOperationName(), "grad ",
+                          adaptor.getGrad().getType(),
+                          " must have the attention's result type ", *result);
+  types.append({adaptor.getQuery().getType(), adaptor.getKey().getType(),
+                adaptor.getValue().getType()});
+  return success();
+}
+
 LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -313,6 +313,54 @@ def NN_LinearOp : NN_InferredOp<"linear", [SameOperandsAndResultElementType]> {
   }];
 }
 
+def NN_AttentionOp : NN_InferredOp<"attention", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<NN_GradientOpInterface,
+                              ["isDifferentiableOperand"]>,
+    NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_Costed,
+    NN_Sharded]> {
+  let summary = "scaled dot-product attention in one kernel per head";
+  let description = [{
+    `softmax(mask(scale(query x key) + bias)) x value` over the two trailing
+    dimensions, for every index of the leading (batch and head) dimensions,
+    which `query` (`[..., Sq, D]`), `key` (`[..., D, Sk]`, or `[..., Sk, D]`
+    with `transpose_key`) and `value` (`[..., Sk, Dv]`) share; the result is
+    `[..., Sq, Dv]`. `scale` multiplies the scores (divides them with
+    `divide`); the optional `bias` (added) and `mask` (i1) broadcast to the
+    scores' shape `[..., Sq, Sk]` as in NumPy, and where `mask` is false
+    (true with `fill_where_true`) a score becomes `fill`.
+
+    `pp-fuse-attention` makes it from the ops a model computes attention
+    with (nn.matmul, nn.mul or nn.div by a constant, nn.add, nn.where,
+    nn.softmax, nn.matmul): its kernel runs them one head at a time with the
+    same arithmetic, so that it gives their bits while the scores and
+    probabilities of a head never leave the cache, and its gradient
+    (`nn.attention_grad`) recomputes the probabilities instead of saving
+    them. `bias` and `mask` carry no gradient.
+
+    Example:
+
+    ```mlir
+    %o = nn.attention %q, %kt, %v bias %causal scale = 1.250000e-01
+        fill = 0.000000e+00
+        : (tensor<2x12x256x64xf32>, tensor<2x12x64x256xf32>,
+           tensor<2x12x256x64xf32>, tensor<2x1x256x256xf32>)
+        -> tensor<2x12x256x64xf32>
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$query, NN_F32Tensor:$key,
+                   NN_F32Tensor:$value, Optional<NN_F32Tensor>:$bias,
+                   Optional<NN_BoolTensor>:$mask, UnitAttr:$divide,
+                   F64Attr:$fill, UnitAttr:$fill_where_true, F64Attr:$scale,
+                   UnitAttr:$transpose_key);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`bias` $bias^)? (`mask` $mask^)?
+    `scale` `=` $scale (`divide` $divide^)? `fill` `=` $fill
+    (`fill_where_true` $fill_where_true^)? (`transpose_key` $transpose_key^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
@@ -945,6 +993,42 @@ def NN_CrossEntropyGradOp
     $grad `,` $logits `,` $labels `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? attr-dict `:`
     functional-type(operands, results)
+  }];
+}
+
+def NN_AttentionGradOp : NN_InferredOp<"attention_grad", [
+    AttrSizedOperandSegments, NN_HasRuntimeKernel, NN_KernelTakesIndices,
+    NN_KernelMakesAllResults, NN_Costed, NN_Sharded]> {
+  let summary = "gradient of nn.attention";
+  let description = [{
+    Given the result gradient `grad` and the operands and attributes of an
+    `nn.attention`, returns the gradients of its query, key and value (of
+    their types). The kernel recomputes each head's probabilities from the
+    query and key, as the forward computed them, and makes all three
+    gradients in one call (NN_KernelMakesAllResults).
+
+    Example:
+
+    ```mlir
+    %dq, %dk, %dv = nn.attention_grad %do, %q, %kt, %v bias %causal
+        scale = 1.250000e-01 fill = 0.000000e+00
+        : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>,
+           tensor<2x4x8x16xf32>, tensor<8x8xf32>)
+        -> (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>, tensor<2x4x8x16xf32>)
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$grad, NN_F32Tensor:$query,
+                   NN_F32Tensor:$key, NN_F32Tensor:$value,
+                   Optional<NN_F32Tensor>:$bias, Optional<NN_BoolTensor>:$mask,
+                   UnitAttr:$divide, F64Attr:$fill, UnitAttr:$fill_where_true,
+                   F64Attr:$scale, UnitAttr:$transpose_key);
+  let results = (outs NN_F32Tensor:$query_grad, NN_F32Tensor:$key_grad,
+                 NN_F32Tensor:$value_grad);
+  let assemblyFormat = [{
+    $grad `,` $query `,` $key `,` $value (`bias` $bias^)? (`mask` $mask^)?
+    `scale` `=` $scale (`divide` $divide^)? `fill` `=` $fill
+    (`fill_where_true` $fill_where_true^)? (`transpose_key` $transpose_key^)?
+    attr-dict `:` functional-type(operands, results)
   }];
 }
 

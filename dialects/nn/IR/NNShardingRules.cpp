@@ -295,6 +295,39 @@ public:
     return *best;
   }
 
+  /// Attention and its gradient: the operands before `firstBroadcast`
+  /// (query, key and value, and the gradient first) share their leading
+  /// batch and head dimensions, along which each computes on its own; a
+  /// sharding of one of those flows through all of them and the results,
+  /// and the bias and mask (from `firstBroadcast` on, broadcast to the
+  /// scores) follow it where they span that dimension. Anything else runs
+  /// replicated.
+  ShardingPlan planAttention(unsigned firstBroadcast) const {
+    int64_t rank = operandType(0).getRank();
+    Layout target = Layout::replicated();
+    for (unsigned i = 0; i < firstBroadcast; ++i)
+      if (current[i].isSharded() && current[i].dim < rank - 2 &&
+          fits(operandType(i), current[i])) {
+        target = current[i];
+        break;
+      }
+    ShardingPlan plan;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      if (i < firstBroadcast || target.isReplicated()) {
+        plan.operands.push_back(target);
+        continue;
+      }
+      RankedTensorType type = operandType(i);
+      int64_t dim = target.dim - (rank - type.getRank());
+      bool spans = dim >= 0 && type.getDimSize(dim) ==
+                                   operandType(0).getDimSize(target.dim);
+      plan.operands.push_back(spans ? Layout::sharded(dim, target.blocks)
+                                    : Layout::replicated());
+    }
+    plan.results.assign(op->getNumResults(), target);
+    return plan;
+  }
+
   //===--------------------------------------------------------------------===//
   // Shapes
   //===--------------------------------------------------------------------===//
@@ -876,6 +909,16 @@ ShardingPlan SoftmaxGradOp::planSharding(ArrayRef<TensorLayout> operands,
 ShardingPlan LogSoftmaxGradOp::planSharding(ArrayRef<TensorLayout> operands,
                                             const ShardingContext &context) {
   return Rules(*this, operands, context).planAlongAxis(getAxis());
+}
+
+ShardingPlan AttentionOp::planSharding(ArrayRef<TensorLayout> operands,
+                                       const ShardingContext &context) {
+  return Rules(*this, operands, context).planAttention(/*firstBroadcast=*/3);
+}
+
+ShardingPlan AttentionGradOp::planSharding(ArrayRef<TensorLayout> operands,
+                                           const ShardingContext &context) {
+  return Rules(*this, operands, context).planAttention(/*firstBroadcast=*/4);
 }
 
 /// The triangle mixes elements only along the two trailing dimensions.

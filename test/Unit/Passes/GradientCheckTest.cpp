@@ -572,6 +572,41 @@ TEST_F(GradientCheck, CausalMaskFilledWithMinusInfinity) {
       "tensor<2x4x4xf32>"));
 }
 
+TEST_F(GradientCheck, AttentionWithBiasAndMask) {
+  // nn.attention's rule (nn.attention_grad, recomputing the probabilities)
+  // for the query, key and value; the bias and the mask carry none.
+  std::string params = std::string("%q: tensor<2x3x4xf32> ") + kParam +
+                       ", %kt: tensor<2x4x5xf32> " + kParam +
+                       ", %v: tensor<2x5x3xf32> " + kParam;
+  check(withMseLoss(
+      params,
+      "  %b = arith.constant dense<[0.5, -0.25, 0.0, 1.0, -1.0]> : "
+      "tensor<5xf32>\n"
+      "  %m = arith.constant dense<[[true, false, true, true, true], "
+      "[true, true, false, true, true], [false, true, true, true, true]]> : "
+      "tensor<3x5xi1>\n"
+      "  %y = nn.attention %q, %kt, %v bias %b mask %m scale = 0.5 fill = "
+      "-1.0e9 : (tensor<2x3x4xf32>, tensor<2x4x5xf32>, tensor<2x5x3xf32>, "
+      "tensor<5xf32>, tensor<3x5xi1>) -> tensor<2x3x3xf32>",
+      "tensor<2x3x3xf32>"));
+}
+
+TEST_F(GradientCheck, AttentionMaskedFillTransposedKeyDivided) {
+  std::string params = std::string("%q: tensor<2x3x4xf32> ") + kParam +
+                       ", %k: tensor<2x5x4xf32> " + kParam +
+                       ", %v: tensor<2x5x3xf32> " + kParam;
+  check(withMseLoss(
+      params,
+      "  %m = arith.constant dense<[[false, true, false, false, false], "
+      "[false, false, false, true, false], [true, false, false, false, "
+      "false]]> : tensor<3x5xi1>\n"
+      "  %y = nn.attention %q, %k, %v mask %m scale = 2.0 divide fill = "
+      "0xFFF0000000000000 fill_where_true transpose_key : "
+      "(tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x3xf32>, "
+      "tensor<3x5xi1>) -> tensor<2x3x3xf32>",
+      "tensor<2x3x3xf32>"));
+}
+
 TEST_F(GradientCheck, CastThroughF64) {
   check(
       withMseLoss(std::string("%a: tensor<3x4xf32> ") + kParam +
