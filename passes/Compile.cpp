@@ -5,9 +5,10 @@
 // and `freeze=REGEX`). `infer=true` instead of a loss compiles a
 // forward-only program: the model's outputs, no backward. `precision=bf16`
 // (or fp16) computes in that type with f32 master weights. `fuse=false`
-// leaves the elementwise ops unfused, `fuse-attention=false` the ops of
-// attention; `split-backward=true` splits each
-// stage's backward into input and weight gradients (zero-bubble schedules).
+// leaves the elementwise ops unfused; `fuse-attention=true` makes each
+// attention one nn.attention (by default only under a `recompute` policy);
+// `split-backward=true` splits each stage's backward into input and weight
+// gradients (zero-bubble schedules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,12 +116,15 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("group elementwise ops of each stage function into "
                      "fused loops (pp-fuse-elementwise)"),
       llvm::cl::init(true)};
-  Option<bool> fuseAttention{
+  Option<std::string> fuseAttention{
       *this, "fuse-attention",
-      llvm::cl::desc("replace the ops of each f32 attention with one "
-                     "nn.attention (pp-fuse-attention; the same bits, no "
-                     "probabilities saved for the backward)"),
-      llvm::cl::init(true)};
+      llvm::cl::desc("true: replace the ops of each f32 attention with one "
+                     "nn.attention (pp-fuse-attention; the same bits, its "
+                     "gradient recomputes the probabilities instead of "
+                     "saving them); false: keep them; auto: true under "
+                     "recompute=selective, full or auto (memory matters "
+                     "more than the softmax it recomputes), else false"),
+      llvm::cl::init("auto")};
   Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("split each stage's backward into backward_input and "
@@ -147,6 +151,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(pp-autodiff's freeze)")};
 };
 
+/// Whether `options` fuse attention (fuse-attention, auto: under a
+/// recomputation policy of a training program).
+bool fusesAttention(const CompileOptions &options) {
+  if (options.fuseAttention == "auto")
+    return !options.infer && options.recompute != "none";
+  return options.fuseAttention == "true";
+}
+
 /// The precision policy, then every node computing its own copies of the
 /// values it derives from parameters (its weights' casts included), and the
 /// ops of attention marked for the profile, before differentiating.
@@ -156,7 +168,7 @@ void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(pp::createApplyPrecision(precision));
   pm.addPass(pp::createLocalizeParameterDerived());
   pm.addPass(pp::createMarkAttention());
-  if (options.fuseAttention) {
+  if (fusesAttention(options)) {
     pp::FuseAttentionOptions attention;
     attention.keepNodes.assign(options.splitPoints.begin(),
                                options.splitPoints.end());
@@ -166,6 +178,10 @@ void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
 
 /// Why `options` do not make a pipeline, or "".
 std::string compileOptionsProblem(const CompileOptions &options) {
+  if (options.fuseAttention != "auto" && options.fuseAttention != "true" &&
+      options.fuseAttention != "false")
+    return "pp-compile: fuse-attention=" + options.fuseAttention +
+           " is not auto, true or false";
   if (!options.infer)
     return "";
   if (!options.loss.empty())
@@ -250,7 +266,8 @@ void pp::registerPasses() {
       "pp-compile",
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-apply-precision, pp-localize-parameter-derived, pp-mark-attention, "
-      "pp-fuse-attention (not with fuse-attention=false), pp-autodiff (or, "
+      "pp-fuse-attention (with fuse-attention=true, or by default under "
+      "recompute), pp-autodiff (or, "
       "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, "

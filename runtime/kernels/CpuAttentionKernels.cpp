@@ -29,10 +29,13 @@ struct HostAttention : AttentionTarget {
   /// where, each in f32), then pp_cpu_softmax's rows, in place.
   bool softmax(int64_t head, float *scores) const {
     const AttentionGeometry &g = ops.geometry;
-    for (int64_t i = 0; i < g.queries; ++i)
+    for (int64_t i = 0; i < g.queries; ++i) {
+      float *row = scores + i * g.keys;
+      BroadcastRow<float> bias = rowOf(ops.bias, g.bias, head, i);
+      BroadcastRow<uint8_t> mask = rowOf(ops.mask, g.mask, head, i);
       for (int64_t j = 0; j < g.keys; ++j)
-        scores[i * g.keys + j] = g.transform.apply(
-            scores[i * g.keys + j], biasAt(head, i, j), maskAt(head, i, j));
+        row[j] = g.transform.apply(row[j], bias.at(j), mask.at(j));
+    }
     cpu::softmaxRows(scores, g.queries, g.keys, scores);
     return true;
   }
@@ -45,30 +48,34 @@ struct HostAttention : AttentionTarget {
     for (int64_t i = 0; i < g.queries; ++i) {
       const float *y = probabilities + i * g.keys;
       float *row = gradient + i * g.keys;
+      BroadcastRow<uint8_t> mask = rowOf(ops.mask, g.mask, head, i);
       double dot = 0;
       for (int64_t j = 0; j < g.keys; ++j)
         dot += static_cast<double>(row[j]) * y[j];
       for (int64_t j = 0; j < g.keys; ++j)
         row[j] = g.transform.gradient(static_cast<float>(y[j] * (row[j] - dot)),
-                                      maskAt(head, i, j));
+                                      mask.at(j));
     }
     return true;
   }
 
-  /// The bias's and mask's elements for score (i, j) of `head`, or null
-  /// without one.
-  const float *biasAt(int64_t head, int64_t i, int64_t j) const {
-    return ops.bias ? ops.bias + offset(*ops.geometry.bias, head, i, j)
-                    : nullptr;
-  }
-  const uint8_t *maskAt(int64_t head, int64_t i, int64_t j) const {
-    return ops.mask ? ops.mask + offset(*ops.geometry.mask, head, i, j)
-                    : nullptr;
-  }
-  static int64_t offset(const BroadcastScores &scores, int64_t head, int64_t i,
-                        int64_t j) {
-    return scores.headOffsets[head] + i * scores.rowStride +
-           j * scores.columnStride;
+  /// Row i of head `head`'s bias or mask: its first element (null without
+  /// one) and the distance between its elements.
+  template <typename T> struct BroadcastRow {
+    const T *first;
+    int64_t column;
+    const T *at(int64_t j) const {
+      return first ? first + j * column : nullptr;
+    }
+  };
+  template <typename T>
+  static BroadcastRow<T> rowOf(const T *elements,
+                               const std::optional<BroadcastScores> &scores,
+                               int64_t head, int64_t i) {
+    if (!elements)
+      return {nullptr, 0};
+    return {elements + scores->headOffsets[head] + i * scores->rowStride,
+            scores->columnStride};
   }
 };
 

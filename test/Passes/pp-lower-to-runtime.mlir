@@ -51,7 +51,7 @@
 
 // Attention's kernels (pp-mark-attention), a fused loop of them and their
 // gradients' included, are attention; the projections are GEMM.
-// RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits fuse-attention=false" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=ATTENTION
+// RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=ATTENTION
 // ATTENTION-LABEL: func.func @stage0_forward(
 // ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_GEMM">]}
 // ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22matmul\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
@@ -62,11 +62,11 @@
 // ATTENTION-LABEL: func.func @stage0_backward(
 // ATTENTION: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22softmax_grad\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
 
-// Fused (pp-fuse-attention), one nn.attention call is attention; its
+// Fused (pp-compile fuse-attention=true), one nn.attention call is attention; its
 // gradient's kernel makes the three gradients in one call
 // (NN_KernelMakesAllResults): it fills an array, whose elements the code
 // then owns, and the memory plan counts them at the call.
-// RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=FUSED
+// RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits fuse-attention=true" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=FUSED
 // FUSED-LABEL: func.func @stage0_forward(
 // FUSED: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22attention\22">, #emitc.opaque<"PP_PROFILE_ATTENTION">]}
 // FUSED-NEXT: emitc.call_opaque "pp_cpu_attention"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"nullptr">, 4 : index, #emitc.opaque<"0">, #emitc.opaque<"-std::numeric_limits<double>::infinity()">, #emitc.opaque<"0">, #emitc.opaque<"0x1p-1">, #emitc.opaque<"0">]}

@@ -361,6 +361,8 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     pipeline += " precision=" + request.precision;
   if (request.recompute != "none")
     pipeline += " recompute=" + request.recompute;
+  if (request.fuseAttention != "auto")
+    pipeline += " fuse-attention=" + request.fuseAttention;
   if (!request.recomputeOps.empty()) {
     std::optional<std::string> ops = quotedOptionValue(
         "--recompute-ops", request.recomputeOps, problem);

@@ -55,6 +55,9 @@ struct ModelCompileRequest {
   /// What each stage's backward recomputes (pp-compile recompute=): none,
   /// full or selective; and a regular expression of op names to recompute.
   std::string recompute = "none", recomputeOps;
+  /// Whether attention becomes nn.attention (pp-compile fuse-attention=):
+  /// auto, true or false.
+  std::string fuseAttention = "auto";
   /// Whether the run offloads activations (pp-compile
   /// offload-activations=): what a rank holds under memoryLimit.
   bool offloadActivations = false;

@@ -532,6 +532,16 @@ cl::opt<std::string> recompute(
              "--memory-limit); the same bits, less activation memory "
              "(docs/recompute.md)"),
     cl::value_desc("none|full|selective|auto"), cl::cat(runCategory));
+cl::opt<std::string> fuseAttention(
+    "fuse-attention", cl::init("auto"),
+    cl::desc("When compiling a model, whether each f32 attention (scores, "
+             "scale, mask, softmax, weighted sum) becomes one nn.attention, "
+             "whose kernel gives the separate ops' bits and whose gradient "
+             "recomputes each head's probabilities instead of keeping them: "
+             "true, false, or auto (default: true under --recompute other "
+             "than none, where memory matters more than the softmax it "
+             "recomputes)"),
+    cl::value_desc("auto|true|false"), cl::cat(runCategory));
 cl::opt<std::string> recomputeOps(
     "recompute-ops",
     cl::desc("When compiling a model, recompute the ops whose whole name "
@@ -1344,16 +1354,26 @@ int main(int argc, char **argv) {
     return error(problem);
   if (std::string problem = precisionProblem(); !problem.empty())
     return error(problem);
+  if (fuseAttention != "auto" && fuseAttention != "true" &&
+      fuseAttention != "false")
+    return error("--fuse-attention " + fuseAttention +
+                 ": use auto (the default), true or false");
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
     // (cl::list's operator& gives its storage.)
-    const cl::Option *compileOptions[] = {&stages, &microbatchSize,
-                                          &virtualStages, &memoryLimit,
+    const cl::Option *compileOptions[] = {&stages,
+                                          &microbatchSize,
+                                          &virtualStages,
+                                          &memoryLimit,
                                           &costRates,
-                                          &loss,   std::addressof(splitPoints),
-                                          &freeze, &precision,
-                                          &recompute, &recomputeOps,
+                                          &loss,
+                                          std::addressof(splitPoints),
+                                          &freeze,
+                                          &precision,
+                                          &recompute,
+                                          &recomputeOps,
+                                          &fuseAttention,
                                           std::addressof(dims),
                                           std::addressof(inputShapes),
                                           &untieSharedWeights,
@@ -1422,6 +1442,7 @@ int main(int argc, char **argv) {
     request.precision = precision;
     request.recompute = recompute;
     request.recomputeOps = recomputeOps;
+    request.fuseAttention = fuseAttention;
     request.offloadActivations = offloadActivations;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;
