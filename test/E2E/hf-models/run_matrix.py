@@ -30,6 +30,10 @@ Checks of one case (family, format):
                bf16, after the train run's 5 steps (after 1, AdamW's step is
                about lr times the gradient's sign, which would hide
                gradients that differ in their last bits)
+  attention    stages 2/2 under --recompute selective, which makes each
+               attention one nn.attention (--fuse-attention auto): the
+               package calls its kernels, and params_sha256 is bit-equal
+               to the stages 2/2 run's with the separate ops
   tp2          --tp 2: every step's loss and step 1's grad norm within 1e-5
                of the 1-rank train run (and the tensor axis must split some
                parameter). Later grad norms are not compared: the row-parallel
@@ -41,8 +45,8 @@ Checks of one case (family, format):
 Without --full it runs CI's matrix: infer, weights and train for all 45
 cases, and
 for one format per family (the formats in turn, so each is covered)
-`microbatches 2`, `stages 2/2`, `tp2`, `bf16`, `bf16 stages 2/2` and
-`bf16 stages 4/2`. --full runs microbatches 1, 2, 4 x stages 1, 2, 4, tp2,
+`microbatches 2`, `stages 2/2`, `attention`, `tp2`, `bf16`, `bf16 stages
+2/2` and `bf16 stages 4/2`. --full runs microbatches 1, 2, 4 x stages 1, 2, 4, tp2,
 bf16 and bf16 stages 2 and 4 with microbatches 1, 2, 4 on every case.
 
 One line per check: `ok FAMILY FORMAT CHECK ...` or `FAIL FAMILY FORMAT
@@ -57,12 +61,13 @@ exits 1 on any FAIL or XPASS.
         [--expected FILE] [--write-expected FILE]
 
 --checks runs only the named kinds (infer, weights, train, microbatches,
-stages, tp2, bf16, bf16-stages) of the checks the matrix gives a case.
+stages, attention, tp2, bf16, bf16-stages) of the checks the matrix gives a case.
 
 python3 with numpy and onnx only (no torch): it reads the references.
 """
 import argparse
 import concurrent.futures
+import glob
 import json
 import os
 import re
@@ -82,8 +87,8 @@ FORMATS = ["dynamo", "dynamo-unoptimized", "torchscript-exporter", "traced",
            "pt2"]
 INFER_TOLERANCE, TRAIN_TOLERANCE, AUTOCAST_TOLERANCE = 1e-4, 1e-5, 1e-2
 GLOBAL_BATCH, RUN_TIMEOUT = 4, 600
-CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages", "tp2",
-               "bf16", "bf16-stages"]
+CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages",
+               "attention", "tp2", "bf16", "bf16-stages"]
 # Each family's step-1 loss under PyTorch's bf16 autocast.
 AUTOCAST = json.load(open(os.path.join(MODELS, "autocast-bf16.json")))
 # pp-run's parameters line with --tp: "...; 10 of 15 split over the tensor
@@ -160,8 +165,9 @@ class Case:
         self.runs[key] = (ok, stderr, seconds)
         return self.runs[key]
 
-    def train(self, stages=1, microbatches=1, tp=1, precision="f32"):
-        key = train_key(stages, microbatches, tp, precision)
+    def train(self, stages=1, microbatches=1, tp=1, precision="f32",
+              recompute="none"):
+        key = train_key(stages, microbatches, tp, precision, recompute)
         metrics = os.path.join(self.work, key + ".jsonl")
         train = self.reference["train"]
         ok, stderr, _ = self.pp_run(key, [
@@ -172,7 +178,8 @@ class Case:
             str(train["token_width"]), "--seq-len", str(train["seq_len"]),
             "--microbatch-size", str(GLOBAL_BATCH // microbatches),
             "--microbatches", str(microbatches), "--stages", str(stages),
-            "--tp", str(tp), "--precision", precision, "--metrics", metrics])
+            "--tp", str(tp), "--precision", precision, "--recompute",
+            recompute, "--metrics", metrics])
         if not ok:
             return None, first_error(stderr)
         lines = [json.loads(line) for line in open(metrics)]
@@ -283,6 +290,24 @@ class Case:
                     "params_sha256 %s, 1 stage %s" % (got["sha"][:16],
                                                       base["sha"][:16]))
 
+    def check_attention(self):
+        base, error = self.train(stages=2, microbatches=2)
+        if base is None:
+            return self.report("attention", False, "separate ops: " + error)
+        got, error = self.train(stages=2, microbatches=2,
+                                recompute="selective")
+        if got is None:
+            return self.report("attention", False, error)
+        fused = any("pp_cpu_attention_grad(" in open(path).read()
+                    for path in glob.glob(os.path.join(
+                        self.work, "cache", "*", "stages.cpp")))
+        if not fused:
+            return self.report("attention", False, "no package calls "
+                               "pp_cpu_attention_grad: nothing fused")
+        self.report("attention", got["sha"] == base["sha"],
+                    "params_sha256 %s, separate ops %s" % (
+                        got["sha"][:16], base["sha"][:16]))
+
     def check_tp(self):
         base, error = self.train()
         if base is None:
@@ -321,14 +346,17 @@ class Case:
             for stages in self.extras["bf16_stages"]:
                 if "bf16-stages" in kinds:
                     self.check_stages(stages, microbatches, "bf16")
+        if self.extras["attention"] and "attention" in kinds:
+            self.check_attention()
         if self.extras["tp"] and "tp2" in kinds:
             self.check_tp()
         return self
 
 
-def train_key(stages, microbatches, tp, precision):
+def train_key(stages, microbatches, tp, precision, recompute="none"):
     """The name of a training run in a case's cache and work folder."""
-    return "train-s%d-m%d-tp%d-%s" % (stages, microbatches, tp, precision)
+    key = "train-s%d-m%d-tp%d-%s" % (stages, microbatches, tp, precision)
+    return key if recompute == "none" else key + "-" + recompute
 
 
 def relative(got, want):
@@ -349,10 +377,11 @@ def extras_of(args, family_index, fmt):
     """The checks beyond infer and train a case gets (module docstring)."""
     if args.full:
         return {"microbatches": [1, 2, 4], "stages": [1, 2, 4], "tp": True,
-                "bf16": True, "bf16_stages": [2, 4]}
+                "attention": True, "bf16": True, "bf16_stages": [2, 4]}
     chosen = FORMATS[family_index % len(FORMATS)] == fmt
     return {"microbatches": [2] if chosen else [],
-            "stages": [2] if chosen else [], "tp": chosen, "bf16": chosen,
+            "stages": [2] if chosen else [], "tp": chosen,
+            "attention": chosen, "bf16": chosen,
             "bf16_stages": [2, 4] if chosen else []}
 
 
