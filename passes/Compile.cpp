@@ -6,7 +6,8 @@
 // forward-only program: the model's outputs, no backward. `precision=bf16`
 // (or fp16) computes in that type with f32 master weights. `fuse=false`
 // leaves the elementwise ops unfused; `fuse-attention=true` makes each
-// attention one nn.attention (by default only under a `recompute` policy);
+// attention one nn.attention (by default only under recompute=selective or
+// full);
 // `split-backward=true` splits each stage's backward into input and weight
 // gradients (zero-bubble schedules).
 //
@@ -120,10 +121,10 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       *this, "fuse-attention",
       llvm::cl::desc("true: replace the ops of each f32 attention with one "
                      "nn.attention (pp-fuse-attention; the same bits, its "
-                     "gradient recomputes the probabilities instead of "
-                     "saving them); false: keep them; auto: true under "
-                     "recompute=selective, full or auto (memory matters "
-                     "more than the softmax it recomputes), else false"),
+                     "gradient recomputes the probabilities head by head "
+                     "instead of saving them); false: keep them; auto: true "
+                     "under recompute=selective or full, whose backward "
+                     "recomputes the probabilities anyway, else false"),
       llvm::cl::init("auto")};
   Option<bool> splitBackward{
       *this, "split-backward",
@@ -151,11 +152,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(pp-autodiff's freeze)")};
 };
 
-/// Whether `options` fuse attention (fuse-attention, auto: under a
-/// recomputation policy of a training program).
+/// Whether `options` fuse attention (fuse-attention; auto: when a training
+/// program's backward recomputes its forward, selective or full, where the
+/// fused gradient recomputes each head's probabilities in place of making a
+/// layer's whole again).
 bool fusesAttention(const CompileOptions &options) {
   if (options.fuseAttention == "auto")
-    return !options.infer && options.recompute != "none";
+    return !options.infer &&
+           (options.recompute == "selective" || options.recompute == "full");
   return options.fuseAttention == "true";
 }
 
@@ -267,7 +271,7 @@ void pp::registerPasses() {
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-apply-precision, pp-localize-parameter-derived, pp-mark-attention, "
       "pp-fuse-attention (with fuse-attention=true, or by default under "
-      "recompute), pp-autodiff (or, "
+      "recompute=selective or full), pp-autodiff (or, "
       "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, "

@@ -27,7 +27,7 @@ bench_attention() {
   for name in "${names[@]}"; do
     [ -n "${known[$name]:-}" ] || { echo "bench.sh: no attention model '$name' (byte-gpt, gpt2, llama)" >&2; exit 2; }
     IFS='|' read -r model microbatch_size steps loss input <<< "${known[$name]}"
-    [ -f "$model" ] || { echo "bench.sh: $model is missing; scripts/bench.sh --peers with PP_BENCH_PEER_MODELS=\"$name\" exports it" >&2; exit 1; }
+    [ -f "$model" ] || { echo "bench.sh: $model is missing; export it with the benchmark venv's python (scripts/bench.sh --peers makes one): VENV/bin/python scripts/bench/hf_models.py $hf $name" >&2; exit 1; }
     local shapes=()
     [ -z "$input" ] || shapes=(--input-shape "$input")
     dir="$runs/$name"

@@ -51,8 +51,9 @@ def main():
     load = load_averages(out)
     print("\n" + textwrap.fill(
         f"pp {commit()}, {machine()}, load average before {load[0]}, after {load[1]}. "
-        f"Attention fused into nn.attention (pp-fuse-attention, the default) against "
-        f"its unfused ops (pp-compile fuse-attention=false; the same bits), 1 stage, "
+        f"Attention fused into nn.attention (pp-compile fuse-attention=true) against "
+        f"its separate ops (fuse-attention=false; both train to the same bits, "
+        f"test/E2E/fused-attention.test), no recomputation, 1 stage, "
         f"--threads 1 and OPENBLAS_NUM_THREADS=1, AdamW, 4 microbatches per step, one "
         f"GEMM engine cache for every run. Step: median over steps 2..N of a run, then "
         f"median [min-max] over {repeats} alternating runs. Attention: its share of "

@@ -249,7 +249,7 @@ def main():
           "(p-1)/(m+p-1).")
     print_bubbles(models)
     print("\nGEMM rate: a step's matmul FLOPs (forwards and backwards, PyTorch's "
-          "FlopCounterMode) over pp's\nmatmul and attention seconds per step (--profile, "
+          "FlopCounterMode) over pp's\nmatmul (and fused attention's) seconds per step (--profile, "
           f"steps 2..N; kinds {', '.join(sorted(set(k for m in models for k in m['kinds'])))})"
           f"; share: of the best\nsingle-thread 1024^3 SGEMM, {best:.1f} GFLOP/s ({engine}).")
     print_gemm(models, best)

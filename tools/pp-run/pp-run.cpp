@@ -538,9 +538,9 @@ cl::opt<std::string> fuseAttention(
              "scale, mask, softmax, weighted sum) becomes one nn.attention, "
              "whose kernel gives the separate ops' bits and whose gradient "
              "recomputes each head's probabilities instead of keeping them: "
-             "true, false, or auto (default: true under --recompute other "
-             "than none, where memory matters more than the softmax it "
-             "recomputes)"),
+             "true, false, or auto (default: true under --recompute "
+             "selective or full, whose backward recomputes the "
+             "probabilities anyway: fused, a layer's are never whole)"),
     cl::value_desc("auto|true|false"), cl::cat(runCategory));
 cl::opt<std::string> recomputeOps(
     "recompute-ops",

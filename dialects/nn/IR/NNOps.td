@@ -332,8 +332,8 @@ def NN_AttentionOp : NN_InferredOp<"attention", [AttrSizedOperandSegments,
     `pp-fuse-attention` makes it from the ops a model computes attention
     with (nn.matmul, nn.mul or nn.div by a constant, nn.add, nn.where,
     nn.softmax, nn.matmul): its kernel runs them one head at a time with the
-    same arithmetic, so that it gives their bits while the scores and
-    probabilities of a head never leave the cache, and its gradient
+    same arithmetic, so that it gives their bits while a head's scores and
+    probabilities stay in one `Sq x Sk` buffer, and its gradient
     (`nn.attention_grad`) recomputes the probabilities instead of saving
     them. `bias` and `mask` carry no gradient.
 

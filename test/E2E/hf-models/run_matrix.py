@@ -30,10 +30,11 @@ Checks of one case (family, format):
                bf16, after the train run's 5 steps (after 1, AdamW's step is
                about lr times the gradient's sign, which would hide
                gradients that differ in their last bits)
-  attention    stages 2/2 under --recompute selective, which makes each
-               attention one nn.attention (--fuse-attention auto): the
-               package calls its kernels, and params_sha256 is bit-equal
-               to the stages 2/2 run's with the separate ops
+  attention    stages 2/2 under --recompute selective, which makes the
+               attention nn.attention (--fuse-attention auto): no package
+               of the runs before it calls nn.attention's gradient, that
+               run's does, and its params_sha256 is bit-equal to the
+               stages 2/2 run's with the separate ops
   tp2          --tp 2: every step's loss and step 1's grad norm within 1e-5
                of the 1-rank train run (and the tensor axis must split some
                parameter). Later grad norms are not compared: the row-parallel
@@ -290,20 +291,27 @@ class Case:
                     "params_sha256 %s, 1 stage %s" % (got["sha"][:16],
                                                       base["sha"][:16]))
 
+    def fused_packages(self):
+        """The case's compiled packages that call nn.attention's gradient."""
+        return [path for path in glob.glob(os.path.join(
+            self.work, "cache", "*", "stages.cpp"))
+            if "pp_cpu_attention_grad(" in open(path).read()]
+
     def check_attention(self):
         base, error = self.train(stages=2, microbatches=2)
         if base is None:
             return self.report("attention", False, "separate ops: " + error)
+        if self.fused_packages():
+            return self.report("attention", False, "a run without "
+                               "recomputation fused attention")
         got, error = self.train(stages=2, microbatches=2,
                                 recompute="selective")
         if got is None:
             return self.report("attention", False, error)
-        fused = any("pp_cpu_attention_grad(" in open(path).read()
-                    for path in glob.glob(os.path.join(
-                        self.work, "cache", "*", "stages.cpp")))
-        if not fused:
-            return self.report("attention", False, "no package calls "
-                               "pp_cpu_attention_grad: nothing fused")
+        if not self.fused_packages():
+            return self.report("attention", False, "the selective run's "
+                               "package calls no pp_cpu_attention_grad: "
+                               "nothing fused")
         self.report("attention", got["sha"] == base["sha"],
                     "params_sha256 %s, separate ops %s" % (
                         got["sha"][:16], base["sha"][:16]))
