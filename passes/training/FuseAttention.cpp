@@ -33,8 +33,8 @@ struct AttentionChain {
   nn::MatmulOp scores;
   nn::SoftmaxOp softmax;
   nn::MatmulOp weightedSum;
-  /// The scale, bias and mask ops, from the scores to the softmax (those
-  /// present).
+  /// The mask, bias and scale ops (those present), from the softmax back to
+  /// the scores: each one's user before it.
   SmallVector<Operation *> between;
   double scale = 1.0;
   bool divide = false;
@@ -123,7 +123,6 @@ public:
         matmul.getType() != softmax.getType() || !shareBatch(matmul, chain))
       return std::nullopt;
     chain.scores = matmul;
-    std::reverse(chain.between.begin(), chain.between.end());
     return chain;
   }
 
@@ -216,7 +215,7 @@ void fuse(AttentionChain &chain) {
     attention->setAttr(attr.getName(), attr.getValue());
   chain.weightedSum.getResult().replaceAllUsesWith(attention.getResult());
   SmallVector<Operation *> erased = {chain.weightedSum, chain.softmax};
-  erased.append(chain.between.rbegin(), chain.between.rend());
+  llvm::append_range(erased, chain.between);
   erased.push_back(scores);
   llvm::SetVector<Operation *> constants;
   for (Operation *op : erased) {
