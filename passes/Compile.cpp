@@ -7,7 +7,8 @@
 // (or fp16) computes in that type with f32 master weights. `fuse=false`
 // leaves the elementwise ops unfused; `fuse-attention=true` makes each
 // attention one nn.attention (by default only under recompute=selective or
-// full);
+// full); `fuse-cross-entropy=true` the LM head and its loss one
+// nn.linear_cross_entropy (by default only under recompute=full);
 // `split-backward=true` splits each stage's backward into input and weight
 // gradients (zero-bubble schedules).
 //
@@ -126,6 +127,22 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "under recompute=selective or full, whose backward "
                      "recomputes the probabilities anyway, else false"),
       llvm::cl::init("auto")};
+  Option<std::string> fuseCrossEntropy{
+      *this, "fuse-cross-entropy",
+      llvm::cl::desc("true: replace the LM head's f32 matmul and the "
+                     "cross-entropy of its logits with one "
+                     "nn.linear_cross_entropy (pp-fuse-cross-entropy; the "
+                     "logits made a chunk of rows at a time and recomputed "
+                     "by the gradient instead of saved); false: keep them; "
+                     "auto: true under recompute=full, whose backward "
+                     "recomputes the logits anyway, without tensor "
+                     "parallelism, else false"),
+      llvm::cl::init("auto")};
+  Option<int64_t> crossEntropyChunk{
+      *this, "cross-entropy-chunk",
+      llvm::cl::desc("rows of logits a fused cross-entropy makes at once (0: "
+                     "pp-fuse-cross-entropy chooses)"),
+      llvm::cl::init(0)};
   Option<bool> splitBackward{
       *this, "split-backward",
       llvm::cl::desc("split each stage's backward into backward_input and "
@@ -163,6 +180,23 @@ bool fusesAttention(const CompileOptions &options) {
   return options.fuseAttention == "true";
 }
 
+/// Whether `options` shard for tensor parallelism.
+bool shardsTensors(const CompileOptions &options) {
+  return options.tp != 1 || options.sp || !options.shard.empty();
+}
+
+/// Whether `options` fuse the LM head and its cross-entropy
+/// (fuse-cross-entropy; auto: when a training program's backward recomputes
+/// its forward whole, logits included, and no tensor axis makes them
+/// vocabulary-parallel).
+bool fusesCrossEntropy(const CompileOptions &options) {
+  if (options.infer)
+    return false;
+  if (options.fuseCrossEntropy == "auto")
+    return options.recompute == "full" && !shardsTensors(options);
+  return options.fuseCrossEntropy == "true";
+}
+
 /// The precision policy, then every node computing its own copies of the
 /// values it derives from parameters (its weights' casts included), and the
 /// ops of attention marked for the profile, before differentiating.
@@ -178,6 +212,13 @@ void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
                                options.splitPoints.end());
     pm.addPass(pp::createFuseAttention(attention));
   }
+  if (fusesCrossEntropy(options)) {
+    pp::FuseCrossEntropyOptions crossEntropy;
+    crossEntropy.chunkRows = options.crossEntropyChunk;
+    crossEntropy.keepNodes.assign(options.splitPoints.begin(),
+                                  options.splitPoints.end());
+    pm.addPass(pp::createFuseCrossEntropy(crossEntropy));
+  }
 }
 
 /// Why `options` do not make a pipeline, or "".
@@ -186,6 +227,20 @@ std::string compileOptionsProblem(const CompileOptions &options) {
       options.fuseAttention != "false")
     return "pp-compile: fuse-attention=" + options.fuseAttention +
            " is not auto, true or false";
+  if (options.fuseCrossEntropy != "auto" &&
+      options.fuseCrossEntropy != "true" && options.fuseCrossEntropy != "false")
+    return "pp-compile: fuse-cross-entropy=" + options.fuseCrossEntropy +
+           " is not auto, true or false";
+  if (options.crossEntropyChunk < 0)
+    return "pp-compile: cross-entropy-chunk=" +
+           std::to_string(options.crossEntropyChunk) +
+           " is negative; give the rows of logits made at once, or 0 to let "
+           "pp-fuse-cross-entropy choose";
+  if (options.fuseCrossEntropy == "true" && shardsTensors(options))
+    return "pp-compile: fuse-cross-entropy=true does not apply with tensor "
+           "parallelism (tp, sp or shard), whose LM head makes its logits "
+           "vocabulary-parallel instead; drop fuse-cross-entropy or set it "
+           "to auto";
   if (!options.infer)
     return "";
   if (!options.loss.empty())
@@ -242,7 +297,7 @@ void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options) {
   if (options.recompute != "none" || !options.recomputeOps.empty())
     pm.addPass(pp::createRecompute());
   pm.addPass(pp::createInsertSendRecv());
-  if (options.tp != 1 || options.sp || !options.shard.empty()) {
+  if (shardsTensors(options)) {
     pp::ShardTensorParallelOptions parallel;
     parallel.tp = options.tp;
     parallel.sequenceParallel = options.sp;
@@ -271,7 +326,9 @@ void pp::registerPasses() {
       "Compile an imported model into pipeline stages: pp-attach-loss, "
       "pp-apply-precision, pp-localize-parameter-derived, pp-mark-attention, "
       "pp-fuse-attention (with fuse-attention=true, or by default under "
-      "recompute=selective or full), pp-autodiff (or, "
+      "recompute=selective or full), pp-fuse-cross-entropy (with "
+      "fuse-cross-entropy=true, or by default under recompute=full without "
+      "tensor parallelism), pp-autodiff (or, "
       "with infer=true, pp-mark-outputs first), pp-partition, "
       "pp-insert-send-recv, pp-shard-tensor-parallel (with tp=T > 1), "
       "pp-split-backward (with split-backward=true), pp-outline-stages, "

@@ -7,7 +7,8 @@
  *   result i; pp_frame_release destroys a tensor the code owns.
  * - pp_frame_gradient_sum lends the sum that gradient result i adds up in
  *   over a step, for a kernel to add the result into in place of making
- *   it (pp_<target>_gather_grad_add, pp_<target>_matmul_add);
+ *   it (pp_<target>_gather_grad_add, pp_<target>_matmul_add,
+ *   pp_<target>_linear_cross_entropy_grad_add);
  *   pp_frame_gradient_added then says that it did.
  * - pp_frame_send/pp_frame_recv move named tensors between stages.
  * - pp_frame_device is the device the function runs on, and
@@ -289,6 +290,24 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##cross_entropy_grad_in_place(                              \
       pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
       int64_t ignore_index, int reduction);                                    \
+  /* nn.linear_cross_entropy: cross_entropy(hidden x weight, labels), the      \
+   * logits made chunk_rows rows at a time. */                                 \
+  pp_tensor *prefix##linear_cross_entropy(                                     \
+      pp_frame *frame, pp_tensor *hidden, pp_tensor *weight,                   \
+      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
+      int reduction, int transpose_weight);                                    \
+  /* nn.linear_cross_entropy_grad: the hidden states' and the weight's         \
+   * gradients into results[0..1] (both NULL when the call fails). */          \
+  void prefix##linear_cross_entropy_grad(                                      \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,  \
+      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
+      int reduction, int transpose_weight, pp_tensor **results);               \
+  /* linear_cross_entropy_grad with the weight's gradient added into `sum`     \
+   * (pp_frame_gradient_sum) instead of made; returns the hidden states'. */   \
+  pp_tensor *prefix##linear_cross_entropy_grad_add(                            \
+      pp_frame *frame, pp_tensor *sum, pp_tensor *grad, pp_tensor *hidden,     \
+      pp_tensor *weight, pp_tensor *labels, int64_t chunk_rows,                \
+      int64_t ignore_index, int reduction, int transpose_weight);              \
   pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
                              double ratio);                                    \
   pp_tensor *prefix##all_reduce(pp_frame *frame, pp_tensor *input,             \

@@ -280,14 +280,47 @@ private:
                                 isF32(matmul.getResult(), 2);
                        })
                        .Default([](Operation *) { return false; });
-    if (!addable || !op->hasOneUse() ||
-        !isa<func::ReturnOp>(op->use_begin()->getOwner()))
+    if (!addable)
       return std::nullopt;
-    unsigned index = op->use_begin()->getOperandNumber();
+    return gradientResultOf(op->getResult(0));
+  }
+
+  /// The index of the gradient result that `value` is and nothing else
+  /// reads, or nullopt.
+  std::optional<unsigned> gradientResultOf(Value value) {
+    if (!value.hasOneUse() ||
+        !isa<func::ReturnOp>(value.use_begin()->getOwner()))
+      return std::nullopt;
+    unsigned index = value.use_begin()->getOperandNumber();
     auto role = source.getResultAttrOfType<StringAttr>(index, kRoleAttrName);
     if (!role || role.getValue() != "gradient")
       return std::nullopt;
     return index;
+  }
+
+  /// An nn.linear_cross_entropy_grad whose weight gradient is gradient
+  /// result `index`: pp_<target>_linear_cross_entropy_grad_add adds it into
+  /// the sum pp_frame_gradient_sum lends and returns the hidden states'
+  /// gradient.
+  LogicalResult lowerHeadGradientAdded(nn::LinearCrossEntropyGradOp op,
+                                       unsigned index) {
+    FailureOr<SmallVector<KernelArgument>> arguments = kernelArguments(op);
+    if (failed(arguments))
+      return failure();
+    SmallVector<Attribute> literals = {integer(index)};
+    llvm::append_range(literals,
+                       shapeLiterals(op.getWeightGrad().getType().getShape()));
+    arguments->insert(arguments->begin(),
+                      call("pp_frame_gradient_sum", {}, literals));
+    Value hiddenGrad = op.getHiddenGrad();
+    values[hiddenGrad] =
+        emitCall((prefix + op->getName().stripDialect() + "_add").str(),
+                 *arguments, tensorPtr)
+            ->getResult(0);
+    own(values[hiddenGrad], hiddenGrad.getType());
+    callVoid("pp_frame_gradient_added", {}, {integer(index)});
+    addedIntoSums.insert(index);
+    return success();
   }
 
   /// `op`'s result added into gradient result `index`'s sum:
@@ -325,6 +358,10 @@ private:
   LogicalResult lowerOp(Operation *op) {
     if (std::optional<unsigned> index = gradientResultToAdd(op))
       return lowerAddedIntoSum(op, *index);
+    if (auto headGrad = dyn_cast<nn::LinearCrossEntropyGradOp>(op))
+      if (std::optional<unsigned> index =
+              gradientResultOf(headGrad.getWeightGrad()))
+        return lowerHeadGradientAdded(headGrad, *index);
     if (auto crossEntropyGrad = dyn_cast<nn::CrossEntropyGradOp>(op))
       if (std::optional<unsigned> arg = logitsToOverwrite(crossEntropyGrad))
         return lowerCrossEntropyGradInPlace(crossEntropyGrad, *arg);
@@ -906,7 +943,8 @@ private:
 
   /// What the profile counts the calls of `op` as: a message or
   /// collective's communication, attention's (pp-mark-attention; a fusion
-  /// whose every op is), a matrix product's, or other.
+  /// whose every op is), a matrix product's (an LM head's fused
+  /// cross-entropy's included, which its GEMMs dominate), or other.
   static pp_profile_category profileCategory(Operation *op) {
     if (isa<SendOp, RecvOp>(op) || op->hasTrait<CollectiveKernel>())
       return PP_PROFILE_COMMUNICATION;
@@ -919,7 +957,8 @@ private:
                  : PP_PROFILE_OTHER;
     if (op->hasAttr(kAttentionAttrName))
       return PP_PROFILE_ATTENTION;
-    if (isa<nn::MatmulOp, nn::LinearOp>(op))
+    if (isa<nn::MatmulOp, nn::LinearOp, nn::LinearCrossEntropyOp,
+            nn::LinearCrossEntropyGradOp>(op))
       return PP_PROFILE_GEMM;
     return PP_PROFILE_OTHER;
   }

@@ -179,6 +179,47 @@ def FuseAttention : Pass<"pp-fuse-attention", "mlir::ModuleOp"> {
   let dependentDialects = ["::pp::nn::NNDialect"];
 }
 
+def FuseCrossEntropy : Pass<"pp-fuse-cross-entropy", "mlir::ModuleOp"> {
+  let summary = "replaces an LM head's matmul and cross-entropy with "
+                "nn.linear_cross_entropy";
+  let description = [{
+    Replaces in `@main` each `nn.cross_entropy` whose logits an f32
+    `nn.matmul` of hidden states `[..., D]` and a 2-D weight computes (and
+    nothing else reads) with one `nn.linear_cross_entropy`, whose kernel
+    makes the logits `chunk-rows` rows at a time and whose gradient
+    (`nn.linear_cross_entropy_grad`) recomputes them chunk by chunk: the
+    forward saves no logits for the backward, and neither ever holds more
+    than one chunk of them. The fused op takes the matmul's node
+    (`pp.node`) and attributes, so that the LM head stays a node of its
+    own.
+
+    `chunk-rows=0` (the default) makes a chunk the rows of one batch
+    element's product, `[..., S, D]`'s S, as pp_<target>_matmul multiplies
+    them, while its logits fit in 64 MiB, else as many rows as fit (a
+    multiple of 256 from 256 rows on). With the rows of one batch element
+    in a chunk the loss and the hidden states' gradient are the unfused
+    ops' bits on the CPU; the weight's gradient adds the chunks up one
+    after the other, where the unfused gradient makes one product over all
+    rows (the same bits only with one chunk). A pipelined run equals the
+    unpipelined one bit for bit either way.
+
+    It leaves alone a cross-entropy whose logits are not such a matmul's
+    (a bias added to them, a cast of reduced precision: run it after
+    pp-apply-precision), a matmul with a transposed left operand or a
+    dynamic shape, and a head whose matmul or loss is a node named in
+    `keep-nodes` (pp-compile passes its `split-points`).
+  }];
+  let options = [
+    Option<"chunkRows", "chunk-rows", "int64_t", "0",
+           "rows of logits made at once (0: one batch element's rows while "
+           "their logits fit in 64 MiB)">,
+    ListOption<"keepNodes", "keep-nodes", "std::string",
+               "nodes that stay ops of their own: a head whose matmul or "
+               "loss is one of them is not fused">,
+  ];
+  let dependentDialects = ["::pp::nn::NNDialect"];
+}
+
 def Autodiff : Pass<"pp-autodiff", "mlir::ModuleOp"> {
   let summary = "reverse-mode differentiation of the loss";
   let description = [{

@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/CudaBlockSum.h"
 #include "runtime/cuda/CudaCollectiveKernels.h"
+#include "runtime/cuda/CudaCrossEntropyKernels.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaFrame.h"
 #include "runtime/cuda/CudaGemm.h"
@@ -533,74 +534,6 @@ __global__ void mseLossGradKernel(const T *g, const T *x, const T *t, T *out,
                          loadFloat(g[reduction == 2 ? i : 0]));
 }
 
-/// One thread per row: its loss, of type `Loss` (the logits' T when it is
-/// the result, float when crossEntropyReduceKernel sums it).
-template <typename T, typename Loss>
-__global__ void crossEntropyRowsKernel(const T *z, const int64_t *y,
-                                       Loss *rowLoss, int64_t rows,
-                                       int64_t classes, int64_t ignore) {
-  int64_t r = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= rows)
-    return;
-  if (y[r] == ignore) { // The labels were checked on the host.
-    rowLoss[r] = Loss();
-    return;
-  }
-  const T *row = z + r * classes;
-  double max, total;
-  softmaxNormalizer(row, classes, 1, max, total);
-  rowLoss[r] = storeFloat<Loss>(
-      static_cast<float>(log(total) + max - loadFloat(row[y[r]])));
-}
-
-template <typename T>
-__global__ void crossEntropyReduceKernel(const float *rowLoss, const int64_t *y,
-                                         T *out, int64_t rows, int64_t ignore,
-                                         int reduction) {
-  double local = 0, count = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
-    local += rowLoss[r];
-    count += y[r] != ignore;
-  }
-  double sum = blockSum<kThreads>(local);
-  double counted = blockSum<kThreads>(count);
-  if (threadIdx.x == 0)
-    out[0] = storeFloat<T>(static_cast<float>(
-        reduction == 0 ? (counted > 0 ? sum / counted : 0.0) : sum));
-}
-
-template <typename T>
-__global__ void crossEntropyGradKernel(const T *g, const T *z, const int64_t *y,
-                                       T *out, int64_t rows, int64_t classes,
-                                       int64_t ignore, int reduction) {
-  __shared__ double counted;
-  double count = 0;
-  for (int64_t r = threadIdx.x; r < rows; r += kThreads)
-    count += y[r] != ignore;
-  double total = blockSum<kThreads>(count);
-  if (threadIdx.x == 0)
-    counted = total;
-  __syncthreads();
-  for (int64_t r = threadIdx.x; r < rows; r += kThreads) {
-    const T *row = z + r * classes;
-    T *grad = out + r * classes;
-    if (y[r] == ignore) {
-      for (int64_t c = 0; c < classes; ++c)
-        grad[c] = T();
-      continue;
-    }
-    double scale = loadFloat(g[reduction == 2 ? r : 0]);
-    if (reduction == 0)
-      scale /= counted;
-    double max, sum;
-    softmaxNormalizer(row, classes, 1, max, sum);
-    for (int64_t c = 0; c < classes; ++c)
-      grad[c] = storeFloat<T>(static_cast<float>(
-          (exp(loadFloat(row[c]) - max) / sum - (c == y[r] ? 1.0 : 0.0)) *
-          scale));
-  }
-}
-
 /// Element-wise dropout (DropoutMask.h).
 template <typename T>
 __global__ void dropoutKernel(const T *in, T *out, int64_t n,
@@ -944,19 +877,6 @@ pp_tensor *toDevice(pp_frame *frame, const char *kernel,
   return tensor;
 }
 
-/// The labels of a cross-entropy kernel, checked on the host
-/// (crossEntropyLabels), as a new i64 device tensor; null, the error
-/// recorded, on failure.
-pp_tensor *deviceLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
-                        pp_tensor *labels, int64_t ignoreIndex) {
-  std::optional<std::vector<char>> host = toHost(frame, kernel, labels);
-  std::optional<std::vector<int64_t>> values =
-      host ? crossEntropyLabels(frame, kernel, logits, labels, ignoreIndex,
-                                host->data())
-           : std::nullopt;
-  return values ? toDevice(frame, kernel, *values) : nullptr;
-}
-
 /// cross_entropy_grad's gradient in a new tensor, or with `inPlace` over
 /// `logits`, which the call then owns (each element is read by the thread
 /// that then writes it).
@@ -968,8 +888,8 @@ pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
       floatOperandsType(frame, "cross_entropy_grad", {grad, logits});
   if (!dtype || !labels)
     return failedOverwrite(logits, inPlace);
-  pp_tensor *y =
-      deviceLabels(frame, "cross_entropy_grad", logits, labels, ignore_index);
+  pp_tensor *y = deviceLabels(frame, "cross_entropy_grad", shapeOf(logits),
+                              labels, ignore_index);
   if (!y)
     return failedOverwrite(logits, inPlace);
   Shape shape = shapeOf(logits);
@@ -980,7 +900,8 @@ pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
       crossEntropyGradKernel<<<1, kThreads, 0, kernelStream(frame)>>>(
           elementsOf<T>(grad), elementsOf<T>(logits),
           elementsOf<const int64_t>(y), elementsOf<T>(result),
-          pp_tensor_numel(labels), shape.back(), ignore_index, reduction);
+          pp_tensor_numel(labels), shape.back(), ignore_index, reduction,
+          elementsOf<const int64_t>(y), pp_tensor_numel(labels));
     });
   pp_tensor_destroy(y); // Freed in stream order, after the kernel.
   return result ? launched(frame, "cross_entropy_grad", result) : nullptr;
@@ -989,6 +910,17 @@ pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
 } // namespace
 
 namespace pp::runtime::cuda {
+
+pp_tensor *deviceLabels(pp_frame *frame, const char *kernel,
+                        const Shape &logitsShape, pp_tensor *labels,
+                        int64_t ignoreIndex) {
+  std::optional<std::vector<char>> host = toHost(frame, kernel, labels);
+  std::optional<std::vector<int64_t>> values =
+      host ? crossEntropyLabels(frame, kernel, logitsShape, labels, ignoreIndex,
+                                host->data())
+           : std::nullopt;
+  return values ? toDevice(frame, kernel, *values) : nullptr;
+}
 
 pp_tensor *copyOnDevice(pp_frame *frame, const char *kernel,
                         const StridedCopy &copy, pp_tensor *source,
@@ -1693,8 +1625,8 @@ pp_tensor *pp_cuda_cross_entropy(pp_frame *frame, pp_tensor *logits,
       floatOperandsType(frame, "cross_entropy", {logits});
   if (!dtype || !labels)
     return nullptr;
-  pp_tensor *y =
-      deviceLabels(frame, "cross_entropy", logits, labels, ignore_index);
+  pp_tensor *y = deviceLabels(frame, "cross_entropy", shapeOf(logits), labels,
+                              ignore_index);
   if (!y)
     return nullptr;
   Shape shape = shapeOf(logits);

@@ -183,11 +183,4 @@ bool newAttentionGradients(pp_frame *frame, TensorFactory create,
   return true;
 }
 
-void discardResults(pp_tensor **results, int count) {
-  for (int i = 0; i < count; ++i) {
-    pp_tensor_destroy(results[i]);
-    results[i] = nullptr;
-  }
-}
-
 } // namespace pp::runtime

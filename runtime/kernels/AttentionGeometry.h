@@ -129,9 +129,6 @@ bool newAttentionGradients(pp_frame *frame, TensorFactory create,
                            const pp_tensor *query, const pp_tensor *key,
                            const pp_tensor *value, pp_tensor **results);
 
-/// Destroys the first `count` results of a failing call, leaving null.
-void discardResults(pp_tensor **results, int count);
-
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_KERNELS_ATTENTIONGEOMETRY_H

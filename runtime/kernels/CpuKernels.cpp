@@ -9,6 +9,7 @@
 #include "runtime/core/Shapes.h"
 #include "runtime/kernels/CpuKernelLoops.h"
 #include "runtime/kernels/CrossEntropyLabels.h"
+#include "runtime/kernels/CrossEntropyRows.h"
 #include "runtime/kernels/DataMovement.h"
 #include "runtime/kernels/ElementwiseFormulas.h"
 #include "runtime/kernels/Frame.h"
@@ -26,8 +27,8 @@ using namespace pp::runtime;
 using namespace pp::runtime::cpu;
 
 /// cross_entropy_grad's gradient in a new tensor, or with `inPlace` over
-/// `logits`, which the call then owns (each row is read whole into its
-/// normalizer before it is written).
+/// `logits`, which the call then owns (crossEntropyGradRows reads each row
+/// whole before it writes it).
 static pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
                                        pp_tensor *logits, pp_tensor *labels,
                                        int64_t ignore_index, int reduction,
@@ -42,43 +43,15 @@ static pp_tensor *crossEntropyGradInto(pp_frame *frame, pp_tensor *grad,
   if (!labelValues)
     return failedOverwrite(logits, inPlace);
   Shape shape = shapeOf(logits);
-  int64_t classes = shape.back();
-  int64_t rows = pp_tensor_numel(labels);
-  const int64_t *y = labelValues->data();
-  int64_t counted = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    counted += y[r] != ignore_index;
   pp_tensor *result = inPlace ? logits : newTensor(frame, *dtype, shape);
   if (!result)
     return nullptr;
   forFloatType(*dtype, [&](auto element) {
     using T = decltype(element);
-    FloatsIn<T> z = readFloats<T>(logits), g = readFloats<T>(grad);
-    FloatsOut<T> out = writeFloats<T>(result);
-    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
-      // A row's gradient in f32 before its conversion to T.
-      std::vector<float> rowGrad(std::is_same_v<T, float> ? 0 : classes);
-      for (int64_t r = begin; r < end; ++r) {
-        if (y[r] == ignore_index) {
-          for (int64_t c = 0; c < classes; ++c)
-            out[r * classes + c] = 0.0f;
-          continue;
-        }
-        double scale = reduction == 2 ? g[r] : g[0];
-        if (reduction == 0)
-          scale /= counted;
-        FloatsIn<T> row = z + r * classes;
-        SoftmaxRow normalizer = softmaxRow(row, classes);
-        if constexpr (std::is_same_v<T, float>) {
-          crossEntropyGradRow(normalizer, classes, y[r], scale,
-                              out + r * classes);
-        } else {
-          crossEntropyGradRow(normalizer, classes, y[r], scale, rowGrad.data());
-          for (int64_t c = 0; c < classes; ++c)
-            out[r * classes + c] = rowGrad[c];
-        }
-      }
-    });
+    crossEntropyGradRows<T>(
+        readFloats<T>(logits), readFloats<T>(grad), writeFloats<T>(result),
+        pp_tensor_numel(labels), shape.back(), labelValues->data(),
+        ignore_index, reduction, countedLabels(*labelValues, ignore_index));
   });
   return result;
 }
@@ -479,45 +452,16 @@ pp_tensor *pp_cpu_cross_entropy(pp_frame *frame, pp_tensor *logits,
   if (!y)
     return nullptr;
   Shape shape = shapeOf(logits);
-  int64_t classes = shape.back();
   int64_t rows = pp_tensor_numel(labels);
   // Each row's loss on the thread pool, then their sum in row order.
   std::vector<double> losses(rows, 0.0);
   forFloatType(*dtype, [&](auto element) {
     using T = decltype(element);
-    FloatsIn<T> z = readFloats<T>(logits);
-    forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        if ((*y)[r] == ignore_index)
-          continue;
-        FloatsIn<T> row = z + r * classes;
-        SoftmaxRow normalizer = softmaxRow(row, classes);
-        losses[r] = std::log(normalizer.total) + normalizer.max -
-                    static_cast<double>(row[(*y)[r]]);
-      }
-    });
+    crossEntropyLosses(readFloats<T>(logits), rows, shape.back(), y->data(),
+                       ignore_index, losses.data());
   });
-  double sum = 0;
-  int64_t counted = 0;
-  for (int64_t r = 0; r < rows; ++r)
-    if ((*y)[r] != ignore_index) {
-      sum += losses[r];
-      ++counted;
-    }
-  if (reduction == 2) {
-    Shape rowShape(shape.begin(), shape.end() - 1);
-    pp_tensor *result = newTensor(frame, *dtype, rowShape);
-    if (result)
-      forFloatType(*dtype, [&](auto element) {
-        using T = decltype(element);
-        fillElements(elementsOf<T>(result), rows,
-                     [&](int64_t r) { return static_cast<float>(losses[r]); });
-      });
-    return result;
-  }
-  if (reduction == 0)
-    sum = counted ? sum / counted : 0.0;
-  return scalar(frame, sum, *dtype);
+  return crossEntropyResult(frame, losses, y->data(), ignore_index, reduction,
+                            *dtype, Shape(shape.begin(), shape.end() - 1));
 }
 
 pp_tensor *pp_cpu_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,

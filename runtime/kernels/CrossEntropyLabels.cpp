@@ -8,8 +8,16 @@ std::optional<std::vector<int64_t>>
 crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
                    pp_tensor *labels, int64_t ignoreIndex,
                    const void *hostLabels, int64_t pieces) {
+  return crossEntropyLabels(frame, kernel, shapeOf(logits), labels, ignoreIndex,
+                            hostLabels, pieces);
+}
+
+std::optional<std::vector<int64_t>>
+crossEntropyLabels(pp_frame *frame, const char *kernel, const Shape &shape,
+                   pp_tensor *labels, int64_t ignoreIndex,
+                   const void *hostLabels, int64_t pieces) {
   pp_dtype dtype = pp_tensor_dtype(labels);
-  Shape shape = shapeOf(logits), positions = shapeOf(labels);
+  Shape positions = shapeOf(labels);
   if (dtype != PP_DTYPE_I64 && dtype != PP_DTYPE_I32) {
     failFrame(frame, std::string(kernel) + ": labels must be i64 or i32, got " +
                          pp_dtype_name(dtype));

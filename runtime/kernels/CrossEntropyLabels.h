@@ -19,6 +19,14 @@ crossEntropyLabels(pp_frame *frame, const char *kernel, pp_tensor *logits,
                    pp_tensor *labels, int64_t ignoreIndex,
                    const void *hostLabels, int64_t pieces = 1);
 
+/// crossEntropyLabels for logits of shape `logitsShape`, which no tensor
+/// holds (nn.linear_cross_entropy's, made a chunk at a time).
+std::optional<std::vector<int64_t>>
+crossEntropyLabels(pp_frame *frame, const char *kernel,
+                   const Shape &logitsShape, pp_tensor *labels,
+                   int64_t ignoreIndex, const void *hostLabels,
+                   int64_t pieces = 1);
+
 } // namespace pp::runtime
 
 #endif // PP_RUNTIME_KERNELS_CROSSENTROPYLABELS_H

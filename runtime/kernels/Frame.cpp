@@ -61,6 +61,13 @@ pp_tensor *newHeapTensor(pp_frame *frame, pp_dtype dtype,
   return tensor;
 }
 
+void discardResults(pp_tensor **results, int count) {
+  for (int i = 0; i < count; ++i) {
+    pp_tensor_destroy(results[i]);
+    results[i] = nullptr;
+  }
+}
+
 std::vector<int64_t> shapeOf(const pp_tensor *tensor) {
   const int64_t *shape = pp_tensor_shape(tensor);
   return std::vector<int64_t>(shape, shape + pp_tensor_rank(tensor));

@@ -66,6 +66,9 @@ void failFrame(pp_frame *frame, const std::string &message);
 /// fails before writing.
 pp_tensor *failedOverwrite(pp_tensor *operand, bool owned);
 
+/// Destroys the first `count` results of a failing call, leaving null.
+void discardResults(pp_tensor **results, int count);
+
 /// The shape of a tensor.
 std::vector<int64_t> shapeOf(const pp_tensor *tensor);
 

@@ -363,6 +363,11 @@ std::optional<std::string> compileModel(const ModelCompileRequest &request,
     pipeline += " recompute=" + request.recompute;
   if (request.fuseAttention != "auto")
     pipeline += " fuse-attention=" + request.fuseAttention;
+  if (request.fuseCrossEntropy != "auto")
+    pipeline += " fuse-cross-entropy=" + request.fuseCrossEntropy;
+  if (request.crossEntropyChunk != 0)
+    pipeline +=
+        " cross-entropy-chunk=" + std::to_string(request.crossEntropyChunk);
   if (!request.recomputeOps.empty()) {
     std::optional<std::string> ops = quotedOptionValue(
         "--recompute-ops", request.recomputeOps, problem);

@@ -58,6 +58,12 @@ struct ModelCompileRequest {
   /// Whether attention becomes nn.attention (pp-compile fuse-attention=):
   /// auto, true or false.
   std::string fuseAttention = "auto";
+  /// Whether the LM head and its loss become nn.linear_cross_entropy
+  /// (pp-compile fuse-cross-entropy=): auto, true or false; and the rows of
+  /// logits it makes at once (cross-entropy-chunk=; 0: the compiler's
+  /// choice).
+  std::string fuseCrossEntropy = "auto";
+  int64_t crossEntropyChunk = 0;
   /// Whether the run offloads activations (pp-compile
   /// offload-activations=): what a rank holds under memoryLimit.
   bool offloadActivations = false;

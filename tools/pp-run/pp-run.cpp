@@ -542,6 +542,22 @@ cl::opt<std::string> fuseAttention(
              "selective or full, whose backward recomputes the "
              "probabilities anyway: fused, a layer's are never whole)"),
     cl::value_desc("auto|true|false"), cl::cat(runCategory));
+cl::opt<std::string> fuseCrossEntropy(
+    "fuse-cross-entropy", cl::init("auto"),
+    cl::desc("When compiling a model, whether the LM head's f32 matmul and "
+             "the cross-entropy of its logits become one "
+             "nn.linear_cross_entropy, which makes the logits a chunk of "
+             "rows at a time and whose gradient recomputes them instead of "
+             "keeping them: true, false, or auto (default: true under "
+             "--recompute full, whose backward recomputes the logits "
+             "anyway, without tensor parallelism)"),
+    cl::value_desc("auto|true|false"), cl::cat(runCategory));
+cl::opt<int64_t> crossEntropyChunk(
+    "cross-entropy-chunk", cl::init(0),
+    cl::desc("When compiling a model with a fused cross-entropy, the rows "
+             "of logits made at once (default 0: one batch element's rows "
+             "while their logits fit in 64 MiB)"),
+    cl::value_desc("rows"), cl::cat(runCategory));
 cl::opt<std::string> recomputeOps(
     "recompute-ops",
     cl::desc("When compiling a model, recompute the ops whose whole name "
@@ -1358,6 +1374,14 @@ int main(int argc, char **argv) {
       fuseAttention != "false")
     return error("--fuse-attention " + fuseAttention +
                  ": use auto (the default), true or false");
+  if (fuseCrossEntropy != "auto" && fuseCrossEntropy != "true" &&
+      fuseCrossEntropy != "false")
+    return error("--fuse-cross-entropy " + fuseCrossEntropy +
+                 ": use auto (the default), true or false");
+  if (crossEntropyChunk < 0)
+    return error("--cross-entropy-chunk " + std::to_string(crossEntropyChunk) +
+                 " is negative: give the rows of logits made at once, or 0 "
+                 "(the default) to let the compiler choose");
 
   std::string packageDir = input;
   if (sys::fs::is_directory(input)) {
@@ -1374,6 +1398,8 @@ int main(int argc, char **argv) {
                                           &recompute,
                                           &recomputeOps,
                                           &fuseAttention,
+                                          &fuseCrossEntropy,
+                                          &crossEntropyChunk,
                                           std::addressof(dims),
                                           std::addressof(inputShapes),
                                           &untieSharedWeights,
@@ -1443,6 +1469,8 @@ int main(int argc, char **argv) {
     request.recompute = recompute;
     request.recomputeOps = recomputeOps;
     request.fuseAttention = fuseAttention;
+    request.fuseCrossEntropy = fuseCrossEntropy;
+    request.crossEntropyChunk = crossEntropyChunk;
     request.offloadActivations = offloadActivations;
     request.untieSharedWeights = untieSharedWeights;
     request.tieEqualWeights = tieEqualWeights;

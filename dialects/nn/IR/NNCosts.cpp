@@ -74,3 +74,30 @@ double AttentionGradOp::estimateFlops() {
   double valueDepth = value.getDimSize(value.getRank() - 1);
   return scores * (6.0 * depth + 4.0 * valueDepth + 9.0);
 }
+
+/// The logits of an LM head loss: positions x V, and the depth D.
+static std::pair<double, double> headLogits(Value hidden, Value weight,
+                                            bool transposeWeight) {
+  auto hiddenType = cast<RankedTensorType>(hidden.getType());
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  int64_t depth = hiddenType.getDimSize(hiddenType.getRank() - 1);
+  int64_t classes = weightType.getDimSize(transposeWeight ? 0 : 1);
+  return {staticElementCount(hiddenType) / std::max<int64_t>(depth, 1) *
+              classes,
+          static_cast<double>(depth)};
+}
+
+// The logits' GEMM and cross-entropy's 4 operations per logit.
+double LinearCrossEntropyOp::estimateFlops() {
+  auto [logits, depth] =
+      headLogits(getHidden(), getWeight(), getTransposeWeight());
+  return logits * (2.0 * depth + 4.0);
+}
+
+// The logits recomputed, the hidden states' and the weight's GEMMs, and
+// cross_entropy_grad's 4 operations per logit.
+double LinearCrossEntropyGradOp::estimateFlops() {
+  auto [logits, depth] =
+      headLogits(getHidden(), getWeight(), getTransposeWeight());
+  return logits * (6.0 * depth + 4.0);
+}

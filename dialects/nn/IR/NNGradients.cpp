@@ -569,6 +569,18 @@ MseLossOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
   });
 }
 
+LogicalResult LinearCrossEntropyOp::buildGradients(
+    OpBuilder &builder, ValueRange resultGradients, ArrayRef<bool> wanted,
+    SmallVectorImpl<Value> &operandGradients) {
+  // One kernel makes both gradients; the labels are integers and get none.
+  auto grad = LinearCrossEntropyGradOp::create(
+      builder, getLoc(), resultGradients[0], getHidden(), getWeight(),
+      getLabels(), getReduction(), getIgnoreIndex(), getChunkRows(),
+      getTransposeWeight());
+  return gradientsOf(wanted, operandGradients,
+                     [&](unsigned i) -> Value { return grad->getResult(i); });
+}
+
 LogicalResult
 CrossEntropyOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
                                ArrayRef<bool> wanted,

@@ -157,6 +157,39 @@ LogicalResult checkLossGrad(std::optional<Location> loc, StringRef opName,
   return success();
 }
 
+/// The loss type of an nn.linear_cross_entropy (or of the one whose
+/// gradient an nn.linear_cross_entropy_grad is): `cross_entropy(hidden x
+/// weight, labels)`, with the shapes and chunk size checked.
+template <typename Adaptor>
+FailureOr<RankedTensorType>
+inferLinearCrossEntropyType(std::optional<Location> loc, StringRef opName,
+                            Adaptor &adaptor) {
+  auto hidden = cast<RankedTensorType>(adaptor.getHidden().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  bool transposed = adaptor.getTransposeWeight();
+  if (hidden.getRank() < 1 || weight.getRank() != 2)
+    return emitInferError(loc, opName, "expects hidden [..., D] and weight ",
+                          transposed ? "[V, D]" : "[D, V]", ", got ", hidden,
+                          " and ", weight);
+  int64_t depth = hidden.getShape().back();
+  int64_t weightDepth = weight.getShape()[transposed ? 1 : 0];
+  if (!shapesAgree({depth}, {weightDepth}))
+    return emitInferError(loc, opName, "hidden ", hidden, " and weight ",
+                          weight, " must share the depth D (",
+                          transposed ? "the weight's second dimension"
+                                     : "the weight's first dimension",
+                          ")");
+  if (adaptor.getChunkRows() < 1)
+    return emitInferError(loc, opName, "chunk_rows must be positive, got ",
+                          adaptor.getChunkRows());
+  Shape logits(hidden.getShape().drop_back());
+  logits.push_back(weight.getShape()[transposed ? 0 : 1]);
+  return inferCrossEntropyType(
+      loc, opName, RankedTensorType::get(logits, hidden.getElementType()),
+      cast<RankedTensorType>(adaptor.getLabels().getType()),
+      adaptor.getReduction());
+}
+
 /// Checks that an optional per-feature operand of layer_norm has the shape of
 /// the normalized dimensions.
 LogicalResult checkNormalizedOperand(std::optional<Location> loc,
@@ -945,6 +978,31 @@ CrossEntropyGradOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                            *loss)))
     return failure();
   types.push_back(logits);
+  return success();
+}
+
+LogicalResult LinearCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> loss =
+      inferLinearCrossEntropyType(loc, getOperationName(), adaptor);
+  if (failed(loss))
+    return failure();
+  types.push_back(*loss);
+  return success();
+}
+
+LogicalResult LinearCrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  FailureOr<RankedTensorType> loss =
+      inferLinearCrossEntropyType(loc, getOperationName(), adaptor);
+  if (failed(loss) ||
+      failed(checkLossGrad(loc, getOperationName(),
+                           cast<RankedTensorType>(adaptor.getGrad().getType()),
+                           *loss)))
+    return failure();
+  types.append({adaptor.getHidden().getType(), adaptor.getWeight().getType()});
   return success();
 }
 

@@ -686,6 +686,46 @@ def NN_CrossEntropyOp : NN_InferredOp<"cross_entropy", [NN_Differentiable,
   }];
 }
 
+def NN_LinearCrossEntropyOp
+    : NN_InferredOp<"linear_cross_entropy", [NN_Differentiable, NN_HasRuntimeKernel,
+                                             NN_KernelTakesIndices, NN_Costed]> {
+  let summary = "an LM head's matrix product and cross-entropy, chunk by chunk";
+  let description = [{
+    `cross_entropy(hidden x weight, labels)` with `hidden` `[..., D]`,
+    `weight` `[D, V]` (or `[V, D]` with `transpose_weight`) and `labels`
+    `[...]`, as `nn.cross_entropy` of the product's logits `[..., V]`
+    (`reduction`, `ignore_index`) would compute it, without making the
+    logits whole: the kernel multiplies `chunk_rows` rows of `hidden` at a
+    time, turns the chunk's logits into its rows' losses and sums the
+    losses in row order, as `nn.cross_entropy` does.
+
+    `pp-fuse-cross-entropy` makes it from an LM head's `nn.matmul` and the
+    loss's `nn.cross_entropy`. Its gradient (`nn.linear_cross_entropy_grad`)
+    recomputes each chunk's logits instead of saving them, so that neither
+    the forward nor the backward ever holds more than one chunk of logits.
+
+    Example:
+
+    ```mlir
+    %l = nn.linear_cross_entropy %h, %w, %labels reduction<sum>
+        chunk_rows = 256 transpose_weight
+        : (tensor<2x256x768xf32>, tensor<50257x768xf32>, tensor<2x256xi64>)
+        -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$hidden, NN_F32Tensor:$weight,
+                   NN_IndexTensor:$labels, NN_LossReductionAttr:$reduction,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
+  let results = (outs NN_F32Tensor:$result);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
+    (`transpose_weight` $transpose_weight^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def NN_MseLossOp
     : NN_InferredOp<"mse_loss", [SameOperandsElementType, NN_Differentiable, NN_HasRuntimeKernel,
                                  NN_ComputesInF32]> {
@@ -1029,6 +1069,46 @@ def NN_AttentionGradOp : NN_InferredOp<"attention_grad", [
     `scale` `=` $scale (`divide` $divide^)? `fill` `=` $fill
     (`fill_where_true` $fill_where_true^)? (`transpose_key` $transpose_key^)?
     attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
+    NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_KernelMakesAllResults,
+    NN_Costed]> {
+  let summary = "gradient of nn.linear_cross_entropy";
+  let description = [{
+    Given the loss gradient `grad` (shaped like the loss) and the operands
+    and attributes of an `nn.linear_cross_entropy`, returns the gradients
+    of its `hidden` and `weight` (of their types). The kernel recomputes
+    each chunk's logits as the forward made them, turns them into their
+    gradient in place as `nn.cross_entropy_grad` does, and multiplies it
+    into the chunk's rows of the hidden gradient and into the weight
+    gradient, which sums the chunks in order. Where the weight gradient is
+    a parameter's, pp-lower-to-runtime has the kernel add it into the
+    step's sum (`pp_<target>_linear_cross_entropy_grad_add`) instead of
+    making it.
+
+    Example:
+
+    ```mlir
+    %dh, %dw = nn.linear_cross_entropy_grad %g, %h, %w, %labels reduction<sum>
+        chunk_rows = 256 transpose_weight
+        : (tensor<f32>, tensor<2x256x768xf32>, tensor<50257x768xf32>,
+           tensor<2x256xi64>)
+        -> (tensor<2x256x768xf32>, tensor<50257x768xf32>)
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$grad, NN_F32Tensor:$hidden,
+                   NN_F32Tensor:$weight, NN_IndexTensor:$labels,
+                   NN_LossReductionAttr:$reduction,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
+  let results = (outs NN_F32Tensor:$hidden_grad, NN_F32Tensor:$weight_grad);
+  let assemblyFormat = [{
+    $grad `,` $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
+    (`transpose_weight` $transpose_weight^)? attr-dict `:`
+    functional-type(operands, results)
   }];
 }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostTensors.h"
 #include "runtime/kernels/Frame.h"
 
 #include <gtest/gtest.h>
@@ -21,39 +22,8 @@
 
 namespace {
 
-struct TensorDeleter {
-  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
-};
-using Tensor = std::unique_ptr<pp_tensor, TensorDeleter>;
-
-/// A host tensor of `dtype` and `shape`, element i of f32 tensors
-/// 2 sin(1.3 i + phase), of bool tensors true on a pattern of `phase`
-/// (other types zero).
-Tensor filled(std::vector<int64_t> shape, float phase,
-              pp_dtype dtype = PP_DTYPE_F32) {
-  pp_tensor *tensor = nullptr;
-  EXPECT_EQ(pp_tensor_create(dtype, shape.size(), shape.data(), &tensor),
-            PP_OK);
-  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i) {
-    if (dtype == PP_DTYPE_BOOL)
-      static_cast<uint8_t *>(pp_tensor_data(tensor))[i] =
-          (i * 7 + static_cast<int64_t>(phase)) % 5 < 3;
-    else if (dtype == PP_DTYPE_F32)
-      static_cast<float *>(pp_tensor_data(tensor))[i] =
-          2.0f * std::sin(1.3f * static_cast<float>(i) + phase);
-  }
-  return Tensor(tensor);
-}
-
 Tensor scalar(pp_frame &frame, float value) {
   return Tensor(pp_cpu_constant(&frame, PP_DTYPE_F32, 0, nullptr, 1, &value));
-}
-
-/// True when the two tensors hold the same bits.
-bool sameBits(const Tensor &a, const Tensor &b) {
-  return a && b && pp_tensor_nbytes(a.get()) == pp_tensor_nbytes(b.get()) &&
-         std::memcmp(pp_tensor_data(a.get()), pp_tensor_data(b.get()),
-                     pp_tensor_nbytes(a.get())) == 0;
 }
 
 /// One attention's operands and attributes.

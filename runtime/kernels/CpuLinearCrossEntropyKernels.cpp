@@ -1,0 +1,168 @@
+//===- CpuLinearCrossEntropyKernels.cpp - an LM head loss by chunks -------===//
+//
+// pp_cpu_linear_cross_entropy and its gradient run the LM head's matmul and
+// the cross-entropy that pp-fuse-cross-entropy replaced, a chunk of rows at
+// a time (LinearCrossEntropyChunks.h): the chunk's logits from the same
+// GEMM pp_cpu_matmul calls per batch, then pp_cpu_cross_entropy's rows
+// (CrossEntropyRows.h), the losses added in row order at the end. The
+// gradient recomputes a chunk's logits, turns them into their gradient in
+// place as pp_cpu_cross_entropy_grad does, and multiplies it into the
+// hidden states' gradient and into the weight's, which adds up the chunks
+// in order. No more than one chunk of logits is ever made.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/kernels/CrossEntropyLabels.h"
+#include "runtime/kernels/CrossEntropyRows.h"
+#include "runtime/kernels/LinearCrossEntropyChunks.h"
+
+#include <memory>
+#include <vector>
+
+using namespace pp::runtime;
+
+namespace {
+
+/// The host target of LinearCrossEntropyChunks.h: the rows of
+/// pp_cpu_cross_entropy and pp_cpu_cross_entropy_grad.
+struct HostLinearCrossEntropy : LinearCrossEntropyTarget {
+  const LinearCrossEntropyGeometry &geometry;
+  std::vector<int64_t> labels;
+  int64_t ignoreIndex;
+  int reduction;
+  /// The rows the loss counts.
+  int64_t counted;
+  /// Each row's loss (the forward).
+  double *rowLosses = nullptr;
+  /// The loss's gradient (the backward).
+  const float *lossGrad = nullptr;
+
+  bool losses(int64_t first, int64_t rows, const float *logits) const {
+    cpu::crossEntropyLosses(logits, rows, geometry.classes,
+                            labels.data() + first, ignoreIndex,
+                            rowLosses + first);
+    return true;
+  }
+
+  bool gradient(int64_t first, int64_t rows, float *logits) const {
+    cpu::crossEntropyGradRows<float>(
+        logits, reduction == 2 ? lossGrad + first : lossGrad, logits, rows,
+        geometry.classes, labels.data() + first, ignoreIndex, reduction,
+        counted);
+    return true;
+  }
+};
+
+const float *floatsOf(pp_tensor *tensor) {
+  return static_cast<const float *>(pp_tensor_data(tensor));
+}
+float *mutableFloatsOf(pp_tensor *tensor) {
+  return static_cast<float *>(pp_tensor_data(tensor));
+}
+
+/// The host target of a call of `kernel` whose geometry is `geometry`, the
+/// labels checked; nullopt, the error in `frame`, when they are not valid.
+std::optional<HostLinearCrossEntropy>
+hostTarget(pp_frame *frame, const char *kernel,
+           const LinearCrossEntropyGeometry &geometry, pp_tensor *labels,
+           int64_t ignoreIndex, int reduction) {
+  std::optional<std::vector<int64_t>> values =
+      crossEntropyLabels(frame, kernel, geometry.logitsShape, labels,
+                         ignoreIndex, pp_tensor_data(labels));
+  if (!values)
+    return std::nullopt;
+  int64_t counted = cpu::countedLabels(*values, ignoreIndex);
+  return HostLinearCrossEntropy{
+      {frame, pp_gemm_f32}, geometry,  std::move(*values),
+      ignoreIndex,          reduction, counted};
+}
+
+/// Scratch for one chunk's logits, which every chunk overwrites whole (no
+/// zero fill), outside the memory plan.
+std::unique_ptr<float[]>
+chunkScratch(const LinearCrossEntropyGeometry &geometry) {
+  return std::unique_ptr<float[]>(new float[geometry.chunkElements()]);
+}
+
+/// The gradients of the hidden states into `hiddenGrad` and of the weight
+/// into `weightGrad` (added into it when `addToWeightGrad`): the host's
+/// GradientsInto.
+bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
+                   const LinearCrossEntropyGradArgs &args,
+                   pp_tensor *hiddenGrad, pp_tensor *weightGrad,
+                   bool addToWeightGrad, pp_frame *frame) {
+  std::optional<HostLinearCrossEntropy> target =
+      hostTarget(frame, "linear_cross_entropy_grad", geometry, args.labels,
+                 args.ignoreIndex, args.reduction);
+  if (!target)
+    return false;
+  target->lossGrad = floatsOf(args.grad);
+  LinearCrossEntropyOperands ops{geometry, floatsOf(args.hidden),
+                                 floatsOf(args.weight)};
+  return linearCrossEntropyGradients(
+      *target, ops, chunkScratch(geometry).get(), mutableFloatsOf(hiddenGrad),
+      mutableFloatsOf(weightGrad), addToWeightGrad);
+}
+
+/// gradientsInto for the calls of `frame`.
+auto hostGradientsInto(pp_frame *frame) {
+  return [frame](const LinearCrossEntropyGeometry &geometry,
+                 const LinearCrossEntropyGradArgs &args, pp_tensor *hiddenGrad,
+                 pp_tensor *weightGrad, bool addToWeightGrad) {
+    return gradientsInto(geometry, args, hiddenGrad, weightGrad,
+                         addToWeightGrad, frame);
+  };
+}
+
+} // namespace
+
+extern "C" {
+
+pp_tensor *pp_cpu_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
+                                       pp_tensor *weight, pp_tensor *labels,
+                                       int64_t chunk_rows, int64_t ignore_index,
+                                       int reduction, int transpose_weight) {
+  std::optional<LinearCrossEntropyGeometry> geometry =
+      linearCrossEntropyCall(frame, "linear_cross_entropy", hidden, weight,
+                             labels, chunk_rows, reduction, transpose_weight);
+  if (!geometry)
+    return nullptr;
+  std::optional<HostLinearCrossEntropy> target =
+      hostTarget(frame, "linear_cross_entropy", *geometry, labels, ignore_index,
+                 reduction);
+  if (!target)
+    return nullptr;
+  std::vector<double> rowLosses(geometry->rows, 0.0);
+  target->rowLosses = rowLosses.data();
+  LinearCrossEntropyOperands ops{*geometry, floatsOf(hidden), floatsOf(weight)};
+  if (!linearCrossEntropyLosses(*target, ops, chunkScratch(*geometry).get()))
+    return nullptr;
+  return cpu::crossEntropyResult(frame, rowLosses, target->labels.data(),
+                                 ignore_index, reduction, PP_DTYPE_F32,
+                                 geometry->lossShape);
+}
+
+void pp_cpu_linear_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
+                                      pp_tensor *hidden, pp_tensor *weight,
+                                      pp_tensor *labels, int64_t chunk_rows,
+                                      int64_t ignore_index, int reduction,
+                                      int transpose_weight,
+                                      pp_tensor **results) {
+  linearCrossEntropyGradResults(frame, newTensor,
+                                {grad, hidden, weight, labels, chunk_rows,
+                                 ignore_index, reduction, transpose_weight},
+                                results, hostGradientsInto(frame));
+}
+
+pp_tensor *pp_cpu_linear_cross_entropy_grad_add(
+    pp_frame *frame, pp_tensor *sum, pp_tensor *grad, pp_tensor *hidden,
+    pp_tensor *weight, pp_tensor *labels, int64_t chunk_rows,
+    int64_t ignore_index, int reduction, int transpose_weight) {
+  return linearCrossEntropyGradAdded(frame, newTensor, sum,
+                                     {grad, hidden, weight, labels, chunk_rows,
+                                      ignore_index, reduction,
+                                      transpose_weight},
+                                     hostGradientsInto(frame));
+}
+
+} // extern "C"
