@@ -136,7 +136,9 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "by the gradient instead of saved); false: keep them; "
                      "auto: true under recompute=full, whose backward "
                      "recomputes the logits anyway, without tensor "
-                     "parallelism, else false"),
+                     "parallelism, where the fused program gives the "
+                     "unfused bits (a microbatch of one sequence), else "
+                     "false"),
       llvm::cl::init("auto")};
   Option<int64_t> crossEntropyChunk{
       *this, "cross-entropy-chunk",
@@ -188,7 +190,8 @@ bool shardsTensors(const CompileOptions &options) {
 /// Whether `options` fuse the LM head and its cross-entropy
 /// (fuse-cross-entropy; auto: when a training program's backward recomputes
 /// its forward whole, logits included, and no tensor axis makes them
-/// vocabulary-parallel).
+/// vocabulary-parallel; then only heads whose fused program gives the
+/// unfused bits fuse).
 bool fusesCrossEntropy(const CompileOptions &options) {
   if (options.infer)
     return false;
@@ -215,6 +218,7 @@ void addForwardPreparation(OpPassManager &pm, const CompileOptions &options) {
   if (fusesCrossEntropy(options)) {
     pp::FuseCrossEntropyOptions crossEntropy;
     crossEntropy.chunkRows = options.crossEntropyChunk;
+    crossEntropy.exactOnly = options.fuseCrossEntropy == "auto";
     crossEntropy.keepNodes.assign(options.splitPoints.begin(),
                                   options.splitPoints.end());
     pm.addPass(pp::createFuseCrossEntropy(crossEntropy));
@@ -243,6 +247,9 @@ std::string compileOptionsProblem(const CompileOptions &options) {
            "to auto";
   if (!options.infer)
     return "";
+  if (options.fuseCrossEntropy == "true")
+    return "pp-compile: infer=true has no loss for fuse-cross-entropy=true "
+           "to fuse; drop it";
   if (!options.loss.empty())
     return "pp-compile: infer=true compiles a forward-only program, which "
            "has no loss; drop loss=" + options.loss;

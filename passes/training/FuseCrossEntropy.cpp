@@ -38,7 +38,7 @@ bool isStaticF32(Value value) {
 /// The LM head matmul whose logits `loss` takes, when the pair can fuse.
 std::optional<nn::MatmulOp> fusibleHead(nn::CrossEntropyOp loss,
                                         const llvm::StringSet<> &keepNodes) {
-  auto keeps = [&](Operation *op) {
+  auto mayFuse = [&](Operation *op) {
     auto node = op->getAttrOfType<StringAttr>(kNodeAttrName);
     return !node || !keepNodes.contains(node.getValue());
   };
@@ -46,7 +46,7 @@ std::optional<nn::MatmulOp> fusibleHead(nn::CrossEntropyOp loss,
   if (!head || !head->hasOneUse() || head.getTransposeLhs() ||
       cast<RankedTensorType>(head.getRhs().getType()).getRank() != 2 ||
       !isStaticF32(head.getLhs()) || !isStaticF32(head.getRhs()) ||
-      !keeps(head) || !keeps(loss))
+      !mayFuse(head) || !mayFuse(loss))
     return std::nullopt;
   return head;
 }
@@ -66,12 +66,22 @@ int64_t chooseChunkRows(nn::MatmulOp head, int64_t chunkRows) {
   return fitting >= kPanelRows ? fitting / kPanelRows * kPanelRows : fitting;
 }
 
+/// True when one chunk of `chunkRows` rows holds every row of `head`'s
+/// hidden states and they are one batch element: the fused kernels then
+/// make the unfused program's GEMMs, and its bits.
+bool givesUnfusedBits(nn::MatmulOp head, int64_t chunkRows) {
+  auto hidden = cast<RankedTensorType>(head.getLhs().getType());
+  int64_t batchRows = hidden.getShape()[hidden.getRank() - 2];
+  int64_t rows = hidden.getNumElements() / hidden.getShape().back();
+  return rows == batchRows && chunkRows >= rows;
+}
+
 void fuse(nn::CrossEntropyOp loss, nn::MatmulOp head, int64_t chunkRows) {
   OpBuilder builder(loss);
   auto fused = nn::LinearCrossEntropyOp::create(
       builder, head.getLoc(), head.getLhs(), head.getRhs(), loss.getLabels(),
-      loss.getReduction(), loss.getIgnoreIndex(),
-      chooseChunkRows(head, chunkRows), head.getTransposeRhs());
+      loss.getReduction(), loss.getIgnoreIndex(), chunkRows,
+      head.getTransposeRhs());
   for (NamedAttribute attr : head->getDiscardableAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   loss.getResult().replaceAllUsesWith(fused.getResult());
@@ -98,9 +108,14 @@ struct FuseCrossEntropyPass
       keep.insert(node);
     SmallVector<nn::CrossEntropyOp> losses;
     program->walk([&](nn::CrossEntropyOp loss) { losses.push_back(loss); });
-    for (nn::CrossEntropyOp loss : losses)
-      if (std::optional<nn::MatmulOp> head = fusibleHead(loss, keep))
-        fuse(loss, *head, chunkRows);
+    for (nn::CrossEntropyOp loss : losses) {
+      std::optional<nn::MatmulOp> head = fusibleHead(loss, keep);
+      if (!head)
+        continue;
+      int64_t rows = chooseChunkRows(*head, chunkRows);
+      if (!exactOnly || givesUnfusedBits(*head, rows))
+        fuse(loss, *head, rows);
+    }
   }
 };
 

@@ -207,7 +207,11 @@ def FuseCrossEntropy : Pass<"pp-fuse-cross-entropy", "mlir::ModuleOp"> {
     (a bias added to them, a cast of reduced precision: run it after
     pp-apply-precision), a matmul with a transposed left operand or a
     dynamic shape, and a head whose matmul or loss is a node named in
-    `keep-nodes` (pp-compile passes its `split-points`).
+    `keep-nodes` (pp-compile passes its `split-points`). With `exact-only`
+    it fuses only heads whose hidden states are one batch element (a
+    microbatch of one sequence) in one chunk: every GEMM is then the
+    unfused program's, and so are the bits (pp-compile's
+    fuse-cross-entropy=auto).
   }];
   let options = [
     Option<"chunkRows", "chunk-rows", "int64_t", "0",
@@ -216,6 +220,9 @@ def FuseCrossEntropy : Pass<"pp-fuse-cross-entropy", "mlir::ModuleOp"> {
     ListOption<"keepNodes", "keep-nodes", "std::string",
                "nodes that stay ops of their own: a head whose matmul or "
                "loss is one of them is not fused">,
+    Option<"exactOnly", "exact-only", "bool", "false",
+           "fuse only heads whose hidden states are one batch element that "
+           "one chunk holds, whose fused program gives the unfused bits">,
   ];
   let dependentDialects = ["::pp::nn::NNDialect"];
 }

@@ -17,6 +17,8 @@
 #include "runtime/kernels/LinearCrossEntropyChunks.h"
 
 #include <memory>
+#include <new>
+#include <string>
 #include <vector>
 
 using namespace pp::runtime;
@@ -78,10 +80,17 @@ hostTarget(pp_frame *frame, const char *kernel,
 }
 
 /// Scratch for one chunk's logits, which every chunk overwrites whole (no
-/// zero fill), outside the memory plan.
+/// zero fill), outside the memory plan; null, the error in `frame`, when
+/// the host has no room for it.
 std::unique_ptr<float[]>
-chunkScratch(const LinearCrossEntropyGeometry &geometry) {
-  return std::unique_ptr<float[]>(new float[geometry.chunkElements()]);
+chunkScratch(pp_frame *frame, const LinearCrossEntropyGeometry &geometry) {
+  std::unique_ptr<float[]> scratch(
+      new (std::nothrow) float[geometry.chunkElements()]);
+  if (!scratch)
+    failFrame(frame, "linear_cross_entropy: no memory for a chunk of " +
+                         std::to_string(geometry.chunkElements()) +
+                         " logits; use a smaller --cross-entropy-chunk");
+  return scratch;
 }
 
 /// The gradients of the hidden states into `hiddenGrad` and of the weight
@@ -99,9 +108,10 @@ bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
   target->lossGrad = floatsOf(args.grad);
   LinearCrossEntropyOperands ops{geometry, floatsOf(args.hidden),
                                  floatsOf(args.weight)};
-  return linearCrossEntropyGradients(
-      *target, ops, chunkScratch(geometry).get(), mutableFloatsOf(hiddenGrad),
-      mutableFloatsOf(weightGrad), addToWeightGrad);
+  std::unique_ptr<float[]> logits = chunkScratch(frame, geometry);
+  return logits && linearCrossEntropyGradients(
+                       *target, ops, logits.get(), mutableFloatsOf(hiddenGrad),
+                       mutableFloatsOf(weightGrad), addToWeightGrad);
 }
 
 /// gradientsInto for the calls of `frame`.
@@ -135,7 +145,8 @@ pp_tensor *pp_cpu_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
   std::vector<double> rowLosses(geometry->rows, 0.0);
   target->rowLosses = rowLosses.data();
   LinearCrossEntropyOperands ops{*geometry, floatsOf(hidden), floatsOf(weight)};
-  if (!linearCrossEntropyLosses(*target, ops, chunkScratch(*geometry).get()))
+  std::unique_ptr<float[]> logits = chunkScratch(frame, *geometry);
+  if (!logits || !linearCrossEntropyLosses(*target, ops, logits.get()))
     return nullptr;
   return cpu::crossEntropyResult(frame, rowLosses, target->labels.data(),
                                  ignore_index, reduction, PP_DTYPE_F32,

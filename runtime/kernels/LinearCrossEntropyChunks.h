@@ -89,6 +89,12 @@ bool linearCrossEntropyGradients(const Target &target,
                                  float *logits, float *hiddenGrad,
                                  float *weightGrad, bool addToWeightGrad) {
   const LinearCrossEntropyGeometry &g = ops.geometry;
+  // No rows: a made weight gradient is zero (a GEMM over k = 0 scales C by
+  // beta).
+  if (g.rows == 0 && !addToWeightGrad)
+    return target.gemm(true, false, g.weightRows(), g.weightColumns(), 0,
+                       ops.hidden, 1, logits, 1, 0.0f, weightGrad,
+                       g.weightColumns());
   for (int64_t first = 0; first < g.rows; first += g.chunkRows) {
     int64_t rows = g.rowsFrom(first);
     const float *hidden = ops.hidden + first * g.depth;

@@ -1,6 +1,7 @@
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy | FileCheck %s
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="chunk-rows=3" | FileCheck %s --check-prefix=CHUNK
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="keep-nodes=lm_head" | FileCheck %s --check-prefix=KEEP
+// RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="exact-only=true" | FileCheck %s --check-prefix=EXACT
 // RUN: pp-opt %pp_src_root/test/models/llama.opset17.onnx --batch-size=2 --pp-attach-loss="loss=cross_entropy:logits microbatch-size=2" --pp-fuse-cross-entropy --pp-autodiff 2> /dev/null | FileCheck %s --check-prefix=GRAD
 
 // An LM head with a [V, D] weight (transpose_rhs) and the loss on its
@@ -16,6 +17,9 @@
 // KEEP-LABEL: func.func @main
 // KEEP: nn.matmul
 // KEEP: nn.cross_entropy
+// With exact-only, two sequences (two chunks) stay separate ops.
+// EXACT-LABEL: func.func @main
+// EXACT: nn.cross_entropy
 // The LLaMA export's head: its gradient is one
 // nn.linear_cross_entropy_grad of the loss scale and the fused op's
 // operands, whose second result is the head weight's gradient.
@@ -38,6 +42,9 @@ func.func @main(%h: tensor<2x8x16xf32> {pp.name = "h", pp.role = "input"},
 // state is one batch element of 6 rows.
 // CHECK-LABEL: func.func @main
 // CHECK: nn.linear_cross_entropy %arg0, %arg1, %arg2 reduction<mean> ignore_index = 0 chunk_rows = 6 : (tensor<6x16xf32>, tensor<16x40xf32>, tensor<6xi64>) -> tensor<f32>
+// One sequence in one chunk fuses with exact-only too.
+// EXACT-LABEL: func.func @main
+// EXACT: nn.linear_cross_entropy {{.*}} chunk_rows = 6
 func.func @main(%h: tensor<6x16xf32> {pp.name = "h", pp.role = "input"},
                 %w: tensor<16x40xf32> {pp.name = "w", pp.role = "parameter"},
                 %y: tensor<6xi64> {pp.name = "labels", pp.role = "label"})
@@ -53,6 +60,9 @@ func.func @main(%h: tensor<6x16xf32> {pp.name = "h", pp.role = "input"},
 // chunk is the multiple of 256 rows that fits (419 rows fit).
 // CHECK-LABEL: func.func @main
 // CHECK: nn.linear_cross_entropy {{.*}} chunk_rows = 256 transpose_weight
+// One sequence in two chunks stays with exact-only.
+// EXACT-LABEL: func.func @main
+// EXACT: nn.cross_entropy
 func.func @main(%h: tensor<1x512x4xf32> {pp.name = "h", pp.role = "input"},
                 %w: tensor<40000x4xf32> {pp.name = "w", pp.role = "parameter"},
                 %y: tensor<1x512xi64> {pp.name = "labels", pp.role = "label"})

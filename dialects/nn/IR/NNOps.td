@@ -696,8 +696,9 @@ def NN_LinearCrossEntropyOp
     `[...]`, as `nn.cross_entropy` of the product's logits `[..., V]`
     (`reduction`, `ignore_index`) would compute it, without making the
     logits whole: the kernel multiplies `chunk_rows` rows of `hidden` at a
-    time, turns the chunk's logits into its rows' losses and sums the
-    losses in row order, as `nn.cross_entropy` does.
+    time, turns the chunk's logits into its rows' losses and adds the
+    losses up at the end as `nn.cross_entropy`'s kernel does (in row order
+    on the CPU).
 
     `pp-fuse-cross-entropy` makes it from an LM head's `nn.matmul` and the
     loss's `nn.cross_entropy`. Its gradient (`nn.linear_cross_entropy_grad`)
@@ -1084,9 +1085,9 @@ def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
     gradient in place as `nn.cross_entropy_grad` does, and multiplies it
     into the chunk's rows of the hidden gradient and into the weight
     gradient, which sums the chunks in order. Where the weight gradient is
-    a parameter's, pp-lower-to-runtime has the kernel add it into the
-    step's sum (`pp_<target>_linear_cross_entropy_grad_add`) instead of
-    making it.
+    a gradient result of the function that nothing else reads,
+    pp-lower-to-runtime has the kernel add it into the step's sum
+    (`pp_<target>_linear_cross_entropy_grad_add`) instead of making it.
 
     Example:
 
