@@ -302,6 +302,12 @@ void pp_frame_profile_end(pp_frame *frame);
       pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,  \
       pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
       int reduction, int transpose_weight, pp_tensor **results);               \
+  /* nn.linear_cross_entropy_hidden_grad: the hidden states' gradient          \
+   * alone. */                                                                 \
+  pp_tensor *prefix##linear_cross_entropy_hidden_grad(                         \
+      pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,  \
+      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
+      int reduction, int transpose_weight);                                    \
   /* linear_cross_entropy_grad with the weight's gradient added into `sum`     \
    * (pp_frame_gradient_sum) instead of made; returns the hidden states'. */   \
   pp_tensor *prefix##linear_cross_entropy_grad_add(                            \

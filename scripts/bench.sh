@@ -69,7 +69,13 @@
 #   PP_BENCH_ATTENTION_MODELS names (default "byte-gpt"; gpt2 and llama as
 #   --peers exports them): step times and their ratio, attention's share of
 #   the step, activation bytes and peak RSS. PP_BENCH_REPEATS (default 3).
-# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute|attention|--attention]
+# cross-entropy (--cross-entropy): the fused LM head and loss
+#   (nn.linear_cross_entropy, pp-fuse-cross-entropy) against the separate
+#   ops (pp-compile fuse-cross-entropy=false), without recomputation and
+#   under --recompute full, the same way, on the models
+#   PP_BENCH_CROSS_ENTROPY_MODELS names (default "byte-gpt"): step times and
+#   their ratio, the GEMMs' share of the step, activation bytes and peak RSS.
+# Usage: scripts/bench.sh [WIDTH] [mlp|torchscript|all|peers|--peers|parallel|--parallel|schedules|--schedules|precision|--precision|recompute|--recompute|attention|--attention|cross-entropy|--cross-entropy]
 # (after scripts/build.sh; default all, which is mlp and torchscript)
 set -euo pipefail
 
@@ -79,12 +85,12 @@ width=1024
 section=all
 for arg in "$@"; do
   case "$arg" in
-    mlp|torchscript|all|peers|parallel|schedules|precision|recompute|attention) section="$arg" ;;
-    --peers|--parallel|--schedules|--precision|--recompute|--attention) section="${arg#--}" ;;
+    mlp|torchscript|all|peers|parallel|schedules|precision|recompute|attention|cross-entropy) section="$arg" ;;
+    --peers|--parallel|--schedules|--precision|--recompute|--attention|--cross-entropy) section="${arg#--}" ;;
     *[!0-9]*|"")
       echo "bench.sh: unknown argument '$arg'; give a WIDTH and one of mlp," \
            "torchscript, all, --peers, --parallel, --schedules, --precision," \
-           "--recompute or --attention" >&2
+           "--recompute, --attention or --cross-entropy" >&2
       exit 2 ;;
     *) width="$arg" ;;
   esac
@@ -202,5 +208,5 @@ case "$section" in
   schedules) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/schedules.sh"; bench_schedules ;;
   precision) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/precision.sh"; bench_precision ;;
   recompute) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/recompute.sh"; bench_recompute ;;
-  attention) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/attention.sh"; bench_attention ;;
+  attention|cross-entropy) . "$root/scripts/bench/ranks.sh"; . "$root/scripts/bench/fusion.sh"; bench_fusion "$section" ;;
 esac

@@ -958,7 +958,8 @@ private:
     if (op->hasAttr(kAttentionAttrName))
       return PP_PROFILE_ATTENTION;
     if (isa<nn::MatmulOp, nn::LinearOp, nn::LinearCrossEntropyOp,
-            nn::LinearCrossEntropyGradOp>(op))
+            nn::LinearCrossEntropyGradOp, nn::LinearCrossEntropyHiddenGradOp>(
+            op))
       return PP_PROFILE_GEMM;
     return PP_PROFILE_OTHER;
   }

@@ -204,4 +204,15 @@ pp_tensor *pp_cuda_linear_cross_entropy_grad_add(
                                      deviceGradientsInto(frame));
 }
 
+pp_tensor *pp_cuda_linear_cross_entropy_hidden_grad(
+    pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
+    pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index, int reduction,
+    int transpose_weight) {
+  return linearCrossEntropyHiddenGrad(frame, newDeviceTensor,
+                                      {grad, hidden, weight, labels, chunk_rows,
+                                       ignore_index, reduction,
+                                       transpose_weight},
+                                      deviceGradientsInto(frame));
+}
+
 } // extern "C"

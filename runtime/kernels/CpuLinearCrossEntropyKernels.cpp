@@ -111,7 +111,8 @@ bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
   std::unique_ptr<float[]> logits = chunkScratch(frame, geometry);
   return logits && linearCrossEntropyGradients(
                        *target, ops, logits.get(), mutableFloatsOf(hiddenGrad),
-                       mutableFloatsOf(weightGrad), addToWeightGrad);
+                       weightGrad ? mutableFloatsOf(weightGrad) : nullptr,
+                       addToWeightGrad);
 }
 
 /// gradientsInto for the calls of `frame`.
@@ -174,6 +175,17 @@ pp_tensor *pp_cpu_linear_cross_entropy_grad_add(
                                       ignore_index, reduction,
                                       transpose_weight},
                                      hostGradientsInto(frame));
+}
+
+pp_tensor *pp_cpu_linear_cross_entropy_hidden_grad(
+    pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
+    pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index, int reduction,
+    int transpose_weight) {
+  return linearCrossEntropyHiddenGrad(frame, newTensor,
+                                      {grad, hidden, weight, labels, chunk_rows,
+                                       ignore_index, reduction,
+                                       transpose_weight},
+                                      hostGradientsInto(frame));
 }
 
 } // extern "C"

@@ -81,8 +81,8 @@ bool linearCrossEntropyLosses(const Target &target,
 
 /// The hidden states' gradient into `hiddenGrad` and the weight's into
 /// `weightGrad` (added to what it holds when `addToWeightGrad`, else
-/// overwritten), a chunk's logits and their gradient at a time in `logits`
-/// (scratch of geometry.chunkElements()).
+/// overwritten; none with a null `weightGrad`), a chunk's logits and their
+/// gradient at a time in `logits` (scratch of geometry.chunkElements()).
 template <typename Target>
 bool linearCrossEntropyGradients(const Target &target,
                                  const LinearCrossEntropyOperands &ops,
@@ -91,7 +91,7 @@ bool linearCrossEntropyGradients(const Target &target,
   const LinearCrossEntropyGeometry &g = ops.geometry;
   // No rows: a made weight gradient is zero (a GEMM over k = 0 scales C by
   // beta).
-  if (g.rows == 0 && !addToWeightGrad)
+  if (g.rows == 0 && weightGrad && !addToWeightGrad)
     return target.gemm(true, false, g.weightRows(), g.weightColumns(), 0,
                        ops.hidden, 1, logits, 1, 0.0f, weightGrad,
                        g.weightColumns());
@@ -107,6 +107,8 @@ bool linearCrossEntropyGradients(const Target &target,
                      logits, g.classes, ops.weight, g.weightStride(), 0.0f,
                      hiddenGrad + first * g.depth, g.depth))
       return false;
+    if (!weightGrad)
+      continue;
     bool added =
         g.transposeWeight
             ? target.gemm(true, false, g.classes, g.depth, rows, logits,
@@ -152,6 +154,27 @@ void linearCrossEntropyGradResults(pp_frame *frame, TensorFactory create,
   if (!results[1] ||
       !into(*geometry, args, results[0], results[1], /*addToWeightGrad=*/false))
     discardResults(results, 2);
+}
+
+/// pp_<target>_linear_cross_entropy_hidden_grad: the hidden states'
+/// gradient alone, made by `create` and returned (null on failure).
+template <typename GradientsInto>
+pp_tensor *linearCrossEntropyHiddenGrad(pp_frame *frame, TensorFactory create,
+                                        const LinearCrossEntropyGradArgs &args,
+                                        GradientsInto into) {
+  std::optional<LinearCrossEntropyGeometry> geometry =
+      linearCrossEntropyGradCall(frame, args.grad, args.hidden, args.weight,
+                                 args.labels, args.chunkRows, args.reduction,
+                                 args.transposeWeight);
+  if (!geometry)
+    return nullptr;
+  pp_tensor *hiddenGrad = create(frame, PP_DTYPE_F32, shapeOf(args.hidden));
+  if (hiddenGrad && !into(*geometry, args, hiddenGrad, nullptr,
+                          /*addToWeightGrad=*/false)) {
+    pp_tensor_destroy(hiddenGrad);
+    return nullptr;
+  }
+  return hiddenGrad;
 }
 
 /// pp_<target>_linear_cross_entropy_grad_add: the weight's gradient added

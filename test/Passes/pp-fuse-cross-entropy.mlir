@@ -2,6 +2,7 @@
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="chunk-rows=3" | FileCheck %s --check-prefix=CHUNK
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="keep-nodes=lm_head" | FileCheck %s --check-prefix=KEEP
 // RUN: pp-opt %s --split-input-file --pp-fuse-cross-entropy="exact-only=true" | FileCheck %s --check-prefix=EXACT
+// RUN: pp-opt %pp_src_root/test/models/llama.opset17.onnx --batch-size=2 --pp-attach-loss="loss=cross_entropy:logits microbatch-size=2" --pp-fuse-cross-entropy --pp-autodiff="freeze=lm_head.weight" 2> /dev/null | FileCheck %s --check-prefix=FROZEN
 // RUN: pp-opt %pp_src_root/test/models/llama.opset17.onnx --batch-size=2 --pp-attach-loss="loss=cross_entropy:logits microbatch-size=2" --pp-fuse-cross-entropy --pp-autodiff 2> /dev/null | FileCheck %s --check-prefix=GRAD
 
 // An LM head with a [V, D] weight (transpose_rhs) and the loss on its
@@ -27,6 +28,11 @@
 // GRAD: %[[LOSS:.*]] = nn.linear_cross_entropy %[[H:.*]], %[[W:.*]], %[[Y:.*]] reduction<sum> chunk_rows = 8 transpose_weight {pp.node = "/lm_head/MatMul"}
 // GRAD-NEXT: %{{.*}}, %[[DW:.*]] = nn.linear_cross_entropy_grad %{{.*}}, %[[H]], %[[W]], %[[Y]] reduction<sum> chunk_rows = 8 transpose_weight {pp.node = "/lm_head/MatMul", pp.phase = #pp.phase<backward>}
 // GRAD: return %[[LOSS]], {{.*}}, %[[DW]] :
+// A frozen head weight takes no gradient: the backward makes the hidden
+// states' alone.
+// FROZEN-LABEL: func.func @main
+// FROZEN: nn.linear_cross_entropy_hidden_grad %{{.*}} reduction<sum> chunk_rows = 8 transpose_weight
+// FROZEN-NOT: nn.linear_cross_entropy_grad
 func.func @main(%h: tensor<2x8x16xf32> {pp.name = "h", pp.role = "input"},
                 %w: tensor<40x16xf32> {pp.name = "w", pp.role = "parameter"},
                 %y: tensor<2x8xi64> {pp.name = "labels", pp.role = "label"})

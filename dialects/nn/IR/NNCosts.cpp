@@ -94,6 +94,14 @@ double LinearCrossEntropyOp::estimateFlops() {
   return logits * (2.0 * depth + 4.0);
 }
 
+// The logits recomputed, the hidden states' GEMM, and cross_entropy_grad's
+// 4 operations per logit.
+double LinearCrossEntropyHiddenGradOp::estimateFlops() {
+  auto [logits, depth] =
+      headLogits(getHidden(), getWeight(), getTransposeWeight());
+  return logits * (4.0 * depth + 4.0);
+}
+
 // The logits recomputed, the hidden states' and the weight's GEMMs, and
 // cross_entropy_grad's 4 operations per logit.
 double LinearCrossEntropyGradOp::estimateFlops() {

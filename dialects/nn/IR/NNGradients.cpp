@@ -572,7 +572,15 @@ MseLossOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
 LogicalResult LinearCrossEntropyOp::buildGradients(
     OpBuilder &builder, ValueRange resultGradients, ArrayRef<bool> wanted,
     SmallVectorImpl<Value> &operandGradients) {
-  // One kernel makes both gradients; the labels are integers and get none.
+  // One kernel makes both gradients, or the hidden states' alone where
+  // the weight takes none (frozen); the labels are integers and get none.
+  if (!wanted[1])
+    return gradientsOf(wanted, operandGradients, [&](unsigned) -> Value {
+      return LinearCrossEntropyHiddenGradOp::create(
+          builder, getLoc(), resultGradients[0], getHidden(), getWeight(),
+          getLabels(), getReduction(), getIgnoreIndex(), getChunkRows(),
+          getTransposeWeight());
+    });
   auto grad = LinearCrossEntropyGradOp::create(
       builder, getLoc(), resultGradients[0], getHidden(), getWeight(),
       getLabels(), getReduction(), getIgnoreIndex(), getChunkRows(),

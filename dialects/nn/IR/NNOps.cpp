@@ -190,6 +190,19 @@ inferLinearCrossEntropyType(std::optional<Location> loc, StringRef opName,
       adaptor.getReduction());
 }
 
+/// Checks the operands of a gradient of an nn.linear_cross_entropy: those of
+/// the op, and a loss gradient shaped like its loss.
+template <typename Adaptor>
+LogicalResult checkLinearCrossEntropyGrad(std::optional<Location> loc,
+                                          StringRef opName, Adaptor &adaptor) {
+  FailureOr<RankedTensorType> loss =
+      inferLinearCrossEntropyType(loc, opName, adaptor);
+  if (failed(loss))
+    return failure();
+  return checkLossGrad(
+      loc, opName, cast<RankedTensorType>(adaptor.getGrad().getType()), *loss);
+}
+
 /// Checks that an optional per-feature operand of layer_norm has the shape of
 /// the normalized dimensions.
 LogicalResult checkNormalizedOperand(std::optional<Location> loc,
@@ -995,14 +1008,18 @@ LogicalResult LinearCrossEntropyOp::inferReturnTypes(
 LogicalResult LinearCrossEntropyGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  FailureOr<RankedTensorType> loss =
-      inferLinearCrossEntropyType(loc, getOperationName(), adaptor);
-  if (failed(loss) ||
-      failed(checkLossGrad(loc, getOperationName(),
-                           cast<RankedTensorType>(adaptor.getGrad().getType()),
-                           *loss)))
+  if (failed(checkLinearCrossEntropyGrad(loc, getOperationName(), adaptor)))
     return failure();
   types.append({adaptor.getHidden().getType(), adaptor.getWeight().getType()});
+  return success();
+}
+
+LogicalResult LinearCrossEntropyHiddenGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(checkLinearCrossEntropyGrad(loc, getOperationName(), adaptor)))
+    return failure();
+  types.push_back(adaptor.getHidden().getType());
   return success();
 }
 

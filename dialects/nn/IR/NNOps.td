@@ -1113,6 +1113,40 @@ def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
   }];
 }
 
+def NN_LinearCrossEntropyHiddenGradOp
+    : NN_InferredOp<"linear_cross_entropy_hidden_grad", [
+        NN_HasRuntimeKernel, NN_KernelTakesIndices, NN_Costed]> {
+  let summary = "gradient of nn.linear_cross_entropy's hidden states alone";
+  let description = [{
+    `nn.linear_cross_entropy_grad`'s first result, for a head whose weight
+    takes no gradient (frozen, or a constant): the kernel recomputes each
+    chunk's logits and multiplies their gradient into the hidden states'
+    gradient only, so that it neither makes a weight-sized gradient nor
+    runs its GEMM.
+
+    Example:
+
+    ```mlir
+    %dh = nn.linear_cross_entropy_hidden_grad %g, %h, %w, %labels
+        reduction<sum> chunk_rows = 256 transpose_weight
+        : (tensor<f32>, tensor<2x256x768xf32>, tensor<50257x768xf32>,
+           tensor<2x256xi64>) -> tensor<2x256x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_F32Tensor:$grad, NN_F32Tensor:$hidden,
+                   NN_F32Tensor:$weight, NN_IndexTensor:$labels,
+                   NN_LossReductionAttr:$reduction,
+                   DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                   I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
+  let results = (outs NN_F32Tensor:$hidden_grad);
+  let assemblyFormat = [{
+    $grad `,` $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
+    (`transpose_weight` $transpose_weight^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def NN_MseLossGradOp
     : NN_InferredOp<"mse_loss_grad", [NN_HasRuntimeKernel]> {
   let summary = "gradient of nn.mse_loss with respect to the input";

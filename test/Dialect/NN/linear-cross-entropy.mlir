@@ -19,5 +19,7 @@ func.func @linear_cross_entropy_grad(%g: tensor<f32>, %h: tensor<2x8x16xf32>,
                                      %y: tensor<2x8xi64>) {
   // CHECK: nn.linear_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} reduction<sum> chunk_rows = 8 transpose_weight : (tensor<f32>, tensor<2x8x16xf32>, tensor<40x16xf32>, tensor<2x8xi64>) -> (tensor<2x8x16xf32>, tensor<40x16xf32>)
   %0:2 = nn.linear_cross_entropy_grad %g, %h, %wt, %y reduction<sum> chunk_rows = 8 transpose_weight : (tensor<f32>, tensor<2x8x16xf32>, tensor<40x16xf32>, tensor<2x8xi64>) -> (tensor<2x8x16xf32>, tensor<40x16xf32>)
+  // CHECK: nn.linear_cross_entropy_hidden_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} reduction<sum> chunk_rows = 8 transpose_weight : (tensor<f32>, tensor<2x8x16xf32>, tensor<40x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
+  %1 = nn.linear_cross_entropy_hidden_grad %g, %h, %wt, %y reduction<sum> chunk_rows = 8 transpose_weight : (tensor<f32>, tensor<2x8x16xf32>, tensor<40x16xf32>, tensor<2x8xi64>) -> tensor<2x8x16xf32>
   return
 }

@@ -35,6 +35,12 @@ Checks of one case (family, format):
                of the runs before it calls nn.attention's gradient, that
                run's does, and its params_sha256 is bit-equal to the
                stages 2/2 run's with the separate ops
+  cross-entropy  stages 2/4 (microbatches of one sequence) under --recompute
+               full, which makes the LM head and its loss
+               nn.linear_cross_entropy (--fuse-cross-entropy auto): no
+               package of the run without recomputation calls its kernels,
+               that run's does, and its params_sha256 is bit-equal to the
+               stages 2/4 run's with the separate ops
   tp2          --tp 2: every step's loss and step 1's grad norm within 1e-5
                of the 1-rank train run (and the tensor axis must split some
                parameter). Later grad norms are not compared: the row-parallel
@@ -46,8 +52,8 @@ Checks of one case (family, format):
 Without --full it runs CI's matrix: infer, weights and train for all 45
 cases, and
 for one format per family (the formats in turn, so each is covered)
-`microbatches 2`, `stages 2/2`, `attention`, `tp2`, `bf16`, `bf16 stages
-2/2` and `bf16 stages 4/2`. --full runs microbatches 1, 2, 4 x stages 1, 2, 4, tp2,
+`microbatches 2`, `stages 2/2`, `attention`, `cross-entropy`, `tp2`,
+`bf16`, `bf16 stages 2/2` and `bf16 stages 4/2`. --full runs microbatches 1, 2, 4 x stages 1, 2, 4, tp2,
 bf16 and bf16 stages 2 and 4 with microbatches 1, 2, 4 on every case.
 
 One line per check: `ok FAMILY FORMAT CHECK ...` or `FAIL FAMILY FORMAT
@@ -62,7 +68,8 @@ exits 1 on any FAIL or XPASS.
         [--expected FILE] [--write-expected FILE]
 
 --checks runs only the named kinds (infer, weights, train, microbatches,
-stages, attention, tp2, bf16, bf16-stages) of the checks the matrix gives a case.
+stages, attention, cross-entropy, tp2, bf16, bf16-stages) of the checks the
+matrix gives a case.
 
 python3 with numpy and onnx only (no torch): it reads the references.
 """
@@ -89,7 +96,7 @@ FORMATS = ["dynamo", "dynamo-unoptimized", "torchscript-exporter", "traced",
 INFER_TOLERANCE, TRAIN_TOLERANCE, AUTOCAST_TOLERANCE = 1e-4, 1e-5, 1e-2
 GLOBAL_BATCH, RUN_TIMEOUT = 4, 600
 CHECK_KINDS = ["infer", "weights", "train", "microbatches", "stages",
-               "attention", "tp2", "bf16", "bf16-stages"]
+               "attention", "cross-entropy", "tp2", "bf16", "bf16-stages"]
 # Each family's step-1 loss under PyTorch's bf16 autocast.
 AUTOCAST = json.load(open(os.path.join(MODELS, "autocast-bf16.json")))
 # pp-run's parameters line with --tp: "...; 10 of 15 split over the tensor
@@ -291,30 +298,40 @@ class Case:
                     "params_sha256 %s, 1 stage %s" % (got["sha"][:16],
                                                       base["sha"][:16]))
 
-    def fused_packages(self):
-        """The case's compiled packages that call nn.attention's gradient."""
+    def fused_packages(self, kernel):
+        """The case's compiled packages that call `kernel`."""
         return [path for path in glob.glob(os.path.join(
             self.work, "cache", "*", "stages.cpp"))
-            if "pp_cpu_attention_grad(" in open(path).read()]
+            if kernel + "(" in open(path).read()]
 
-    def check_attention(self):
-        base, error = self.train(stages=2, microbatches=2)
+    def check_fused(self, check, kernel, microbatches, recompute):
+        """Stages 2/M under `recompute`, whose program fuses what calls
+        `kernel` by default, against the separate ops without
+        recomputation."""
+        base, error = self.train(stages=2, microbatches=microbatches)
         if base is None:
-            return self.report("attention", False, "separate ops: " + error)
-        if self.fused_packages():
-            return self.report("attention", False, "a run without "
-                               "recomputation fused attention")
-        got, error = self.train(stages=2, microbatches=2,
-                                recompute="selective")
+            return self.report(check, False, "separate ops: " + error)
+        if self.fused_packages(kernel):
+            return self.report(check, False, "a run without recomputation "
+                               "calls " + kernel)
+        got, error = self.train(stages=2, microbatches=microbatches,
+                                recompute=recompute)
         if got is None:
-            return self.report("attention", False, error)
-        if not self.fused_packages():
-            return self.report("attention", False, "the selective run's "
-                               "package calls no pp_cpu_attention_grad: "
-                               "nothing fused")
-        self.report("attention", got["sha"] == base["sha"],
+            return self.report(check, False, error)
+        if not self.fused_packages(kernel):
+            return self.report(check, False, "the %s run's package calls no "
+                               "%s: nothing fused" % (recompute, kernel))
+        self.report(check, got["sha"] == base["sha"],
                     "params_sha256 %s, separate ops %s" % (
                         got["sha"][:16], base["sha"][:16]))
+
+    def check_attention(self):
+        self.check_fused("attention", "pp_cpu_attention_grad", 2, "selective")
+
+    def check_cross_entropy(self):
+        # Microbatches of one sequence: auto fuses where the bits stay.
+        self.check_fused("cross-entropy", "pp_cpu_linear_cross_entropy",
+                         GLOBAL_BATCH, "full")
 
     def check_tp(self):
         base, error = self.train()
@@ -356,6 +373,8 @@ class Case:
                     self.check_stages(stages, microbatches, "bf16")
         if self.extras["attention"] and "attention" in kinds:
             self.check_attention()
+        if self.extras["attention"] and "cross-entropy" in kinds:
+            self.check_cross_entropy()
         if self.extras["tp"] and "tp2" in kinds:
             self.check_tp()
         return self

@@ -201,6 +201,18 @@ TEST(LinearCrossEntropyKernels, GradAddAddsTheWeightGradientIntoTheSum) {
     EXPECT_NEAR(s[i], b[i] + w[i], 1e-5) << "element " << i;
 }
 
+TEST(LinearCrossEntropyKernels, HiddenGradAloneGivesTheBothGradientsCallsBits) {
+  pp_frame frame;
+  Head head(/*transposed=*/false);
+  Tensor g = lossGrad(frame, 0.25f);
+  auto [hidden, weight] = head.gradients(frame, g, 3, 0);
+  Tensor alone(pp_cpu_linear_cross_entropy_hidden_grad(
+      &frame, g.get(), head.hidden.get(), head.weight.get(), head.labels.get(),
+      3, head.ignoreIndex, 0, 0));
+  ASSERT_EQ(frame.error, "");
+  EXPECT_TRUE(sameBits(alone, hidden));
+}
+
 TEST(LinearCrossEntropyKernels, RefusesAWeightOfAnotherDepthNamingTheShapes) {
   pp_frame frame;
   Head head(/*transposed=*/false);
