@@ -290,30 +290,34 @@ void pp_frame_profile_end(pp_frame *frame);
   pp_tensor *prefix##cross_entropy_grad_in_place(                              \
       pp_frame *frame, pp_tensor *grad, pp_tensor *logits, pp_tensor *labels,  \
       int64_t ignore_index, int reduction);                                    \
-  /* nn.linear_cross_entropy: cross_entropy(hidden x weight, labels), the      \
-   * logits made chunk_rows rows at a time. */                                 \
+  /* nn.linear_cross_entropy: cross_entropy(hidden x weight + bias, labels),   \
+   * the logits made chunk_rows rows at a time (bias may be NULL). */          \
   pp_tensor *prefix##linear_cross_entropy(                                     \
       pp_frame *frame, pp_tensor *hidden, pp_tensor *weight,                   \
-      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
-      int reduction, int transpose_weight);                                    \
-  /* nn.linear_cross_entropy_grad: the hidden states' and the weight's         \
-   * gradients into results[0..1] (both NULL when the call fails). */          \
+      pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,                  \
+      int64_t ignore_index, int reduction, int transpose_weight);              \
+  /* nn.linear_cross_entropy_grad: the hidden states', the weight's and,       \
+   * with a bias, the bias's gradients into results[0..2] (all NULL when the   \
+   * call fails). */                                                           \
   void prefix##linear_cross_entropy_grad(                                      \
       pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,  \
-      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
-      int reduction, int transpose_weight, pp_tensor **results);               \
+      pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,                  \
+      int64_t ignore_index, int reduction, int transpose_weight,               \
+      pp_tensor **results);                                                    \
   /* nn.linear_cross_entropy_hidden_grad: the hidden states' gradient          \
    * alone. */                                                                 \
   pp_tensor *prefix##linear_cross_entropy_hidden_grad(                         \
       pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,  \
-      pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index,             \
-      int reduction, int transpose_weight);                                    \
-  /* linear_cross_entropy_grad with the weight's gradient added into `sum`     \
-   * (pp_frame_gradient_sum) instead of made; returns the hidden states'. */   \
-  pp_tensor *prefix##linear_cross_entropy_grad_add(                            \
-      pp_frame *frame, pp_tensor *sum, pp_tensor *grad, pp_tensor *hidden,     \
-      pp_tensor *weight, pp_tensor *labels, int64_t chunk_rows,                \
+      pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,                  \
       int64_t ignore_index, int reduction, int transpose_weight);              \
+  /* linear_cross_entropy_grad with the weight's gradient added into `sum`     \
+   * and the bias's into `bias_sum` (pp_frame_gradient_sum; NULL without a     \
+   * bias) instead of made; returns the hidden states'. */                     \
+  pp_tensor *prefix##linear_cross_entropy_grad_add(                            \
+      pp_frame *frame, pp_tensor *sum, pp_tensor *bias_sum, pp_tensor *grad,   \
+      pp_tensor *hidden, pp_tensor *weight, pp_tensor *labels,                 \
+      pp_tensor *bias, int64_t chunk_rows, int64_t ignore_index,               \
+      int reduction, int transpose_weight);                                    \
   pp_tensor *prefix##dropout(pp_frame *frame, pp_tensor *input, int64_t key,   \
                              double ratio);                                    \
   pp_tensor *prefix##all_reduce(pp_frame *frame, pp_tensor *input,             \

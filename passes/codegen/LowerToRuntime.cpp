@@ -298,28 +298,59 @@ private:
     return index;
   }
 
-  /// An nn.linear_cross_entropy_grad whose weight gradient is gradient
-  /// result `index`: pp_<target>_linear_cross_entropy_grad_add adds it into
-  /// the sum pp_frame_gradient_sum lends and returns the hidden states'
-  /// gradient.
+  /// The gradient result indices of an nn.linear_cross_entropy_grad's
+  /// weight and bias gradients (the bias's nullopt without a bias), when
+  /// both are gradient results that nothing else reads.
+  std::optional<std::pair<unsigned, std::optional<unsigned>>>
+  headGradientResults(nn::LinearCrossEntropyGradOp op) {
+    std::optional<unsigned> weight = gradientResultOf(op.getWeightGrad());
+    if (!weight)
+      return std::nullopt;
+    if (!op.getBiasGrad())
+      return std::make_pair(*weight, std::optional<unsigned>());
+    std::optional<unsigned> bias = gradientResultOf(op.getBiasGrad());
+    if (!bias)
+      return std::nullopt;
+    return std::make_pair(*weight, bias);
+  }
+
+  /// The sum of gradient result `index`, of `type`, that
+  /// pp_frame_gradient_sum lends.
+  Value gradientSum(unsigned index, Type type) {
+    SmallVector<Attribute> literals = {integer(index)};
+    llvm::append_range(literals,
+                       shapeLiterals(cast<RankedTensorType>(type).getShape()));
+    return call("pp_frame_gradient_sum", {}, literals);
+  }
+
+  /// An nn.linear_cross_entropy_grad whose weight (and bias) gradients are
+  /// gradient results `weight` (and `bias`):
+  /// pp_<target>_linear_cross_entropy_grad_add adds them into the sums
+  /// pp_frame_gradient_sum lends and returns the hidden states' gradient.
   LogicalResult lowerHeadGradientAdded(nn::LinearCrossEntropyGradOp op,
-                                       unsigned index) {
+                                       unsigned weight,
+                                       std::optional<unsigned> bias) {
     FailureOr<SmallVector<KernelArgument>> arguments = kernelArguments(op);
     if (failed(arguments))
       return failure();
-    SmallVector<Attribute> literals = {integer(index)};
-    llvm::append_range(literals,
-                       shapeLiterals(op.getWeightGrad().getType().getShape()));
+    arguments->insert(
+        arguments->begin(),
+        bias ? KernelArgument(gradientSum(*bias, op.getBiasGrad().getType()))
+             : KernelArgument(literal("nullptr")));
     arguments->insert(arguments->begin(),
-                      call("pp_frame_gradient_sum", {}, literals));
+                      gradientSum(weight, op.getWeightGrad().getType()));
     Value hiddenGrad = op.getHiddenGrad();
     values[hiddenGrad] =
         emitCall((prefix + op->getName().stripDialect() + "_add").str(),
                  *arguments, tensorPtr)
             ->getResult(0);
     own(values[hiddenGrad], hiddenGrad.getType());
-    callVoid("pp_frame_gradient_added", {}, {integer(index)});
-    addedIntoSums.insert(index);
+    for (std::optional<unsigned> index :
+         {std::optional<unsigned>(weight), bias})
+      if (index) {
+        callVoid("pp_frame_gradient_added", {}, {integer(*index)});
+        addedIntoSums.insert(*index);
+      }
     return success();
   }
 
@@ -359,9 +390,9 @@ private:
     if (std::optional<unsigned> index = gradientResultToAdd(op))
       return lowerAddedIntoSum(op, *index);
     if (auto headGrad = dyn_cast<nn::LinearCrossEntropyGradOp>(op))
-      if (std::optional<unsigned> index =
-              gradientResultOf(headGrad.getWeightGrad()))
-        return lowerHeadGradientAdded(headGrad, *index);
+      if (auto indices = headGradientResults(headGrad))
+        return lowerHeadGradientAdded(headGrad, indices->first,
+                                      indices->second);
     if (auto crossEntropyGrad = dyn_cast<nn::CrossEntropyGradOp>(op))
       if (std::optional<unsigned> arg = logitsToOverwrite(crossEntropyGrad))
         return lowerCrossEntropyGradInPlace(crossEntropyGrad, *arg);
@@ -445,6 +476,24 @@ private:
     return success();
   }
 
+  /// One operand segment per operand of `op`, and an empty one (a NULL
+  /// argument) for an absent trailing optional operand, which ODS records
+  /// in no segment sizes where it is an op's only optional operand (the
+  /// bias of an LM head's fused loss and its gradients).
+  static SmallVector<int32_t> trailingOptionalSegments(Operation *op) {
+    SmallVector<int32_t> segments(op->getNumOperands(), 1);
+    auto withBias = [&](auto fused) {
+      if (!fused.getBias())
+        segments.push_back(0);
+    };
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([&](nn::LinearCrossEntropyOp fused) { withBias(fused); })
+        .Case([&](nn::LinearCrossEntropyGradOp fused) { withBias(fused); })
+        .Case(
+            [&](nn::LinearCrossEntropyHiddenGradOp fused) { withBias(fused); });
+    return segments;
+  }
+
   /// The arguments of `op`'s kernel call, as lowerKernelCall describes
   /// them (but the result index).
   FailureOr<SmallVector<KernelArgument>> kernelArguments(Operation *op) {
@@ -457,7 +506,7 @@ private:
              << problem;
     }
     SmallVector<KernelArgument> arguments;
-    SmallVector<int32_t> segments(op->getNumOperands(), 1);
+    SmallVector<int32_t> segments = trailingOptionalSegments(op);
     if (auto sizes = op->getAttrOfType<DenseI32ArrayAttr>(kOperandSegments)) {
       segments.assign(sizes.asArrayRef().begin(), sizes.asArrayRef().end());
     } else if (op->hasTrait<OpTrait::VariadicOperands>()) {

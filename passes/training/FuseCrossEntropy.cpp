@@ -35,18 +35,50 @@ bool isStaticF32(Value value) {
   return type.getElementType().isF32() && type.hasStaticShape();
 }
 
-/// The LM head matmul whose logits `loss` takes, when the pair can fuse.
-std::optional<nn::MatmulOp> fusibleHead(nn::CrossEntropyOp loss,
-                                        const llvm::StringSet<> &keepNodes) {
+/// An LM head: the matmul of its logits and the bias added to them, if any.
+struct Head {
+  nn::MatmulOp matmul;
+  nn::AddOp biasAdd;
+  Value bias;
+};
+
+/// The bias operand of `add` when it adds a rank-1 f32 bias to `logits`'s
+/// product (either operand), or null.
+Value addedBias(nn::AddOp add) {
+  for (unsigned product = 0; product < 2; ++product) {
+    Value bias = add->getOperand(1 - product);
+    auto type = cast<RankedTensorType>(bias.getType());
+    if (add->getOperand(product).getDefiningOp<nn::MatmulOp>() &&
+        type.getRank() == 1 && isStaticF32(bias) &&
+        type.getShape()[0] == add.getType().getShape().back() &&
+        add.getType() == add->getOperand(product).getType())
+      return bias;
+  }
+  return Value();
+}
+
+/// The LM head whose logits `loss` takes, when the ops can fuse.
+std::optional<Head> fusibleHead(nn::CrossEntropyOp loss,
+                                const llvm::StringSet<> &keepNodes) {
   auto mayFuse = [&](Operation *op) {
     auto node = op->getAttrOfType<StringAttr>(kNodeAttrName);
     return !node || !keepNodes.contains(node.getValue());
   };
-  auto head = loss.getLogits().getDefiningOp<nn::MatmulOp>();
-  if (!head || !head->hasOneUse() || head.getTransposeLhs() ||
-      cast<RankedTensorType>(head.getRhs().getType()).getRank() != 2 ||
-      !isStaticF32(head.getLhs()) || !isStaticF32(head.getRhs()) ||
-      !mayFuse(head) || !mayFuse(loss))
+  Head head;
+  Value logits = loss.getLogits();
+  if (auto add = logits.getDefiningOp<nn::AddOp>()) {
+    head.bias = addedBias(add);
+    if (!head.bias || !add->hasOneUse() || !mayFuse(add))
+      return std::nullopt;
+    head.biasAdd = add;
+    logits = add->getOperand(add.getLhs() == head.bias ? 1 : 0);
+  }
+  head.matmul = logits.getDefiningOp<nn::MatmulOp>();
+  nn::MatmulOp matmul = head.matmul;
+  if (!matmul || !matmul->hasOneUse() || matmul.getTransposeLhs() ||
+      cast<RankedTensorType>(matmul.getRhs().getType()).getRank() != 2 ||
+      !isStaticF32(matmul.getLhs()) || !isStaticF32(matmul.getRhs()) ||
+      !mayFuse(matmul) || !mayFuse(loss))
     return std::nullopt;
   return head;
 }
@@ -76,17 +108,20 @@ bool givesUnfusedBits(nn::MatmulOp head, int64_t chunkRows) {
   return rows == batchRows && chunkRows >= rows;
 }
 
-void fuse(nn::CrossEntropyOp loss, nn::MatmulOp head, int64_t chunkRows) {
+void fuse(nn::CrossEntropyOp loss, const Head &head, int64_t chunkRows) {
   OpBuilder builder(loss);
+  nn::MatmulOp matmul = head.matmul;
   auto fused = nn::LinearCrossEntropyOp::create(
-      builder, head.getLoc(), head.getLhs(), head.getRhs(), loss.getLabels(),
-      loss.getReduction(), loss.getIgnoreIndex(), chunkRows,
-      head.getTransposeRhs());
-  for (NamedAttribute attr : head->getDiscardableAttrs())
+      builder, matmul.getLoc(), matmul.getLhs(), matmul.getRhs(),
+      loss.getLabels(), head.bias, loss.getReduction(), loss.getIgnoreIndex(),
+      chunkRows, matmul.getTransposeRhs());
+  for (NamedAttribute attr : matmul->getDiscardableAttrs())
     fused->setAttr(attr.getName(), attr.getValue());
   loss.getResult().replaceAllUsesWith(fused.getResult());
   loss->erase();
-  head->erase();
+  if (head.biasAdd)
+    head.biasAdd->erase();
+  matmul->erase();
 }
 
 struct FuseCrossEntropyPass
@@ -109,11 +144,11 @@ struct FuseCrossEntropyPass
     SmallVector<nn::CrossEntropyOp> losses;
     program->walk([&](nn::CrossEntropyOp loss) { losses.push_back(loss); });
     for (nn::CrossEntropyOp loss : losses) {
-      std::optional<nn::MatmulOp> head = fusibleHead(loss, keep);
+      std::optional<Head> head = fusibleHead(loss, keep);
       if (!head)
         continue;
-      int64_t rows = chooseChunkRows(*head, chunkRows);
-      if (!exactOnly || givesUnfusedBits(*head, rows))
+      int64_t rows = chooseChunkRows(head->matmul, chunkRows);
+      if (!exactOnly || givesUnfusedBits(head->matmul, rows))
         fuse(loss, *head, rows);
     }
   }

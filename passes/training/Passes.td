@@ -185,7 +185,8 @@ def FuseCrossEntropy : Pass<"pp-fuse-cross-entropy", "mlir::ModuleOp"> {
   let description = [{
     Replaces in `@main` each `nn.cross_entropy` whose logits an f32
     `nn.matmul` of hidden states `[..., D]` and a 2-D weight computes (and
-    nothing else reads) with one `nn.linear_cross_entropy`, whose kernel
+    nothing else reads), optionally with an `nn.add` of a bias `[V]` (a
+    masked-LM head's), with one `nn.linear_cross_entropy`, whose kernel
     makes the logits `chunk-rows` rows at a time and whose gradient
     (`nn.linear_cross_entropy_grad`) recomputes them chunk by chunk: the
     forward saves no logits for the backward, and neither ever holds more
@@ -204,8 +205,8 @@ def FuseCrossEntropy : Pass<"pp-fuse-cross-entropy", "mlir::ModuleOp"> {
     unpipelined one bit for bit either way.
 
     It leaves alone a cross-entropy whose logits are not such a matmul's
-    (a bias added to them, a cast of reduced precision: run it after
-    pp-apply-precision), a matmul with a transposed left operand or a
+    (a cast of reduced precision: run it after pp-apply-precision), a
+    matmul with a transposed left operand or a
     dynamic shape, and a head whose matmul or loss is a node named in
     `keep-nodes` (pp-compile passes its `split-points`). With `exact-only`
     it fuses only heads whose hidden states are one batch element (a

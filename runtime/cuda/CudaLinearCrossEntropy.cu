@@ -34,6 +34,37 @@ float *elementsOf(pp_tensor *tensor) {
   return tensor ? static_cast<float *>(pp_tensor_data(tensor)) : nullptr;
 }
 
+/// One thread per logit: the bias added in f32, as the add kernel adds it.
+__global__ void addBiasKernel(float *logits, const float *bias, int64_t n,
+                              int64_t classes) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    logits[i] = logits[i] + bias[i % classes];
+}
+
+/// One thread per class: its column of `rows` rows of the logits' gradient
+/// added into its double sum in row order, as sum_to's kernel adds a group.
+__global__ void sumColumnsKernel(const float *gradient, double *sums,
+                                 int64_t rows, int64_t classes) {
+  int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c >= classes)
+    return;
+  double sum = sums[c];
+  for (int64_t r = 0; r < rows; ++r)
+    sum += gradient[r * classes + c];
+  sums[c] = sum;
+}
+
+/// One thread per class: the bias gradient rounded once to f32, added to
+/// what `out` holds when `added` (a gradient into its sum).
+__global__ void storeSumsKernel(const double *sums, float *out, int64_t classes,
+                                bool added) {
+  int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (c < classes)
+    out[c] = added ? out[c] + static_cast<float>(sums[c])
+                   : static_cast<float>(sums[c]);
+}
+
 /// The device target of LinearCrossEntropyChunks.h: the row kernels of
 /// pp_cuda_cross_entropy and pp_cuda_cross_entropy_grad.
 struct DeviceLinearCrossEntropy : LinearCrossEntropyTarget {
@@ -46,6 +77,24 @@ struct DeviceLinearCrossEntropy : LinearCrossEntropyTarget {
   float *rowLosses = nullptr;
   /// The loss's gradient (the backward; device).
   const float *lossGrad = nullptr;
+  /// The bias (null without one) and its gradient's sums (the backward;
+  /// device).
+  const float *bias = nullptr;
+  double *biasSums = nullptr;
+
+  bool addBias(int64_t rows, float *logits) const {
+    int64_t n = rows * geometry.classes;
+    addBiasKernel<<<blocksFor(n), kThreads, 0, kernelStream(frame)>>>(
+        logits, bias, n, geometry.classes);
+    return pp_cuda_launched(frame, "linear_cross_entropy's bias");
+  }
+
+  bool sumBiasGradient(int64_t rows, const float *gradient) const {
+    sumColumnsKernel<<<blocksFor(geometry.classes), kThreads, 0,
+                       kernelStream(frame)>>>(gradient, biasSums, rows,
+                                              geometry.classes);
+    return pp_cuda_launched(frame, "linear_cross_entropy_grad's bias sums");
+  }
 
   bool losses(int64_t first, int64_t rows, const float *logits) const {
     crossEntropyRowsKernel<float, float>
@@ -88,38 +137,64 @@ struct CallBuffers {
   }
 };
 
-/// The gradients of the hidden states into `hiddenGrad` and of the weight
-/// into `weightGrad` (added into it when `addToWeightGrad`): the device's
-/// GradientsInto.
+/// The gradients of the hidden states into `hiddenGrad` and of the head's
+/// parameters into `parameters`: the device's GradientsInto.
 bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
                    const LinearCrossEntropyGradArgs &args,
-                   pp_tensor *hiddenGrad, pp_tensor *weightGrad,
-                   bool addToWeightGrad, pp_frame *frame) {
+                   pp_tensor *hiddenGrad, const HeadGradients &parameters,
+                   pp_frame *frame) {
   CallBuffers buffers(frame, "linear_cross_entropy_grad", geometry, args.labels,
                       args.ignoreIndex);
   if (!buffers.made())
     return false;
+  // The bias gradient's sums, zeroed in stream order.
+  pp_tensor *biasSums = geometry.hasBias ? newDeviceTensor(frame, PP_DTYPE_F64,
+                                                           {geometry.classes})
+                                         : nullptr;
+  if (geometry.hasBias &&
+      (!biasSums ||
+       cudaMemsetAsync(pp_tensor_data(biasSums), 0, pp_tensor_nbytes(biasSums),
+                       kernelStream(frame)) != cudaSuccess)) {
+    failFrame(frame, "linear_cross_entropy_grad: cannot make the bias "
+                     "gradient's sums");
+    pp_tensor_destroy(biasSums);
+    return false;
+  }
   DeviceLinearCrossEntropy target{{frame, pp_cuda_gemm_f32},
                                   geometry,
                                   buffers.labelValues(),
                                   args.ignoreIndex,
                                   args.reduction};
   target.lossGrad = elementsOf(args.grad);
+  target.bias = elementsOf(args.bias);
+  target.biasSums =
+      biasSums ? static_cast<double *>(pp_tensor_data(biasSums)) : nullptr;
   LinearCrossEntropyOperands ops{geometry, elementsOf(args.hidden),
                                  elementsOf(args.weight)};
-  ScopedGemmStream onFrameQueue(kernelStream(frame));
-  return linearCrossEntropyGradients(target, ops, elementsOf(buffers.logits),
-                                     elementsOf(hiddenGrad),
-                                     elementsOf(weightGrad), addToWeightGrad);
+  bool ok;
+  {
+    ScopedGemmStream onFrameQueue(kernelStream(frame));
+    ok = linearCrossEntropyGradients(
+        target, ops, elementsOf(buffers.logits), elementsOf(hiddenGrad),
+        elementsOf(parameters.weight), parameters.added);
+  }
+  if (ok && parameters.bias) {
+    storeSumsKernel<<<blocksFor(geometry.classes), kThreads, 0,
+                      kernelStream(frame)>>>(
+        target.biasSums, elementsOf(parameters.bias), geometry.classes,
+        parameters.added);
+    ok = pp_cuda_launched(frame, "linear_cross_entropy_grad's bias gradient");
+  }
+  pp_tensor_destroy(biasSums); // Freed in stream order, after the work.
+  return ok;
 }
 
 /// gradientsInto for the calls of `frame`.
 auto deviceGradientsInto(pp_frame *frame) {
   return [frame](const LinearCrossEntropyGeometry &geometry,
                  const LinearCrossEntropyGradArgs &args, pp_tensor *hiddenGrad,
-                 pp_tensor *weightGrad, bool addToWeightGrad) {
-    return gradientsInto(geometry, args, hiddenGrad, weightGrad,
-                         addToWeightGrad, frame);
+                 const HeadGradients &parameters) {
+    return gradientsInto(geometry, args, hiddenGrad, parameters, frame);
   };
 }
 
@@ -129,12 +204,12 @@ extern "C" {
 
 pp_tensor *pp_cuda_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
                                         pp_tensor *weight, pp_tensor *labels,
-                                        int64_t chunk_rows,
+                                        pp_tensor *bias, int64_t chunk_rows,
                                         int64_t ignore_index, int reduction,
                                         int transpose_weight) {
-  std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyCall(frame, "linear_cross_entropy", hidden, weight,
-                             labels, chunk_rows, reduction, transpose_weight);
+  std::optional<LinearCrossEntropyGeometry> geometry = linearCrossEntropyCall(
+      frame, "linear_cross_entropy", hidden, weight, labels, bias, chunk_rows,
+      reduction, transpose_weight);
   if (!geometry)
     return nullptr;
   CallBuffers buffers(frame, "linear_cross_entropy", *geometry, labels,
@@ -160,6 +235,7 @@ pp_tensor *pp_cuda_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
                                   ignore_index,
                                   reduction};
   target.rowLosses = elementsOf(rowLosses);
+  target.bias = elementsOf(bias);
   LinearCrossEntropyOperands ops{*geometry, elementsOf(hidden),
                                  elementsOf(weight)};
   bool ok;
@@ -183,34 +259,35 @@ pp_tensor *pp_cuda_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
 
 void pp_cuda_linear_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                        pp_tensor *hidden, pp_tensor *weight,
-                                       pp_tensor *labels, int64_t chunk_rows,
-                                       int64_t ignore_index, int reduction,
-                                       int transpose_weight,
+                                       pp_tensor *labels, pp_tensor *bias,
+                                       int64_t chunk_rows, int64_t ignore_index,
+                                       int reduction, int transpose_weight,
                                        pp_tensor **results) {
   linearCrossEntropyGradResults(frame, newDeviceTensor,
-                                {grad, hidden, weight, labels, chunk_rows,
+                                {grad, hidden, weight, labels, bias, chunk_rows,
                                  ignore_index, reduction, transpose_weight},
                                 results, deviceGradientsInto(frame));
 }
 
 pp_tensor *pp_cuda_linear_cross_entropy_grad_add(
-    pp_frame *frame, pp_tensor *sum, pp_tensor *grad, pp_tensor *hidden,
-    pp_tensor *weight, pp_tensor *labels, int64_t chunk_rows,
-    int64_t ignore_index, int reduction, int transpose_weight) {
-  return linearCrossEntropyGradAdded(frame, newDeviceTensor, sum,
-                                     {grad, hidden, weight, labels, chunk_rows,
-                                      ignore_index, reduction,
+    pp_frame *frame, pp_tensor *sum, pp_tensor *bias_sum, pp_tensor *grad,
+    pp_tensor *hidden, pp_tensor *weight, pp_tensor *labels, pp_tensor *bias,
+    int64_t chunk_rows, int64_t ignore_index, int reduction,
+    int transpose_weight) {
+  return linearCrossEntropyGradAdded(frame, newDeviceTensor, sum, bias_sum,
+                                     {grad, hidden, weight, labels, bias,
+                                      chunk_rows, ignore_index, reduction,
                                       transpose_weight},
                                      deviceGradientsInto(frame));
 }
 
 pp_tensor *pp_cuda_linear_cross_entropy_hidden_grad(
     pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
-    pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index, int reduction,
-    int transpose_weight) {
+    pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,
+    int64_t ignore_index, int reduction, int transpose_weight) {
   return linearCrossEntropyHiddenGrad(frame, newDeviceTensor,
-                                      {grad, hidden, weight, labels, chunk_rows,
-                                       ignore_index, reduction,
+                                      {grad, hidden, weight, labels, bias,
+                                       chunk_rows, ignore_index, reduction,
                                        transpose_weight},
                                       deviceGradientsInto(frame));
 }

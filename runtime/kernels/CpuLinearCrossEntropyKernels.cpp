@@ -34,10 +34,36 @@ struct HostLinearCrossEntropy : LinearCrossEntropyTarget {
   int reduction;
   /// The rows the loss counts.
   int64_t counted;
+  /// The bias (null without one).
+  const float *bias = nullptr;
   /// Each row's loss (the forward).
   double *rowLosses = nullptr;
   /// The loss's gradient (the backward).
   const float *lossGrad = nullptr;
+  /// The bias gradient's sums (the backward, with a bias).
+  double *biasSums = nullptr;
+
+  bool addBias(int64_t rows, float *logits) const {
+    int64_t classes = geometry.classes;
+    cpu::forEachChunk(rows, classes, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        for (int64_t c = 0; c < classes; ++c)
+          logits[r * classes + c] = logits[r * classes + c] + bias[c];
+    });
+    return true;
+  }
+
+  /// Each column's sum over the rows in row order, the columns split
+  /// between the threads (pp_cpu_sum_to's order of additions).
+  bool sumBiasGradient(int64_t rows, const float *gradient) const {
+    int64_t classes = geometry.classes;
+    cpu::forEachChunk(classes, rows, [&](int64_t begin, int64_t end) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = begin; c < end; ++c)
+          biasSums[c] += gradient[r * classes + c];
+    });
+    return true;
+  }
 
   bool losses(int64_t first, int64_t rows, const float *logits) const {
     cpu::crossEntropyLosses(logits, rows, geometry.classes,
@@ -93,35 +119,52 @@ chunkScratch(pp_frame *frame, const LinearCrossEntropyGeometry &geometry) {
   return scratch;
 }
 
-/// The gradients of the hidden states into `hiddenGrad` and of the weight
-/// into `weightGrad` (added into it when `addToWeightGrad`): the host's
-/// GradientsInto.
+/// The bias gradient from its sums into `biasGrad`, rounded once to f32 as
+/// pp_cpu_sum_to rounds it, and added to what it holds when `added` as the
+/// runtime adds a gradient into its sum.
+void storeBiasGradient(const std::vector<double> &sums, pp_tensor *biasGrad,
+                       bool added) {
+  float *out = mutableFloatsOf(biasGrad);
+  for (size_t c = 0; c < sums.size(); ++c)
+    out[c] = added ? out[c] + static_cast<float>(sums[c])
+                   : static_cast<float>(sums[c]);
+}
+
+/// The gradients of the hidden states into `hiddenGrad` and of the head's
+/// parameters into `parameters`: the host's GradientsInto.
 bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
                    const LinearCrossEntropyGradArgs &args,
-                   pp_tensor *hiddenGrad, pp_tensor *weightGrad,
-                   bool addToWeightGrad, pp_frame *frame) {
+                   pp_tensor *hiddenGrad, const HeadGradients &parameters,
+                   pp_frame *frame) {
   std::optional<HostLinearCrossEntropy> target =
       hostTarget(frame, "linear_cross_entropy_grad", geometry, args.labels,
                  args.ignoreIndex, args.reduction);
   if (!target)
     return false;
+  target->bias = args.bias ? floatsOf(args.bias) : nullptr;
   target->lossGrad = floatsOf(args.grad);
+  std::vector<double> biasSums(geometry.hasBias ? geometry.classes : 0, 0.0);
+  target->biasSums = biasSums.data();
   LinearCrossEntropyOperands ops{geometry, floatsOf(args.hidden),
                                  floatsOf(args.weight)};
   std::unique_ptr<float[]> logits = chunkScratch(frame, geometry);
-  return logits && linearCrossEntropyGradients(
-                       *target, ops, logits.get(), mutableFloatsOf(hiddenGrad),
-                       weightGrad ? mutableFloatsOf(weightGrad) : nullptr,
-                       addToWeightGrad);
+  if (!logits ||
+      !linearCrossEntropyGradients(
+          *target, ops, logits.get(), mutableFloatsOf(hiddenGrad),
+          parameters.weight ? mutableFloatsOf(parameters.weight) : nullptr,
+          parameters.added))
+    return false;
+  if (parameters.bias)
+    storeBiasGradient(biasSums, parameters.bias, parameters.added);
+  return true;
 }
 
 /// gradientsInto for the calls of `frame`.
 auto hostGradientsInto(pp_frame *frame) {
   return [frame](const LinearCrossEntropyGeometry &geometry,
                  const LinearCrossEntropyGradArgs &args, pp_tensor *hiddenGrad,
-                 pp_tensor *weightGrad, bool addToWeightGrad) {
-    return gradientsInto(geometry, args, hiddenGrad, weightGrad,
-                         addToWeightGrad, frame);
+                 const HeadGradients &parameters) {
+    return gradientsInto(geometry, args, hiddenGrad, parameters, frame);
   };
 }
 
@@ -131,11 +174,12 @@ extern "C" {
 
 pp_tensor *pp_cpu_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
                                        pp_tensor *weight, pp_tensor *labels,
-                                       int64_t chunk_rows, int64_t ignore_index,
-                                       int reduction, int transpose_weight) {
-  std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyCall(frame, "linear_cross_entropy", hidden, weight,
-                             labels, chunk_rows, reduction, transpose_weight);
+                                       pp_tensor *bias, int64_t chunk_rows,
+                                       int64_t ignore_index, int reduction,
+                                       int transpose_weight) {
+  std::optional<LinearCrossEntropyGeometry> geometry = linearCrossEntropyCall(
+      frame, "linear_cross_entropy", hidden, weight, labels, bias, chunk_rows,
+      reduction, transpose_weight);
   if (!geometry)
     return nullptr;
   std::optional<HostLinearCrossEntropy> target =
@@ -145,6 +189,7 @@ pp_tensor *pp_cpu_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
     return nullptr;
   std::vector<double> rowLosses(geometry->rows, 0.0);
   target->rowLosses = rowLosses.data();
+  target->bias = bias ? floatsOf(bias) : nullptr;
   LinearCrossEntropyOperands ops{*geometry, floatsOf(hidden), floatsOf(weight)};
   std::unique_ptr<float[]> logits = chunkScratch(frame, *geometry);
   if (!logits || !linearCrossEntropyLosses(*target, ops, logits.get()))
@@ -156,34 +201,35 @@ pp_tensor *pp_cpu_linear_cross_entropy(pp_frame *frame, pp_tensor *hidden,
 
 void pp_cpu_linear_cross_entropy_grad(pp_frame *frame, pp_tensor *grad,
                                       pp_tensor *hidden, pp_tensor *weight,
-                                      pp_tensor *labels, int64_t chunk_rows,
-                                      int64_t ignore_index, int reduction,
-                                      int transpose_weight,
+                                      pp_tensor *labels, pp_tensor *bias,
+                                      int64_t chunk_rows, int64_t ignore_index,
+                                      int reduction, int transpose_weight,
                                       pp_tensor **results) {
   linearCrossEntropyGradResults(frame, newTensor,
-                                {grad, hidden, weight, labels, chunk_rows,
+                                {grad, hidden, weight, labels, bias, chunk_rows,
                                  ignore_index, reduction, transpose_weight},
                                 results, hostGradientsInto(frame));
 }
 
 pp_tensor *pp_cpu_linear_cross_entropy_grad_add(
-    pp_frame *frame, pp_tensor *sum, pp_tensor *grad, pp_tensor *hidden,
-    pp_tensor *weight, pp_tensor *labels, int64_t chunk_rows,
-    int64_t ignore_index, int reduction, int transpose_weight) {
-  return linearCrossEntropyGradAdded(frame, newTensor, sum,
-                                     {grad, hidden, weight, labels, chunk_rows,
-                                      ignore_index, reduction,
+    pp_frame *frame, pp_tensor *sum, pp_tensor *bias_sum, pp_tensor *grad,
+    pp_tensor *hidden, pp_tensor *weight, pp_tensor *labels, pp_tensor *bias,
+    int64_t chunk_rows, int64_t ignore_index, int reduction,
+    int transpose_weight) {
+  return linearCrossEntropyGradAdded(frame, newTensor, sum, bias_sum,
+                                     {grad, hidden, weight, labels, bias,
+                                      chunk_rows, ignore_index, reduction,
                                       transpose_weight},
                                      hostGradientsInto(frame));
 }
 
 pp_tensor *pp_cpu_linear_cross_entropy_hidden_grad(
     pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
-    pp_tensor *labels, int64_t chunk_rows, int64_t ignore_index, int reduction,
-    int transpose_weight) {
+    pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,
+    int64_t ignore_index, int reduction, int transpose_weight) {
   return linearCrossEntropyHiddenGrad(frame, newTensor,
-                                      {grad, hidden, weight, labels, chunk_rows,
-                                       ignore_index, reduction,
+                                      {grad, hidden, weight, labels, bias,
+                                       chunk_rows, ignore_index, reduction,
                                        transpose_weight},
                                       hostGradientsInto(frame));
 }

@@ -47,20 +47,29 @@ struct LinearCrossEntropyTarget {
 
 // A Target is a LinearCrossEntropyTarget with, each false with the error
 // recorded in its frame on failure:
+//   bool addBias(int64_t rows, float *logits) const;
+//     // the bias added to each of `rows` rows of logits, in f32 as nn.add
+//     // adds it (called only with a bias)
 //   bool losses(int64_t first, int64_t rows, const float *logits) const;
 //     // the losses of rows [first, first + rows), whose logits `logits`
 //     // holds
 //   bool gradient(int64_t first, int64_t rows, float *logits) const;
 //     // their logits' gradient (cross_entropy_grad's), in place
+//   bool sumBiasGradient(int64_t rows, const float *gradient) const;
+//     // each column of `rows` rows of the logits' gradient added into the
+//     // bias gradient's double sums, in row order as nn.sum_to adds them
+//     // (called only with a bias)
 
-/// `logits` (rows x V) = rows [first, first + rows) of the product.
+/// `logits` (rows x V) = rows [first, first + rows) of the product, plus
+/// the bias.
 template <typename Target>
 bool chunkLogits(const Target &target, const LinearCrossEntropyOperands &ops,
                  int64_t first, int64_t rows, float *logits) {
   const LinearCrossEntropyGeometry &g = ops.geometry;
   return target.gemm(false, g.transposeWeight, rows, g.classes, g.depth,
                      ops.hidden + first * g.depth, g.depth, ops.weight,
-                     g.weightStride(), 0.0f, logits, g.classes);
+                     g.weightStride(), 0.0f, logits, g.classes) &&
+         (!g.hasBias || target.addBias(rows, logits));
 }
 
 /// Every row's loss, a chunk's logits at a time in `logits` (scratch of
@@ -79,9 +88,10 @@ bool linearCrossEntropyLosses(const Target &target,
   return true;
 }
 
-/// The hidden states' gradient into `hiddenGrad` and the weight's into
+/// The hidden states' gradient into `hiddenGrad`, the weight's into
 /// `weightGrad` (added to what it holds when `addToWeightGrad`, else
-/// overwritten; none with a null `weightGrad`), a chunk's logits and their
+/// overwritten; none with a null `weightGrad`) and the bias's sums
+/// (Target::sumBiasGradient, with a bias), a chunk's logits and their
 /// gradient at a time in `logits` (scratch of geometry.chunkElements()).
 template <typename Target>
 bool linearCrossEntropyGradients(const Target &target,
@@ -99,10 +109,11 @@ bool linearCrossEntropyGradients(const Target &target,
     int64_t rows = g.rowsFrom(first);
     const float *hidden = ops.hidden + first * g.depth;
     float beta = addToWeightGrad || first > 0 ? 1.0f : 0.0f;
-    // Logits L = H op(W): dH = dL op(W)^T, and dW = dL^T H ([V, D]) or
-    // H^T dL ([D, V]), over this chunk's rows.
+    // Logits L = H op(W) + b: dH = dL op(W)^T, dW = dL^T H ([V, D]) or
+    // H^T dL ([D, V]), and db the column sums of dL, over this chunk's rows.
     if (!chunkLogits(target, ops, first, rows, logits) ||
         !target.gradient(first, rows, logits) ||
+        (g.hasBias && !target.sumBiasGradient(rows, logits)) ||
         !target.gemm(false, !g.transposeWeight, rows, g.depth, g.classes,
                      logits, g.classes, ops.weight, g.weightStride(), 0.0f,
                      hiddenGrad + first * g.depth, g.depth))
@@ -123,37 +134,75 @@ bool linearCrossEntropyGradients(const Target &target,
 }
 
 /// A linear_cross_entropy_grad call's operands and attributes, as the
-/// kernels' ABI passes them.
+/// kernels' ABI passes them (bias null without one).
 struct LinearCrossEntropyGradArgs {
-  pp_tensor *grad, *hidden, *weight, *labels;
+  pp_tensor *grad, *hidden, *weight, *labels, *bias;
   int64_t chunkRows, ignoreIndex;
   int reduction, transposeWeight;
 };
 
+/// Where a gradient call puts the head's parameter gradients: the weight's
+/// and the bias's (null: none), added into what they hold when `added`,
+/// else overwritten.
+struct HeadGradients {
+  pp_tensor *weight = nullptr, *bias = nullptr;
+  bool added = false;
+};
+
 // A target's GradientsInto is
 //   bool(const LinearCrossEntropyGeometry &, const LinearCrossEntropyGradArgs
-//        &, pp_tensor *hiddenGrad, pp_tensor *weightGrad, bool addToWeightGrad)
-// which runs linearCrossEntropyGradients on the target.
+//        &, pp_tensor *hiddenGrad, const HeadGradients &)
+// which runs linearCrossEntropyGradients on the target and stores the
+// bias's gradient from its sums.
 
-/// pp_<target>_linear_cross_entropy_grad: both gradients into `results`,
-/// made by `create` (both null on failure).
+/// The geometry of the gradient call `args`, or nullopt with the error in
+/// `frame`.
+inline std::optional<LinearCrossEntropyGeometry>
+gradCallGeometry(pp_frame *frame, const LinearCrossEntropyGradArgs &args) {
+  return linearCrossEntropyGradCall(frame, args.grad, args.hidden, args.weight,
+                                    args.labels, args.bias, args.chunkRows,
+                                    args.reduction, args.transposeWeight);
+}
+
+/// The hidden states' gradient, made by `create`, and `parameters` through
+/// `into`; null (nothing made) on failure.
+template <typename GradientsInto>
+pp_tensor *hiddenGradWith(pp_frame *frame, TensorFactory create,
+                          const LinearCrossEntropyGeometry &geometry,
+                          const LinearCrossEntropyGradArgs &args,
+                          const HeadGradients &parameters, GradientsInto into) {
+  pp_tensor *hiddenGrad = create(frame, PP_DTYPE_F32, shapeOf(args.hidden));
+  if (hiddenGrad && !into(geometry, args, hiddenGrad, parameters)) {
+    pp_tensor_destroy(hiddenGrad);
+    return nullptr;
+  }
+  return hiddenGrad;
+}
+
+/// pp_<target>_linear_cross_entropy_grad: every gradient into `results`
+/// (the bias's third, with one), made by `create` in result order, as the
+/// memory plan places them (all null on failure).
 template <typename GradientsInto>
 void linearCrossEntropyGradResults(pp_frame *frame, TensorFactory create,
                                    const LinearCrossEntropyGradArgs &args,
                                    pp_tensor **results, GradientsInto into) {
-  results[0] = results[1] = nullptr;
+  pp_tensor *shapes[] = {args.hidden, args.weight, args.bias};
+  int count = args.bias ? 3 : 2;
+  for (int i = 0; i < count; ++i)
+    results[i] = nullptr;
   std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyGradCall(frame, args.grad, args.hidden, args.weight,
-                                 args.labels, args.chunkRows, args.reduction,
-                                 args.transposeWeight);
+      gradCallGeometry(frame, args);
   if (!geometry)
     return;
-  results[0] = create(frame, PP_DTYPE_F32, shapeOf(args.hidden));
-  results[1] =
-      results[0] ? create(frame, PP_DTYPE_F32, shapeOf(args.weight)) : nullptr;
-  if (!results[1] ||
-      !into(*geometry, args, results[0], results[1], /*addToWeightGrad=*/false))
-    discardResults(results, 2);
+  for (int i = 0; i < count; ++i)
+    if (!(results[i] = create(frame, PP_DTYPE_F32, shapeOf(shapes[i])))) {
+      discardResults(results, count);
+      return;
+    }
+  HeadGradients parameters{results[1], args.bias ? results[2] : nullptr,
+                           /*added=*/false};
+  if (!into(*geometry, args, results[0], parameters))
+    discardResults(results, count);
 }
 
 /// pp_<target>_linear_cross_entropy_hidden_grad: the hidden states'
@@ -163,41 +212,28 @@ pp_tensor *linearCrossEntropyHiddenGrad(pp_frame *frame, TensorFactory create,
                                         const LinearCrossEntropyGradArgs &args,
                                         GradientsInto into) {
   std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyGradCall(frame, args.grad, args.hidden, args.weight,
-                                 args.labels, args.chunkRows, args.reduction,
-                                 args.transposeWeight);
+      gradCallGeometry(frame, args);
   if (!geometry)
     return nullptr;
-  pp_tensor *hiddenGrad = create(frame, PP_DTYPE_F32, shapeOf(args.hidden));
-  if (hiddenGrad && !into(*geometry, args, hiddenGrad, nullptr,
-                          /*addToWeightGrad=*/false)) {
-    pp_tensor_destroy(hiddenGrad);
-    return nullptr;
-  }
-  return hiddenGrad;
+  return hiddenGradWith(frame, create, *geometry, args, HeadGradients(), into);
 }
 
 /// pp_<target>_linear_cross_entropy_grad_add: the weight's gradient added
-/// into `sum`; the hidden states' made by `create` and returned (null on
-/// failure).
+/// into `sum` and the bias's into `biasSum` (with a bias); the hidden
+/// states' made by `create` and returned (null on failure).
 template <typename GradientsInto>
 pp_tensor *linearCrossEntropyGradAdded(pp_frame *frame, TensorFactory create,
-                                       pp_tensor *sum,
+                                       pp_tensor *sum, pp_tensor *biasSum,
                                        const LinearCrossEntropyGradArgs &args,
                                        GradientsInto into) {
   std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyGradCall(frame, args.grad, args.hidden, args.weight,
-                                 args.labels, args.chunkRows, args.reduction,
-                                 args.transposeWeight);
-  if (!geometry || !checkWeightGradientSum(frame, sum, args.weight))
+      gradCallGeometry(frame, args);
+  if (!geometry || !checkGradientSum(frame, "weight", sum, args.weight) ||
+      (args.bias && !checkGradientSum(frame, "bias", biasSum, args.bias)))
     return nullptr;
-  pp_tensor *hiddenGrad = create(frame, PP_DTYPE_F32, shapeOf(args.hidden));
-  if (hiddenGrad &&
-      !into(*geometry, args, hiddenGrad, sum, /*addToWeightGrad=*/true)) {
-    pp_tensor_destroy(hiddenGrad);
-    return nullptr;
-  }
-  return hiddenGrad;
+  return hiddenGradWith(frame, create, *geometry, args,
+                        {sum, args.bias ? biasSum : nullptr, /*added=*/true},
+                        into);
 }
 
 } // namespace pp::runtime

@@ -10,8 +10,8 @@ namespace pp::runtime {
 
 std::optional<LinearCrossEntropyGeometry>
 linearCrossEntropyCall(pp_frame *frame, const char *kernel, pp_tensor *hidden,
-                       pp_tensor *weight, pp_tensor *labels, int64_t chunkRows,
-                       int reduction, int transposeWeight) {
+                       pp_tensor *weight, pp_tensor *labels, pp_tensor *bias,
+                       int64_t chunkRows, int reduction, int transposeWeight) {
   if (!hidden || !weight || !labels)
     return std::nullopt;
   Shape hiddenShape = shapeOf(hidden), weightShape = shapeOf(weight);
@@ -41,6 +41,13 @@ linearCrossEntropyCall(pp_frame *frame, const char *kernel, pp_tensor *hidden,
                 " (0 mean, 1 sum, 2 none)");
   g.depth = hiddenShape.back();
   g.classes = weightShape[g.transposeWeight ? 0 : 1];
+  if (bias && (pp_tensor_dtype(bias) != PP_DTYPE_F32 ||
+               shapeOf(bias) != Shape{g.classes}))
+    return fail(std::string("the bias is ") +
+                pp_dtype_name(pp_tensor_dtype(bias)) + " " +
+                formatShape(shapeOf(bias)) + ", not f32 [" +
+                std::to_string(g.classes) + "] (the weight's classes)");
+  g.hasBias = bias != nullptr;
   g.rows = numElements(Shape(hiddenShape.begin(), hiddenShape.end() - 1));
   g.chunkRows = chunkRows;
   g.logitsShape = Shape(hiddenShape.begin(), hiddenShape.end() - 1);
@@ -50,12 +57,14 @@ linearCrossEntropyCall(pp_frame *frame, const char *kernel, pp_tensor *hidden,
   return g;
 }
 
-std::optional<LinearCrossEntropyGeometry> linearCrossEntropyGradCall(
-    pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
-    pp_tensor *labels, int64_t chunkRows, int reduction, int transposeWeight) {
-  std::optional<LinearCrossEntropyGeometry> geometry =
-      linearCrossEntropyCall(frame, "linear_cross_entropy_grad", hidden, weight,
-                             labels, chunkRows, reduction, transposeWeight);
+std::optional<LinearCrossEntropyGeometry>
+linearCrossEntropyGradCall(pp_frame *frame, pp_tensor *grad, pp_tensor *hidden,
+                           pp_tensor *weight, pp_tensor *labels,
+                           pp_tensor *bias, int64_t chunkRows, int reduction,
+                           int transposeWeight) {
+  std::optional<LinearCrossEntropyGeometry> geometry = linearCrossEntropyCall(
+      frame, "linear_cross_entropy_grad", hidden, weight, labels, bias,
+      chunkRows, reduction, transposeWeight);
   if (!geometry || !grad)
     return std::nullopt;
   if (pp_tensor_dtype(grad) == PP_DTYPE_F32 &&
@@ -69,17 +78,20 @@ std::optional<LinearCrossEntropyGeometry> linearCrossEntropyGradCall(
   return std::nullopt;
 }
 
-bool checkWeightGradientSum(pp_frame *frame, pp_tensor *sum,
-                            pp_tensor *weight) {
-  if (!sum || !weight)
+bool checkGradientSum(pp_frame *frame, const char *what, pp_tensor *sum,
+                      pp_tensor *parameter) {
+  if (!parameter)
     return false;
-  if (pp_tensor_dtype(sum) == PP_DTYPE_F32 && shapeOf(sum) == shapeOf(weight))
+  if (sum && pp_tensor_dtype(sum) == PP_DTYPE_F32 &&
+      shapeOf(sum) == shapeOf(parameter))
     return true;
-  failFrame(frame, std::string("linear_cross_entropy_grad_add: the weight's "
-                               "gradient sum is ") +
-                       pp_dtype_name(pp_tensor_dtype(sum)) + " " +
-                       formatShape(shapeOf(sum)) + ", the weight f32 " +
-                       formatShape(shapeOf(weight)));
+  failFrame(frame, std::string("linear_cross_entropy_grad_add: the ") + what +
+                       "'s gradient sum is " +
+                       (sum ? std::string(pp_dtype_name(pp_tensor_dtype(sum))) +
+                                  " " + formatShape(shapeOf(sum))
+                            : std::string("missing")) +
+                       ", the " + what + " f32 " +
+                       formatShape(shapeOf(parameter)));
   return false;
 }
 

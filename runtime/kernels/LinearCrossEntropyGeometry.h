@@ -27,6 +27,7 @@ struct LinearCrossEntropyGeometry {
   int64_t classes = 0;   ///< V
   int64_t chunkRows = 1; ///< Rows whose logits are made at once.
   bool transposeWeight = false; ///< The weight is [V, D].
+  bool hasBias = false;         ///< A bias [V] is added to the logits.
   /// The logits the product would make, [..., V]: the labels' checks read
   /// it.
   Shape logitsShape;
@@ -46,26 +47,30 @@ struct LinearCrossEntropyGeometry {
   int64_t chunkElements() const { return std::min(chunkRows, rows) * classes; }
 };
 
-/// The geometry of a call of `kernel` on `hidden`, `weight` and `labels`
-/// with reduction `reduction` (0 mean, 1 sum, 2 none): f32 hidden
-/// [..., D] and weight [D, V] (or [V, D] with `transposeWeight`), positive
-/// `chunkRows`. nullopt, the error in `frame`, when they do not fit (the
-/// labels' values are checked by crossEntropyLabels).
+/// The geometry of a call of `kernel` on `hidden`, `weight`, `labels` and
+/// `bias` (null without one) with reduction `reduction` (0 mean, 1 sum, 2
+/// none): f32 hidden [..., D], weight [D, V] (or [V, D] with
+/// `transposeWeight`) and bias [V], positive `chunkRows`. nullopt, the
+/// error in `frame`, when they do not fit (the labels' values are checked
+/// by crossEntropyLabels).
 std::optional<LinearCrossEntropyGeometry>
 linearCrossEntropyCall(pp_frame *frame, const char *kernel, pp_tensor *hidden,
-                       pp_tensor *weight, pp_tensor *labels, int64_t chunkRows,
-                       int reduction, int transposeWeight);
+                       pp_tensor *weight, pp_tensor *labels, pp_tensor *bias,
+                       int64_t chunkRows, int reduction, int transposeWeight);
 
 /// linearCrossEntropyCall for linear_cross_entropy_grad, also checking that
 /// `grad` is an f32 tensor of the loss's shape.
-std::optional<LinearCrossEntropyGeometry> linearCrossEntropyGradCall(
-    pp_frame *frame, pp_tensor *grad, pp_tensor *hidden, pp_tensor *weight,
-    pp_tensor *labels, int64_t chunkRows, int reduction, int transposeWeight);
+std::optional<LinearCrossEntropyGeometry>
+linearCrossEntropyGradCall(pp_frame *frame, pp_tensor *grad, pp_tensor *hidden,
+                           pp_tensor *weight, pp_tensor *labels,
+                           pp_tensor *bias, int64_t chunkRows, int reduction,
+                           int transposeWeight);
 
-/// True when `sum`, where a weight gradient adds up
-/// (pp_frame_gradient_sum), is f32 of `weight`'s shape; else false, the
-/// error in `frame`.
-bool checkWeightGradientSum(pp_frame *frame, pp_tensor *sum, pp_tensor *weight);
+/// True when `sum`, where the gradient of the head's `parameter` (its
+/// "weight" or "bias": `what`) adds up (pp_frame_gradient_sum), is f32 of
+/// its shape; else false, the error in `frame`.
+bool checkGradientSum(pp_frame *frame, const char *what, pp_tensor *sum,
+                      pp_tensor *parameter);
 
 } // namespace pp::runtime
 

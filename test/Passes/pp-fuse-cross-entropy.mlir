@@ -80,11 +80,13 @@ func.func @main(%h: tensor<1x512x4xf32> {pp.name = "h", pp.role = "input"},
 
 // -----
 
-// Heads that stay: logits something else reads too, a bias added to the
-// logits, a transposed hidden state, a dynamic shape.
+// A bias added to the logits (a masked-LM head's) fuses as the op's bias;
+// heads that stay: logits something else reads too, a transposed hidden
+// state, a dynamic shape.
 // CHECK-LABEL: func.func @main
-// CHECK-NOT: nn.linear_cross_entropy
-// CHECK-COUNT-4: nn.cross_entropy
+// CHECK: nn.cross_entropy
+// CHECK: nn.linear_cross_entropy %arg0, %arg3, %arg5 bias %arg4 reduction<sum> chunk_rows = 8 transpose_weight
+// CHECK-COUNT-2: nn.cross_entropy
 // CHECK-NOT: nn.linear_cross_entropy
 func.func @main(%h: tensor<2x8x16xf32> {pp.name = "h", pp.role = "input"},
                 %ht: tensor<2x16x8xf32> {pp.name = "ht", pp.role = "input"},

@@ -90,12 +90,12 @@
 // RUN: pp-opt %pp_src_root/test/models/causal-attention.mlir --pp-compile="stages=1 microbatch-size=4 loss=cross_entropy:logits fuse-cross-entropy=true" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=HEAD
 // HEAD-LABEL: func.func @stage0_forward(
 // HEAD: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22linear_cross_entropy\22">, #emitc.opaque<"PP_PROFILE_GEMM">]}
-// HEAD-NEXT: emitc.call_opaque "pp_cpu_linear_cross_entropy"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"4">, #emitc.opaque<"-100">, #emitc.opaque<"1">, #emitc.opaque<"1">]}
+// HEAD-NEXT: emitc.call_opaque "pp_cpu_linear_cross_entropy"({{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, #emitc.opaque<"nullptr">, #emitc.opaque<"4">, #emitc.opaque<"-100">, #emitc.opaque<"1">, #emitc.opaque<"1">]}
 // HEAD-NOT: pp_cpu_cross_entropy
 // HEAD-LABEL: func.func @stage0_backward(
 // HEAD: %[[SUM:.*]] = emitc.call_opaque "pp_frame_gradient_sum"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{6, 8}.data()">]}
 // HEAD-NEXT: "pp_frame_profile_begin"({{.*}}#emitc.opaque<"\22linear_cross_entropy_grad_add\22">, #emitc.opaque<"PP_PROFILE_GEMM">]}
-// HEAD-NEXT: %[[DH:.*]] = emitc.call_opaque "pp_cpu_linear_cross_entropy_grad_add"(%{{.*}}, %[[SUM]], {{.*}})
+// HEAD-NEXT: %[[DH:.*]] = emitc.call_opaque "pp_cpu_linear_cross_entropy_grad_add"(%{{.*}}, %[[SUM]], {{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"nullptr">, 2 : index, 3 : index, 4 : index, 5 : index, #emitc.opaque<"nullptr">, #emitc.opaque<"4">
 // HEAD: "pp_frame_gradient_added"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">]}
 // HEAD-NOT: pp_cpu_cross_entropy_grad
 // HEAD: pp.memory_plan

@@ -572,21 +572,24 @@ MseLossOp::buildGradients(OpBuilder &builder, ValueRange resultGradients,
 LogicalResult LinearCrossEntropyOp::buildGradients(
     OpBuilder &builder, ValueRange resultGradients, ArrayRef<bool> wanted,
     SmallVectorImpl<Value> &operandGradients) {
-  // One kernel makes both gradients, or the hidden states' alone where
-  // the weight takes none (frozen); the labels are integers and get none.
-  if (!wanted[1])
+  // One kernel makes every gradient (the hidden states', the weight's and
+  // the bias's), or the hidden states' alone where the weight and bias
+  // take none (frozen); the labels (operand 2) are integers and get none.
+  bool parametersWanted = wanted[1] || (getBias() && wanted[3]);
+  if (!parametersWanted)
     return gradientsOf(wanted, operandGradients, [&](unsigned) -> Value {
       return LinearCrossEntropyHiddenGradOp::create(
           builder, getLoc(), resultGradients[0], getHidden(), getWeight(),
-          getLabels(), getReduction(), getIgnoreIndex(), getChunkRows(),
-          getTransposeWeight());
+          getLabels(), getBias(), getReduction(), getIgnoreIndex(),
+          getChunkRows(), getTransposeWeight());
     });
   auto grad = LinearCrossEntropyGradOp::create(
       builder, getLoc(), resultGradients[0], getHidden(), getWeight(),
-      getLabels(), getReduction(), getIgnoreIndex(), getChunkRows(),
+      getLabels(), getBias(), getReduction(), getIgnoreIndex(), getChunkRows(),
       getTransposeWeight());
-  return gradientsOf(wanted, operandGradients,
-                     [&](unsigned i) -> Value { return grad->getResult(i); });
+  return gradientsOf(wanted, operandGradients, [&](unsigned i) -> Value {
+    return grad->getResult(i == 3 ? 2 : i);
+  });
 }
 
 LogicalResult

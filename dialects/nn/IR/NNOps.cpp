@@ -182,8 +182,16 @@ inferLinearCrossEntropyType(std::optional<Location> loc, StringRef opName,
   if (adaptor.getChunkRows() < 1)
     return emitInferError(loc, opName, "chunk_rows must be positive, got ",
                           adaptor.getChunkRows());
+  int64_t classes = weight.getShape()[transposed ? 0 : 1];
+  if (Value biasValue = adaptor.getBias()) {
+    auto bias = cast<RankedTensorType>(biasValue.getType());
+    if (bias.getRank() != 1 || !shapesAgree(bias.getShape(), {classes}))
+      return emitInferError(loc, opName, "bias ", bias,
+                            " must be [V] with V = ", classes,
+                            ", the classes of weight ", weight);
+  }
   Shape logits(hidden.getShape().drop_back());
-  logits.push_back(weight.getShape()[transposed ? 0 : 1]);
+  logits.push_back(classes);
   return inferCrossEntropyType(
       loc, opName, RankedTensorType::get(logits, hidden.getElementType()),
       cast<RankedTensorType>(adaptor.getLabels().getType()),
@@ -1011,6 +1019,8 @@ LogicalResult LinearCrossEntropyGradOp::inferReturnTypes(
   if (failed(checkLinearCrossEntropyGrad(loc, getOperationName(), adaptor)))
     return failure();
   types.append({adaptor.getHidden().getType(), adaptor.getWeight().getType()});
+  if (Value bias = adaptor.getBias())
+    types.push_back(bias.getType());
   return success();
 }
 

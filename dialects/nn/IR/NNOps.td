@@ -691,9 +691,10 @@ def NN_LinearCrossEntropyOp
                                              NN_KernelTakesIndices, NN_Costed]> {
   let summary = "an LM head's matrix product and cross-entropy, chunk by chunk";
   let description = [{
-    `cross_entropy(hidden x weight, labels)` with `hidden` `[..., D]`,
-    `weight` `[D, V]` (or `[V, D]` with `transpose_weight`) and `labels`
-    `[...]`, as `nn.cross_entropy` of the product's logits `[..., V]`
+    `cross_entropy(hidden x weight + bias, labels)` with `hidden`
+    `[..., D]`, `weight` `[D, V]` (or `[V, D]` with `transpose_weight`), an
+    optional `bias` `[V]` and `labels` `[...]`, as `nn.cross_entropy` of
+    the logits `[..., V]` (the product, plus the bias as `nn.add` adds it)
     (`reduction`, `ignore_index`) would compute it, without making the
     logits whole: the kernel multiplies `chunk_rows` rows of `hidden` at a
     time, turns the chunk's logits into its rows' losses and adds the
@@ -715,12 +716,13 @@ def NN_LinearCrossEntropyOp
     ```
   }];
   let arguments = (ins NN_F32Tensor:$hidden, NN_F32Tensor:$weight,
-                   NN_IndexTensor:$labels, NN_LossReductionAttr:$reduction,
+                   NN_IndexTensor:$labels, Optional<NN_F32Tensor>:$bias,
+                   NN_LossReductionAttr:$reduction,
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                    I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
   let results = (outs NN_F32Tensor:$result);
   let assemblyFormat = [{
-    $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    $hidden `,` $weight `,` $labels (`bias` $bias^)? `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
     (`transpose_weight` $transpose_weight^)? attr-dict `:`
     functional-type(operands, results)
@@ -1080,7 +1082,9 @@ def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
   let description = [{
     Given the loss gradient `grad` (shaped like the loss) and the operands
     and attributes of an `nn.linear_cross_entropy`, returns the gradients
-    of its `hidden` and `weight` (of their types). The kernel recomputes
+    of its `hidden`, `weight` and `bias` when it has one (of their types;
+    the bias's sums the logits' gradient over the rows as `nn.sum_to`
+    does, in double in row order). The kernel recomputes
     each chunk's logits as the forward made them, turns them into their
     gradient in place as `nn.cross_entropy_grad` does, and multiplies it
     into the chunk's rows of the hidden gradient and into the weight
@@ -1101,12 +1105,14 @@ def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
   }];
   let arguments = (ins NN_F32Tensor:$grad, NN_F32Tensor:$hidden,
                    NN_F32Tensor:$weight, NN_IndexTensor:$labels,
+                   Optional<NN_F32Tensor>:$bias,
                    NN_LossReductionAttr:$reduction,
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                    I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
-  let results = (outs NN_F32Tensor:$hidden_grad, NN_F32Tensor:$weight_grad);
+  let results = (outs NN_F32Tensor:$hidden_grad, NN_F32Tensor:$weight_grad,
+                 Optional<NN_F32Tensor>:$bias_grad);
   let assemblyFormat = [{
-    $grad `,` $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    $grad `,` $hidden `,` $weight `,` $labels (`bias` $bias^)? `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
     (`transpose_weight` $transpose_weight^)? attr-dict `:`
     functional-type(operands, results)
@@ -1119,7 +1125,8 @@ def NN_LinearCrossEntropyHiddenGradOp
   let summary = "gradient of nn.linear_cross_entropy's hidden states alone";
   let description = [{
     `nn.linear_cross_entropy_grad`'s first result, for a head whose weight
-    takes no gradient (frozen, or a constant): the kernel recomputes each
+    (and bias) take no gradient (frozen, or constants): the kernel
+    recomputes each
     chunk's logits and multiplies their gradient into the hidden states'
     gradient only, so that it neither makes a weight-sized gradient nor
     runs its GEMM.
@@ -1135,12 +1142,13 @@ def NN_LinearCrossEntropyHiddenGradOp
   }];
   let arguments = (ins NN_F32Tensor:$grad, NN_F32Tensor:$hidden,
                    NN_F32Tensor:$weight, NN_IndexTensor:$labels,
+                   Optional<NN_F32Tensor>:$bias,
                    NN_LossReductionAttr:$reduction,
                    DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                    I64Attr:$chunk_rows, UnitAttr:$transpose_weight);
   let results = (outs NN_F32Tensor:$hidden_grad);
   let assemblyFormat = [{
-    $grad `,` $hidden `,` $weight `,` $labels `reduction` `` $reduction
+    $grad `,` $hidden `,` $weight `,` $labels (`bias` $bias^)? `reduction` `` $reduction
     (`ignore_index` `=` $ignore_index^)? `chunk_rows` `=` $chunk_rows
     (`transpose_weight` $transpose_weight^)? attr-dict `:`
     functional-type(operands, results)

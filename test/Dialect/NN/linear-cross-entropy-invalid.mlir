@@ -59,3 +59,12 @@ func.func @grad_shape(%g: tensor<2x8xf32>, %h: tensor<2x8x16xf32>, %w: tensor<16
   %0:2 = nn.linear_cross_entropy_grad %g, %h, %w, %y reduction<sum> chunk_rows = 8 : (tensor<2x8xf32>, tensor<2x8x16xf32>, tensor<16x40xf32>, tensor<2x8xi64>) -> (tensor<2x8x16xf32>, tensor<16x40xf32>)
   return
 }
+
+// -----
+
+func.func @bias_length(%h: tensor<2x8x16xf32>, %w: tensor<16x40xf32>, %y: tensor<2x8xi64>, %b: tensor<39xf32>) {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{'nn.linear_cross_entropy' op bias 'tensor<39xf32>' must be [V] with V = 40, the classes of weight 'tensor<16x40xf32>'}}
+  %0 = nn.linear_cross_entropy %h, %w, %y bias %b reduction<sum> chunk_rows = 8 : (tensor<2x8x16xf32>, tensor<16x40xf32>, tensor<2x8xi64>, tensor<39xf32>) -> tensor<f32>
+  return
+}

@@ -24,7 +24,7 @@ namespace {
 /// An LM head of 2 x 5 positions, depth 4 and 9 classes, its weight [V, D]
 /// with `transposed`, else [D, V]; labels in range, position 3 ignored.
 struct Head {
-  Tensor hidden, weight, labels;
+  Tensor hidden, weight, labels, bias;
   bool transposed;
   int64_t ignoreIndex = -100;
 
@@ -43,18 +43,22 @@ struct Head {
 
   Tensor loss(pp_frame &frame, int64_t chunkRows, int reduction) const {
     return Tensor(pp_cpu_linear_cross_entropy(
-        &frame, hidden.get(), weight.get(), labels.get(), chunkRows,
+        &frame, hidden.get(), weight.get(), labels.get(), bias.get(), chunkRows,
         ignoreIndex, reduction, transposed));
   }
 
-  /// The hidden states' and the weight's gradients for loss gradient `g`.
-  std::pair<Tensor, Tensor> gradients(pp_frame &frame, const Tensor &g,
-                                      int64_t chunkRows, int reduction) const {
-    pp_tensor *results[2] = {};
+  /// The hidden states', the weight's and (with a bias) the bias's
+  /// gradients for loss gradient `g`.
+  std::vector<Tensor> gradients(pp_frame &frame, const Tensor &g,
+                                int64_t chunkRows, int reduction) const {
+    pp_tensor *results[3] = {};
     pp_cpu_linear_cross_entropy_grad(
-        &frame, g.get(), hidden.get(), weight.get(), labels.get(), chunkRows,
-        ignoreIndex, reduction, transposed, results);
-    return {Tensor(results[0]), Tensor(results[1])};
+        &frame, g.get(), hidden.get(), weight.get(), labels.get(), bias.get(),
+        chunkRows, ignoreIndex, reduction, transposed, results);
+    std::vector<Tensor> made;
+    for (pp_tensor *result : results)
+      made.emplace_back(result);
+    return made;
   }
 };
 
@@ -69,12 +73,16 @@ Tensor reshaped(pp_frame &frame, const Tensor &tensor,
 }
 
 /// The unfused ops' loss, and their gradients as pp-autodiff builds them
-/// (the weight's over the rows flattened).
-void expectUnfusedBits(bool transposed, int reduction) {
+/// (the weight's over the rows flattened, the bias's by sum_to).
+void expectUnfusedBits(bool transposed, int reduction, bool withBias = false) {
   pp_frame frame;
   Head head(transposed);
+  if (withBias)
+    head.bias = filled({9}, 2.2f);
   Tensor logits(pp_cpu_matmul(&frame, head.hidden.get(), head.weight.get(), 0,
                               transposed));
+  if (withBias)
+    logits.reset(pp_cpu_add(&frame, logits.get(), head.bias.get()));
   Tensor expectedLoss(pp_cpu_cross_entropy(
       &frame, logits.get(), head.labels.get(), head.ignoreIndex, reduction));
   Tensor g = reduction == 2 ? filled({2, 5}, 0.8f) : lossGrad(frame, 0.75f);
@@ -88,18 +96,23 @@ void expectUnfusedBits(bool transposed, int reduction) {
   Tensor expectedWeight(
       transposed ? pp_cpu_matmul(&frame, dRows.get(), rows.get(), 1, 0)
                  : pp_cpu_matmul(&frame, rows.get(), dRows.get(), 1, 0));
+  int64_t classes = 9;
+  Tensor expectedBias(pp_cpu_sum_to(&frame, dLogits.get(), 1, &classes));
   ASSERT_EQ(frame.error, "");
 
   // A batch element's rows in a chunk: the loss and the hidden gradient.
   Tensor loss = head.loss(frame, 5, reduction);
-  auto [hidden, weight] = head.gradients(frame, g, 5, reduction);
+  std::vector<Tensor> grads = head.gradients(frame, g, 5, reduction);
   ASSERT_EQ(frame.error, "");
   EXPECT_TRUE(sameBits(loss, expectedLoss)) << "loss";
-  EXPECT_TRUE(sameBits(hidden, expectedHidden)) << "hidden gradient";
+  EXPECT_TRUE(sameBits(grads[0], expectedHidden)) << "hidden gradient";
+  if (head.bias) {
+    EXPECT_TRUE(sameBits(grads[2], expectedBias)) << "bias gradient";
+  }
   // One chunk of all rows: the weight gradient's one product too.
-  auto [hiddenWhole, weightWhole] = head.gradients(frame, g, 10, reduction);
+  std::vector<Tensor> whole = head.gradients(frame, g, 10, reduction);
   ASSERT_EQ(frame.error, "");
-  EXPECT_TRUE(sameBits(weightWhole, expectedWeight)) << "weight gradient";
+  EXPECT_TRUE(sameBits(whole[1], expectedWeight)) << "weight gradient";
 }
 
 TEST(LinearCrossEntropyKernels, TransposedWeightSumGivesTheUnfusedBits) {
@@ -112,6 +125,11 @@ TEST(LinearCrossEntropyKernels, WeightByClassMeanGivesTheUnfusedBits) {
 
 TEST(LinearCrossEntropyKernels, PerPositionLossesGiveTheUnfusedBits) {
   expectUnfusedBits(/*transposed=*/true, /*reduction=*/2);
+}
+
+TEST(LinearCrossEntropyKernels, BiasGivesTheUnfusedAddAndSumToBits) {
+  expectUnfusedBits(/*transposed=*/true, /*reduction=*/1, /*withBias=*/true);
+  expectUnfusedBits(/*transposed=*/false, /*reduction=*/0, /*withBias=*/true);
 }
 
 /// The loss and gradients in double precision, for loss gradient `g` of a
@@ -174,43 +192,53 @@ TEST(LinearCrossEntropyKernels, ChunksOfThreeRowsMatchTheDoubleReference) {
     Head head(transposed);
     Tensor g = lossGrad(frame, 0.5f);
     Tensor loss = head.loss(frame, 3, 1);
-    auto [hidden, weight] = head.gradients(frame, g, 3, 1);
+    std::vector<Tensor> grads = head.gradients(frame, g, 3, 1);
     ASSERT_EQ(frame.error, "");
     Reference ref = referenceOf(head, 0.5);
     expectNear(loss, {ref.loss}, "loss");
-    expectNear(hidden, ref.hidden, "hidden gradient");
-    expectNear(weight, ref.weight, "weight gradient");
+    expectNear(grads[0], ref.hidden, "hidden gradient");
+    expectNear(grads[1], ref.weight, "weight gradient");
   }
 }
 
-TEST(LinearCrossEntropyKernels, GradAddAddsTheWeightGradientIntoTheSum) {
-  pp_frame frame;
-  Head head(/*transposed=*/true);
-  Tensor g = lossGrad(frame, 1.0f);
-  auto [hidden, weight] = head.gradients(frame, g, 3, 1);
-  Tensor sum = filled({9, 4}, 2.0f), before = filled({9, 4}, 2.0f);
-  Tensor addedHidden(pp_cpu_linear_cross_entropy_grad_add(
-      &frame, sum.get(), g.get(), head.hidden.get(), head.weight.get(),
-      head.labels.get(), 3, head.ignoreIndex, 1, 1));
-  ASSERT_EQ(frame.error, "");
-  EXPECT_TRUE(sameBits(addedHidden, hidden));
+/// Each element of `sum` equals its element of `before` plus `added`'s.
+void expectAdded(const Tensor &sum, const Tensor &before, const Tensor &added,
+                 const char *what) {
   const float *s = static_cast<const float *>(pp_tensor_data(sum.get()));
   const float *b = static_cast<const float *>(pp_tensor_data(before.get()));
-  const float *w = static_cast<const float *>(pp_tensor_data(weight.get()));
-  for (int64_t i = 0; i < 36; ++i)
-    EXPECT_NEAR(s[i], b[i] + w[i], 1e-5) << "element " << i;
+  const float *a = static_cast<const float *>(pp_tensor_data(added.get()));
+  for (int64_t i = 0; i < pp_tensor_numel(sum.get()); ++i)
+    EXPECT_NEAR(s[i], b[i] + a[i], 1e-5) << what << " element " << i;
+}
+
+TEST(LinearCrossEntropyKernels, GradAddAddsTheParameterGradientsIntoTheSums) {
+  pp_frame frame;
+  Head head(/*transposed=*/true);
+  head.bias = filled({9}, 0.6f);
+  Tensor g = lossGrad(frame, 1.0f);
+  std::vector<Tensor> grads = head.gradients(frame, g, 3, 1);
+  Tensor sum = filled({9, 4}, 2.0f), before = filled({9, 4}, 2.0f);
+  Tensor biasSum = filled({9}, 3.0f), biasBefore = filled({9}, 3.0f);
+  Tensor addedHidden(pp_cpu_linear_cross_entropy_grad_add(
+      &frame, sum.get(), biasSum.get(), g.get(), head.hidden.get(),
+      head.weight.get(), head.labels.get(), head.bias.get(), 3,
+      head.ignoreIndex, 1, 1));
+  ASSERT_EQ(frame.error, "");
+  EXPECT_TRUE(sameBits(addedHidden, grads[0]));
+  expectAdded(sum, before, grads[1], "weight");
+  expectAdded(biasSum, biasBefore, grads[2], "bias");
 }
 
 TEST(LinearCrossEntropyKernels, HiddenGradAloneGivesTheBothGradientsCallsBits) {
   pp_frame frame;
   Head head(/*transposed=*/false);
   Tensor g = lossGrad(frame, 0.25f);
-  auto [hidden, weight] = head.gradients(frame, g, 3, 0);
+  std::vector<Tensor> grads = head.gradients(frame, g, 3, 0);
   Tensor alone(pp_cpu_linear_cross_entropy_hidden_grad(
       &frame, g.get(), head.hidden.get(), head.weight.get(), head.labels.get(),
-      3, head.ignoreIndex, 0, 0));
+      nullptr, 3, head.ignoreIndex, 0, 0));
   ASSERT_EQ(frame.error, "");
-  EXPECT_TRUE(sameBits(alone, hidden));
+  EXPECT_TRUE(sameBits(alone, grads[0]));
 }
 
 TEST(LinearCrossEntropyKernels, RefusesAWeightOfAnotherDepthNamingTheShapes) {
@@ -229,11 +257,20 @@ TEST(LinearCrossEntropyKernels,
   Head head(/*transposed=*/true);
   static_cast<int64_t *>(pp_tensor_data(head.labels.get()))[7] = 9;
   Tensor g = lossGrad(frame, 1.0f);
-  auto [hidden, weight] = head.gradients(frame, g, 5, 1);
-  EXPECT_EQ(hidden, nullptr);
-  EXPECT_EQ(weight, nullptr);
+  std::vector<Tensor> grads = head.gradients(frame, g, 5, 1);
+  EXPECT_EQ(grads[0], nullptr);
+  EXPECT_EQ(grads[1], nullptr);
   EXPECT_EQ(frame.error, "linear_cross_entropy_grad: label 9 (position 7) is "
                          "outside [0, 9) and is not the ignore_index -100");
+}
+
+TEST(LinearCrossEntropyKernels, RefusesABiasOfAnotherLength) {
+  pp_frame frame;
+  Head head(/*transposed=*/true);
+  head.bias = filled({8}, 0.0f);
+  EXPECT_EQ(head.loss(frame, 5, 1), nullptr);
+  EXPECT_EQ(frame.error, "linear_cross_entropy: the bias is f32 8, not f32 "
+                         "[9] (the weight's classes)");
 }
 
 TEST(LinearCrossEntropyKernels, RefusesASumOfAnotherShape) {
@@ -242,9 +279,9 @@ TEST(LinearCrossEntropyKernels, RefusesASumOfAnotherShape) {
   Tensor g = lossGrad(frame, 1.0f);
   Tensor sum = filled({4, 9}, 0.0f);
   EXPECT_EQ(pp_cpu_linear_cross_entropy_grad_add(
-                &frame, sum.get(), g.get(), head.hidden.get(),
-                head.weight.get(), head.labels.get(), 5, head.ignoreIndex, 1,
-                1),
+                &frame, sum.get(), nullptr, g.get(), head.hidden.get(),
+                head.weight.get(), head.labels.get(), nullptr, 5,
+                head.ignoreIndex, 1, 1),
             nullptr);
   EXPECT_EQ(frame.error, "linear_cross_entropy_grad_add: the weight's "
                          "gradient sum is f32 4x9, the weight f32 9x4");
