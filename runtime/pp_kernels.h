@@ -311,8 +311,9 @@ void pp_frame_profile_end(pp_frame *frame);
       pp_tensor *labels, pp_tensor *bias, int64_t chunk_rows,                  \
       int64_t ignore_index, int reduction, int transpose_weight);              \
   /* linear_cross_entropy_grad with the weight's gradient added into `sum`     \
-   * and the bias's into `bias_sum` (pp_frame_gradient_sum; NULL without a     \
-   * bias) instead of made; returns the hidden states'. */                     \
+   * and the bias's into `bias_sum` (pp_frame_gradient_sum) instead of made;   \
+   * returns the hidden states'. A NULL sum skips its gradient (a frozen       \
+   * parameter, or no bias). */                                                \
   pp_tensor *prefix##linear_cross_entropy_grad_add(                            \
       pp_frame *frame, pp_tensor *sum, pp_tensor *bias_sum, pp_tensor *grad,   \
       pp_tensor *hidden, pp_tensor *weight, pp_tensor *labels,                 \

@@ -298,20 +298,24 @@ private:
     return index;
   }
 
-  /// The gradient result indices of an nn.linear_cross_entropy_grad's
-  /// weight and bias gradients (the bias's nullopt without a bias), when
-  /// both are gradient results that nothing else reads.
-  std::optional<std::pair<unsigned, std::optional<unsigned>>>
-  headGradientResults(nn::LinearCrossEntropyGradOp op) {
-    std::optional<unsigned> weight = gradientResultOf(op.getWeightGrad());
-    if (!weight)
-      return std::nullopt;
-    if (!op.getBiasGrad())
-      return std::make_pair(*weight, std::optional<unsigned>());
-    std::optional<unsigned> bias = gradientResultOf(op.getBiasGrad());
-    if (!bias)
-      return std::nullopt;
-    return std::make_pair(*weight, bias);
+  /// Where an nn.linear_cross_entropy_grad's weight and bias gradients go
+  /// when its kernel can add them into the step's sums: each one's gradient
+  /// result index, or nullopt for one that nothing reads (a frozen
+  /// parameter, or no bias). nullopt when one is read by anything but the
+  /// return of a gradient result.
+  using HeadSums = std::pair<std::optional<unsigned>, std::optional<unsigned>>;
+  std::optional<HeadSums> headGradientResults(nn::LinearCrossEntropyGradOp op) {
+    HeadSums sums;
+    for (auto [value, index] :
+         {std::make_pair(op.getWeightGrad(), &sums.first),
+          std::make_pair(op.getBiasGrad(), &sums.second)}) {
+      if (!value || value.use_empty())
+        continue;
+      *index = gradientResultOf(value);
+      if (!*index)
+        return std::nullopt;
+    }
+    return sums;
   }
 
   /// The sum of gradient result `index`, of `type`, that
@@ -323,30 +327,30 @@ private:
     return call("pp_frame_gradient_sum", {}, literals);
   }
 
-  /// An nn.linear_cross_entropy_grad whose weight (and bias) gradients are
-  /// gradient results `weight` (and `bias`):
-  /// pp_<target>_linear_cross_entropy_grad_add adds them into the sums
-  /// pp_frame_gradient_sum lends and returns the hidden states' gradient.
+  /// An nn.linear_cross_entropy_grad whose weight and bias gradients are
+  /// gradient results `weight` and `bias` (nullopt: none, as for a frozen
+  /// parameter): pp_<target>_linear_cross_entropy_grad_add adds them into
+  /// the sums pp_frame_gradient_sum lends (NULL for none) and returns the
+  /// hidden states' gradient.
   LogicalResult lowerHeadGradientAdded(nn::LinearCrossEntropyGradOp op,
-                                       unsigned weight,
+                                       std::optional<unsigned> weight,
                                        std::optional<unsigned> bias) {
     FailureOr<SmallVector<KernelArgument>> arguments = kernelArguments(op);
     if (failed(arguments))
       return failure();
-    arguments->insert(
-        arguments->begin(),
-        bias ? KernelArgument(gradientSum(*bias, op.getBiasGrad().getType()))
-             : KernelArgument(literal("nullptr")));
-    arguments->insert(arguments->begin(),
-                      gradientSum(weight, op.getWeightGrad().getType()));
+    auto sumOf = [&](std::optional<unsigned> index, Value result) {
+      return index ? KernelArgument(gradientSum(*index, result.getType()))
+                   : KernelArgument(literal("nullptr"));
+    };
+    arguments->insert(arguments->begin(), sumOf(bias, op.getBiasGrad()));
+    arguments->insert(arguments->begin(), sumOf(weight, op.getWeightGrad()));
     Value hiddenGrad = op.getHiddenGrad();
     values[hiddenGrad] =
         emitCall((prefix + op->getName().stripDialect() + "_add").str(),
                  *arguments, tensorPtr)
             ->getResult(0);
     own(values[hiddenGrad], hiddenGrad.getType());
-    for (std::optional<unsigned> index :
-         {std::optional<unsigned>(weight), bias})
+    for (std::optional<unsigned> index : {weight, bias})
       if (index) {
         callVoid("pp_frame_gradient_added", {}, {integer(*index)});
         addedIntoSums.insert(*index);

@@ -90,6 +90,8 @@ struct DeviceLinearCrossEntropy : LinearCrossEntropyTarget {
   }
 
   bool sumBiasGradient(int64_t rows, const float *gradient) const {
+    if (!biasSums)
+      return true;
     sumColumnsKernel<<<blocksFor(geometry.classes), kThreads, 0,
                        kernelStream(frame)>>>(gradient, biasSums, rows,
                                               geometry.classes);
@@ -148,10 +150,10 @@ bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
   if (!buffers.made())
     return false;
   // The bias gradient's sums, zeroed in stream order.
-  pp_tensor *biasSums = geometry.hasBias ? newDeviceTensor(frame, PP_DTYPE_F64,
-                                                           {geometry.classes})
-                                         : nullptr;
-  if (geometry.hasBias &&
+  pp_tensor *biasSums =
+      parameters.bias ? newDeviceTensor(frame, PP_DTYPE_F64, {geometry.classes})
+                      : nullptr;
+  if (parameters.bias &&
       (!biasSums ||
        cudaMemsetAsync(pp_tensor_data(biasSums), 0, pp_tensor_nbytes(biasSums),
                        kernelStream(frame)) != cudaSuccess)) {

@@ -56,6 +56,8 @@ struct HostLinearCrossEntropy : LinearCrossEntropyTarget {
   /// Each column's sum over the rows in row order, the columns split
   /// between the threads (pp_cpu_sum_to's order of additions).
   bool sumBiasGradient(int64_t rows, const float *gradient) const {
+    if (!biasSums)
+      return true;
     int64_t classes = geometry.classes;
     cpu::forEachChunk(classes, rows, [&](int64_t begin, int64_t end) {
       for (int64_t r = 0; r < rows; ++r)
@@ -143,8 +145,8 @@ bool gradientsInto(const LinearCrossEntropyGeometry &geometry,
     return false;
   target->bias = args.bias ? floatsOf(args.bias) : nullptr;
   target->lossGrad = floatsOf(args.grad);
-  std::vector<double> biasSums(geometry.hasBias ? geometry.classes : 0, 0.0);
-  target->biasSums = biasSums.data();
+  std::vector<double> biasSums(parameters.bias ? geometry.classes : 0, 0.0);
+  target->biasSums = parameters.bias ? biasSums.data() : nullptr;
   LinearCrossEntropyOperands ops{geometry, floatsOf(args.hidden),
                                  floatsOf(args.weight)};
   std::unique_ptr<float[]> logits = chunkScratch(frame, geometry);

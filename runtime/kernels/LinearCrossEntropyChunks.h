@@ -58,7 +58,7 @@ struct LinearCrossEntropyTarget {
 //   bool sumBiasGradient(int64_t rows, const float *gradient) const;
 //     // each column of `rows` rows of the logits' gradient added into the
 //     // bias gradient's double sums, in row order as nn.sum_to adds them
-//     // (called only with a bias)
+//     // (called only with a bias; nothing where no bias gradient is made)
 
 /// `logits` (rows x V) = rows [first, first + rows) of the product, plus
 /// the bias.
@@ -219,8 +219,9 @@ pp_tensor *linearCrossEntropyHiddenGrad(pp_frame *frame, TensorFactory create,
 }
 
 /// pp_<target>_linear_cross_entropy_grad_add: the weight's gradient added
-/// into `sum` and the bias's into `biasSum` (with a bias); the hidden
-/// states' made by `create` and returned (null on failure).
+/// into `sum` and the bias's into `biasSum` (each skipped where null: a
+/// frozen parameter, or no bias); the hidden states' made by `create` and
+/// returned (null on failure).
 template <typename GradientsInto>
 pp_tensor *linearCrossEntropyGradAdded(pp_frame *frame, TensorFactory create,
                                        pp_tensor *sum, pp_tensor *biasSum,
@@ -228,8 +229,9 @@ pp_tensor *linearCrossEntropyGradAdded(pp_frame *frame, TensorFactory create,
                                        GradientsInto into) {
   std::optional<LinearCrossEntropyGeometry> geometry =
       gradCallGeometry(frame, args);
-  if (!geometry || !checkGradientSum(frame, "weight", sum, args.weight) ||
-      (args.bias && !checkGradientSum(frame, "bias", biasSum, args.bias)))
+  if (!geometry ||
+      (sum && !checkGradientSum(frame, "weight", sum, args.weight)) ||
+      (biasSum && !checkGradientSum(frame, "bias", biasSum, args.bias)))
     return nullptr;
   return hiddenGradWith(frame, create, *geometry, args,
                         {sum, args.bias ? biasSum : nullptr, /*added=*/true},

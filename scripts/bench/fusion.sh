@@ -14,11 +14,11 @@
 #                               recomputation and under recompute=full
 # See bench.sh's header and docs/development.md, Benchmarks.
 
-# The configurations of a fusion kind: "KEY|pp-compile options" each.
+# The configurations of a fusion kind, one "KEY|pp-compile options" a line.
 fusion_configs() {
   case "$1" in
-    attention) echo "fuse-true|fuse-attention=true" "fuse-false|fuse-attention=false" ;;
-    cross-entropy) echo "none-fused|fuse-cross-entropy=true" \
+    attention) printf '%s\n' "fuse-true|fuse-attention=true" "fuse-false|fuse-attention=false" ;;
+    cross-entropy) printf '%s\n' "none-fused|fuse-cross-entropy=true" \
       "none-separate|fuse-cross-entropy=false" \
       "full-fused|recompute=full fuse-cross-entropy=true" \
       "full-separate|recompute=full fuse-cross-entropy=false" ;;
@@ -44,7 +44,8 @@ bench_fusion() {
   local models_variable="PP_BENCH_${kind^^}_MODELS"
   models_variable="${models_variable//-/_}"
   local names=(${!models_variable:-byte-gpt})
-  local configs=($(fusion_configs "$kind"))
+  local configs
+  mapfile -t configs < <(fusion_configs "$kind")
   local name model microbatch_size steps loss input dir config key options r
   for name in "${names[@]}"; do
     [ -n "${known[$name]:-}" ] || { echo "bench.sh: no $kind model '$name' (byte-gpt, gpt2, llama)" >&2; exit 2; }

@@ -15,6 +15,10 @@ LABELS = {"byte-gpt": "byte-gpt.traced.pt", "gpt2": "GPT-2-shaped 67M",
           "llama": "LLaMA-shaped 111M"}
 # Per kind: the breakdown share shown, and (key, label, the key of the run
 # its step is compared with) per configuration, as fusion.sh names them.
+# Per kind: the breakdown share shown, its column's title, the first
+# column's width and the ratio column's title.
+COLUMNS = {"attention": ("attention", 22, "vs unfused"),
+           "cross-entropy": ("GEMM", 26, "vs separate")}
 KINDS = {
     "attention": ("attention", [
         ("fuse-true", "fused (nn.attention)", "fuse-false"),
@@ -61,13 +65,13 @@ def measure(kind, out, name, repeats):
 
 def print_model(kind, model):
     configs = model["configs"]
-    share = KINDS[kind][0]
+    title, width, ratio = COLUMNS[kind]
     print(f"\n{model['label']}, 1 stage, {model['rows']} samples per step")
-    print(f"{'run':<26}{'ms/step':>26}{'vs separate':>12}{share:>11}"
+    print(f"{'run':<{width}}{'ms/step':>26}{ratio:>12}{title:>11}"
           f"{'activations MB':>16}{'peak RSS MB':>13}")
     for key, label, baseline in KINDS[kind][1]:
         config = configs[key]
-        print(f"{label:<26}{ms(config['step']):>26}"
+        print(f"{label:<{width}}{ms(config['step']):>26}"
               f"{config['step'][0] / configs[baseline]['step'][0]:>12.2f}"
               f"{config['share']:>11.1%}"
               f"{config['activations'] / 2**20:>16.2f}"
@@ -83,7 +87,7 @@ def main():
         f"{DESCRIPTIONS[kind]}, 1 stage, "
         f"--threads 1 and OPENBLAS_NUM_THREADS=1, AdamW, 4 microbatches per step, one "
         f"GEMM engine cache for every run. Step: median over steps 2..N of a run, then "
-        f"median [min-max] over {repeats} alternating runs. {KINDS[kind][0].capitalize()}: its share of "
+        f"median [min-max] over {repeats} alternating runs. {COLUMNS[kind][0][0].upper() + COLUMNS[kind][0][1:]}: its share of "
         f"the step in a --profile run's breakdown. Activations: the metrics' "
         f"activation_bytes (what the forward saves for the backward); peak RSS: the "
         f"largest over the runs (/usr/bin/time).",

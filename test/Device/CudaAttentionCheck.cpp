@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceCheck.h"
+#include "DeviceTensors.h"
 
 #include "runtime/cuda/pp_kernels_cuda.h"
 #include "runtime/kernels/Frame.h"
@@ -39,6 +40,7 @@
 using namespace pp::runtime;
 using pp::runtime::testing::expect;
 using pp::runtime::testing::failedChecks;
+using namespace pp::runtime::testing;
 
 namespace {
 
@@ -46,16 +48,6 @@ namespace {
 struct Sizes {
   int64_t batch, heads, queries, keys, depth, valueDepth;
 };
-
-/// A host f32 tensor of `shape` holding `scale * sin(1.7 i + phase)`.
-pp_tensor *hostFloats(std::vector<int64_t> shape, float scale, float phase) {
-  pp_tensor *tensor = nullptr;
-  pp_tensor_create(PP_DTYPE_F32, shape.size(), shape.data(), &tensor);
-  float *data = static_cast<float *>(pp_tensor_data(tensor));
-  for (int64_t i = 0; i < pp_tensor_numel(tensor); ++i)
-    data[i] = scale * std::sin(1.7f * static_cast<float>(i) + phase);
-  return tensor;
-}
 
 /// A host bool tensor of `shape`, true at every third element.
 pp_tensor *hostMask(std::vector<int64_t> shape) {
@@ -88,46 +80,6 @@ pp_tensor *hostRowMask(int64_t queries, int64_t keys) {
   return tensor;
 }
 
-/// A device copy of host tensor `host`.
-pp_tensor *toDevice(pp_tensor *host) {
-  pp_tensor *device = nullptr;
-  std::vector<int64_t> shape = shapeOf(host);
-  pp_tensor_create_in(pp_cuda_tensor_allocator(), pp_tensor_dtype(host),
-                      shape.size(), shape.data(), &device);
-  cudaMemcpy(pp_tensor_data(device), pp_tensor_data(host),
-             pp_tensor_nbytes(host), cudaMemcpyHostToDevice);
-  return device;
-}
-
-std::vector<float> valuesOf(pp_tensor *tensor, bool onDevice) {
-  std::vector<float> values(pp_tensor_numel(tensor));
-  cudaMemcpy(values.data(), pp_tensor_data(tensor), values.size() * 4,
-             onDevice ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-  return values;
-}
-
-/// "" when device tensor `got` holds host tensor `expected`'s values, each
-/// within 1e-5 of the larger magnitude (plus 1e-6, for the elements whose
-/// sums cancel), else why not.
-std::string agree(const std::string &what, pp_tensor *expected,
-                  pp_tensor *got) {
-  if (!expected || !got)
-    return what + ": no result";
-  if (shapeOf(expected) != shapeOf(got))
-    return what + ": the GPU's shape " + formatShape(shapeOf(got)) +
-           ", the CPU's " + formatShape(shapeOf(expected));
-  std::vector<float> e = valuesOf(expected, false), g = valuesOf(got, true);
-  for (size_t i = 0; i < e.size(); ++i) {
-    if (std::isnan(e[i]) && std::isnan(g[i]))
-      continue;
-    double difference = std::abs(static_cast<double>(e[i]) - g[i]);
-    if (!(difference <= 1e-5 * std::max(std::abs(e[i]), std::abs(g[i])) + 1e-6))
-      return what + ": element " + std::to_string(i) + " is " +
-             std::to_string(g[i]) + ", the CPU's " + std::to_string(e[i]);
-  }
-  return "";
-}
-
 /// The operands of the attention calls, on one target.
 struct Operands {
   pp_tensor *grad, *query, *key, *value, *bias, *mask;
@@ -141,32 +93,6 @@ struct Attributes {
   double scale;
   int transposeKey;
 };
-
-struct TensorDeleter {
-  void operator()(pp_tensor *tensor) const { pp_tensor_destroy(tensor); }
-};
-using Tensor = std::unique_ptr<pp_tensor, TensorDeleter>;
-
-/// "" when device tensors `expected` and `got` hold the same bits, else
-/// why not.
-std::string sameBits(const std::string &what, const Tensor &expected,
-                     const Tensor &got) {
-  if (!expected || !got)
-    return what + ": no result";
-  if (pp_tensor_dtype(expected.get()) != pp_tensor_dtype(got.get()) ||
-      shapeOf(expected.get()) != shapeOf(got.get()))
-    return what + ": the fused kernel's shape " +
-           formatShape(shapeOf(got.get())) + ", the unfused kernels' " +
-           formatShape(shapeOf(expected.get()));
-  std::vector<float> e = valuesOf(expected.get(), true),
-                     g = valuesOf(got.get(), true);
-  for (size_t i = 0; i < e.size(); ++i)
-    if (std::memcmp(&e[i], &g[i], sizeof(float)) != 0)
-      return what + ": element " + std::to_string(i) + " is " +
-             std::to_string(g[i]) + ", the unfused kernels' " +
-             std::to_string(e[i]);
-  return "";
-}
 
 /// A device f32 scalar.
 Tensor deviceScalar(pp_frame &frame, float value) {

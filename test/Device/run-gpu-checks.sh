@@ -2,7 +2,8 @@
 # The checks that need a GPU, for a machine with one (the `device` tool's
 # H200): the CUDA device of the device layer (pool buffers, streams, events,
 # device-tagged tensors, kernels on a frame's own stream), cuBLAS GEMM
-# against OpenBLAS, the CUDA math, reduction, normalization and attention
+# against OpenBLAS, the CUDA math, reduction, normalization, attention and
+# fused cross-entropy
 # kernels against the CPU ones, the compute kernels on bf16 and f16 tensors
 # against their f32 results rounded (the same bits; matmul within an ulp),
 # the dropout kernel and the training-state kernels
@@ -38,6 +39,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 "$build/test/Device/PPCudaDropoutCheck"
 "$build/test/Device/PPCudaStateKernelsCheck"
 "$build/test/Device/PPCudaAttentionCheck"
+"$build/test/Device/PPCudaLinearCrossEntropyCheck"
 echo "== kernel checks done (${SECONDS}s)"
 
 model="$root/test/models/mlp6.onnx"

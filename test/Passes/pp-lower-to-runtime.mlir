@@ -100,6 +100,22 @@
 // HEAD-NOT: pp_cpu_cross_entropy_grad
 // HEAD: pp.memory_plan
 
+// A head with a bias: the kernel adds the weight's and the bias's
+// gradients into their sums; a frozen one's sum is NULL (no gradient made).
+// RUN: pp-opt %S/Inputs/biased-head.mlir --pp-compile="stages=1 microbatch-size=1 loss=cross_entropy:logits fuse-cross-entropy=true" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=BIAS
+// BIAS-LABEL: func.func @stage0_backward(
+// BIAS: %[[B:.*]] = emitc.call_opaque "pp_frame_gradient_sum"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">, #emitc.opaque<"1">, #emitc.opaque<"std::array<int64_t, 1>{6}.data()">]}
+// BIAS-NEXT: %[[W:.*]] = emitc.call_opaque "pp_frame_gradient_sum"(%{{.*}}) {args = [0 : index, #emitc.opaque<"1">, #emitc.opaque<"2">, #emitc.opaque<"std::array<int64_t, 2>{6, 8}.data()">]}
+// BIAS: emitc.call_opaque "pp_cpu_linear_cross_entropy_grad_add"(%{{.*}}, %[[W]], %[[B]], {{.*}}) {args = [0 : index, 1 : index, 2 : index, 3 : index, 4 : index, 5 : index, 6 : index, 7 : index, #emitc.opaque<"4">
+// BIAS: "pp_frame_gradient_added"(%{{.*}}) {args = [0 : index, #emitc.opaque<"1">]}
+// BIAS-NEXT: "pp_frame_gradient_added"(%{{.*}}) {args = [0 : index, #emitc.opaque<"2">]}
+// RUN: pp-opt %S/Inputs/biased-head.mlir --pp-compile="stages=1 microbatch-size=1 loss=cross_entropy:logits fuse-cross-entropy=true freeze=b" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=FROZEN-BIAS
+// FROZEN-BIAS-LABEL: func.func @stage0_backward(
+// FROZEN-BIAS: emitc.call_opaque "pp_cpu_linear_cross_entropy_grad_add"({{.*}}) {args = [0 : index, 1 : index, #emitc.opaque<"nullptr">, 2 : index
+// RUN: pp-opt %S/Inputs/biased-head.mlir --pp-compile="stages=1 microbatch-size=1 loss=cross_entropy:logits fuse-cross-entropy=true freeze=w" --pp-lower-to-runtime 2>/dev/null | FileCheck %s --check-prefix=FROZEN-WEIGHT
+// FROZEN-WEIGHT-LABEL: func.func @stage0_backward(
+// FROZEN-WEIGHT: emitc.call_opaque "pp_cpu_linear_cross_entropy_grad_add"({{.*}}) {args = [0 : index, #emitc.opaque<"nullptr">, 1 : index
+
 // CUDA: emitc.call_opaque "pp_cuda_matmul"
 // CUDA-NOT: pp_cpu_
 

@@ -701,8 +701,8 @@ def NN_LinearCrossEntropyOp
     losses up at the end as `nn.cross_entropy`'s kernel does (in row order
     on the CPU).
 
-    `pp-fuse-cross-entropy` makes it from an LM head's `nn.matmul` and the
-    loss's `nn.cross_entropy`. Its gradient (`nn.linear_cross_entropy_grad`)
+    `pp-fuse-cross-entropy` makes it from an LM head's `nn.matmul` (and the
+    `nn.add` of its bias) and the loss's `nn.cross_entropy`. Its gradient (`nn.linear_cross_entropy_grad`)
     recomputes each chunk's logits instead of saving them, so that neither
     the forward nor the backward ever holds more than one chunk of logits.
 
@@ -1088,10 +1088,11 @@ def NN_LinearCrossEntropyGradOp : NN_InferredOp<"linear_cross_entropy_grad", [
     each chunk's logits as the forward made them, turns them into their
     gradient in place as `nn.cross_entropy_grad` does, and multiplies it
     into the chunk's rows of the hidden gradient and into the weight
-    gradient, which sums the chunks in order. Where the weight gradient is
-    a gradient result of the function that nothing else reads,
-    pp-lower-to-runtime has the kernel add it into the step's sum
-    (`pp_<target>_linear_cross_entropy_grad_add`) instead of making it.
+    gradient, which sums the chunks in order. Where the weight's and bias's
+    gradients are each a gradient result of the function that nothing else
+    reads, or unused (a frozen parameter), pp-lower-to-runtime has the
+    kernel add them into the step's sums
+    (`pp_<target>_linear_cross_entropy_grad_add`) instead of making them.
 
     Example:
 

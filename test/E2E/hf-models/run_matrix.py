@@ -373,7 +373,7 @@ class Case:
                     self.check_stages(stages, microbatches, "bf16")
         if self.extras["attention"] and "attention" in kinds:
             self.check_attention()
-        if self.extras["attention"] and "cross-entropy" in kinds:
+        if self.extras["cross_entropy"] and "cross-entropy" in kinds:
             self.check_cross_entropy()
         if self.extras["tp"] and "tp2" in kinds:
             self.check_tp()
@@ -404,11 +404,12 @@ def extras_of(args, family_index, fmt):
     """The checks beyond infer and train a case gets (module docstring)."""
     if args.full:
         return {"microbatches": [1, 2, 4], "stages": [1, 2, 4], "tp": True,
-                "attention": True, "bf16": True, "bf16_stages": [2, 4]}
+                "attention": True, "cross_entropy": True, "bf16": True,
+                "bf16_stages": [2, 4]}
     chosen = FORMATS[family_index % len(FORMATS)] == fmt
     return {"microbatches": [2] if chosen else [],
             "stages": [2] if chosen else [], "tp": chosen,
-            "attention": chosen, "bf16": chosen,
+            "attention": chosen, "cross_entropy": chosen, "bf16": chosen,
             "bf16_stages": [2, 4] if chosen else []}
 
 
