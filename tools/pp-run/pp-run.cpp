@@ -550,7 +550,8 @@ cl::opt<std::string> fuseCrossEntropy(
              "rows at a time and whose gradient recomputes them instead of "
              "keeping them: true, false, or auto (default: true under "
              "--recompute full, whose backward recomputes the logits "
-             "anyway, without tensor parallelism)"),
+             "anyway, without tensor parallelism, with one sequence per "
+             "microbatch, where it changes no bits)"),
     cl::value_desc("auto|true|false"), cl::cat(runCategory));
 cl::opt<int64_t> crossEntropyChunk(
     "cross-entropy-chunk", cl::init(0),
