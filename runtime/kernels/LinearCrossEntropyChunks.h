@@ -102,9 +102,9 @@ bool linearCrossEntropyGradients(const Target &target,
   // No rows: a made weight gradient is zero (a GEMM over k = 0 scales C by
   // beta).
   if (g.rows == 0 && weightGrad && !addToWeightGrad)
-    return target.gemm(true, false, g.weightRows(), g.weightColumns(), 0,
+    return target.gemm(true, false, g.weightRows(), g.weightStride(), 0,
                        ops.hidden, 1, logits, 1, 0.0f, weightGrad,
-                       g.weightColumns());
+                       g.weightStride());
   for (int64_t first = 0; first < g.rows; first += g.chunkRows) {
     int64_t rows = g.rowsFrom(first);
     const float *hidden = ops.hidden + first * g.depth;

@@ -36,9 +36,8 @@ struct LinearCrossEntropyGeometry {
 
   /// Elements between two rows of the weight.
   int64_t weightStride() const { return transposeWeight ? depth : classes; }
-  /// The weight's rows and columns.
+  /// The weight's rows (its columns: weightStride).
   int64_t weightRows() const { return transposeWeight ? classes : depth; }
-  int64_t weightColumns() const { return weightStride(); }
   /// Rows of the chunk that starts at row `first`.
   int64_t rowsFrom(int64_t first) const {
     return std::min(chunkRows, rows - first);
